@@ -1,0 +1,81 @@
+"""Labelled attention heatmaps, legible on a projector and safe for colour-blind viewers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+# Perceptually uniform, colour-blind safe, and still ordered when printed in grey.
+SEQUENTIAL = "Viridis"
+DIVERGING = "RdBu_r"
+FONT = dict(size=16)
+
+
+def _unique(labels: Sequence[str]) -> list[str]:
+    """Plotly merges equal category labels; number repeats so every row/column stays."""
+    seen: dict[str, int] = {}
+    out = []
+    for lab in labels:
+        n = seen.get(lab, 0)
+        seen[lab] = n + 1
+        out.append(lab if n == 0 else f"{lab}\u2009#{n + 1}")
+    return out
+
+
+def heatmap(
+    z: np.ndarray,
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    *,
+    title: str = "",
+    x_title: str = "key",
+    y_title: str = "query",
+    value_name: str = "α",
+    diverging: bool = False,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    flags: Sequence[str] = (),
+    height: int | None = None,
+    annotate: bool | None = None,
+) -> go.Figure:
+    """A heatmap of ``z[y, x]`` with hover showing both labels and the value.
+
+    ``flags`` (exact / implied / pooled ×k / masked-only) go into the title so a
+    figure can never be mistaken for a different kind of map.
+    """
+    z = np.asarray(z, dtype=float)
+    xs, ys = _unique(list(x_labels)), _unique(list(y_labels))
+    if diverging and zmin is None and zmax is None:
+        m = float(np.abs(z).max()) or 1.0
+        zmin, zmax = -m, m
+    if annotate is None:
+        annotate = z.size <= 144
+    full_title = title + (f"  <sup>[{', '.join(flags)}]</sup>" if flags else "")
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=xs, y=ys, zmin=zmin, zmax=zmax,
+            colorscale=DIVERGING if diverging else SEQUENTIAL,
+            hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_name} = %{{z:.4f}}"
+                          "<extra></extra>",
+            text=np.round(z, 2) if annotate else None,
+            texttemplate="%{text}" if annotate else None,
+            colorbar=dict(title=value_name),
+        )
+    )
+    rows = max(len(ys), 1)
+    fig.update_layout(
+        title=full_title, font=FONT, margin=dict(l=10, r=10, t=60 if title else 20, b=10),
+        height=height or int(min(900, max(280, 120 + 26 * rows))),
+        xaxis=dict(title=x_title, tickangle=-45, type="category"),
+        yaxis=dict(title=y_title, autorange="reversed", type="category"),
+    )
+    return fig
+
+
+def attention_figure(amap, layer: int = 0, head: int = 0, **kwargs) -> go.Figure:
+    """Heatmap of one (layer, head) slice of an AttentionMap, flags in the title."""
+    kwargs.setdefault("title", f"{amap.layer_labels[layer]} · {amap.head_labels[head]}")
+    kwargs.setdefault("flags", amap.flags)
+    return heatmap(amap.weights[layer, head], amap.key_labels, amap.query_labels, **kwargs)

@@ -1,0 +1,57 @@
+"""Checkpoints as safetensors (weights) + JSON (config, vocabularies, metrics).
+
+Never pickle: a checkpoint is data, so loading one cannot run code.
+Layout: ``assets/checkpoints/<name>.safetensors`` and ``<name>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINT_DIR = ROOT / "assets" / "checkpoints"
+
+
+class CheckpointError(FileNotFoundError):
+    """A checkpoint that is missing or unreadable; the message names the file and the fix."""
+
+
+def paths(name: str, directory: Path | None = None) -> tuple[Path, Path]:
+    d = Path(directory) if directory is not None else CHECKPOINT_DIR
+    return d / f"{name}.safetensors", d / f"{name}.json"
+
+
+def save(name: str, state_dict: dict[str, torch.Tensor], meta: dict[str, Any],
+         directory: Path | None = None) -> tuple[Path, Path]:
+    weights_path, meta_path = paths(name, directory)
+    weights_path.parent.mkdir(parents=True, exist_ok=True)
+    # safetensors refuses shared or non-contiguous storage; clone makes each tensor its own.
+    tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in state_dict.items()}
+    save_file(tensors, str(weights_path))
+    meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    return weights_path, meta_path
+
+
+def load(name: str, directory: Path | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+    weights_path, meta_path = paths(name, directory)
+    if not weights_path.exists() or not meta_path.exists():
+        raise CheckpointError(
+            f"checkpoint {name!r} not found in {weights_path.parent}; "
+            f"train it with `python -m engine.train …` (see README)"
+        )
+    try:
+        meta = json.loads(meta_path.read_text())
+        state = load_file(str(weights_path))
+    except Exception as exc:  # any parse failure means the file is not a usable checkpoint
+        raise CheckpointError(f"checkpoint {name!r} is unreadable: {exc}") from None
+    return state, meta
+
+
+def available(prefix: str = "", directory: Path | None = None) -> list[str]:
+    d = Path(directory) if directory is not None else CHECKPOINT_DIR
+    return sorted(p.stem for p in d.glob(f"{prefix}*.safetensors") if p.with_suffix(".json").exists())

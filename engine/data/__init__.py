@@ -1,0 +1,1 @@
+"""Generated tasks and vocabularies; nothing is downloaded."""

@@ -1,0 +1,1 @@
+"""Models that answer with a Trace: one readable file per paper."""

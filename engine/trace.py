@@ -1,0 +1,291 @@
+"""The one shape that flows from the engine to every view.
+
+An `AttentionMap` is a labelled float32 tensor ``[L, H, Q, K]`` (L = layers, hops or
+decoding steps; H = heads, 1 where a model has none) plus honest flags saying what
+kind of thing it is: exact weights, an *implied* map of a method that never forms
+one (Performer, Linformer, Mamba), a *pooled* map of a long sequence, or a
+*masked-only* pattern (which keys a variant may see, not how much it looks).
+
+A `Trace` is what one run of a model returns: inputs, outputs, the maps, optional
+vectors (queries, keys, memory embeddings), metrics and timings. It round-trips
+losslessly through NPZ and JSON, which is also the export users download.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+KINDS = ("alignment", "self", "cross", "memory", "hidden", "pattern")
+FORMAT_VERSION = 1
+_ROW_SUM_TOL = 1e-3
+
+
+class TraceError(ValueError):
+    """A Trace or AttentionMap that breaks the contract; the message says how."""
+
+
+def _labels(values: Any, name: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise TraceError(f"{name} must be a sequence of strings, not one string")
+    return tuple(str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class AttentionMap:
+    """Attention weights ``[L, H, Q, K]`` with labels and honesty flags.
+
+    ``normalized`` says each row is a distribution (sums to 1); a row may also be
+    all zeros when every key is masked for that query (padding). ``pooling`` is the
+    block size a long map was averaged over (1 = not pooled). ``implied`` marks
+    maps reconstructed for a method that never materialises them.
+    """
+
+    weights: np.ndarray
+    query_labels: tuple[str, ...]
+    key_labels: tuple[str, ...]
+    kind: str
+    exact: bool = True
+    implied: bool = False
+    pooling: int = 1
+    masked_only: bool = False
+    normalized: bool = True
+    layer_labels: tuple[str, ...] = ()
+    head_labels: tuple[str, ...] = ()
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        w = np.asarray(self.weights)
+        if w.ndim != 4:
+            raise TraceError(f"weights must be [L, H, Q, K]; got {w.ndim} dimensions {w.shape}")
+        w = np.ascontiguousarray(w, dtype=np.float32)
+        object.__setattr__(self, "weights", w)
+        q = _labels(self.query_labels, "query_labels")
+        k = _labels(self.key_labels, "key_labels")
+        object.__setattr__(self, "query_labels", q)
+        object.__setattr__(self, "key_labels", k)
+        L, H, Q, K = w.shape
+        if len(q) != Q:
+            raise TraceError(f"{len(q)} query labels for {Q} query rows")
+        if len(k) != K:
+            raise TraceError(f"{len(k)} key labels for {K} key columns")
+        ll = _labels(self.layer_labels, "layer_labels") or tuple(f"L{i}" for i in range(L))
+        hl = _labels(self.head_labels, "head_labels") or tuple(f"H{i}" for i in range(H))
+        if len(ll) != L:
+            raise TraceError(f"{len(ll)} layer labels for {L} layers")
+        if len(hl) != H:
+            raise TraceError(f"{len(hl)} head labels for {H} heads")
+        object.__setattr__(self, "layer_labels", ll)
+        object.__setattr__(self, "head_labels", hl)
+        if self.kind not in KINDS:
+            raise TraceError(f"kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        if int(self.pooling) < 1:
+            raise TraceError(f"pooling factor must be >= 1, got {self.pooling}")
+        object.__setattr__(self, "pooling", int(self.pooling))
+        if not np.isfinite(w).all():
+            bad = int((~np.isfinite(w)).sum())
+            raise TraceError(f"weights hold {bad} non-finite values (NaN or inf)")
+        if self.exact and self.implied:
+            raise TraceError("a map cannot be both exact and implied")
+        if self.normalized and w.size:
+            sums = w.sum(axis=-1, dtype=np.float64)
+            ok = (np.abs(sums - 1.0) <= _ROW_SUM_TOL) | (np.abs(sums) <= _ROW_SUM_TOL)
+            if not ok.all():
+                idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+                raise TraceError(
+                    f"rows must sum to 1 (or 0 when fully masked); row {idx} sums to "
+                    f"{sums[idx]:.6f}"
+                )
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        return tuple(self.weights.shape)  # type: ignore[return-value]
+
+    @property
+    def flags(self) -> list[str]:
+        """Short words a figure shows so nobody mistakes one kind of map for another."""
+        out = ["exact" if self.exact else "approximate"]
+        if self.implied:
+            out.append("implied")
+        if self.pooling > 1:
+            out.append(f"pooled ×{self.pooling}")
+        if self.masked_only:
+            out.append("masked-only")
+        return out
+
+    def head(self, layer: int, head: int) -> np.ndarray:
+        return self.weights[layer, head]
+
+    def mean_over_heads(self) -> np.ndarray:
+        return self.weights.mean(axis=1)
+
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "query_labels": list(self.query_labels),
+            "key_labels": list(self.key_labels),
+            "kind": self.kind,
+            "exact": self.exact,
+            "implied": self.implied,
+            "pooling": self.pooling,
+            "masked_only": self.masked_only,
+            "normalized": self.normalized,
+            "layer_labels": list(self.layer_labels),
+            "head_labels": list(self.head_labels),
+            "note": self.note,
+            "shape": list(self.weights.shape),
+        }
+
+    @classmethod
+    def _from_meta(cls, meta: dict[str, Any], weights: np.ndarray) -> AttentionMap:
+        meta = dict(meta)
+        shape = meta.pop("shape", None)
+        weights = np.asarray(weights, dtype=np.float32)
+        if shape is not None:
+            if int(np.prod(shape)) != weights.size:
+                raise TraceError(f"stored shape {shape} does not match {weights.size} values")
+            weights = weights.reshape(shape)
+        return cls(weights=weights, **meta)
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """Outputs, inputs and metrics must survive JSON; numpy scalars are unwrapped."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TraceError(f"{where} holds a non-finite number")
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, f"{where}[]") for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TraceError(f"{where} holds {type(value).__name__}, which JSON cannot carry")
+
+
+@dataclass
+class Trace:
+    """What one run of a model returns, from engine to views and to the export file."""
+
+    model: str
+    task: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    maps: dict[str, AttentionMap] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.inputs = _jsonable(self.inputs, "inputs")
+        self.outputs = _jsonable(self.outputs, "outputs")
+        self.metrics = _jsonable(self.metrics, "metrics")
+        self.timings = _jsonable(self.timings, "timings")
+        for name, m in self.maps.items():
+            if not isinstance(m, AttentionMap):
+                raise TraceError(f"maps[{name!r}] is {type(m).__name__}, not an AttentionMap")
+        vecs = {}
+        for name, v in self.vectors.items():
+            arr = np.asarray(v)
+            if arr.dtype.kind not in "fiub":
+                raise TraceError(f"vectors[{name!r}] has dtype {arr.dtype}; numbers only")
+            if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+                raise TraceError(f"vectors[{name!r}] holds non-finite values")
+            vecs[name] = arr
+        self.vectors = vecs
+
+    # -- export ---------------------------------------------------------------------
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "format": "attention-studio-trace",
+            "version": FORMAT_VERSION,
+            "model": self.model,
+            "task": self.task,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "metrics": self.metrics,
+            "timings": self.timings,
+            "maps": {name: m._meta() for name, m in self.maps.items()},
+            "vectors": {name: {"dtype": str(v.dtype), "shape": list(v.shape)}
+                        for name, v in self.vectors.items()},
+        }
+
+    def to_json(self) -> str:
+        """JSON text; float32 values go through Python floats, which round-trip exactly."""
+        meta = self._meta()
+        for name, m in self.maps.items():
+            meta["maps"][name]["weights"] = m.weights.ravel().tolist()
+        for name, v in self.vectors.items():
+            meta["vectors"][name]["values"] = v.ravel().tolist()
+        return json.dumps(meta, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Trace:
+        try:
+            meta = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise TraceError(f"not a JSON trace file: {exc}") from None
+        return cls._from_meta(meta, json_payload=True)
+
+    def to_npz(self) -> bytes:
+        """NPZ bytes: arrays stored natively, metadata as a unicode array (no pickle)."""
+        arrays: dict[str, np.ndarray] = {"__meta__": np.array(json.dumps(self._meta()))}
+        for i, (name, m) in enumerate(self.maps.items()):
+            arrays[f"map{i}"] = m.weights
+        for i, (name, v) in enumerate(self.vectors.items()):
+            arrays[f"vec{i}"] = v
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **arrays)
+        return buf.getvalue()
+
+    @classmethod
+    def from_npz(cls, data: bytes) -> Trace:
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                meta = json.loads(str(z["__meta__"]))
+                meta["_arrays"] = {k: z[k] for k in z.files if k != "__meta__"}
+        except TraceError:
+            raise
+        except Exception as exc:  # zipfile, KeyError, ValueError: all mean "not ours"
+            raise TraceError(f"not an NPZ trace file: {exc}") from None
+        return cls._from_meta(meta, json_payload=False)
+
+    @classmethod
+    def _from_meta(cls, meta: Any, *, json_payload: bool) -> Trace:
+        if not isinstance(meta, dict) or meta.get("format") != "attention-studio-trace":
+            raise TraceError("this file is not an Attention Studio trace")
+        if meta.get("version") != FORMAT_VERSION:
+            raise TraceError(f"trace format version {meta.get('version')} is not supported")
+        arrays = meta.get("_arrays", {})
+        try:
+            maps = {}
+            for i, (name, m) in enumerate(meta["maps"].items()):
+                m = dict(m)
+                w = np.asarray(m.pop("weights"), dtype=np.float32) if json_payload else arrays[
+                    f"map{i}"]
+                maps[name] = AttentionMap._from_meta(m, w)
+            vectors = {}
+            for i, (name, v) in enumerate(meta["vectors"].items()):
+                if json_payload:
+                    arr = np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"])
+                else:
+                    arr = arrays[f"vec{i}"]
+                vectors[name] = arr
+            return cls(
+                model=meta["model"],
+                task=meta["task"],
+                inputs=meta["inputs"],
+                outputs=meta["outputs"],
+                maps=maps,
+                vectors=vectors,
+                metrics=meta["metrics"],
+                timings=meta["timings"],
+            )
+        except TraceError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TraceError(f"trace file is incomplete or damaged: {exc!r}") from None

@@ -1,0 +1,1 @@
+"""Training entry points, one module per model family (``main(argv)``)."""
