@@ -1,0 +1,196 @@
+"""PyTorch implementation of the kernel interface: the CPU path and the tests' reference.
+
+Every function works on query chunks so that no ``n × n`` matrix is ever held:
+a chunk of ``c`` query rows costs ``c × n_k`` scores, with ``c`` chosen so that one
+chunk stays under :data:`CHUNK_BYTES` (64 MiB). Rows are complete inside a chunk,
+so the log-sum-exp of a row comes from the same pass as its probabilities.
+
+Shapes: ``q [B, H, N_q, D]``, ``k, v [B, H, N_k, D]``; ``out [B, H, N_q, D]`` in q's
+dtype; ``lse [B, H, N_q]`` float32, natural log.
+
+Scores and softmax (Vaswani et al. 2017), written the FlashAttention way
+(Dao 2023): s_ij = scale · q_i · k_j, lse_i = log Σ_j exp(s_ij), p_ij = exp(s_ij − lse_i),
+o_i = Σ_j p_ij v_j. A row with no allowed key has lse_i = −inf and o_i = 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+CHUNK_BYTES = 64 * 2**20
+
+
+def default_scale(d: int, scale: float | None) -> float:
+    return 1.0 / math.sqrt(d) if scale is None else float(scale)
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """float64 stays float64 (tests); everything else is computed in float32."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def chunk_rows(n_rows: int, n_k: int, batch_heads: int, multiple: int = 1) -> int:
+    """Query rows per chunk so that one ``[B·H, rows, n_k]`` float32 block fits CHUNK_BYTES."""
+    rows = CHUNK_BYTES // max(1, 4 * n_k * batch_heads)
+    rows = max(multiple, rows // multiple * multiple)
+    return min(rows, max(n_rows, 1))
+
+
+def _causal_fill(s: torch.Tensor, row0: int, offset: int) -> torch.Tensor:
+    """Mask keys j > i + offset in a score chunk whose first query row is ``row0``.
+
+    ``offset = N_k − N_q``: the queries are the last N_q positions (decoding convention
+    of :func:`engine.attention.causal_mask`).
+    """
+    c, n_k = s.shape[-2], s.shape[-1]
+    i = torch.arange(row0, row0 + c, device=s.device)[:, None]
+    j = torch.arange(n_k, device=s.device)[None, :]
+    return s.masked_fill_(j > i + offset, float("-inf"))
+
+
+def _exp_rows(s: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    """exp(s − shift) in place; a row whose shift is −inf (no allowed key) becomes all 0."""
+    safe = torch.where(torch.isinf(shift), torch.zeros_like(shift), shift)
+    return s.sub_(safe[..., None]).exp_()
+
+
+def _scores(q_chunk, k_t, scale, ct):
+    """s = (scale · q) kᵀ for one chunk of query rows (the scale folded into the small side)."""
+    return (q_chunk.to(ct) * scale) @ k_t  # (B, H, c, N_k)
+
+
+def _softmax_weighted(s: torch.Tensor, v: torch.Tensor):
+    """(Σ_j p_ij v_j, lse_i) from scores s (consumed): normalise the [c, D] output, not p."""
+    m = s.amax(dim=-1)  # (..., c)
+    e = _exp_rows(s, m)
+    l = e.sum(dim=-1)
+    o = (e @ v) / torch.where(l > 0, l, torch.ones_like(l))[..., None]
+    lse = torch.where(l > 0, m + torch.log(l), torch.full_like(l, float("-inf")))
+    return o, lse
+
+
+def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
+    """Exact softmax attention, chunked over queries; returns ``(out, lse)``."""
+    B, H, n_q, D = q.shape
+    n_k = k.shape[-2]
+    scale = default_scale(D, scale)
+    ct = compute_dtype(q.dtype)
+    kt, vt = k.to(ct).transpose(-2, -1), v.to(ct)
+    out = torch.empty(B, H, n_q, v.shape[-1], dtype=q.dtype, device=q.device)
+    lse = torch.empty(B, H, n_q, dtype=torch.float32, device=q.device)
+    step = chunk_rows(n_q, n_k, B * H)
+    for r0 in range(0, n_q, step):
+        s = _scores(q[:, :, r0 : r0 + step], kt, scale, ct)
+        if causal:
+            _causal_fill(s, r0, n_k - n_q)
+        o_c, l_c = _softmax_weighted(s, vt)
+        out[:, :, r0 : r0 + step] = o_c.to(q.dtype)
+        lse[:, :, r0 : r0 + step] = l_c.float()
+    return out, lse
+
+
+def block_sparse_attention(
+    q, k, v, block_mask, *, block_size: int = 64, causal: bool = False, scale: float | None = None
+):
+    """Attention restricted to the kept ``block_size × block_size`` blocks of ``block_mask``.
+
+    For query block I, only the key blocks kept by some head are gathered, so the work
+    is proportional to the kept blocks; the per-head mask then removes the others.
+    """
+    B, H, n, D = q.shape
+    scale = default_scale(D, scale)
+    ct = compute_dtype(q.dtype)
+    bm = block_mask.to(device=q.device, dtype=torch.bool)  # (H or 1, nb, nb)
+    out = torch.zeros(B, H, n, v.shape[-1], dtype=q.dtype, device=q.device)
+    lse = torch.full((B, H, n), float("-inf"), dtype=torch.float32, device=q.device)
+    for qb in range(bm.shape[1]):
+        r0, r1 = qb * block_size, min(n, (qb + 1) * block_size)
+        kept = torch.nonzero(bm[:, qb].any(0)).flatten()  # key blocks any head keeps
+        if kept.numel() == 0:
+            continue
+        idx = (kept[:, None] * block_size + torch.arange(block_size, device=q.device)).flatten()
+        idx = idx[idx < n]  # (m,) key positions
+        s = _scores(q[:, :, r0:r1], k[:, :, idx].to(ct).transpose(-2, -1), scale, ct)
+        allowed = bm[:, qb][:, idx // block_size][None, :, None, :]  # (1, H|1, 1, m)
+        if causal:
+            allowed = allowed & (idx[None, :] <= torch.arange(r0, r1, device=q.device)[:, None])
+        s.masked_fill_(~allowed, float("-inf"))  # (B, H, c, m)
+        o_c, l_c = _softmax_weighted(s, v[:, :, idx].to(ct))
+        out[:, :, r0:r1] = o_c.to(q.dtype)
+        lse[:, :, r0:r1] = l_c.float()
+    return out, lse
+
+
+def _pool_keys(p: torch.Tensor, block: int, reduce: str) -> torch.Tensor:
+    """``[..., c, N_k] → [..., c, ceil(N_k / block)]`` by sum or max over each key block."""
+    n_k = p.shape[-1]
+    full = n_k // block * block
+    op = (lambda t: t.sum(-1)) if reduce == "mean" else (lambda t: t.amax(-1))
+    parts = [op(p[..., :full].unflatten(-1, (-1, block)))] if full else []
+    if full < n_k:
+        parts.append(op(p[..., full:][..., None, :]))
+    return torch.cat(parts, dim=-1)
+
+
+def _pool_rows_unnormalised(s: torch.Tensor, block: int, reduce: str) -> torch.Tensor:
+    """Pooled p from scores alone: pool exp(s − m_i), then divide each row by l_i.
+
+    Pooling is linear (sum) or monotone (max) per row, so normalising the few pooled
+    columns instead of the N_k probabilities saves a full pass; for the mean, l_i is
+    the sum of the row's pooled sums.
+    """
+    m = s.amax(dim=-1)
+    e = _exp_rows(s, m)
+    cols = _pool_keys(e, block, reduce)
+    l = cols.sum(dim=-1) if reduce == "mean" else e.sum(dim=-1)
+    return cols / torch.where(l > 0, l, torch.ones_like(l))[..., None]
+
+
+def block_counts(n: int, block: int, device=None) -> torch.Tensor:
+    """Size of each of the ceil(n / block) blocks (the last one may be short)."""
+    starts = torch.arange(0, n, block, device=device)
+    return (torch.clamp(starts + block, max=n) - starts).to(torch.float32)
+
+
+def pooled_attention_map(
+    q, k, *, block: int, causal: bool = False, scale=None, reduce: str = "mean", lse=None
+):
+    """Block-pooled attention probabilities ``[B, H, ceil(N_q/block), ceil(N_k/block)]``.
+
+    mean: P̄_IJ = (1 / (|I|·|J|)) Σ_{i∈I} Σ_{j∈J} p_ij   (masked pairs count as p_ij = 0)
+    max:  P̂_IJ = max_{i∈I, j∈J} p_ij
+    so Σ_J |J| · P̄_IJ = 1 for every query block whose rows all have a key.
+    """
+    B, H, n_q, D = q.shape
+    n_k = k.shape[-2]
+    scale = default_scale(D, scale)
+    ct = compute_dtype(q.dtype)
+    kt = k.to(ct).transpose(-2, -1)
+    nb_q, nb_k = -(-n_q // block), -(-n_k // block)
+    pooled = torch.zeros(B, H, nb_q, nb_k, dtype=ct, device=q.device)
+    step = chunk_rows(n_q, n_k, B * H)
+    for r0 in range(0, n_q, step):
+        s = _scores(q[:, :, r0 : r0 + step], kt, scale, ct)
+        if causal:
+            _causal_fill(s, r0, n_k - n_q)
+        if lse is not None:
+            cols = _pool_keys(_exp_rows(s, lse[:, :, r0 : r0 + step].to(ct)), block, reduce)
+        else:
+            cols = _pool_rows_unnormalised(s, block, reduce)  # (B, H, c, nb_k)
+        rows = torch.arange(r0, r0 + cols.shape[-2], device=q.device) // block
+        index = rows[None, None, :, None].expand_as(cols)
+        if reduce == "mean":
+            pooled.scatter_add_(2, index, cols)
+        else:
+            pooled.scatter_reduce_(2, index, cols, reduce="amax")
+    if reduce == "mean":
+        size_q, size_k = block_counts(n_q, block, q.device), block_counts(n_k, block, q.device)
+        pooled /= (size_q[:, None] * size_k[None, :]).to(ct)
+    return pooled.float()
+
+
+def decode_step(q, k_cache, v_cache, *, scale: float | None = None):
+    """One new query ``[B, H, 1, D]`` against the whole cache ``[B, H, T, D]``."""
+    return attention(q, k_cache, v_cache, causal=False, scale=scale)

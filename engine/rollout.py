@@ -1,0 +1,125 @@
+"""Ways to read many heads at once, each an AttentionMap → AttentionMap transform.
+
+- head averaging: Ā_l = (1/H) Σ_h A_{l,h}
+- attention rollout (Abnar & Zuidema 2020): with the residual stream counted as half
+  of every layer, Ã_l = ½ Ā_l + ½ I (rows renormalised) and R_l = Ã_l R_{l-1}, R_0 = I;
+  row i of R_l says how much of token i's layer-l state comes from each input token.
+- word-piece merging (Clark et al. 2019, "What does BERT look at?"): attention *to* a
+  word is the sum over its pieces, attention *from* a word the mean over its pieces, so
+  every row still sums to 1.
+- sink hiding: drop [CLS]/[SEP]-like tokens, where heads park attention as a no-op
+  (Clark et al. 2019), and renormalise each row over the keys that remain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from engine.trace import AttentionMap
+
+BPE_WORD_START = ("▁", "Ġ")  # SentencePiece and byte-level BPE mark the start of a word
+WORDPIECE_CONTINUE = "##"
+
+
+def _derived(amap: AttentionMap, weights: np.ndarray, note: str, **changes) -> AttentionMap:
+    fields = dict(
+        query_labels=amap.query_labels, key_labels=amap.key_labels, kind=amap.kind,
+        exact=amap.exact, implied=amap.implied, pooling=amap.pooling,
+        masked_only=amap.masked_only, normalized=amap.normalized,
+        layer_labels=amap.layer_labels, head_labels=amap.head_labels,
+    )
+    fields.update(changes)
+    fields["note"] = "; ".join(n for n in (amap.note, note) if n)
+    return AttentionMap(weights=weights, **fields)
+
+
+def head_average(amap: AttentionMap) -> AttentionMap:
+    """``[L, H, Q, K]`` → ``[L, 1, Q, K]``: the mean over heads of each layer."""
+    return _derived(amap, amap.weights.mean(axis=1, keepdims=True), "mean over heads",
+                    head_labels=("mean",))
+
+
+def rollout(amap: AttentionMap, residual: float = 0.5) -> AttentionMap:
+    """``[L, H, T, T]`` self-attention → ``[L, 1, T, T]`` cumulative rollout R_1 … R_L."""
+    L, _, Q, K = amap.shape
+    if Q != K or amap.kind != "self":
+        raise ValueError("rollout needs self-attention (queries and keys are the same tokens)")
+    eye = np.eye(Q)
+    R = eye
+    out = np.empty((L, 1, Q, K), dtype=np.float32)
+    for layer in range(L):
+        A = residual * eye + (1 - residual) * amap.weights[layer].mean(axis=0)
+        A = A / A.sum(axis=-1, keepdims=True)
+        R = A @ R
+        out[layer, 0] = R
+    labels = tuple(f"R{i + 1}" for i in range(L))
+    return _derived(amap, out, f"rollout (residual {residual:g}), cumulative over layers",
+                    head_labels=("rollout",), layer_labels=labels, exact=False)
+
+
+def word_groups(tokens: Sequence[str], keep: Iterable[str] = ()) -> tuple[list[list[int]], list[str]]:
+    """Indices of the pieces of each word, and the word labels.
+
+    WordPiece marks continuations (``##ing``); SentencePiece / byte-level BPE mark word
+    starts (``▁the``, ``Ġthe``). Tokens in ``keep`` (special tokens) stay alone.
+    """
+    keep = set(keep)
+    bpe = any(t.startswith(BPE_WORD_START) for t in tokens)
+    groups: list[list[int]] = []
+    labels: list[str] = []
+    for i, t in enumerate(tokens):
+        if bpe:
+            cont = not t.startswith(BPE_WORD_START)
+            piece = t.lstrip("".join(BPE_WORD_START))
+        else:
+            cont = t.startswith(WORDPIECE_CONTINUE)
+            piece = t[len(WORDPIECE_CONTINUE):] if cont else t
+        if cont and groups and t not in keep and tokens[groups[-1][-1]] not in keep:
+            groups[-1].append(i)
+            labels[-1] += piece
+        else:
+            groups.append([i])
+            labels.append(t if t in keep else piece or t)
+    return groups, labels
+
+
+def _pool_matrix(groups: list[list[int]], n: int, *, mean: bool) -> np.ndarray:
+    """``[len(groups), n]``: row g has 1 (sum) or 1/|g| (mean) on the pieces of word g."""
+    M = np.zeros((len(groups), n), dtype=np.float64)
+    for g, idx in enumerate(groups):
+        M[g, idx] = 1.0 / len(idx) if mean else 1.0
+    return M
+
+
+def merge_word_pieces(amap: AttentionMap, keep: Iterable[str] = ()) -> AttentionMap:
+    """Rows: mean over a word's pieces; columns: sum over them. Rows still sum to 1."""
+    keep = tuple(keep)
+    qg, ql = word_groups(amap.query_labels, keep)
+    kg, kl = word_groups(amap.key_labels, keep)
+    if len(qg) == amap.shape[2] and len(kg) == amap.shape[3]:
+        return amap
+    Mq = _pool_matrix(qg, amap.shape[2], mean=True)  # (Q', Q)
+    Mk = _pool_matrix(kg, amap.shape[3], mean=False)  # (K', K)
+    w = np.einsum("aq,lhqk,bk->lhab", Mq, amap.weights.astype(np.float64), Mk)
+    return _derived(amap, w.astype(np.float32), "word pieces merged (to: sum, from: mean)",
+                    query_labels=ql, key_labels=kl)
+
+
+def hide_sinks(amap: AttentionMap, sinks: Iterable[str]) -> AttentionMap:
+    """Drop sink tokens from rows and columns; renormalise each row over the keys left."""
+    sinks = set(sinks)
+    qi = [i for i, t in enumerate(amap.query_labels) if t not in sinks]
+    ki = [i for i, t in enumerate(amap.key_labels) if t not in sinks]
+    if len(qi) == amap.shape[2] and len(ki) == amap.shape[3]:
+        return amap
+    if not qi or not ki:
+        raise ValueError("nothing is left once the [CLS]/[SEP] tokens are hidden")
+    w = amap.weights[:, :, qi][:, :, :, ki].astype(np.float64)
+    total = w.sum(axis=-1, keepdims=True)
+    w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+    return _derived(amap, w.astype(np.float32),
+                    "sink tokens hidden; rows renormalised over the remaining keys",
+                    query_labels=[amap.query_labels[i] for i in qi],
+                    key_labels=[amap.key_labels[i] for i in ki])

@@ -1,0 +1,213 @@
+"""One interface for every efficient attention variant.
+
+A variant takes per-head ``q, k, v`` of shape ``[B, H, N, D]`` and returns its output
+``[B, H, N, D]`` computed the way the method computes it (never materialising the
+``N × N`` map where the method avoids it), and, only when asked, its *effective*
+attention map for display: exact weights where the method forms them (masked
+patterns, tiled FlashAttention), an implied map where it does not (Performer,
+Linformer, Mamba). Each variant also states its complexity and a FLOP and memory
+model, so a cost profile can compare prediction with measurement.
+
+Adding a variant = one file with a `Variant` subclass + one line in `registry.py`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from engine.text import InputError
+from engine.trace import AttentionMap, Trace
+
+FLOAT_BYTES = 4
+
+
+@dataclass(frozen=True)
+class Param:
+    """A hyper-parameter with stated limits; ``check`` refuses values outside them."""
+
+    name: str
+    label: str
+    default: Any
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+    @property
+    def limits(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        return f"{self.low:g} … {self.high:g}"
+
+    def check(self, value: Any) -> Any:
+        if self.choices:
+            if value not in self.choices:
+                raise InputError(f"{self.label} must be {self.limits}; got {value!r}.")
+            return value
+        try:
+            number = type(self.default)(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{self.label} must be a number in {self.limits}.") from None
+        if isinstance(value, float) and isinstance(self.default, int) and value != number:
+            raise InputError(f"{self.label} must be a whole number in {self.limits}.")
+        if not (self.low <= number <= self.high):
+            raise InputError(f"{self.label} must be in {self.limits}; got {value}.")
+        return number
+
+
+@dataclass
+class Output:
+    """What a variant computes: ``out [B, H, N, D]``; ``weights`` and ``pattern`` on request.
+
+    ``weights [B, H, N, N]`` is the effective map (see the class flags for what kind);
+    ``pattern [N, N]`` or ``[B, H, N, N]`` (bool) marks the keys each query may see.
+    """
+
+    out: torch.Tensor
+    weights: torch.Tensor | None = None
+    pattern: torch.Tensor | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class Variant:
+    """Base class. Subclasses set the class attributes and implement ``compute``.
+
+    ``flops`` and ``memory`` model one (batch, head) slice for sequence length ``n`` and
+    head size ``d`` and count what *this implementation* computes, so the fitted
+    exponent of the model is the one the measurement should show.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    paper: ClassVar[str]
+    time_complexity: ClassVar[str]
+    memory_complexity: ClassVar[str]
+    params: ClassVar[tuple[Param, ...]] = ()
+    # Map honesty flags for the effective map this variant reports.
+    map_exact: ClassVar[bool] = True
+    map_implied: ClassVar[bool] = False
+    map_normalized: ClassVar[bool] = True
+    map_kind: ClassVar[str] = "self"
+    map_note: ClassVar[str] = ""
+    # "optional": honours causal=True/False; "never": bidirectional only; "always": causal only.
+    causal_support: ClassVar[str] = "optional"
+    # True when the output approximates softmax attention (error vs full is meaningful).
+    approximates_full: ClassVar[bool] = True
+
+    # -- to implement -------------------------------------------------------------------
+    def compute(self, q, k, v, *, causal: bool, want_map: bool, hp: dict) -> Output:
+        raise NotImplementedError
+
+    def flops(self, n: int, d: int, hp: dict) -> float:
+        raise NotImplementedError
+
+    def memory(self, n: int, d: int, hp: dict) -> float:
+        """Peak working-set bytes beyond q, k, v and the output, per (batch, head)."""
+        raise NotImplementedError
+
+    # -- shared -------------------------------------------------------------------------
+    def resolve(self, hp: dict | None = None, n: int | None = None) -> dict:
+        """Defaults filled in, unknown names refused, every value checked against its limit."""
+        hp = dict(hp or {})
+        known = {p.name for p in self.params}
+        unknown = set(hp) - known - {"seed"}
+        if unknown:
+            raise InputError(f"{self.title} has no parameter {', '.join(sorted(unknown))}.")
+        out = {p.name: p.check(hp.get(p.name, p.default)) for p in self.params}
+        out["seed"] = int(hp.get("seed", 0))
+        if n is not None:
+            self.check_length(n, out)
+        return out
+
+    def check_length(self, n: int, hp: dict) -> None:
+        """Hook for parameter limits that depend on n (e.g. Linformer k ≤ n)."""
+
+    def check_causal(self, causal: bool) -> bool:
+        if causal and self.causal_support == "never":
+            raise InputError(f"{self.title} is bidirectional here; untick causal to run it.")
+        return True if self.causal_support == "always" else causal
+
+    def run(self, q, k, v, *, causal: bool = False, want_map: bool = True,
+            hp: dict | None = None) -> Output:
+        """Check inputs and parameters, then compute."""
+        if q.dim() != 4 or q.shape != k.shape or k.shape != v.shape:
+            raise InputError(f"q, k, v must share the shape [B, H, N, D]; got "
+                             f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}.")
+        hp = self.resolve(hp, q.shape[-2])
+        causal = self.check_causal(causal)
+        return self.compute(q, k, v, causal=causal, want_map=want_map, hp=hp)
+
+    def trace(self, q, k, v, *, labels=None, causal: bool = False, hp: dict | None = None,
+              task: str = "variants") -> Trace:
+        """Run with the map and answer with a Trace (map flags from the class)."""
+        n, d = q.shape[-2], q.shape[-1]
+        hp = self.resolve(hp, n)
+        t0 = time.perf_counter()
+        res = self.run(q, k, v, causal=causal, want_map=True, hp=hp)
+        elapsed = time.perf_counter() - t0
+        labels = list(labels) if labels is not None else [str(i) for i in range(n)]
+        maps = {"attention": self.attention_map(res.weights, labels, res.notes)}
+        if res.pattern is not None:
+            maps["pattern"] = pattern_map(res.pattern, labels, q.shape[0], q.shape[1])
+        return Trace(
+            model=f"variant:{self.name}",
+            task=task,
+            inputs={"variant": self.name, "n": n, "d": d, "causal": bool(self.check_causal(causal)),
+                    "params": hp},
+            outputs={"complexity_time": self.time_complexity,
+                     "complexity_memory": self.memory_complexity, "notes": res.notes},
+            maps=maps,
+            vectors={"output": res.out.detach().float().cpu().numpy()},
+            metrics={"flops": self.flops(n, d, hp) * q.shape[0] * q.shape[1],
+                     "memory_bytes": self.memory(n, d, hp) * q.shape[0] * q.shape[1]},
+            timings={"compute_s": elapsed},
+        )
+
+    def attention_map(self, weights, labels, notes=()) -> AttentionMap:
+        w = weights.detach().float().cpu().numpy()
+        return AttentionMap(
+            weights=w, query_labels=labels, key_labels=labels, kind=self.map_kind,
+            exact=self.map_exact, implied=self.map_implied, normalized=self.map_normalized,
+            layer_labels=[f"b{i}" for i in range(w.shape[0])],
+            note=" ".join([self.map_note, *notes]).strip(),
+        )
+
+
+def pattern_map(pattern: torch.Tensor, labels, batch: int, heads: int) -> AttentionMap:
+    """Which keys each query may see, as a 0/1 masked-only map ``[B, H, N, N]``."""
+    p = pattern.to(torch.float32)
+    if p.dim() == 2:
+        p = p.expand(batch, heads, *p.shape)
+    return AttentionMap(
+        weights=p.cpu().numpy(), query_labels=labels, key_labels=labels, kind="pattern",
+        exact=True, masked_only=True, normalized=False,
+        layer_labels=[f"b{i}" for i in range(batch)],
+        note="1 where the variant lets the query see the key, 0 where it cannot.",
+    )
+
+
+def default_scale(d: int) -> float:
+    return 1.0 / math.sqrt(d)
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(seed))
+
+
+def dense_scores(q, k, causal: bool) -> torch.Tensor:
+    """Q Kᵀ/√d with causal positions at -inf: ``[B, H, N, N]`` (display-size n only)."""
+    s = (q @ k.transpose(-2, -1)) * default_scale(q.shape[-1])
+    if causal:
+        n = q.shape[-2]
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+    return s
+
+
+def as_numpy(x: torch.Tensor) -> np.ndarray:
+    return x.detach().float().cpu().numpy()

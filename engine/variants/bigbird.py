@@ -1,0 +1,72 @@
+"""BigBird (Zaheer et al. 2020): block-sparse window + global + random blocks.
+
+Keys and queries are cut into blocks of b tokens. Query block a sees key blocks
+a−1, a, a+1 (the window), the first g blocks (global: they also see everything), and
+r random blocks drawn per head from a seed. Each query sees (3 + g + r)·b keys, so time
+is O(n·(3 + g + r)·b·d) and memory O(n·(3 + g + r)·b): linear in n for fixed b, g, r.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from engine.text import InputError
+from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, generator
+from engine.variants.blocks import (
+    band_allowed,
+    dedupe,
+    n_blocks,
+    query_positions,
+    sparse_output,
+)
+
+
+class BigBird(Variant):
+    name = "bigbird"
+    title = "BigBird (window + global + random)"
+    paper = "Zaheer et al. 2020, Big Bird: Transformers for Longer Sequences"
+    time_complexity = "O(n·(3 + g + r)·b·d)"
+    memory_complexity = "O(n·(3 + g + r)·b)"
+    params = (
+        Param("block", "block size b", 16, 2, 256),
+        Param("global_blocks", "global blocks g", 1, 0, 8),
+        Param("random_blocks", "random blocks r", 2, 0, 8),
+    )
+    map_note = "Exact weights of the block pattern."
+
+    def check_length(self, n, hp):
+        if hp["global_blocks"] * hp["block"] > n:
+            raise InputError(f"BigBird global blocks × block size must be at most n = {n}.")
+
+    def key_blocks(self, n: int, heads: int, hp: dict) -> torch.Tensor:
+        """``[H, nb, 3 + g + r]`` key-block indices (−1 or ≥ nb mean outside)."""
+        nb = n_blocks(n, hp["block"])
+        a = torch.arange(nb)[:, None]
+        window = a + torch.tensor([-1, 0, 1])  # (nb, 3)
+        glob = torch.arange(hp["global_blocks"]).expand(nb, -1)
+        rand = torch.randint(0, nb, (heads, nb, hp["random_blocks"]), generator=generator(
+            hp["seed"]))
+        fixed = torch.cat([window, glob], dim=1).expand(heads, nb, -1)
+        return torch.cat([fixed, rand], dim=2)
+
+    def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
+        H, n, b = q.shape[1], q.shape[-2], hp["block"]
+        kb = self.key_blocks(n, H, hp)  # (H, nb, kb)
+        valid_block = (kb >= 0) & (kb < n_blocks(n, b)) & ~dedupe(kb)
+        key_idx = (kb[..., None] * b + torch.arange(b)).flatten(-2)  # (H, nb, kk)
+        q_pos = query_positions(n, b)
+        allowed = band_allowed(q_pos, key_idx, n, causal=causal)
+        allowed = allowed & valid_block.repeat_interleave(b, dim=-1)[..., None, :]
+        return sparse_output(q, k, v, key_idx[None], allowed[None], causal=causal,
+                             want_map=want_map, n_global=hp["global_blocks"] * b)
+
+    def _keys(self, hp):
+        return (3 + hp["global_blocks"] + hp["random_blocks"]) * hp["block"]
+
+    def flops(self, n, d, hp):
+        g = hp["global_blocks"] * hp["block"]
+        return 4.0 * n * self._keys(hp) * d + 4.0 * g * n * d
+
+    def memory(self, n, d, hp):
+        kk = self._keys(hp)
+        return (3.0 * n * kk + 2.0 * n / hp["block"] * kk * d) * FLOAT_BYTES

@@ -1,0 +1,64 @@
+"""Linformer (Wang et al. 2020): attention through a k-row projection of keys and values.
+
+head = softmax(Q (E K)ᵀ / √d) (F V), with E = F ∈ ℝ^{k×n}. The paper learns E; it also
+names mean pooling with kernel and stride n/k as a projection choice (§4), which is
+what this untrained lab uses, so k = n recovers full attention exactly. Segments may
+differ in size by one when k does not divide n; adding log|segment| to each pooled
+score keeps every segment weighted by the tokens it stands for.
+
+Implied map: P·E (n × n), the weight the pooled key carries spread over its segment.
+Time O(n·k·d), memory O(n·k): linear in n for a fixed k.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from engine.text import InputError
+from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale
+
+
+def pooling_matrix(n: int, k: int) -> torch.Tensor:
+    """E ``[k, n]``: row l averages the l-th of k near-equal contiguous segments."""
+    seg = torch.div(torch.arange(n) * k, n, rounding_mode="floor")  # segment of each token
+    E = torch.zeros(k, n)
+    E[seg, torch.arange(n)] = 1.0
+    return E / E.sum(dim=1, keepdim=True)
+
+
+class Linformer(Variant):
+    name = "linformer"
+    title = "Linformer"
+    paper = "Wang et al. 2020, Linformer: Self-Attention with Linear Complexity"
+    time_complexity = "O(n·k·d)"
+    memory_complexity = "O(n·k)"
+    params = (Param("k", "projected length k", 32, 1, 4096,
+                    help="rows of E = F; k = n is full attention"),)
+    map_exact = False
+    map_implied = True
+    map_note = "Implied map P·E: pooled-key weights spread over their segments."
+    causal_support = "never"
+
+    def check_length(self, n, hp):
+        if hp["k"] > n:
+            raise InputError(f"Linformer k must be at most n = {n}; got k = {hp['k']}.")
+
+    def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
+        n = q.shape[-2]
+        E = pooling_matrix(n, hp["k"]).to(q.dtype)  # (k, n)
+        k_proj, v_proj = E @ k, E @ v  # (B, H, k, D)
+        size = (E > 0).sum(dim=1).to(q.dtype)  # tokens per segment
+        s = (q @ k_proj.transpose(-2, -1)) * default_scale(q.shape[-1]) + size.log()
+        P = torch.softmax(s, dim=-1)  # (B, H, n, k)
+        out = P @ v_proj
+        # out = P (E V) = (P E) V, so P·E is the map the output actually used.
+        weights = P @ E if want_map else None
+        return Output(out, weights)
+
+    def flops(self, n, d, hp):
+        kk = hp["k"]
+        return 2.0 * 2 * n * kk * d + 4.0 * n * kk * d + 5.0 * n * kk
+
+    def memory(self, n, d, hp):
+        kk = hp["k"]
+        return (2.0 * n * kk + 2.0 * kk * d + kk * n) * FLOAT_BYTES

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# One-step set-up on a fresh machine; safe to run again (it only installs what is missing).
+#   bash scripts/setup.sh             # what the app needs
+#   bash scripts/setup.sh --browser   # ... plus Chromium for the end-to-end tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ "${1:-}" == "--browser" ]] && [[ ! -x /usr/bin/chromium ]]; then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+fi
+
+# torch first, pinned: 2.13.0 is the CPU build; anything looser pulls a multi-GB CUDA build.
+python -m pip install -q torch==2.13.0
+python -m pip install -q -r requirements.txt
+python -m pip install -q --no-deps -e .

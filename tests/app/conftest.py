@@ -1,0 +1,18 @@
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[2] / "app"
+
+
+@pytest.fixture
+def page():
+    """Open a page script as a user would land on it, with a generous first-run timeout."""
+
+    def _open(name: str) -> AppTest:
+        at = AppTest.from_file(str(APP / "pages" / f"{name}.py"), default_timeout=120)
+        at.run()
+        return at
+
+    return _open

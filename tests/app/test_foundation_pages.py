@@ -1,0 +1,65 @@
+"""AppTest for the router, home, attention basics and positional encoding pages."""
+
+from catalog import APP_DIR, available
+from streamlit.testing.v1 import AppTest
+
+
+def test_router_runs_and_home_links_every_page():
+    at = AppTest.from_file(str(APP_DIR / "main.py"), default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Attention Studio"
+    # Home is the default page; its links only resolve inside the router, as for a user.
+    links = [el.proto.label for el in at.get("page_link")]
+    assert links == [p.title for p in available() if p.url != "home"]
+
+
+def test_basics_default_walkthrough(page):
+    at = page("basics")
+    assert not at.exception
+    headers = [h.value for h in at.header]
+    assert headers[:6] == ["1 · Embeddings X", "2 · Queries, keys, values", "3 · Scores QKᵀ",
+                           "4 · Scaling by 1/√d_k", "5 · Softmax", "6 · Weighted values"]
+    assert len(at.get("plotly_chart")) >= 10
+
+
+def test_basics_updates_with_new_text_and_head(page):
+    at = page("basics")
+    at.text_area(key="basics_text").set_value("one two three").run()
+    assert not at.exception
+    assert "**3 tokens**" in at.markdown[0].value
+    at.selectbox[1].set_value(8).run()
+    at.number_input[0].set_value(7).run()
+    assert not at.exception
+    assert "showing head 7" in at.markdown[0].value
+
+
+def test_basics_empty_and_huge_text_give_messages(page):
+    at = page("basics")
+    at.text_area(key="basics_text").set_value("   ").run()
+    assert not at.exception and "Type a sentence" in at.info[0].value
+    at.text_area(key="basics_text").set_value("word " * 300).run()
+    assert not at.exception and "limit here is 256" in at.info[0].value
+
+
+def test_positional_default(page):
+    at = page("positional")
+    assert not at.exception
+    assert any("rotation" in h.value for h in at.header)
+    assert any("largest" in m.value for m in at.markdown)
+
+
+def test_positional_bad_d_model_and_length(page):
+    at = page("positional")
+    at.number_input[0].set_value(33).run()
+    assert not at.exception and "even" in at.warning[0].value
+    at.number_input[0].set_value(64).run()
+    at.number_input[1].set_value(5000).run()
+    assert not at.exception and "2048" in at.warning[0].value
+
+
+def test_positional_rotation_for_user_k(page):
+    at = page("positional")
+    at.number_input[2].set_value(-12).run()
+    assert not at.exception
+    assert any("PE(pos + -12)" in h.value for h in at.header)

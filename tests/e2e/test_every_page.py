@@ -1,0 +1,41 @@
+"""Every page of the studio, in Chromium, with the network cut."""
+
+import pytest
+
+from tests.e2e.support import assert_no_exception, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def test_home_then_every_page(studio_url, page):
+    page.goto(studio_url)
+    wait_for_app(page)
+    assert page.locator("h1").first.inner_text() == "Attention Studio"
+    nav = page.locator("[data-testid=stSidebarNav] a")
+    hrefs = [nav.nth(i).get_attribute("href") for i in range(nav.count())]
+    assert len(hrefs) >= 3, hrefs
+    for href in hrefs:
+        page.goto(href if href.startswith("http") else studio_url + "/" + href.lstrip("/"))
+        wait_for_app(page)
+        assert_no_exception(page)
+
+
+def test_basics_updates_on_new_text(studio_url, page):
+    page.goto(f"{studio_url}/basics")
+    wait_for_app(page)
+    box = page.get_by_label("Sentence (up to 256 tokens)")
+    box.fill("attention is all you need")
+    box.press("Control+Enter")
+    page.get_by_text("5 tokens").first.wait_for(timeout=30_000)
+    wait_for_app(page)
+    assert_no_exception(page)
+    assert page.locator(".js-plotly-plot").count() >= 10
+
+
+def test_the_network_guard_can_fail(page):
+    """The guard must see an outside request, or every green run above proves nothing."""
+    page.set_content('<img src="https://cdn.example.com/x.png">')
+    page.wait_for_timeout(300)
+    assert page.outside_requests == ["https://cdn.example.com/x.png"]
+    page.outside_requests.clear()
+    page.console_errors.clear()  # the aborted image logs a console error, by design here

@@ -1,0 +1,35 @@
+import numpy as np
+import pytest
+
+from engine import positional as P
+
+
+@pytest.mark.parametrize("d", [2, 8, 64, 512])
+@pytest.mark.parametrize("k", [-7, 0, 1, 5, 100])
+def test_offset_is_a_rotation(d, k):
+    assert P.verify_rotation(k, 50, d) < 1e-9
+    M = P.rotation(k, d)
+    assert np.allclose(M @ M.T, np.eye(d))  # orthogonal: a rotation
+
+
+def test_values_match_the_formula():
+    pe = P.sinusoidal(10, 16)
+    pos, i = 7, 3
+    assert pe[pos, 2 * i] == pytest.approx(np.sin(pos / 10000 ** (2 * i / 16)))
+    assert pe[pos, 2 * i + 1] == pytest.approx(np.cos(pos / 10000 ** (2 * i / 16)))
+
+
+def test_similarity_depends_only_on_distance():
+    sim = P.similarity(P.sinusoidal(40, 32))
+    assert np.allclose(sim[3, 10], sim[20, 27]) and np.allclose(sim, sim.T)
+
+
+@pytest.mark.parametrize("d", [0, 3, 2048])
+def test_bad_d_model_refused(d):
+    with pytest.raises(ValueError, match="d_model"):
+        P.sinusoidal(10, d)
+
+
+def test_bad_length_refused():
+    with pytest.raises(ValueError, match="length"):
+        P.sinusoidal(100_000, 16)
