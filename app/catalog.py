@@ -19,24 +19,54 @@ class PageInfo:
 
 PAGES = [
     PageInfo("pages/home.py", "Home", "🏠", "home", "What the studio does."),
-    PageInfo("pages/basics.py", "Attention basics", "🧮", "basics",
-             "Type a sentence and walk through softmax(QKᵀ/√d_k)V step by step, "
-             "with and without scaling and a causal mask."),
-    PageInfo("pages/positional.py", "Positional encoding", "〰️", "positional",
-             "Sinusoidal encodings: curves, the full table, similarities, and why "
-             "PE(pos+k) is a rotation of PE(pos)."),
-    PageInfo("pages/alignment.py", "Alignment (Bahdanau)", "🔀", "alignment",
-             "Neural machine translation with additive attention (2014): translations, "
-             "alignment heatmaps and a step-by-step decoder."),
-    PageInfo("pages/memory.py", "Memory (MemN2N)", "🧠", "memory",
-             "End-to-end memory networks (2015) on bAbI-style stories: answers and the weight "
-             "on every memory slot at every hop."),
-    PageInfo("pages/transformer.py", "Transformer", "🤖", "transformer",
-             "Self- and cross-attention per layer and head in our Transformer and a real "
-             "pretrained MiniLM, with bertviz views."),
-    PageInfo("pages/variants.py", "Variants lab", "⚡", "variants",
-             "Efficient attention side by side on the same input: errors, patterns, "
-             "long-sequence maps and measured cost profiles."),
+    PageInfo(
+        "pages/basics.py",
+        "Attention basics",
+        "🧮",
+        "basics",
+        "Type a sentence and walk through softmax(QKᵀ/√d_k)V step by step, "
+        "with and without scaling and a causal mask.",
+    ),
+    PageInfo(
+        "pages/positional.py",
+        "Positional encoding",
+        "〰️",
+        "positional",
+        "Sinusoidal encodings: curves, the full table, similarities, and why "
+        "PE(pos+k) is a rotation of PE(pos).",
+    ),
+    PageInfo(
+        "pages/alignment.py",
+        "Alignment (Bahdanau)",
+        "🔀",
+        "alignment",
+        "Neural machine translation with additive attention (2014): translations, "
+        "alignment heatmaps and a step-by-step decoder.",
+    ),
+    PageInfo(
+        "pages/memory.py",
+        "Memory (MemN2N)",
+        "🧠",
+        "memory",
+        "End-to-end memory networks (2015) on bAbI-style stories: answers and the weight "
+        "on every memory slot at every hop.",
+    ),
+    PageInfo(
+        "pages/transformer.py",
+        "Transformer",
+        "🤖",
+        "transformer",
+        "Self- and cross-attention per layer and head in our Transformer and a real "
+        "pretrained MiniLM, with bertviz views.",
+    ),
+    PageInfo(
+        "pages/variants.py",
+        "Variants lab",
+        "⚡",
+        "variants",
+        "Efficient attention side by side on the same input: errors, patterns, "
+        "long-sequence maps and measured cost profiles.",
+    ),
 ]
 
 

@@ -29,15 +29,27 @@ def friendly_errors(what: str = "this step"):
         st.stop()
     except Exception as exc:  # noqa: BLE001 - the last line of defence for the audience
         log.exception("unexpected error in %s", what)
-        st.error(f"Something went wrong in {what} ({type(exc).__name__}). "
-                 "The details are in the server log.")
+        st.error(
+            f"Something went wrong in {what} ({type(exc).__name__}). "
+            "The details are in the server log."
+        )
         st.stop()
 
 
 def export_buttons(trace, stem: str) -> None:
     """Download the Trace as JSON and NPZ: the same format the engine reads back."""
     c1, c2 = st.columns(2)
-    c1.download_button("Download trace (JSON)", trace.to_json(), f"{stem}.json",
-                       mime="application/json", key=f"dl-json-{stem}")
-    c2.download_button("Download trace (NPZ)", trace.to_npz(), f"{stem}.npz",
-                       mime="application/octet-stream", key=f"dl-npz-{stem}")
+    c1.download_button(
+        "Download trace (JSON)",
+        trace.to_json(),
+        f"{stem}.json",
+        mime="application/json",
+        key=f"dl-json-{stem}",
+    )
+    c2.download_button(
+        "Download trace (NPZ)",
+        trace.to_npz(),
+        f"{stem}.npz",
+        mime="application/octet-stream",
+        key=f"dl-npz-{stem}",
+    )

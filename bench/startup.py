@@ -62,7 +62,10 @@ def main() -> None:
                 box.press("Control+Enter")
                 page.wait_for_function(
                     "n => [...document.querySelectorAll('.js-plotly-plot .ytick text')]"
-                    ".some(t => t.textContent === String(n))", arg=str(i), timeout=30_000)
+                    ".some(t => t.textContent === String(n))",
+                    arg=str(i),
+                    timeout=30_000,
+                )
                 wait_for_app(page)
                 updates.append((time.perf_counter() - t2) * 1000)
         finally:

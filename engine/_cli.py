@@ -19,8 +19,11 @@ def families(stage: str) -> list[str]:
 def dispatch(stage: str, command: str, argv: list[str]) -> int:
     known = families(stage)
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in known:
-        print(f"usage: python -m engine.{command} {{{'|'.join(known)}}} [options]\n"
-              f"       python -m engine.{command} <family> --help", file=sys.stderr)
+        print(
+            f"usage: python -m engine.{command} {{{'|'.join(known)}}} [options]\n"
+            f"       python -m engine.{command} <family> --help",
+            file=sys.stderr,
+        )
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     module = importlib.import_module(f"engine.{stage}.{argv[0]}")
     return int(module.main(argv[1:]) or 0)

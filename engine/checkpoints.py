@@ -26,8 +26,12 @@ def paths(name: str, directory: Path | None = None) -> tuple[Path, Path]:
     return d / f"{name}.safetensors", d / f"{name}.json"
 
 
-def save(name: str, state_dict: dict[str, torch.Tensor], meta: dict[str, Any],
-         directory: Path | None = None) -> tuple[Path, Path]:
+def save(
+    name: str,
+    state_dict: dict[str, torch.Tensor],
+    meta: dict[str, Any],
+    directory: Path | None = None,
+) -> tuple[Path, Path]:
     weights_path, meta_path = paths(name, directory)
     weights_path.parent.mkdir(parents=True, exist_ok=True)
     # safetensors refuses shared or non-contiguous storage; clone makes each tensor its own.
@@ -54,4 +58,5 @@ def load(name: str, directory: Path | None = None) -> tuple[dict[str, torch.Tens
 
 def available(prefix: str = "", directory: Path | None = None) -> list[str]:
     d = Path(directory) if directory is not None else CHECKPOINT_DIR
-    return sorted(p.stem for p in d.glob(f"{prefix}*.safetensors") if p.with_suffix(".json").exists())
+    found = d.glob(f"{prefix}*.safetensors")
+    return sorted(p.stem for p in found if p.with_suffix(".json").exists())

@@ -1,4 +1,4 @@
-"""``python -m engine.evaluate <family> …``: measure quality; last stdout line is one JSON object."""
+"""``python -m engine.evaluate <family> …``: measure quality; last stdout line is JSON."""
 
 import sys
 

@@ -210,8 +210,10 @@ class Trace:
             "metrics": self.metrics,
             "timings": self.timings,
             "maps": {name: m._meta() for name, m in self.maps.items()},
-            "vectors": {name: {"dtype": str(v.dtype), "shape": list(v.shape)}
-                        for name, v in self.vectors.items()},
+            "vectors": {
+                name: {"dtype": str(v.dtype), "shape": list(v.shape)}
+                for name, v in self.vectors.items()
+            },
         }
 
     def to_json(self) -> str:
@@ -234,9 +236,9 @@ class Trace:
     def to_npz(self) -> bytes:
         """NPZ bytes: arrays stored natively, metadata as a unicode array (no pickle)."""
         arrays: dict[str, np.ndarray] = {"__meta__": np.array(json.dumps(self._meta()))}
-        for i, (name, m) in enumerate(self.maps.items()):
+        for i, m in enumerate(self.maps.values()):
             arrays[f"map{i}"] = m.weights
-        for i, (name, v) in enumerate(self.vectors.items()):
+        for i, v in enumerate(self.vectors.values()):
             arrays[f"vec{i}"] = v
         buf = io.BytesIO()
         np.savez_compressed(buf, **arrays)
@@ -265,8 +267,11 @@ class Trace:
             maps = {}
             for i, (name, m) in enumerate(meta["maps"].items()):
                 m = dict(m)
-                w = np.asarray(m.pop("weights"), dtype=np.float32) if json_payload else arrays[
-                    f"map{i}"]
+                w = (
+                    np.asarray(m.pop("weights"), dtype=np.float32)
+                    if json_payload
+                    else arrays[f"map{i}"]
+                )
                 maps[name] = AttentionMap._from_meta(m, w)
             vectors = {}
             for i, (name, v) in enumerate(meta["vectors"].items()):

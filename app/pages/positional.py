@@ -20,12 +20,17 @@ lo_d, hi_d = pe_lib.D_MODEL_LIMITS
 lo_n, hi_n = pe_lib.LENGTH_LIMITS
 c1, c2, c3 = st.columns(3)
 d_model = c1.number_input(
-    f"d_model (even, {lo_d}–{hi_d})", value=url_default("d_model", 64, int), step=2,
+    f"d_model (even, {lo_d}–{hi_d})",
+    value=url_default("d_model", 64, int),
+    step=2,
     help="Must be even: the dimensions come in sin/cos pairs.",
 )
 length = c2.number_input(f"positions ({lo_n}–{hi_n})", value=url_default("length", 100, int))
-k = c3.number_input("offset k for the rotation check", value=url_default("k", 5, int),
-                    help="Any integer, negative too.")
+k = c3.number_input(
+    "offset k for the rotation check",
+    value=url_default("k", 5, int),
+    help="Any integer, negative too.",
+)
 
 with friendly_errors("the positional encoding"):
     d_model, length, k = int(d_model), int(length), int(k)
@@ -38,8 +43,9 @@ with friendly_errors("the positional encoding"):
 
 max_dim = d_model - 1
 default_dims = [d for d in (0, 1, 4, 5, d_model // 2, max_dim) if d <= max_dim]
-dims = st.multiselect("Dimensions to plot", list(range(d_model)),
-                      default=sorted(set(default_dims)), max_selections=12)
+dims = st.multiselect(
+    "Dimensions to plot", list(range(d_model)), default=sorted(set(default_dims)), max_selections=12
+)
 
 st.header("Sine and cosine curves")
 fig = go.Figure()
@@ -47,27 +53,54 @@ pos = np.arange(length)
 for d in dims:
     kind = "sin" if d % 2 == 0 else "cos"
     fig.add_scatter(x=pos, y=pe[:, d], mode="lines", name=f"dim {d} ({kind}, i={d // 2})")
-fig.update_layout(xaxis_title="position", yaxis_title="PE", font=FONT, height=420,
-                  margin=dict(l=10, r=10, t=30, b=10))
+fig.update_layout(
+    xaxis_title="position",
+    yaxis_title="PE",
+    font=FONT,
+    height=420,
+    margin=dict(l=10, r=10, t=30, b=10),
+)
 st.plotly_chart(fig, key="fig-curves")
 
 st.header("The full table")
 st.caption("Positions down, dimensions across: fast clocks on the left, slow ones on the right.")
 st.plotly_chart(
-    heatmap(pe, [f"d{i}" for i in range(d_model)], [str(p) for p in pos], title="PE",
-            x_title="dimension", y_title="position", value_name="PE", diverging=True,
-            annotate=False, height=520),
+    heatmap(
+        pe,
+        [f"d{i}" for i in range(d_model)],
+        [str(p) for p in pos],
+        title="PE",
+        x_title="dimension",
+        y_title="position",
+        value_name="PE",
+        diverging=True,
+        annotate=False,
+        height=520,
+    ),
     key="fig-table",
 )
 
 st.header("Similarity PE · PEᵀ")
-st.caption("The dot product of two encodings depends only on their distance |i − j|: "
-           "near positions look alike, and the similarity falls off with distance.")
+st.caption(
+    "The dot product of two encodings depends only on their distance |i − j|: "
+    "near positions look alike, and the similarity falls off with distance."
+)
 sim = pe_lib.similarity(pe)
 labels = [str(p) for p in pos]
-st.plotly_chart(heatmap(sim, labels, labels, title="PE(i) · PE(j)", x_title="position j",
-                        y_title="position i", value_name="dot", annotate=False, height=520),
-                key="fig-sim")
+st.plotly_chart(
+    heatmap(
+        sim,
+        labels,
+        labels,
+        title="PE(i) · PE(j)",
+        x_title="position j",
+        y_title="position i",
+        value_name="dot",
+        annotate=False,
+        height=520,
+    ),
+    key="fig-sim",
+)
 
 st.header(f"PE(pos + {k}) is a rotation of PE(pos)")
 err = pe_lib.verify_rotation(k, length, d_model)
@@ -80,8 +113,16 @@ st.markdown(
 show = min(d_model, 16)
 M = pe_lib.rotation(k, d_model)[:show, :show]
 st.plotly_chart(
-    heatmap(M, [f"d{i}" for i in range(show)], [f"d{i}" for i in range(show)],
-            title=f"M_{k}, first {show} dimensions (2×2 rotation blocks)", x_title="input dim",
-            y_title="output dim", value_name="M", diverging=True, annotate=show <= 8),
+    heatmap(
+        M,
+        [f"d{i}" for i in range(show)],
+        [f"d{i}" for i in range(show)],
+        title=f"M_{k}, first {show} dimensions (2×2 rotation blocks)",
+        x_title="input dim",
+        y_title="output dim",
+        value_name="M",
+        diverging=True,
+        annotate=show <= 8,
+    ),
     key="fig-rotation",
 )

@@ -70,3 +70,12 @@ def model_choices() -> tuple[list[str], dict]:
 
     ours = [n for n in checkpoints.available("transformer-")]
     return ours, {name: str(path) for name, path in list_models().items()}
+
+
+@st.cache_data(show_spinner=False)
+def examples(task: str) -> list[str]:
+    """The first test-split sources: inputs the model has never been trained on."""
+    from engine.models.transformer import task_module
+
+    joiner = "" if task == "dates" else " "
+    return [joiner.join(p.src) for p in task_module(task).splits(seed=0)["test"][:6]]

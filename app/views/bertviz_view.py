@@ -13,8 +13,8 @@ attention goes into the page as ``json.dumps`` of every weight. Here we
    vendored d3 5.7.0, jQuery 2.2.4 and require.js 2.3.6 (assets/vendor/) as inline
    scripts, then ``define('d3')`` / ``define('jquery')`` to hand them to require.js,
 5. re-encode bertviz's ``params`` with the bytes as base64 (4/3 byte per weight
-   instead of ~20) and ``<``, ``>``, ``&``, U+2028/2029 escaped, so that a token such as
-   ``</script>`` stays a string.
+   instead of ~20) and ``<``, ``>``, ``&``, ``/``, U+2028/2029 escaped, so that a token
+   such as ``</script>`` stays a string.
 
 The page that comes out holds no ``http://`` or ``https://`` at all; that is
 checked on every call.
@@ -71,7 +71,7 @@ function attentionStudioWeights(params) {
         const head = [];
         for (let q = 0; q < Q; q++) {
           const row = new Array(K);
-          for (let k = 0; k < K; k++) row[k] = bytes.charCodeAt(i++) / %d;
+          for (let k = 0; k < K; k++) row[k] = bytes.charCodeAt(i++) / QUANT;
           head.push(row);
         }
         layer.push(head);
@@ -83,7 +83,7 @@ function attentionStudioWeights(params) {
   }
   return params;
 }
-""" % _QUANT
+""".replace("QUANT", str(_QUANT))
 
 
 def head_view_html(
@@ -108,17 +108,13 @@ def head_view_html(
     Bahdanau alignment, which has no self-attention, is shown (L = H = 1).
     ``layer`` is the layer selected at first, ``heads`` the heads ticked at first.
     """
-    maps = _validated_maps(
-        attention, tokens, encoder_attention, decoder_attention, cross_attention,
-        encoder_tokens, decoder_tokens,
-    )
-    n_layers, n_heads = _check_selection(maps, layer, heads)
-    _check_size(maps, range(n_layers), range(n_heads))
+    # locals() here is exactly the arguments as given.
+    maps, layer, heads = _validated(**locals())
+    _check_size(maps, *_layers_heads(maps))
     from bertviz import head_view
 
     html = head_view(
-        **_bertviz_arguments(maps), layer=layer, heads=None if heads is None else list(heads),
-        html_action="return",
+        **_bertviz_arguments(maps), layer=layer, heads=heads, html_action="return"
     ).data
     return _offline_page(html)
 
@@ -141,19 +137,20 @@ def model_view_html(
     so here ``layer`` keeps only that layer and ``heads`` only those heads; use them to
     keep a long input within :data:`MAX_PAYLOAD_BYTES` and responsive.
     """
-    maps = _validated_maps(
-        attention, tokens, encoder_attention, decoder_attention, cross_attention,
-        encoder_tokens, decoder_tokens,
-    )
-    n_layers, n_heads = _check_selection(maps, layer, heads)
+    # locals() here is exactly the arguments as given.
+    maps, layer, heads = _validated(**locals())
+    n_layers, n_heads = _layers_heads(maps)
     layers = list(range(n_layers)) if layer is None else [layer]
     kept_heads = list(range(n_heads)) if heads is None else sorted(heads)
-    _check_size(maps, layers, kept_heads)
+    _check_size(maps, len(layers), len(kept_heads))
     from bertviz import model_view
 
     html = model_view(
-        **_bertviz_arguments(maps), display_mode="light", include_layers=layers,
-        include_heads=kept_heads, html_action="return",
+        **_bertviz_arguments(maps),
+        display_mode="light",
+        include_layers=layers,
+        include_heads=kept_heads,
+        html_action="return",
     ).data
     return _offline_page(html)
 
@@ -168,31 +165,54 @@ def render(html: str, height: int = 600) -> None:
 # ---------------------------------------------------------------- validation
 
 
+def _validated(*, layer, heads, **maps_and_tokens):
+    """(maps, layer, heads): the public functions' arguments, checked."""
+    maps = _validated_maps(**maps_and_tokens)
+    return (maps, *_checked_selection(maps, layer, heads))
+
+
 def _validated_maps(
-    attention, tokens, encoder_attention, decoder_attention, cross_attention,
-    encoder_tokens, decoder_tokens,
+    *,
+    attention,
+    tokens,
+    encoder_attention,
+    decoder_attention,
+    cross_attention,
+    encoder_tokens,
+    decoder_tokens,
 ) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
     """{bertviz argument name: (weights [L, H, Q, K], query tokens, key tokens)}."""
-    enc_dec = {"encoder_attention": encoder_attention, "decoder_attention": decoder_attention,
-               "cross_attention": cross_attention}
+    enc_dec = {
+        "encoder_attention": encoder_attention,
+        "decoder_attention": decoder_attention,
+        "cross_attention": cross_attention,
+    }
     given = {k: v for k, v in enc_dec.items() if v is not None}
     if attention is not None:
         if given or encoder_tokens is not None or decoder_tokens is not None:
-            raise ValueError("Give either `attention` with `tokens` (self-attention) or the "
-                             "encoder/decoder/cross arguments, not both.")
+            raise ValueError(
+                "Give either `attention` with `tokens` (self-attention) or the "
+                "encoder/decoder/cross arguments, not both."
+            )
         toks = _tokens("tokens", tokens)
         return {"attention": (_weights("attention", attention, toks, toks), toks, toks)}
     if not given:
-        raise ValueError("No attention to show: give `attention`, or `encoder_attention`, "
-                         "`decoder_attention` and/or `cross_attention`.")
+        raise ValueError(
+            "No attention to show: give `attention`, or `encoder_attention`, "
+            "`decoder_attention` and/or `cross_attention`."
+        )
     if tokens is not None:
-        raise ValueError("`tokens` goes with `attention`; an encoder-decoder view takes "
-                         "`encoder_tokens` and `decoder_tokens`.")
+        raise ValueError(
+            "`tokens` goes with `attention`; an encoder-decoder view takes "
+            "`encoder_tokens` and `decoder_tokens`."
+        )
     src = _tokens("encoder_tokens", encoder_tokens) if encoder_tokens is not None else None
     tgt = _tokens("decoder_tokens", decoder_tokens) if decoder_tokens is not None else None
-    sides = {"encoder_attention": (src, src, "encoder_tokens"),
-             "decoder_attention": (tgt, tgt, "decoder_tokens"),
-             "cross_attention": (tgt, src, "decoder_tokens and encoder_tokens")}
+    sides = {
+        "encoder_attention": (src, src, "encoder_tokens"),
+        "decoder_attention": (tgt, tgt, "decoder_tokens"),
+        "cross_attention": (tgt, src, "decoder_tokens and encoder_tokens"),
+    }
     maps = {}
     for name, arr in given.items():
         q_toks, k_toks, needed = sides[name]
@@ -225,42 +245,61 @@ def _weights(name: str, arr, q_tokens: list[str], k_tokens: list[str]) -> np.nda
     if n_layers == 0 or n_heads == 0:
         raise ValueError(f"`{name}` has no layers or no heads: shape {w.shape}.")
     if (n_q, n_k) != (len(q_tokens), len(k_tokens)):
-        raise ValueError(f"`{name}` is {n_q} queries × {n_k} keys, but there are "
-                         f"{len(q_tokens)} query and {len(k_tokens)} key tokens.")
+        raise ValueError(
+            f"`{name}` is {n_q} queries × {n_k} keys, but there are "
+            f"{len(q_tokens)} query and {len(k_tokens)} key tokens."
+        )
     if not np.isfinite(w).all():
         raise ValueError(f"`{name}` holds NaN or infinite weights.")
     if w.min() < -1e-6 or w.max() > 1 + 1e-6:
-        raise ValueError(f"`{name}` must hold attention weights in [0, 1]; "
-                         f"got values from {w.min():.3g} to {w.max():.3g}.")
+        raise ValueError(
+            f"`{name}` must hold attention weights in [0, 1]; "
+            f"got values from {w.min():.3g} to {w.max():.3g}."
+        )
     return w
 
 
-def _check_selection(maps, layer: int | None, heads: Sequence[int] | None) -> tuple[int, int]:
-    """Validate ``layer`` / ``heads`` against [L, H]; return (L, H)."""
+def _layers_heads(maps) -> tuple[int, int]:
+    """(L, H), the same for every map (checked in _validated_maps)."""
     n_layers, n_heads = next(iter(maps.values()))[0].shape[:2]
+    return n_layers, n_heads
+
+
+def _checked_selection(
+    maps, layer: int | None, heads: Sequence[int] | None
+) -> tuple[int | None, list[int] | None]:
+    """``layer`` / ``heads`` checked against [L, H], as plain ints (bertviz json-dumps them)."""
+    n_layers, n_heads = _layers_heads(maps)
     if layer is not None and not (isinstance(layer, int | np.integer) and 0 <= layer < n_layers):
         raise ValueError(f"`layer` must be a layer index 0…{n_layers - 1}; got {layer!r}.")
     if heads is not None:
         heads = list(heads)
-        if not heads or len(set(heads)) != len(heads) or not all(
-            isinstance(h, int | np.integer) and 0 <= h < n_heads for h in heads
+        if (
+            not heads
+            or len(set(heads)) != len(heads)
+            or not all(isinstance(h, int | np.integer) and 0 <= h < n_heads for h in heads)
         ):
-            raise ValueError(f"`heads` must be distinct head indices 0…{n_heads - 1}; "
-                             f"got {heads!r}.")
-    return n_layers, n_heads
+            raise ValueError(
+                f"`heads` must be distinct head indices 0…{n_heads - 1}; got {heads!r}."
+            )
+        heads = [int(h) for h in heads]
+    return (None if layer is None else int(layer)), heads
 
 
-def _check_size(maps, layers: Sequence[int], heads: Sequence[int]) -> None:
-    """Refuse a view whose weights alone would exceed MAX_PAYLOAD_BYTES (before any work)."""
-    size = sum(4 * math.ceil(len(layers) * len(heads) * w.shape[2] * w.shape[3] / 3)
-               for w, _, _ in maps.values())
+def _check_size(maps, n_layers: int, n_heads: int) -> None:
+    """Refuse a view whose base64 weights alone would exceed MAX_PAYLOAD_BYTES, before any work."""
+    size = sum(
+        4 * math.ceil(n_layers * n_heads * w.shape[2] * w.shape[3] / 3) for w, _, _ in maps.values()
+    )
     if size > MAX_PAYLOAD_BYTES:
         raise InputError(_too_big(size))
 
 
 def _too_big(size: int) -> str:
-    return (f"This attention view would carry {size / 1e6:.1f} MB of weights; the limit is "
-            f"{MAX_PAYLOAD_BYTES / 1e6:.0f} MB. Use a shorter text, or fewer layers or heads.")
+    return (
+        f"This attention view would carry {size / 1e6:.1f} MB of weights; the limit is "
+        f"{MAX_PAYLOAD_BYTES / 1e6:.0f} MB. Use a shorter text, or fewer layers or heads."
+    )
 
 
 # ---------------------------------------------------------------- bertviz and the page
@@ -289,8 +328,10 @@ def _offline_page(bertviz_html: str) -> str:
     html, n_configs = _REQUIRE_CONFIG.subn("", html)
     html = _FILE_HEADER.sub("", html, count=1)
     if (n_tags, n_configs) != (1, 1):
-        raise RuntimeError("bertviz's HTML no longer has the one CDN <script> and one "
-                           "require.config this module removes; check the bertviz version.")
+        raise RuntimeError(
+            "bertviz's HTML no longer has the one CDN <script> and one "
+            "require.config this module removes; check the bertviz version."
+        )
     # bertviz's `.replace("PYTHON_PARAMS", json)` also pastes the raw JSON into the
     # comment that ends this line; the line is rebuilt without that second copy.
     start = html.index(_PARAMS) + len(_PARAMS)
@@ -306,7 +347,8 @@ def _offline_page(bertviz_html: str) -> str:
         '<body style="margin:0;background:#fff">\n'
         f"{_vendored_scripts()}\n{html}\n</body></html>\n"
     )
-    assert not _URL.search(page), "the offline bertviz page must not name any URL"
+    if _URL.search(page):  # a check that must hold even under `python -O`
+        raise RuntimeError("the offline bertviz page names a URL")
     return page
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 # Perceptually uniform, colour-blind safe, and still ordered when printed in grey.
-# Names are plotly.js's own (figures skip Python-side validation); diverging is reversed
-# so positive values are red.
+# Names are plotly.js's own (figures skip Python-side validation); plotly.js RdBu
+# runs blue (negative) to red (positive).
 SEQUENTIAL = "Viridis"
 DIVERGING = "RdBu"
 FONT = dict(size=16)
@@ -60,17 +60,24 @@ def heatmap(
         annotate = z.size <= 144
     full_title = title + (f"  <sup>[{', '.join(flags)}]</sup>" if flags else "")
     trace = dict(
-        type="heatmap", z=z, x=xs, y=ys, zmin=zmin, zmax=zmax,
-        colorscale=DIVERGING if diverging else SEQUENTIAL, reversescale=diverging,
+        type="heatmap",
+        z=z,
+        x=xs,
+        y=ys,
+        zmin=zmin,
+        zmax=zmax,
+        colorscale=DIVERGING if diverging else SEQUENTIAL,
+        reversescale=diverging,
         hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_name} = %{{z:.4f}}"
-                      "<extra></extra>",
+        "<extra></extra>",
         colorbar=dict(title=dict(text=value_name)),
     )
     if annotate:
         trace.update(text=np.round(z, 2), texttemplate="%{text}")
     rows = max(len(ys), 1)
     layout = dict(
-        title=dict(text=full_title), font=FONT,
+        title=dict(text=full_title),
+        font=FONT,
         margin=dict(l=10, r=10, t=60 if title else 20, b=10),
         height=height or int(min(900, max(280, 120 + 26 * rows))),
         xaxis=dict(title=dict(text=x_title), tickangle=-45, type="category"),

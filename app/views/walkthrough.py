@@ -12,13 +12,17 @@ def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figu
     ys = _unique(tokens)
     fig = go.Figure()
     fig.add_bar(x=list(entropy), y=ys, orientation="h", name="scaled", marker_color="#1f77b4")
-    fig.add_bar(x=list(entropy_unscaled), y=ys, orientation="h", name="unscaled",
-                marker_color="#ff7f0e")
+    fig.add_bar(
+        x=list(entropy_unscaled), y=ys, orientation="h", name="unscaled", marker_color="#ff7f0e"
+    )
     fig.add_vline(x=uniform, line_dash="dash", annotation_text="uniform")
     fig.update_layout(
-        title="Row entropy (nats)", barmode="group", font=FONT,
+        title="Row entropy (nats)",
+        barmode="group",
+        font=FONT,
         yaxis=dict(autorange="reversed", type="category"),
         height=int(min(900, max(280, 120 + 26 * len(ys)))),
-        margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h"),
+        margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h"),
     )
     return fig

@@ -1,1 +1,1 @@
-"""Evaluation entry points, one module per model family (``main(argv)``); last stdout line is JSON."""
+"""Evaluation entry points, one module per family (``main(argv)``); last stdout line is JSON."""

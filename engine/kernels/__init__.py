@@ -85,10 +85,8 @@ def block_sparse_attention(
         raise ValueError("block-sparse attention needs N_q == N_k")
     nb = num_blocks(n, block_size)
     heads = q.shape[1]
-    if block_mask.dim() != 3 or block_mask.shape[0] not in (1, heads) or block_mask.shape[1:] != (
-        nb,
-        nb,
-    ):
+    expected = [(1, nb, nb), (heads, nb, nb)]
+    if tuple(block_mask.shape) not in expected:
         raise ValueError(
             f"block_mask must be [1 or {heads}, {nb}, {nb}] for N={n}, block_size={block_size}; "
             f"got {tuple(block_mask.shape)}"

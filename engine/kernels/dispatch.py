@@ -62,7 +62,9 @@ def resolve(path: str, q: torch.Tensor, unsupported: str | None) -> str:
     return "triton"
 
 
-def unsupported_input(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None = None) -> str | None:
+def unsupported_input(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None = None
+) -> str | None:
     """Why the Triton kernels cannot take these tensors, or None when they can."""
     if q.shape[-1] not in HEAD_DIMS:
         return f"head dim {q.shape[-1]} (supported: {HEAD_DIMS})"

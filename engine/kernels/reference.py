@@ -31,10 +31,9 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def chunk_rows(n_rows: int, n_k: int, batch_heads: int, multiple: int = 1) -> int:
+def chunk_rows(n_rows: int, n_k: int, batch_heads: int) -> int:
     """Query rows per chunk so that one ``[B·H, rows, n_k]`` float32 block fits CHUNK_BYTES."""
-    rows = CHUNK_BYTES // max(1, 4 * n_k * batch_heads)
-    rows = max(multiple, rows // multiple * multiple)
+    rows = max(1, CHUNK_BYTES // max(1, 4 * n_k * batch_heads))
     return min(rows, max(n_rows, 1))
 
 

@@ -44,6 +44,7 @@ def _tile_step(
     qk_scale,
     MASKED: tl.constexpr,
     CAUSAL: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):
     """One FlashAttention-2 update with the key/value tile that starts at ``start_n``.
 
@@ -55,7 +56,7 @@ def _tile_step(
         k = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
     else:
         k = tl.load(k_ptrs + start_n * stride_kn)
-    s = tl.dot(q, k) * qk_scale  # (BLOCK_M, BLOCK_N), base-2 logits
+    s = tl.dot(q, k, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), base-2 logits
     if MASKED:
         allowed = cols[None, :] < n_k
         if CAUSAL:
@@ -71,7 +72,7 @@ def _tile_step(
         v = tl.load(v_ptrs + start_n * stride_vn, mask=cols[:, None] < n_k, other=0.0)
     else:
         v = tl.load(v_ptrs + start_n * stride_vn)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
     return acc, m_new, l_i
 
 
@@ -79,8 +80,9 @@ def _tile_step(
 def _store(acc, m_i, l_i, O, LSE, rows, offs_d, n_q, stride_om, stride_lm):
     """out_i = acc_i / l_i and lse_i = (m_i + log2 l_i) · ln 2; empty rows → 0 and −inf."""
     empty = l_i == 0.0
-    out = acc / tl.where(empty, 1.0, l_i)[:, None]
-    lse = tl.where(empty, float("-inf"), (m_i + tl.math.log2(l_i)) * 0.6931471805599453)
+    l_safe = tl.where(empty, 1.0, l_i)
+    out = acc / l_safe[:, None]
+    lse = tl.where(empty, float("-inf"), (m_i + tl.math.log2(l_safe)) * 0.6931471805599453)
     in_range = rows < n_q
     tl.store(
         O + rows[:, None] * stride_om + offs_d[None, :],
@@ -102,6 +104,7 @@ def _attn_fwd(
     N_BUCKET,  # autotune key only: log2 of the padded length
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
+    PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):  # fmt: skip
@@ -132,12 +135,12 @@ def _attn_fwd(
     for start_n in range(0, full_end, BLOCK_N):
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n_k, causal_offset,
-            stride_kn, stride_vn, qk_scale, MASKED=False, CAUSAL=CAUSAL,
+            stride_kn, stride_vn, qk_scale, MASKED=False, CAUSAL=CAUSAL, PRECISION=PRECISION,
         )  # fmt: skip
     for start_n in range(full_end, hi, BLOCK_N):
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n_k, causal_offset,
-            stride_kn, stride_vn, qk_scale, MASKED=True, CAUSAL=CAUSAL,
+            stride_kn, stride_vn, qk_scale, MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION,
         )  # fmt: skip
 
     o_base = O + b * stride_ob + h * stride_oh
@@ -157,6 +160,7 @@ def _block_sparse_fwd(
     H, n, qk_scale,
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
+    PRECISION: tl.constexpr,
     BLOCK: tl.constexpr,
 ):  # fmt: skip
     """Query block ``program_id(0)`` visits only the key blocks listed in its layout row."""
@@ -184,7 +188,7 @@ def _block_sparse_fwd(
         # (the where is cheap next to the two tile matmuls).
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n, 0,
-            stride_kn, stride_vn, qk_scale, MASKED=True, CAUSAL=CAUSAL,
+            stride_kn, stride_vn, qk_scale, MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION,
         )  # fmt: skip
 
     o_base = O + b * stride_ob + h * stride_oh
@@ -224,7 +228,12 @@ def _tuned_attn_fwd():
 _INTERPRETER_TILE = 32
 
 
-def _contiguous_last(t: torch.Tensor) -> torch.Tensor:
+def precision(dtype: torch.dtype) -> str:
+    """float32 inputs get full-precision products (no TF32): this path promises exact attention."""
+    return "ieee" if dtype == torch.float32 else "tf32"
+
+
+def contiguous_last(t: torch.Tensor) -> torch.Tensor:
     """The kernels address the head dim with stride 1; everything else goes by strides."""
     return t if t.stride(-1) == 1 else t.contiguous()
 
@@ -237,7 +246,7 @@ def _outputs(q, v):
 
 
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
-    q, k, v = (_contiguous_last(t) for t in (q, k, v))
+    q, k, v = (contiguous_last(t) for t in (q, k, v))
     B, H, n_q, D = q.shape
     n_k = k.shape[2]
     out, lse = _outputs(q, v)
@@ -247,16 +256,19 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
         H, n_q, n_k, qk_scale, math.ceil(math.log2(max(n_q, n_k, 2))),
     )  # fmt: skip
+    prec = precision(q.dtype)
     if q.device.type != "cuda" or interpreting():
         tile = _INTERPRETER_TILE
         grid = (triton.cdiv(n_q, tile), B * H)
-        _attn_fwd[grid](*args, HEAD_DIM=D, CAUSAL=causal, BLOCK_M=tile, BLOCK_N=tile)
+        _attn_fwd[grid](
+            *args, HEAD_DIM=D, CAUSAL=causal, PRECISION=prec, BLOCK_M=tile, BLOCK_N=tile
+        )
     else:
 
         def grid(meta):
             return (triton.cdiv(n_q, meta["BLOCK_M"]), B * H)
 
-        _tuned_attn_fwd()[grid](*args, HEAD_DIM=D, CAUSAL=causal)
+        _tuned_attn_fwd()[grid](*args, HEAD_DIM=D, CAUSAL=causal, PRECISION=prec)
     return out, lse
 
 
@@ -279,7 +291,7 @@ def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
 def block_sparse_attention(
     q, k, v, block_mask, *, block_size: int, causal: bool = False, scale: float | None = None
 ):
-    q, k, v = (_contiguous_last(t) for t in (q, k, v))
+    q, k, v = (contiguous_last(t) for t in (q, k, v))
     B, H, n, D = q.shape
     out, lse = _outputs(q, v)
     index, count = sparse_layout(block_mask, causal=causal, device=q.device)
@@ -288,12 +300,14 @@ def block_sparse_attention(
     stride_ch = 0 if shared else count.stride(0)
     grid = (triton.cdiv(n, block_size), B * H)
     on_gpu = q.device.type == "cuda" and not interpreting()
-    launch = {"num_warps": 8 if block_size * D >= 128 * 64 else 4, "num_stages": 3} if on_gpu else {}
+    launch = (
+        {"num_warps": 8 if block_size * D >= 128 * 64 else 4, "num_stages": 3} if on_gpu else {}
+    )
     _block_sparse_fwd[grid](
         q, k, v, out, lse, index, count,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
         stride_ih, index.stride(1), stride_ch,
         H, n, default_scale(D, scale) * LOG2E,
-        HEAD_DIM=D, CAUSAL=causal, BLOCK=block_size, **launch,
+        HEAD_DIM=D, CAUSAL=causal, PRECISION=precision(q.dtype), BLOCK=block_size, **launch,
     )  # fmt: skip
     return out, lse

@@ -164,6 +164,8 @@ def _encode(m: Pretrained, text: str):
     if len(text) > MAX_CHARS:
         raise InputError(f"That text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")
     enc = m.tokenizer(text, return_tensors="pt")
+    if m.arch != "encoder":  # generate() and decoders take ids and mask only
+        enc = {k: enc[k] for k in ("input_ids", "attention_mask") if k in enc}
     n = enc["input_ids"].shape[1]
     if n > m.max_tokens:
         raise InputError(

@@ -142,7 +142,8 @@ class Transformer(nn.Module):
         self.tgt_embed = Embedding(cfg.tgt_vocab, cfg)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
         self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers))
-        self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab)
+        # §3.4: the pre-softmax projection shares the target embedding matrix (logits = y Eᵀ + b).
+        self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab))
 
     def encode(self, src: torch.Tensor):
         """src (B, S) → memory (B, S, d), src_mask (B, 1, S), weights and inputs per layer."""
@@ -166,7 +167,8 @@ class Transformer(nn.Module):
             w_cross.append(wc)
             self_in.append(ys)
             cross_in.append(yc)
-        return self.generator(y), w_self, w_cross, self_in, cross_in
+        logits = y @ self.tgt_embed.tokens.weight.T + self.out_bias  # (B, T, V)
+        return logits, w_self, w_cross, self_in, cross_in
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor):
         """Teacher-forced pass: logits (B, T, V) and every attention map."""
@@ -222,7 +224,6 @@ def build(cfg: TransformerConfig, seed: int = 0) -> Transformer:
 # -- checkpoints and traces: what the studio, the CLI and the tests call ---------------------
 
 TASKS = {"dates": "engine.data.dates", "en-fr": "engine.data.enfr"}
-JOINER = {"dates": "", "en-fr": " "}  # dates are character-level
 KINDS = {"encoder_self": "self", "decoder_self": "self", "cross": "cross"}
 
 
@@ -236,6 +237,17 @@ def task_module(task: str):
     if task not in TASKS:
         raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}")
     return importlib.import_module(TASKS[task])
+
+
+def tokenize(task: str, text: str) -> list[str]:
+    """Characters for dates; lower-cased words for en-fr, as each grammar writes its source."""
+    mod = task_module(task)
+    return mod.tokenize(text) if task == "dates" else mod.tokenize_en(text)
+
+
+def detokenize(task: str, tokens: list[str]) -> str:
+    mod = task_module(task)
+    return "".join(tokens) if task == "dates" else mod.detokenize_fr(tokens)
 
 
 @dataclass
@@ -267,7 +279,7 @@ def load(name: str, directory=None) -> Translator:
 
     state, meta = checkpoints.load(name, directory)
     model = Transformer(TransformerConfig(**meta["config"]))
-    model.load_state_dict(state)
+    model.load_state_dict({k: v.float() for k, v in state.items()})
     model.eval()
     return Translator(name, model, Vocab.from_json(meta["src_vocab"]),
                       Vocab.from_json(meta["tgt_vocab"]), meta)
@@ -280,14 +292,14 @@ def learned_positional_encoding(name: str) -> np.ndarray:
     state, meta = checkpoints.load(name)
     if meta["config"]["pe"] != "learned":
         raise ValueError(f"checkpoint {name!r} was trained with pe={meta['config']['pe']}")
-    return state["src_embed.pe"].numpy().astype(np.float64)
+    return state["src_embed.pe"].float().numpy().astype(np.float64)
 
 
 def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
     """Tokenise user text the way the task does; refuse empty or over-long input."""
     from engine.text import InputError
 
-    tokens = task_module(tr.task).tokenize(text) if text else []
+    tokens = tokenize(tr.task, text) if text else []
     if not tokens:
         raise InputError("Type a sentence to begin.")
     if len(tokens) > tr.max_src:
@@ -321,7 +333,7 @@ def trace(tr: Translator, text: str):
         vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.model.queries_keys(inter, kind)
     return Trace(
         model=tr.name, task=tr.task, inputs={"text": text, "tokens": tokens},
-        outputs={"translation": JOINER[tr.task].join(tr.tgt_vocab.decode(gen[0].tolist())),
+        outputs={"translation": detokenize(tr.task, tr.tgt_vocab.decode(gen[0].tolist())),
                  "unknown": tr.src_vocab.unknown(tokens)},
         maps=maps, vectors=vectors, timings={"forward_ms": ms},
     )

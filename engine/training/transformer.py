@@ -31,6 +31,7 @@ from engine.models.transformer import (
 
 DEFAULTS = {"dates": dict(steps=3000, batch=64), "en-fr": dict(steps=3000, batch=64)}
 QUICK = dict(steps=30, batch=16)
+LR_FACTOR = 0.5  # peak lrate ≈ 2.2e-3 at d_model = 128, warm-up 400
 
 
 def batch_tensors(pairs, src_vocab, tgt_vocab):
@@ -44,6 +45,16 @@ def batch_tensors(pairs, src_vocab, tgt_vocab):
 
     t = pad(tgt)
     return pad(src), t[:, :-1], t[:, 1:]
+
+
+def length_batches(pairs, size: int, rng: random.Random):
+    """Endless batches of similar-length pairs (little padding), in a seeded random order."""
+    order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i].src), len(pairs[i].tgt)))
+    chunks = [order[i : i + size] for i in range(0, len(order), size)]
+    while True:
+        rng.shuffle(chunks)
+        for c in chunks:
+            yield [pairs[i] for i in c]
 
 
 def noam(step: int, d_model: int, warmup: int) -> float:
@@ -81,14 +92,15 @@ def train(task: str, pe: str, *, steps: int, batch: int, seed: int = 0, warmup: 
                             n_layers=2, d_ff=256, dropout=0.1, max_len=longest + 8, pe=pe)
     model = build(cfg, seed)
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: noam(s + 1, cfg.d_model, warmup))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: LR_FACTOR * noam(s + 1, cfg.d_model, warmup))
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD, label_smoothing=0.1)
-    rng = random.Random(seed)
+    batches = length_batches(train_set, batch, random.Random(seed))
     t0 = time.perf_counter()
     model.train()
     step = 0
     for step in range(1, steps + 1):
-        src, tgt_in, tgt_out = batch_tensors(rng.sample(train_set, batch), src_vocab, tgt_vocab)
+        src, tgt_in, tgt_out = batch_tensors(next(batches), src_vocab, tgt_vocab)
         logits, _ = model(src, tgt_in)
         loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
         opt.zero_grad(set_to_none=True)
@@ -107,7 +119,7 @@ def train(task: str, pe: str, *, steps: int, batch: int, seed: int = 0, warmup: 
     log(f"valid token accuracy {acc:.4f}")
     meta = {
         "family": "transformer", "task": task, "config": cfg.to_dict(), "seed": seed,
-        "steps": step, "batch": batch, "warmup": warmup, "train_seconds": round(wall, 1),
+        "steps": step, "batch": batch, "warmup": warmup, "lr_factor": LR_FACTOR, "dtype": "float16", "train_seconds": round(wall, 1),
         "valid_token_accuracy": round(acc, 4),
         "max_tgt": max(len(p.tgt) for p in train_set) + 4,
         "src_vocab": src_vocab.to_json(), "tgt_vocab": tgt_vocab.to_json(),
@@ -134,6 +146,8 @@ def main(argv: list[str]) -> int:
     model, meta = train(args.task, args.pe, seed=args.seed, minutes=args.minutes, **opts)
     out_dir = args.out_dir or (tempfile.mkdtemp(prefix="transformer-quick-") if args.quick else None)
     name = checkpoint_name(args.task, args.pe)
-    w, _ = checkpoints.save(name, model.state_dict(), meta, out_dir)
+    # Stored as float16 (half the bytes; the model computes in float32 after loading).
+    half = {k: v.half() for k, v in model.state_dict().items()}
+    w, _ = checkpoints.save(name, half, meta, out_dir)
     print(f"saved {w} ({w.stat().st_size / 1e6:.2f} MB) after {meta['train_seconds']} s")
     return 0

@@ -14,13 +14,26 @@ def test_router_runs_and_home_links_every_page():
     assert links == [p.title for p in available() if p.url != "home"]
 
 
-def test_basics_default_walkthrough(page):
+def test_basics_default_walkthrough_and_every_step(page):
     at = page("basics")
     assert not at.exception
-    headers = [h.value for h in at.header]
-    assert headers[:6] == ["1 · Embeddings X", "2 · Queries, keys, values", "3 · Scores QKᵀ",
-                           "4 · Scaling by 1/√d_k", "5 · Softmax", "6 · Weighted values"]
-    assert len(at.get("plotly_chart")) >= 10
+    assert at.header[0].value == "5 · Softmax"
+    for step in (
+        "1 · Embeddings X",
+        "2 · Queries, keys, values",
+        "3 · Scores QKᵀ",
+        "4 · Scaling by 1/√d_k",
+        "6 · Weighted values",
+        "Without the scaling",
+        "With a causal mask",
+        "All heads",
+    ):
+        at.segmented_control(key="basics_step").set_value(step).run()
+        assert not at.exception, step
+        assert at.header[0].value == step
+        assert len(at.get("plotly_chart")) >= 1
+        if step == "Without the scaling":
+            assert any("saturates" in m.value for m in at.markdown)
 
 
 def test_basics_updates_with_new_text_and_head(page):

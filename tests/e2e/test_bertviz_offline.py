@@ -1,16 +1,23 @@
 """The offline bertviz pages, opened from a file in Chromium with the network cut.
 
 Uses the ``page`` fixture of conftest.py (outside requests aborted and recorded,
-console errors recorded, both asserted empty at teardown); no server is needed.
+console errors recorded, both asserted empty at teardown); only the last test starts a server.
 On top of that every request is logged here, so a page that fetched anything but
-itself (even from localhost) fails, and any dialog (``alert``) is recorded.
+itself (even from localhost) fails, and any dialog (``alert``) is recorded. The
+last test runs ``render`` in a real (tiny) Streamlit app.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from views.bertviz_view import head_view_html, model_view_html
+
+from tests.e2e.support import ROOT, free_port, wait_for_health
 
 pytestmark = pytest.mark.e2e
 
@@ -61,8 +68,11 @@ def test_head_view_draws_tokens_offline_and_escapes_them(page, tmp_path):
 def test_cross_attention_only_draws_both_sentences(page, tmp_path):
     src = ["the", "agreement", "was", "signed", "</script>"]
     tgt = ["l'", "accord", "a", "été", "signé", "<eos>"]
-    html = head_view_html(cross_attention=_rows(np.random.default_rng(1), (1, 1, 6, 5)),
-                          encoder_tokens=src, decoder_tokens=tgt)
+    html = head_view_html(
+        cross_attention=_rows(np.random.default_rng(1), (1, 1, 6, 5)),
+        encoder_tokens=src,
+        decoder_tokens=tgt,
+    )
     requests, dialogs = _open(page, html, tmp_path, "cross")
     page.wait_for_function(f"document.querySelectorAll('svg text').length >= {len(src + tgt)}")
     texts = _texts(page)
@@ -79,3 +89,40 @@ def test_model_view_draws_every_head_offline(page, tmp_path):
     assert page.eval_on_selector_all(".attn_background", "els => els.length") == 3 * 2
     assert dialogs == []
     assert requests == [page.url]
+
+
+def test_render_draws_inside_streamlit(page, tmp_path):
+    """`render` in a real Streamlit app: the view draws in its iframe, offline."""
+    script = tmp_path / "bertviz_app.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from views.bertviz_view import head_view_html, render\n"
+        "tokens = ['the', '</script>', 'cat']\n"
+        "render(head_view_html(attention=np.full((1, 2, 3, 3), 1 / 3), tokens=tokens), 300)\n"
+    )
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "app"), str(ROOT)]))
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+    ]
+    with subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    ) as proc:
+        try:
+            wait_for_health(f"http://127.0.0.1:{port}", proc)
+            page.goto(f"http://127.0.0.1:{port}")
+            texts = page.frame_locator("iframe").locator("svg text")
+            texts.first.wait_for(timeout=60_000)
+            assert sorted(texts.all_text_contents()) == sorted(2 * ["the", "</script>", "cat"])
+        finally:
+            proc.terminate()

@@ -43,8 +43,8 @@ def test_sdpa_matches_torch(seed):
             continue
         ours, w = scaled_dot_product_attention(q, k, v, None if causal else mask, causal=causal)
         ref = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=None if causal else mask,
-            is_causal=causal and Q == K)
+            q, k, v, attn_mask=None if causal else mask, is_causal=causal and Q == K
+        )
         if causal and Q != K:
             ref = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(Q, K))
         assert torch.allclose(ours, ref, atol=1e-10)
@@ -85,18 +85,21 @@ def test_scoring_functions_match_float64_reference(kind):
     out, alpha = layer(s, h, mask=mask)
     S, Hh = _np(s), _np(h)
     if kind == "additive":
-        W, U, b, v = (_np(p) for p in (layer.W_a.weight, layer.U_a.weight, layer.U_a.bias,
-                                         layer.v_a.weight))
-        e = np.einsum("a,bqka->bqk", v[0],
-                      np.tanh((S @ W.T)[:, :, None] + (Hh @ U.T + b)[:, None]))
+        W, U, b, v = (
+            _np(p) for p in (layer.W_a.weight, layer.U_a.weight, layer.U_a.bias, layer.v_a.weight)
+        )
+        e = np.einsum("a,bqka->bqk", v[0], np.tanh((S @ W.T)[:, :, None] + (Hh @ U.T + b)[:, None]))
     elif kind == "dot":
         e = S @ Hh.transpose(0, 2, 1)
     elif kind == "general":
         e = S @ (Hh @ _np(layer.W_a.weight).T).transpose(0, 2, 1)
     else:
         W, v = _np(layer.W_a.weight), _np(layer.v_a.weight)
-        e = np.einsum("a,bqka->bqk", v[0], np.tanh(
-            (S @ W[:, :dq].T)[:, :, None] + (Hh @ W[:, dq:].T)[:, None]))
+        e = np.einsum(
+            "a,bqka->bqk",
+            v[0],
+            np.tanh((S @ W[:, :dq].T)[:, :, None] + (Hh @ W[:, dq:].T)[:, None]),
+        )
     ref_alpha = ref_softmax(e, _np(mask).astype(bool))
     assert np.allclose(_np(alpha), ref_alpha, atol=1e-5)
     assert np.allclose(_np(out), ref_alpha @ Hh, atol=1e-5)

@@ -10,23 +10,43 @@ def _rows(rng, *shape):
 
 
 def _trace(rng) -> Trace:
-    amap = AttentionMap(_rows(rng, 2, 3, 4, 5), list("abcd"), list("vwxyz"), "self",
-                        head_labels=["h0", "h1", "h2"])
-    pooled = AttentionMap(_rows(rng, 1, 1, 2, 2), ["0-63", "64-127"], ["0-63", "64-127"],
-                          "pattern", exact=False, implied=True, pooling=64, note="x")
+    amap = AttentionMap(
+        _rows(rng, 2, 3, 4, 5), list("abcd"), list("vwxyz"), "self", head_labels=["h0", "h1", "h2"]
+    )
+    pooled = AttentionMap(
+        _rows(rng, 1, 1, 2, 2),
+        ["0-63", "64-127"],
+        ["0-63", "64-127"],
+        "pattern",
+        exact=False,
+        implied=True,
+        pooling=64,
+        note="x",
+    )
     return Trace(
-        model="m", task="t", inputs={"text": "le </script> \u2028 naïve"},
+        model="m",
+        task="t",
+        inputs={"text": "le </script> \u2028 naïve"},
         outputs={"translation": ["a", "b"], "p": np.float32(0.25)},
         maps={"enc": amap, "pooled": pooled},
-        vectors={"q": rng.standard_normal((4, 8)).astype(np.float32),
-                 "ids": np.arange(5, dtype=np.int64)},
-        metrics={"bleu": 91.5}, timings={"total_s": 0.01},
+        vectors={
+            "q": rng.standard_normal((4, 8)).astype(np.float32),
+            "ids": np.arange(5, dtype=np.int64),
+        },
+        metrics={"bleu": 91.5},
+        timings={"total_s": 0.01},
     )
 
 
 def _same(a: Trace, b: Trace):
     assert (a.model, a.task, a.inputs, a.outputs, a.metrics, a.timings) == (
-        b.model, b.task, b.inputs, b.outputs, b.metrics, b.timings)
+        b.model,
+        b.task,
+        b.inputs,
+        b.outputs,
+        b.metrics,
+        b.timings,
+    )
     assert a.maps.keys() == b.maps.keys()
     for name in a.maps:
         x, y = a.maps[name], b.maps[name]

@@ -33,8 +33,9 @@ def test_bad_text_refused(text):
         walkthrough(text)
 
 
-@pytest.mark.parametrize("cfg", [WalkthroughConfig(d_model=30), WalkthroughConfig(n_heads=3),
-                                 WalkthroughConfig(head=9)])
+@pytest.mark.parametrize(
+    "cfg", [WalkthroughConfig(d_model=30), WalkthroughConfig(n_heads=3), WalkthroughConfig(head=9)]
+)
 def test_bad_config_refused(cfg):
     with pytest.raises(InputError):
         walkthrough("hello world", cfg)

@@ -1,0 +1,169 @@
+"""bAbI question answering data: the original text format, samples, fixed splits.
+
+The format (Weston et al. 2015) numbers the lines of each story from 1; a question
+line is ``ID question?<TAB>answer<TAB>supporting ids``, and a new story starts when
+the numbering restarts at 1. Files with the published tasks load with :func:`parse`,
+and generated tasks write with :func:`format_babi`, so either can feed the model.
+
+A :class:`Sample` is one question with the facts before it in its story (questions
+are not memories) and its supporting facts as indices into those facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine.data.babi_tasks import TASKS, Episode, Line, generate
+from engine.text import InputError
+
+TASK_IDS = tuple(sorted(TASKS))
+SIZES = {"1k": 1_000, "10k": 10_000}
+TEST_QUESTIONS = 1_000
+MAX_STORY_CHARS = 20_000
+MAX_FILE_CHARS = 50_000_000  # the published 10k files are ≈ 5 MB each
+MAX_WORDS_PER_SENTENCE = 30
+_LINE = re.compile(r"^\s*(\d+)\s+(.*)$")
+_WORD = re.compile(r"[a-z0-9]+(?:,[a-z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One question: ``story`` are the facts before it, ``support`` indexes into them."""
+
+    story: tuple[str, ...]
+    question: str
+    answer: str
+    support: tuple[int, ...]
+    task: int = 0
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words without punctuation ("apple,milk" stays one answer word)."""
+    return _WORD.findall(text.lower())
+
+
+def format_babi(episodes: list[Episode]) -> str:
+    """The original bAbI text: numbered lines, questions with answer and support ids."""
+    out = []
+    for ep in episodes:
+        for i, line in enumerate(ep, start=1):
+            if line.is_question:
+                ids = " ".join(str(s) for s in line.support)
+                out.append(f"{i} {line.text}\t{line.answer}\t{ids}")
+            else:
+                out.append(f"{i} {line.text}")
+    return "\n".join(out) + "\n"
+
+
+def parse(text: str) -> list[Episode]:
+    """Episodes from bAbI text; malformed text raises InputError naming the line."""
+    if len(text) > MAX_FILE_CHARS:
+        raise InputError(f"That text is over {MAX_FILE_CHARS:,} characters; the limit.")
+    episodes: list[Episode] = []
+    expected = 1
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        m = _LINE.match(raw)
+        if not m:
+            raise InputError(f"Line {n} does not start with a line number: {raw[:60]!r}.")
+        number, body = int(m.group(1)), m.group(2)
+        if number == 1:
+            episodes.append([])
+            expected = 1
+        if not episodes or number != expected:
+            raise InputError(f"Line {n} is numbered {number}; expected {expected} "
+                             "(each story numbers its lines 1, 2, 3, …).")
+        expected += 1
+        episodes[-1].append(_parse_line(body, n, number))
+    if not episodes:
+        raise InputError("No numbered lines found; bAbI lines look like '1 Mary went home.'.")
+    return episodes
+
+
+def _parse_line(body: str, n: int, number: int) -> Line:
+    parts = body.split("\t")
+    if len(parts) == 1:
+        if not words(parts[0]):
+            raise InputError(f"Line {n} has no words.")
+        return Line(parts[0].strip())
+    if len(parts) not in (2, 3) or not parts[1].strip():
+        raise InputError(f"Line {n} looks like a question but is not "
+                         "'question?<TAB>answer<TAB>supporting ids'.")
+    try:
+        support = tuple(int(s) for s in parts[2].split()) if len(parts) == 3 else ()
+    except ValueError:
+        raise InputError(f"Line {n}: supporting ids must be line numbers, "
+                         f"got {parts[2]!r}.") from None
+    if any(not 1 <= s < number for s in support):
+        raise InputError(f"Line {n}: supporting ids must point to earlier lines of its story.")
+    return Line(parts[0].strip(), parts[1].strip().lower(), support)
+
+
+def samples(episodes: list[Episode], task: int = 0) -> list[Sample]:
+    """One Sample per question; line-number support becomes indices into its facts."""
+    out = []
+    for ep in episodes:
+        facts: list[str] = []
+        index_of: dict[int, int] = {}
+        for number, line in enumerate(ep, start=1):
+            if line.is_question:
+                support = tuple(index_of[s] for s in line.support if s in index_of)
+                out.append(Sample(tuple(facts), line.text, line.answer, support, task))
+            else:
+                index_of[number] = len(facts)
+                facts.append(line.text)
+    return out
+
+
+def _seed(task: int, split: str, size: str) -> int:
+    # Distinct streams per task and split; the test seed never depends on the train size.
+    return task * 1_000 + (7 if split == "test" else 100 + SIZES[size] // 1_000)
+
+
+def dataset(task: int, split: str = "train", size: str = "1k") -> list[Sample]:
+    """Generated questions of one task: ``size`` for train, a fixed 1,000 for test."""
+    if task not in TASKS:
+        raise InputError(f"Task {task} is not generated here; choose one of {TASK_IDS}.")
+    if size not in SIZES:
+        raise InputError(f"Training size {size!r} is not one of {', '.join(SIZES)}.")
+    n = TEST_QUESTIONS if split == "test" else SIZES[size]
+    return samples(generate(task, n, _seed(task, split, size)), task)
+
+
+def user_story(story: str, question: str) -> Sample:
+    """A Sample from pasted text: bAbI lines (numbered) or plain sentences, one question.
+
+    A question typed into the question box wins; otherwise the last question of a
+    pasted bAbI story is used, with its answer and supporting facts.
+    """
+    if len(story) > MAX_STORY_CHARS:
+        raise InputError(f"The story is {len(story):,} characters; the limit is "
+                         f"{MAX_STORY_CHARS:,}.")
+    if not story.strip():
+        raise InputError("Write a story first: a few sentences such as 'Mary went to the "
+                         "kitchen.'")
+    if _LINE.match(story.lstrip().splitlines()[0]):
+        episode = parse(story)[-1]
+        if question.strip():
+            facts = tuple(line.text for line in episode if not line.is_question)
+            return Sample(facts, _checked_question(question), "", ())
+        asked = samples([episode])
+        if not asked:
+            raise InputError("The story has no question line; add one or type a question.")
+        return asked[-1]
+    facts = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", story) if words(s)]
+    long = [i + 1 for i, s in enumerate(facts) if len(words(s)) > MAX_WORDS_PER_SENTENCE]
+    if long:
+        raise InputError(f"Sentence {long[0]} has over {MAX_WORDS_PER_SENTENCE} words; "
+                         "split it into shorter sentences.")
+    return Sample(tuple(facts), _checked_question(question), "", ())
+
+
+def _checked_question(question: str) -> str:
+    if not words(question):
+        raise InputError("Type a question, such as 'Where is Mary?'.")
+    if len(words(question)) > MAX_WORDS_PER_SENTENCE:
+        raise InputError(f"The question has over {MAX_WORDS_PER_SENTENCE} words.")
+    return question.strip()

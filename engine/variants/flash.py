@@ -1,0 +1,41 @@
+"""FlashAttention (Dao et al. 2022; Dao 2023): exact attention without the n × n matrix.
+
+Scores are computed tile by tile with an online softmax (running max m_i and sum l_i),
+so only O(n·d) memory is held, and the result is exact: out = softmax(QKᵀ/√d) V.
+Runs engine.kernels.attention: the Triton kernel on a GPU, the PyTorch path (query
+chunks of at most 64 MiB) on a CPU. The map is exact too: p_ij = exp(s_ij − lse_i) from
+the kernel's log-sum-exp.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from engine import kernels
+from engine.kernels.reference import CHUNK_BYTES
+from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_scores
+
+
+class Flash(Variant):
+    name = "flash"
+    title = "FlashAttention (tiled, exact)"
+    paper = "Dao et al. 2022, FlashAttention; Dao 2023, FlashAttention-2"
+    time_complexity = "O(n²·d)"
+    memory_complexity = "O(n·d)"
+    map_note = "Exact: exp(s_ij − lse_i) from the kernel's log-sum-exp."
+
+    def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
+        out, lse = kernels.attention(q, k, v, causal=causal)
+        if not want_map:
+            return Output(out)
+        p = torch.exp(dense_scores(q, k, causal) - lse[..., None].to(q.dtype))
+        pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool)
+        return Output(out, p, pattern.tril() if causal else pattern,
+                      notes=[f"kernel path: {kernels.active_path(q.device)}."])
+
+    def flops(self, n, d, hp):
+        return 4.0 * n * n * d + 5.0 * n * n
+
+    def memory(self, n, d, hp):
+        # The CPU path holds one chunk of query rows × n keys, capped at CHUNK_BYTES.
+        return min(2.0 * n * n * FLOAT_BYTES, 2.0 * CHUNK_BYTES) + 4.0 * n * d * FLOAT_BYTES

@@ -1,0 +1,120 @@
+"""Every Triton kernel against the PyTorch path, run on the CPU by the Triton interpreter.
+
+``@triton.jit`` reads TRITON_INTERPRET when a kernel module is imported, so the fixture
+sets it and drops any kernel module imported earlier in the session; on the way out it
+restores the variable and drops them again, leaving later tests (and GPU runs) with
+normally compiled kernels. Shapes are tiny because the interpreter runs each program
+in Python; bfloat16 is left out because ``tl.dot`` on bf16 is wrong in the interpreter.
+"""
+
+import sys
+
+import pytest
+import torch
+
+from engine import kernels as K
+from engine.kernels import reference
+
+pytest.importorskip("triton")
+
+KERNEL_MODULES = [f"engine.kernels.{m}" for m in ("triton_attention", "triton_pooled", "triton_decode")]
+
+
+def _drop_kernel_modules():
+    for name in KERNEL_MODULES:
+        sys.modules.pop(name, None)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def interpreter():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TRITON_INTERPRET", "1")
+    _drop_kernel_modules()
+    yield
+    mp.undo()
+    _drop_kernel_modules()
+
+
+@pytest.fixture
+def gen():
+    """Fresh random inputs on every run; the seed is in the test's failure output."""
+    seed = torch.seed()
+    print(f"seed={seed}")
+    return torch.Generator().manual_seed(seed)
+
+
+TOL = {torch.float32: 2e-5, torch.float16: 3e-3}
+
+
+def randn(gen, *shape, dtype):
+    return torch.randn(*shape, generator=gen).to(dtype)
+
+
+def assert_same(ours, ref, dtype):
+    """Outputs within the dtype's tolerance; lse equal, including which rows are −inf."""
+    (out, lse), (ref_out, ref_lse) = ours, ref
+    assert out.dtype == dtype and out.shape == ref_out.shape
+    assert torch.allclose(out.float(), ref_out.float(), atol=TOL[dtype])
+    assert lse.dtype == torch.float32
+    assert torch.equal(torch.isinf(lse), torch.isinf(ref_lse))
+    finite = torch.isfinite(ref_lse)
+    assert torch.allclose(lse[finite], ref_lse[finite], atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("n_q,n_k,d", [(77, 77, 32), (5, 70, 64), (70, 40, 32)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_attention(gen, dtype, n_q, n_k, d, causal):
+    q = randn(gen, 2, 2, n_q, d, dtype=dtype)
+    k, v = (randn(gen, 2, 2, n_k, d, dtype=dtype) for _ in range(2))
+    ours = K.attention(q, k, v, causal=causal, path="triton")
+    assert_same(ours, reference.attention(q, k, v, causal=causal), dtype)
+
+
+def test_fused_attention_reads_strided_inputs(gen):
+    """A [B, N, H, D] tensor viewed as [B, H, N, D] (as projections produce) needs no copy."""
+    qkv = randn(gen, 1, 45, 3, 2, 32, dtype=torch.float32)  # (B, N, 3, H, D)
+    q, k, v = (t.transpose(1, 2) for t in qkv.unbind(2))  # (B, H, N, D), strided
+    ours = K.attention(q, k, v, causal=True, path="triton")
+    assert_same(ours, reference.attention(q, k, v, causal=True), torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("block_size,per_head", [(16, True), (32, False)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_block_sparse_attention(gen, dtype, block_size, per_head, causal):
+    n, H = 77, 3
+    bm = K.bigbird_block_mask(
+        n, block_size=block_size, heads=H if per_head else 1, random_blocks=1, generator=gen
+    )
+    bm[:, 1, :] = False  # a query block that computes nothing: out 0, lse −inf
+    q, k, v = (randn(gen, 2, H, n, 32, dtype=dtype) for _ in range(3))
+    kwargs = dict(block_size=block_size, causal=causal)
+    ours = K.block_sparse_attention(q, k, v, bm, path="triton", **kwargs)
+    assert_same(ours, reference.block_sparse_attention(q, k, v, bm, **kwargs), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("n_q,n_k,block", [(77, 77, 32), (50, 83, 16)])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("reduce", ["mean", "max"])
+def test_pooled_map(gen, dtype, n_q, n_k, block, causal, reduce):
+    q, k = randn(gen, 1, 2, n_q, 32, dtype=dtype), randn(gen, 1, 2, n_k, 32, dtype=dtype)
+    lse = reference.attention(q, k, k, causal=causal)[1] if dtype == torch.float32 else None
+    kwargs = dict(block=block, causal=causal, reduce=reduce, lse=lse)
+    ours = K.pooled_attention_map(q, k, path="triton", **kwargs)
+    ref = reference.pooled_attention_map(q, k, **kwargs)
+    assert ours.dtype == torch.float32 and ours.shape == ref.shape
+    assert torch.allclose(ours, ref, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("T", [1, 37, 300])
+def test_decode_step_on_a_growing_cache(gen, dtype, T):
+    """A preallocated cache sliced to its first T entries: split-K over T, then combine."""
+    B, H, T_max, D = 2, 2, 320, 64
+    k_cache, v_cache = (randn(gen, B, H, T_max, D, dtype=dtype) for _ in range(2))
+    q = randn(gen, B, H, 1, D, dtype=dtype)
+    k, v = k_cache[:, :, :T], v_cache[:, :, :T]
+    ours = K.decode_step(q, k, v, path="triton")
+    assert_same(ours, reference.decode_step(q, k, v), dtype)

@@ -1,0 +1,122 @@
+"""Our Transformer: attention equals the reference, masks hold, traces keep the contract."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from engine.attention import MultiHeadAttention
+from engine.models.transformer import (
+    PAD,
+    Transformer,
+    TransformerConfig,
+    build,
+)
+from engine.positional import sinusoidal
+
+torch.set_num_threads(1)
+
+
+def tiny(pe="sinusoidal", **kw) -> Transformer:
+    cfg = TransformerConfig(src_vocab=20, tgt_vocab=17, d_model=32, n_heads=4, n_layers=2,
+                            d_ff=64, dropout=0.0, max_len=24, pe=pe, **kw)
+    return build(cfg, seed=0).eval()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_multihead_equals_torch_sdpa(causal):
+    torch.manual_seed(1)
+    mha = MultiHeadAttention(32, 4).eval()
+    x, mem = torch.randn(3, 7, 32), torch.randn(3, 7, 32)
+    out, w = mha(x, mem, mem, causal=causal)
+    q, k, v = mha.project(x, mem, mem)  # (B, h, T, d_k)
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    ref = mha.W_O(ref.transpose(1, 2).reshape(3, 7, 32))
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(w.sum(-1), torch.ones(3, 4, 7), atol=1e-5, rtol=0)
+
+
+def test_multihead_with_padding_equals_torch_reference():
+    torch.manual_seed(2)
+    mha = MultiHeadAttention(16, 2).eval()
+    x = torch.randn(2, 5, 16)
+    allowed = torch.tensor([[True] * 5, [True, True, True, False, False]])[:, None, :]
+    out, w = mha(x, mask=allowed)
+    q, k, v = mha.project(x, x, x)
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed[:, None])
+    ref = mha.W_O(ref.transpose(1, 2).reshape(2, 5, 16))
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    assert (w[1, :, :, 3:] == 0).all()
+
+
+def batch():
+    src = torch.tensor([[5, 6, 7, 8, 9], [5, 6, 7, PAD, PAD]])
+    tgt_in = torch.tensor([[1, 4, 5, 6], [1, 4, PAD, PAD]])
+    return src, tgt_in
+
+
+def test_forward_maps_are_distributions_with_the_promised_masks():
+    model = tiny()
+    src, tgt_in = batch()
+    logits, inter = model(src, tgt_in)
+    assert logits.shape == (2, 4, 17)
+    assert inter.encoder_self.shape == (2, 2, 4, 5, 5)
+    assert inter.decoder_self.shape == (2, 2, 4, 4, 4)
+    assert inter.cross.shape == (2, 2, 4, 4, 5)
+    for w in (inter.encoder_self, inter.decoder_self, inter.cross):
+        torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]), atol=1e-5, rtol=0)
+    # causal: no decoder position looks ahead
+    assert torch.triu(inter.decoder_self, diagonal=1).abs().max() == 0
+    # padded source keys get exactly zero weight, in the encoder and in cross-attention
+    assert (inter.encoder_self[1, ..., 3:] == 0).all() and (inter.cross[1, ..., 3:] == 0).all()
+
+
+def test_queries_and_keys_reproduce_every_map():
+    model = tiny()
+    src, tgt_in = batch()
+    _, inter = model(src[:1], tgt_in[:1])
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        q, k = model.queries_keys(inter, kind)  # [L, h, Q|K, d_k]
+        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(q.shape[-1])
+        if kind == "decoder_self":
+            scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
+        w = np.exp(scores - scores.max(-1, keepdims=True))
+        w /= w.sum(-1, keepdims=True)
+        np.testing.assert_allclose(w, getattr(inter, kind)[0].numpy(), atol=1e-5)
+
+
+def test_sinusoidal_embedding_adds_the_paper_table():
+    model = tiny()
+    ids = torch.tensor([[5, 6, 7]])
+    x = model.src_embed(ids)
+    table = torch.tensor(sinusoidal(3, 32), dtype=torch.float32)
+    torch.testing.assert_close(x - model.src_embed.tokens(ids) * math.sqrt(32), table[None],
+                               atol=1e-5, rtol=0)
+
+
+def test_without_positional_encoding_the_encoder_is_blind_to_order():
+    """pe=none: permuting the source only permutes the cross-attention columns."""
+    model = tiny(pe="none")
+    src = torch.tensor([[5, 6, 7, 8, 9]])
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    tgt_in = torch.tensor([[1, 4, 5]])
+    _, a = model(src, tgt_in)
+    logits_p, b = model(src[:, perm], tgt_in)
+    torch.testing.assert_close(b.cross, a.cross[..., perm], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(logits_p, model(src, tgt_in)[0], atol=1e-5, rtol=1e-5)
+
+
+def test_learned_table_is_a_parameter_and_none_has_none():
+    assert isinstance(tiny(pe="learned").src_embed.pe, torch.nn.Parameter)
+    assert tiny(pe="none").src_embed.pe is None
+
+
+def test_greedy_stops_and_pads_after_end_of_sentence():
+    model = tiny()
+    out = model.greedy(torch.tensor([[5, 6, 7], [8, 9, 10]]), max_new=6)
+    assert out.shape[0] == 2 and out.shape[1] <= 7 and (out[:, 0] == 1).all()
+    for row in out.tolist():
+        if 2 in row:
+            assert all(t == PAD for t in row[row.index(2) + 1 :])
