@@ -336,4 +336,4 @@ class Translator:
             out["v_a"] = attn.v_a.weight[0]
         else:
             out["e"] = attn.score(states[None], h)[0]
-        return out
+        return {k: v.detach() for k, v in out.items()}

@@ -174,8 +174,8 @@ def from_state(state: dict[str, torch.Tensor], meta: dict, name: str = "") -> Re
     return Reader(model, Vocab.from_json(meta["vocab"]), tuple(meta["candidates"]), name, meta)
 
 
-def load(name: str = "memn2n-joint") -> Reader:
-    state, meta = checkpoints.load(name)
+def load(name: str = "memn2n-joint", directory=None) -> Reader:
+    state, meta = checkpoints.load(name, directory)
     return from_state(state, meta, name)
 
 

@@ -203,6 +203,7 @@ class Transformer(nn.Module):
                 break
         return out
 
+    @torch.no_grad()
     def queries_keys(self, inter: Intermediates, kind: str) -> tuple[np.ndarray, np.ndarray]:
         """Per-head q and k for one attention kind of batch item 0: two ``[L, h, T, d_k]``."""
         layers = self.encoder if kind == "encoder_self" else self.decoder

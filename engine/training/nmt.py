@@ -25,7 +25,7 @@ from engine.models.bahdanau import SCORINGS, NMTConfig, RNNSearch
 PRESETS = {
     "dates": dict(n_train=30000, steps=3000, batch=64, lr=2e-3,
                   model=dict(emb=32, enc_hidden=64, dec_hidden=128, attn=64, maxout=64)),
-    "en-fr": dict(n_train=60000, steps=4000, batch=64, lr=2e-3,
+    "en-fr": dict(n_train=60000, steps=3600, batch=64, lr=2e-3,
                   model=dict(emb=64, enc_hidden=64, dec_hidden=128, attn=64, maxout=64)),
 }
 QUICK = dict(n_train=300, steps=30, batch=16)

@@ -43,8 +43,10 @@ def wait_for_health(url: str, proc: subprocess.Popen | None = None, timeout: flo
     raise TimeoutError(f"{url} not healthy after {timeout} s")
 
 
-def start_server(port: int, log_path: Path) -> subprocess.Popen:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+def start_server(
+    port: int, log_path: Path, script: str = "app/main.py", env: dict | None = None
+) -> subprocess.Popen:
+    env = dict(env or os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     log = open(log_path, "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
         [
@@ -52,7 +54,7 @@ def start_server(port: int, log_path: Path) -> subprocess.Popen:
             "-m",
             "streamlit",
             "run",
-            "app/main.py",
+            script,
             "--server.port",
             str(port),
             "--server.address",

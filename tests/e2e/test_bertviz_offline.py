@@ -10,14 +10,12 @@ last test runs ``render`` in a real (tiny) Streamlit app.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from views.bertviz_view import head_view_html, model_view_html
 
-from tests.e2e.support import ROOT, free_port, wait_for_health
+from tests.e2e.support import ROOT, free_port, start_server, wait_for_health
 
 pytestmark = pytest.mark.e2e
 
@@ -102,22 +100,7 @@ def test_render_draws_inside_streamlit(page, tmp_path):
     )
     port = free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "app"), str(ROOT)]))
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(script),
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-    ]
-    with subprocess.Popen(
-        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
-    ) as proc:
+    with start_server(port, tmp_path / "streamlit.log", str(script), env) as proc:
         try:
             wait_for_health(f"http://127.0.0.1:{port}", proc)
             page.goto(f"http://127.0.0.1:{port}")

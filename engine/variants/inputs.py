@@ -1,0 +1,85 @@
+"""Inputs for the lab: synthetic Q/K/V with controllable structure, or text through a layer.
+
+Synthetic structures (each gives attention a different shape to approximate):
+- ``random``: i.i.d. N(0, 1) q, k, v — diffuse attention, no structure to exploit.
+- ``local``: q_i·k_j peaks at |i − j| small (sinusoidal positions) — a band.
+- ``clustered``: tokens belong to c clusters; q and k sit near their cluster centre —
+  block structure that LSH buckets can find.
+- ``global``: a few "hub" keys every query attends to — what global tokens are for.
+``sharpness`` multiplies q: higher → peakier softmax, harder for low-rank methods.
+
+Text: words → seeded per-word embeddings (a word always maps to the same vector) +
+sinusoidal positions → a seeded, *untrained* multi-head projection W_Q, W_K, W_V.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import torch
+
+from engine.positional import sinusoidal
+from engine.text import InputError, tokens_within
+
+STRUCTURES = ("random", "local", "clustered", "global")
+LENGTH_LIMITS = (8, 1024)
+HEAD_DIM_LIMITS = (8, 128)
+HEADS_LIMITS = (1, 8)
+SHARPNESS_LIMITS = (0.1, 8.0)
+TEXT_TOKEN_LIMIT = 256
+TEXT_LABEL = "seeded random multi-head layer (untrained)"
+
+
+def _check(name: str, value, limits) -> None:
+    lo, hi = limits
+    if not lo <= value <= hi:
+        raise InputError(f"{name} must be between {lo} and {hi}; got {value}.")
+
+
+def synthetic(n: int, d: int = 32, heads: int = 2, *, structure: str = "clustered",
+              sharpness: float = 1.0, seed: int = 0):
+    """``q, k, v [1, heads, n, d]`` and position labels."""
+    _check("n", n, LENGTH_LIMITS)
+    _check("head size d", d, HEAD_DIM_LIMITS)
+    _check("heads", heads, HEADS_LIMITS)
+    _check("sharpness", sharpness, SHARPNESS_LIMITS)
+    if structure not in STRUCTURES:
+        raise InputError(f"structure must be one of {', '.join(STRUCTURES)}; got {structure!r}.")
+    g = torch.Generator().manual_seed(seed)
+    noise = torch.randn(3, 1, heads, n, d, generator=g)
+    q, k, v = noise[0], noise[1], noise[2]
+    if structure == "local":
+        pe = torch.from_numpy(sinusoidal(n, d)).float() * math.sqrt(d / 2)
+        q, k = pe + 0.3 * q, pe + 0.3 * k
+    elif structure == "clustered":
+        c = max(2, round(math.sqrt(n) / 2))
+        centres = torch.randn(heads, c, d, generator=g) * 1.5
+        member = torch.randint(0, c, (n,), generator=g)
+        base = centres[:, member]  # (heads, n, d)
+        q, k = base + 0.5 * q, base + 0.5 * k
+    elif structure == "global":
+        hubs = torch.randint(0, n, (max(1, n // 32),), generator=g)
+        k = 0.5 * k
+        k[..., hubs, :] = q.mean(dim=-2, keepdim=True) * 4 + k[..., hubs, :]
+    return q * sharpness, k, v, [str(i) for i in range(n)]
+
+
+def embed_word(word: str, d_model: int) -> torch.Tensor:
+    """A fixed random vector per lower-cased word (seeded by a stable hash, not Python's)."""
+    g = torch.Generator().manual_seed(zlib.crc32(word.lower().encode("utf-8")))
+    return torch.randn(d_model, generator=g)
+
+
+def text_layer(text: str, heads: int = 2, d: int = 32, *, seed: int = 0):
+    """``q, k, v [1, heads, n, d]`` and the tokens, from a seeded untrained layer."""
+    _check("head size d", d, HEAD_DIM_LIMITS)
+    _check("heads", heads, HEADS_LIMITS)
+    tokens = tokens_within(text, TEXT_TOKEN_LIMIT)
+    d_model = heads * d
+    x = torch.stack([embed_word(t, d_model) for t in tokens])
+    x = x + torch.from_numpy(sinusoidal(len(tokens), d_model)).float()
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(3, d_model, d_model, generator=g) / math.sqrt(d_model)
+    qkv = (x @ W).view(3, 1, len(tokens), heads, d).transpose(2, 3)  # (3, 1, h, n, d)
+    return qkv[0], qkv[1], qkv[2], tokens

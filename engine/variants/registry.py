@@ -1,0 +1,50 @@
+"""The registry: every variant the app and the profiler know, in display order.
+
+Adding a variant = one file with a Variant subclass + one line here.
+"""
+
+from __future__ import annotations
+
+from engine.text import InputError
+from engine.variants.base import Variant
+from engine.variants.bigbird import BigBird
+from engine.variants.chunked import Chunked
+from engine.variants.flash import Flash
+from engine.variants.full import Full
+from engine.variants.int8 import Int8
+from engine.variants.kv_cache import KVCache
+from engine.variants.linformer import Linformer
+from engine.variants.longformer import Longformer
+from engine.variants.mamba import Mamba
+from engine.variants.performer import Performer
+from engine.variants.reformer import Reformer
+from engine.variants.sparse import Sparse
+
+REGISTRY: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Full(),
+        Flash(),
+        Linformer(),
+        Performer(),
+        Longformer(),
+        Reformer(),
+        BigBird(),
+        Chunked(),
+        Sparse(),
+        Mamba(),
+        KVCache(),
+        Int8(),
+    )
+}
+
+
+def names() -> list[str]:
+    return list(REGISTRY)
+
+
+def get(name: str) -> Variant:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise InputError(f"Unknown variant {name!r}; known: {', '.join(REGISTRY)}.") from None
