@@ -35,8 +35,9 @@ def cached_decode(q, k, v):
     out, lse = torch.empty_like(q), q.new_empty(B, H, n)
     for t in range(n):
         k_cache[:, :, t], v_cache[:, :, t] = k[:, :, t], v[:, :, t]
-        o, l = kernels.decode_step(q[:, :, t : t + 1], k_cache[:, :, : t + 1],
-                                   v_cache[:, :, : t + 1])
+        o, l = kernels.decode_step(
+            q[:, :, t : t + 1], k_cache[:, :, : t + 1], v_cache[:, :, : t + 1]
+        )
         out[:, :, t], lse[:, :, t] = o[:, :, 0], l[:, :, 0]
     return out, lse
 

@@ -26,7 +26,7 @@ def bleu(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]
         return 0.0
     hyp = [" ".join(h) for h in hypotheses]
     ref = [" ".join(r) for r in references]
-    return float(sacrebleu.corpus_bleu(hyp, [ref], tokenize="none").score)
+    return float(sacrebleu.corpus_bleu(hyp, [ref], tokenize="none", force=True).score)
 
 
 def exact_match(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]]) -> float:
@@ -59,3 +59,14 @@ def aer(items: Iterable[tuple[Iterable[Link], Iterable[Link], Iterable[Link]]]) 
     if n_a + n_s == 0:
         return 0.0
     return 1.0 - (a_s + a_p) / (n_a + n_s)
+
+
+def link_kinds(alpha: np.ndarray, sure: Iterable[Link], possible: Iterable[Link]) -> list[str]:
+    """For each target row of α, what its argmax source word is to the gold alignment:
+    "sure", "possible" (only possible: e.g. a determiner looking at the noun whose gender
+    it needs — anticipation) or "outside" (not a gold link)."""
+    S, P = set(sure), set(possible) | set(sure)
+    kinds = []
+    for j, i in sorted(argmax_links(alpha), key=lambda link: link[1]):
+        kinds.append("sure" if (j, i) in S else "possible" if (j, i) in P else "outside")
+    return kinds

@@ -34,7 +34,7 @@ def quantize(x: torch.Tensor, block: int | None) -> tuple[torch.Tensor, torch.Te
     broadcastable to x, with x ≈ x̂ · δ.
     """
     if block is None:
-        delta = x.abs().amax().clamp(min=1e-12) / QMAX
+        delta = (x.abs().amax().clamp(min=1e-12) / QMAX).reshape(1, 1, 1, 1)
         return torch.round(x / delta).clamp(-QMAX, QMAX), delta
     B, H, n, D = x.shape
     nb = math.ceil(n / block)

@@ -43,6 +43,14 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+_NOT_SUBJECT = {"the", "then", "after", "that", "afterwards", "following", "a", "is"}
+
+
+def subject(sentence: str) -> str:
+    """The entity a sentence is about: its first word that is not a connective or article."""
+    return next((w for w in words(sentence) if w not in _NOT_SUBJECT), "")
+
+
 def format_babi(episodes: list[Episode]) -> str:
     """The original bAbI text: numbered lines, questions with answer and support ids."""
     out = []

@@ -21,9 +21,8 @@ English is lower-cased and tokenised; French elisions are separate tokens ("l'",
 
 from __future__ import annotations
 
-import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine.data import enfr_lexicon as lx
@@ -575,20 +574,19 @@ def splits(seed: int = 0, n_train: int = 60000, n_valid: int = 1000,
     return {"train": train, "valid": valid, "test": [p for b in test for p in b]}
 
 
-@functools.lru_cache(maxsize=2)
-def _index(seed: int) -> dict[tuple[str, ...], Pair]:
-    index = {p.src: p for split in splits(seed).values() for p in split}
-    index.update({p.src: p for p in EXAMPLES.values()})
-    return index
-
-
-def gold(tokens: Sequence[str], seed: int = 0) -> Pair | None:
-    """The grammar's Pair for an English token sequence, if the grammar generated it
-    (in the examples or the splits of ``seed``); None otherwise."""
+def gold(tokens: Sequence[str], pairs: Iterable[Pair] = ()) -> Pair | None:
+    """The grammar's Pair for an English token sequence if it is one of the teaching
+    examples or of ``pairs`` (e.g. sentences a page drew from the grammar); else None.
+    A missing final "." is forgiven."""
     tokens = tuple(tokens)
     if tokens and tokens[-1] != ".":
         tokens = tokens + (".",)
-    return _index(seed).get(tokens)
+    return next((p for p in (*EXAMPLES.values(), *pairs) if p.src == tokens), None)
+
+
+def sample(seed: int) -> Pair:
+    """One sentence drawn from the grammar (with its gold links), outside the splits' stream."""
+    return Sampler(seed).sentence()
 
 
 # -- text in and out ---------------------------------------------------------------------

@@ -15,10 +15,9 @@ import json
 import numpy as np
 import torch
 
-from engine import checkpoints
 from engine.data.babi import TASK_IDS, dataset
 from engine.data.babi_encode import encode, times_and_mask
-from engine.models.memn2n import Reader, checkpoint_name, load
+from engine.models.memn2n import Reader, checkpoint_for, load
 
 # Sukhbaatar et al. 2015, "End-To-End Memory Networks", Table 1: test error (%) on the
 # bAbI 1k tasks, column "MemN2N PE LS RN" (one model per task, best of 10 runs picked
@@ -64,9 +63,7 @@ def score(reader: Reader, task: int, batch: int = 250) -> dict:
 
 def reader_for(task: int, cache: dict, directory=None) -> Reader:
     """The task's own model if one is shipped, else the joint model."""
-    name = checkpoint_name(task)
-    if name not in checkpoints.available("memn2n-", directory):
-        name = checkpoint_name("all")
+    name = checkpoint_for(task, directory)
     if name not in cache:
         cache[name] = load(name, directory)
     return cache[name]

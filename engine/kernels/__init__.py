@@ -37,6 +37,7 @@ __all__ = [
     "decode_step",
     "kept_fraction",
     "longformer_block_mask",
+    "num_blocks",
     "pooled_attention_map",
     "sliding_window_block_mask",
 ]

@@ -19,7 +19,7 @@ import math
 
 import torch
 
-CHUNK_BYTES = 64 * 2**20
+CHUNK_BYTES = 16 * 2**20
 
 
 def default_scale(d: int, scale: float | None) -> float:
@@ -49,8 +49,23 @@ def _causal_fill(s: torch.Tensor, row0: int, offset: int) -> torch.Tensor:
     return s.masked_fill_(j > i + offset, float("-inf"))
 
 
-def _exp_rows(s: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+# exp overflows float32 past 88.7. When every |s_ij| ≤ 60 (checked with Cauchy–Schwarz,
+# |s_ij| ≤ scale·|q_i|·|k_j|), exp(s_ij) and its sum over up to ~10⁹ keys stay finite and
+# normal with no shift at all, which saves the row-max pass and the subtraction pass.
+SHIFT_FREE_BOUND = 60.0
+
+
+def shift_free(q: torch.Tensor, k: torch.Tensor, scale: float) -> bool:
+    """True when scale · max_i |q_i| · max_j |k_j| ≤ SHIFT_FREE_BOUND."""
+    q_max = torch.linalg.vector_norm(q.float(), dim=-1).amax()
+    k_max = torch.linalg.vector_norm(k.float(), dim=-1).amax()
+    return bool(scale * q_max * k_max <= SHIFT_FREE_BOUND)
+
+
+def _exp_rows(s: torch.Tensor, shift: torch.Tensor | None) -> torch.Tensor:
     """exp(s − shift) in place; a row whose shift is −inf (no allowed key) becomes all 0."""
+    if shift is None:
+        return s.exp_()
     safe = torch.where(torch.isinf(shift), torch.zeros_like(shift), shift)
     return s.sub_(safe[..., None]).exp_()
 
@@ -60,13 +75,16 @@ def _scores(q_chunk, k_t, scale, ct):
     return (q_chunk.to(ct) * scale) @ k_t  # (B, H, c, N_k)
 
 
-def _softmax_weighted(s: torch.Tensor, v: torch.Tensor):
-    """(Σ_j p_ij v_j, lse_i) from scores s (consumed): normalise the [c, D] output, not p."""
-    m = s.amax(dim=-1)  # (..., c)
+def _softmax_weighted(s: torch.Tensor, v: torch.Tensor, unshifted: bool):
+    """(Σ_j p_ij v_j, lse_i) from scores s (consumed): normalise the [c, D] output, not p.
+
+    An empty row has l_i = 0, so lse_i = m_i + log 0 = −inf and o_i = 0.
+    """
+    m = None if unshifted else s.amax(dim=-1)  # (..., c)
     e = _exp_rows(s, m)
     l = e.sum(dim=-1)
     o = (e @ v) / torch.where(l > 0, l, torch.ones_like(l))[..., None]
-    lse = torch.where(l > 0, m + torch.log(l), torch.full_like(l, float("-inf")))
+    lse = torch.log(l) if m is None else m + torch.log(l)
     return o, lse
 
 
@@ -79,12 +97,13 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
     kt, vt = k.to(ct).transpose(-2, -1), v.to(ct)
     out = torch.empty(B, H, n_q, v.shape[-1], dtype=q.dtype, device=q.device)
     lse = torch.empty(B, H, n_q, dtype=torch.float32, device=q.device)
+    unshifted = shift_free(q, k, scale)
     step = chunk_rows(n_q, n_k, B * H)
     for r0 in range(0, n_q, step):
         s = _scores(q[:, :, r0 : r0 + step], kt, scale, ct)
         if causal:
             _causal_fill(s, r0, n_k - n_q)
-        o_c, l_c = _softmax_weighted(s, vt)
+        o_c, l_c = _softmax_weighted(s, vt, unshifted)
         out[:, :, r0 : r0 + step] = o_c.to(q.dtype)
         lse[:, :, r0 : r0 + step] = l_c.float()
     return out, lse
@@ -104,6 +123,7 @@ def block_sparse_attention(
     bm = block_mask.to(device=q.device, dtype=torch.bool)  # (H or 1, nb, nb)
     out = torch.zeros(B, H, n, v.shape[-1], dtype=q.dtype, device=q.device)
     lse = torch.full((B, H, n), float("-inf"), dtype=torch.float32, device=q.device)
+    unshifted = shift_free(q, k, scale)
     for qb in range(bm.shape[1]):
         r0, r1 = qb * block_size, min(n, (qb + 1) * block_size)
         kept = torch.nonzero(bm[:, qb].any(0)).flatten()  # key blocks any head keeps
@@ -116,7 +136,7 @@ def block_sparse_attention(
         if causal:
             allowed = allowed & (idx[None, :] <= torch.arange(r0, r1, device=q.device)[:, None])
         s.masked_fill_(~allowed, float("-inf"))  # (B, H, c, m)
-        o_c, l_c = _softmax_weighted(s, v[:, :, idx].to(ct))
+        o_c, l_c = _softmax_weighted(s, v[:, :, idx].to(ct), unshifted)
         out[:, :, r0:r1] = o_c.to(q.dtype)
         lse[:, :, r0:r1] = l_c.float()
     return out, lse
@@ -133,18 +153,26 @@ def _pool_keys(p: torch.Tensor, block: int, reduce: str) -> torch.Tensor:
     return torch.cat(parts, dim=-1)
 
 
-def _pool_rows_unnormalised(s: torch.Tensor, block: int, reduce: str) -> torch.Tensor:
+def _pooled_rows(s: torch.Tensor, block: int, reduce: str, unshifted: bool) -> torch.Tensor:
     """Pooled p from scores alone: pool exp(s − m_i), then divide each row by l_i.
 
     Pooling is linear (sum) or monotone (max) per row, so normalising the few pooled
     columns instead of the N_k probabilities saves a full pass; for the mean, l_i is
     the sum of the row's pooled sums.
     """
-    m = s.amax(dim=-1)
-    e = _exp_rows(s, m)
+    e = _exp_rows(s, None if unshifted else s.amax(dim=-1))
     cols = _pool_keys(e, block, reduce)
     l = cols.sum(dim=-1) if reduce == "mean" else e.sum(dim=-1)
     return cols / torch.where(l > 0, l, torch.ones_like(l))[..., None]
+
+
+def _minus_lse(q_scaled: torch.Tensor, lse: torch.Tensor) -> torch.Tensor:
+    """[scale·q_i, −lse_i], so that one matmul with [k_j, 1] gives s_ij − lse_i directly.
+
+    An lse of −inf (a row without keys) becomes 0: all its scores are masked anyway.
+    """
+    shift = torch.where(torch.isinf(lse), torch.zeros_like(lse), lse).to(q_scaled.dtype)
+    return torch.cat([q_scaled, -shift[..., None]], dim=-1)  # (B, H, c, D+1)
 
 
 def block_counts(n: int, block: int, device=None) -> torch.Tensor:
@@ -166,18 +194,25 @@ def pooled_attention_map(
     n_k = k.shape[-2]
     scale = default_scale(D, scale)
     ct = compute_dtype(q.dtype)
-    kt = k.to(ct).transpose(-2, -1)
     nb_q, nb_k = -(-n_q // block), -(-n_k // block)
     pooled = torch.zeros(B, H, nb_q, nb_k, dtype=ct, device=q.device)
+    if lse is None:
+        kt, unshifted = k.to(ct).transpose(-2, -1), shift_free(q, k, scale)
+    else:
+        ones = torch.ones(*k.shape[:-1], 1, dtype=ct, device=k.device)
+        kt = torch.cat([k.to(ct), ones], dim=-1).transpose(-2, -1)  # (B, H, D+1, N_k)
     step = chunk_rows(n_q, n_k, B * H)
     for r0 in range(0, n_q, step):
-        s = _scores(q[:, :, r0 : r0 + step], kt, scale, ct)
+        q_c = q[:, :, r0 : r0 + step].to(ct) * scale
+        if lse is not None:
+            q_c = _minus_lse(q_c, lse[:, :, r0 : r0 + step])
+        s = q_c @ kt  # (B, H, c, N_k): s_ij, or s_ij − lse_i when lse is given
         if causal:
             _causal_fill(s, r0, n_k - n_q)
-        if lse is not None:
-            cols = _pool_keys(_exp_rows(s, lse[:, :, r0 : r0 + step].to(ct)), block, reduce)
+        if lse is None:
+            cols = _pooled_rows(s, block, reduce, unshifted)  # (B, H, c, nb_k)
         else:
-            cols = _pool_rows_unnormalised(s, block, reduce)  # (B, H, c, nb_k)
+            cols = _pool_keys(s.exp_(), block, reduce)
         rows = torch.arange(r0, r0 + cols.shape[-2], device=q.device) // block
         index = rows[None, None, :, None].expand_as(cols)
         if reduce == "mean":

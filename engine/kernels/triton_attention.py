@@ -109,6 +109,10 @@ def _attn_fwd(
     BLOCK_N: tl.constexpr,
 ):  # fmt: skip
     start_m = tl.program_id(0)
+    if CAUSAL:
+        # Causal tiles near the end see the most keys: launch them first so that the
+        # short ones fill the gaps at the end of the grid instead of the long ones.
+        start_m = tl.num_programs(0) - 1 - start_m
     bh = tl.program_id(1)
     b, h = bh // H, bh % H
     rows = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -273,19 +277,20 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
 
 
 def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
-    """CSR-style layout of a block mask: ``index [H|1, nb, max_kept]`` lists the kept key
-    blocks of each query block in order, ``count [H|1, nb]`` how many there are.
+    """CSR-style layout of a block mask: ``index [H|1, nb, nb]`` lists the kept key blocks
+    of each query block first, in order, and ``count [H|1, nb]`` says how many there are.
 
-    With ``causal``, blocks above the diagonal (J > I) hold no allowed pair and are dropped.
+    Built on the tensors' device with a fixed width nb, so no device-to-host sync is
+    needed. With ``causal``, blocks above the diagonal (J > I) hold no allowed pair and
+    are dropped.
     """
-    bm = block_mask.to(torch.bool).cpu()
+    bm = block_mask.to(device=device, dtype=torch.bool)
     if causal:
-        bm = bm & torch.ones(bm.shape[-2:], dtype=torch.bool).tril()
-    count = bm.sum(-1).to(torch.int32)  # (H|1, nb)
-    width = max(1, int(count.max()))
-    # Stable sort puts the kept block ids first, in increasing order.
-    order = torch.sort((~bm).to(torch.int8), dim=-1, stable=True).indices[..., :width]
-    return order.to(torch.int32).contiguous().to(device), count.contiguous().to(device)
+        bm = bm & torch.ones(bm.shape[-2:], dtype=torch.bool, device=device).tril()
+    count = bm.sum(-1, dtype=torch.int32)  # (H|1, nb)
+    # A stable sort of "dropped" flags puts the kept block ids first, in increasing order.
+    index = torch.sort((~bm).to(torch.uint8), dim=-1, stable=True).indices
+    return index.to(torch.int32).contiguous(), count.contiguous()
 
 
 def block_sparse_attention(

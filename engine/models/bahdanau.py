@@ -323,6 +323,17 @@ class Translator:
         return trace
 
     @torch.no_grad()
+    def align(self, src: list[str], tgt: list[str]):
+        """α (T, K) with ``tgt`` fed in (forced alignment): how the model aligns a given
+        translation, e.g. the gold one when its own output differs. None without attention."""
+        if self.model.attention is None:
+            return None
+        ids = torch.tensor([self.src_vocab.encode(src)])
+        tgt_in = torch.tensor([self.tgt_vocab.encode(tgt, add_bos=True)])
+        _, alpha = self.model(ids, torch.tensor([len(src)]), tgt_in)
+        return alpha[0].numpy()
+
+    @torch.no_grad()
     def internals(self, src: list[str], states: torch.Tensor) -> dict:
         """The annotations h_j and the scores e_ij; for the additive scoring also its parts
         W_a s_{i-1}, U_a h_j, tanh(·) and v_a, so a page can show e_ij being built."""

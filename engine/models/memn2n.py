@@ -104,15 +104,19 @@ class MemN2N(nn.Module):
     def _B(self) -> int:
         return 0 if self.cfg.tying == "adjacent" else 2
 
-    def _embed(self, table: int, ids: torch.Tensor) -> torch.Tensor:
-        """Σ_j l_j ∘ E x_j over words; ids (..., n_words) → (..., d)."""
-        e = self.E[table](ids)  # (..., n_words, d)
-        if self.cfg.position_encoding:
-            e = e * position_encoding((ids != 0).sum(-1), ids.shape[-1], self.cfg.d)
-        return e.sum(-2)
+    def _pe(self, ids: torch.Tensor) -> torch.Tensor | None:
+        """l for every word of ids (..., J) → (..., J, d); None when PE is off (bag of words)."""
+        if not self.cfg.position_encoding:
+            return None
+        return position_encoding((ids != 0).sum(-1), ids.shape[-1], self.cfg.d)
 
-    def _memory(self, table: int, story: torch.Tensor, times: torch.Tensor) -> torch.Tensor:
-        m = self._embed(table, story)  # (B, M, d)
+    def _embed(self, table: int, ids: torch.Tensor, l: torch.Tensor | None) -> torch.Tensor:
+        """Σ_j l_j ∘ E x_j over words; ids (..., J) → (..., d)."""
+        e = self.E[table](ids)  # (..., J, d)
+        return (e if l is None else e * l).sum(-2)
+
+    def _memory(self, table: int, story: torch.Tensor, l, times: torch.Tensor) -> torch.Tensor:
+        m = self._embed(table, story, l)  # (B, M, d)
         if self.cfg.temporal:
             t = table if self.cfg.tying == "adjacent" else table % 2
             m = m + self.T[t][times]  # T(i): (B, M, d)
@@ -126,14 +130,15 @@ class MemN2N(nn.Module):
         Returns logits over the answer candidates (B, n_answers), the attention p per
         hop (B, K, M) and the first hop's input memories m_i (B, M, d).
         """
-        u = self._embed(self._B(), query)  # (B, d)
+        u = self._embed(self._B(), query, self._pe(query))  # (B, d)
+        l = self._pe(story)  # (B, M, J, d), shared by every table
         ps, first_m = [], None
         c_prev = None
         for k in range(self.cfg.hops):
             # Adjacent tying: A^{k+1} = C^k, so this hop's m is the last hop's c.
             m = c_prev if c_prev is not None and self.cfg.tying == "adjacent" else \
-                self._memory(self._A(k), story, times)  # (B, M, d)
-            c = self._memory(self._C(k), story, times)  # (B, M, d)
+                self._memory(self._A(k), story, l, times)  # (B, M, d)
+            c = self._memory(self._C(k), story, l, times)  # (B, M, d)
             first_m = m if first_m is None else first_m
             scores = torch.einsum("bmd,bd->bm", m, u)  # u^kᵀ m_i
             p = scores * mask if linear else masked_softmax(scores, mask)  # (B, M)
@@ -228,3 +233,20 @@ def answer(reader: Reader, sample: Sample) -> Trace:
         vectors={"memory": m[0].numpy().astype(np.float32)},
         timings={"forward_ms": 1000 * t_forward},
     )
+
+
+def checkpoint_for(task: int, directory=None) -> str:
+    """The task's own checkpoint if there is one, else the joint model's name."""
+    own = checkpoint_name(task)
+    return own if own in checkpoints.available("memn2n-", directory) else checkpoint_name("all")
+
+
+def memory_vectors(reader: Reader, samples: list[Sample]) -> list[np.ndarray]:
+    """The first hop's input memories m_i of each sample's story: (n_kept_i, d) each."""
+    enc = encode(samples, reader.vocab, reader.candidates, reader.model.cfg.memory)
+    story = torch.from_numpy(enc.story)
+    n_facts = torch.from_numpy(enc.n_facts)
+    times, mask = times_and_mask(n_facts, story.shape[1])
+    with torch.no_grad():
+        _, _, m = reader.model(story, times, mask, torch.from_numpy(enc.query))
+    return [m[i, : int(n)].numpy() for i, n in enumerate(enc.n_facts)]

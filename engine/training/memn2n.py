@@ -50,6 +50,17 @@ def split(samples, seed: int):
     return [samples[i] for i in order[cut:]], [samples[i] for i in order[:cut]]
 
 
+def batches(n_facts: np.ndarray, rng: np.random.Generator, pool: int = 50):
+    """Shuffled batches of similar story length: short stories are not padded to 50."""
+    order = rng.permutation(len(n_facts))
+    out = []
+    for start in range(0, len(order), BATCH * pool):
+        chunk = order[start:start + BATCH * pool]
+        chunk = chunk[np.argsort(n_facts[chunk], kind="stable")]
+        out += [chunk[i:i + BATCH] for i in range(0, len(chunk), BATCH)]
+    return [out[i] for i in rng.permutation(len(out))]
+
+
 def tensors(enc: Encoded, idx: np.ndarray):
     n_facts = torch.from_numpy(enc.n_facts[idx])
     M = max(1, int(n_facts.max()))
@@ -92,9 +103,7 @@ def train(tasks, *, hops: int, d: int, epochs: int, size: str = "1k", seed: int 
     for epoch in bar:
         opt_lr = lr * 0.5 ** (epoch // anneal)
         opt = torch.optim.SGD(model.parameters(), lr=opt_lr)
-        order = rng.permutation(len(enc_fit))
-        for start in range(0, len(enc_fit), BATCH):
-            idx = order[start:start + BATCH]
+        for idx in batches(enc_fit.n_facts, rng):
             story, n_facts, query, ans = tensors(enc_fit, idx)
             times, mask = noisy_times(n_facts, story.shape[1], cfg.memory, NOISE_RATE, gen)
             logits, _, _ = model(story, times, mask, query, linear=linear)

@@ -133,18 +133,30 @@ class Variant:
             raise InputError(f"{self.title} is bidirectional here; untick causal to run it.")
         return True if self.causal_support == "always" else causal
 
-    def run(self, q, k, v, *, causal: bool = False, want_map: bool = True,
-            hp: dict | None = None) -> Output:
+    def run(
+        self, q, k, v, *, causal: bool = False, want_map: bool = True, hp: dict | None = None
+    ) -> Output:
         """Check inputs and parameters, then compute."""
         if q.dim() != 4 or q.shape != k.shape or k.shape != v.shape:
-            raise InputError(f"q, k, v must share the shape [B, H, N, D]; got "
-                             f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}.")
+            raise InputError(
+                f"q, k, v must share the shape [B, H, N, D]; got "
+                f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}."
+            )
         hp = self.resolve(hp, q.shape[-2])
         causal = self.check_causal(causal)
         return self.compute(q, k, v, causal=causal, want_map=want_map, hp=hp)
 
-    def trace(self, q, k, v, *, labels=None, causal: bool = False, hp: dict | None = None,
-              task: str = "variants") -> Trace:
+    def trace(
+        self,
+        q,
+        k,
+        v,
+        *,
+        labels=None,
+        causal: bool = False,
+        hp: dict | None = None,
+        task: str = "variants",
+    ) -> Trace:
         """Run with the map and answer with a Trace (map flags from the class)."""
         n, d = q.shape[-2], q.shape[-1]
         hp = self.resolve(hp, n)
@@ -158,22 +170,37 @@ class Variant:
         return Trace(
             model=f"variant:{self.name}",
             task=task,
-            inputs={"variant": self.name, "n": n, "d": d, "causal": bool(self.check_causal(causal)),
-                    "params": hp},
-            outputs={"complexity_time": self.time_complexity,
-                     "complexity_memory": self.memory_complexity, "notes": res.notes},
+            inputs={
+                "variant": self.name,
+                "n": n,
+                "d": d,
+                "causal": bool(self.check_causal(causal)),
+                "params": hp,
+            },
+            outputs={
+                "complexity_time": self.time_complexity,
+                "complexity_memory": self.memory_complexity,
+                "notes": res.notes,
+            },
             maps=maps,
             vectors={"output": res.out.detach().float().cpu().numpy()},
-            metrics={"flops": self.flops(n, d, hp) * q.shape[0] * q.shape[1],
-                     "memory_bytes": self.memory(n, d, hp) * q.shape[0] * q.shape[1]},
+            metrics={
+                "flops": self.flops(n, d, hp) * q.shape[0] * q.shape[1],
+                "memory_bytes": self.memory(n, d, hp) * q.shape[0] * q.shape[1],
+            },
             timings={"compute_s": elapsed},
         )
 
     def attention_map(self, weights, labels, notes=()) -> AttentionMap:
         w = weights.detach().float().cpu().numpy()
         return AttentionMap(
-            weights=w, query_labels=labels, key_labels=labels, kind=self.map_kind,
-            exact=self.map_exact, implied=self.map_implied, normalized=self.map_normalized,
+            weights=w,
+            query_labels=labels,
+            key_labels=labels,
+            kind=self.map_kind,
+            exact=self.map_exact,
+            implied=self.map_implied,
+            normalized=self.map_normalized,
             layer_labels=[f"b{i}" for i in range(w.shape[0])],
             note=" ".join([self.map_note, *notes]).strip(),
         )
@@ -185,8 +212,13 @@ def pattern_map(pattern: torch.Tensor, labels, batch: int, heads: int) -> Attent
     if p.dim() == 2:
         p = p.expand(batch, heads, *p.shape)
     return AttentionMap(
-        weights=p.cpu().numpy(), query_labels=labels, key_labels=labels, kind="pattern",
-        exact=True, masked_only=True, normalized=False,
+        weights=p.cpu().numpy(),
+        query_labels=labels,
+        key_labels=labels,
+        kind="pattern",
+        exact=True,
+        masked_only=True,
+        normalized=False,
         layer_labels=[f"b{i}" for i in range(batch)],
         note="1 where the variant lets the query see the key, 0 where it cannot.",
     )

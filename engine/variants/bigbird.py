@@ -44,8 +44,9 @@ class BigBird(Variant):
         a = torch.arange(nb)[:, None]
         window = a + torch.tensor([-1, 0, 1])  # (nb, 3)
         glob = torch.arange(hp["global_blocks"]).expand(nb, -1)
-        rand = torch.randint(0, nb, (heads, nb, hp["random_blocks"]), generator=generator(
-            hp["seed"]))
+        rand = torch.randint(
+            0, nb, (heads, nb, hp["random_blocks"]), generator=generator(hp["seed"])
+        )
         fixed = torch.cat([window, glob], dim=1).expand(heads, nb, -1)
         return torch.cat([fixed, rand], dim=2)
 
@@ -57,8 +58,16 @@ class BigBird(Variant):
         q_pos = query_positions(n, b)
         allowed = band_allowed(q_pos, key_idx, n, causal=causal)
         allowed = allowed & valid_block.repeat_interleave(b, dim=-1)[..., None, :]
-        return sparse_output(q, k, v, key_idx[None], allowed[None], causal=causal,
-                             want_map=want_map, n_global=hp["global_blocks"] * b)
+        return sparse_output(
+            q,
+            k,
+            v,
+            key_idx[None],
+            allowed[None],
+            causal=causal,
+            want_map=want_map,
+            n_global=hp["global_blocks"] * b,
+        )
 
     def _keys(self, hp):
         return (3 + hp["global_blocks"] + hp["random_blocks"]) * hp["block"]

@@ -99,8 +99,7 @@ def rows_attention(q_rows, k, v, row_pos, *, causal: bool, scale: float):
     return p @ v, p
 
 
-def sparse_output(q, k, v, key_idx, allowed, *, causal: bool, want_map: bool,
-                  n_global: int = 0):
+def sparse_output(q, k, v, key_idx, allowed, *, causal: bool, want_map: bool, n_global: int = 0):
     """A sparse pattern's ``Output``: blocked attention, then ``n_global`` dense rows.
 
     The first ``n_global`` queries are global tokens that see every (causally allowed)
@@ -111,8 +110,7 @@ def sparse_output(q, k, v, key_idx, allowed, *, causal: bool, want_map: bool,
     B, H, n, D = q.shape
     scale = default_scale(D)
     allowed = allowed.expand(B, H, *allowed.shape[-3:])
-    out, _, weights = block_attention(q, k, v, key_idx, allowed, scale=scale,
-                                      want_map=want_map)
+    out, _, weights = block_attention(q, k, v, key_idx, allowed, scale=scale, want_map=want_map)
     pattern = scatter_dense(allowed.to(q.dtype), key_idx, n) > 0 if want_map else None
     g = min(n_global, n)
     if g:

@@ -30,8 +30,12 @@ class Flash(Variant):
             return Output(out)
         p = torch.exp(dense_scores(q, k, causal) - lse[..., None].to(q.dtype))
         pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool)
-        return Output(out, p, pattern.tril() if causal else pattern,
-                      notes=[f"kernel path: {kernels.active_path(q.device)}."])
+        return Output(
+            out,
+            p,
+            pattern.tril() if causal else pattern,
+            notes=[f"kernel path: {kernels.active_path(q.device)}."],
+        )
 
     def flops(self, n, d, hp):
         return 4.0 * n * n * d + 5.0 * n * n

@@ -21,8 +21,9 @@ class Full(Variant):
     map_note = "softmax(QKᵀ/√d), the reference."
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
-        out, weights = scaled_dot_product_attention(q, k, v, causal=causal,
-                                                    scale=default_scale(q.shape[-1]))
+        out, weights = scaled_dot_product_attention(
+            q, k, v, causal=causal, scale=default_scale(q.shape[-1])
+        )
         pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool)
         if causal:
             pattern = pattern.tril()

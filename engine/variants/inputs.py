@@ -37,8 +37,15 @@ def _check(name: str, value, limits) -> None:
         raise InputError(f"{name} must be between {lo} and {hi}; got {value}.")
 
 
-def synthetic(n: int, d: int = 32, heads: int = 2, *, structure: str = "clustered",
-              sharpness: float = 1.0, seed: int = 0):
+def synthetic(
+    n: int,
+    d: int = 32,
+    heads: int = 2,
+    *,
+    structure: str = "clustered",
+    sharpness: float = 1.0,
+    seed: int = 0,
+):
     """``q, k, v [1, heads, n, d]`` and position labels."""
     _check("n", n, LENGTH_LIMITS)
     _check("head size d", d, HEAD_DIM_LIMITS)
@@ -83,3 +90,25 @@ def text_layer(text: str, heads: int = 2, d: int = 32, *, seed: int = 0):
     W = torch.randn(3, d_model, d_model, generator=g) / math.sqrt(d_model)
     qkv = (x @ W).view(3, 1, len(tokens), heads, d).transpose(2, 3)  # (3, 1, h, n, d)
     return qkv[0], qkv[1], qkv[2], tokens
+
+
+LONG_LENGTH_LIMITS = (256, 32768)
+
+
+def long_qk(n: int, d: int = 64, *, structure: str = "local", seed: int = 0):
+    """``q, k [1, 1, n, d]`` for the pooled long-sequence map (``local`` or ``random``).
+
+    ``local`` uses sinusoids of the position with wavelengths up to n, so q_i·k_j falls
+    off with |i − j| at every scale of the pooled figure.
+    """
+    _check("n", n, LONG_LENGTH_LIMITS)
+    if structure not in ("local", "random"):
+        raise InputError(f"long-sequence structure must be local or random; got {structure!r}.")
+    g = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, 1, 1, n, d, generator=g).unbind(0)
+    if structure == "local":
+        pos = torch.arange(n, dtype=torch.float32)[:, None]
+        freq = torch.logspace(0, -math.log10(n), d // 2)  # wavelengths 2π … 2πn
+        pe = torch.cat([torch.sin(pos * freq), torch.cos(pos * freq)], dim=1) * math.sqrt(d / 2)
+        q, k = pe + 0.3 * q, pe + 0.3 * k
+    return q, k

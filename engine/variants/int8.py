@@ -19,8 +19,13 @@ class Int8(Variant):
     time_complexity = "O(n²·d)"
     memory_complexity = "O(n²)"
     params = (
-        Param("scheme", "quantisation", "sage", choices=("sage", "naive"),
-              help="sage: smoothed K, per-block scales; naive: one scale per tensor"),
+        Param(
+            "scheme",
+            "quantisation",
+            "sage",
+            choices=("sage", "naive"),
+            help="sage: smoothed K, per-block scales; naive: one scale per tensor",
+        ),
         Param("block", "quantisation block (tokens)", 64, 1, 1024),
     )
     map_note = "Softmax of the dequantised INT8 scores."

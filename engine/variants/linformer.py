@@ -32,8 +32,11 @@ class Linformer(Variant):
     paper = "Wang et al. 2020, Linformer: Self-Attention with Linear Complexity"
     time_complexity = "O(n·k·d)"
     memory_complexity = "O(n·k)"
-    params = (Param("k", "projected length k", 32, 1, 4096,
-                    help="rows of E = F; k = n is full attention"),)
+    params = (
+        Param(
+            "k", "projected length k", 32, 1, 4096, help="rows of E = F; k = n is full attention"
+        ),
+    )
     map_exact = False
     map_implied = True
     map_note = "Implied map P·E: pooled-key weights spread over their segments."

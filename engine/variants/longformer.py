@@ -26,7 +26,9 @@ class Longformer(Variant):
     time_complexity = "O(n·(w + g)·d)"
     memory_complexity = "O(n·(w + g))"
     params = (
-        Param("window", "window w (keys, both sides)", 16, 2, 1024, help="token i sees |i−j| ≤ w/2"),
+        Param(
+            "window", "window w (keys, both sides)", 16, 2, 1024, help="token i sees |i−j| ≤ w/2"
+        ),
         Param("globals", "global tokens g", 1, 0, 64, help="the first g tokens are global"),
     )
     map_note = "Exact weights of the window + global pattern."
@@ -48,8 +50,9 @@ class Longformer(Variant):
         in_band = ((i - j).abs() <= r) & (j >= g)  # global columns come from `glob` only
         is_glob = torch.arange(key_idx.shape[1]) >= band.shape[1]
         allowed = ok & (in_band | is_glob)
-        return sparse_output(q, k, v, key_idx, allowed, causal=causal, want_map=want_map,
-                             n_global=g)
+        return sparse_output(
+            q, k, v, key_idx, allowed, causal=causal, want_map=want_map, n_global=g
+        )
 
     def _keys(self, n, hp):
         r, g = hp["window"] // 2, hp["globals"]
@@ -60,5 +63,7 @@ class Longformer(Variant):
         return 4.0 * n * self._keys(n, hp) * d + 4.0 * g * n * d
 
     def memory(self, n, d, hp):
-        return (3.0 * n * self._keys(n, hp) + 2.0 * n * d * self._keys(n, hp) / _block(
-            hp["window"] // 2)) * FLOAT_BYTES
+        return (
+            3.0 * n * self._keys(n, hp)
+            + 2.0 * n * d * self._keys(n, hp) / _block(hp["window"] // 2)
+        ) * FLOAT_BYTES

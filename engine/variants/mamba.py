@@ -14,8 +14,9 @@ A = −(1 … N) per channel (S4D-real), all seeded and untrained; the D·x skip
 out so y = α x holds exactly. It is a different model, not an approximation of softmax
 attention: its error vs full attention is shown, but is not a quality score.
 
-A two-level scan (inside chunks of 64 steps, then across chunks) keeps the time
-O(n·d·N) and memory O(n·d·N) — linear in n.
+A two-level scan (inside chunks of 64 steps, then across chunks), run over segments of
+1024 steps with the state carried between them, keeps the time O(n·d·N) and the
+working set O(1024·d·N) on top of the O(n·d) inputs and outputs — linear in n.
 Implied map: α_ij averaged over channels, as in Ali et al.; rows do not sum to 1.
 """
 
@@ -29,6 +30,7 @@ import torch.nn.functional as F
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, generator
 
 CHUNK = 64
+SEGMENT = 1024  # steps per segment: bounds the scan's working set
 
 
 def selective_parameters(q, k, v, d_state: int, seed: int):
@@ -48,53 +50,66 @@ def selective_parameters(q, k, v, d_state: int, seed: int):
 
 
 def selective_scan(x, delta, Bm, Cm, A) -> torch.Tensor:
-    """y ``[B, H, n, D]`` by a two-level scan (no n × n tensor).
+    """y ``[B, H, n, D]``, segment by segment so the working set stays O(SEGMENT·d·N)."""
+    h = x.new_zeros(x.shape[0], x.shape[1], x.shape[-1], A.shape[-1])  # state (B, H, D, N)
+    ys = []
+    for s in range(0, x.shape[2], SEGMENT):
+        y, h = _scan_segment(*(t[:, :, s : s + SEGMENT] for t in (x, delta, Bm, Cm)), A, h)
+        ys.append(y)
+    return torch.cat(ys, dim=2)
 
-    The sequence is cut into chunks of c steps. Level 1 runs the recurrence inside every
+
+def _scan_segment(x, delta, Bm, Cm, A, h):
+    """One segment from state ``h``: returns its outputs and the state after it.
+
+    The segment is cut into chunks of c steps. Level 1 runs the recurrence inside every
     chunk at once from a zero state, hˡ_i = Ā_i hˡ_{i−1} + B̄_i x_i (c vectorised steps).
     Level 2 carries the state between chunks, h_{a+1} = e^{S_c} h_a + hˡ_c (n/c steps),
     with S_i = Σ_{k≤i} Δ_k A inside the chunk. Then y_i = C_i (hˡ_i + e^{S_i} h_a).
     """
-    Bs, H, n, D = x.shape
-    N, c = A.shape[-1], CHUNK
+    n, c = x.shape[2], CHUNK
     nc = -(-n // c)
     pad = nc * c - n  # zero Δ on padded steps: Ā = 1, B̄ = 0, the state passes through
-    delta, x, Bm, Cm = (F.pad(t, (0, 0, 0, pad)).unflatten(2, (nc, c))
-                        for t in (delta, x, Bm, Cm))  # (B, H, nc, c, ·)
+    delta, x, Bm, Cm = (
+        F.pad(t, (0, 0, 0, pad)).unflatten(2, (nc, c)) for t in (delta, x, Bm, Cm)
+    )  # (B, H, nc, c, ·)
     log_a = delta[..., None] * A  # log Ā (B, H, nc, c, D, N)
     u = delta[..., None] * Bm[..., None, :] * x[..., None]  # B̄_i x_i
     local = torch.empty_like(u)
-    h = u[:, :, :, 0]
-    local[:, :, :, 0] = h
+    hl = u[:, :, :, 0]
+    local[:, :, :, 0] = hl
     for i in range(1, c):
-        h = torch.exp(log_a[:, :, :, i]) * h + u[:, :, :, i]
-        local[:, :, :, i] = h
+        hl = torch.exp(log_a[:, :, :, i]) * hl + u[:, :, :, i]
+        local[:, :, :, i] = hl
     S = log_a.cumsum(dim=3)
     carry = torch.exp(S[:, :, :, -1])  # (B, H, nc, D, N)
-    h = x.new_zeros(Bs, H, D, N)
     starts = []
     for a in range(nc):
         starts.append(h)
         h = carry[:, :, a] * h + local[:, :, a, -1]
     h0 = torch.stack(starts, dim=2)[:, :, :, None]  # (B, H, nc, 1, D, N)
     y = ((local + torch.exp(S) * h0) * Cm[..., None, :]).sum(dim=-1)  # (B, H, nc, c, D)
-    return y.flatten(2, 3)[:, :, :n]
+    return y.flatten(2, 3)[:, :, :n], h
 
 
 def hidden_attention(delta, Bm, Cm, A, *, per_channel: bool = False) -> torch.Tensor:
     """α_ij = C_i (∏_{k=j+1..i} Ā_k) B̄_j, ``[B, H, n, n]`` averaged over channels
-    (``[B, H, D, n, n]`` with ``per_channel``). Display sizes only: O(n²·d·N) work."""
+    (``[B, H, D, n, n]`` with ``per_channel``).
+
+    Column j is the system's response to an impulse at j: a state s_j that starts as B̄_j
+    at step j and decays by Ā_k at every later step, read out by C_i. All n impulses run
+    side by side: n steps on an ``[n, D, N]`` state, O(n²·d·N) work — display sizes only.
+    """
     Bs, H, n, D = delta.shape
-    dd = delta.double()
-    S = (dd[..., None] * A.double()).cumsum(dim=2)  # (B, H, n, D, N)
-    causal = torch.ones(n, n, dtype=torch.bool).tril()
-    alpha = torch.zeros(Bs, H, D, n, n, dtype=torch.float64)
-    for m in range(A.shape[-1]):
-        Sm = S[..., m].transpose(-1, -2)  # (B, H, D, n)
-        decay = torch.exp((Sm[..., :, None] - Sm[..., None, :]).masked_fill(~causal, -math.inf))
-        cb = Cm[..., m].double()[..., :, None] * Bm[..., m].double()[..., None, :]  # (B, H, n, n)
-        alpha += decay * cb[:, :, None] * dd.transpose(-1, -2)[..., None, :]  # · Δ_j
-    return alpha if per_channel else alpha.mean(dim=2)
+    dd, Bd, Cd = delta.double(), Bm.double(), Cm.double()
+    a_bar = torch.exp(dd[..., None] * A.double())  # Ā_i (B, H, n, D, N)
+    s = torch.zeros(Bs, H, n, D, A.shape[-1], dtype=torch.float64)  # one state per impulse j
+    alpha = torch.zeros(Bs, H, n, n, D, dtype=torch.float64)
+    for i in range(n):  # only impulses j ≤ i have started
+        s[:, :, :i] *= a_bar[:, :, i, None]
+        s[:, :, i] = dd[:, :, i, :, None] * Bd[:, :, i, None, :]  # B̄_i enters at j = i
+        alpha[:, :, i, : i + 1] = (s[:, :, : i + 1] * Cd[:, :, i, None, None, :]).sum(dim=-1)
+    return alpha.permute(0, 1, 4, 2, 3) if per_channel else alpha.mean(dim=-1)
 
 
 class Mamba(Variant):
@@ -102,7 +117,7 @@ class Mamba(Variant):
     title = "Mamba (selective SSM)"
     paper = "Gu & Dao 2023; hidden attention: Ali, Zimerman & Wolf 2024"
     time_complexity = "O(n·d·N)"
-    memory_complexity = "O(n·d·N)"
+    memory_complexity = "O(n·d)"
     params = (Param("d_state", "state size N", 16, 1, 64),)
     map_exact = False
     map_implied = True
@@ -117,8 +132,9 @@ class Mamba(Variant):
         out = selective_scan(x, delta, Bm, Cm, A)
         weights = hidden_attention(delta, Bm, Cm, A).to(q.dtype) if want_map else None
         pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool).tril()
-        return Output(out, weights, pattern if want_map else None,
-                      notes=["Mamba is causal by construction."])
+        return Output(
+            out, weights, pattern if want_map else None, notes=["Mamba is causal by construction."]
+        )
 
     def flops(self, n, d, hp):
         N = hp["d_state"]
@@ -127,4 +143,4 @@ class Mamba(Variant):
 
     def memory(self, n, d, hp):
         N = hp["d_state"]
-        return (5.0 * n * d * N + 4.0 * n * d + 2 * n * N) * FLOAT_BYTES
+        return (8.0 * min(n, SEGMENT) * d * N + 4.0 * n * d + 2 * n * N) * FLOAT_BYTES

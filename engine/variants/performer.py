@@ -45,8 +45,9 @@ class Performer(Variant):
     paper = "Choromanski et al. 2021, Rethinking Attention with Performers"
     time_complexity = "O(n·m·d)"
     memory_complexity = "O(n·m + m·d)"
-    params = (Param("features", "random features m", 128, 8, 4096,
-                    help="more features → lower variance"),)
+    params = (
+        Param("features", "random features m", 128, 8, 4096, help="more features → lower variance"),
+    )
     map_exact = False
     map_implied = True
     map_note = "Implied map: rows of φ(Q)φ(K)ᵀ normalised."

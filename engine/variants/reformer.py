@@ -85,8 +85,9 @@ class Reformer(Variant):
             p = torch.exp(s - safe[..., None])
             out = p @ gather_keys(Vx, keys)  # (B, H, nc, c, D)
             slot = torch.where(items < n, items, n).flatten(2)  # query slots → position
-            full = q.new_zeros(B, H, n + 1, D).scatter_(2, slot[..., None].expand(-1, -1, -1, D),
-                                                        out.flatten(2, 3))
+            full = q.new_zeros(B, H, n + 1, D).scatter_(
+                2, slot[..., None].expand(-1, -1, -1, D), out.flatten(2, 3)
+            )
             lse_full = q.new_full((B, H, n + 1), NEG_INF).scatter_(2, slot, lse.flatten(2))
             outs.append(full[:, :, :n])
             lses.append(lse_full[:, :, :n])

@@ -142,6 +142,23 @@ def test_mean_pooled_rows_sum_to_one_after_key_block_sizes(gen, causal):
     assert (max_map >= pooled - 1e-7).all() and (max_map <= 1).all()
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_large_scores_take_the_max_shifted_path(chunking, gen, causal):
+    """|s_ij| far above 88 would overflow exp without the row-max shift."""
+    q, k, v = (randn(gen, 1, 2, 45, 16) * 6 for _ in range(3))
+    assert not reference.shift_free(q, k, 0.25)
+    ref_out, ref_lse, p = naive(q, k, v, causal=causal)
+    out, lse = K.attention(q, k, v, causal=causal)
+    assert torch.allclose(out, ref_out, atol=1e-9)
+    assert torch.allclose(lse.double(), ref_lse, rtol=1e-6)
+    bm = torch.ones(1, 3, 3, dtype=torch.bool)
+    out, _ = K.block_sparse_attention(q, k, v, bm, block_size=16, causal=causal)
+    assert torch.allclose(out, ref_out, atol=1e-9)
+    for reduce in ("mean", "max"):
+        pooled = K.pooled_attention_map(q, k, block=16, causal=causal, reduce=reduce)
+        assert torch.allclose(pooled.double(), pool_naive(p, 16, reduce), atol=1e-6)
+
+
 def test_pooled_chunks_stay_under_a_tenth_of_the_full_map():
     n = 32_768
     rows = reference.chunk_rows(n, n, batch_heads=1)

@@ -84,7 +84,7 @@ def test_queries_and_keys_reproduce_every_map():
             scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
         w = np.exp(scores - scores.max(-1, keepdims=True))
         w /= w.sum(-1, keepdims=True)
-        np.testing.assert_allclose(w, getattr(inter, kind)[0].numpy(), atol=1e-5)
+        np.testing.assert_allclose(w, getattr(inter, kind)[0].detach().numpy(), atol=1e-5)
 
 
 def test_sinusoidal_embedding_adds_the_paper_table():

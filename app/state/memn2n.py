@@ -1,0 +1,87 @@
+"""Cached loaders for the Memory (MemN2N) page.
+
+Loading a model also starts UMAP's numba warm-up in a background thread, so by the
+time the user scrolls to the memory map its kernels are compiled (or read from
+numba's on-disk cache).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from engine.data.babi import Sample
+
+MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
+
+
+@st.cache_resource(show_spinner="Loading the memory network…")
+def reader(name: str):
+    from engine import projection
+    from engine.models.memn2n import load
+
+    projection.warm_up_in_background()
+    return load(name)
+
+
+def shipped() -> list[str]:
+    from engine import checkpoints
+
+    return checkpoints.available("memn2n-")
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def stories(task: int, n: int = 200) -> list[Sample]:
+    """The first ``n`` questions of the task's fixed test set."""
+    from engine.data.babi import dataset
+
+    return dataset(task, "test")[:n]
+
+
+def _one_per_story(samples: list[Sample]) -> list[Sample]:
+    """The last question of each story: earlier ones see a prefix of the same facts."""
+    out: list[Sample] = []
+    for s in samples:
+        if out and s.story[: len(out[-1].story)] == out[-1].story:
+            out[-1] = s
+        else:
+            out.append(s)
+    return out
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading memories from many stories…")
+def corpus(name: str, limit: int = MAP_MEMORIES):
+    """m_i of about ``limit`` sentences from test stories of every task the model knows.
+
+    Returns (vectors (N, d), task per row, subject per row, sentence per row).
+    """
+    from engine.data.babi import dataset, subject
+    from engine.models.memn2n import memory_vectors
+
+    r = reader(name)
+    tasks = r.meta["tasks"]
+    per_task = limit // len(tasks)
+    vecs, task_of, subj, texts = [], [], [], []
+    for t in tasks:
+        picked, n = [], 0
+        for s in _one_per_story(dataset(t, "test")):
+            if n >= per_task:
+                break
+            picked.append(s)
+            n += min(len(s.story), r.model.cfg.memory)
+        for s, m in zip(picked, memory_vectors(r, picked), strict=True):
+            kept = s.story[-len(m):]
+            vecs.append(m)
+            task_of += [f"task {t}"] * len(m)
+            subj += [subject(x) for x in kept]
+            texts += list(kept)
+    return np.concatenate(vecs).astype(np.float32), task_of, subj, texts
+
+
+@st.cache_data(max_entries=16, show_spinner="Projecting memories with UMAP…")
+def projected(name: str, current: np.ndarray, seed: int = 0) -> np.ndarray:
+    """UMAP of the corpus memories and the current story's together: (N + n, 2)."""
+    from engine.projection import umap_2d
+
+    vectors = corpus(name)[0]
+    return umap_2d(np.concatenate([vectors, current]), seed=seed)

@@ -1,0 +1,78 @@
+"""Cached computations of the Variants lab (engine calls only; no layout here)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import streamlit as st
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def compare(
+    source: str,
+    text: str,
+    synthetic: tuple,
+    names: tuple,
+    params_json: str,
+    causal: bool,
+    heads: int,
+    d: int,
+):
+    """(traces, rows) of the chosen variants and full attention on one input."""
+    from engine.variants import compare as cmp
+    from engine.variants import inputs
+
+    if source == "text":
+        q, k, v, labels = inputs.text_layer(text, heads=heads, d=d)
+    else:
+        n, structure, sharpness, seed = synthetic
+        q, k, v, labels = inputs.synthetic(
+            n, d, heads, structure=structure, sharpness=sharpness, seed=seed
+        )
+    return cmp.run_all(list(names), q, k, v, labels, causal=causal, params=json.loads(params_json))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def pooled_map(n: int, structure: str, reduce: str):
+    """Pooled map, block, seconds, measured peak bytes and the path that ran."""
+    from engine import kernels, profile
+    from engine.variants.inputs import long_qk
+
+    q, k = long_qk(n, structure=structure)
+    cells = -(-n // 128)  # keys per cell for ≤ 128 cells a side …
+    block = max(16, -(-cells // 16) * 16)  # … rounded up to the kernel's multiple of 16
+    with profile.single_thread():
+        t0 = time.perf_counter()
+        pooled = kernels.pooled_attention_map(q, k, block=block, reduce=reduce)
+        seconds = time.perf_counter() - t0
+        peak = profile.peak_memory_bytes(
+            lambda: kernels.pooled_attention_map(q, k, block=block, reduce=reduce)
+        )
+    return pooled.numpy(), block, seconds, peak, kernels.active_path(q.device)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def kv_compare(n: int):
+    from engine import kv_cache, profile
+
+    with profile.single_thread():
+        return kv_cache.compare(n)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dict]:
+    """Cosine / relative L1 of SageAttention-style and naive INT8 against fp32."""
+    import torch
+
+    from engine.quantization import int8_attention, output_agreement
+    from engine.variants.inputs import synthetic
+
+    q, k, v, _ = synthetic(n, d, 2, structure="random", seed=seed)
+    k = k + torch.linspace(0, outlier, d)  # a per-channel bias shared by every token
+    ref = torch.softmax(q @ k.transpose(-2, -1) / d**0.5, dim=-1) @ v
+    rows = []
+    for scheme in ("sage", "naive"):
+        out, _ = int8_attention(q, k, v, scheme=scheme, block=block)
+        rows.append({"scheme": scheme, **output_agreement(out, ref)})
+    return rows

@@ -1,0 +1,91 @@
+"""Figures for the Memory page: answer bars, sentences × hops, the shaded story, UMAP."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from views.heatmap import FONT, heatmap
+
+STAR = "★"
+
+
+def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8) -> go.Figure:
+    """The model's distribution over answer candidates, most likely first."""
+    order = np.argsort(probs)[::-1][:top]
+    fig = go.Figure(go.Bar(
+        x=[float(probs[i]) for i in order][::-1], y=[candidates[i] for i in order][::-1],
+        orientation="h", marker_color="#440154",
+        hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+    ))
+    fig.update_layout(font=FONT, height=60 + 32 * len(order), margin=dict(l=10, r=10, t=30, b=10),
+                      title="P(answer)", xaxis=dict(range=[0, 1], title="probability"))
+    return fig
+
+
+def sentence_labels(sentences: Sequence[str], support: Sequence[int]) -> list[str]:
+    """Numbered sentences, supporting facts starred, long ones shortened for an axis."""
+    out = []
+    for i, s in enumerate(sentences):
+        text = s if len(s) <= 48 else s[:47] + "…"
+        out.append(f"{STAR if i in support else ' '} {i + 1}. {text}")
+    return out
+
+
+def hops_figure(amap, support: Sequence[int]) -> go.Figure:
+    """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts."""
+    z = amap.weights[:, 0, 0, :].T  # (n_sentences, hops)
+    title = "Memory weights p per hop" + (f"  ({STAR} = supporting fact)" if support else "")
+    return heatmap(z, list(amap.layer_labels), sentence_labels(amap.key_labels, support),
+                   title=title, x_title="hop", y_title="sentence", value_name="p",
+                   zmin=0.0, zmax=1.0, flags=amap.flags, annotate=z.size <= 200)
+
+
+def shaded_story(sentences: Sequence[str], weights: Sequence[float],
+                 support: Sequence[int]) -> str:
+    """The story as HTML, each sentence's background as dark as its weight (Figure 2 style).
+
+    Every sentence is HTML-escaped: stories are user text.
+    """
+    rows = []
+    for i, (s, w) in enumerate(zip(sentences, weights, strict=True)):
+        alpha = float(np.clip(w, 0.0, 1.0))
+        colour = "#fff" if alpha > 0.5 else "#111"
+        star = f"<b title='supporting fact'>{STAR}</b> " if i in support else ""
+        rows.append(
+            f"<div style='background: rgba(68,1,84,{alpha:.3f}); color:{colour}; "
+            f"padding:3px 8px; margin:1px 0; border-radius:4px; font-size:17px'>"
+            f"<span style='display:inline-block; width:4.2em'>{w:.3f}</span>"
+            f"{star}{i + 1}. {html.escape(s)}</div>"
+        )
+    return "<div style='font-family: sans-serif'>" + "".join(rows) + "</div>"
+
+
+def memory_map(coords: np.ndarray, groups: Sequence[str], texts: Sequence[str],
+               current: np.ndarray, title: str) -> go.Figure:
+    """UMAP of memory vectors coloured by group; the current story's memories ringed."""
+    fig = go.Figure()
+    groups = np.asarray(groups)
+    texts = np.asarray([html.escape(t) for t in texts])
+    for g in sorted(set(groups[~current].tolist())):
+        sel = (groups == g) & ~current
+        fig.add_trace(go.Scattergl(
+            x=coords[sel, 0], y=coords[sel, 1], mode="markers", name=html.escape(str(g)),
+            marker=dict(size=6, opacity=0.6), text=texts[sel],
+            hovertemplate="%{text}<extra>%{fullData.name}</extra>",
+        ))
+    if current.any():
+        fig.add_trace(go.Scatter(
+            x=coords[current, 0], y=coords[current, 1], mode="markers+text",
+            name="this story", text=[str(i + 1) for i in range(int(current.sum()))],
+            textposition="top center", customdata=texts[current],
+            marker=dict(size=13, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#000")),
+            hovertemplate="%{customdata}<extra>this story</extra>",
+        ))
+    fig.update_layout(title=title, font=FONT, height=560, margin=dict(l=10, r=10, t=60, b=10),
+                      xaxis=dict(title="UMAP 1", showticklabels=False),
+                      yaxis=dict(title="UMAP 2", showticklabels=False),
+                      legend=dict(itemsizing="constant"))
+    return fig

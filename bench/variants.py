@@ -1,0 +1,146 @@
+"""Benchmark of the Variants lab; the last stdout line is one JSON object.
+
+1. The default sweep (every registered variant, profile.DEFAULT_LENGTHS): wall time, and
+   how many points the 30 s budget trimmed. The profiler's one-off start-up is timed
+   apart from it.
+2. Exponent check over n = 1k…16k: full attention ≈ 2, linear-time variants ≈ 1, each
+   within ±0.2 of the slope of its own FLOP model.
+3. The pooled attention map at n = 16k, d = 64: time (target ≤ 2 s) and measured peak
+   memory against the n × n float32 map it replaces (target ≤ 10 %).
+4. KV-cache speedup at n = 256 and INT8 (SageAttention vs naive) agreement.
+
+Run: python bench/variants.py [--quick]   (torch held to one thread while measuring)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from engine import kernels, kv_cache, profile
+from engine.quantization import int8_attention, output_agreement
+from engine.variants import names
+
+EXPONENT_LENGTHS = (1024, 2048, 4096, 8192, 16384)
+EXPONENT_VARIANTS = (
+    "full",
+    "linformer",
+    "performer",
+    "longformer",
+    "bigbird",
+    "chunked",
+    "mamba",
+    "reformer",
+)
+LINEAR = ("linformer", "performer", "longformer", "bigbird", "chunked", "mamba")
+
+
+def default_sweep() -> dict:
+    t0 = time.perf_counter()
+    profile.peak_memory_bytes(lambda: torch.ones(1))  # the profiler's one-off start-up
+    startup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    items = list(profile.sweep(names()))
+    wall = time.perf_counter() - t0
+    points = [p for p in items if isinstance(p, profile.Point)]
+    return {
+        "profiler_startup_s": round(startup, 2),
+        "wall_s": round(wall, 2),
+        "points": len(points),
+        "trimmed": [f"{s.variant}@{s.n}: {s.reason}" for s in items if isinstance(s, profile.Skip)],
+        "lengths": list(profile.DEFAULT_LENGTHS),
+    }
+
+
+def exponent_check(lengths) -> dict:
+    points = []
+    for n in lengths:
+        for name in EXPONENT_VARIANTS:
+            points.append(profile.measure(name, n, repeats=3, budget=6 * 2**30))
+    rows = {}
+    for s in profile.summarize(points):
+        rows[s.variant] = {
+            "measured": round(s.measured_exponent, 3),
+            "expected": round(s.expected_exponent, 3),
+            "ok": bool(s.within_tolerance),
+            "median_s": {p.n: round(p.median_s, 5) for p in points if p.variant == s.variant},
+            "peak_mib": {
+                p.n: round(p.peak_bytes / 2**20, 1) for p in points if p.variant == s.variant
+            },
+        }
+    return {
+        "lengths": list(lengths),
+        "rows": rows,
+        "full_quadratic_ok": rows["full"]["ok"],
+        "linear_ok": all(rows[v]["ok"] for v in LINEAR),
+    }
+
+
+def pooled_map(n: int) -> dict:
+    q, k = torch.randn(2, 1, 1, n, 64).unbind(0)
+    block = max(1, n // 128)
+    with profile.single_thread():
+        kernels.pooled_attention_map(q[:, :, :256], k[:, :, :256], block=16)  # warm-up
+        t0 = time.perf_counter()
+        kernels.pooled_attention_map(q, k, block=block)
+        seconds = time.perf_counter() - t0
+        peak = profile.peak_memory_bytes(lambda: kernels.pooled_attention_map(q, k, block=block))
+    full_map = n * n * 4
+    return {
+        "n": n,
+        "d": 64,
+        "block": block,
+        "seconds": round(seconds, 3),
+        "peak_mib": round(peak / 2**20, 1),
+        "full_map_mib": round(full_map / 2**20, 1),
+        "peak_fraction": round(peak / full_map, 4),
+        "time_ok": seconds <= 2.0,
+        "memory_ok": peak <= 0.1 * full_map,
+    }
+
+
+def kv_and_int8() -> dict:
+    with profile.single_thread():
+        kv = kv_cache.compare(256)
+    q, k, v = torch.randn(3, 1, 4, 512, 64, generator=torch.Generator().manual_seed(0)).unbind(0)
+    k = k + torch.linspace(0, 30, 64)  # a channel bias shared by every token (K outlier)
+    ref = torch.softmax(q @ k.transpose(-2, -1) / 8, -1) @ v
+    return {
+        "kv_cache": {
+            "n": 256,
+            "speedup": round(kv["speedup"], 2),
+            "total_cache_s": round(kv["total_cache_s"], 3),
+            "total_no_cache_s": round(kv["total_no_cache_s"], 3),
+            "max_abs_diff": max(
+                kv["max_abs_diff_cache_vs_full"], kv["max_abs_diff_no_cache_vs_full"]
+            ),
+        },
+        "int8": {
+            s: {
+                key: round(val, 5)
+                for key, val in output_agreement(int8_attention(q, k, v, scheme=s)[0], ref).items()
+            }
+            for s in ("sage", "naive")
+        },
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="n = 1k…4k and a 4k pooled map")
+    args = ap.parse_args()
+    result = {"default_sweep": default_sweep()}
+    print("default sweep", result["default_sweep"]["wall_s"], "s", flush=True)
+    result["exponents"] = exponent_check(EXPONENT_LENGTHS[:3] if args.quick else EXPONENT_LENGTHS)
+    print("exponents done", flush=True)
+    result["pooled_map"] = pooled_map(4096 if args.quick else 16384)
+    result.update(kv_and_int8())
+    result["sweep_ok"] = result["default_sweep"]["wall_s"] <= profile.TIME_BUDGET_S
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,288 @@
+"""Cost profiles: measured time and peak memory vs sequence length, against the models.
+
+Method (so every number can be reproduced):
+- time: median of ``repeats`` wall-clock runs (``time.perf_counter``) of the variant's
+  output path (no map), after one untimed warm-up run, with torch held to one thread —
+  on a shared 2-core machine two OpenMP threads contending with other work can be 50×
+  slower and noisier than one.
+- peak memory: the warm-up run is recorded by ``torch.profiler`` with
+  ``profile_memory=True``; every CPU allocation and free it reports is replayed in time
+  order and the peak of the running total above the starting level is taken. This sees
+  torch's own allocations (tracemalloc does not), not the Python interpreter's.
+- prediction: each variant's memory model (plus q, k, v and the output) is evaluated
+  before anything runs; a point over the memory budget is refused with the prediction.
+- exponent: least-squares slope of log(time) against log(n); the expected slope is the
+  slope of the variant's FLOP model over the same lengths (2 for full attention, 1 for
+  linear-time variants, a little above 1 for n log n).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import statistics
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from engine.text import InputError
+from engine.variants.base import FLOAT_BYTES
+from engine.variants.registry import get
+
+DEFAULT_LENGTHS = (128, 256, 512, 1024, 2048, 4096)
+LENGTH_LIMITS = (64, 32768)
+MEMORY_BUDGET = 2 * 2**30  # bytes a single profiled run may use
+TIME_BUDGET_S = 30.0
+EXPONENT_TOLERANCE = 0.2
+
+
+@dataclass
+class Point:
+    """One measured (variant, n)."""
+
+    variant: str
+    n: int
+    d: int
+    heads: int
+    median_s: float
+    times_s: list[float]
+    peak_bytes: int
+    predicted_bytes: float
+    flops: float
+    wall_s: float  # the whole measurement: profiled warm-up + timed repeats
+
+
+@dataclass
+class Skip:
+    """A (variant, n) not run, and why (with the prediction that decided it)."""
+
+    variant: str
+    n: int
+    reason: str
+    predicted_bytes: float = 0.0
+    predicted_s: float = 0.0
+
+
+@dataclass
+class Summary:
+    variant: str
+    complexity: str
+    measured_exponent: float | None
+    expected_exponent: float
+    within_tolerance: bool | None
+    points: int
+    notes: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def single_thread():
+    """Measure with one torch thread, restoring the previous setting afterwards."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def peak_memory_bytes(fn) -> int:
+    """Peak bytes torch allocated on the CPU during ``fn()``, from the profiler's events."""
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True
+    ) as prof:
+        fn()
+    sizes: list[tuple[int, int]] = []
+
+    def walk(node) -> None:
+        extra = node.extra_fields
+        if hasattr(extra, "alloc_size"):
+            sizes.append((node.start_time_ns, int(extra.alloc_size)))
+        for child in node.children:
+            walk(child)
+
+    for root in prof.profiler.kineto_results.experimental_event_tree():
+        walk(root)
+    sizes.sort()
+    running = np.cumsum([s for _, s in sizes]) if sizes else np.zeros(1)
+    return int(max(0, running.max()))
+
+
+def predict_bytes(name: str, n: int, d: int, heads: int, hp: dict | None = None) -> float:
+    """Predicted peak bytes: the variant's working set plus q, k, v and the output."""
+    variant = get(name)
+    hp = variant.resolve(hp, n)
+    return heads * (variant.memory(n, d, hp) + 4.0 * n * d * FLOAT_BYTES)
+
+
+def flops(name: str, n: int, d: int, heads: int, hp: dict | None = None) -> float:
+    variant = get(name)
+    return heads * variant.flops(n, d, variant.resolve(hp, n))
+
+
+def check_budget(
+    name: str, n: int, d: int, heads: int, hp: dict | None = None, budget: float = MEMORY_BUDGET
+) -> float:
+    """The prediction, or an InputError quoting it when it exceeds ``budget``."""
+    need = predict_bytes(name, n, d, heads, hp)
+    if need > budget:
+        raise InputError(
+            f"{get(name).title} at n = {n} is predicted to need "
+            f"{need / 2**30:.2f} GiB, over the {budget / 2**30:.2f} GiB budget."
+        )
+    return need
+
+
+def measure(
+    name: str,
+    n: int,
+    *,
+    d: int = 64,
+    heads: int = 1,
+    repeats: int = 3,
+    hp: dict | None = None,
+    seed: int = 0,
+    budget: float = MEMORY_BUDGET,
+) -> Point:
+    """Median time and measured peak memory of one variant at one length."""
+    _check_length(n)
+    variant = get(name)
+    hp = variant.resolve(hp, n)
+    predicted = check_budget(name, n, d, heads, hp, budget)
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = torch.randn(3, 1, heads, n, d, generator=g).unbind(0)
+    causal = variant.causal_support == "always"
+
+    def run():
+        variant.run(q, k, v, causal=causal, want_map=False, hp=hp)
+
+    wall = time.perf_counter()
+    with single_thread():
+        peak = peak_memory_bytes(run)  # doubles as the warm-up run
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t0)
+    return Point(
+        name,
+        n,
+        d,
+        heads,
+        statistics.median(times),
+        times,
+        peak,
+        predicted,
+        heads * variant.flops(n, d, hp),
+        time.perf_counter() - wall,
+    )
+
+
+def _check_length(n: int) -> None:
+    lo, hi = LENGTH_LIMITS
+    if not lo <= n <= hi:
+        raise InputError(f"Sequence length must be between {lo} and {hi}; got {n}.")
+
+
+def sweep(
+    names,
+    lengths=DEFAULT_LENGTHS,
+    *,
+    d: int = 64,
+    heads: int = 1,
+    repeats: int = 3,
+    params: dict | None = None,
+    time_budget_s: float = TIME_BUDGET_S,
+    memory_budget: float = MEMORY_BUDGET,
+) -> Iterator[Point | Skip]:
+    """Measure every variant at every length, shortest first, yielding as it goes.
+
+    Before each point its measurement time is predicted from the variant's previous point
+    scaled by the FLOP model; a point that would not fit the remaining time budget, or whose
+    predicted memory exceeds the memory budget, is yielded as a ``Skip`` instead.
+    """
+    lengths = sorted(set(int(n) for n in lengths))
+    if not names:
+        raise InputError("Pick at least one variant to profile.")
+    if not lengths:
+        raise InputError("Pick at least one sequence length.")
+    for n in lengths:
+        _check_length(n)
+    params = params or {}
+    start = time.perf_counter()
+    last: dict[str, Point] = {}
+    for n in lengths:
+        for name in names:
+            hp = params.get(name)
+            need = predict_bytes(name, n, d, heads, hp)
+            if need > memory_budget:
+                yield Skip(
+                    name,
+                    n,
+                    f"predicted {need / 2**30:.2f} GiB > budget {memory_budget / 2**30:.2f} GiB",
+                    predicted_bytes=need,
+                )
+                continue
+            prev = last.get(name)
+            guess = 0.0
+            if prev is not None:
+                guess = prev.wall_s * flops(name, n, d, heads, hp) / max(prev.flops, 1.0)
+            left = time_budget_s - (time.perf_counter() - start)
+            if guess > left:
+                yield Skip(
+                    name,
+                    n,
+                    f"predicted {guess:.1f} s > {max(left, 0):.1f} s left of the time budget",
+                    predicted_bytes=need,
+                    predicted_s=guess,
+                )
+                continue
+            point = measure(name, n, d=d, heads=heads, repeats=repeats, hp=hp, budget=memory_budget)
+            last[name] = point
+            yield point
+
+
+def fit_exponent(ns, values) -> float | None:
+    """Slope of log(values) against log(ns), by least squares (None with < 2 points)."""
+    if len(ns) < 2:
+        return None
+    slope, _ = np.polyfit(np.log(np.asarray(ns, float)), np.log(np.asarray(values, float)), 1)
+    return float(slope)
+
+
+def expected_exponent(name: str, ns, d: int = 64, hp: dict | None = None) -> float:
+    """Slope of the FLOP model over the same lengths: what the measurement should show."""
+    return fit_exponent(ns, [flops(name, n, d, 1, hp) for n in ns]) or 0.0
+
+
+def summarize(
+    points: list[Point], params: dict | None = None, tolerance: float = EXPONENT_TOLERANCE
+) -> list[Summary]:
+    """One row per variant: measured vs expected exponent of time against n."""
+    params = params or {}
+    rows = []
+    for name in dict.fromkeys(p.variant for p in points):
+        pts = sorted((p for p in points if p.variant == name), key=lambda p: p.n)
+        ns = [p.n for p in pts]
+        measured = fit_exponent(ns, [p.median_s for p in pts])
+        expected = expected_exponent(name, ns, pts[0].d, params.get(name))
+        ok = None if measured is None else abs(measured - expected) <= tolerance
+        notes = [] if measured is not None else ["needs two lengths to fit an exponent"]
+        rows.append(
+            Summary(name, get(name).time_complexity, measured, expected, ok, len(pts), notes)
+        )
+    return rows
+
+
+def as_rows(items) -> list[dict]:
+    """Points, Skips or Summaries as plain dicts (tables, CSV, JSON)."""
+    return [asdict(x) for x in items]
+
+
+def human_bytes(b: float) -> str:
+    if b <= 0:
+        return "0 B"
+    unit = min(int(math.log(b, 1024)), 4)
+    return f"{b / 1024**unit:.1f} {['B', 'KiB', 'MiB', 'GiB', 'TiB'][unit]}"

@@ -1,0 +1,68 @@
+"""Run several variants on one input and tabulate how each differs from full attention."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from engine.text import InputError
+from engine.trace import Trace
+from engine.variants import metrics
+from engine.variants.registry import get
+
+MAX_COMPARE_N = 512
+
+
+def run_all(
+    names, q, k, v, labels, *, causal: bool = False, params: dict | None = None, topk: int = 5
+) -> tuple[dict[str, Trace], list[dict]]:
+    """Traces for ``names`` plus full attention, and one row of metrics per variant.
+
+    Each variant is compared with full attention under its own causality (Mamba and
+    KV-cache decoding are causal whatever ``causal`` says).
+    """
+    n = q.shape[-2]
+    if n > MAX_COMPARE_N:
+        raise InputError(
+            f"Side-by-side maps are limited to n ≤ {MAX_COMPARE_N}; got {n}. "
+            "Use the cost profile or the long-sequence map for longer inputs."
+        )
+    if not names:
+        raise InputError("Pick at least one variant to compare.")
+    params = params or {}
+    refs = {c: get("full").trace(q, k, v, labels=labels, causal=c) for c in {False, True}}
+    traces, rows = {}, []
+    for name in names:
+        variant = get(name)
+        tr = variant.trace(q, k, v, labels=labels, causal=causal, hp=params.get(name))
+        ref = refs[tr.inputs["causal"]]
+        out = torch.from_numpy(tr.vectors["output"])
+        row = {
+            "variant": name,
+            "title": variant.title,
+            "causal": tr.inputs["causal"],
+            "map": ", ".join(tr.maps["attention"].flags),
+            "rel_error": metrics.relative_error(out, torch.from_numpy(ref.vectors["output"])),
+            **metrics.compare_maps(
+                ref.maps["attention"], tr.maps["attention"], tr.maps.get("pattern"), k=topk
+            ),
+            "time_complexity": variant.time_complexity,
+            "flops": tr.metrics["flops"],
+            "compute_ms": 1000 * tr.timings["compute_s"],
+            "approximates_full": variant.approximates_full,
+        }
+        tr.metrics.update(
+            {
+                key: float(val)
+                for key, val in row.items()
+                if key in ("rel_error", "kl", "js", "missed_mass") and val is not None
+            }
+        )
+        traces[name], rows = tr, [*rows, row]
+    traces["full (reference)"] = refs[causal]
+    return traces, rows
+
+
+def difference(trace: Trace, ref: Trace) -> np.ndarray:
+    """Variant map − full map ``[B, H, n, n]`` (for a diverging heatmap)."""
+    return trace.maps["attention"].weights - ref.maps["attention"].weights

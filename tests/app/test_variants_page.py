@@ -1,0 +1,92 @@
+"""AppTest for the Variants lab: every section renders; bad input shows a message, never a
+traceback."""
+
+from __future__ import annotations
+
+import torch
+
+torch.set_num_threads(1)
+
+
+def _section(at, name):
+    at.segmented_control(key="variants-section").set_value(name).run()
+    assert not at.exception, name
+    return at
+
+
+def _texts(at) -> str:
+    return " ".join(e.value for kind in ("info", "warning", "error") for e in at.get(kind))
+
+
+def test_compare_default_shows_errors_table_and_maps(page):
+    at = page("variants")
+    assert not at.exception
+    assert at.title[0].value.endswith("Variants lab")
+    assert len(at.dataframe) >= 1
+    errors = at.dataframe[0].value
+    assert {"linformer", "performer", "mamba"} <= set(errors["variant"])
+    assert (errors.loc[errors["variant"] == "longformer", "missed_mass"] >= 0).all()
+    assert len(at.get("plotly_chart")) >= 7  # full + six variants
+    at.radio[1].set_value("pattern overlay").run()
+    assert not at.exception and len(at.get("plotly_chart")) >= 1
+    at.radio[1].set_value("difference vs full").run()
+    assert not at.exception
+
+
+def test_text_input_and_bad_text(page):
+    at = page("variants")
+    at.radio[0].set_value("Text through a seeded random layer").run()
+    assert not at.exception
+    assert "seeded random multi-head layer" in " ".join(c.value for c in at.caption)
+    at.text_area[0].set_value("").run()
+    assert not at.exception and "Type a sentence" in _texts(at)
+    at.text_area[0].set_value("word " * 400).run()
+    assert not at.exception and "limit here is 256" in _texts(at)
+    at.text_area[0].set_value("<script>alert('x')</script> ☃ 🙂 ...").run()
+    assert not at.exception
+
+
+def test_parameter_outside_its_limit_is_refused_with_the_limit(page):
+    at = page("variants")
+    at.number_input(key="hp-longformer-window").set_value(5000).run()
+    assert not at.exception
+    assert "1024" in _texts(at)
+    at.number_input(key="hp-longformer-window").set_value(16).run()
+    at.number_input(key="hp-linformer-k").set_value(4000).run()
+    assert not at.exception and "at most n" in _texts(at)
+
+
+def test_causal_refused_for_bidirectional_variants(page):
+    at = page("variants")
+    at.checkbox[0].check().run()
+    assert not at.exception and "bidirectional" in _texts(at)
+
+
+def test_cost_profile_sweep_and_budget(page):
+    at = _section(page("variants"), "Cost profile")
+    at.multiselect(key="profile-variants").set_value(["full", "performer"]).run()
+    at.multiselect[1].set_value([64, 128]).run()
+    at.button[0].click().run()  # Run sweep
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2
+    summary = at.dataframe[1].value
+    assert set(summary["variant"]) == {"full", "performer"}
+    # 32k full attention is predicted over a 0.25 GiB budget: trimmed with a note.
+    at.multiselect[1].set_value([32768]).run()
+    at.slider[1].set_value(0.25).run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("budget" in str(df.value.to_dict()) for df in at.dataframe)
+
+
+def test_long_kv_and_int8_sections(page):
+    at = _section(page("variants"), "Long sequences")
+    assert any("pooled ×" in m.value or "Kernel path" in m.value for m in at.markdown)
+    assert len(at.get("plotly_chart")) == 1
+    at = _section(at, "KV cache")
+    at.slider[0].set_value(16).run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    at = _section(at, "INT8")
+    rows = at.dataframe[0].value
+    assert list(rows["scheme"]) == ["sage", "naive"]
+    assert rows.loc[0, "cosine"] > 0.99

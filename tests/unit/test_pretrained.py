@@ -1,0 +1,162 @@
+"""Pretrained models: MiniLM's shown attention is HuggingFace's; the allowlist holds."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from engine.models import pretrained as hf
+from engine.text import InputError
+
+torch.set_num_threads(1)
+TEXT = "The unbelievably quick brown fox jumps over the lazy dog."
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return hf.load_minilm()
+
+
+def test_minilm_trace_equals_huggingface_eager_attention(minilm):
+    from transformers import AutoModel, AutoTokenizer
+
+    path = hf.minilm_path()
+    ref = AutoModel.from_pretrained(path, local_files_only=True, attn_implementation="eager")
+    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    with torch.no_grad():
+        out = ref.eval()(**tok(TEXT, return_tensors="pt"), output_attentions=True)
+    expected = torch.stack(out.attentions)[:, 0].numpy()  # [L, H, T, T]
+    shown = hf.trace(minilm, TEXT).maps["encoder_self"]
+    assert shown.shape == (6, 12, expected.shape[-1], expected.shape[-1])
+    np.testing.assert_allclose(shown.weights, expected, atol=1e-6)
+    assert shown.query_labels[0] == "[CLS]" and "##bly" in shown.query_labels
+
+
+def test_minilm_queries_and_keys_reproduce_its_attention(minilm):
+    t = hf.trace(minilm, TEXT)
+    q, k = t.vectors["queries.encoder_self"], t.vectors["keys.encoder_self"]
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    w = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(w / w.sum(-1, keepdims=True), t.maps["encoder_self"].weights,
+                               atol=1e-5)
+
+
+def test_minilm_refuses_empty_and_over_long_text(minilm):
+    with pytest.raises(InputError, match="Type"):
+        hf.trace(minilm, "   ")
+    with pytest.raises(InputError, match="limit here is 256 tokens"):
+        hf.trace(minilm, "word " * 400)
+    with pytest.raises(InputError, match="characters"):
+        hf.trace(minilm, "x" * (hf.MAX_CHARS + 1))
+
+
+def test_sinks_are_the_boundary_tokens(minilm):
+    assert set(minilm.sinks) == {"[CLS]", "[SEP]"}
+
+
+# -- generic local models -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    """Three random tiny models (encoder, decoder-only, encoder-decoder) saved like HF does."""
+    from transformers import (
+        BertConfig,
+        BertModel,
+        GPT2Config,
+        GPT2LMHeadModel,
+        T5Config,
+        T5ForConditionalGeneration,
+    )
+
+    root = tmp_path_factory.mktemp("models")
+    torch.manual_seed(0)
+    vocab = 30522  # MiniLM's WordPiece tokenizer is reused, so the ids match its vocabulary
+    models = {
+        "tiny-bert": BertModel(BertConfig(vocab_size=vocab, hidden_size=16, num_hidden_layers=2,
+                                          num_attention_heads=2, intermediate_size=32)),
+        "tiny-gpt2": GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_embd=16, n_layer=2, n_head=2,
+                                                n_positions=64, eos_token_id=102)),
+        "tiny-t5": T5ForConditionalGeneration(T5Config(
+            vocab_size=vocab, d_model=16, d_kv=8, d_ff=32, num_layers=2, num_heads=2,
+            decoder_start_token_id=0, pad_token_id=0, eos_token_id=102)),
+    }
+    src = hf.minilm_path()
+    for name, model in models.items():
+        model.save_pretrained(root / name)
+        for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
+                  "special_tokens_map.json"):
+            shutil.copy(src / f, root / name / f)
+    (root / "empty").mkdir()
+    return root
+
+
+@pytest.fixture
+def allowed(tiny_models, monkeypatch):
+    monkeypatch.setenv(hf.ALLOWLIST_ENV, str(tiny_models))
+    return tiny_models
+
+
+def test_allowlisted_models_are_listed(allowed):
+    assert {"all-MiniLM-L6-v2", "tiny-bert", "tiny-gpt2", "tiny-t5"} <= set(hf.list_models())
+
+
+def test_path_outside_the_allowlist_is_refused(tiny_models, monkeypatch, tmp_path):
+    monkeypatch.delenv(hf.ALLOWLIST_ENV, raising=False)
+    with pytest.raises(InputError, match="outside the model allowlist"):
+        hf.load(tiny_models / "tiny-bert")
+    monkeypatch.setenv(hf.ALLOWLIST_ENV, str(tiny_models))
+    with pytest.raises(InputError, match="outside the model allowlist"):
+        hf.load(tiny_models / ".." / Path(tmp_path).name)  # ".." cannot climb out
+
+
+def test_directory_without_a_model_gets_a_message(allowed):
+    with pytest.raises(InputError, match="holds no HuggingFace model"):
+        hf.load(allowed / "empty")
+    with pytest.raises(InputError, match="not a directory"):
+        hf.load(allowed / "missing")
+
+
+def test_generic_encoder(allowed):
+    m = hf.load(allowed / "tiny-bert")
+    t = hf.trace(m, TEXT)
+    assert m.arch == "encoder" and set(t.maps) == {"encoder_self"}
+    assert t.vectors["queries.encoder_self"].shape[:2] == (2, 2)
+
+
+def test_decoder_attention_covers_the_generated_tokens(allowed):
+    m = hf.load(allowed / "tiny-gpt2")
+    t = hf.trace(m, "hello world", max_new_tokens=5)
+    amap = t.maps["decoder_self"]
+    n_prompt = t.outputs["n_prompt_tokens"]
+    assert m.arch == "decoder" and amap.shape[2] == n_prompt + 5
+    assert np.triu(amap.weights, k=1).max() == 0  # causal, generated rows included
+    np.testing.assert_allclose(amap.weights.sum(-1), 1, atol=1e-5)
+
+
+def test_decoder_rows_are_the_attention_each_token_had_when_generated(allowed):
+    """Row t of the one causal pass equals a pass over the first t + 1 tokens alone."""
+    m = hf.load(allowed / "tiny-gpt2")
+    full = hf.trace(m, "hello world", max_new_tokens=4).maps["decoder_self"].weights
+    ids = m.tokenizer("hello world", return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        part = m.model(input_ids=ids, output_attentions=True).attentions
+    n = ids.shape[1]
+    np.testing.assert_allclose(full[:, :, :n, :n], torch.stack(part)[:, 0].numpy(), atol=1e-6)
+
+
+def test_encoder_decoder_has_three_maps(allowed):
+    m = hf.load(allowed / "tiny-t5")
+    t = hf.trace(m, "hello world", max_new_tokens=3)
+    assert m.arch == "encoder-decoder" and set(t.maps) == {"encoder_self", "decoder_self",
+                                                            "cross"}
+    S, T = t.maps["encoder_self"].shape[2], t.maps["decoder_self"].shape[2]
+    assert t.maps["cross"].shape[2:] == (T, S)
+
+
+def test_generated_token_count_is_limited(allowed):
+    m = hf.load(allowed / "tiny-gpt2")
+    with pytest.raises(InputError, match="New tokens"):
+        hf.trace(m, "hello", max_new_tokens=hf.MAX_NEW_TOKENS + 1)

@@ -1,0 +1,265 @@
+"""Properties every variant must have: exact ones equal full attention, maps are honest,
+patterns have the promised shape, approximations converge as their budget grows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from engine.attention import scaled_dot_product_attention
+from engine.text import InputError
+from engine.trace import Trace
+from engine.variants import REGISTRY, get, names
+from engine.variants.metrics import relative_error
+
+torch.set_num_threads(1)
+TOL = 1e-5
+
+
+def qkv(n=48, d=16, heads=2, seed=0, scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = torch.randn(3, 1, heads, n, d, generator=g).unbind(0)
+    return q * scale, k * scale, v
+
+
+def full(q, k, v, causal=False):
+    return scaled_dot_product_attention(q, k, v, causal=causal)
+
+
+def test_registry_is_complete_and_consistent():
+    expected = {
+        "full",
+        "flash",
+        "linformer",
+        "performer",
+        "longformer",
+        "reformer",
+        "bigbird",
+        "chunked",
+        "sparse",
+        "mamba",
+        "kv_cache",
+        "int8",
+    }
+    assert expected <= set(names())
+    for name, v in REGISTRY.items():
+        assert v.name == name
+        assert v.title and v.paper and v.time_complexity.startswith("O(")
+        assert v.memory_complexity.startswith("O(")
+        hp = v.resolve({})
+        assert v.flops(1024, 64, hp) > 0 and v.memory(1024, 64, hp) > 0
+    with pytest.raises(InputError, match="Unknown variant"):
+        get("nope")
+
+
+def test_complexities_are_stated_correctly():
+    assert "log" not in get("performer").time_complexity  # O(n), not O(n log n)
+    assert "log" in get("reformer").time_complexity
+    assert get("full").time_complexity == "O(n²·d)"
+    assert get("flash").memory_complexity == "O(n·d)"
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", ["full", "flash"])
+def test_exact_variants_equal_full_attention(name, causal):
+    q, k, v = qkv()
+    ref, w = full(q, k, v, causal)
+    res = get(name).run(q, k, v, causal=causal)
+    assert torch.allclose(res.out, ref, atol=TOL, rtol=0)
+    assert torch.allclose(res.weights, w, atol=TOL, rtol=0)
+
+
+def test_kv_cache_decoding_equals_full_causal_attention():
+    q, k, v = qkv(n=40)
+    ref, w = full(q, k, v, causal=True)
+    res = get("kv_cache").run(q, k, v)
+    assert torch.allclose(res.out, ref, atol=TOL, rtol=0)
+    assert torch.allclose(res.weights, w, atol=TOL, rtol=0)
+
+
+@pytest.mark.parametrize(
+    "name,hp",
+    [
+        ("linformer", {"k": 48}),  # k = n: E = I
+        ("longformer", {"window": 96, "globals": 0}),  # window covers everything
+        ("reformer", {"chunk": 96, "rounds": 3}),  # one chunk holds all 2n items
+        ("bigbird", {"block": 24, "global_blocks": 0, "random_blocks": 0}),  # 2 blocks, window 3
+        ("chunked", {"chunk": 48, "overlap": 0}),
+        ("sparse", {"block": 48, "summary": 1}),
+    ],
+)
+def test_approximations_are_exact_at_full_budget(name, hp):
+    q, k, v = qkv()
+    causal = get(name).causal_support != "never"
+    for c in {False, causal}:
+        ref, _ = full(q, k, v, c)
+        assert torch.allclose(get(name).run(q, k, v, causal=c, hp=hp).out, ref, atol=TOL)
+
+
+@pytest.mark.parametrize("name", [n for n in names() if n != "mamba"])
+def test_map_is_the_map_the_output_used(name):
+    """Honest maps: out = weights · V, and normalised maps have rows summing to 1."""
+    q, k, v = qkv(n=37)
+    variant = get(name)
+    causal = variant.causal_support == "always"
+    res = variant.run(q, k, v, causal=causal)
+    assert torch.allclose(res.weights @ v, res.out, atol=1e-4)
+    if variant.map_normalized:
+        assert torch.allclose(res.weights.sum(-1), torch.ones(1), atol=1e-4)
+    if res.pattern is not None:
+        outside = res.weights.abs() * (~res.pattern.expand_as(res.weights))
+        assert float(outside.max()) == 0.0
+
+
+def test_maps_carry_honest_flags():
+    q, k, v = qkv(n=40)
+    flags = {n: get(n).trace(q, k, v).maps["attention"] for n in names()}
+    for implied in ("performer", "linformer", "mamba"):
+        assert flags[implied].implied and not flags[implied].exact
+    for exact in ("full", "flash", "longformer", "bigbird", "int8"):
+        assert flags[exact].exact and not flags[exact].implied
+    assert flags["mamba"].kind == "hidden" and not flags["mamba"].normalized
+    pattern = get("longformer").trace(q, k, v).maps["pattern"]
+    assert pattern.masked_only and pattern.kind == "pattern"
+
+
+def _pattern(name, n, hp, causal=False):
+    return get(name).run(*qkv(n=n, heads=1), causal=causal, hp=hp).pattern.reshape(-1, n, n)[0]
+
+
+def test_longformer_pattern_is_band_plus_globals():
+    n, w, g = 40, 6, 2
+    p = _pattern("longformer", n, {"window": w, "globals": g})
+    i, j = np.indices((n, n))
+    want = (np.abs(i - j) <= w // 2) | (i < g) | (j < g)
+    assert np.array_equal(p.numpy(), want)
+    pc = _pattern("longformer", n, {"window": w, "globals": g}, causal=True)
+    assert np.array_equal(pc.numpy(), want & (j <= i))
+
+
+def test_chunked_and_sparse_patterns():
+    n, c, o = 40, 8, 3
+    i, j = np.indices((n, n))
+    want = (j // c == i // c) | ((j < (i // c) * c) & (j >= (i // c) * c - o))
+    assert np.array_equal(_pattern("chunked", n, {"chunk": c, "overlap": o}).numpy(), want)
+    l, s = 8, 2
+    want = (j // l == i // l) | (j % l >= l - s)
+    assert np.array_equal(_pattern("sparse", n, {"block": l, "summary": s}).numpy(), want)
+
+
+def test_bigbird_pattern_has_window_globals_and_random_blocks():
+    n, b = 64, 8
+    p = _pattern("bigbird", n, {"block": b, "global_blocks": 1, "random_blocks": 1}).numpy()
+    blocks = p.reshape(n // b, b, n // b, b).any(axis=(1, 3))
+    ib, jb = np.indices(blocks.shape)
+    assert blocks[np.abs(ib - jb) <= 1].all()  # window of three blocks
+    assert blocks[0].all() and blocks[:, 0].all()  # global block row and column
+    extra = blocks & (np.abs(ib - jb) > 1) & (jb > 0)
+    assert extra[1:].sum(axis=1).max() <= 1  # at most r = 1 random block per row
+    assert extra.sum() > 0
+
+
+def _mean_error(name, budget_key, budget, n=128, seeds=4, structure_scale=0.5):
+    errs = []
+    for seed in range(seeds):
+        q, k, v = qkv(n=n, d=16, heads=1, seed=seed, scale=structure_scale)
+        ref, _ = full(q, k, v)
+        out = get(name).run(q, k, v, want_map=False, hp={budget_key: budget, "seed": seed}).out
+        errs.append(relative_error(out, ref))
+    return float(np.mean(errs))
+
+
+@pytest.mark.parametrize(
+    "name,key,budgets",
+    [
+        ("performer", "features", [8, 64, 512]),
+        ("linformer", "k", [4, 16, 64]),
+        ("reformer", "rounds", [1, 4, 16]),
+    ],
+)
+def test_approximations_converge_as_budget_grows(name, key, budgets):
+    errors = [_mean_error(name, key, b) for b in budgets]
+    assert errors[0] > errors[1] > errors[2], errors
+
+
+def test_mamba_scan_equals_its_hidden_attention():
+    from engine.variants.mamba import hidden_attention, selective_parameters, selective_scan
+
+    q, k, v = qkv(n=70, d=8)
+    x, delta, B, C, A = selective_parameters(q, k, v, 4, seed=1)
+    y = selective_scan(x, delta, B, C, A)
+    alpha = hidden_attention(delta, B, C, A, per_channel=True)  # (B, H, D, n, n)
+    assert torch.allclose(
+        y.double(), torch.einsum("bhdij,bhjd->bhid", alpha, x.double()), atol=1e-5
+    )
+    h = torch.zeros(1, 2, 8, 4)  # the recurrence itself, step by step
+    for t in range(70):
+        h = torch.exp(delta[:, :, t, :, None] * A) * h + (
+            delta[:, :, t, :, None] * B[:, :, t, None, :] * x[:, :, t, :, None]
+        )
+        assert torch.allclose((h * C[:, :, t, None, :]).sum(-1), y[:, :, t], atol=1e-5)
+    assert float(alpha.triu(1).abs().max()) == 0.0  # causal: no future key
+
+
+def test_int8_sage_is_close_and_beats_naive_on_a_k_outlier():
+    from engine.quantization import int8_attention, output_agreement
+
+    q, k, v = qkv(n=128, d=32, heads=2)
+    ref, _ = full(q, k, v)
+    sage, _ = int8_attention(q, k, v, scheme="sage")
+    assert output_agreement(sage, ref)["cosine"] > 0.999
+    k_bias = k + torch.linspace(0, 40, 32)  # a channel bias shared by every token
+    ref_b, _ = full(q, k_bias, v)
+    sage_b = output_agreement(int8_attention(q, k_bias, v, scheme="sage")[0], ref_b)
+    naive_b = output_agreement(int8_attention(q, k_bias, v, scheme="naive")[0], ref_b)
+    assert sage_b["cosine"] > 0.999 and sage_b["rel_l1"] < naive_b["rel_l1"]
+
+
+@pytest.mark.parametrize(
+    "name,hp,match",
+    [
+        ("longformer", {"window": 5000}, "1024"),
+        ("linformer", {"k": 100}, "at most n"),
+        ("reformer", {"buckets": 7}, "even"),
+        ("performer", {"features": 2}, "8"),
+        ("bigbird", {"block": "x"}, "number"),
+        ("int8", {"scheme": "fp4"}, "sage"),
+        ("full", {"window": 3}, "no parameter"),
+    ],
+)
+def test_parameters_outside_limits_are_refused_with_the_limit(name, hp, match):
+    with pytest.raises(InputError, match=match):
+        get(name).run(*qkv(), hp=hp)
+
+
+def test_bidirectional_only_variants_refuse_causal():
+    with pytest.raises(InputError, match="bidirectional"):
+        get("performer").run(*qkv(), causal=True)
+
+
+def test_trace_round_trips_through_json():
+    q, k, v = qkv(n=12)
+    tr = get("bigbird").trace(
+        q, k, v, labels=[f"t{i}" for i in range(12)], hp={"block": 4, "random_blocks": 1}
+    )
+    back = Trace.from_json(tr.to_json())
+    assert back.inputs == tr.inputs and back.maps.keys() == tr.maps.keys()
+    assert np.array_equal(back.maps["attention"].weights, tr.maps["attention"].weights)
+
+
+def test_metrics_properties():
+    from engine.variants import metrics
+
+    rng = np.random.default_rng(0)
+    p = rng.random((4, 10))
+    p /= p.sum(1, keepdims=True)
+    q = rng.random((4, 10))
+    q /= q.sum(1, keepdims=True)
+    assert metrics.kl_divergence(p, p) == pytest.approx(0, abs=1e-12)
+    assert metrics.kl_divergence(p, q) > 0
+    assert 0 < metrics.js_divergence(p, q) <= math.log(2)
+    assert metrics.topk_overlap(p, p, 3) == 1.0
+    assert metrics.missed_mass(p, np.ones_like(p)) == 0.0
