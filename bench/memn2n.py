@@ -31,8 +31,14 @@ print(json.dumps({"import_s": t1 - t0, "first_fit_s": first}))
 def first_call(cache_dir: str) -> dict:
     env = dict(os.environ, ATTENTION_STUDIO_CACHE=cache_dir)
     env.pop("NUMBA_CACHE_DIR", None)
-    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
-                         text=True, check=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -55,7 +61,7 @@ def main() -> int:
     name = args.model or ("memn2n-joint" if "memn2n-joint" in names else names[0])
     reader = load(name)
     task = reader.meta["tasks"][0]
-    samples = dataset(task, "test")[:args.repeats]
+    samples = dataset(task, "test")[: args.repeats]
     answer(reader, samples[0])  # first call allocates; not what a user waits for each time
     times = []
     for s in samples:
@@ -63,8 +69,11 @@ def main() -> int:
         answer(reader, s)
         times.append(1000 * (time.perf_counter() - t0))
 
-    result = {"model": name, "answer_capture_ms_median": round(statistics.median(times), 3),
-              "answer_capture_ms_p90": round(float(np.percentile(times, 90)), 3)}
+    result = {
+        "model": name,
+        "answer_capture_ms_median": round(statistics.median(times), 3),
+        "answer_capture_ms_p90": round(float(np.percentile(times, 90)), 3),
+    }
 
     # The first UMAP call of this process: numba's disk cache (if any) is what decides it.
     t0 = time.perf_counter()

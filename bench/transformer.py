@@ -35,7 +35,6 @@ def median_ms(fn, repeats: int = REPEATS) -> float:
 def main() -> dict:
     import torch
 
-    torch.set_num_threads(1)
     from engine.models import pretrained as hf
     from engine.models.attentionviz import joint_embedding
     from engine.projection import warm_up

@@ -21,7 +21,7 @@ import torch
 from engine import kernels
 from engine.text import InputError
 
-LENGTH_LIMIT = 1024
+LENGTH_LIMIT = 512
 
 
 def cached_decode(q, k, v):
@@ -53,7 +53,7 @@ class DecodeRun:
 class SeededLayer:
     """One untrained, seeded attention layer: x ``[B, n, d_model]`` → per-head q, k, v."""
 
-    def __init__(self, d_model: int = 64, heads: int = 4, seed: int = 0):
+    def __init__(self, d_model: int = 256, heads: int = 4, seed: int = 0):
         if d_model % heads:
             raise InputError(f"d_model = {d_model} must be divisible by heads = {heads}.")
         g = torch.Generator().manual_seed(seed)
@@ -88,7 +88,7 @@ def generate(layer: SeededLayer, x: torch.Tensor, *, use_cache: bool) -> DecodeR
     return DecodeRun(times, outputs)
 
 
-def compare(n: int, *, d_model: int = 64, heads: int = 4, seed: int = 0) -> dict:
+def compare(n: int, *, d_model: int = 256, heads: int = 4, seed: int = 0) -> dict:
     """Generate n tokens both ways: per-token times, speedup and agreement with full attention."""
     if not 1 <= n <= LENGTH_LIMIT:
         raise InputError(f"KV-cache length must be between 1 and {LENGTH_LIMIT}; got {n}.")

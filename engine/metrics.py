@@ -33,7 +33,8 @@ def exact_match(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequen
     if not references:
         return 0.0
     return sum(list(h) == list(r) for h, r in zip(hypotheses, references, strict=True)) / len(
-        references)
+        references
+    )
 
 
 def argmax_links(alpha: np.ndarray) -> set[Link]:
@@ -42,8 +43,9 @@ def argmax_links(alpha: np.ndarray) -> set[Link]:
     return {(int(j), i) for i, j in enumerate(alpha.argmax(axis=-1))}
 
 
-def aer_counts(predicted: Iterable[Link], sure: Iterable[Link],
-               possible: Iterable[Link]) -> tuple[int, int, int, int]:
+def aer_counts(
+    predicted: Iterable[Link], sure: Iterable[Link], possible: Iterable[Link]
+) -> tuple[int, int, int, int]:
     """(|A ∩ S|, |A ∩ P|, |A|, |S|) for one sentence; P is taken as P ∪ S."""
     A, S = set(predicted), set(sure)
     P = set(possible) | S

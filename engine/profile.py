@@ -5,10 +5,11 @@ Method (so every number can be reproduced):
   output path (no map), after one untimed warm-up run, with torch held to one thread —
   on a shared 2-core machine two OpenMP threads contending with other work can be 50×
   slower and noisier than one.
-- peak memory: the warm-up run is recorded by ``torch.profiler`` with
-  ``profile_memory=True``; every CPU allocation and free it reports is replayed in time
-  order and the peak of the running total above the starting level is taken. This sees
-  torch's own allocations (tracemalloc does not), not the Python interpreter's.
+- peak memory: the warm-up run goes through a ``TorchDispatchMode`` that adds up the
+  bytes of every tensor storage an aten op creates and subtracts them when the storage
+  is freed (a weakref finalizer); the peak of that running total is reported. It sees
+  torch's allocations (tracemalloc does not) but not scratch space a single kernel
+  allocates and frees internally, nor the Python interpreter's own objects.
 - prediction: each variant's memory model (plus q, k, v and the output) is evaluated
   before anything runs; a point over the memory budget is refused with the prediction.
 - exponent: least-squares slope of log(time) against log(n); the expected slope is the
@@ -22,11 +23,14 @@ import contextlib
 import math
 import statistics
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES
@@ -48,6 +52,7 @@ class Point:
     d: int
     heads: int
     median_s: float
+    best_s: float
     times_s: list[float]
     peak_bytes: int
     predicted_bytes: float
@@ -88,26 +93,42 @@ def single_thread():
         torch.set_num_threads(previous)
 
 
+class _AllocationTracker(TorchDispatchMode):
+    """Live bytes of the tensor storages aten ops create, and their peak.
+
+    A storage counts from the op that returns it until Python's weakref finalizer sees
+    it freed (views share their base's storage, so they never count twice). Dispatch
+    modes are per thread, so concurrent app sessions do not see each other's tensors.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = self.peak = 0
+        self.sizes: dict[int, int] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor) and t.device.type == "cpu":
+                storage = t.untyped_storage()
+                key, size = storage.data_ptr(), storage.nbytes()
+                if size and key not in self.sizes:
+                    self.sizes[key] = size
+                    self.live += size
+                    self.peak = max(self.peak, self.live)
+                    weakref.finalize(storage, self._free, key)
+        return out
+
+    def _free(self, key: int) -> None:
+        self.live -= self.sizes.pop(key, 0)
+
+
 def peak_memory_bytes(fn) -> int:
-    """Peak bytes torch allocated on the CPU during ``fn()``, from the profiler's events."""
-    with torch.profiler.profile(
-        activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True
-    ) as prof:
+    """Peak bytes of tensor storage live at once during ``fn()`` (see _AllocationTracker)."""
+    tracker = _AllocationTracker()
+    with tracker:
         fn()
-    sizes: list[tuple[int, int]] = []
-
-    def walk(node) -> None:
-        extra = node.extra_fields
-        if hasattr(extra, "alloc_size"):
-            sizes.append((node.start_time_ns, int(extra.alloc_size)))
-        for child in node.children:
-            walk(child)
-
-    for root in prof.profiler.kineto_results.experimental_event_tree():
-        walk(root)
-    sizes.sort()
-    running = np.cumsum([s for _, s in sizes]) if sizes else np.zeros(1)
-    return int(max(0, running.max()))
+    return int(tracker.peak)
 
 
 def predict_bytes(name: str, n: int, d: int, heads: int, hp: dict | None = None) -> float:
@@ -172,6 +193,7 @@ def measure(
         d,
         heads,
         statistics.median(times),
+        min(times),
         times,
         peak,
         predicted,
@@ -258,15 +280,18 @@ def expected_exponent(name: str, ns, d: int = 64, hp: dict | None = None) -> flo
 
 
 def summarize(
-    points: list[Point], params: dict | None = None, tolerance: float = EXPONENT_TOLERANCE
+    points: list[Point],
+    params: dict | None = None,
+    tolerance: float = EXPONENT_TOLERANCE,
+    stat: str = "median_s",
 ) -> list[Summary]:
-    """One row per variant: measured vs expected exponent of time against n."""
+    """One row per variant: measured vs expected exponent of time (``stat``) against n."""
     params = params or {}
     rows = []
     for name in dict.fromkeys(p.variant for p in points):
         pts = sorted((p for p in points if p.variant == name), key=lambda p: p.n)
         ns = [p.n for p in pts]
-        measured = fit_exponent(ns, [p.median_s for p in pts])
+        measured = fit_exponent(ns, [getattr(p, stat) for p in pts])
         expected = expected_exponent(name, ns, pts[0].d, params.get(name))
         ok = None if measured is None else abs(measured - expected) <= tolerance
         notes = [] if measured is not None else ["needs two lengths to fit an exponent"]

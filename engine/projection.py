@@ -39,6 +39,8 @@ MIN_UMAP_POINTS = 4
 N_EPOCHS = 200
 
 _warm_lock = threading.Lock()
+_umap_lock = threading.Lock()
+_umap_module = None
 _warm_thread: threading.Thread | None = None
 
 
@@ -67,7 +69,7 @@ def pca_2d(X: np.ndarray) -> np.ndarray:
     """Top two principal components ``[n, 2]`` (zero-padded when rank < 2)."""
     X = _check(X)
     centred = X - X.mean(axis=0, keepdims=True)
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
     out = np.zeros((X.shape[0], 2), dtype=np.float32)
     k = min(2, vt.shape[0])
     out[:, :k] = centred @ vt[:k].T
@@ -80,8 +82,9 @@ def umap_2d(
     """UMAP embedding ``[n, 2]`` of ``X [n, d]``, deterministic for a given ``seed``.
 
     ``random_state`` makes umap-learn run single-threaded, which is what makes it
-    reproducible (and what a shared 2-core machine wants anyway). ``n_neighbors`` is
-    clipped to ``n - 1``; fewer than :data:`MIN_UMAP_POINTS` points fall back to PCA.
+    reproducible (and what a shared 2-core machine wants anyway). ``n_neighbors``
+    (which counts the point itself) is clipped to ``n``; fewer than
+    :data:`MIN_UMAP_POINTS` points fall back to PCA.
     """
     X = _check(X)
     n = X.shape[0]
@@ -111,12 +114,13 @@ def exact_knn(X: np.ndarray, k: int, block: int = 1024) -> tuple[np.ndarray, np.
     umap-learn's own path for small sets calls a Python-level metric once per pair
     (4 M calls, ≈ 8 s for 2,000 points); blockwise BLAS does the same in milliseconds.
     """
-    sq = (X.astype(np.float64) ** 2).sum(axis=1)
+    X = X.astype(np.float64)
+    sq = (X**2).sum(axis=1)
     idx = np.empty((X.shape[0], k), dtype=np.int64)
     dist = np.empty((X.shape[0], k), dtype=np.float32)
     for start in range(0, X.shape[0], block):
         rows = slice(start, start + block)
-        d2 = sq[rows, None] + sq[None, :] - 2.0 * (X[rows].astype(np.float64) @ X.T)
+        d2 = sq[rows, None] + sq[None, :] - 2.0 * (X[rows] @ X.T)
         d2[np.arange(d2.shape[0]), np.arange(start, start + d2.shape[0])] = -1.0  # self first
         part = np.argpartition(d2, k - 1, axis=1)[:, :k]
         order = np.take_along_axis(d2, part, axis=1).argsort(axis=1, kind="stable")
@@ -126,24 +130,29 @@ def exact_knn(X: np.ndarray, k: int, block: int = 1024) -> tuple[np.ndarray, np.
 
 
 def _umap():
-    """Import umap-learn (≈ 2 s) and let numba cache its kernels on disk.
+    """Import umap-learn (≈ 2 s) and let numba cache its kernels on disk, once per process.
 
     umap-learn compiles most of its kernels without ``cache=True``; turning the cache
     on for them here means a restarted server reloads machine code instead of
-    recompiling it.
+    recompiling it. The lock keeps the background warm-up and a page's first fit from
+    importing and patching at the same time.
     """
-    import umap
-    import umap.layouts
-    import umap.umap_
-    import umap.utils
-    from numba.core.caching import NullCache
-    from numba.core.registry import CPUDispatcher
+    global _umap_module
+    with _umap_lock:
+        if _umap_module is None:
+            import umap
+            import umap.layouts
+            import umap.umap_
+            import umap.utils
+            from numba.core.caching import NullCache
+            from numba.core.registry import CPUDispatcher
 
-    for module in (umap.umap_, umap.layouts, umap.utils):
-        for obj in vars(module).values():
-            if isinstance(obj, CPUDispatcher) and isinstance(obj._cache, NullCache):
-                obj.enable_caching()
-    return umap
+            for module in (umap.umap_, umap.layouts, umap.utils):
+                for obj in list(vars(module).values()):
+                    if isinstance(obj, CPUDispatcher) and isinstance(obj._cache, NullCache):
+                        obj.enable_caching()
+            _umap_module = umap
+        return _umap_module
 
 
 def warm_up() -> float:

@@ -25,10 +25,16 @@ WORDPIECE_CONTINUE = "##"
 
 def _derived(amap: AttentionMap, weights: np.ndarray, note: str, **changes) -> AttentionMap:
     fields = dict(
-        query_labels=amap.query_labels, key_labels=amap.key_labels, kind=amap.kind,
-        exact=amap.exact, implied=amap.implied, pooling=amap.pooling,
-        masked_only=amap.masked_only, normalized=amap.normalized,
-        layer_labels=amap.layer_labels, head_labels=amap.head_labels,
+        query_labels=amap.query_labels,
+        key_labels=amap.key_labels,
+        kind=amap.kind,
+        exact=amap.exact,
+        implied=amap.implied,
+        pooling=amap.pooling,
+        masked_only=amap.masked_only,
+        normalized=amap.normalized,
+        layer_labels=amap.layer_labels,
+        head_labels=amap.head_labels,
     )
     fields.update(changes)
     fields["note"] = "; ".join(n for n in (amap.note, note) if n)
@@ -37,8 +43,9 @@ def _derived(amap: AttentionMap, weights: np.ndarray, note: str, **changes) -> A
 
 def head_average(amap: AttentionMap) -> AttentionMap:
     """``[L, H, Q, K]`` → ``[L, 1, Q, K]``: the mean over heads of each layer."""
-    return _derived(amap, amap.weights.mean(axis=1, keepdims=True), "mean over heads",
-                    head_labels=("mean",))
+    return _derived(
+        amap, amap.weights.mean(axis=1, keepdims=True), "mean over heads", head_labels=("mean",)
+    )
 
 
 def rollout(amap: AttentionMap, residual: float = 0.5) -> AttentionMap:
@@ -55,11 +62,19 @@ def rollout(amap: AttentionMap, residual: float = 0.5) -> AttentionMap:
         R = A @ R
         out[layer, 0] = R
     labels = tuple(f"R{i + 1}" for i in range(L))
-    return _derived(amap, out, f"rollout (residual {residual:g}), cumulative over layers",
-                    head_labels=("rollout",), layer_labels=labels, exact=False)
+    return _derived(
+        amap,
+        out,
+        f"rollout (residual {residual:g}), cumulative over layers",
+        head_labels=("rollout",),
+        layer_labels=labels,
+        exact=False,
+    )
 
 
-def word_groups(tokens: Sequence[str], keep: Iterable[str] = ()) -> tuple[list[list[int]], list[str]]:
+def word_groups(
+    tokens: Sequence[str], keep: Iterable[str] = ()
+) -> tuple[list[list[int]], list[str]]:
     """Indices of the pieces of each word, and the word labels.
 
     WordPiece marks continuations (``##ing``); SentencePiece / byte-level BPE mark word
@@ -75,7 +90,7 @@ def word_groups(tokens: Sequence[str], keep: Iterable[str] = ()) -> tuple[list[l
             piece = t.lstrip("".join(BPE_WORD_START))
         else:
             cont = t.startswith(WORDPIECE_CONTINUE)
-            piece = t[len(WORDPIECE_CONTINUE):] if cont else t
+            piece = t[len(WORDPIECE_CONTINUE) :] if cont else t
         if cont and groups and t not in keep and tokens[groups[-1][-1]] not in keep:
             groups[-1].append(i)
             labels[-1] += piece
@@ -103,8 +118,13 @@ def merge_word_pieces(amap: AttentionMap, keep: Iterable[str] = ()) -> Attention
     Mq = _pool_matrix(qg, amap.shape[2], mean=True)  # (Q', Q)
     Mk = _pool_matrix(kg, amap.shape[3], mean=False)  # (K', K)
     w = np.einsum("aq,lhqk,bk->lhab", Mq, amap.weights.astype(np.float64), Mk)
-    return _derived(amap, w.astype(np.float32), "word pieces merged (to: sum, from: mean)",
-                    query_labels=ql, key_labels=kl)
+    return _derived(
+        amap,
+        w.astype(np.float32),
+        "word pieces merged (to: sum, from: mean)",
+        query_labels=ql,
+        key_labels=kl,
+    )
 
 
 def hide_sinks(amap: AttentionMap, sinks: Iterable[str]) -> AttentionMap:
@@ -119,7 +139,10 @@ def hide_sinks(amap: AttentionMap, sinks: Iterable[str]) -> AttentionMap:
     w = amap.weights[:, :, qi][:, :, :, ki].astype(np.float64)
     total = w.sum(axis=-1, keepdims=True)
     w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
-    return _derived(amap, w.astype(np.float32),
-                    "sink tokens hidden; rows renormalised over the remaining keys",
-                    query_labels=[amap.query_labels[i] for i in qi],
-                    key_labels=[amap.key_labels[i] for i in ki])
+    return _derived(
+        amap,
+        w.astype(np.float32),
+        "sink tokens hidden; rows renormalised over the remaining keys",
+        query_labels=[amap.query_labels[i] for i in qi],
+        key_labels=[amap.key_labels[i] for i in ki],
+    )

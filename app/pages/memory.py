@@ -5,11 +5,10 @@ import streamlit as st
 from state import url_default, url_sync
 from state.memn2n import MAP_MEMORIES, corpus, projected, reader, shipped, stories
 from ui import export_buttons, friendly_errors
-from views.memory import answer_bars, hops_figure, memory_map, shaded_story
+from views.memory import answer_bars, hops_figure, md_escape, memory_map, shaded_story
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story
 from engine.data.babi_tasks import TASKS
-from engine.text import InputError
 
 EXAMPLE_STORY = (
     "Mary moved to the bathroom.\nJohn went to the hallway.\n"
@@ -28,34 +27,55 @@ st.caption(
 with friendly_errors("loading the memory network"):
     names = shipped()
     if not names:
-        raise FileNotFoundError("no MemN2N checkpoint is shipped; train one with "
-                                "`python -m engine.train memn2n --task all`")
+        raise FileNotFoundError(
+            "no MemN2N checkpoint is shipped; train one with "
+            "`python -m engine.train memn2n --task all`"
+        )
 
-source = st.radio("Story", ["Generated bAbI story", "Your own story"], horizontal=True,
-                  index=int(url_default("own", 0, int) == 1), key="mem_source")
+source = st.radio(
+    "Source",
+    ["Generated bAbI story", "Your own story"],
+    horizontal=True,
+    index=int(url_default("own", 0, int) == 1),
+    key="mem_source",
+)
 own = source == "Your own story"
 labels = {t: f"{t}: {TASKS[t][0]}" for t in TASK_IDS}
 default_name = "memn2n-joint" if "memn2n-joint" in names else names[0]
 
 if not own:
-    c1, c2 = st.columns([3, 1])
+    c1, c2, c3 = st.columns([3, 1, 2])
     task_default = url_default("task", 1, int)
-    task = c1.selectbox("Task", TASK_IDS, format_func=labels.get, key="mem_task",
-                        index=TASK_IDS.index(task_default) if task_default in TASK_IDS else 0)
-    index = c2.number_input(f"Story (0–{N_STORIES - 1} of the test set)", 0, N_STORIES - 1,
-                            min(max(url_default("story", 0, int), 0), N_STORIES - 1))
+    task = c1.selectbox(
+        "Task",
+        TASK_IDS,
+        format_func=labels.get,
+        key="mem_task",
+        index=TASK_IDS.index(task_default) if task_default in TASK_IDS else 0,
+    )
+    index = c2.number_input(
+        f"Story (0–{N_STORIES - 1} of the test set)",
+        0,
+        N_STORIES - 1,
+        min(max(url_default("story", 0, int), 0), N_STORIES - 1),
+    )
     url_sync(own=0, task=task, story=index)
-    own_name = f"memn2n-task{task}"
-    name = own_name if own_name in names else default_name
+    models = [n for n in (f"memn2n-task{task}", "memn2n-joint") if n in names] or [default_name]
+    name = c3.selectbox(
+        "Model (the task's own, or joint over all tasks)", models, key="mem_model_generated"
+    )
     sample = stories(int(task))[int(index)]
 else:
-    st.caption(f"Plain sentences (one per line or ending in '.'), or bAbI lines such as "
-               f"'1 Mary went home.' with a question line 'N Where is Mary?<TAB>home<TAB>1'. "
-               f"Up to {MAX_STORY_CHARS:,} characters and {MAX_WORDS_PER_SENTENCE} words per "
-               "sentence; the memory keeps the latest 50 sentences.")
+    st.caption(
+        f"Plain sentences (one per line or ending in '.'), or bAbI lines such as "
+        f"'1 Mary went home.' with a question line 'N Where is Mary?<TAB>home<TAB>1'. "
+        f"Up to {MAX_STORY_CHARS:,} characters and {MAX_WORDS_PER_SENTENCE} words per "
+        "sentence; the memory keeps the latest 50 sentences."
+    )
     text = st.text_area("Story", EXAMPLE_STORY, height=160, key="mem_story")
-    question = st.text_input("Question (leave empty to use a pasted bAbI question)",
-                             EXAMPLE_QUESTION, key="mem_question")
+    question = st.text_input(
+        "Question (leave empty to use a pasted bAbI question)", EXAMPLE_QUESTION, key="mem_question"
+    )
     name = st.selectbox("Model", names, index=names.index(default_name), key="mem_model")
     url_sync(own=1)
     with friendly_errors("reading your story"):
@@ -72,42 +92,61 @@ amap = trace.maps["memory"]
 support = out["support"]
 verdict = ""
 if out["expected"]:
-    verdict = " ✅ correct" if out["expected"] == out["answer"] else f" ❌ expected {out['expected']}"
-st.markdown(f"**Q:** {sample.question}  \n**A:** `{out['answer']}` with probability "
-            f"{out['probability']:.3f}{verdict} · model `{name}` "
-            f"({r.model.cfg.hops} hops, {r.meta['config']['tying']} tying)")
+    right = out["expected"] == out["answer"]
+    verdict = " ✅ correct" if right else f" ❌ expected {md_escape(out['expected'])}"
+st.markdown(
+    f"**Q:** {md_escape(sample.question)}  \n**A:** `{out['answer']}` with probability "
+    f"{out['probability']:.3f}{verdict} · model `{name}` "
+    f"({r.model.cfg.hops} hops, {r.meta['config']['tying']} tying)"
+)
 if out["unknown_words"]:
-    st.info("Words outside the vocabulary were dropped: " + ", ".join(
-        f"'{w}'" for w in out["unknown_words"][:20]) + ".")
+    st.info(
+        "Words outside the vocabulary were dropped: "
+        + ", ".join(md_escape(w) for w in out["unknown_words"][:20])
+        + "."
+    )
 if out["dropped_sentences"]:
-    st.info(f"The story has {len(sample.story)} sentences; the memory holds "
-            f"{r.model.cfg.memory}, so the earliest {out['dropped_sentences']} were left out.")
+    st.info(
+        f"The story has {len(sample.story)} sentences; the memory holds "
+        f"{r.model.cfg.memory}, so the earliest {out['dropped_sentences']} were left out."
+    )
 
 c1, c2 = st.columns([1, 2])
 c1.plotly_chart(answer_bars(out["candidates"], out["probabilities"]), key="mem-answer")
 c2.plotly_chart(hops_figure(amap, support), key="mem-hops")
 
-hop = st.select_slider("Hop shown in the story", list(amap.layer_labels),
-                       value=amap.layer_labels[-1], key="mem_hop")
+hop = st.select_slider(
+    "Hop shown in the story", list(amap.layer_labels), value=amap.layer_labels[-1], key="mem_hop"
+)
 k = amap.layer_labels.index(hop)
-st.caption("Each sentence is shaded by its weight p_i at this hop (as in the paper's Figure 2)"
-           + ("; ★ marks the supporting facts." if support else "."))
+st.caption(
+    "Each sentence is shaded by its weight p_i at this hop (as in the paper's Figure 2)"
+    + ("; ★ marks the supporting facts." if support else ".")
+)
 st.html(shaded_story(amap.key_labels, amap.weights[k, 0, 0], support))
 
 st.subheader("Memory embeddings m_i across many stories")
+map_name = "memn2n-joint" if "memn2n-joint" in names else name
 colour = st.radio("Colour by", ["task", "entity"], horizontal=True, key="mem_colour")
-st.caption(f"UMAP (umap-learn) of the first hop's memory vectors m_i for about "
-           f"{MAP_MEMORIES:,} sentences of test stories, plus this story's (ringed, "
-           "numbered by sentence). Entity = the sentence's subject.")
+st.caption(
+    f"UMAP (umap-learn) of the first hop's memory vectors m_i of `{map_name}` for about "
+    f"{MAP_MEMORIES:,} sentences of test stories, plus this story's (ringed, numbered "
+    "by sentence). The joint model is used when shipped, so every task shares one "
+    "space. Entity = the sentence's subject."
+)
 with friendly_errors("the memory map"):
-    vectors, task_of, subject_of, texts = corpus(name)
-    current = trace.vectors["memory"]
-    coords = projected(name, current)
-    if not np.isfinite(coords).all():
-        raise InputError("The projection did not converge; try another story.")
+    from engine.models.memn2n import memory_vectors
+
+    vectors, task_of, subject_of, texts = corpus(map_name)
+    current = memory_vectors(reader(map_name), [sample])[0]
+    coords = projected(map_name, current)
     groups = (task_of if colour == "task" else subject_of) + ["this story"] * len(current)
     is_current = np.r_[np.zeros(len(vectors), bool), np.ones(len(current), bool)]
-    st.plotly_chart(memory_map(coords, groups, texts + list(amap.key_labels), is_current,
-                               f"m_i coloured by {colour}"), key="mem-umap")
+    st.plotly_chart(
+        memory_map(
+            coords, groups, texts + list(amap.key_labels), is_current, f"m_i coloured by {colour}"
+        ),
+        key="mem-umap",
+    )
 
 export_buttons(trace, "memn2n-trace")

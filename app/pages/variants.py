@@ -18,6 +18,7 @@ st.caption(
 )
 
 SYNTHETIC, TEXT = "Synthetic Q/K/V", "Text through a seeded random layer"
+TRAINED = "A date through the trained Transformer"
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
 
 
@@ -39,16 +40,16 @@ def table_exports(rows: list[dict], stem: str) -> None:
     )
 
 
-def param_widgets(variant, n: int) -> dict:
+def param_widgets(variant, n: int, source: str) -> dict:
     """One widget per hyper-parameter, its limits in the label."""
     values = {}
     for p in variant.params:
-        key = f"hp-{variant.name}-{p.name}"
+        key = f"hp-{source}-{variant.name}-{p.name}"  # per input: defaults fit its length
         label = f"{variant.title}: {p.label} ({p.limits})"
         if p.choices:
             values[p.name] = st.selectbox(label, p.choices, key=key, help=p.help or None)
         else:
-            default = min(p.default, n) if variant.name == "linformer" else p.default
+            default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
             values[p.name] = st.number_input(
                 label, value=default, step=1, key=key, help=p.help or None
             )
@@ -56,16 +57,28 @@ def param_widgets(variant, n: int) -> dict:
 
 
 def compare_tab() -> None:
-    from engine.variants import REGISTRY, compare, inputs
+    from engine.text import tokenize
+    from engine.variants import REGISTRY, compare, inputs, swap
 
-    source = st.radio("Input", [SYNTHETIC, TEXT], horizontal=True)
-    c1, c2, c3 = st.columns(3)
-    heads = c1.number_input("heads (1 … 8)", 1, 8, 2)
-    d = c2.number_input("head size d (8 … 128)", 8, 128, 32)
-    causal = c3.checkbox("causal", help="Performer and Linformer are bidirectional here")
-    synthetic = (0, "clustered", 1.0, 0)
-    text = ""
-    if source == TEXT:
+    sources = [SYNTHETIC, TEXT] + ([TRAINED] if swap.available() else [])
+    source = st.radio("Input", sources, horizontal=True)
+    causal = st.checkbox("causal", help="Performer and Linformer are bidirectional here")
+    synthetic, text, heads, d = (0, "clustered", 1.0, 0), "", 2, 32
+    if source == TRAINED:
+        limit = swap.max_length()
+        text = st.text_input(
+            f"A date, as you would write it (at most {limit} characters)", "12 March 2021"
+        )
+        st.caption(
+            "Q, K, V are the first encoder layer's of the trained dates Transformer "
+            f"({swap.CHECKPOINT}). Each variant also replaces the self-attention of "
+            "every encoder layer; the table shows the translation it then produces."
+        )
+        n_for_defaults = max(1, len(text))
+    elif source == TEXT:
+        c1, c2 = st.columns(2)
+        heads = c1.number_input("heads (1 … 8)", 1, 8, 2)
+        d = c2.number_input("head size d (8 … 128)", 8, 128, 32)
         text = st.text_area(
             f"Text (at most {inputs.TEXT_TOKEN_LIMIT} tokens)",
             "The quick brown fox jumps over the lazy dog because the dog "
@@ -75,9 +88,9 @@ def compare_tab() -> None:
             f"Q, K and V come from a {inputs.TEXT_LABEL}: word vectors seeded by the "
             "word, plus sinusoidal positions, through seeded W_Q, W_K, W_V."
         )
-        n_for_defaults = max(1, len(text.split()))
+        n_for_defaults = max(1, len(tokenize(text)))
     else:
-        s1, s2, s3, s4 = st.columns(4)
+        s1, s2, s3, s4, s5, s6 = st.columns(6)
         lo, hi = inputs.LENGTH_LIMITS
         n = s1.number_input(
             f"n ({lo} … {compare.MAX_COMPARE_N})", lo, compare.MAX_COMPARE_N, 128, step=16
@@ -85,19 +98,22 @@ def compare_tab() -> None:
         structure = s2.selectbox("structure", inputs.STRUCTURES, index=2)
         sharpness = s3.slider("sharpness (0.1 … 8)", 0.1, 8.0, 1.0)
         seed = s4.number_input("seed (0 … 9999)", 0, 9999, 0)
+        heads = s5.number_input("heads (1 … 8)", 1, 8, 2)
+        d = s6.number_input("head size d (8 … 128)", 8, 128, 32)
         synthetic = (int(n), structure, float(sharpness), int(seed))
         n_for_defaults = int(n)
     picked = st.multiselect(
         "Variants", list(REGISTRY), DEFAULT_PICK, format_func=lambda v: REGISTRY[v].title
     )
+    source_key = {TEXT: "text", TRAINED: "trained"}.get(source, "synthetic")
     params = {}
     with st.expander("Hyper-parameters"):
         for name in picked:
             if REGISTRY[name].params:
-                params[name] = param_widgets(REGISTRY[name], n_for_defaults)
+                params[name] = param_widgets(REGISTRY[name], n_for_defaults, source_key)
     with st.spinner("Running the variants…"):
         traces, rows = state.compare(
-            "text" if source == TEXT else "synthetic",
+            source_key,
             text,
             synthetic,
             tuple(picked),
@@ -116,8 +132,9 @@ def compare_tab() -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     table_exports(rows, "variants-errors")
 
-    head = st.number_input(f"head to show (0 … {heads - 1})", 0, int(heads) - 1, 0)
     ref = traces["full (reference)"]
+    n_heads = ref.maps["attention"].shape[1]
+    head = st.number_input(f"head to show (0 … {n_heads - 1})", 0, n_heads - 1, 0)
     view = st.radio("Show", ["maps", "difference vs full", "pattern overlay"], horizontal=True)
     shown = ["full (reference)", *picked] if view == "maps" else picked
     cols = st.columns(3)
@@ -164,9 +181,10 @@ def profile_tab() -> None:
     from engine.variants import REGISTRY
 
     st.markdown(
-        "Median of 3 timed runs after one warm-up, one torch thread; peak memory "
-        "from torch.profiler's allocation events; dashed lines are the models. "
-        "The first sweep also starts the profiler (≈ 4 s once)."
+        "Median of 3 timed runs after one warm-up, one torch thread. Peak memory: "
+        "the most tensor storage live at once during the warm-up, counted op by op "
+        "(engine/profile.py says how); dashed lines are the memory models. The first "
+        "measurement in a server process also loads torch's dispatch machinery (≈ 4 s once)."
     )
     picked = st.multiselect(
         "Variants to profile", list(REGISTRY), list(REGISTRY), key="profile-variants"
@@ -296,7 +314,7 @@ def kv_tab() -> None:
     from engine.kv_cache import LENGTH_LIMIT
 
     st.markdown(
-        "One seeded attention layer (d_model 64, 4 heads) decodes n tokens: without "
+        "One seeded attention layer (d_model 256, 4 heads) decodes n tokens: without "
         "a cache it re-projects the whole prefix at every step; with one it projects "
         "only the new token and attends against the stored keys and values."
     )

@@ -70,7 +70,7 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
             picked.append(s)
             n += min(len(s.story), r.model.cfg.memory)
         for s, m in zip(picked, memory_vectors(r, picked), strict=True):
-            kept = s.story[-len(m):]
+            kept = s.story[-len(m) :]
             vecs.append(m)
             task_of += [f"task {t}"] * len(m)
             subj += [subject(x) for x in kept]

@@ -23,14 +23,25 @@ def compare(
     from engine.variants import compare as cmp
     from engine.variants import inputs
 
-    if source == "text":
+    if source == "trained":
+        from engine.variants import swap
+
+        q, k, v, labels = swap.layer_qkv(text)
+    elif source == "text":
         q, k, v, labels = inputs.text_layer(text, heads=heads, d=d)
     else:
         n, structure, sharpness, seed = synthetic
         q, k, v, labels = inputs.synthetic(
             n, d, heads, structure=structure, sharpness=sharpness, seed=seed
         )
-    return cmp.run_all(list(names), q, k, v, labels, causal=causal, params=json.loads(params_json))
+    params = json.loads(params_json)
+    traces, rows = cmp.run_all(list(names), q, k, v, labels, causal=causal, params=params)
+    if source == "trained":
+        reference = swap.translate(text, "full")
+        for row in rows:
+            row["translation"] = swap.translate(text, row["variant"], params.get(row["variant"]))
+            row["same_as_full"] = row["translation"] == reference
+    return traces, rows
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

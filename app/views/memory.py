@@ -3,25 +3,42 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+
 from views.heatmap import FONT, heatmap
 
 STAR = "★"
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: str) -> str:
+    """User text made inert in st.markdown: no links, images, HTML or formatting."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8) -> go.Figure:
     """The model's distribution over answer candidates, most likely first."""
     order = np.argsort(probs)[::-1][:top]
-    fig = go.Figure(go.Bar(
-        x=[float(probs[i]) for i in order][::-1], y=[candidates[i] for i in order][::-1],
-        orientation="h", marker_color="#440154",
-        hovertemplate="%{y}: %{x:.4f}<extra></extra>",
-    ))
-    fig.update_layout(font=FONT, height=60 + 32 * len(order), margin=dict(l=10, r=10, t=30, b=10),
-                      title="P(answer)", xaxis=dict(range=[0, 1], title="probability"))
+    fig = go.Figure(
+        go.Bar(
+            x=[float(probs[i]) for i in order][::-1],
+            y=[candidates[i] for i in order][::-1],
+            orientation="h",
+            marker_color="#440154",
+            hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        font=FONT,
+        height=60 + 32 * len(order),
+        margin=dict(l=10, r=10, t=30, b=10),
+        title="P(answer)",
+        xaxis=dict(range=[0, 1], title="probability"),
+    )
     return fig
 
 
@@ -38,13 +55,22 @@ def hops_figure(amap, support: Sequence[int]) -> go.Figure:
     """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts."""
     z = amap.weights[:, 0, 0, :].T  # (n_sentences, hops)
     title = "Memory weights p per hop" + (f"  ({STAR} = supporting fact)" if support else "")
-    return heatmap(z, list(amap.layer_labels), sentence_labels(amap.key_labels, support),
-                   title=title, x_title="hop", y_title="sentence", value_name="p",
-                   zmin=0.0, zmax=1.0, flags=amap.flags, annotate=z.size <= 200)
+    return heatmap(
+        z,
+        list(amap.layer_labels),
+        sentence_labels(amap.key_labels, support),
+        title=title,
+        x_title="hop",
+        y_title="sentence",
+        value_name="p",
+        zmin=0.0,
+        zmax=1.0,
+        flags=amap.flags,
+        annotate=z.size <= 200,
+    )
 
 
-def shaded_story(sentences: Sequence[str], weights: Sequence[float],
-                 support: Sequence[int]) -> str:
+def shaded_story(sentences: Sequence[str], weights: Sequence[float], support: Sequence[int]) -> str:
     """The story as HTML, each sentence's background as dark as its weight (Figure 2 style).
 
     Every sentence is HTML-escaped: stories are user text.
@@ -63,29 +89,47 @@ def shaded_story(sentences: Sequence[str], weights: Sequence[float],
     return "<div style='font-family: sans-serif'>" + "".join(rows) + "</div>"
 
 
-def memory_map(coords: np.ndarray, groups: Sequence[str], texts: Sequence[str],
-               current: np.ndarray, title: str) -> go.Figure:
+def memory_map(
+    coords: np.ndarray, groups: Sequence[str], texts: Sequence[str], current: np.ndarray, title: str
+) -> go.Figure:
     """UMAP of memory vectors coloured by group; the current story's memories ringed."""
     fig = go.Figure()
     groups = np.asarray(groups)
     texts = np.asarray([html.escape(t) for t in texts])
     for g in sorted(set(groups[~current].tolist())):
         sel = (groups == g) & ~current
-        fig.add_trace(go.Scattergl(
-            x=coords[sel, 0], y=coords[sel, 1], mode="markers", name=html.escape(str(g)),
-            marker=dict(size=6, opacity=0.6), text=texts[sel],
-            hovertemplate="%{text}<extra>%{fullData.name}</extra>",
-        ))
+        fig.add_trace(
+            go.Scattergl(
+                x=coords[sel, 0],
+                y=coords[sel, 1],
+                mode="markers",
+                name=html.escape(str(g)),
+                marker=dict(size=6, opacity=0.6),
+                text=texts[sel],
+                hovertemplate="%{text}<extra>%{fullData.name}</extra>",
+            )
+        )
     if current.any():
-        fig.add_trace(go.Scatter(
-            x=coords[current, 0], y=coords[current, 1], mode="markers+text",
-            name="this story", text=[str(i + 1) for i in range(int(current.sum()))],
-            textposition="top center", customdata=texts[current],
-            marker=dict(size=13, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#000")),
-            hovertemplate="%{customdata}<extra>this story</extra>",
-        ))
-    fig.update_layout(title=title, font=FONT, height=560, margin=dict(l=10, r=10, t=60, b=10),
-                      xaxis=dict(title="UMAP 1", showticklabels=False),
-                      yaxis=dict(title="UMAP 2", showticklabels=False),
-                      legend=dict(itemsizing="constant"))
+        fig.add_trace(
+            go.Scatter(
+                x=coords[current, 0],
+                y=coords[current, 1],
+                mode="markers+text",
+                name="this story",
+                text=[str(i + 1) for i in range(int(current.sum()))],
+                textposition="top center",
+                customdata=texts[current],
+                marker=dict(size=13, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#000")),
+                hovertemplate="%{customdata}<extra>this story</extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        font=FONT,
+        height=560,
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title="UMAP 1", showticklabels=False),
+        yaxis=dict(title="UMAP 2", showticklabels=False),
+        legend=dict(itemsizing="constant"),
+    )
     return fig

@@ -10,48 +10,93 @@ import plotly.graph_objects as go
 from views.heatmap import FONT, SEQUENTIAL
 
 QUERY_SYMBOL, KEY_SYMBOL = "circle", "diamond-open"
-TOKEN_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-                 "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+TOKEN_COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 
-def qk_scatter(emb, query_labels: Sequence[str], key_labels: Sequence[str], *,
-               colour_by: str = "position", title: str = "") -> go.Figure:
+def qk_scatter(
+    emb,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    colour_by: str = "position",
+    title: str = "",
+) -> go.Figure:
     """Queries as filled circles, keys as open diamonds; colour = position or token."""
     fig = go.Figure()
-    parts = (("query", emb.queries_2d, list(query_labels), QUERY_SYMBOL),
-             ("key", emb.keys_2d, list(key_labels), KEY_SYMBOL))
+    parts = (
+        ("query", emb.queries_2d, list(query_labels), QUERY_SYMBOL),
+        ("key", emb.keys_2d, list(key_labels), KEY_SYMBOL),
+    )
     vocab = {t: i for i, t in enumerate(dict.fromkeys([*query_labels, *key_labels]))}
     n_max = max(len(query_labels), len(key_labels), 2) - 1
     for role, xy, labels, symbol in parts:
         pos = np.arange(len(labels))
         if colour_by == "position":
-            marker = dict(color=pos, colorscale=SEQUENTIAL, cmin=0, cmax=n_max,
-                          colorbar=dict(title="position") if role == "query" else None,
-                          showscale=role == "query")
+            marker = dict(
+                color=pos,
+                colorscale=SEQUENTIAL,
+                cmin=0,
+                cmax=n_max,
+                colorbar=dict(title="position") if role == "query" else None,
+                showscale=role == "query",
+            )
         else:
             marker = dict(color=[TOKEN_COLOURS[vocab[t] % len(TOKEN_COLOURS)] for t in labels])
-        fig.add_trace(go.Scatter(
-            x=xy[:, 0], y=xy[:, 1], mode="markers+text", name=f"{role}s",
-            text=labels, textposition="top center", textfont=dict(size=11),
-            marker=dict(symbol=symbol, size=12, line=dict(width=2), **marker),
-            customdata=pos,
-            hovertemplate=f"{role} %{{text}} (position %{{customdata}})<extra></extra>",
-        ))
-    fig.update_layout(title=title, font=FONT, height=560, xaxis_title="UMAP 1",
-                      yaxis_title="UMAP 2", legend=dict(orientation="h", y=-0.15),
-                      margin=dict(l=10, r=10, t=60, b=10))
+        fig.add_trace(
+            go.Scatter(
+                x=xy[:, 0],
+                y=xy[:, 1],
+                mode="markers+text",
+                name=f"{role}s",
+                text=labels,
+                textposition="top center",
+                textfont=dict(size=11),
+                marker=dict(symbol=symbol, size=12, line=dict(width=2), **marker),
+                customdata=pos,
+                hovertemplate=f"{role} %{{text}} (position %{{customdata}})<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        font=FONT,
+        height=560,
+        xaxis_title="UMAP 1",
+        yaxis_title="UMAP 2",
+        legend=dict(orientation="h", y=-0.15),
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     return fig
 
 
 def dot_distance_figure(emb, mask: np.ndarray | None = None) -> go.Figure:
     """Each allowed (query, key) pair: its dot product against its embedded distance."""
     allowed = np.ones_like(emb.dot, bool) if mask is None else np.asarray(mask, bool)
-    fig = go.Figure(go.Scattergl(
-        x=emb.dot[allowed], y=emb.distance[allowed], mode="markers",
-        marker=dict(size=5, opacity=0.5, color="#1f4e9c"),
-        hovertemplate="q·k = %{x:.2f}<br>distance = %{y:.2f}<extra></extra>",
-    ))
-    fig.update_layout(title=f"Pearson r = {emb.correlation:+.2f} (negative: near means attended)",
-                      xaxis_title="q · k", yaxis_title="embedded distance", font=FONT,
-                      height=380, margin=dict(l=10, r=10, t=60, b=10))
+    fig = go.Figure(
+        go.Scattergl(
+            x=emb.dot[allowed],
+            y=emb.distance[allowed],
+            mode="markers",
+            marker=dict(size=5, opacity=0.5, color="#1f4e9c"),
+            hovertemplate="q·k = %{x:.2f}<br>distance = %{y:.2f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Pearson r = {emb.correlation:+.2f} (negative: near means attended)",
+        xaxis_title="q · k",
+        yaxis_title="embedded distance",
+        font=FONT,
+        height=380,
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     return fig

@@ -29,28 +29,46 @@ def head_grid(amap, title: str) -> go.Figure:
     """Every (layer, head) of an AttentionMap as a small heatmap; rows are layers."""
     L, H = amap.shape[:2]
     w, f = pool(amap.weights)
-    fig = make_subplots(rows=L, cols=H, horizontal_spacing=0.01, vertical_spacing=0.02,
-                        column_titles=list(amap.head_labels), row_titles=list(amap.layer_labels))
+    fig = make_subplots(
+        rows=L,
+        cols=H,
+        horizontal_spacing=0.01,
+        vertical_spacing=0.02,
+        column_titles=list(amap.head_labels),
+        row_titles=list(amap.layer_labels),
+    )
     for layer in range(L):
         for h in range(H):
-            fig.add_trace(go.Heatmap(
-                z=w[layer, h], coloraxis="coloraxis",
-                hovertemplate=f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
-                              "query %{y} · key %{x}<br>α = %{z:.3f}<extra></extra>",
-            ), row=layer + 1, col=h + 1)
+            fig.add_trace(
+                go.Heatmap(
+                    z=w[layer, h],
+                    coloraxis="coloraxis",
+                    hovertemplate=f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
+                    "query %{y} · key %{x}<br>α = %{z:.3f}<extra></extra>",
+                ),
+                row=layer + 1,
+                col=h + 1,
+            )
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False, autorange="reversed")
     flags = list(amap.flags) + ([f"thumbnails pooled ×{f}"] if f > 1 else [])
     fig.update_layout(
-        title=f"{title}  <sup>[{', '.join(flags)}]</sup>", font=FONT,
+        title=f"{title}  <sup>[{', '.join(flags)}]</sup>",
+        font=FONT,
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title="α")),
-        height=int(min(1400, 140 + 110 * L * max(1, 6 / H))), margin=dict(l=40, r=10, t=70, b=10),
+        height=int(min(1400, 140 + 110 * L * max(1, 6 / H))),
+        margin=dict(l=40, r=10, t=70, b=10),
     )
     return fig
 
 
-def neuron_figure(q: np.ndarray, k: np.ndarray, query_label: str,
-                  key_labels: Sequence[str], mask: np.ndarray | None = None) -> go.Figure:
+def neuron_figure(
+    q: np.ndarray,
+    k: np.ndarray,
+    query_label: str,
+    key_labels: Sequence[str],
+    mask: np.ndarray | None = None,
+) -> go.Figure:
     """bertviz's neuron view for one query: q_i, each k_j, q_i∘k_j, q_i·k_j/√d_k and α_ij.
 
     q ``[d_k]``, k ``[K, d_k]``; ``mask`` ``[K]`` True where the query may attend.
@@ -63,34 +81,64 @@ def neuron_figure(q: np.ndarray, k: np.ndarray, query_label: str,
     alpha = e / e.sum()
     labels = _unique(list(key_labels))
     fig = make_subplots(
-        rows=2, cols=3, row_heights=[0.12, 0.88], column_widths=[0.4, 0.4, 0.2],
-        specs=[[{"colspan": 2}, None, None], [{}, {}, {}]], horizontal_spacing=0.04,
-        subplot_titles=(f"query q  ({query_label})", "keys k_j", "q ∘ k_j (sums to q·k_j)",
-                        "q·k_j / √d_k  and  α_ij"),
+        rows=2,
+        cols=3,
+        row_heights=[0.12, 0.88],
+        column_widths=[0.4, 0.4, 0.2],
+        specs=[[{"colspan": 2}, None, None], [{}, {}, {}]],
+        horizontal_spacing=0.04,
+        subplot_titles=(
+            f"query q  ({query_label})",
+            "keys k_j",
+            "q ∘ k_j (sums to q·k_j)",
+            "q·k_j / √d_k  and  α_ij",
+        ),
     )
     m = float(max(np.abs(q).max(), np.abs(k).max(), 1e-9))
     m_prod = float(max(np.abs(prod).max(), 1e-9))
     dims = [str(i) for i in range(d_k)]
-    fig.add_trace(go.Heatmap(z=q[None, :], x=dims, y=[query_label], zmin=-m, zmax=m,
-                             colorscale=DIVERGING, showscale=False,
-                             hovertemplate="dim %{x}: %{z:.3f}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=k, x=dims, y=labels, zmin=-m, zmax=m, colorscale=DIVERGING,
-                             showscale=False,
-                             hovertemplate="%{y} dim %{x}: %{z:.3f}<extra></extra>"), row=2, col=1)
-    fig.add_trace(go.Heatmap(z=prod, x=dims, y=labels, zmin=-m_prod, zmax=m_prod,
-                             colorscale=DIVERGING, showscale=False,
-                             hovertemplate="%{y} dim %{x}: %{z:.3f}<extra></extra>"), row=2, col=2)
-    fig.add_trace(go.Bar(x=scores, y=labels, orientation="h", name="q·k/√d_k",
-                         marker_color="#8c8c8c"), row=2, col=3)
-    fig.add_trace(go.Bar(x=alpha, y=labels, orientation="h", name="α (softmax)",
-                         marker_color="#1f4e9c"), row=2, col=3)
+    cells = (
+        (q[None, :], [query_label], m, 1, 1),
+        (k, labels, m, 2, 1),
+        (prod, labels, m_prod, 2, 2),
+    )
+    for z, y, bound, row, col in cells:
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=dims,
+                y=y,
+                zmin=-bound,
+                zmax=bound,
+                colorscale=DIVERGING,
+                showscale=False,
+                hovertemplate="%{y} dim %{x}: %{z:.3f}<extra></extra>",
+            ),
+            row=row,
+            col=col,
+        )
+    fig.add_trace(
+        go.Bar(x=scores, y=labels, orientation="h", name="q·k/√d_k", marker_color="#8c8c8c"),
+        row=2,
+        col=3,
+    )
+    fig.add_trace(
+        go.Bar(x=alpha, y=labels, orientation="h", name="α (softmax)", marker_color="#1f4e9c"),
+        row=2,
+        col=3,
+    )
     for col in (1, 2, 3):
         fig.update_yaxes(autorange="reversed", type="category", row=2, col=col)
     fig.update_yaxes(showticklabels=False, row=2, col=2)
     fig.update_yaxes(showticklabels=False, row=2, col=3)
     fig.update_xaxes(showticklabels=False, row=1, col=1)
-    fig.update_layout(font=FONT, barmode="group", height=int(min(1000, 260 + 24 * len(k))),
-                      legend=dict(orientation="h", y=-0.05), margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_layout(
+        font=FONT,
+        barmode="group",
+        height=int(min(1000, 260 + 24 * len(k))),
+        legend=dict(orientation="h", y=-0.05),
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     return fig
 
 

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from views.heatmap import FONT, heatmap
 
-MAX_CELLS = 96  # a map wider than this is average-pooled for display, and says so
+MAX_CELLS = 128  # a map wider than this is average-pooled for display, and says so
 
 
 def display_pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int]:

@@ -81,8 +81,10 @@ def parse(text: str) -> list[Episode]:
             episodes.append([])
             expected = 1
         if not episodes or number != expected:
-            raise InputError(f"Line {n} is numbered {number}; expected {expected} "
-                             "(each story numbers its lines 1, 2, 3, …).")
+            raise InputError(
+                f"Line {n} is numbered {number}; expected {expected} "
+                "(each story numbers its lines 1, 2, 3, …)."
+            )
         expected += 1
         episodes[-1].append(_parse_line(body, n, number))
     if not episodes:
@@ -97,13 +99,15 @@ def _parse_line(body: str, n: int, number: int) -> Line:
             raise InputError(f"Line {n} has no words.")
         return Line(parts[0].strip())
     if len(parts) not in (2, 3) or not parts[1].strip():
-        raise InputError(f"Line {n} looks like a question but is not "
-                         "'question?<TAB>answer<TAB>supporting ids'.")
+        raise InputError(
+            f"Line {n} looks like a question but is not 'question?<TAB>answer<TAB>supporting ids'."
+        )
     try:
         support = tuple(int(s) for s in parts[2].split()) if len(parts) == 3 else ()
     except ValueError:
-        raise InputError(f"Line {n}: supporting ids must be line numbers, "
-                         f"got {parts[2]!r}.") from None
+        raise InputError(
+            f"Line {n}: supporting ids must be line numbers, got {parts[2]!r}."
+        ) from None
     if any(not 1 <= s < number for s in support):
         raise InputError(f"Line {n}: supporting ids must point to earlier lines of its story.")
     return Line(parts[0].strip(), parts[1].strip().lower(), support)
@@ -147,11 +151,11 @@ def user_story(story: str, question: str) -> Sample:
     pasted bAbI story is used, with its answer and supporting facts.
     """
     if len(story) > MAX_STORY_CHARS:
-        raise InputError(f"The story is {len(story):,} characters; the limit is "
-                         f"{MAX_STORY_CHARS:,}.")
+        raise InputError(
+            f"The story is {len(story):,} characters; the limit is {MAX_STORY_CHARS:,}."
+        )
     if not story.strip():
-        raise InputError("Write a story first: a few sentences such as 'Mary went to the "
-                         "kitchen.'")
+        raise InputError("Write a story first: a few sentences such as 'Mary went to the kitchen.'")
     if _LINE.match(story.lstrip().splitlines()[0]):
         episode = parse(story)[-1]
         if question.strip():
@@ -164,8 +168,10 @@ def user_story(story: str, question: str) -> Sample:
     facts = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", story) if words(s)]
     long = [i + 1 for i, s in enumerate(facts) if len(words(s)) > MAX_WORDS_PER_SENTENCE]
     if long:
-        raise InputError(f"Sentence {long[0]} has over {MAX_WORDS_PER_SENTENCE} words; "
-                         "split it into shorter sentences.")
+        raise InputError(
+            f"Sentence {long[0]} has over {MAX_WORDS_PER_SENTENCE} words; "
+            "split it into shorter sentences."
+        )
     return Sample(tuple(facts), _checked_question(question), "", ())
 
 

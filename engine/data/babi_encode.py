@@ -38,8 +38,7 @@ def _ids(tokens: Sequence[str], vocab: Vocab) -> list[int]:
     return [vocab.stoi[t] for t in tokens if t in vocab.stoi]
 
 
-def encode(samples: Sequence[Sample], vocab: Vocab, answers: Sequence[str],
-           memory: int) -> Encoded:
+def encode(samples: Sequence[Sample], vocab: Vocab, answers: Sequence[str], memory: int) -> Encoded:
     """Pad every story to the longest kept one; unknown words are left out."""
     answer_index = {a: i for i, a in enumerate(answers)}
     stories, queries = [], []
@@ -74,8 +73,9 @@ def times_and_mask(n_facts: torch.Tensor, M: int) -> tuple[torch.Tensor, torch.T
     return times, mask
 
 
-def noisy_times(n_facts: torch.Tensor, M: int, memory: int, rate: float,
-                generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def noisy_times(
+    n_facts: torch.Tensor, M: int, memory: int, rate: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Like :func:`times_and_mask`, with up to ⌈rate·n⌉ empty memories slipped in at random.
 
     Each story of n sentences takes n of n + gaps slots (gaps uniform in 0 … ⌈rate·n⌉),

@@ -120,8 +120,12 @@ class World(Story):
             self.move(actor)
             return
         mine = self.carrying(actor)
-        free = [o for o in self.objects if o not in self.held
-                and self.lying.get(o, (self.at[actor][0],))[0] == self.at[actor][0]]
+        free = [
+            o
+            for o in self.objects
+            if o not in self.held
+            and self.lying.get(o, (self.at[actor][0],))[0] == self.at[actor][0]
+        ]
         if mine and (not free or self.rng.random() < 0.4):
             self.drop(actor, self.rng.choice(mine))
         elif free:
@@ -242,15 +246,19 @@ ROOMS = ("kitchen", "office", "bedroom", "bathroom", "garden", "hallway")
 
 
 def task4(rng: random.Random) -> Episode:
-    """Two-argument relations: "What is north of the bedroom?" / "What is the bedroom north of?"."""
+    """Two-argument relations (subject vs. object): "The office is north of the bedroom."
+    → "What is north of the bedroom?" office / "What is the office north of?" bedroom."""
     s = Story()
     a, b, c = rng.sample(ROOMS, 3)
-    d1, d2 = rng.sample(sorted(OPPOSITE), 2)
-    facts = [(a, d1, b, s.say(f"The {a} is {d1} of the {b}.")),
-             (c, d2, b, s.say(f"The {c} is {d2} of the {b}."))]
-    x, d, y, line = rng.choice(facts)  # "x is d of y", so also "y is opposite(d) of x"
-    if rng.random() < 0.5:
-        x, d, y = y, OPPOSITE[d], x
+    d1, d2 = rng.choice(sorted(OPPOSITE)), rng.choice(sorted(OPPOSITE))
+    shape = rng.choice(("chain", "same object", "same subject"))
+    if shape != "chain" and d1 == d2:  # two rooms north of one room: ambiguous
+        d2 = OPPOSITE[d1]
+    second = {"chain": (b, d2, c), "same object": (c, d2, b), "same subject": (a, d2, c)}[shape]
+    facts = [(a, d1, b), second]
+    rng.shuffle(facts)
+    lines = [s.say(f"The {x} is {d} of the {y}.") for x, d, y in facts]
+    (x, d, y), line = rng.choice(list(zip(facts, lines, strict=True)))
     if rng.random() < 0.5:
         s.ask(f"What is {d} of the {y}?", x, (line,))
     else:
@@ -276,17 +284,21 @@ def _holdings(rng: random.Random, ask: Callable[[World, str], None]) -> Episode:
 
 def task7(rng: random.Random) -> Episode:
     """Counting: "How many objects is Mary carrying?"."""
+
     def ask(w: World, actor: str) -> None:
         n = len(w.carrying(actor))
         w.ask(f"How many objects is {actor} carrying?", NUMBERS[n], w.touched[actor].values())
+
     return _holdings(rng, ask)
 
 
 def task8(rng: random.Random) -> Episode:
     """Lists/sets: "What is Mary carrying?" → "apple,milk" (in the order picked up)."""
+
     def ask(w: World, actor: str) -> None:
         answer = ",".join(w.carrying(actor)) or "nothing"
         w.ask(f"What is {actor} carrying?", answer, w.touched[actor].values())
+
     return _holdings(rng, ask)
 
 
@@ -295,8 +307,11 @@ PEOPLE = ("Bill", "Fred", "Julie", "Mary")
 TOWN = ("school", "park", "office", "kitchen", "cinema", "bedroom")
 
 
-def _beliefs(rng: random.Random, tell: Callable[[Story, str], tuple[str, ...]],
-             answer: Callable[[tuple[str, ...], str], str]) -> Episode:
+def _beliefs(
+    rng: random.Random,
+    tell: Callable[[Story, str], tuple[str, ...]],
+    answer: Callable[[tuple[str, ...], str], str],
+) -> Episode:
     """Facts about people; ``tell`` narrates one and returns what it says (places or "-place")."""
     s, last = Story(), {}
     for _ in range(5):
@@ -314,6 +329,7 @@ def _beliefs(rng: random.Random, tell: Callable[[Story, str], tuple[str, ...]],
 
 def task9(rng: random.Random) -> Episode:
     """Simple negation: "Mary is no longer in the office." → "Is Mary in the office?" no."""
+
     def tell(s: Story, who: str) -> tuple[str, ...]:
         place = rng.choice(TOWN)
         if rng.random() < 0.4:
@@ -330,6 +346,7 @@ def task9(rng: random.Random) -> Episode:
 
 def task10(rng: random.Random) -> Episode:
     """Indefinite knowledge: "Julie is either in the park or the school." → maybe."""
+
     def tell(s: Story, who: str) -> tuple[str, ...]:
         if rng.random() < 0.5:
             p, q = rng.sample(TOWN, 2)

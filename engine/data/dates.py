@@ -16,8 +16,9 @@ from engine.data.enfr import Pair
 FIRST, LAST = dt.date(1950, 1, 1), dt.date(2049, 12, 31)
 MAX_CHARS = 40
 
-MONTHS = ("January February March April May June July August September October November "
-          "December").split()
+MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
 MOIS = "janvier février mars avril mai juin juillet août septembre octobre novembre décembre"
 MOIS = tuple(MOIS.split())
 DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
@@ -73,8 +74,9 @@ def iso(d: dt.date) -> str:
 
 def pair(d: dt.date, fmt: str) -> Pair:
     """One example: the characters of ``d`` spelt in ``fmt`` → the characters of its ISO form."""
-    return Pair(src=tuple(FORMATS[fmt](d)), tgt=tuple(iso(d)), sure=frozenset(),
-                possible=frozenset())
+    return Pair(
+        src=tuple(FORMATS[fmt](d)), tgt=tuple(iso(d)), sure=frozenset(), possible=frozenset()
+    )
 
 
 def tokenize(text: str) -> list[str]:
@@ -82,8 +84,9 @@ def tokenize(text: str) -> list[str]:
     return list(text.strip())
 
 
-def splits(seed: int = 0, n_train: int = 30000, n_valid: int = 1000,
-           n_test: int = 2000) -> dict[str, list[Pair]]:
+def splits(
+    seed: int = 0, n_train: int = 30000, n_valid: int = 1000, n_test: int = 2000
+) -> dict[str, list[Pair]]:
     """Disjoint splits of unique (source string) examples, fixed by ``seed``."""
     rng = random.Random(seed)
     span = (LAST - FIRST).days
@@ -96,5 +99,8 @@ def splits(seed: int = 0, n_train: int = 30000, n_valid: int = 1000,
         if p.src not in seen:
             seen.add(p.src)
             pairs.append(p)
-    return {"test": pairs[:n_test], "valid": pairs[n_test:n_test + n_valid],
-            "train": pairs[n_test + n_valid:]}
+    return {
+        "test": pairs[:n_test],
+        "valid": pairs[n_test : n_test + n_valid],
+        "train": pairs[n_test + n_valid :],
+    }

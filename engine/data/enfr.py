@@ -97,8 +97,12 @@ def _adjectives() -> dict[str, Adjective]:
     for f in lx.pairs(lx.ADJECTIVES):
         masc, _, fem = f[1].partition("/")
         fem = fem or lx.french_feminine(masc)
-        forms = {("m", False): masc, ("f", False): fem,
-                 ("m", True): lx.french_plural(masc), ("f", True): fem + "s"}
+        forms = {
+            ("m", False): masc,
+            ("f", False): fem,
+            ("m", True): lx.french_plural(masc),
+            ("f", True): fem + "s",
+        }
         out[f[0]] = Adjective(f[0], forms, pre=len(f) > 2 and f[2] == "pre")
     return out
 
@@ -124,9 +128,11 @@ MONTHS = dict(lx.pairs(lx.MONTHS))
 
 def english_words() -> set[str]:
     """Every English word form the grammar can emit (the vocabulary it teaches)."""
-    words = set("the a an this these our their every of on about with for against without from "
-                "by in that who and but while because when was were is are did does do not "
-                "will be yesterday today tomorrow last next year month week".split())
+    words = set(
+        "the a an this these our their every of on about with for against without from "
+        "by in that who and but while because when was were is are did does do not "
+        "will be yesterday today tomorrow last next year month week".split()
+    )
     for n in (*THINGS.values(), *PEOPLE.values()):
         words |= {n.en, n.en_pl}
     for v in VERBS.values():
@@ -146,8 +152,11 @@ class Fr:
     possible: frozenset[int] = frozenset()
 
     def shifted(self, by: int) -> Fr:
-        return Fr(self.text, frozenset(i + by for i in self.sure),
-                  frozenset(i + by for i in self.possible))
+        return Fr(
+            self.text,
+            frozenset(i + by for i in self.sure),
+            frozenset(i + by for i in self.possible),
+        )
 
 
 @dataclass
@@ -192,8 +201,9 @@ def _article(next_en: str) -> str:
 DETERMINERS = ("the", "a", "this", "our", "their", "every", "bare", "number", "the number")
 
 
-def noun_phrase(noun: Noun, plural: bool, det: str, adjectives: Sequence[Adjective] = (),
-                number: str = "") -> NP:
+def noun_phrase(
+    noun: Noun, plural: bool, det: str, adjectives: Sequence[Adjective] = (), number: str = ""
+) -> NP:
     """det adj* noun → det pre-adj noun post-adj (post-nominal adjectives mirrored).
 
     ``det`` is one of DETERMINERS; "bare" is the English bare plural (French "des"),
@@ -206,7 +216,10 @@ def noun_phrase(noun: Noun, plural: bool, det: str, adjectives: Sequence[Adjecti
     en_det, fr_det = {
         "the": (["the"], ["les" if plural else ("la" if g == "f" else "le")]),
         "a": ([_article(first)], ["une" if g == "f" else "un"]),
-        "this": (["these" if plural else "this"], ["ces" if plural else ("cette" if g == "f" else "ce")]),
+        "this": (
+            ["these" if plural else "this"],
+            ["ces" if plural else ("cette" if g == "f" else "ce")],
+        ),
         "our": (["our"], ["nos" if plural else "notre"]),
         "their": (["their"], ["leurs" if plural else "leur"]),
         "every": (["every"], ["chaque"]),
@@ -233,14 +246,27 @@ def name_phrase(name: str) -> NP:
     return NP(words([name], [name]), 0, "m", False, True)
 
 
-PREPOSITIONS = {"of": "de", "on": "sur", "about": "sur", "with": "avec", "for": "pour",
-                "against": "contre", "without": "sans", "from": "de"}
+PREPOSITIONS = {
+    "of": "de",
+    "on": "sur",
+    "about": "sur",
+    "with": "avec",
+    "for": "pour",
+    "against": "contre",
+    "without": "sans",
+    "from": "de",
+}
 
 
 def with_pp(np: NP, prep: str, obj: NP) -> NP:
     """NP prep NP' → NP prép NP' (same order; "de le" contracts later)."""
-    return NP(np.phrase + words([prep], [PREPOSITIONS[prep]]) + obj.phrase, np.head,
-              np.gender, np.plural, np.person)
+    return NP(
+        np.phrase + words([prep], [PREPOSITIONS[prep]]) + obj.phrase,
+        np.head,
+        np.gender,
+        np.plural,
+        np.person,
+    )
 
 
 def with_relative(np: NP, clause: Phrase) -> NP:
@@ -256,18 +282,25 @@ def active(verb: Verb, tense: str, neg: bool, plural: bool, agree: int) -> Phras
     if tense == "past" and not neg:  # signed → a signé
         return Phrase([verb.en_past], [fr(aux, [0], [agree]), fr(verb.participle(), [0])])
     if tense == "past":  # did not sign → n' a pas signé
-        return Phrase(["did", "not", verb.en], [fr("ne", [1]), fr(aux, [0], [agree]),
-                                               fr("pas", [1]), fr(verb.participle(), [2])])
+        return Phrase(
+            ["did", "not", verb.en],
+            [fr("ne", [1]), fr(aux, [0], [agree]), fr("pas", [1]), fr(verb.participle(), [2])],
+        )
     if tense == "present" and not neg:  # signs → signe
-        return Phrase([verb.en if plural else verb.en_3sg],
-                      [fr(verb.present(plural), [0], [agree])])
+        return Phrase(
+            [verb.en if plural else verb.en_3sg], [fr(verb.present(plural), [0], [agree])]
+        )
     if tense == "present":  # does not sign → ne signe pas
-        return Phrase(["do" if plural else "does", "not", verb.en],
-                      [fr("ne", [1]), fr(verb.present(plural), [2], [0, agree]), fr("pas", [1])])
+        return Phrase(
+            ["do" if plural else "does", "not", verb.en],
+            [fr("ne", [1]), fr(verb.present(plural), [2], [0, agree]), fr("pas", [1])],
+        )
     if not neg:  # will sign → signera
         return Phrase(["will", verb.en], [fr(verb.future(plural), [0, 1], [agree])])
-    return Phrase(["will", "not", verb.en],  # will not sign → ne signera pas
-                  [fr("ne", [1]), fr(verb.future(plural), [0, 2], [agree]), fr("pas", [1])])
+    return Phrase(
+        ["will", "not", verb.en],  # will not sign → ne signera pas
+        [fr("ne", [1]), fr(verb.future(plural), [0, 2], [agree]), fr("pas", [1])],
+    )
 
 
 def passive(verb: Verb, tense: str, neg: bool, gender: str, plural: bool, agree: int) -> Phrase:
@@ -287,21 +320,27 @@ def passive(verb: Verb, tense: str, neg: bool, gender: str, plural: bool, agree:
     aux = "seront" if plural else "sera"
     if neg:  # will not be signed → ne sera pas signé
         pp = fr(verb.participle(gender, plural), [3], [agree])
-        return Phrase(["will", "not", "be", verb.en_pp],
-                      [fr("ne", [1]), fr(aux, [0, 2], [agree]), fr("pas", [1]), pp])
+        return Phrase(
+            ["will", "not", "be", verb.en_pp],
+            [fr("ne", [1]), fr(aux, [0, 2], [agree]), fr("pas", [1]), pp],
+        )
     pp = fr(verb.participle(gender, plural), [2], [agree])
     return Phrase(["will", "be", verb.en_pp], [fr(aux, [0, 1], [agree]), pp])
 
 
-def object_relative(verb: Verb, tense: str, neg: bool, subj: NP, antecedent: NP,
-                    agree: int) -> Phrase:
+def object_relative(
+    verb: Verb, tense: str, neg: bool, subj: NP, antecedent: NP, agree: int
+) -> Phrase:
     """that the minister signed → que le ministre a signée: after "que" the participle
     agrees with the antecedent (the preceding direct object)."""
     head = 1 + subj.head
     vp = active(verb, tense, neg, subj.plural, head - 1 - len(subj.phrase.en))
     if tense == "past":
-        vp.fr[-1] = fr(verb.participle(antecedent.gender, antecedent.plural),
-                       vp.fr[-1].sure, [agree - 1 - len(subj.phrase.en)])
+        vp.fr[-1] = fr(
+            verb.participle(antecedent.gender, antecedent.plural),
+            vp.fr[-1].sure,
+            [agree - 1 - len(subj.phrase.en)],
+        )
     return words(["that"], ["que"]) + subj.phrase + vp
 
 
@@ -322,16 +361,22 @@ def relative_time(which: str, unit: str) -> Phrase:
     fr_unit, g = {"year": ("année", "f"), "month": ("mois", "m"), "week": ("semaine", "f")}[unit]
     art = {"every": "chaque"}.get(which, "la" if g == "f" else "le")
     adj = {"last": "dernier", "next": "prochain"}.get(which)
-    toks = [fr(art, [0] if which == "every" else [], [] if which == "every" else [1]),
-            fr(fr_unit, [1])]
+    toks = [
+        fr(art, [0] if which == "every" else [], [] if which == "every" else [1]),
+        fr(fr_unit, [1]),
+    ]
     if adj:
         toks.append(fr(lx.french_feminine(adj) if g == "f" else adj, [0], [1]))
     return Phrase([which, unit], toks)
 
 
-CONJUNCTIONS = {"and": (["and"], ["et"]), "but": ([",", "but"], [",", "mais"]),
-                "while": ([",", "while"], [",", "tandis", "que"]),
-                "because": (["because"], ["parce", "que"]), "when": (["when"], ["quand"])}
+CONJUNCTIONS = {
+    "and": (["and"], ["et"]),
+    "but": ([",", "but"], [",", "mais"]),
+    "while": ([",", "while"], [",", "tandis", "que"]),
+    "because": (["because"], ["parce", "que"]),
+    "when": (["when"], ["quand"]),
+}
 
 
 def conjunction(word: str) -> Phrase:
@@ -366,10 +411,17 @@ def surface(tokens: list[Fr]) -> list[Fr]:
             t = Fr("l'", t.sure, t.possible)
         elif t.text == "ce" and _vowel(nxt):
             t = Fr("cet", t.sure, t.possible)
-        elif t.text in ("de", "à") and nxt in ("le", "les") and not (
-                nxt == "le" and i + 2 < len(tokens) and _vowel(tokens[i + 2].text)):
-            contracted = {("de", "le"): "du", ("de", "les"): "des", ("à", "le"): "au",
-                          ("à", "les"): "aux"}[t.text, nxt]
+        elif (
+            t.text in ("de", "à")
+            and nxt in ("le", "les")
+            and not (nxt == "le" and i + 2 < len(tokens) and _vowel(tokens[i + 2].text))
+        ):
+            contracted = {
+                ("de", "le"): "du",
+                ("de", "les"): "des",
+                ("à", "le"): "au",
+                ("à", "les"): "aux",
+            }[t.text, nxt]
             out.append(_merge(t, tokens[i + 1], contracted))
             i += 2
             continue
@@ -390,8 +442,7 @@ def to_pair(phrase: Phrase) -> Pair:
         assert all(0 <= i < n for i in t.sure | t.possible), f"dangling link in {t}"
         sure |= {(i, j) for i in t.sure}
         possible |= {(i, j) for i in t.sure | t.possible}
-    return Pair(tuple(phrase.en), tuple(t.text for t in toks), frozenset(sure),
-                frozenset(possible))
+    return Pair(tuple(phrase.en), tuple(t.text for t in toks), frozenset(sure), frozenset(possible))
 
 
 # -- random sentences --------------------------------------------------------------------
@@ -420,11 +471,13 @@ class Sampler:
             return name_phrase(r.choice(NAMES))
         noun = (PEOPLE if person else THINGS)[r.choice(self.people if person else self.things)]
         plural = r.random() < 0.3
-        dets = (["the", "this", "our", "their", "number", "the number"] + ([] if in_pp else ["bare"])
-                if plural else ["the", "the", "a", "this", "our", "their", "every"])
+        dets = (
+            ["the", "this", "our", "their", "number", "the number"] + ([] if in_pp else ["bare"])
+            if plural
+            else ["the", "the", "a", "this", "our", "their", "every"]
+        )
         det = r.choice(dets)
-        np = noun_phrase(noun, plural, det, self._adjectives(),
-                         number=r.choice(sorted(NUMBERS)))
+        np = noun_phrase(noun, plural, det, self._adjectives(), number=r.choice(sorted(NUMBERS)))
         if r.random() < (0.35, 0.2, 0.0)[min(depth, 2)]:
             if r.random() < 0.6:
                 prep = r.choice(sorted(PREPOSITIONS))
@@ -453,18 +506,28 @@ class Sampler:
         month = r.choice(sorted(MONTHS))
         if tense == "past":
             year = r.randrange(1950, 2025)
-            return r.choice([
-                lambda: words(["yesterday"], ["hier"]),
-                lambda: relative_time("last", r.choice(["year", "month", "week"])),
-                lambda: month_year(month, year),
-                lambda: day_month_year(r.randrange(1, 29), month, year),
-                lambda: words(["in", str(year)], ["en", str(year)]),
-            ])()
+            return r.choice(
+                [
+                    lambda: words(["yesterday"], ["hier"]),
+                    lambda: relative_time("last", r.choice(["year", "month", "week"])),
+                    lambda: month_year(month, year),
+                    lambda: day_month_year(r.randrange(1, 29), month, year),
+                    lambda: words(["in", str(year)], ["en", str(year)]),
+                ]
+            )()
         if tense == "present":
-            return r.choice([lambda: words(["today"], ["aujourd'hui"]),
-                             lambda: relative_time("every", r.choice(["year", "month", "week"]))])()
-        return r.choice([lambda: words(["tomorrow"], ["demain"]),
-                         lambda: relative_time("next", r.choice(["year", "month", "week"]))])()
+            return r.choice(
+                [
+                    lambda: words(["today"], ["aujourd'hui"]),
+                    lambda: relative_time("every", r.choice(["year", "month", "week"])),
+                ]
+            )()
+        return r.choice(
+            [
+                lambda: words(["tomorrow"], ["demain"]),
+                lambda: relative_time("next", r.choice(["year", "month", "week"])),
+            ]
+        )()
 
     def clause(self) -> Phrase:
         r = self.rng
@@ -498,7 +561,9 @@ class Sampler:
 
 def _figure_3a() -> Pair:
     """the agreement on the european economic area was signed in august 1992 ."""
-    area = noun_phrase(THINGS["area"], False, "the", [ADJECTIVES["european"], ADJECTIVES["economic"]])
+    area = noun_phrase(
+        THINGS["area"], False, "the", [ADJECTIVES["european"], ADJECTIVES["economic"]]
+    )
     subj = with_pp(noun_phrase(THINGS["agreement"], False, "the"), "on", area)
     vp = passive(VERBS["sign"], "past", False, "m", False, subj.head - len(subj.phrase.en))
     return to_pair(subj.phrase + vp + month_year("august", 1992))
@@ -515,18 +580,27 @@ def _long() -> Pair:
     """A 40+-word sentence: relative clauses, agreement, negation, a date."""
     law = noun_phrase(THINGS["law"], False, "the", [ADJECTIVES["constitutional"]])
     minister = noun_phrase(PEOPLE["minister"], False, "the", [ADJECTIVES["young"]])
-    law = with_relative(law, object_relative(VERBS["sign"], "past", False, minister, law,
-                                             law.head - len(law.phrase.en)))
-    vp1 = passive(VERBS["approve"], "past", False, law.gender, law.plural,
-                  law.head - len(law.phrase.en))
-    by = words(["by"], ["par"]) + noun_phrase(THINGS["parliament"], False, "the",
-                                              [ADJECTIVES["european"]]).phrase
+    law = with_relative(
+        law,
+        object_relative(VERBS["sign"], "past", False, minister, law, law.head - len(law.phrase.en)),
+    )
+    vp1 = passive(
+        VERBS["approve"], "past", False, law.gender, law.plural, law.head - len(law.phrase.en)
+    )
+    by = (
+        words(["by"], ["par"])
+        + noun_phrase(THINGS["parliament"], False, "the", [ADJECTIVES["european"]]).phrase
+    )
     first = law.phrase + vp1 + by + day_month_year(3, "may", 1979)
-    judges = noun_phrase(PEOPLE["judge"], True, "the number", [ADJECTIVES["federal"]],
-                         number="three")
+    judges = noun_phrase(
+        PEOPLE["judge"], True, "the number", [ADJECTIVES["federal"]], number="three"
+    )
     vp2 = active(VERBS["accept"], "past", True, True, judges.head - len(judges.phrase.en))
-    reports = with_pp(noun_phrase(THINGS["report"], True, "the", [ADJECTIVES["financial"]]),
-                      "of", noun_phrase(THINGS["bank"], False, "the", [ADJECTIVES["central"]]))
+    reports = with_pp(
+        noun_phrase(THINGS["report"], True, "the", [ADJECTIVES["financial"]]),
+        "of",
+        noun_phrase(THINGS["bank"], False, "the", [ADJECTIVES["central"]]),
+    )
     second = judges.phrase + vp2 + reports.phrase + place("brussels")
     return to_pair(first + conjunction("but") + second)
 
@@ -546,8 +620,9 @@ def bucket(n_tokens: int) -> int:
     return len(LENGTH_BUCKETS) - 1
 
 
-def splits(seed: int = 0, n_train: int = 60000, n_valid: int = 1000,
-           n_test: int = 2000) -> dict[str, list[Pair]]:
+def splits(
+    seed: int = 0, n_train: int = 60000, n_valid: int = 1000, n_test: int = 2000
+) -> dict[str, list[Pair]]:
     """Disjoint train / valid / test splits of unique English sentences, fixed by ``seed``.
 
     The test split is stratified: an equal share per source-length bucket, so the

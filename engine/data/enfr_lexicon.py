@@ -242,8 +242,16 @@ def french_plural(word: str) -> str:
 
 
 def french_feminine(word: str) -> str:
-    for masc, fem in (("eux", "euse"), ("if", "ive"), ("el", "elle"), ("ien", "ienne"),
-                      ("éen", "éenne"), ("on", "onne"), ("er", "ère"), ("eur", "euse")):
+    for masc, fem in (
+        ("eux", "euse"),
+        ("if", "ive"),
+        ("el", "elle"),
+        ("ien", "ienne"),
+        ("éen", "éenne"),
+        ("on", "onne"),
+        ("er", "ère"),
+        ("eur", "euse"),
+    ):
         if word.endswith(masc):
             return word[: -len(masc)] + fem
     return word if word.endswith("e") else word + "e"

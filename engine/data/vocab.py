@@ -35,8 +35,9 @@ class Vocab:
     def __contains__(self, token: str) -> bool:
         return token in self.stoi
 
-    def encode(self, tokens: Sequence[str], add_bos: bool = False,
-               add_eos: bool = False) -> list[int]:
+    def encode(
+        self, tokens: Sequence[str], add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
         ids = [self.stoi.get(t, UNK_ID) for t in tokens]
         return ([BOS_ID] if add_bos else []) + ids + ([EOS_ID] if add_eos else [])
 

@@ -26,7 +26,7 @@ from engine.data import enfr
 from engine.models.bahdanau import Translator
 from engine.training.nmt import collate, load_splits
 
-DATE_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40))
+DATE_BUCKETS = ((1, 10), (11, 20), (21, 40))  # dates are at most 40 characters
 
 
 def buckets(task: str) -> tuple[tuple[int, int], ...]:
@@ -43,7 +43,7 @@ def evaluate(tr: Translator, pairs, batch: int = 64) -> dict:
     torch.set_num_threads(1)
     hyps, alphas = [], []
     for k in range(0, len(pairs), batch):
-        chunk = pairs[k:k + batch]
+        chunk = pairs[k : k + batch]
         src, src_len, tgt_in, _ = collate(chunk, tr.src_vocab, tr.tgt_vocab)
         max_len = max(len(p.tgt) for p in chunk) + 10
         hyps += [tr.tgt_vocab.decode(ids) for ids in tr.model.greedy_batch(src, src_len, max_len)]
@@ -56,24 +56,38 @@ def evaluate(tr: Translator, pairs, batch: int = 64) -> dict:
     for k, (lo, hi) in enumerate(spans):
         idx = [i for i, p in enumerate(pairs) if _bucket_of(len(p.src), spans) == k]
         score = metrics.bleu([hyps[i] for i in idx], [refs[i] for i in idx]) if idx else None
-        by_length[f"{lo}-{hi}"] = {"bleu": None if score is None else round(score, 2),
-                                   "n": len(idx)}
-    out = {"model": tr.name, "task": tr.task.name, "n_test": len(pairs),
-           "exact_match": round(metrics.exact_match(hyps, refs), 4),
-           "bleu": round(metrics.bleu(hyps, refs), 2), "bleu_by_length": by_length,
-           "decoding": "greedy", "scoring": tr.model.cfg.scoring}
+        by_length[f"{lo}-{hi}"] = {
+            "bleu": None if score is None else round(score, 2),
+            "n": len(idx),
+        }
+    out = {
+        "model": tr.name,
+        "task": tr.task.name,
+        "n_test": len(pairs),
+        "exact_match": round(metrics.exact_match(hyps, refs), 4),
+        "bleu": round(metrics.bleu(hyps, refs), 2),
+        "bleu_by_length": by_length,
+        "decoding": "greedy",
+        "scoring": tr.model.cfg.scoring,
+        "train_steps": tr.meta.get("train", {}).get("steps"),
+    }
     if alphas and any(p.sure for p in pairs):
         pred = [metrics.argmax_links(a) for a in alphas]
-        out["aer"] = round(metrics.aer(
-            (a, p.sure, p.possible) for a, p in zip(pred, pairs, strict=True)), 4)
-        out["aer_argmax_vs_sure"] = round(metrics.aer(
-            (a, p.sure, p.sure) for a, p in zip(pred, pairs, strict=True)), 4)
+        out["aer"] = round(
+            metrics.aer((a, p.sure, p.possible) for a, p in zip(pred, pairs, strict=True)), 4
+        )
+        out["aer_argmax_vs_sure"] = round(
+            metrics.aer((a, p.sure, p.sure) for a, p in zip(pred, pairs, strict=True)), 4
+        )
     return out
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m engine.evaluate nmt", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m engine.evaluate nmt",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--task", choices=("dates", "en-fr"), required=True)
     p.add_argument("--model", default=None, help="checkpoint name (default: the shipped one)")
     p.add_argument("--seed", type=int, default=0, help="the data seed the models were trained on")

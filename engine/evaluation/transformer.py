@@ -79,34 +79,48 @@ def head_aer(tr: Translator, pairs, batch: int = 250) -> np.ndarray:
                 for h in range(cfg.n_heads):
                     alpha = cross[b, layer, h, : len(p.tgt), : len(p.src)]
                     items[layer][h].append((argmax_links(alpha), p.sure, p.possible))
-    return np.array([[aer(items[layer][h]) for h in range(cfg.n_heads)]
-                     for layer in range(cfg.n_layers)])
+    return np.array(
+        [[aer(items[layer][h]) for h in range(cfg.n_heads)] for layer in range(cfg.n_layers)]
+    )
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine.evaluate transformer")
     ap.add_argument("--task", choices=sorted(TASKS), default="en-fr")
     ap.add_argument("--pe", choices=PE_KINDS, default="sinusoidal")
-    ap.add_argument("--every", type=int, default=4,
-                    help="use every k-th test pair (the split is stratified by length, so this "
-                         "keeps every length bucket; 1 = all 2,000)")
+    ap.add_argument(
+        "--every",
+        type=int,
+        default=4,
+        help="use every k-th test pair (the split is stratified by length, so this "
+        "keeps every length bucket; 1 = all 2,000)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="data seed (as in training)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     test = task_module(args.task).splits(seed=args.seed)["test"][:: max(1, args.every)]
     name = checkpoint_name(args.task, args.pe)
     tr = load(name)
-    result = {"task": args.task, "pe": args.pe, "checkpoint": name, "n_test": len(test),
-              **scores(tr, test)}
+    result = {
+        "task": args.task,
+        "pe": args.pe,
+        "checkpoint": name,
+        "n_test": len(test),
+        **scores(tr, test),
+    }
     print(f"{name}: BLEU {result['bleu']}  exact {result['exact_match']}")
     if args.task == "en-fr":
         table = head_aer(tr, test)
-        result["aer"] = {f"L{layer}": {f"H{h}": round(float(table[layer, h]), 4)
-                                        for h in range(table.shape[1])}
-                         for layer in range(table.shape[0])}
+        result["aer"] = {
+            f"L{layer}": {f"H{h}": round(float(table[layer, h]), 4) for h in range(table.shape[1])}
+            for layer in range(table.shape[0])
+        }
         layer, h = np.unravel_index(table.argmin(), table.shape)
-        result["best_head"] = {"layer": int(layer), "head": int(h),
-                               "aer": round(float(table.min()), 4)}
+        result["best_head"] = {
+            "layer": int(layer),
+            "head": int(h),
+            "aer": round(float(table.min()), 4),
+        }
         for row, label in zip(table, result["aer"], strict=True):
             print(f"AER {label}: " + "  ".join(f"{v:.3f}" for v in row))
         ablation = {}

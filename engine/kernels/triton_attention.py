@@ -27,37 +27,40 @@ LOG2E = 1.4426950408889634
 
 
 @triton.jit
+def _descriptor(
+    T, b_stride, h_stride, n_stride, B, H, n, HEAD_DIM: tl.constexpr, ROWS: tl.constexpr
+):
+    """A [B, H, n, HEAD_DIM] tensor descriptor read in [1, 1, ROWS, HEAD_DIM] tiles.
+
+    On Hopper the loads become TMA copies (no address registers, zero fill past n, stores
+    clipped at n); on older GPUs and in the interpreter Triton lowers them to pointers.
+    """
+    return tl.make_tensor_descriptor(
+        T,
+        shape=[B, H, n, HEAD_DIM],
+        strides=[b_stride, h_stride, n_stride, 1],
+        block_shape=[1, 1, ROWS, HEAD_DIM],
+    )
+
+
+@triton.jit
 def _tile_step(
-    acc,
-    m_i,
-    l_i,
-    q,
-    k_ptrs,
-    v_ptrs,
-    start_n,
-    rows,
-    offs_n,
-    n_k,
-    causal_offset,
-    stride_kn,
-    stride_vn,
-    qk_scale,
+    acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
     MASKED: tl.constexpr,
     CAUSAL: tl.constexpr,
     PRECISION: tl.constexpr,
-):
+    HEAD_DIM: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):  # fmt: skip
     """One FlashAttention-2 update with the key/value tile that starts at ``start_n``.
 
-    ``MASKED`` tiles may hold keys past n_k or (with ``CAUSAL``) keys j > i + offset;
-    tiles inside the allowed region skip the masking work entirely.
+    ``MASKED`` tiles may hold keys past n_k (read as zeros) or, with ``CAUSAL``, keys
+    j > i + offset; tiles inside the allowed region skip the masking work entirely.
     """
-    cols = start_n + offs_n  # (BLOCK_N,)
+    k = k_desc.load([b, h, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    s = tl.dot(q, k.T, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), base 2
     if MASKED:
-        k = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
-    else:
-        k = tl.load(k_ptrs + start_n * stride_kn)
-    s = tl.dot(q, k, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), base-2 logits
-    if MASKED:
+        cols = start_n + tl.arange(0, BLOCK_N)
         allowed = cols[None, :] < n_k
         if CAUSAL:
             allowed = allowed & (cols[None, :] <= rows[:, None] + causal_offset)
@@ -68,28 +71,25 @@ def _tile_step(
     p = tl.math.exp2(s - m_shift[:, None])
     alpha = tl.math.exp2(m_i - m_shift)
     l_i = l_i * alpha + tl.sum(p, 1)
-    if MASKED:
-        v = tl.load(v_ptrs + start_n * stride_vn, mask=cols[:, None] < n_k, other=0.0)
-    else:
-        v = tl.load(v_ptrs + start_n * stride_vn)
+    v = v_desc.load([b, h, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
     acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
     return acc, m_new, l_i
 
 
 @triton.jit
-def _store(acc, m_i, l_i, O, LSE, rows, offs_d, n_q, stride_om, stride_lm):
+def _store(
+    acc, m_i, l_i, o_desc, LSE, b, h, start_row, n_q, stride_lm,
+    BLOCK_M: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+):  # fmt: skip
     """out_i = acc_i / l_i and lse_i = (m_i + log2 l_i) · ln 2; empty rows → 0 and −inf."""
     empty = l_i == 0.0
     l_safe = tl.where(empty, 1.0, l_i)
-    out = acc / l_safe[:, None]
+    out = (acc / l_safe[:, None]).to(o_desc.dtype)
     lse = tl.where(empty, float("-inf"), (m_i + tl.math.log2(l_safe)) * 0.6931471805599453)
-    in_range = rows < n_q
-    tl.store(
-        O + rows[:, None] * stride_om + offs_d[None, :],
-        out.to(O.dtype.element_ty),
-        mask=in_range[:, None],
-    )
-    tl.store(LSE + rows * stride_lm, lse, mask=in_range)
+    o_desc.store([b, h, start_row, 0], out.reshape(1, 1, BLOCK_M, HEAD_DIM))  # clipped at n_q
+    rows = start_row + tl.arange(0, BLOCK_M)
+    tl.store(LSE + rows * stride_lm, lse, mask=rows < n_q)
 
 
 @triton.jit
@@ -100,7 +100,7 @@ def _attn_fwd(
     stride_vb, stride_vh, stride_vn,
     stride_ob, stride_oh, stride_om,
     stride_lb, stride_lh, stride_lm,
-    H, n_q, n_k, qk_scale,
+    B, H, n_q, n_k, qk_scale,
     N_BUCKET,  # autotune key only: log2 of the padded length
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
@@ -115,13 +115,12 @@ def _attn_fwd(
         start_m = tl.num_programs(0) - 1 - start_m
     bh = tl.program_id(1)
     b, h = bh // H, bh % H
+    q_desc = _descriptor(Q, stride_qb, stride_qh, stride_qm, B, H, n_q, HEAD_DIM, BLOCK_M)
+    k_desc = _descriptor(K, stride_kb, stride_kh, stride_kn, B, H, n_k, HEAD_DIM, BLOCK_N)
+    v_desc = _descriptor(V, stride_vb, stride_vh, stride_vn, B, H, n_k, HEAD_DIM, BLOCK_N)
+    o_desc = _descriptor(O, stride_ob, stride_oh, stride_om, B, H, n_q, HEAD_DIM, BLOCK_M)
     rows = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    q_ptrs = Q + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :]
-    k_ptrs = K + b * stride_kb + h * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None]
-    v_ptrs = V + b * stride_vb + h * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :]
-    q = tl.load(q_ptrs, mask=rows[:, None] < n_q, other=0.0)  # (BLOCK_M, HEAD_DIM)
+    q = q_desc.load([b, h, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)  # rows ≥ n_q: 0
 
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_M], tl.float32)
@@ -138,18 +137,19 @@ def _attn_fwd(
         hi = n_k
     for start_n in range(0, full_end, BLOCK_N):
         acc, m_i, l_i = _tile_step(
-            acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n_k, causal_offset,
-            stride_kn, stride_vn, qk_scale, MASKED=False, CAUSAL=CAUSAL, PRECISION=PRECISION,
+            acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
+            MASKED=False, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
         )  # fmt: skip
     for start_n in range(full_end, hi, BLOCK_N):
         acc, m_i, l_i = _tile_step(
-            acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n_k, causal_offset,
-            stride_kn, stride_vn, qk_scale, MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION,
+            acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
+            MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
         )  # fmt: skip
 
-    o_base = O + b * stride_ob + h * stride_oh
     l_base = LSE + b * stride_lb + h * stride_lh
-    _store(acc, m_i, l_i, o_base, l_base, rows, offs_d, n_q, stride_om, stride_lm)
+    _store(
+        acc, m_i, l_i, o_desc, l_base, b, h, start_m * BLOCK_M, n_q, stride_lm, BLOCK_M, HEAD_DIM
+    )
 
 
 @triton.jit
@@ -161,7 +161,7 @@ def _block_sparse_fwd(
     stride_ob, stride_oh, stride_om,
     stride_lb, stride_lh, stride_lm,
     stride_ih, stride_im, stride_ch,
-    H, n, qk_scale,
+    B, H, n, qk_scale,
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
     PRECISION: tl.constexpr,
@@ -171,13 +171,12 @@ def _block_sparse_fwd(
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     b, h = bh // H, bh % H
+    q_desc = _descriptor(Q, stride_qb, stride_qh, stride_qm, B, H, n, HEAD_DIM, BLOCK)
+    k_desc = _descriptor(K, stride_kb, stride_kh, stride_kn, B, H, n, HEAD_DIM, BLOCK)
+    v_desc = _descriptor(V, stride_vb, stride_vh, stride_vn, B, H, n, HEAD_DIM, BLOCK)
+    o_desc = _descriptor(O, stride_ob, stride_oh, stride_om, B, H, n, HEAD_DIM, BLOCK)
     rows = start_m * BLOCK + tl.arange(0, BLOCK)
-    offs_n = tl.arange(0, BLOCK)
-    offs_d = tl.arange(0, HEAD_DIM)
-    q_ptrs = Q + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :]
-    k_ptrs = K + b * stride_kb + h * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None]
-    v_ptrs = V + b * stride_vb + h * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :]
-    q = tl.load(q_ptrs, mask=rows[:, None] < n, other=0.0)
+    q = q_desc.load([b, h, start_m * BLOCK, 0]).reshape(BLOCK, HEAD_DIM)
 
     m_i = tl.full([BLOCK], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK], tl.float32)
@@ -191,28 +190,30 @@ def _block_sparse_fwd(
         # Tail and diagonal blocks need the mask; always applying it keeps one code path
         # (the where is cheap next to the two tile matmuls).
         acc, m_i, l_i = _tile_step(
-            acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, rows, offs_n, n, 0,
-            stride_kn, stride_vn, qk_scale, MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION,
+            acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n, 0, qk_scale,
+            MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK,
         )  # fmt: skip
 
-    o_base = O + b * stride_ob + h * stride_oh
     l_base = LSE + b * stride_lb + h * stride_lh
-    _store(acc, m_i, l_i, o_base, l_base, rows, offs_d, n, stride_om, stride_lm)
+    _store(acc, m_i, l_i, o_desc, l_base, b, h, start_m * BLOCK, n, stride_lm, BLOCK, HEAD_DIM)
 
 
-def _hopper_configs():
-    """Tile shapes for Hopper-class GPUs (H100/H200): 128-row query tiles with 8 warps
-    keep the tensor cores busy at d = 128; 64-row tiles help short or causal inputs."""
+def hopper_configs():
+    """Tile shapes for Hopper-class GPUs (H100/H200), (BLOCK_M, BLOCK_N, warps, stages).
+
+    128-row query tiles on two warpgroups (8 warps) keep the tensor cores busy at
+    d = 128; 64-row tiles help short or causal inputs. Compiled for sm_90 with TMA
+    (``python -m engine.kernels.compile_check``) none of them spills at d = 64 or 128,
+    and all fit the 227 KiB of shared memory (128 × 128 × 3 stages at d = 128 just does).
+    """
     shapes = [
         (128, 128, 8, 3),
-        (128, 64, 8, 3),
-        (128, 64, 4, 3),
         (128, 128, 8, 2),
+        (128, 64, 8, 3),
         (128, 64, 8, 4),
-        (128, 32, 4, 4),
+        (128, 64, 4, 3),
         (64, 64, 4, 3),
         (64, 128, 4, 3),
-        (64, 32, 4, 4),
     ]
     return [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
@@ -223,7 +224,7 @@ def _hopper_configs():
 @functools.cache
 def _tuned_attn_fwd():
     """The autotuned kernel, built on first CUDA use: autotuning needs a live driver."""
-    return triton.autotune(configs=_hopper_configs(), key=["N_BUCKET", "HEAD_DIM", "CAUSAL"])(
+    return triton.autotune(configs=hopper_configs(), key=["N_BUCKET", "HEAD_DIM", "CAUSAL"])(
         _attn_fwd
     )
 
@@ -242,6 +243,25 @@ def contiguous_last(t: torch.Tensor) -> torch.Tensor:
     return t if t.stride(-1) == 1 else t.contiguous()
 
 
+def descriptor_ready(t: torch.Tensor) -> torch.Tensor:
+    """TMA reads need the head dim contiguous and the other strides and the base address
+    16-byte aligned; anything else is copied once into a fresh contiguous tensor."""
+    size = t.element_size()
+    aligned = all(st * size % 16 == 0 for st in t.stride()[:-1]) and t.data_ptr() % 16 == 0
+    return t if t.stride(-1) == 1 and aligned else t.contiguous()
+
+
+def _scratch(size: int, alignment: int, stream):
+    """Global memory where each program builds its tensor descriptors."""
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def _prepare_gpu():
+    """Device-side tensor descriptors need an allocator. It lives in a context variable,
+    and Streamlit runs each script in its own thread, so set it on every launch."""
+    triton.set_allocator(_scratch)
+
+
 def _outputs(q, v):
     B, H, n_q, _ = q.shape
     out = torch.empty(B, H, n_q, v.shape[-1], dtype=q.dtype, device=q.device)
@@ -250,7 +270,7 @@ def _outputs(q, v):
 
 
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
-    q, k, v = (contiguous_last(t) for t in (q, k, v))
+    q, k, v = (descriptor_ready(t) for t in (q, k, v))
     B, H, n_q, D = q.shape
     n_k = k.shape[2]
     out, lse = _outputs(q, v)
@@ -258,7 +278,7 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
     args = (
         q, k, v, out, lse,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
-        H, n_q, n_k, qk_scale, math.ceil(math.log2(max(n_q, n_k, 2))),
+        B, H, n_q, n_k, qk_scale, math.ceil(math.log2(max(n_q, n_k, 2))),
     )  # fmt: skip
     prec = precision(q.dtype)
     if q.device.type != "cuda" or interpreting():
@@ -272,8 +292,14 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
         def grid(meta):
             return (triton.cdiv(n_q, meta["BLOCK_M"]), B * H)
 
+        _prepare_gpu()
         _tuned_attn_fwd()[grid](*args, HEAD_DIM=D, CAUSAL=causal, PRECISION=prec)
     return out, lse
+
+
+def sparse_launch(block: int, head_dim: int) -> dict:
+    """Warps and pipeline depth for a block-sparse tile: 8 warps once the tile is big."""
+    return {"num_warps": 8 if block * head_dim >= 128 * 64 else 4, "num_stages": 3}
 
 
 def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
@@ -296,7 +322,7 @@ def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
 def block_sparse_attention(
     q, k, v, block_mask, *, block_size: int, causal: bool = False, scale: float | None = None
 ):
-    q, k, v = (contiguous_last(t) for t in (q, k, v))
+    q, k, v = (descriptor_ready(t) for t in (q, k, v))
     B, H, n, D = q.shape
     out, lse = _outputs(q, v)
     index, count = sparse_layout(block_mask, causal=causal, device=q.device)
@@ -305,14 +331,14 @@ def block_sparse_attention(
     stride_ch = 0 if shared else count.stride(0)
     grid = (triton.cdiv(n, block_size), B * H)
     on_gpu = q.device.type == "cuda" and not interpreting()
-    launch = (
-        {"num_warps": 8 if block_size * D >= 128 * 64 else 4, "num_stages": 3} if on_gpu else {}
-    )
+    launch = sparse_launch(block_size, D) if on_gpu else {}
+    if on_gpu:
+        _prepare_gpu()
     _block_sparse_fwd[grid](
         q, k, v, out, lse, index, count,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
         stride_ih, index.stride(1), stride_ch,
-        H, n, default_scale(D, scale) * LOG2E,
+        B, H, n, default_scale(D, scale) * LOG2E,
         HEAD_DIM=D, CAUSAL=causal, PRECISION=precision(q.dtype), BLOCK=block_size, **launch,
     )  # fmt: skip
     return out, lse

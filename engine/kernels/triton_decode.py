@@ -21,6 +21,8 @@ from engine.kernels.triton_attention import LOG2E, contiguous_last
 # Enough programs to fill a Hopper GPU (132 SMs) about twice over.
 _TARGET_PROGRAMS = 264
 _MAX_SPLITS = 128
+BLOCK_N_GPU = 64
+LAUNCH = {"num_warps": 4}
 
 
 @triton.jit
@@ -114,11 +116,11 @@ def decode_step(q, k_cache, v_cache, *, scale: float | None = None):
     if T == 0:
         return out, lse
     on_gpu = q.device.type == "cuda" and not interpreting()
-    block_n = 64 if on_gpu else 16
+    block_n = BLOCK_N_GPU if on_gpu else 16
     chunk, n_splits = split_plan(T, B * H, block_n)
     o_part = torch.empty(B * H, n_splits, D, dtype=torch.float32, device=q.device)
     lse_part = torch.empty(B * H, n_splits, dtype=torch.float32, device=q.device)
-    launch = {"num_warps": 4} if on_gpu else {}
+    launch = LAUNCH if on_gpu else {}
     _decode_partial[(n_splits, B * H)](
         q, k_cache, v_cache, o_part, lse_part,
         q.stride(0), q.stride(1), *k_cache.stride()[:3], *v_cache.stride()[:3],

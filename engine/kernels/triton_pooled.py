@@ -21,15 +21,22 @@ from engine.kernels.dispatch import interpreting
 from engine.kernels.reference import block_counts, default_scale
 from engine.kernels.triton_attention import LOG2E, contiguous_last, precision
 
+LAUNCH = {"num_warps": 4, "num_stages": 3}
+
 
 @triton.jit
 def _masked_scores(
-    q, k_ptrs, start_n, rows, offs_n, n_k, causal_offset, stride_kn, qk_scale,
+    q, K, start_n, rows, offs_n, offs_d, n_k, causal_offset, stride_kn, qk_scale,
     CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
-    """Base-2 logits of one key tile; keys past n_k or (causal) past i + offset → −inf."""
+    """Base-2 logits of one key tile; keys past n_k or (causal) past i + offset → −inf.
+
+    Addresses are formed per tile from the scalar base: a [HEAD_DIM, BLOCK_N] tile of
+    64-bit pointers kept live across the loop would cost a register file's worth.
+    """
     cols = start_n + offs_n
-    k = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
+    k_ptrs = K + cols[None, :] * stride_kn + offs_d[:, None]  # (HEAD_DIM, BLOCK_N): Kᵀ tile
+    k = tl.load(k_ptrs, mask=cols[None, :] < n_k, other=0.0)
     s = tl.dot(q, k, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N)
     allowed = cols[None, :] < n_k
     if CAUSAL:
@@ -61,7 +68,7 @@ def _pooled_map(
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     q_ptrs = Q + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :]
-    k_ptrs = K + b * stride_kb + h * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None]
+    k_base = K + b * stride_kb + h * stride_kh
     q = tl.load(q_ptrs, mask=rows[:, None] < n_q, other=0.0)
     causal_offset = n_k - n_q
     if CAUSAL:
@@ -78,7 +85,7 @@ def _pooled_map(
         l_i = tl.zeros([BLOCK_M], tl.float32)
         for start_n in range(0, hi, BLOCK_N):
             s = _masked_scores(
-                q, k_ptrs, start_n, rows, offs_n, n_k, causal_offset, stride_kn, qk_scale,
+                q, k_base, start_n, rows, offs_n, offs_d, n_k, causal_offset, stride_kn, qk_scale,
                 CAUSAL=CAUSAL, PRECISION=PRECISION,
             )  # fmt: skip
             m_new = tl.maximum(m_i, tl.max(s, 1))
@@ -95,7 +102,7 @@ def _pooled_map(
     cell = tl.full([], 0.0, tl.float32)
     for start_n in range(0, hi, BLOCK_N):
         s = _masked_scores(
-            q, k_ptrs, start_n, rows, offs_n, n_k, causal_offset, stride_kn, qk_scale,
+            q, k_base, start_n, rows, offs_n, offs_d, n_k, causal_offset, stride_kn, qk_scale,
             CAUSAL=CAUSAL, PRECISION=PRECISION,
         )  # fmt: skip
         p = tl.where(valid[:, None], tl.math.exp2(s - lse_shift[:, None]), 0.0)
@@ -133,7 +140,7 @@ def pooled_attention_map(
     block_n = _largest_pow2_divisor(block, 128 if on_gpu else 32)
     lse_arg = lse.to(device=q.device, dtype=torch.float32) if lse is not None else pooled
     lse_strides = lse_arg.stride() if lse is not None else (0, 0, 0)
-    launch = {"num_warps": 4, "num_stages": 3} if on_gpu else {}
+    launch = LAUNCH if on_gpu else {}
     grid = (triton.cdiv(n_q, block_m), B * H)
     _pooled_map[grid](
         q, k, lse_arg, pooled,

@@ -33,7 +33,7 @@ class JointEmbedding:
 
 
 def normalise(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Translate and scale keys and queries as AttentionViz does; every q'·k' − q·k is constant per row."""
+    """Translate and scale as AttentionViz does; q'·k' − q·k is the same for every key of a row."""
     q, k = np.asarray(q, np.float64), np.asarray(k, np.float64)
     k = k + (q.mean(axis=0) - k.mean(axis=0))
     s = np.sqrt(np.linalg.norm(k, axis=1).mean() / max(np.linalg.norm(q, axis=1).mean(), 1e-12))
@@ -46,15 +46,16 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float((x * y).sum() / denom) if denom > 0 else 0.0
 
 
-def joint_embedding(q: np.ndarray, k: np.ndarray, *, mask: np.ndarray | None = None,
-                    seed: int = 0) -> JointEmbedding:
+def joint_embedding(
+    q: np.ndarray, k: np.ndarray, *, mask: np.ndarray | None = None, seed: int = 0
+) -> JointEmbedding:
     """q ``[Q, d]`` and k ``[K, d]`` of one head → 2-D positions and the faithfulness score.
 
     ``mask`` ``[Q, K]`` is True where attention is allowed (a causal decoder sees j ≤ i).
     """
     qn, kn = normalise(q, k)
     xy = umap_2d(np.concatenate([qn, kn]).astype(np.float32), seed=seed)
-    yq, yk = xy[: len(q)], xy[len(q):]
+    yq, yk = xy[: len(q)], xy[len(q) :]
     dot = np.asarray(q, np.float64) @ np.asarray(k, np.float64).T
     dist = np.linalg.norm(yq[:, None, :] - yk[None, :, :], axis=-1)
     allowed = np.ones_like(dot, dtype=bool) if mask is None else np.asarray(mask, bool)

@@ -19,6 +19,7 @@ queried with s_{i-1} so only the scoring changes. ``scoring="none"`` is RNNencde
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -33,6 +34,9 @@ from engine.attention import (
     padding_mask,
 )
 from engine.data.vocab import BOS_ID, EOS_ID, PAD_ID
+
+if TYPE_CHECKING:
+    from engine.trace import Trace
 
 SCORINGS = ("additive", "dot", "general", "concat", "none")
 
@@ -79,6 +83,7 @@ class Encoded:
 
     def expand(self, n: int) -> Encoded:
         """The same single sentence repeated for n beam hypotheses."""
+
         def rep(x):
             return None if x is None else x.expand(n, *x.shape[1:])
 
@@ -122,7 +127,8 @@ class RNNSearch(nn.Module):
         h, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
         Uh = self.attention.U_a(h) if isinstance(self.attention, AdditiveAttention) else None
         return Encoded(
-            h=h, mask=padding_mask(lengths, src.shape[1]),
+            h=h,
+            mask=padding_mask(lengths, src.shape[1]),
             s0=torch.tanh(self.W_s(h_n[1])),  # s_0 = tanh(W_s h←_1)
             summary=torch.cat([h_n[0], h_n[1]], dim=-1),  # RNNencdec's fixed c
             Uh=Uh,
@@ -202,7 +208,7 @@ class RNNSearch(nn.Module):
         hist_c = torch.zeros(1, 0, enc.h.shape[-1])
         hist_s = torch.zeros(1, 0, s.shape[-1])
         finished: list[Decoded] = []
-        for t in range(max_len):
+        for _ in range(max_len):
             n = y.shape[0]
             logits, s_new, c, alpha = self.step(y, s, enc.expand(n))
             logp = torch.log_softmax(logits, -1) + scores[:, None]  # (n, V)
@@ -215,15 +221,19 @@ class RNNSearch(nn.Module):
             hist_s = torch.cat([hist_s[parent], s[parent][:, None]], 1)
             done = token == EOS_ID
             for k in torch.nonzero(done).flatten().tolist():
-                finished.append(Decoded(ids[k].tolist(), float(top[k]), hist_a[k], hist_c[k], hist_s[k]))
+                finished.append(
+                    Decoded(ids[k].tolist(), float(top[k]), hist_a[k], hist_c[k], hist_s[k])
+                )
             keep = ~done
             if len(finished) >= beam or not keep.any():
                 break
             y, s, scores = token[keep], s_new[parent][keep], top[keep]
             ids, hist_a, hist_c, hist_s = ids[keep], hist_a[keep], hist_c[keep], hist_s[keep]
         else:
-            finished += [Decoded(ids[k].tolist(), float(scores[k]), hist_a[k], hist_c[k], hist_s[k])
-                         for k in range(ids.shape[0])]
+            finished += [
+                Decoded(ids[k].tolist(), float(scores[k]), hist_a[k], hist_c[k], hist_s[k])
+                for k in range(ids.shape[0])
+            ]
         best = max(finished, key=lambda d: d.score / len(d.ids))
         if self.attention is None:
             best.alphas = None
@@ -257,8 +267,15 @@ def task(name: str) -> Task:
 class Translator:
     """A trained RNNsearch / RNNencdec with its vocabularies, answering with a Trace."""
 
-    def __init__(self, name: str, model: RNNSearch, src_vocab, tgt_vocab, task_name: str,
-                 meta: dict | None = None):
+    def __init__(
+        self,
+        name: str,
+        model: RNNSearch,
+        src_vocab,
+        tgt_vocab,
+        task_name: str,
+        meta: dict | None = None,
+    ):
         self.name, self.model, self.meta = name, model.eval(), meta or {}
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         self.task = task(task_name)
@@ -271,8 +288,14 @@ class Translator:
         state, meta = checkpoints.load(name, directory)
         model = RNNSearch(NMTConfig(**meta["config"]))
         model.load_state_dict(state)
-        return cls(name, model, Vocab.from_json(meta["src_vocab"]),
-                   Vocab.from_json(meta["tgt_vocab"]), meta["task"], meta)
+        return cls(
+            name,
+            model,
+            Vocab.from_json(meta["src_vocab"]),
+            Vocab.from_json(meta["tgt_vocab"]),
+            meta["task"],
+            meta,
+        )
 
     def tokens(self, text: str) -> list[str]:
         """The model's source tokens for ``text``; empty or over-long input is refused."""
@@ -284,8 +307,10 @@ class Translator:
         if not toks:
             raise InputError("That text has nothing to translate; type a sentence.")
         if len(toks) > self.task.max_tokens:
-            raise InputError(f"That input has {len(toks)} {self.task.unit}; the limit here is "
-                             f"{self.task.max_tokens}.")
+            raise InputError(
+                f"That input has {len(toks)} {self.task.unit}; the limit here is "
+                f"{self.task.max_tokens}."
+            )
         return toks
 
     def translate(self, text: str, beam: int = 5) -> Trace:
@@ -298,26 +323,38 @@ class Translator:
         t0 = time.perf_counter()
         src = self.tokens(text)
         unknown = self.src_vocab.unknown(src)
-        best = self.model.beam_search(self.src_vocab.encode(src), beam=beam,
-                                      max_len=2 * len(src) + 10)
+        best = self.model.beam_search(
+            self.src_vocab.encode(src), beam=beam, max_len=2 * len(src) + 10
+        )
         out_tokens = self.tgt_vocab.decode(best.ids)
         steps = [self.tgt_vocab.itos[i] for i in best.ids]  # includes the final </s>
         maps, vectors = {}, {"contexts": best.contexts.numpy(), "states": best.states.numpy()}
         if best.alphas is not None:
             scoring = self.model.cfg.scoring
             maps["alignment"] = AttentionMap(
-                weights=best.alphas.numpy()[None, None], query_labels=steps, key_labels=src,
-                kind="alignment", layer_labels=("decoder steps",), head_labels=(scoring,),
+                weights=best.alphas.numpy()[None, None],
+                query_labels=steps,
+                key_labels=src,
+                kind="alignment",
+                layer_labels=("decoder steps",),
+                head_labels=(scoring,),
                 note=f"α_ij of the returned beam hypothesis (beam {beam}); rows: target "
-                     "words i, columns: source words j",
+                "words i, columns: source words j",
             )
             vectors.update(self.internals(src, best.states))
         trace = Trace(
-            model=self.name, task=self.task.name,
+            model=self.name,
+            task=self.task.name,
             inputs={"text": text, "tokens": src, "beam": beam},
-            outputs={"translation": self.task.detokenize(out_tokens), "tokens": out_tokens,
-                     "steps": steps, "log_prob": best.score, "unknown": unknown},
-            maps=maps, vectors={k: np.asarray(v, dtype=np.float32) for k, v in vectors.items()},
+            outputs={
+                "translation": self.task.detokenize(out_tokens),
+                "tokens": out_tokens,
+                "steps": steps,
+                "log_prob": best.score,
+                "unknown": unknown,
+            },
+            maps=maps,
+            vectors={k: np.asarray(v, dtype=np.float32) for k, v in vectors.items()},
             timings={"translate_ms": 1000 * (time.perf_counter() - t0)},
         )
         return trace

@@ -81,10 +81,13 @@ class MemN2N(nn.Module):
         super().__init__()
         self.cfg = cfg
         n_tables = cfg.hops + 1 if cfg.tying == "adjacent" else 3  # A, C (+ B) layer-wise
-        self.E = nn.ModuleList(nn.Embedding(cfg.vocab_size, cfg.d, padding_idx=0)
-                               for _ in range(n_tables))
-        self.T = nn.ParameterList(nn.Parameter(torch.empty(cfg.memory, cfg.d))
-                                  for _ in range(n_tables - (cfg.tying == "layerwise")))
+        self.E = nn.ModuleList(
+            nn.Embedding(cfg.vocab_size, cfg.d, padding_idx=0) for _ in range(n_tables)
+        )
+        self.T = nn.ParameterList(
+            nn.Parameter(torch.empty(cfg.memory, cfg.d))
+            for _ in range(n_tables - (cfg.tying == "layerwise"))
+        )
         if cfg.tying == "layerwise":
             self.H = nn.Linear(cfg.d, cfg.d, bias=False)
             self.W = nn.Linear(cfg.d, len(cfg.answers), bias=False)
@@ -122,8 +125,15 @@ class MemN2N(nn.Module):
             m = m + self.T[t][times]  # T(i): (B, M, d)
         return m
 
-    def forward(self, story: torch.Tensor, times: torch.Tensor, mask: torch.Tensor,
-                query: torch.Tensor, *, linear: bool = False):
+    def forward(
+        self,
+        story: torch.Tensor,
+        times: torch.Tensor,
+        mask: torch.Tensor,
+        query: torch.Tensor,
+        *,
+        linear: bool = False,
+    ):
         """story (B, M, J) word ids, times (B, M) temporal indices, mask (B, M) True where
         a sentence is, query (B, Jq).
 
@@ -136,8 +146,11 @@ class MemN2N(nn.Module):
         c_prev = None
         for k in range(self.cfg.hops):
             # Adjacent tying: A^{k+1} = C^k, so this hop's m is the last hop's c.
-            m = c_prev if c_prev is not None and self.cfg.tying == "adjacent" else \
-                self._memory(self._A(k), story, l, times)  # (B, M, d)
+            m = (
+                c_prev
+                if c_prev is not None and self.cfg.tying == "adjacent"
+                else self._memory(self._A(k), story, l, times)
+            )  # (B, M, d)
             c = self._memory(self._C(k), story, l, times)  # (B, M, d)
             first_m = m if first_m is None else first_m
             scores = torch.einsum("bmd,bd->bm", m, u)  # u^kᵀ m_i
@@ -168,7 +181,8 @@ class Reader:
 
 
 def checkpoint_name(task: int | str) -> str:
-    return "memn2n-joint" if task == "all" else f"memn2n-task{int(task)}"
+    """``memn2n-task<N>`` for a task's own model, ``memn2n-joint`` for the joint one."""
+    return "memn2n-joint" if task == "joint" else f"memn2n-task{int(task)}"
 
 
 def from_state(state: dict[str, torch.Tensor], meta: dict, name: str = "") -> Reader:
@@ -195,12 +209,14 @@ def answer(reader: Reader, sample: Sample) -> Trace:
     t0 = time.perf_counter()
     cfg = reader.model.cfg
     unknown = reader.vocab.unknown([w for x in (*sample.story, sample.question) for w in words(x)])
-    kept = sample.story[-cfg.memory:]
+    kept = sample.story[-cfg.memory :]
     if not kept:
         raise InputError("The story has no sentences; a memory network needs facts to read.")
     if not [w for w in words(sample.question) if w in reader.vocab]:
-        raise InputError("None of the question's words are in the vocabulary "
-                         f"({', '.join(unknown[:8])}); try 'Where is Mary?'.")
+        raise InputError(
+            "None of the question's words are in the vocabulary "
+            f"({', '.join(unknown[:8])}); try 'Where is Mary?'."
+        )
     enc = encode([sample], reader.vocab, reader.candidates, cfg.memory)
     story, query = torch.from_numpy(enc.story), torch.from_numpy(enc.query)
     times, mask = times_and_mask(torch.from_numpy(enc.n_facts), story.shape[1])
@@ -211,7 +227,10 @@ def answer(reader: Reader, sample: Sample) -> Trace:
     weights = p[0].numpy()[:, None, None, :]  # (hops, 1, 1, n_sentences)
     support = [int(i) for i in np.flatnonzero(enc.support[0])]
     amap = AttentionMap(
-        weights=weights, query_labels=(sample.question,), key_labels=kept, kind="memory",
+        weights=weights,
+        query_labels=(sample.question,),
+        key_labels=kept,
+        kind="memory",
         layer_labels=tuple(f"hop {k + 1}" for k in range(cfg.hops)),
         note="p_i = softmax(u^kᵀ m_i) over the memory slots at each hop",
     )
@@ -227,9 +246,11 @@ def answer(reader: Reader, sample: Sample) -> Trace:
         "dropped_sentences": int(enc.dropped[0]),
     }
     return Trace(
-        model=reader.name or "memn2n", task=f"babi-{sample.task}" if sample.task else "babi",
+        model=reader.name or "memn2n",
+        task=f"babi-{sample.task}" if sample.task else "babi",
         inputs={"story": list(sample.story), "question": sample.question},
-        outputs=outputs, maps={"memory": amap},
+        outputs=outputs,
+        maps={"memory": amap},
         vectors={"memory": m[0].numpy().astype(np.float32)},
         timings={"forward_ms": 1000 * t_forward},
     )
@@ -238,7 +259,7 @@ def answer(reader: Reader, sample: Sample) -> Trace:
 def checkpoint_for(task: int, directory=None) -> str:
     """The task's own checkpoint if there is one, else the joint model's name."""
     own = checkpoint_name(task)
-    return own if own in checkpoints.available("memn2n-", directory) else checkpoint_name("all")
+    return own if own in checkpoints.available("memn2n-", directory) else checkpoint_name("joint")
 
 
 def memory_vectors(reader: Reader, samples: list[Sample]) -> list[np.ndarray]:

@@ -144,8 +144,11 @@ def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
     try:
         config = AutoConfig.from_pretrained(p, local_files_only=True)
         arch = architecture(config)
-        cls = {"encoder": AutoModel, "decoder": AutoModelForCausalLM,
-               "encoder-decoder": AutoModelForSeq2SeqLM}[arch]
+        cls = {
+            "encoder": AutoModel,
+            "decoder": AutoModelForCausalLM,
+            "encoder-decoder": AutoModelForSeq2SeqLM,
+        }[arch]
         model = cls.from_pretrained(p, local_files_only=True, attn_implementation="eager")
         tokenizer = AutoTokenizer.from_pretrained(p, local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
@@ -225,7 +228,7 @@ def trace(m: Pretrained, text: str, *, max_new_tokens: int = 12) -> Trace:
             out = m.model(input_ids=ids, output_attentions=True)
             labels = tok.convert_ids_to_tokens(ids[0])
             maps["decoder_self"] = AttentionMap(_stack(out.attentions), labels, labels, "self")
-            outputs["generated"] = tok.decode(ids[0, enc["input_ids"].shape[1]:])
+            outputs["generated"] = tok.decode(ids[0, enc["input_ids"].shape[1] :])
             outputs["n_prompt_tokens"] = int(enc["input_ids"].shape[1])
         else:
             ids = _generate(m, enc, max_new_tokens)
@@ -237,8 +240,15 @@ def trace(m: Pretrained, text: str, *, max_new_tokens: int = 12) -> Trace:
             maps["cross"] = AttentionMap(_stack(out.cross_attentions), tgt, src, "cross")
             outputs["generated"] = tok.decode(ids[0], skip_special_tokens=True)
     ms = (time.perf_counter() - t0) * 1e3
-    return Trace(model=m.name, task=m.arch, inputs={"text": text}, outputs=outputs,
-                 maps=maps, vectors=vectors, timings={"forward_ms": ms})
+    return Trace(
+        model=m.name,
+        task=m.arch,
+        inputs={"text": text},
+        outputs=outputs,
+        maps=maps,
+        vectors=vectors,
+        timings={"forward_ms": ms},
+    )
 
 
 def _generate(m: Pretrained, enc, max_new_tokens: int):
@@ -251,5 +261,4 @@ def _generate(m: Pretrained, enc, max_new_tokens: int):
         return torch.tensor([[m.model.config.decoder_start_token_id]])
     pad = m.tokenizer.pad_token_id
     pad = pad if pad is not None else m.model.config.eos_token_id
-    return m.model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
-                            pad_token_id=pad)
+    return m.model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad)

@@ -282,12 +282,13 @@ def load(name: str, directory=None) -> Translator:
     model = Transformer(TransformerConfig(**meta["config"]))
     model.load_state_dict({k: v.float() for k, v in state.items()})
     model.eval()
-    return Translator(name, model, Vocab.from_json(meta["src_vocab"]),
-                      Vocab.from_json(meta["tgt_vocab"]), meta)
+    return Translator(
+        name, model, Vocab.from_json(meta["src_vocab"]), Vocab.from_json(meta["tgt_vocab"]), meta
+    )
 
 
 def learned_positional_encoding(name: str) -> np.ndarray:
-    """The encoder's trained PE table ``[n_positions, d_model]`` of a ``--pe learned`` checkpoint."""
+    """The encoder's trained PE table ``[n_positions, d_model]`` (``--pe learned`` checkpoints)."""
     from engine import checkpoints
 
     state, meta = checkpoints.load(name)
@@ -304,8 +305,9 @@ def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
     if not tokens:
         raise InputError("Type a sentence to begin.")
     if len(tokens) > tr.max_src:
-        raise InputError(f"That input has {len(tokens)} tokens; this model reads at most "
-                         f"{tr.max_src}.")
+        raise InputError(
+            f"That input has {len(tokens)} tokens; this model reads at most {tr.max_src}."
+        )
     return tokens, torch.tensor([tr.src_vocab.encode(tokens)])
 
 
@@ -324,17 +326,25 @@ def trace(tr: Translator, text: str):
     itos = tr.tgt_vocab.itos
     dec_in = [itos[i] for i in gen[0, :-1].tolist()]
     produced = [itos[i] for i in gen[0, 1:].tolist()]
-    labels = {"encoder_self": (tokens, tokens), "decoder_self": (dec_in, dec_in),
-              "cross": (produced, tokens)}
+    labels = {
+        "encoder_self": (tokens, tokens),
+        "decoder_self": (dec_in, dec_in),
+        "cross": (produced, tokens),
+    }
     maps, vectors = {}, {}
     for kind, (ql, kl) in labels.items():
         note = "rows: the token each decoder position produced" if kind == "cross" else ""
-        maps[kind] = AttentionMap(getattr(inter, kind)[0].numpy(), ql, kl, KINDS[kind],
-                                  note=note)
+        maps[kind] = AttentionMap(getattr(inter, kind)[0].numpy(), ql, kl, KINDS[kind], note=note)
         vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.model.queries_keys(inter, kind)
     return Trace(
-        model=tr.name, task=tr.task, inputs={"text": text, "tokens": tokens},
-        outputs={"translation": detokenize(tr.task, tr.tgt_vocab.decode(gen[0].tolist())),
-                 "unknown": tr.src_vocab.unknown(tokens)},
-        maps=maps, vectors=vectors, timings={"forward_ms": ms},
+        model=tr.name,
+        task=tr.task,
+        inputs={"text": text, "tokens": tokens},
+        outputs={
+            "translation": detokenize(tr.task, tr.tgt_vocab.decode(gen[0].tolist())),
+            "unknown": tr.src_vocab.unknown(tokens),
+        },
+        maps=maps,
+        vectors=vectors,
+        timings={"forward_ms": ms},
     )

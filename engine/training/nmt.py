@@ -24,10 +24,20 @@ from engine.models.bahdanau import SCORINGS, NMTConfig, RNNSearch
 
 # Steps sized so each shipped model trains in under 15 minutes on one core of this CPU.
 PRESETS = {
-    "dates": dict(n_train=30000, steps=1200, batch=64, lr=2e-3,
-                  model=dict(emb=32, enc_hidden=64, dec_hidden=128, attn=64, maxout=64)),
-    "en-fr": dict(n_train=60000, steps=2400, batch=64, lr=2e-3,
-                  model=dict(emb=64, enc_hidden=64, dec_hidden=128, attn=64, maxout=64)),
+    "dates": dict(
+        n_train=30000,
+        steps=1200,
+        batch=64,
+        lr=2e-3,
+        model=dict(emb=32, enc_hidden=64, dec_hidden=128, attn=64, maxout=64),
+    ),
+    "en-fr": dict(
+        n_train=60000,
+        steps=2400,
+        batch=64,
+        lr=2e-3,
+        model=dict(emb=64, enc_hidden=64, dec_hidden=128, attn=64, maxout=64),
+    ),
 }
 QUICK = dict(n_train=300, n_test=50, steps=30, batch=16)
 
@@ -52,7 +62,7 @@ def load_splits(task: str, seed: int, n_train: int, n_test: int = 2000):
 def batches(pairs, src_vocab: Vocab, tgt_vocab: Vocab, batch: int, rng: random.Random):
     """Endless shuffled batches of similar source length (little padding, same order per seed)."""
     order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i].src), rng.random()))
-    chunks = [order[k:k + batch] for k in range(0, len(order), batch)]
+    chunks = [order[k : k + batch] for k in range(0, len(order), batch)]
     while True:
         rng.shuffle(chunks)
         for chunk in chunks:
@@ -72,8 +82,23 @@ def collate(pairs, src_vocab: Vocab, tgt_vocab: Vocab):
     return s, torch.tensor([len(a) for a in src]), y[:, :-1], y[:, 1:]
 
 
-def train(task: str, scoring: str, *, seed: int = 0, quick: bool = False,
-          directory: Path | None = None, steps: int | None = None, log=sys.stderr) -> dict:
+def command(task: str, scoring: str, seed: int, quick: bool, steps: int | None) -> str:
+    """The command line that reproduces a checkpoint (stored in its JSON)."""
+    which = "--no-attention" if scoring == "none" else f"--scoring {scoring}"
+    extra = (f" --steps {steps}" if steps else "") + (" --quick" if quick else "")
+    return f"python -m engine.train nmt --task {task} {which} --seed {seed}{extra}"
+
+
+def train(
+    task: str,
+    scoring: str,
+    *,
+    seed: int = 0,
+    quick: bool = False,
+    directory: Path | None = None,
+    steps: int | None = None,
+    log=sys.stderr,
+) -> dict:
     """Train one model, save it as a checkpoint, return its training record."""
     from tqdm import tqdm
 
@@ -92,7 +117,8 @@ def train(task: str, scoring: str, *, seed: int = 0, quick: bool = False,
     opt = torch.optim.Adam(model.parameters(), lr=preset["lr"])
     # Cosine decay to 10 %: large steps early, fine convergence at the end.
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda k: 0.1 + 0.45 * (1 + math.cos(math.pi * min(k / steps, 1.0))))
+        opt, lambda k: 0.1 + 0.45 * (1 + math.cos(math.pi * min(k / steps, 1.0)))
+    )
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD_ID)
     stream = batches(train_pairs, src_vocab, tgt_vocab, preset["batch"], random.Random(seed))
     tokens, t0, cpu0 = 0, time.perf_counter(), time.process_time()
@@ -110,15 +136,27 @@ def train(task: str, scoring: str, *, seed: int = 0, quick: bool = False,
         tokens += int((tgt_out != PAD_ID).sum())
         bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
     wall = time.perf_counter() - t0
-    record = {"steps": steps, "batch": preset["batch"], "seed": seed, "wall_s": round(wall, 1),
-              "cpu_s": round(time.process_time() - cpu0, 1),
-              "target_tokens": tokens, "tokens_per_s": round(tokens / wall, 1),
-              "final_loss": round(loss.item(), 4), "n_train": len(train_pairs), "quick": quick}
+    record = {
+        "steps": steps,
+        "batch": preset["batch"],
+        "seed": seed,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(time.process_time() - cpu0, 1),
+        "target_tokens": tokens,
+        "tokens_per_s": round(tokens / wall, 1),
+        "final_loss": round(loss.item(), 4),
+        "n_train": len(train_pairs),
+        "quick": quick,
+    }
     name = checkpoint_name(task, scoring)
-    meta = {"task": task, "config": cfg.to_json(), "src_vocab": src_vocab.to_json(),
-            "tgt_vocab": tgt_vocab.to_json(), "train": record,
-            "command": f"python -m engine.train nmt --task {task} --scoring {scoring} "
-                       f"--seed {seed}" + (" --quick" if quick else "")}
+    meta = {
+        "task": task,
+        "config": cfg.to_json(),
+        "src_vocab": src_vocab.to_json(),
+        "tgt_vocab": tgt_vocab.to_json(),
+        "train": record,
+        "command": command(task, scoring, seed, quick, steps if steps != preset["steps"] else None),
+    }
     checkpoints.save(name, model.state_dict(), meta, directory)
     print(f"saved {name}: {record}", file=log)
     return record

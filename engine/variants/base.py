@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
 import torch
 
 from engine.text import InputError
@@ -241,5 +240,7 @@ def dense_scores(q, k, causal: bool) -> torch.Tensor:
     return s
 
 
-def as_numpy(x: torch.Tensor) -> np.ndarray:
-    return x.detach().float().cpu().numpy()
+def dense_pattern(n: int, causal: bool) -> torch.Tensor:
+    """``[n, n]`` pattern of a variant that sees every (causally allowed) key."""
+    ones = torch.ones(n, n, dtype=torch.bool)
+    return ones.tril() if causal else ones

@@ -13,7 +13,7 @@ import torch
 
 from engine import kernels
 from engine.kernels.reference import CHUNK_BYTES
-from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_scores
+from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern, dense_scores
 
 
 class Flash(Variant):
@@ -29,11 +29,10 @@ class Flash(Variant):
         if not want_map:
             return Output(out)
         p = torch.exp(dense_scores(q, k, causal) - lse[..., None].to(q.dtype))
-        pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool)
         return Output(
             out,
             p,
-            pattern.tril() if causal else pattern,
+            dense_pattern(q.shape[-2], causal),
             notes=[f"kernel path: {kernels.active_path(q.device)}."],
         )
 

@@ -6,10 +6,8 @@ and O(N²) memory, the cost the efficient variants exist to avoid.
 
 from __future__ import annotations
 
-import torch
-
 from engine.attention import scaled_dot_product_attention
-from engine.variants.base import FLOAT_BYTES, Output, Variant, default_scale
+from engine.variants.base import FLOAT_BYTES, Output, Variant, default_scale, dense_pattern
 
 
 class Full(Variant):
@@ -24,13 +22,12 @@ class Full(Variant):
         out, weights = scaled_dot_product_attention(
             q, k, v, causal=causal, scale=default_scale(q.shape[-1])
         )
-        pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool)
-        if causal:
-            pattern = pattern.tril()
-        return Output(out, weights if want_map else None, pattern if want_map else None)
+        if not want_map:
+            return Output(out)
+        return Output(out, weights, dense_pattern(q.shape[-2], causal))
 
     def flops(self, n, d, hp):
         return 4.0 * n * n * d + 5.0 * n * n  # QKᵀ and PV (2 flops per MAC) + softmax
 
     def memory(self, n, d, hp):
-        return 3.0 * n * n * FLOAT_BYTES  # scores, exp and normalised weights co-exist
+        return 2.0 * n * n * FLOAT_BYTES  # scores and softmax weights co-exist

@@ -6,10 +6,8 @@ with 8-bit Q Kᵀ, memory O(n²). The map is exact: the softmax of the dequantis
 
 from __future__ import annotations
 
-import torch
-
 from engine.quantization import int8_attention
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant
+from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern
 
 
 class Int8(Variant):
@@ -32,12 +30,12 @@ class Int8(Variant):
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         out, p = int8_attention(q, k, v, scheme=hp["scheme"], block=hp["block"], causal=causal)
-        pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool)
-        pattern = pattern.tril() if causal else pattern
-        return Output(out, p if want_map else None, pattern if want_map else None)
+        if not want_map:
+            return Output(out)
+        return Output(out, p, dense_pattern(q.shape[-2], causal))
 
     def flops(self, n, d, hp):
         return 4.0 * n * n * d + 8.0 * n * n + 6.0 * n * d
 
     def memory(self, n, d, hp):
-        return 4.0 * n * n * FLOAT_BYTES
+        return 3.0 * n * n * FLOAT_BYTES  # integer scores, dequantised scores, weights

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from engine.kv_cache import cached_decode
-from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_scores
+from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern, dense_scores
 
 
 class KVCache(Variant):
@@ -27,8 +27,9 @@ class KVCache(Variant):
         if not want_map:
             return Output(out)
         p = torch.exp(dense_scores(q, k, True) - lse[..., None])
-        pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool).tril()
-        return Output(out, p, pattern, notes=["Decoding is causal by construction."])
+        return Output(
+            out, p, dense_pattern(q.shape[-2], True), notes=["Decoding is causal by construction."]
+        )
 
     def flops(self, n, d, hp):
         return 2.0 * n * n * d + 2.5 * n * n

@@ -27,7 +27,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, generator
+from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern, generator
 
 CHUNK = 64
 SEGMENT = 1024  # steps per segment: bounds the scan's working set
@@ -130,10 +130,14 @@ class Mamba(Variant):
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         x, delta, Bm, Cm, A = selective_parameters(q, k, v, hp["d_state"], hp["seed"])
         out = selective_scan(x, delta, Bm, Cm, A)
-        weights = hidden_attention(delta, Bm, Cm, A).to(q.dtype) if want_map else None
-        pattern = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool).tril()
+        if not want_map:
+            return Output(out)
+        weights = hidden_attention(delta, Bm, Cm, A).to(q.dtype)
         return Output(
-            out, weights, pattern if want_map else None, notes=["Mamba is causal by construction."]
+            out,
+            weights,
+            dense_pattern(q.shape[-2], True),
+            notes=["Mamba is causal by construction."],
         )
 
     def flops(self, n, d, hp):

@@ -48,11 +48,11 @@ def test_text_input_and_bad_text(page):
 
 def test_parameter_outside_its_limit_is_refused_with_the_limit(page):
     at = page("variants")
-    at.number_input(key="hp-longformer-window").set_value(5000).run()
+    at.number_input(key="hp-synthetic-longformer-window").set_value(5000).run()
     assert not at.exception
     assert "1024" in _texts(at)
-    at.number_input(key="hp-longformer-window").set_value(16).run()
-    at.number_input(key="hp-linformer-k").set_value(4000).run()
+    at.number_input(key="hp-synthetic-longformer-window").set_value(16).run()
+    at.number_input(key="hp-synthetic-linformer-k").set_value(4000).run()
     assert not at.exception and "at most n" in _texts(at)
 
 
@@ -90,3 +90,13 @@ def test_long_kv_and_int8_sections(page):
     rows = at.dataframe[0].value
     assert list(rows["scheme"]) == ["sage", "naive"]
     assert rows.loc[0, "cosine"] > 0.99
+
+
+def test_trained_transformer_with_variants_swapped_in(page):
+    at = page("variants")
+    at.radio[0].set_value("A date through the trained Transformer").run()
+    assert not at.exception
+    rows = at.dataframe[0].value
+    assert "translation" in rows and rows.loc[rows["variant"] == "longformer", "translation"].any()
+    at.text_input[0].set_value("x" * 200).run()
+    assert not at.exception and "at most 38" in _texts(at)

@@ -53,20 +53,25 @@ def test_text_format_round_trips(task):
 
 
 def test_parses_the_published_layout():
-    text = ("1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
-            "3 Where is Mary? \tbathroom\t1\n1 Sandra went to the garden.\n"
-            "2 Where is Sandra?\tgarden\t1\n")
+    text = (
+        "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
+        "3 Where is Mary? \tbathroom\t1\n1 Sandra went to the garden.\n"
+        "2 Where is Sandra?\tgarden\t1\n"
+    )
     found = babi.samples(babi.parse(text))
     assert [(s.answer, s.support) for s in found] == [("bathroom", (0,)), ("garden", (0,))]
 
 
-@pytest.mark.parametrize("text, line", [
-    ("1 Mary went home.\n3 Where is Mary?\thome\t1\n", "Line 2"),
-    ("Mary went home.\n", "Line 1"),
-    ("1 Mary went home.\n2 Where is Mary?\thome\tone\n", "Line 2"),
-    ("1 Mary went home.\n2 Where is Mary?\thome\t5\n", "Line 2"),
-    ("1 Mary went home.\n2 Where is Mary?\t\t1\n", "Line 2"),
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("1 Mary went home.\n3 Where is Mary?\thome\t1\n", "Line 2"),
+        ("Mary went home.\n", "Line 1"),
+        ("1 Mary went home.\n2 Where is Mary?\thome\tone\n", "Line 2"),
+        ("1 Mary went home.\n2 Where is Mary?\thome\t5\n", "Line 2"),
+        ("1 Mary went home.\n2 Where is Mary?\t\t1\n", "Line 2"),
+    ],
+)
 def test_malformed_text_names_the_line(text, line):
     with pytest.raises(InputError, match=line):
         babi.parse(text)
@@ -79,12 +84,15 @@ def test_user_story_plain_sentences_and_babi_lines():
     assert pasted.answer == "kitchen" and pasted.support == (0,)
 
 
-@pytest.mark.parametrize("story, question", [
-    ("", "Where is Mary?"),
-    ("Mary went to the kitchen.", ""),
-    ("x" * 30_000, "Where is Mary?"),
-    ("Mary " * 40 + "went home.", "Where is Mary?"),
-])
+@pytest.mark.parametrize(
+    "story, question",
+    [
+        ("", "Where is Mary?"),
+        ("Mary went to the kitchen.", ""),
+        ("x" * 30_000, "Where is Mary?"),
+        ("Mary " * 40 + "went home.", "Where is Mary?"),
+    ],
+)
 def test_user_story_refuses_bad_input_with_a_message(story, question):
     with pytest.raises(InputError):
         babi.user_story(story, question)

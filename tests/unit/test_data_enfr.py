@@ -10,8 +10,13 @@ def small():
 
 def test_figure_3a_sentence_and_its_gold():
     p = enfr.FIGURE_3A
-    assert " ".join(p.src) == "the agreement on the european economic area was signed in august 1992 ."
-    assert enfr.detokenize_fr(p.tgt) == "L'accord sur la zone économique européenne a été signé en août 1992."
+    assert (
+        " ".join(p.src) == "the agreement on the european economic area was signed in august 1992 ."
+    )
+    assert (
+        enfr.detokenize_fr(p.tgt)
+        == "L'accord sur la zone économique européenne a été signé en août 1992."
+    )
     src, tgt = p.src, p.tgt
     link = {(src[i], tgt[j]) for i, j in p.sure}
     # the reordered block: european economic area → zone économique européenne
@@ -49,8 +54,10 @@ def test_splits_disjoint_deterministic_and_stratified(small):
     train = {p.src for p in small["train"]}
     assert not train & {p.src for p in small["test"]}
     assert not train & {p.src for p in enfr.EXAMPLES.values()}
-    per_bucket = [sum(enfr.bucket(len(p.src)) == k for p in small["test"])
-                  for k in range(len(enfr.LENGTH_BUCKETS))]
+    per_bucket = [
+        sum(enfr.bucket(len(p.src)) == k for p in small["test"])
+        for k in range(len(enfr.LENGTH_BUCKETS))
+    ]
     assert per_bucket == [20] * 5
     assert max(len(p.src) for p in small["test"]) >= 41
 
@@ -59,13 +66,18 @@ def test_vocabulary_is_large_and_elision_is_regular(small):
     assert len(enfr.english_words()) >= 1000
     for p in small["train"]:
         for a, b in zip(p.tgt, p.tgt[1:], strict=False):
-            assert not (a in ("le", "la", "de", "ne", "que") and b[0] in "aeiouéh"
-                        and b not in ("onze", "huit")), p.tgt
+            assert not (
+                a in ("le", "la", "de", "ne", "que")
+                and b[0] in "aeiouéh"
+                and b not in ("onze", "huit")
+            ), p.tgt
             assert (a, b) not in {("de", "le"), ("de", "les"), ("à", "le")}, p.tgt
 
 
 def test_gold_lookup_and_tokenizer():
-    toks = enfr.tokenize_en("The agreement on the European Economic Area was signed in August 1992.")
+    toks = enfr.tokenize_en(
+        "The agreement on the European Economic Area was signed in August 1992."
+    )
     assert tuple(toks) == enfr.FIGURE_3A.src
     assert enfr.gold(toks[:-1]) == enfr.FIGURE_3A  # a missing final stop is forgiven
     assert enfr.gold(["hello", "world"]) is None

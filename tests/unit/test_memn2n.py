@@ -20,8 +20,9 @@ from engine.text import InputError
 
 def tiny(tying="adjacent", hops=3, **kw):
     torch.manual_seed(0)
-    return MemN2N(MemN2NConfig(vocab_size=30, answers=(5, 6, 7), d=8, hops=hops, memory=10,
-                               tying=tying, **kw))
+    return MemN2N(
+        MemN2NConfig(vocab_size=30, answers=(5, 6, 7), d=8, hops=hops, memory=10, tying=tying, **kw)
+    )
 
 
 def batch(B=4, M=6, J=5, Jq=4, seed=0):
@@ -167,10 +168,13 @@ def test_unknown_words_are_named_and_long_stories_keep_the_latest_50(reader):
     assert trace.maps["memory"].key_labels == story[-50:]
 
 
-@pytest.mark.parametrize("sample", [
-    Sample((), "Where is Mary?", "", ()),
-    Sample(("Mary went to the kitchen.",), "Qwerty zxcv?", "", ()),
-])
+@pytest.mark.parametrize(
+    "sample",
+    [
+        Sample((), "Where is Mary?", "", ()),
+        Sample(("Mary went to the kitchen.",), "Qwerty zxcv?", "", ()),
+    ],
+)
 def test_unanswerable_input_is_an_input_error(reader, sample):
     with pytest.raises(InputError):
         answer(reader, sample)
@@ -189,3 +193,25 @@ def test_encode_keeps_support_in_the_latest_memories():
     enc = encode([s], vocab, ("x",), memory=5)
     assert enc.dropped[0] == 3 and enc.n_facts[0] == 5
     assert enc.support[0].tolist() == [False, False, False, True, False]
+
+
+def test_quick_training_writes_a_checkpoint_that_loads_and_scores(tmp_path, capsys):
+    from engine.evaluation.memn2n import score
+    from engine.models.memn2n import load
+    from engine.training.memn2n import main
+
+    assert main(["--task", "1", "--quick", "--out", str(tmp_path), "--hops", "2"]) == 0
+    r = load("memn2n-task1", tmp_path)
+    assert r.model.cfg.hops == 2 and r.meta["tasks"] == [1]
+    result = score(r, 1)
+    assert 0 <= result["accuracy"] <= 1 and len(result["support_hit_per_hop"]) == 2
+    assert result["support_hit_any_hop"] >= max(result["support_hit_per_hop"])
+
+
+def test_training_reproduces_from_its_seed():
+    from engine.training.memn2n import train
+
+    runs = [train((1,), hops=2, d=8, epochs=2, per_task=40, progress=False) for _ in range(2)]
+    a, b = (r[0].state_dict() for r in runs)
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)

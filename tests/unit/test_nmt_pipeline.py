@@ -11,6 +11,8 @@ from engine.text import InputError
 from engine.trace import Trace
 from engine.training import nmt as training
 
+pytestmark = pytest.mark.slow  # three --quick trainings: a few seconds each on an idle CPU
+
 
 @pytest.fixture(scope="module")
 def ckpt_dir(tmp_path_factory):
@@ -42,8 +44,9 @@ def test_translate_returns_a_trace_with_the_alignment_and_its_internals(ckpt_dir
     # e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j), and α is its softmax
     np.testing.assert_allclose(v["tanh"] @ v["v_a"], v["e"], atol=1e-5)
     e = v["e"] - v["e"].max(-1, keepdims=True)
-    np.testing.assert_allclose(np.exp(e) / np.exp(e).sum(-1, keepdims=True), amap.weights[0, 0],
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        np.exp(e) / np.exp(e).sum(-1, keepdims=True), amap.weights[0, 0], atol=1e-5
+    )
     assert Trace.from_json(trace.to_json()).outputs == trace.outputs
 
 

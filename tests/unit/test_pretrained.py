@@ -39,8 +39,9 @@ def test_minilm_queries_and_keys_reproduce_its_attention(minilm):
     q, k = t.vectors["queries.encoder_self"], t.vectors["keys.encoder_self"]
     s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
     w = np.exp(s - s.max(-1, keepdims=True))
-    np.testing.assert_allclose(w / w.sum(-1, keepdims=True), t.maps["encoder_self"].weights,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        w / w.sum(-1, keepdims=True), t.maps["encoder_self"].weights, atol=1e-5
+    )
 
 
 def test_minilm_refuses_empty_and_over_long_text(minilm):
@@ -75,19 +76,43 @@ def tiny_models(tmp_path_factory):
     torch.manual_seed(0)
     vocab = 30522  # MiniLM's WordPiece tokenizer is reused, so the ids match its vocabulary
     models = {
-        "tiny-bert": BertModel(BertConfig(vocab_size=vocab, hidden_size=16, num_hidden_layers=2,
-                                          num_attention_heads=2, intermediate_size=32)),
-        "tiny-gpt2": GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_embd=16, n_layer=2, n_head=2,
-                                                n_positions=64, eos_token_id=102)),
-        "tiny-t5": T5ForConditionalGeneration(T5Config(
-            vocab_size=vocab, d_model=16, d_kv=8, d_ff=32, num_layers=2, num_heads=2,
-            decoder_start_token_id=0, pad_token_id=0, eos_token_id=102)),
+        "tiny-bert": BertModel(
+            BertConfig(
+                vocab_size=vocab,
+                hidden_size=16,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                intermediate_size=32,
+            )
+        ),
+        "tiny-gpt2": GPT2LMHeadModel(
+            GPT2Config(
+                vocab_size=vocab, n_embd=16, n_layer=2, n_head=2, n_positions=64, eos_token_id=102
+            )
+        ),
+        "tiny-t5": T5ForConditionalGeneration(
+            T5Config(
+                vocab_size=vocab,
+                d_model=16,
+                d_kv=8,
+                d_ff=32,
+                num_layers=2,
+                num_heads=2,
+                decoder_start_token_id=0,
+                pad_token_id=0,
+                eos_token_id=102,
+            )
+        ),
     }
     src = hf.minilm_path()
     for name, model in models.items():
         model.save_pretrained(root / name)
-        for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
-                  "special_tokens_map.json"):
+        for f in (
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "vocab.txt",
+            "special_tokens_map.json",
+        ):
             shutil.copy(src / f, root / name / f)
     (root / "empty").mkdir()
     return root
@@ -150,8 +175,7 @@ def test_decoder_rows_are_the_attention_each_token_had_when_generated(allowed):
 def test_encoder_decoder_has_three_maps(allowed):
     m = hf.load(allowed / "tiny-t5")
     t = hf.trace(m, "hello world", max_new_tokens=3)
-    assert m.arch == "encoder-decoder" and set(t.maps) == {"encoder_self", "decoder_self",
-                                                            "cross"}
+    assert m.arch == "encoder-decoder" and set(t.maps) == {"encoder_self", "decoder_self", "cross"}
     S, T = t.maps["encoder_self"].shape[2], t.maps["decoder_self"].shape[2]
     assert t.maps["cross"].shape[2:] == (T, S)
 

@@ -42,13 +42,16 @@ def test_exact_knn_matches_brute_force():
     assert (idx[:, 0] == np.arange(300)).all()
 
 
-@pytest.mark.parametrize("X, message", [
-    (np.zeros((projection.MAX_POINTS + 1, 2)), "limit"),
-    (np.zeros((5, projection.MAX_DIMS + 1)), "limit"),
-    (np.zeros((0, 3)), "no points"),
-    (np.full((5, 3), np.nan), "NaN"),
-    (np.zeros(5), "shape"),
-])
+@pytest.mark.parametrize(
+    "X, message",
+    [
+        (np.zeros((projection.MAX_POINTS + 1, 2)), "limit"),
+        (np.zeros((5, projection.MAX_DIMS + 1)), "limit"),
+        (np.zeros((0, 3)), "no points"),
+        (np.full((5, 3), np.nan), "NaN"),
+        (np.zeros(5), "shape"),
+    ],
+)
 def test_bad_inputs_are_refused_with_the_limit(X, message):
     with pytest.raises(InputError, match=message):
         projection.umap_2d(X)

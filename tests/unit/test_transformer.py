@@ -20,8 +20,18 @@ torch.set_num_threads(1)
 
 
 def tiny(pe="sinusoidal", **kw) -> Transformer:
-    cfg = TransformerConfig(src_vocab=20, tgt_vocab=17, d_model=32, n_heads=4, n_layers=2,
-                            d_ff=64, dropout=0.0, max_len=24, pe=pe, **kw)
+    cfg = TransformerConfig(
+        src_vocab=20,
+        tgt_vocab=17,
+        d_model=32,
+        n_heads=4,
+        n_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        max_len=24,
+        pe=pe,
+        **kw,
+    )
     return build(cfg, seed=0).eval()
 
 
@@ -92,8 +102,9 @@ def test_sinusoidal_embedding_adds_the_paper_table():
     ids = torch.tensor([[5, 6, 7]])
     x = model.src_embed(ids)
     table = torch.tensor(sinusoidal(3, 32), dtype=torch.float32)
-    torch.testing.assert_close(x - model.src_embed.tokens(ids) * math.sqrt(32), table[None],
-                               atol=1e-5, rtol=0)
+    torch.testing.assert_close(
+        x - model.src_embed.tokens(ids) * math.sqrt(32), table[None], atol=1e-5, rtol=0
+    )
 
 
 def test_without_positional_encoding_the_encoder_is_blind_to_order():

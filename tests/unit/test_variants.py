@@ -263,3 +263,20 @@ def test_metrics_properties():
     assert 0 < metrics.js_divergence(p, q) <= math.log(2)
     assert metrics.topk_overlap(p, p, 3) == 1.0
     assert metrics.missed_mass(p, np.ones_like(p)) == 0.0
+
+
+def test_swapping_full_attention_into_the_trained_transformer_changes_nothing():
+    from engine.models import transformer
+    from engine.variants import swap
+
+    if not swap.available():
+        pytest.skip(f"checkpoint {swap.CHECKPOINT} not trained yet")
+    tr = transformer.load(swap.CHECKPOINT)
+    _, src = transformer.source_ids(tr, "12 March 2021")
+    ids = tr.model.greedy(src, tr.max_new)[0, 1:].tolist()
+    words = [tr.tgt_vocab.itos[i] for i in ids if i not in (transformer.EOS, transformer.PAD)]
+    own = transformer.detokenize(tr.task, words)
+    assert swap.translate("12 March 2021", "full") == own
+    assert swap.translate("12 March 2021", "flash") == own
+    q, k, v, tokens = swap.layer_qkv("12 March 2021")
+    assert q.shape[2] == len(tokens) == 13

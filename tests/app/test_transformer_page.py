@@ -1,0 +1,89 @@
+"""AppTest for the Transformer page: our model, MiniLM, every toggle, and bad input."""
+
+import pytest
+
+from engine import checkpoints
+from engine.models.pretrained import ALLOWLIST_ENV
+
+PRETRAINED = "Pretrained (HuggingFace, local files)"
+
+
+def text_box(at):
+    return next(t for t in at.text_input if t.label == "Input")
+
+
+def messages(at) -> str:
+    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
+
+
+@pytest.fixture
+def ours(page):
+    if not checkpoints.available("transformer-"):
+        pytest.skip("no shipped Transformer checkpoint")
+    at = page("transformer")
+    assert not at.exception
+    return at
+
+
+def test_our_model_translates_and_draws_every_view(ours):
+    at = ours
+    assert any("Output" in m.value for m in at.markdown)
+    assert len(at.get("plotly_chart")) >= 4  # grid, enlarged head, neuron view, QK map + r
+    assert at.get("iframe") or at.get("html"), "bertviz view missing"
+    for name in at.selectbox(key="checkpoint").options:
+        at.selectbox(key="checkpoint").set_value(name).run()
+        assert not at.exception, name
+
+
+def test_our_model_every_map_and_reading(ours):
+    at = ours
+    for i, kind in enumerate(at.selectbox(key="attention").options):
+        at.selectbox(key="attention").select_index(i).run()
+        assert not at.exception, kind
+        for reading in at.radio[1].options:
+            at.radio[1].set_value(reading).run()
+            assert not at.exception, (kind, reading)
+
+
+def test_our_model_bad_input_is_explained(ours):
+    at = ours
+    text_box(at).set_value("").run()
+    assert not at.exception and "Type a sentence" in messages(at)
+    text_box(at).set_value("word " * 500).run()
+    assert not at.exception and "at most" in messages(at)
+    text_box(at).set_value("</script><b>zzqx</b> & \u2028").run()
+    assert not at.exception
+
+
+def test_minilm_with_merging_sinks_and_rollout(page):
+    at = page("transformer")
+    at.radio(key="family").set_value(PRETRAINED).run()
+    assert not at.exception
+    text_box(at).set_value("The unbelievably quick fox.").run()
+    for t in at.toggle:
+        t.set_value(True)
+    at.run()
+    assert not at.exception
+    assert any("word pieces merged" in c.value for c in at.caption)
+    at.radio[1].set_value(at.radio[1].options[2]).run()  # rollout
+    assert not at.exception
+
+
+def test_minilm_refuses_over_long_text(page):
+    at = page("transformer")
+    at.radio(key="family").set_value(PRETRAINED).run()
+    text_box(at).set_value("word " * 300).run()
+    assert not at.exception and "limit here is 256 tokens" in messages(at)
+
+
+def test_model_paths_outside_the_allowlist_or_without_a_model(page, tmp_path, monkeypatch):
+    (tmp_path / "allowed" / "empty").mkdir(parents=True)
+    monkeypatch.setenv(ALLOWLIST_ENV, str(tmp_path / "allowed"))
+    at = page("transformer")
+    at.radio(key="family").set_value(PRETRAINED).run()
+    at.selectbox(key="hf-model").set_value("Another allowed directory…").run()
+    assert not at.exception and "Type the path" in messages(at)
+    at.text_input(key="hf-path").set_value("/etc").run()
+    assert not at.exception and "outside the model allowlist" in messages(at)
+    at.text_input(key="hf-path").set_value(str(tmp_path / "allowed" / "empty")).run()
+    assert not at.exception and "holds no HuggingFace model" in messages(at)

@@ -1,0 +1,47 @@
+"""The Transformer page in Chromium with the network cut: bertviz must draw from vendored JS."""
+
+import pytest
+
+from tests.e2e.support import assert_no_exception, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def open_tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+    wait_for_app(page)
+
+
+def bertviz_texts(page) -> list[str]:
+    frame = page.frame_locator("iframe").first
+    frame.locator("svg text").first.wait_for(timeout=60_000)
+    return frame.locator("svg text").evaluate_all("els => els.map(e => e.textContent)")
+
+
+def test_minilm_bertviz_head_and_model_views_draw_offline(studio_url, page):
+    page.goto(f"{studio_url}/transformer")
+    wait_for_app(page)
+    page.get_by_text("Pretrained (HuggingFace, local files)").click()
+    wait_for_app(page)
+    assert_no_exception(page)
+    open_tab(page, "bertviz")
+    texts = bertviz_texts(page)
+    assert "[CLS]" in texts and "animal" in texts  # the first example sentence
+    page.get_by_text("model view").click()
+    wait_for_app(page)
+    assert bertviz_texts(page)
+    assert_no_exception(page)
+
+
+def test_our_model_views_render(studio_url, page):
+    page.goto(f"{studio_url}/transformer")
+    wait_for_app(page)
+    assert_no_exception(page)
+    if page.get_by_text("No trained Transformer is shipped yet").count():
+        pytest.skip("no shipped Transformer checkpoint")
+    assert page.locator(".js-plotly-plot").count() >= 2
+    open_tab(page, "bertviz")
+    assert bertviz_texts(page)
+    open_tab(page, "Query–key map (AttentionViz)")
+    page.get_by_text("Pearson r").first.wait_for(timeout=60_000)
+    assert_no_exception(page)

@@ -1,0 +1,40 @@
+"""The Variants lab in Chromium with the network cut: compare, stop a sweep, long map."""
+
+import pytest
+
+from tests.e2e.support import assert_no_exception, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def _section(page, name):
+    page.locator("[data-testid=stMain]").get_by_role("radio", name=name).or_(
+        page.get_by_text(name, exact=True)
+    ).first.click()
+    page.wait_for_timeout(300)
+    wait_for_app(page)
+    assert_no_exception(page)
+
+
+def test_variants_compare_sweep_stop_and_long_map(studio_url, page):
+    page.goto(f"{studio_url}/variants")
+    wait_for_app(page)
+    assert_no_exception(page)
+    assert "Variants lab" in page.locator("h1").first.inner_text()
+    page.locator("[data-testid=stDataFrame]").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").nth(6).wait_for(timeout=60_000)
+    assert page.locator(".js-plotly-plot").count() >= 7  # full + six variants side by side
+    assert page.get_by_text("implied").count() >= 1  # Performer / Linformer / Mamba flags
+
+    _section(page, "Cost profile")
+    page.get_by_role("button", name="Run sweep").click()
+    page.locator("[data-testid=stProgress]").first.wait_for(timeout=30_000)  # progress shows
+    page.get_by_role("button", name="Stop sweep").click()
+    page.get_by_text("Sweep stopped").wait_for(timeout=30_000)
+    wait_for_app(page)
+    assert_no_exception(page)
+
+    _section(page, "Long sequences")
+    page.get_by_text("% of the").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    assert page.get_by_text("pooled ×").count() >= 1

@@ -1,0 +1,31 @@
+"""The Triton kernels compile for Hopper (sm_90) on this CPU: what the interpreter cannot see.
+
+Runs ``python -m engine.kernels.compile_check --quick`` in a fresh process (the kernels
+must not be the interpreted ones the interpreter tests create) and checks that the
+matmul kernels use the Hopper tensor-core instruction and that nothing spills registers.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("triton")
+
+
+@pytest.mark.slow
+def test_kernels_compile_for_hopper_with_wgmma_and_no_spills():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    run = [sys.executable, "-m", "engine.kernels.compile_check", "--quick"]
+    done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["arch"] == 90 and result["fits_shared"]
+    kernels = {row["kernel"] for row in result["kernels"]}
+    assert {"_attn_fwd", "_block_sparse_fwd", "_pooled_map", "_decode_partial"} <= kernels
+    for row in result["kernels"]:
+        assert row["stack_bytes"] == 0, f"register spills: {row}"
+        if row["kernel"] in ("_attn_fwd", "_block_sparse_fwd", "_pooled_map"):
+            assert row["wgmma"], f"no Hopper tensor-core matmul: {row}"
