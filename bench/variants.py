@@ -42,9 +42,7 @@ HEADS = {"full": 1}
 
 
 def default_sweep() -> dict:
-    t0 = time.perf_counter()
-    profile.peak_memory_bytes(lambda: torch.ones(1))  # the tracker's one-off start-up
-    startup = time.perf_counter() - t0
+    startup = profile.warm_tracker()
     t0 = time.perf_counter()
     items = list(profile.sweep(names()))
     wall = time.perf_counter() - t0

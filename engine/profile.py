@@ -131,6 +131,13 @@ def peak_memory_bytes(fn) -> int:
     return int(tracker.peak)
 
 
+def warm_tracker() -> float:
+    """Load torch's dispatch machinery (once per process, ≈ 4 s here) so nothing times it."""
+    t0 = time.perf_counter()
+    peak_memory_bytes(lambda: torch.zeros(1) + 1)
+    return time.perf_counter() - t0
+
+
 def predict_bytes(name: str, n: int, d: int, heads: int, hp: dict | None = None) -> float:
     """Predicted peak bytes: the variant's working set plus q, k, v and the output."""
     variant = get(name)
@@ -233,6 +240,7 @@ def sweep(
     for n in lengths:
         _check_length(n)
     params = params or {}
+    warm_tracker()  # a one-off cost of the process, not of the sweep's budget
     start = time.perf_counter()
     last: dict[str, Point] = {}
     for n in lengths:

@@ -184,7 +184,8 @@ def profile_tab() -> None:
         "Median of 3 timed runs after one warm-up, one torch thread. Peak memory: "
         "the most tensor storage live at once during the warm-up, counted op by op "
         "(engine/profile.py says how); dashed lines are the memory models. The first "
-        "measurement in a server process also loads torch's dispatch machinery (≈ 4 s once)."
+        "sweep in a server process also loads torch's dispatch machinery (≈ 4 s once, "
+        "outside the time budget)."
     )
     picked = st.multiselect(
         "Variants to profile", list(REGISTRY), list(REGISTRY), key="profile-variants"
@@ -216,7 +217,8 @@ def profile_tab() -> None:
     sweep_state = st.session_state.setdefault("variants-sweep", {"items": [], "status": "idle"})
     b1, b2 = st.columns(2)
     run = b1.button("Run sweep", type="primary")
-    if b2.button("Stop sweep") and sweep_state["status"] == "running":
+    b2.button("Stop sweep", help="Stops once the point being measured is done.")
+    if sweep_state["status"] == "running" and not run:  # interrupted: Stop, or any widget
         sweep_state["status"] = "stopped"
     if run:
         sweep_state.update(items=[], status="running")
@@ -283,7 +285,11 @@ def long_tab() -> None:
         "holding the n × n matrix."
     )
     c1, c2, c3 = st.columns(3)
-    n = c1.select_slider(f"n ({lo} … {hi})", [256, 1024, 2048, 4096, 8192, 16384, 32768], 4096)
+    n = c1.select_slider(
+        f"n ({lo} … {hi}; 32k takes ≈ 20 s here)",
+        [256, 1024, 2048, 4096, 8192, 16384, 32768],
+        16384,
+    )
     structure = c2.selectbox("Q/K structure", ["local", "random"])
     reduce = c3.selectbox("pool by", ["mean", "max"])
     with st.spinner("Pooling…"):

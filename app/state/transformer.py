@@ -79,10 +79,20 @@ def model_choices() -> tuple[list[str], dict]:
     return ours, {name: str(path) for name, path in list_models().items()}
 
 
+DATE_EXAMPLES = [
+    "3 May 1979",
+    "Monday, 14 July 2025",
+    "the 1st of March, 1999",
+    "12/08/67",
+    "le 5 avril 2031",
+]
+
+
 @st.cache_data(show_spinner=False)
 def examples(task: str) -> list[str]:
-    """The first test-split sources: inputs the model has never been trained on."""
-    from engine.models.transformer import task_module
+    """The grammar's teaching sentences (never in training), or a few typed dates."""
+    if task == "dates":
+        return DATE_EXAMPLES
+    from engine.data.enfr import EXAMPLES
 
-    joiner = "" if task == "dates" else " "
-    return [joiner.join(p.src) for p in task_module(task).splits(seed=0)["test"][:6]]
+    return [" ".join(p.src) for p in EXAMPLES.values()]

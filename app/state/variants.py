@@ -53,13 +53,15 @@ def pooled_map(n: int, structure: str, reduce: str):
     q, k = long_qk(n, structure=structure)
     cells = -(-n // 128)  # keys per cell for ≤ 128 cells a side …
     block = max(16, -(-cells // 16) * 16)  # … rounded up to the kernel's multiple of 16
-    with profile.single_thread():
+    result = []
+    profile.warm_tracker()
+    with profile.single_thread():  # one run, timed and memory-tracked (a few hundred ops)
         t0 = time.perf_counter()
-        pooled = kernels.pooled_attention_map(q, k, block=block, reduce=reduce)
-        seconds = time.perf_counter() - t0
         peak = profile.peak_memory_bytes(
-            lambda: kernels.pooled_attention_map(q, k, block=block, reduce=reduce)
+            lambda: result.append(kernels.pooled_attention_map(q, k, block=block, reduce=reduce))
         )
+        seconds = time.perf_counter() - t0
+    pooled = result[0]
     return pooled.numpy(), block, seconds, peak, kernels.active_path(q.device)
 
 

@@ -99,7 +99,7 @@ def memory_map(
     for g in sorted(set(groups[~current].tolist())):
         sel = (groups == g) & ~current
         fig.add_trace(
-            go.Scattergl(
+            go.Scatter(
                 x=coords[sel, 0],
                 y=coords[sel, 1],
                 mode="markers",

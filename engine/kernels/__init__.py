@@ -13,6 +13,7 @@ and ``lse [B, H, N_q]`` float32, lse_i = log Σ_j exp(s_ij) with s_ij = scale ·
 
 Triton path limits: D ∈ {32, 64, 128}; float16 / bfloat16 / float32; the block-sparse
 ``block_size`` a power of two in 16…128; the pooled-map ``block`` a multiple of 16.
+Both paths are forward-only (inference and visualisation; no autograd through Triton).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ def _check_qkv(q, k, v=None):
         raise ValueError(f"q {tuple(q.shape)} and k {tuple(k.shape)} disagree on B, H or D")
     if v is not None and v.shape[:3] != k.shape[:3]:
         raise ValueError(f"v {tuple(v.shape)} must match k {tuple(k.shape)} on B, H, N")
+    if k.shape[2] == 0:
+        raise ValueError("attention needs at least one key (N_k = 0)")
 
 
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None, path: str = "auto"):

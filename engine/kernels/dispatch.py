@@ -76,6 +76,12 @@ def unsupported_input(
         return "the value dim must equal the head dim"
     if len({q.device, k.device} | ({v.device} if v is not None else set())) != 1:
         return "q, k and v must be on one device"
+    if (
+        q.dtype == torch.bfloat16
+        and q.is_cuda
+        and torch.cuda.get_device_capability(q.device) < (8, 0)
+    ):
+        return "bfloat16 matmuls need an Ampere or newer GPU"
     return None
 
 

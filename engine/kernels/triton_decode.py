@@ -111,10 +111,8 @@ def decode_step(q, k_cache, v_cache, *, scale: float | None = None):
     q, k_cache, v_cache = (contiguous_last(t) for t in (q, k_cache, v_cache))
     B, H, _, D = q.shape
     T = k_cache.shape[2]
-    out = torch.zeros(B, H, 1, D, dtype=q.dtype, device=q.device)
-    lse = torch.full((B, H, 1), float("-inf"), dtype=torch.float32, device=q.device)
-    if T == 0:
-        return out, lse
+    out = torch.empty(B, H, 1, D, dtype=q.dtype, device=q.device)
+    lse = torch.empty(B, H, 1, dtype=torch.float32, device=q.device)
     on_gpu = q.device.type == "cuda" and not interpreting()
     block_n = BLOCK_N_GPU if on_gpu else 16
     chunk, n_splits = split_plan(T, B * H, block_n)

@@ -287,11 +287,11 @@ def load(name: str, directory=None) -> Translator:
     )
 
 
-def learned_positional_encoding(name: str) -> np.ndarray:
+def learned_positional_encoding(name: str, directory=None) -> np.ndarray:
     """The encoder's trained PE table ``[n_positions, d_model]`` (``--pe learned`` checkpoints)."""
     from engine import checkpoints
 
-    state, meta = checkpoints.load(name)
+    state, meta = checkpoints.load(name, directory)
     if meta["config"]["pe"] != "learned":
         raise ValueError(f"checkpoint {name!r} was trained with pe={meta['config']['pe']}")
     return state["src_embed.pe"].float().numpy().astype(np.float64)

@@ -30,6 +30,55 @@ def lsh_buckets(x: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
     return torch.cat([rot, -rot], dim=-1).argmax(dim=-1)
 
 
+def sorted_chunks(q, k, R, c: int):
+    """Hash, then sort the 2n merged items by (bucket, position) and cut chunks of c.
+
+    Item t < n is query t, item t ≥ n is key t − n, item 2n pads the last chunk. Returns
+    ``order [B, H, r, nc, c]`` (item ids) and ``chunk_of [B, H, r, 2n]`` (each item's chunk).
+    """
+    B, H, n, _ = q.shape
+    bucket = torch.cat([lsh_buckets(q, R), lsh_buckets(k, R)], dim=-1)  # (B, H, r, 2n)
+    pos = torch.arange(n).repeat(2)
+    order = (bucket * (4 * n) + 2 * pos + (torch.arange(2 * n) >= n)).argsort(dim=-1)
+    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(2 * n).expand_as(order))
+    nc = math.ceil(2 * n / c)
+    order = F.pad(order, (0, nc * c - 2 * n), value=2 * n).view(B, H, -1, nc, c)
+    return order, rank // c
+
+
+def attend_round(items, X, Vx, chunk_of, n: int, *, causal: bool):
+    """One hash round: each query attends to the keys in its own and the adjacent chunks.
+
+    A pair met in N_ij rounds gets log N_ij subtracted, so that summing the rounds counts
+    it once. Returns out ``[B, H, n, D]``, lse ``[B, H, n]`` and, for the map, the query
+    and key positions and weights of every chunk.
+    """
+    B, H, nc, c = items.shape
+    r, D, dummy = chunk_of.shape[2], X.shape[-1], 2 * n
+    around = F.pad(items, (0, 0, 1, 1), value=dummy)  # chunks a−1, a, a+1
+    keys = torch.cat([around[:, :, :-2], around[:, :, 1:-1], around[:, :, 2:]], dim=-1)
+    qi, kj = items[..., :, None], keys[..., None, :]  # item ids (…, c, 1), (…, 1, 3c)
+    pq, pk = qi.clamp(max=n - 1), (kj - n).clamp(0, n - 1)  # positions
+    allowed = (qi < n) & (kj >= n) & (kj < dummy)
+    if causal:
+        allowed &= pk <= pq
+    cq = chunk_of[..., :n].gather(-1, pq.flatten(2)[:, :, None].expand(-1, -1, r, -1))
+    ck = chunk_of[..., n:].gather(-1, pk.flatten(2)[:, :, None].expand(-1, -1, r, -1))
+    met = (cq.view(B, H, r, nc, c, 1) - ck.view(B, H, r, nc, 1, 3 * c)).abs() <= 1
+    s = gather_keys(X, items) @ gather_keys(X, keys).transpose(-2, -1)
+    s = s * default_scale(D) - met.sum(dim=2).clamp(min=1).to(X.dtype).log()
+    s = s.masked_fill(~allowed, NEG_INF)  # (B, H, nc, c, 3c)
+    lse = torch.logsumexp(s, dim=-1)  # (B, H, nc, c)
+    p = torch.exp(s - torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))[..., None])
+    out = p @ gather_keys(Vx, keys)  # (B, H, nc, c, D)
+    slot = torch.where(items < n, items, n).flatten(2)  # query slots → position, others → n
+    full = X.new_zeros(B, H, n + 1, D).scatter_(
+        2, slot[..., None].expand(-1, -1, -1, D), out.flatten(2, 3)
+    )
+    lse_full = X.new_full((B, H, n + 1), NEG_INF).scatter_(2, slot, lse.flatten(2))
+    return full[:, :, :n], lse_full[:, :, :n], pq, pk, p
+
+
 class Reformer(Variant):
     name = "reformer"
     title = "Reformer (LSH)"
@@ -49,60 +98,24 @@ class Reformer(Variant):
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         B, H, n, D = q.shape
-        r, c = hp["rounds"], hp["chunk"]
-        R = torch.randn(r, D, hp["buckets"] // 2, generator=generator(hp["seed"])).to(q.dtype)
-        # 1. hash and sort the 2n merged items (t < n: query t; t ≥ n: key t − n).
-        bucket = torch.cat([lsh_buckets(q, R), lsh_buckets(k, R)], dim=-1)  # (B, H, r, 2n)
-        pos = torch.arange(n).repeat(2)
-        order = (bucket * (4 * n) + 2 * pos + (torch.arange(2 * n) >= n)).argsort(dim=-1)
-        rank = torch.empty_like(order).scatter_(-1, order, torch.arange(2 * n).expand_as(order))
-        chunk_of = rank // c  # (B, H, r, 2n): chunk of every item in every round
-        nc = math.ceil(2 * n / c)
-        dummy = 2 * n  # padding item: neither a query nor a key
-        order = F.pad(order, (0, nc * c - 2 * n), value=dummy).view(B, H, r, nc, c)
+        R = torch.randn(hp["rounds"], D, hp["buckets"] // 2, generator=generator(hp["seed"]))
+        order, chunk_of = sorted_chunks(q, k, R.to(q.dtype), hp["chunk"])
         X = torch.cat([q, k, q.new_zeros(B, H, 1, D)], dim=2)  # (B, H, 2n + 1, D)
         Vx = torch.cat([v, v, v.new_zeros(B, H, 1, D)], dim=2)  # item t ≥ n carries v[t − n]
-
-        outs, lses, parts = [], [], []
-        for t in range(r):
-            items = order[:, :, t]  # (B, H, nc, c)
-            around = F.pad(items, (0, 0, 1, 1), value=dummy)  # chunks a−1, a, a+1
-            keys = torch.cat([around[:, :, :-2], around[:, :, 1:-1], around[:, :, 2:]], dim=-1)
-            qi, kj = items[..., :, None], keys[..., None, :]  # item ids (…, c, 1), (…, 1, 3c)
-            pq, pk = qi.clamp(max=n - 1), (kj - n).clamp(0, n - 1)  # positions
-            allowed = (qi < n) & (kj >= n) & (kj < dummy)
-            if causal:
-                allowed &= pk <= pq
-            # N_ij: rounds in which this (query, key) pair shares or neighbours a chunk.
-            cq = chunk_of[..., :n].gather(-1, pq.flatten(2)[:, :, None].expand(-1, -1, r, -1))
-            ck = chunk_of[..., n:].gather(-1, pk.flatten(2)[:, :, None].expand(-1, -1, r, -1))
-            met = (cq.view(B, H, r, nc, c, 1) - ck.view(B, H, r, nc, 1, 3 * c)).abs() <= 1
-            s = gather_keys(X, items) @ gather_keys(X, keys).transpose(-2, -1)
-            s = s * default_scale(D) - met.sum(dim=2).clamp(min=1).to(q.dtype).log()
-            s = s.masked_fill(~allowed, NEG_INF)  # (B, H, nc, c, 3c)
-            lse = torch.logsumexp(s, dim=-1)  # (B, H, nc, c)
-            safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
-            p = torch.exp(s - safe[..., None])
-            out = p @ gather_keys(Vx, keys)  # (B, H, nc, c, D)
-            slot = torch.where(items < n, items, n).flatten(2)  # query slots → position
-            full = q.new_zeros(B, H, n + 1, D).scatter_(
-                2, slot[..., None].expand(-1, -1, -1, D), out.flatten(2, 3)
-            )
-            lse_full = q.new_full((B, H, n + 1), NEG_INF).scatter_(2, slot, lse.flatten(2))
-            outs.append(full[:, :, :n])
-            lses.append(lse_full[:, :, :n])
-            if want_map:
-                parts.append((pq, pk, p))
-        # 2. combine rounds: out = Σ_t exp(lse_t − LSE) out_t.
-        lse_all = torch.stack(lses)  # (r, B, H, n)
+        rounds = [
+            attend_round(order[:, :, t], X, Vx, chunk_of, n, causal=causal)
+            for t in range(hp["rounds"])
+        ]
+        # Combine the rounds: out = Σ_t exp(lse_t − LSE) out_t, LSE = log Σ_t exp(lse_t).
+        lse_all = torch.stack([r[1] for r in rounds])  # (r, B, H, n)
         LSE = torch.logsumexp(lse_all, dim=0)
         w = torch.exp(lse_all - torch.where(torch.isfinite(LSE), LSE, 0.0))
-        out = (w[..., None] * torch.stack(outs)).sum(dim=0)
+        out = (w[..., None] * torch.stack([r[0] for r in rounds])).sum(dim=0)
         if not want_map:
             return Output(out)
         weights = q.new_zeros(B, H, n * n)
-        for t, (pq, pk, p) in enumerate(parts):
-            wt = w[t].gather(-1, pq.flatten(2).clamp(max=n - 1)).view_as(pq)  # round weight
+        for t, (_, _, pq, pk, p) in enumerate(rounds):
+            wt = w[t].gather(-1, pq.flatten(2)).view_as(pq)  # this round's share of the row
             flat = (pq * n + pk).expand_as(p).flatten(2)
             weights.scatter_add_(2, flat, (p * wt).flatten(2))
         return Output(out, weights.view(B, H, n, n), self._pattern(chunk_of, n, causal))

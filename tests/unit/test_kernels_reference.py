@@ -233,6 +233,8 @@ def test_shape_errors_name_the_expected_shapes():
         K.block_sparse_attention(q, q, q, torch.ones(1, 2, 2, dtype=torch.bool), block_size=16)
     with pytest.raises(ValueError, match="one query"):
         K.decode_step(q, q, q)
+    with pytest.raises(ValueError, match="at least one key"):
+        K.decode_step(q[:, :, :1], q[:, :, :0], q[:, :, :0])
 
 
 def test_import_and_cpu_calls_leave_triton_and_cuda_alone():

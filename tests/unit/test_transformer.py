@@ -131,3 +131,55 @@ def test_greedy_stops_and_pads_after_end_of_sentence():
     for row in out.tolist():
         if 2 in row:
             assert all(t == PAD for t in row[row.index(2) + 1 :])
+
+
+@pytest.fixture(scope="module")
+def quick_dates(tmp_path_factory):
+    """A few seconds of real training (``--quick``) on the dates task, learned PE."""
+    from engine.training.transformer import main
+
+    out = tmp_path_factory.mktemp("ckpt")
+    assert main(["--task", "dates", "--pe", "learned", "--quick", "--out-dir", str(out)]) == 0
+    return out
+
+
+def test_quick_training_writes_a_small_loadable_checkpoint(quick_dates):
+    from engine.models.transformer import learned_positional_encoding, load
+
+    weights = quick_dates / "transformer-dates-learned.safetensors"
+    assert weights.stat().st_size < 5e6
+    tr = load("transformer-dates-learned", quick_dates)
+    assert tr.task == "dates" and tr.model.cfg.pe == "learned"
+    pe = learned_positional_encoding("transformer-dates-learned", quick_dates)
+    assert pe.shape == (tr.model.cfg.max_len, tr.model.cfg.d_model)
+    torch.testing.assert_close(torch.tensor(pe, dtype=torch.float32), tr.model.src_embed.pe.data)
+
+
+def test_trace_of_our_model_keeps_the_contract(quick_dates):
+    from engine.models.transformer import load, trace
+    from engine.text import InputError
+    from engine.trace import Trace
+
+    tr = load("transformer-dates-learned", quick_dates)
+    t = trace(tr, "3 May 1979")
+    assert set(t.maps) == {"encoder_self", "decoder_self", "cross"}
+    assert t.maps["encoder_self"].query_labels == tuple("3 May 1979")
+    assert t.maps["cross"].shape[2] == t.maps["decoder_self"].shape[2]
+    assert t.vectors["queries.cross"].shape[:2] == (2, 4)
+    assert Trace.from_npz(t.to_npz()).maps["cross"].shape == t.maps["cross"].shape
+    assert trace(tr, "3 May 1979 ☃").outputs["unknown"] == ["☃"]
+    with pytest.raises(InputError, match="Type"):
+        trace(tr, "")
+    with pytest.raises(InputError, match="at most"):
+        trace(tr, "9" * (tr.max_src + 1))
+
+
+def test_learned_encoding_refuses_other_checkpoints(tmp_path):
+    from engine import checkpoints
+    from engine.models.transformer import learned_positional_encoding
+
+    checkpoints.save(
+        "transformer-x", {"w": torch.zeros(1)}, {"config": {"pe": "sinusoidal"}}, tmp_path
+    )
+    with pytest.raises(ValueError, match="sinusoidal"):
+        learned_positional_encoding("transformer-x", tmp_path)
