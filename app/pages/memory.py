@@ -93,7 +93,7 @@ support = out["support"]
 verdict = ""
 if out["expected"]:
     right = out["expected"] == out["answer"]
-    verdict = " ✅ correct" if right else f" ❌ expected {md_escape(out['expected'])}"
+    verdict = " — correct" if right else f" — wrong, the answer is {md_escape(out['expected'])}"
 st.markdown(
     f"**Q:** {md_escape(sample.question)}  \n**A:** `{out['answer']}` with probability "
     f"{out['probability']:.3f}{verdict} · model `{name}` "

@@ -39,7 +39,31 @@ def example_text(examples, key: str) -> str:
     return st.text_input("Input", value=choice, key=f"text-{key}-{examples.index(choice)}")
 
 
+def show_measured(result: dict | None) -> None:
+    """The evaluation numbers, their method and the command that measured them."""
+    if result is None:
+        return
+    with st.expander(f"Measured quality on {result['n_test']} test sentences"):
+        rows = result.get("pe_ablation") or {result["pe"]: result}
+        st.table(
+            {pe: {k: r[k] for k in ("bleu", "exact_match", "unigram_f1")} for pe, r in rows.items()}
+        )
+        if "aer" in result:
+            st.markdown(
+                f"Alignment error rate of each cross-attention head of `{result['checkpoint']}` "
+                "against the gold links (lower is better; argmax link per target word, "
+                "teacher-forced on the reference):"
+            )
+            st.table(result["aer"])
+        st.caption(
+            f"Reproduce: `{result['command']}`. BLEU is sacreBLEU on tokens (characters "
+            "for dates); unigram F1 ignores word order."
+        )
+
+
 def our_model():
+    from engine.models.transformer import MAX_CHARS
+
     ours, _ = state.model_choices()
     if not ours:
         st.info(
@@ -57,8 +81,9 @@ def our_model():
         f"{tr.model.cfg.n_layers} layers × {tr.model.cfg.n_heads} heads, "
         f"d_model {tr.model.cfg.d_model}. Input: at most **{tr.max_src} tokens**"
         f"{' (characters)' if tr.task == 'dates' else ' (words)'}; "
-        f"output: at most {tr.max_new} tokens."
+        f"at most {MAX_CHARS:,} characters; output: at most {tr.max_new} tokens."
     )
+    show_measured(state.measured(tr.task))
     text = example_text(state.examples(tr.task), name)
     with friendly_errors("the Transformer"):
         trace = state.own_trace(name, text)

@@ -137,11 +137,11 @@ def compare_tab() -> None:
     head = st.number_input(f"head to show (0 … {n_heads - 1})", 0, n_heads - 1, 0)
     view = st.radio("Show", ["maps", "difference vs full", "pattern overlay"], horizontal=True)
     shown = ["full (reference)", *picked] if view == "maps" else picked
-    cols = st.columns(3)
+    cols = st.columns(2)
     for i, name in enumerate(shown):
         tr = traces[name]
-        title = REGISTRY[name].title if name in REGISTRY else "Full attention (reference)"
-        with cols[i % 3]:
+        title = name if name in REGISTRY else "full (reference)"  # short: the flags follow
+        with cols[i % 2]:
             if view == "maps":
                 st.plotly_chart(
                     figs.map_figure(tr.maps["attention"], head, title=title), key=f"map-{name}"
@@ -165,13 +165,14 @@ def compare_tab() -> None:
                         ref.maps["attention"],
                         tr.maps["pattern"],
                         head,
-                        title=f"Full map; grey: {title} cannot see",
+                        title=f"full map; grey: {title} cannot see",
                     ),
                     key=f"overlay-{name}",
                 )
             else:
                 st.info(
-                    f"{title} has no fixed pattern: every key is reachable, through an implied map."
+                    f"{REGISTRY[name].title} has no fixed pattern: every key is reachable, "
+                    "through an implied map."
                 )
             st.caption(tr.maps["attention"].note)
 
@@ -289,6 +290,7 @@ def long_tab() -> None:
         f"n ({lo} … {hi}; 32k takes ≈ 20 s here)",
         [256, 1024, 2048, 4096, 8192, 16384, 32768],
         16384,
+        key="long-n",
     )
     structure = c2.selectbox("Q/K structure", ["local", "random"])
     reduce = c3.selectbox("pool by", ["mean", "max"])

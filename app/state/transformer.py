@@ -96,3 +96,13 @@ def examples(task: str) -> list[str]:
     from engine.data.enfr import EXAMPLES
 
     return [" ".join(p.src) for p in EXAMPLES.values()]
+
+
+def measured(task: str) -> dict | None:
+    """What ``python -m engine.evaluate transformer --task … --save`` measured, if it was run."""
+    import json
+
+    from engine.evaluation.transformer import eval_path
+
+    path = eval_path(task)
+    return json.loads(path.read_text()) if path.exists() else None

@@ -35,12 +35,12 @@ def qk_scatter(
     """Queries as filled circles, keys as open diamonds; colour = position or token."""
     fig = go.Figure()
     parts = (
-        ("query", emb.queries_2d, list(query_labels), QUERY_SYMBOL),
-        ("key", emb.keys_2d, list(key_labels), KEY_SYMBOL),
+        ("query", "queries", emb.queries_2d, list(query_labels), QUERY_SYMBOL),
+        ("key", "keys", emb.keys_2d, list(key_labels), KEY_SYMBOL),
     )
     vocab = {t: i for i, t in enumerate(dict.fromkeys([*query_labels, *key_labels]))}
     n_max = max(len(query_labels), len(key_labels), 2) - 1
-    for role, xy, labels, symbol in parts:
+    for role, plural, xy, labels, symbol in parts:
         pos = np.arange(len(labels))
         if colour_by == "position":
             marker = dict(
@@ -58,7 +58,7 @@ def qk_scatter(
                 x=xy[:, 0],
                 y=xy[:, 1],
                 mode="markers+text",
-                name=f"{role}s",
+                name=plural,
                 text=labels,
                 textposition="top center",
                 textfont=dict(size=11),

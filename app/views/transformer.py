@@ -127,6 +127,7 @@ def neuron_figure(
         row=2,
         col=3,
     )
+    fig.update_yaxes(type="category", row=1, col=1)  # a token such as "3" is a label, not a number
     for col in (1, 2, 3):
         fig.update_yaxes(autorange="reversed", type="category", row=2, col=col)
     fig.update_yaxes(showticklabels=False, row=2, col=2)

@@ -20,35 +20,24 @@ from engine.data.babi_encode import encode, times_and_mask
 from engine.models.memn2n import Reader, checkpoint_for, checkpoint_name, load
 
 # Sukhbaatar et al. 2015, "End-To-End Memory Networks", Table 1: test error (%) on the
-# bAbI 1k tasks, column "MemN2N PE LS RN" (one model per task, best of 10 runs picked
-# on validation). Our generated tasks follow the published ones but are not them.
-PAPER_PE_LS_RN_1K_ERROR = {
-    1: 0.0,
-    2: 8.3,
-    3: 40.3,
-    4: 2.8,
-    5: 13.1,
-    6: 7.6,
-    7: 17.3,
-    8: 10.0,
-    9: 13.2,
-    10: 15.1,
-    11: 0.9,
-    12: 0.2,
-    13: 0.4,
-    14: 1.7,
-    15: 0.0,
-    16: 1.3,
-    17: 51.0,
-    18: 11.1,
-    19: 82.8,
-    20: 0.0,
-}
+# bAbI 1k tasks, tasks 1-20. Column "PE LS RN": one model per task, best of 10 runs
+# picked on validation; column "PE LS RN joint": one model for all 20 tasks. Their mean
+# errors are 13.9 and 12.4, as printed in the table. Our generated tasks follow the
+# published ones but are not them, so the comparison is indicative.
+# fmt: off
+PAPER_PE_LS_RN_1K_ERROR = dict(enumerate((
+    0.0, 8.3, 40.3, 2.8, 13.1, 7.6, 17.3, 10.0, 13.2, 15.1,
+    0.9, 0.2, 0.4, 1.7, 0.0, 1.3, 51.0, 11.1, 82.8, 0.0), start=1))
+PAPER_PE_LS_RN_JOINT_1K_ERROR = dict(enumerate((
+    0.0, 11.4, 21.9, 13.4, 14.4, 2.8, 18.3, 9.3, 1.9, 6.5,
+    0.3, 0.1, 0.2, 6.9, 0.0, 2.7, 40.4, 9.4, 88.0, 0.0), start=1))
+# fmt: on
 TARGETS = {1: 0.99, 4: 0.95, 15: 0.95}
 
 
-def paper_accuracy(task: int) -> float:
-    return round(1 - PAPER_PE_LS_RN_1K_ERROR[task] / 100, 4)
+def paper_accuracy(task: int, joint: bool = False) -> float:
+    table = PAPER_PE_LS_RN_JOINT_1K_ERROR if joint else PAPER_PE_LS_RN_1K_ERROR
+    return round(1 - table[task] / 100, 4)
 
 
 def score(reader: Reader, task: int, batch: int = 250) -> dict:
@@ -71,7 +60,7 @@ def score(reader: Reader, task: int, batch: int = 250) -> dict:
     n = len(enc)
     return {
         "accuracy": round(correct / n, 4),
-        "paper_accuracy": paper_accuracy(task),
+        "paper_accuracy": paper_accuracy(task, joint=len(reader.meta["tasks"]) > 1),
         "support_hit_any_hop": round(any_hit / n, 4),
         "support_hit_per_hop": [round(float(h) / n, 4) for h in hits],
         "n_test": n,
@@ -123,7 +112,8 @@ def main(argv: list[str]) -> int:
         "targets": {str(t): g for t, g in TARGETS.items()},
         "targets_met": met,
         "mean_at_least_paper": mean >= paper,
-        "paper": "Sukhbaatar et al. 2015, Table 1, MemN2N PE LS RN, bAbI 1k",
+        "paper": "Sukhbaatar et al. 2015, Table 1, bAbI 1k, column MemN2N "
+        + ("PE LS RN joint" if args.joint else "PE LS RN"),
     }
     print(json.dumps(summary))
     return 0

@@ -96,6 +96,12 @@ def main(argv: list[str]) -> int:
         "keeps every length bucket; 1 = all 2,000)",
     )
     ap.add_argument("--seed", type=int, default=0, help="data seed (as in training)")
+    ap.add_argument(
+        "--save",
+        action="store_true",
+        help="also write the JSON to assets/checkpoints/transformer-<task>-eval.json, "
+        "where the studio page reads it",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     test = task_module(args.task).splits(seed=args.seed)["test"][:: max(1, args.every)]
@@ -132,5 +138,13 @@ def main(argv: list[str]) -> int:
         result["pe_ablation"] = ablation
         for pe, s in ablation.items():
             print(f"PE {pe:10s}: BLEU {s['bleu']:6.2f}  unigram F1 {s['unigram_f1']:.3f}")
+    result["command"] = "python -m engine.evaluate transformer " + " ".join(argv)
+    if args.save:
+        eval_path(args.task).write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))
     return 0
+
+
+def eval_path(task: str):
+    """Where ``--save`` puts the measured numbers for the page to show."""
+    return checkpoints.CHECKPOINT_DIR / f"{checkpoint_name(task, 'eval')}.json"

@@ -79,6 +79,6 @@ def kept_fraction(block_mask: torch.Tensor, *, causal: bool = False) -> float:
     """Fraction of the (causal) blocks that a block mask keeps: the work ratio vs dense."""
     bm = block_mask.to(torch.bool)
     if causal:
-        tri = torch.ones(bm.shape[-2:], dtype=torch.bool).tril()
+        tri = torch.ones(bm.shape[-2:], dtype=torch.bool, device=bm.device).tril()
         return float((bm & tri).sum() / (tri.sum() * bm.shape[0]))
     return float(bm.float().mean())

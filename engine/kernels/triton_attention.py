@@ -232,8 +232,9 @@ def _tuned_attn_fwd():
     )
 
 
-# The interpreter runs one program at a time in Python: few, mid-sized tiles are fastest.
-_INTERPRETER_TILE = 32
+# (BLOCK_M, BLOCK_N) in the interpreter, which runs one program at a time in Python: few,
+# mid-sized tiles are fastest. Tests change it to cover unequal tiles, as on the GPU.
+INTERPRETER_TILES = (32, 32)
 
 
 def precision(dtype: torch.dtype) -> str:
@@ -285,10 +286,10 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
     )  # fmt: skip
     prec = precision(q.dtype)
     if q.device.type != "cuda" or interpreting():
-        tile = _INTERPRETER_TILE
-        grid = (triton.cdiv(n_q, tile), B * H)
+        block_m, block_n = INTERPRETER_TILES
+        grid = (triton.cdiv(n_q, block_m), B * H)
         _attn_fwd[grid](
-            *args, HEAD_DIM=D, CAUSAL=causal, PRECISION=prec, BLOCK_M=tile, BLOCK_N=tile
+            *args, HEAD_DIM=D, CAUSAL=causal, PRECISION=prec, BLOCK_M=block_m, BLOCK_N=block_n
         )
     else:
 

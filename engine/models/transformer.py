@@ -226,6 +226,7 @@ def build(cfg: TransformerConfig, seed: int = 0) -> Transformer:
 
 TASKS = {"dates": "engine.data.dates", "en-fr": "engine.data.enfr"}
 KINDS = {"encoder_self": "self", "decoder_self": "self", "cross": "cross"}
+MAX_CHARS = 2_000
 
 
 def checkpoint_name(task: str, pe: str) -> str:
@@ -301,6 +302,8 @@ def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
     """Tokenise user text the way the task does; refuse empty or over-long input."""
     from engine.text import InputError
 
+    if len(text) > MAX_CHARS:  # before tokenising: a pasted book should cost nothing
+        raise InputError(f"That text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")
     tokens = tokenize(tr.task, text) if text else []
     if not tokens:
         raise InputError("Type a sentence to begin.")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -74,7 +75,7 @@ class Output:
     notes: list[str] = field(default_factory=list)
 
 
-class Variant:
+class Variant(ABC):
     """Base class. Subclasses set the class attributes and implement ``compute``.
 
     ``flops`` and ``memory`` model one (batch, head) slice for sequence length ``n`` and
@@ -100,15 +101,17 @@ class Variant:
     approximates_full: ClassVar[bool] = True
 
     # -- to implement -------------------------------------------------------------------
+    @abstractmethod
     def compute(self, q, k, v, *, causal: bool, want_map: bool, hp: dict) -> Output:
-        raise NotImplementedError
+        """The variant's output, and its map and pattern when ``want_map``."""
 
+    @abstractmethod
     def flops(self, n: int, d: int, hp: dict) -> float:
-        raise NotImplementedError
+        """Floating-point operations this implementation performs, per (batch, head)."""
 
+    @abstractmethod
     def memory(self, n: int, d: int, hp: dict) -> float:
         """Peak working-set bytes beyond q, k, v and the output, per (batch, head)."""
-        raise NotImplementedError
 
     # -- shared -------------------------------------------------------------------------
     def resolve(self, hp: dict | None = None, n: int | None = None) -> dict:
@@ -125,7 +128,8 @@ class Variant:
         return out
 
     def check_length(self, n: int, hp: dict) -> None:
-        """Hook for parameter limits that depend on n (e.g. Linformer k ≤ n)."""
+        """Hook for parameter limits that depend on n (e.g. Linformer k ≤ n); none here."""
+        return None
 
     def check_causal(self, causal: bool) -> bool:
         if causal and self.causal_support == "never":

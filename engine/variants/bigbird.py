@@ -11,9 +11,10 @@ from __future__ import annotations
 import torch
 
 from engine.text import InputError
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, generator
+from engine.variants.base import Output, Param, Variant, generator
 from engine.variants.blocks import (
     band_allowed,
+    blocked_memory,
     dedupe,
     n_blocks,
     query_positions,
@@ -77,5 +78,5 @@ class BigBird(Variant):
         return 4.0 * n * self._keys(hp) * d + 4.0 * g * n * d
 
     def memory(self, n, d, hp):
-        kk = self._keys(hp)
-        return (3.0 * n * kk + 2.0 * n / hp["block"] * kk * d) * FLOAT_BYTES
+        b = hp["block"]
+        return blocked_memory(n, d, b, self._keys(hp), hp["global_blocks"] * b)

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 NEG_INF = float("-inf")
+GROUP_BYTES = 2 * 2**20  # working set per group of query blocks: well inside L2 + L3
 
 
 def n_blocks(n: int, b: int) -> int:
@@ -82,11 +83,42 @@ def unblock(x: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def block_attention(q, k, v, key_idx, allowed, *, scale: float, want_map: bool):
-    """Blocked queries against gathered keys, unblocked: ``(out, lse, weights | None)``."""
-    n, b = q.shape[-2], allowed.shape[-2]
-    out, lse, p = gathered_attention(blocked(q, b), k, v, key_idx, allowed, scale=scale)
-    weights = scatter_dense(p, key_idx, n) if want_map else None
+    """Blocked queries against gathered keys, unblocked: ``(out, lse, weights | None)``.
+
+    Blocks are processed in groups of about GROUP_BYTES of scores and gathered keys, so
+    the working set stays the same size at any n and the time stays linear instead of
+    slowing down once it outgrows the CPU caches.
+    """
+    B, H, n, D = q.shape
+    b, kk = allowed.shape[-2], key_idx.shape[-1]
+    qb = blocked(q, b)
+    per_block = 4 * B * H * kk * (3 * b + 2 * D)  # float32 scores ×3 and gathered k, v
+    g = max(1, GROUP_BYTES // per_block)
+    outs, lses, ps = [], [], []
+    for s in range(0, qb.shape[2], g):
+        o, lse, p = gathered_attention(
+            qb[:, :, s : s + g],
+            k,
+            v,
+            key_idx[..., s : s + g, :],
+            allowed[..., s : s + g, :, :],
+            scale=scale,
+        )
+        outs.append(o)
+        lses.append(lse)
+        if want_map:  # otherwise each group's weights are freed with the group
+            ps.append(p)
+    out, lse = torch.cat(outs, dim=2), torch.cat(lses, dim=2)
+    weights = scatter_dense(torch.cat(ps, dim=2), key_idx, n) if want_map else None
     return unblock(out, n), lse.flatten(-2)[..., :n], weights
+
+
+def blocked_memory(n: int, d: int, b: int, kk: int, n_global: int = 0) -> float:
+    """Peak bytes of ``sparse_output`` per (batch, head): one group's working set, the
+    token-level mask (bool) and key indices (int64), blocked q and the outputs, and the
+    dense rows of the global tokens."""
+    masks = n * kk + n / b * kk * 8
+    return 1.5 * GROUP_BYTES + masks + 2.0 * 4 * n * d + 2.0 * 4 * n_global * n
 
 
 def rows_attention(q_rows, k, v, row_pos, *, causal: bool, scale: float):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant
-from engine.variants.blocks import band_allowed, query_positions, sparse_output
+from engine.variants.base import Output, Param, Variant
+from engine.variants.blocks import band_allowed, blocked_memory, query_positions, sparse_output
 
 
 class Chunked(Variant):
@@ -36,5 +36,4 @@ class Chunked(Variant):
         return 4.0 * n * (hp["chunk"] + hp["overlap"]) * d
 
     def memory(self, n, d, hp):
-        kk = hp["chunk"] + hp["overlap"]
-        return (3.0 * n * kk + 2.0 * n / hp["chunk"] * kk * d) * FLOAT_BYTES
+        return blocked_memory(n, d, hp["chunk"], hp["chunk"] + hp["overlap"])

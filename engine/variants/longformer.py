@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 
 from engine.text import InputError
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant
-from engine.variants.blocks import band_allowed, query_positions, sparse_output
+from engine.variants.base import Output, Param, Variant
+from engine.variants.blocks import band_allowed, blocked_memory, query_positions, sparse_output
 
 
 def _block(r: int) -> int:
@@ -63,7 +63,5 @@ class Longformer(Variant):
         return 4.0 * n * self._keys(n, hp) * d + 4.0 * g * n * d
 
     def memory(self, n, d, hp):
-        return (
-            3.0 * n * self._keys(n, hp)
-            + 2.0 * n * d * self._keys(n, hp) / _block(hp["window"] // 2)
-        ) * FLOAT_BYTES
+        b = _block(hp["window"] // 2)
+        return blocked_memory(n, d, b, self._keys(n, hp), hp["globals"])

@@ -11,8 +11,14 @@ from __future__ import annotations
 import torch
 
 from engine.text import InputError
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant
-from engine.variants.blocks import band_allowed, n_blocks, query_positions, sparse_output
+from engine.variants.base import Output, Param, Variant
+from engine.variants.blocks import (
+    band_allowed,
+    blocked_memory,
+    n_blocks,
+    query_positions,
+    sparse_output,
+)
 
 
 class Sparse(Variant):
@@ -49,5 +55,4 @@ class Sparse(Variant):
         return 4.0 * n * self._keys(n, hp) * d
 
     def memory(self, n, d, hp):
-        kk = self._keys(n, hp)
-        return (3.0 * n * kk + 2.0 * n / hp["block"] * kk * d) * FLOAT_BYTES
+        return blocked_memory(n, d, hp["block"], self._keys(n, hp))

@@ -83,6 +83,19 @@ def test_fused_attention(gen, dtype, n_q, n_k, d, causal):
 
 
 @interpreted
+@pytest.mark.parametrize("tiles", [(64, 32), (16, 32)])
+@pytest.mark.parametrize("n_q,n_k", [(77, 77), (70, 45)])
+def test_fused_attention_with_unequal_tiles(gen, monkeypatch, tiles, n_q, n_k):
+    """BLOCK_M ≠ BLOCK_N, as the GPU configs use: the causal split into unmasked and
+    diagonal key tiles must still cover each row's keys exactly once."""
+    monkeypatch.setattr("engine.kernels.triton_attention.INTERPRETER_TILES", tiles)
+    q = randn(gen, 1, 2, n_q, 32, dtype=torch.float32)
+    k, v = (randn(gen, 1, 2, n_k, 32, dtype=torch.float32) for _ in range(2))
+    ours = K.attention(q, k, v, causal=True, path="triton")
+    assert_same(ours, reference.attention(q, k, v, causal=True), torch.float32)
+
+
+@interpreted
 def test_fused_attention_reads_strided_inputs(gen):
     """A [B, N, H, D] tensor viewed as [B, H, N, D] (as projections produce) needs no copy."""
     qkv = randn(gen, 1, 45, 3, 2, 32, dtype=torch.float32)  # (B, N, 3, H, D)

@@ -172,6 +172,8 @@ def test_trace_of_our_model_keeps_the_contract(quick_dates):
         trace(tr, "")
     with pytest.raises(InputError, match="at most"):
         trace(tr, "9" * (tr.max_src + 1))
+    with pytest.raises(InputError, match="characters"):
+        trace(tr, "9" * 100_000)
 
 
 def test_learned_encoding_refuses_other_checkpoints(tmp_path):
