@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 from state import url_default, url_sync
-from state.memn2n import MAP_MEMORIES, corpus, projected, reader, shipped, stories
+from state.memn2n import MAP_MEMORIES, chosen, corpus, projected, reader, shipped, stories
 from ui import export_buttons, friendly_errors
 from views.memory import answer_bars, hops_figure, md_escape, memory_map, shaded_story
 
@@ -60,9 +60,13 @@ if not own:
         min(max(url_default("story", 0, int), 0), N_STORIES - 1),
     )
     url_sync(own=0, task=task, story=index)
-    models = [n for n in (f"memn2n-task{task}", "memn2n-joint") if n in names] or [default_name]
+    with friendly_errors("choosing the model"):
+        best = chosen(int(task))
+    models = [best] + [
+        n for n in (f"memn2n-task{task}", "memn2n-joint") if n in names and n != best
+    ]
     name = c3.selectbox(
-        "Model (the task's own, or joint over all tasks)", models, key="mem_model_generated"
+        "Model (first: the better on this task's dev set)", models, key="mem_model_generated"
     )
     sample = stories(int(task))[int(index)]
 else:

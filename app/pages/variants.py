@@ -215,6 +215,7 @@ def profile_tab() -> None:
     ]
     with st.expander("Prediction before running (memory model vs budget)"):
         st.dataframe(pd.DataFrame(predictions), hide_index=True)
+        table_exports(predictions, "variants-predictions")
     sweep_state = st.session_state.setdefault("variants-sweep", {"items": [], "status": "idle"})
     b1, b2 = st.columns(2)
     run = b1.button("Run sweep", type="primary")

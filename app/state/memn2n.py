@@ -30,6 +30,14 @@ def shipped() -> list[str]:
     return checkpoints.available("memn2n-")
 
 
+@st.cache_data(max_entries=32, show_spinner="Choosing the model for this task…")
+def chosen(task: int) -> str:
+    """The task's own model or the joint one, whichever is more accurate on its dev set."""
+    from engine.evaluation.memn2n import choose
+
+    return choose(task)[0]
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def stories(task: int, n: int = 200) -> list[Sample]:
     """The first ``n`` questions of the task's fixed test set."""

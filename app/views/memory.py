@@ -7,11 +7,13 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+import plotly.express as px
 import plotly.graph_objects as go
 
 from views.heatmap import FONT, heatmap
 
 STAR = "★"
+PALETTE = px.colors.qualitative.Alphabet
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
@@ -96,7 +98,12 @@ def memory_map(
     fig = go.Figure()
     groups = np.asarray(groups)
     texts = np.asarray([html.escape(t) for t in texts])
-    for g in sorted(set(groups[~current].tolist())):
+    # Natural order ("task 2" before "task 10") and 26 distinct colours (14 tasks).
+    order = sorted(
+        set(groups[~current].tolist()),
+        key=lambda g: [(0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", g) if t],
+    )
+    for n, g in enumerate(order):
         sel = (groups == g) & ~current
         fig.add_trace(
             go.Scatter(
@@ -104,7 +111,7 @@ def memory_map(
                 y=coords[sel, 1],
                 mode="markers",
                 name=html.escape(str(g)),
-                marker=dict(size=6, opacity=0.6),
+                marker=dict(size=6, opacity=0.6, color=PALETTE[n % len(PALETTE)]),
                 text=texts[sel],
                 hovertemplate="%{text}<extra>%{fullData.name}</extra>",
             )

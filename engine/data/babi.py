@@ -129,18 +129,26 @@ def samples(episodes: list[Episode], task: int = 0) -> list[Sample]:
     return out
 
 
+SPLITS = ("train", "dev", "test")
+
+
 def _seed(task: int, split: str, size: str) -> int:
-    # Distinct streams per task and split; the test seed never depends on the train size.
-    return task * 1_000 + (7 if split == "test" else 100 + SIZES[size] // 1_000)
+    # Distinct streams per task and split; dev and test never depend on the train size.
+    return task * 1_000 + {"test": 7, "dev": 8}.get(split, 100 + SIZES[size] // 1_000)
 
 
 def dataset(task: int, split: str = "train", size: str = "1k") -> list[Sample]:
-    """Generated questions of one task: ``size`` for train, a fixed 1,000 for test."""
+    """Generated questions of one task: ``size`` for train, a fixed 1,000 for dev and test.
+
+    ``dev`` is never trained on: it chooses between a task's own model and the joint one.
+    """
     if task not in TASKS:
         raise InputError(f"Task {task} is not generated here; choose one of {TASK_IDS}.")
     if size not in SIZES:
         raise InputError(f"Training size {size!r} is not one of {', '.join(SIZES)}.")
-    n = TEST_QUESTIONS if split == "test" else SIZES[size]
+    if split not in SPLITS:
+        raise InputError(f"Split {split!r} is not one of {', '.join(SPLITS)}.")
+    n = SIZES[size] if split == "train" else TEST_QUESTIONS
     return samples(generate(task, n, _seed(task, split, size)), task)
 
 

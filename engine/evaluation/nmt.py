@@ -38,15 +38,22 @@ def _bucket_of(n: int, spans) -> int:
 
 
 @torch.no_grad()
-def evaluate(tr: Translator, pairs, batch: int = 64) -> dict:
-    """All metrics for one model on ``pairs`` (see the module docstring)."""
+def evaluate(tr: Translator, pairs, beam: int = 1, batch: int = 64) -> dict:
+    """All metrics for one model on ``pairs`` (see the module docstring); beam 1 is
+    batched greedy decoding, a wider beam decodes sentence by sentence."""
     torch.set_num_threads(1)
     hyps, alphas = [], []
     for k in range(0, len(pairs), batch):
         chunk = pairs[k : k + batch]
         src, src_len, tgt_in, _ = collate(chunk, tr.src_vocab, tr.tgt_vocab)
         max_len = max(len(p.tgt) for p in chunk) + 10
-        hyps += [tr.tgt_vocab.decode(ids) for ids in tr.model.greedy_batch(src, src_len, max_len)]
+        if beam == 1:
+            out = tr.model.greedy_batch(src, src_len, max_len)
+        else:
+            out = [
+                tr.model.beam_search(tr.src_vocab.encode(p.src), beam, max_len).ids for p in chunk
+            ]
+        hyps += [tr.tgt_vocab.decode(ids) for ids in out]
         if tr.model.attention is not None:
             _, a = tr.model(src, src_len, tgt_in)  # forced alignment on the gold target
             alphas += [a[b, : len(p.tgt), : len(p.src)].numpy() for b, p in enumerate(chunk)]
@@ -67,7 +74,7 @@ def evaluate(tr: Translator, pairs, batch: int = 64) -> dict:
         "exact_match": round(metrics.exact_match(hyps, refs), 4),
         "bleu": round(metrics.bleu(hyps, refs), 2),
         "bleu_by_length": by_length,
-        "decoding": "greedy",
+        "decoding": "greedy" if beam == 1 else f"beam {beam}",
         "scoring": tr.model.cfg.scoring,
         "train_steps": tr.meta.get("train", {}).get("steps"),
     }
@@ -93,16 +100,21 @@ def main(argv: list[str]) -> int:
     p.add_argument("--seed", type=int, default=0, help="the data seed the models were trained on")
     p.add_argument("--limit", type=int, default=None, help="a smaller test split of N pairs")
     p.add_argument("--dir", type=Path, default=None, help="checkpoint directory")
+    p.add_argument("--beam", type=int, default=1, help="beam width (1 = batched greedy)")
     p.add_argument("--save", action="store_true", help="write nmt-eval-<task>.json for the page")
     a = p.parse_args(argv)
     default = "nmt-dates" if a.task == "dates" else "nmt-enfr-additive"
     name = a.model or default
     # --limit N measures the first N/buckets test pairs of every length bucket.
     test = load_splits(a.task, a.seed, 0, a.limit or 2000)["test"]
-    result = evaluate(Translator.load(name, a.dir), test)
+    tr = Translator.load(name, a.dir)
+    result = evaluate(tr, test, a.beam)
+    if a.beam > 1:  # the batched greedy numbers too, for comparison
+        greedy = evaluate(tr, test, 1)
+        result["greedy"] = {k: greedy[k] for k in ("exact_match", "bleu", "bleu_by_length")}
     if a.task == "en-fr":
         others = [n for n in checkpoints.available("nmt-enfr-", a.dir) if n != name]
-        result["models"] = {n: evaluate(Translator.load(n, a.dir), test) for n in others}
+        result["models"] = {n: evaluate(Translator.load(n, a.dir), test, a.beam) for n in others}
         for n, r in result["models"].items():
             print(f"{n}: bleu {r['bleu']} by length {r['bleu_by_length']}", file=sys.stderr)
     line = json.dumps(result, ensure_ascii=False)

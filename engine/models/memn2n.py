@@ -256,12 +256,6 @@ def answer(reader: Reader, sample: Sample) -> Trace:
     )
 
 
-def checkpoint_for(task: int, directory=None) -> str:
-    """The task's own checkpoint if there is one, else the joint model's name."""
-    own = checkpoint_name(task)
-    return own if own in checkpoints.available("memn2n-", directory) else checkpoint_name("joint")
-
-
 def memory_vectors(reader: Reader, samples: list[Sample]) -> list[np.ndarray]:
     """The first hop's input memories m_i of each sample's story: (n_kept_i, d) each."""
     enc = encode(samples, reader.vocab, reader.candidates, reader.model.cfg.memory)

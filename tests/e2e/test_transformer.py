@@ -33,13 +33,30 @@ def test_minilm_bertviz_head_and_model_views_draw_offline(studio_url, page):
     assert_no_exception(page)
 
 
+def test_hostile_text_stays_text(studio_url, page):
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{studio_url}/transformer")
+    wait_for_app(page)
+    page.get_by_text("Pretrained (HuggingFace, local files)").click()
+    wait_for_app(page)
+    box = page.get_by_label("Input")
+    box.fill("</script><img src=x onerror=alert(1)> zebra")
+    box.press("Enter")
+    wait_for_app(page)
+    open_tab(page, "bertviz")
+    assert "zebra" in bertviz_texts(page)
+    assert_no_exception(page)
+    assert dialogs == []
+
+
 def test_our_model_views_render(studio_url, page):
     page.goto(f"{studio_url}/transformer")
     wait_for_app(page)
     assert_no_exception(page)
     if page.get_by_text("No trained Transformer is shipped yet").count():
         pytest.skip("no shipped Transformer checkpoint")
-    assert page.locator(".js-plotly-plot").count() >= 2
+    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)  # grid and enlarged head
     open_tab(page, "bertviz")
     assert bertviz_texts(page)
     open_tab(page, "Query–key map (AttentionViz)")

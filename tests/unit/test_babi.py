@@ -40,8 +40,8 @@ def test_generation_is_seeded_and_sizes_are_exact():
 def test_test_set_is_fixed_and_differs_from_training():
     test = babi.dataset(1, "test")
     assert test == babi.dataset(1, "test")
-    train = babi.dataset(1, "train")
-    assert test[:20] != train[:20]
+    train, dev = babi.dataset(1, "train"), babi.dataset(1, "dev")
+    assert test[:20] != train[:20] and test[:20] != dev[:20] and len(dev) == 1_000
 
 
 @pytest.mark.parametrize("task", sorted(TASKS))

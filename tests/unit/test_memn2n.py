@@ -196,7 +196,7 @@ def test_encode_keeps_support_in_the_latest_memories():
 
 
 def test_quick_training_writes_a_checkpoint_that_loads_and_scores(tmp_path, capsys):
-    from engine.evaluation.memn2n import score
+    from engine.evaluation.memn2n import choose, score
     from engine.models.memn2n import load
     from engine.training.memn2n import main
 
@@ -206,6 +206,8 @@ def test_quick_training_writes_a_checkpoint_that_loads_and_scores(tmp_path, caps
     result = score(r, 1)
     assert 0 <= result["accuracy"] <= 1 and len(result["support_hit_per_hop"]) == 2
     assert result["support_hit_any_hop"] >= max(result["support_hit_per_hop"])
+    name, dev = choose(1, tmp_path)
+    assert name == "memn2n-task1" and set(dev) == {"memn2n-task1"}
 
 
 def test_training_reproduces_from_its_seed():
