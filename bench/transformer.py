@@ -1,14 +1,16 @@
 """Transformer studio costs: MiniLM trace at 128 tokens, per-head UMAP (warm), bertviz bytes.
 
-Run: ``python bench/transformer.py``. Last stdout line: one JSON object. The issue's
-targets are printed beside each number; the ratio to HuggingFace's bare forward pass
-is measured in the same run, so it holds on a loaded machine too.
+Run: ``python bench/transformer.py`` (``BENCH_THREADS=1`` for one torch thread). Last
+stdout line: one JSON object. The issue's targets are printed beside each number; the
+ratio to HuggingFace's bare forward pass is measured in the same run, so it holds on a
+loaded machine too.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import statistics
 import sys
 import time
@@ -34,6 +36,10 @@ def median_ms(fn, repeats: int = REPEATS) -> float:
 
 def main() -> dict:
     import torch
+
+    # BENCH_THREADS=1 is the fair setting on a CPU shared with other jobs.
+    threads = int(os.environ.get("BENCH_THREADS", torch.get_num_threads()))
+    torch.set_num_threads(threads)
 
     from engine.models import pretrained as hf
     from engine.models.attentionviz import joint_embedding
@@ -75,7 +81,7 @@ def main() -> dict:
         "bertviz_model_view_bytes": len(model_html.encode()),
         "bertviz_shape": list(amap.shape),
         "target_bertviz_bytes": 3_000_000,
-        "threads": torch.get_num_threads(),
+        "threads": threads,
     }
 
 

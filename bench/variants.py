@@ -4,7 +4,7 @@
    how many points the 30 s budget trimmed. The memory tracker's one-off start-up
    (torch loads its dispatch machinery) is timed apart from it.
 2. Exponent check over n = 1k…16k: full attention ≈ 2, linear-time variants ≈ 1, each
-   within ±0.2 of the slope of its own FLOP model; times are the best of 5 runs taken
+   within ±0.2 of the slope of its own FLOP model; times are the best of 5–15 runs taken
    round-robin over the lengths (the machine is shared: contention only adds time).
 3. The pooled attention map at n = 16k, d = 64: time (target ≤ 2 s) and measured peak
    memory against the n × n float32 map it replaces (target ≤ 10 %).
@@ -57,17 +57,29 @@ def default_sweep() -> dict:
     }
 
 
-def best_times(name: str, lengths, heads: int, rounds: int = 5) -> dict[int, float]:
-    """Best of ``rounds`` runs per length, the lengths taken in turn within each round, so
-    a burst of load from other processes hits every length alike; contention only ever
-    adds time, so the minimum is the least disturbed run."""
+def best_times(
+    name: str,
+    lengths,
+    heads: int,
+    *,
+    min_rounds: int = 5,
+    max_rounds: int = 15,
+    budget_s: float = 20.0,
+) -> dict[int, float]:
+    """Best run per length over several rounds, the lengths taken in turn within each round
+    so a burst of load from other processes hits every length alike; contention only ever
+    adds time, so the minimum is the least disturbed run. Cheap variants get more rounds
+    (up to ``max_rounds`` within ``budget_s``), because short runs are the noisiest."""
     variant = get(name)
     causal = variant.causal_support == "always"
     g = torch.Generator().manual_seed(0)
     inputs = {n: torch.randn(3, 1, heads, n, 64, generator=g).unbind(0) for n in lengths}
     best = dict.fromkeys(lengths, float("inf"))
+    start = time.perf_counter()
     with profile.single_thread():
-        for _ in range(rounds):
+        for done in range(max_rounds):
+            if done >= min_rounds and time.perf_counter() - start > budget_s:
+                break
             for n in lengths:
                 t0 = time.perf_counter()
                 variant.run(*inputs[n], causal=causal, want_map=False)

@@ -213,7 +213,11 @@ def side_by_side(task: str, name: str, text: str, beam: int, src: list[str]):
         for k, other in enumerate(others):
             t = state.translate(other, text, beam)
             with cols[k % len(cols)]:
-                st.markdown(f"**{model_label(other)}**: {md(t.outputs['translation'])}")
+                steps = state.translator(other).meta.get("train", {}).get("steps", "?")
+                st.markdown(
+                    f"**{model_label(other)}** ({steps} training steps): "
+                    f"{md(t.outputs['translation'])}"
+                )
                 a = t.maps["alignment"]
                 st.plotly_chart(
                     alignment_figure(
@@ -255,15 +259,24 @@ def head_view(trace, src: list[str]):
 
 def measured(task: str):
     result = state.evaluation(task)
-    cmd = f"python -m engine.evaluate nmt --task {task} --save"
     if result is None:
-        st.info(f"No evaluation is shipped yet: run `{cmd}`.")
+        st.info(
+            f"No evaluation is shipped yet: run "
+            f"`python -m engine.evaluate nmt --task {task} --save`."
+        )
         return
+    beam = result["decoding"].removeprefix("beam ")
+    cmd = (
+        f"python -m engine.evaluate nmt --task {task}"
+        + (f" --beam {beam}" if beam.isdigit() else "")
+        + " --save"
+    )
     curves = {model_label(result["model"]): result}
     curves |= {model_label(n): r for n, r in result.get("models", {}).items()}
     rows = [
         {
             "model": label,
+            "decoding": r["decoding"],
             "exact match": r["exact_match"],
             "BLEU": r["bleu"],
             "AER": r.get("aer"),
@@ -272,13 +285,25 @@ def measured(task: str):
         }
         for label, r in curves.items()
     ]
+    if "greedy" in result:  # the same model decoded greedily, for comparison
+        g = result["greedy"]
+        rows.insert(
+            1,
+            {
+                "model": model_label(result["model"]),
+                "decoding": "greedy",
+                "exact match": g["exact_match"],
+                "BLEU": g["bleu"],
+            },
+        )
     st.dataframe(rows, hide_index=True)
     st.plotly_chart(bleu_by_length_figure(curves), key="nmt-bleu")
     st.caption(
-        f"Test split ({result['n_test']} sentences, never trained on), "
-        f"{result['decoding']} decoding; measured by `{cmd}`. Bahdanau et al.'s Figure 2: "
-        "without attention the fixed vector has to hold the whole sentence, so BLEU "
-        "falls with length; with attention it stays nearly flat."
+        f"Test split ({result['n_test']} sentences, never trained on); measured by `{cmd}`. "
+        "AER uses α with the gold translation fed in. Bahdanau et al.'s Figure 2: without "
+        "attention the fixed vector has to hold the whole sentence, so BLEU falls with "
+        "length; with attention it stays nearly flat. Models with fewer training steps "
+        "than the additive one are marked in the table, so compare them with care."
     )
 
 

@@ -122,9 +122,14 @@ def pretrained_model():
     with friendly_errors("the pretrained model"):
         trace = state.pretrained_trace(path, name, text, new)
     if "generated" in trace.outputs:
+        how = (
+            "one causal pass over prompt + generated tokens"
+            if m.arch == "decoder"
+            else "one teacher-forced decoder pass over the generated tokens"
+        )
         st.markdown(
-            f"**Generated:** `{trace.outputs['generated']}` — its attention is shown "
-            "below with the prompt's (one causal pass over prompt + generated tokens)."
+            f"**Generated:** `{trace.outputs['generated']}` — the attention below includes "
+            f"the generated tokens ({how})."
         )
     return trace, m.sinks
 

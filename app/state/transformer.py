@@ -17,8 +17,15 @@ def translator(name: str):
     return transformer.load(name)
 
 
-@st.cache_resource(show_spinner="Loading the pretrained model (local files only)…")
 def pretrained(path: str, name: str):
+    """The allowlist is checked on every call, so a cached model obeys a changed list too."""
+    from engine.models.pretrained import check_model_dir
+
+    return _load_pretrained(str(check_model_dir(path)), name)
+
+
+@st.cache_resource(show_spinner="Loading the pretrained model (local files only)…")
+def _load_pretrained(path: str, name: str):
     from engine.models import pretrained
 
     return pretrained.load(path, name)
@@ -75,7 +82,7 @@ def model_choices() -> tuple[list[str], dict]:
     from engine import checkpoints
     from engine.models.pretrained import list_models
 
-    ours = [n for n in checkpoints.available("transformer-")]
+    ours = checkpoints.available("transformer-")
     return ours, {name: str(path) for name, path in list_models().items()}
 
 

@@ -12,7 +12,9 @@ are not memories) and its supporting facts as indices into those facts.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.data.babi_tasks import TASKS, Episode, Line, generate
 from engine.text import InputError
@@ -189,3 +191,23 @@ def _checked_question(question: str) -> str:
     if len(words(question)) > MAX_WORDS_PER_SENTENCE:
         raise InputError(f"The question has over {MAX_WORDS_PER_SENTENCE} words.")
     return question.strip()
+
+
+def write_tasks(directory: str | Path, size: str = "1k") -> list[Path]:
+    """Every generated task as bAbI files, named like the published ones
+    (``qa1_single-supporting-fact_train.txt`` …)."""
+    out = []
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    for task in TASK_IDS:
+        name = TASKS[task][0].replace("/", "-").replace(" ", "-")
+        for split in SPLITS:
+            n = SIZES[size] if split == "train" else TEST_QUESTIONS
+            path = Path(directory) / f"qa{task}_{name}_{split}.txt"
+            path.write_text(format_babi(generate(task, n, _seed(task, split, size))))
+            out.append(path)
+    return out
+
+
+if __name__ == "__main__":  # python -m engine.data.babi DIR [1k|10k]
+    written = write_tasks(sys.argv[1], *sys.argv[2:3])
+    print(f"wrote {len(written)} files to {sys.argv[1]}")

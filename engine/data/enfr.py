@@ -332,14 +332,17 @@ def object_relative(
     verb: Verb, tense: str, neg: bool, subj: NP, antecedent: NP, agree: int
 ) -> Phrase:
     """that the minister signed → que le ministre a signée: after "que" the participle
-    agrees with the antecedent (the preceding direct object)."""
-    head = 1 + subj.head
-    vp = active(verb, tense, neg, subj.plural, head - 1 - len(subj.phrase.en))
+    agrees with the antecedent (the preceding direct object).
+
+    ``agree`` is the antecedent's head relative to "that"; the verb group starts
+    ``1 + len(subject)`` words later, which shifts both agreement links."""
+    offset = 1 + len(subj.phrase.en)  # "that" + the subject
+    vp = active(verb, tense, neg, subj.plural, 1 + subj.head - offset)
     if tense == "past":
         vp.fr[-1] = fr(
             verb.participle(antecedent.gender, antecedent.plural),
             vp.fr[-1].sure,
-            [agree - 1 - len(subj.phrase.en)],
+            [agree - offset],
         )
     return words(["that"], ["que"]) + subj.phrase + vp
 

@@ -89,3 +89,24 @@ def test_model_paths_outside_the_allowlist_or_without_a_model(page, tmp_path, mo
     assert not at.exception and "outside the model allowlist" in messages(at)
     at.text_input(key="hf-path").set_value(str(tmp_path / "allowed" / "empty")).run()
     assert not at.exception and "holds no HuggingFace model" in messages(at)
+
+
+@pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
+def test_neuron_view_bars_equal_the_attention_row(kind):
+    """The neuron view recomputes α from q and k; it must match the map the page shows."""
+    import numpy as np
+    from views.transformer import neuron_figure
+
+    from engine.models import transformer
+
+    name = "transformer-dates-sinusoidal"
+    if name not in checkpoints.available("transformer-"):
+        pytest.skip("no shipped dates checkpoint")
+    t = transformer.trace(transformer.load(name), "the 1st of March, 1999")
+    amap = t.maps[kind]
+    q, k = t.vectors[f"queries.{kind}"], t.vectors[f"keys.{kind}"]
+    i = amap.shape[2] - 1
+    mask = np.arange(amap.shape[3]) <= i if kind == "decoder_self" else None
+    fig = neuron_figure(q[1, 2, i], k[1, 2], amap.query_labels[i], amap.key_labels, mask)
+    alpha = np.asarray(fig.data[-1].x)
+    np.testing.assert_allclose(alpha, amap.weights[1, 2, i], atol=1e-5)

@@ -96,3 +96,10 @@ def test_user_story_plain_sentences_and_babi_lines():
 def test_user_story_refuses_bad_input_with_a_message(story, question):
     with pytest.raises(InputError):
         babi.user_story(story, question)
+
+
+def test_written_files_read_back_as_the_same_questions(tmp_path):
+    paths = babi.write_tasks(tmp_path)
+    assert len(paths) == 3 * len(TASKS)
+    test_file = tmp_path / "qa1_single-supporting-fact_test.txt"
+    assert babi.samples(babi.parse(test_file.read_text()), 1) == babi.dataset(1, "test")

@@ -52,7 +52,7 @@ def test_translate_returns_a_trace_with_the_alignment_and_its_internals(ckpt_dir
 
 def test_bad_input_is_refused_with_the_limit(ckpt_dir):
     tr = Translator.load("nmt-enfr-additive", ckpt_dir)
-    for text in ("", "   ", "!!! ???"[:0]):
+    for text in ("", "   \n\t"):
         with pytest.raises(InputError):
             tr.tokens(text)
     with pytest.raises(InputError, match="limit here is 50"):

@@ -185,3 +185,37 @@ def test_learned_encoding_refuses_other_checkpoints(tmp_path):
     )
     with pytest.raises(ValueError, match="sinusoidal"):
         learned_positional_encoding("transformer-x", tmp_path)
+
+
+def test_unigram_f1_ignores_order_only():
+    from engine.evaluation.transformer import unigram_f1
+
+    assert unigram_f1([["a", "b", "c"]], [["c", "a", "b"]]) == 1.0
+    assert unigram_f1([["a", "b"]], [["x", "y"]]) == 0.0
+
+
+def test_head_aer_is_zero_for_a_head_that_matches_the_gold_links(quick_dates):
+    """Gold links taken from head (1, 2)'s own argmax: that head's AER must be exactly 0."""
+    from dataclasses import replace
+
+    from engine.data.dates import splits
+    from engine.evaluation.transformer import head_aer, scores
+    from engine.metrics import argmax_links
+    from engine.models.transformer import load
+    from engine.training.transformer import batch_tensors
+
+    tr = load("transformer-dates-learned", quick_dates)
+    pairs = splits(seed=0, n_train=0, n_valid=0, n_test=6)["test"]
+    src, tgt_in, _ = batch_tensors(pairs, tr.src_vocab, tr.tgt_vocab)
+    with torch.no_grad():
+        cross = tr.model(src, tgt_in)[1].cross.numpy()
+    gold = [
+        replace(p, sure=frozenset(links), possible=frozenset(links))
+        for b, p in enumerate(pairs)
+        for links in [argmax_links(cross[b, 1, 2, : len(p.tgt), : len(p.src)])]
+    ]
+    table = head_aer(tr, gold)
+    assert table.shape == (2, 4) and ((table >= 0) & (table <= 1)).all()
+    assert table[1, 2] == 0.0
+    result = scores(tr, pairs)
+    assert 0 <= result["bleu"] <= 100 and 0 <= result["exact_match"] <= 1
