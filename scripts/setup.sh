@@ -15,3 +15,7 @@ fi
 python -m pip install -q torch==2.13.0
 python -m pip install -q -r requirements.txt
 python -m pip install -q --no-deps -e .
+
+# umap-learn compiles with numba on first use (~30 s cold); fill numba's on-disk cache now so
+# that a user's first memory map or query-key map comes back in well under a second.
+python -c "from engine.projection import warm_up; warm_up()"
