@@ -37,6 +37,7 @@ def save(
     # safetensors refuses shared or non-contiguous storage; clone makes each tensor its own.
     tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in state_dict.items()}
     save_file(tensors, str(weights_path))
+    weights_path.chmod(0o644)  # safetensors writes 0600; shipped assets must be readable by all
     meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return weights_path, meta_path
 

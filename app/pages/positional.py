@@ -126,3 +126,63 @@ st.plotly_chart(
     ),
     key="fig-rotation",
 )
+
+
+# -- The Transformer studio's trained, learned positional encoding (issue 4) ----------------
+st.header("Learned positional encoding, beside the sinusoidal")
+LEARNED_PE = "transformer-enfr-learned"
+with friendly_errors("the learned positional encoding"):
+    from engine.models.transformer import learned_positional_encoding
+
+    learned = learned_positional_encoding(LEARNED_PE)  # [n_positions, d_model]
+    n_pe, d_pe = learned.shape
+    sines = pe_lib.sinusoidal(n_pe, d_pe)
+    st.markdown(
+        f"The en-fr Transformer trained with `--pe learned` (checkpoint `{LEARNED_PE}`) has one "
+        f"free vector per position, {n_pe} positions × d_model {d_pe}. Top row: what training "
+        "made of them, and the cosine similarity between positions; bottom row: the sinusoids "
+        "of the same shape. The sinusoidal similarity depends only on |i − j| by construction, "
+        "the learned one only as far as training found it useful."
+    )
+
+    def cosine(x: np.ndarray) -> np.ndarray:
+        unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+        return unit @ unit.T
+
+    pos_labels = [str(p) for p in range(n_pe)]
+    dim_labels = [f"d{i}" for i in range(d_pe)]
+    for title, table, key in (
+        ("learned (trained)", learned, "learned"),
+        ("sinusoidal", sines, "sines"),
+    ):
+        col_table, col_sim = st.columns(2)
+        col_table.plotly_chart(
+            heatmap(
+                table,
+                dim_labels,
+                pos_labels,
+                title=f"PE {title}",
+                x_title="dimension",
+                y_title="position",
+                value_name="PE",
+                diverging=True,
+                annotate=False,
+                height=460,
+            ),
+            key=f"fig-pe-{key}",
+        )
+        col_sim.plotly_chart(
+            heatmap(
+                cosine(table),
+                pos_labels,
+                pos_labels,
+                title=f"cosine similarity, {title}",
+                x_title="position j",
+                y_title="position i",
+                value_name="cos",
+                diverging=True,
+                annotate=False,
+                height=460,
+            ),
+            key=f"fig-pe-sim-{key}",
+        )

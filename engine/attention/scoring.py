@@ -49,12 +49,13 @@ def scaled_dot_product_attention(
 class _Scoring(nn.Module):
     """Shared forward: score → masked softmax → weighted sum of values.
 
-    Each subclass is one scoring function: ``score(query, keys) -> e`` of shape (B, Q, K).
+    Each subclass is one scoring function: ``score(query, keys) -> e`` of shape (B, Q, K);
+    extra keyword arguments of ``forward`` go to ``score``.
     """
 
-    def forward(self, query, keys, values=None, mask=None, *, causal: bool = False):
+    def forward(self, query, keys, values=None, mask=None, *, causal: bool = False, **score_kw):
         values = keys if values is None else values
-        e = self.score(query, keys)
+        e = self.score(query, keys, **score_kw)
         mask = _combine(mask, causal, e.shape[-2], e.shape[-1], e.device)
         alpha = masked_softmax(e, mask)  # α_ij
         return alpha @ values, alpha  # c_i = Σ_j α_ij h_j
@@ -69,16 +70,23 @@ class AdditiveAttention(_Scoring):
         self.U_a = nn.Linear(d_key, d_attn, bias=True)
         self.v_a = nn.Linear(d_attn, 1, bias=False)
 
-    def parts(self, query, keys):
-        """The intermediate terms a teacher wants to show: W_a s, U_a h_j, tanh(·), e_ij."""
+    def project_keys(self, keys):
+        """U_a h_j: independent of the decoder step, so a decoder computes it once per input."""
+        return self.U_a(keys)  # (B, K, d_attn)
+
+    def parts(self, query, keys, Uh=None):
+        """The intermediate terms a teacher wants to show: W_a s, U_a h_j, tanh(·), e_ij.
+
+        ``Uh`` is ``project_keys(keys)`` when the caller already has it.
+        """
         Ws = self.W_a(query)  # (B, Q, d_attn)
-        Uh = self.U_a(keys)  # (B, K, d_attn)
+        Uh = self.project_keys(keys) if Uh is None else Uh
         t = torch.tanh(Ws[:, :, None, :] + Uh[:, None, :, :])  # (B, Q, K, d_attn)
         e = self.v_a(t).squeeze(-1)  # (B, Q, K)
         return {"W_a s": Ws, "U_a h": Uh, "tanh": t, "e": e}
 
-    def score(self, query, keys):
-        return self.parts(query, keys)["e"]
+    def score(self, query, keys, Uh=None):
+        return self.parts(query, keys, Uh)["e"]
 
 
 class DotAttention(_Scoring):

@@ -30,7 +30,6 @@ from engine.attention import (
     ConcatAttention,
     DotAttention,
     GeneralAttention,
-    masked_softmax,
     padding_mask,
 )
 from engine.data.vocab import BOS_ID, EOS_ID, PAD_ID
@@ -125,7 +124,8 @@ class RNNSearch(nn.Module):
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, h_n = self.encoder(packed)  # h_n: (2, B, H) = h→_T, h←_1
         h, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
-        Uh = self.attention.U_a(h) if isinstance(self.attention, AdditiveAttention) else None
+        additive = isinstance(self.attention, AdditiveAttention)
+        Uh = self.attention.project_keys(h) if additive else None
         return Encoded(
             h=h,
             mask=padding_mask(lengths, src.shape[1]),
@@ -139,15 +139,10 @@ class RNNSearch(nn.Module):
         """c_i (B, 2H) and α_i (B, K) from s_{i-1}; the fixed c and no α without attention."""
         if self.attention is None:
             return enc.summary, None
-        if enc.Uh is not None:
-            # Additive: U_a h_j does not depend on i, so it is computed once per sentence
-            # (AdditiveAttention's forward would recompute it at every step); same formula,
-            # same parameters — tests check it equals the module's forward.
-            attn = self.attention
-            e = attn.v_a(torch.tanh(attn.W_a(s_prev)[:, None, :] + enc.Uh)).squeeze(-1)  # (B, K)
-            alpha = masked_softmax(e, enc.mask[:, 0])  # α_ij
-            return (alpha[:, :, None] * enc.h).sum(1), alpha  # c_i = Σ_j α_ij h_j
-        c, alpha = self.attention(s_prev[:, None, :], enc.h, mask=enc.mask)  # (B,1,2H), (B,1,K)
+        # Additive: U_a h_j does not depend on i, so encode() computed it once per sentence.
+        kw = {} if enc.Uh is None else {"Uh": enc.Uh}
+        # c (B, 1, 2H), α (B, 1, K)
+        c, alpha = self.attention(s_prev[:, None, :], enc.h, mask=enc.mask, **kw)
         return c[:, 0], alpha[:, 0]
 
     def step(self, y_prev: torch.Tensor, s_prev: torch.Tensor, enc: Encoded):
