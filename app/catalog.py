@@ -18,9 +18,9 @@ class PageInfo:
 
 
 PAGES = [
-    PageInfo("pages/home.py", "Home", "🏠", "home", "What the studio does."),
+    PageInfo("studios/home.py", "Home", "🏠", "home", "What the studio does."),
     PageInfo(
-        "pages/basics.py",
+        "studios/basics.py",
         "Attention basics",
         "🧮",
         "basics",
@@ -28,7 +28,7 @@ PAGES = [
         "with and without scaling and a causal mask.",
     ),
     PageInfo(
-        "pages/positional.py",
+        "studios/positional.py",
         "Positional encoding",
         "〰️",
         "positional",
@@ -36,7 +36,7 @@ PAGES = [
         "PE(pos+k) is a rotation of PE(pos).",
     ),
     PageInfo(
-        "pages/alignment.py",
+        "studios/alignment.py",
         "Alignment (Bahdanau)",
         "🔀",
         "alignment",
@@ -44,7 +44,7 @@ PAGES = [
         "alignment heatmaps and a step-by-step decoder.",
     ),
     PageInfo(
-        "pages/memory.py",
+        "studios/memory.py",
         "Memory (MemN2N)",
         "🧠",
         "memory",
@@ -52,7 +52,7 @@ PAGES = [
         "on every memory slot at every hop.",
     ),
     PageInfo(
-        "pages/transformer.py",
+        "studios/transformer.py",
         "Transformer",
         "🤖",
         "transformer",
@@ -60,7 +60,7 @@ PAGES = [
         "pretrained MiniLM, with bertviz views.",
     ),
     PageInfo(
-        "pages/variants.py",
+        "studios/variants.py",
         "Variants lab",
         "⚡",
         "variants",
@@ -68,8 +68,3 @@ PAGES = [
         "long-sequence maps and measured cost profiles.",
     ),
 ]
-
-
-def available() -> list[PageInfo]:
-    """Pages whose script exists (a studio that has not landed yet is simply not listed)."""
-    return [p for p in PAGES if (APP_DIR / p.path).exists()]

@@ -166,6 +166,10 @@ def warm_up() -> float:
 def warm_up_in_background() -> threading.Thread:
     """Start :func:`warm_up` once per process in a daemon thread; returns that thread."""
     global _warm_thread
+    # umap imports pandas; plotly reads sys.modules["pandas"] without importing it, so a
+    # page drawing a figure meanwhile could see a half-imported module. Import it here first.
+    import pandas  # noqa: F401
+
     with _warm_lock:
         if _warm_thread is None:
             _warm_thread = threading.Thread(target=warm_up, name="umap-warm-up", daemon=True)

@@ -29,8 +29,9 @@ def main(page_path: str = "basics") -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url
-                       else r.abort())
+            page.route(
+                "**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort()
+            )
             page.goto(f"{url}/{page_path}")
             wait_for_app(page)
             page.wait_for_timeout(1500)

@@ -47,14 +47,7 @@ def pretrained_trace(path: str, name: str, text: str, new_tokens: int):
 
 @st.cache_resource
 def umap_warm_up() -> None:
-    """Start numba's compilation in the background the first time the page opens.
-
-    pandas is imported here first: umap imports it in the warm-up thread, and plotly
-    peeks at ``sys.modules["pandas"]`` without importing, so it could see a half-built
-    module while the thread is still importing it.
-    """
-    import pandas  # noqa: F401
-
+    """Start numba's compilation in the background the first time the page opens."""
     from engine.projection import warm_up_in_background
 
     warm_up_in_background()

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from views.heatmap import DIVERGING, FONT, SEQUENTIAL, _unique, heatmap
+from views.heatmap import DIVERGING, FONT, SEQUENTIAL, heatmap, unique_labels
 
 # Okabe–Ito colours: distinguishable with every common colour-vision deficiency.
 SURE, POSSIBLE, ACCENT = "#D55E00", "#56B4E9", "#E69F00"
@@ -42,7 +42,7 @@ def alignment_figure(
         flags=flags,
         height=height,
     )
-    xs, ys = _unique(list(src)), _unique(list(tgt))
+    xs, ys = unique_labels(list(src)), unique_labels(list(tgt))
     possible_only = set(possible) - set(sure)
     for links, name, symbol, colour in (
         (sure, "gold: sure", "square-open", SURE),
@@ -69,7 +69,7 @@ def alignment_figure(
 
 def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str]) -> go.Figure:
     """α_i over the source words, one frame per decoding step, with Plotly's play button."""
-    xs = _unique(list(src))
+    xs = unique_labels(list(src))
 
     def bar(i):
         return go.Bar(
@@ -163,7 +163,7 @@ def additive_parts_figure(vectors: dict, src: Sequence[str], step: int) -> go.Fi
     e = vectors["e"][step]
     alpha = np.exp(e - e.max())
     alpha /= alpha.sum()
-    ys = _unique(list(src))
+    ys = unique_labels(list(src))
     titles = ("U_a h_j", "tanh(W_a s_{i−1} + U_a h_j)", "v_a ⊙ tanh(·)", "e_ij", "α_ij")
     fig = make_subplots(
         rows=1,

@@ -16,7 +16,7 @@ DIVERGING = "RdBu"
 FONT = dict(size=16)
 
 
-def _unique(labels: Sequence[str]) -> list[str]:
+def unique_labels(labels: Sequence[str]) -> list[str]:
     """Escaped labels, repeats numbered: Plotly merges equal categories into one row.
 
     Plotly reads a few HTML tags in labels; escaping shows user text exactly as typed.
@@ -52,7 +52,7 @@ def heatmap(
     figure can never be mistaken for a different kind of map.
     """
     z = np.asarray(z, dtype=float)
-    xs, ys = _unique(list(x_labels)), _unique(list(y_labels))
+    xs, ys = unique_labels(list(x_labels)), unique_labels(list(y_labels))
     if diverging and zmin is None and zmax is None:
         m = float(np.abs(z).max()) or 1.0
         zmin, zmax = -m, m

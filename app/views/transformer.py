@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from views.heatmap import DIVERGING, FONT, SEQUENTIAL, _unique
+from views.heatmap import DIVERGING, FONT, SEQUENTIAL, unique_labels
 
 GRID_SIDE = 32  # thumbnails show at most 32 × 32 cells; longer inputs are block-averaged
 
@@ -79,7 +79,7 @@ def neuron_figure(
     allowed = np.ones(len(k), bool) if mask is None else np.asarray(mask, bool)
     e = np.where(allowed, np.exp(scores - scores[allowed].max()), 0.0)
     alpha = e / e.sum()
-    labels = _unique(list(key_labels))
+    labels = unique_labels(list(key_labels))
     fig = make_subplots(
         rows=2,
         cols=3,

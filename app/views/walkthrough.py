@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from views.heatmap import FONT, _unique
+from views.heatmap import FONT, unique_labels
 
 
 def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figure:
     """Row entropy with and without scaling; the dashed line is a uniform row."""
-    ys = _unique(tokens)
+    ys = unique_labels(tokens)
     fig = go.Figure()
     fig.add_bar(x=list(entropy), y=ys, orientation="h", name="scaled", marker_color="#1f77b4")
     fig.add_bar(

@@ -11,7 +11,7 @@ def page():
     """Open a page script as a user would land on it, with a generous first-run timeout."""
 
     def _open(name: str) -> AppTest:
-        at = AppTest.from_file(str(APP / "pages" / f"{name}.py"), default_timeout=120)
+        at = AppTest.from_file(str(APP / "studios" / f"{name}.py"), default_timeout=120)
         at.run()
         return at
 

@@ -1,7 +1,11 @@
 """AppTest for the router, home, attention basics and positional encoding pages."""
 
-from catalog import APP_DIR, available
+from catalog import APP_DIR, PAGES
 from streamlit.testing.v1 import AppTest
+
+
+def test_every_catalogued_page_exists():
+    assert [p.path for p in PAGES if not (APP_DIR / p.path).is_file()] == []
 
 
 def test_router_runs_and_home_links_every_page():
@@ -11,7 +15,7 @@ def test_router_runs_and_home_links_every_page():
     assert at.title[0].value == "Attention Studio"
     # Home is the default page; its links only resolve inside the router, as for a user.
     links = [el.proto.label for el in at.get("page_link")]
-    assert links == [p.title for p in available() if p.url != "home"]
+    assert links == [p.title for p in PAGES if p.url != "home"]
 
 
 def test_basics_default_walkthrough_and_every_step(page):

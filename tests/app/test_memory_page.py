@@ -9,7 +9,7 @@ def memory(request):
     from streamlit.testing.v1 import AppTest
 
     def _open():
-        at = AppTest.from_file(str(APP_DIR / "pages" / "memory.py"), default_timeout=180)
+        at = AppTest.from_file(str(APP_DIR / "studios" / "memory.py"), default_timeout=180)
         at.run()
         assert not at.exception
         return at

@@ -1,7 +1,7 @@
 """Home: what the studio does, and a link to every page. Imports nothing heavy."""
 
 import streamlit as st
-from catalog import available
+from catalog import PAGES
 
 st.title("Attention Studio")
 st.markdown(
@@ -11,7 +11,7 @@ st.markdown(
 )
 
 st.subheader("Studios")
-for page in available():
+for page in PAGES:
     if page.url == "home":
         continue
     with st.container(border=True):
