@@ -12,17 +12,15 @@ APP_DIR = Path(__file__).parent
 class PageInfo:
     path: str
     title: str
-    icon: str
     url: str
     blurb: str
 
 
 PAGES = [
-    PageInfo("studios/home.py", "Home", "🏠", "home", "What the studio does."),
+    PageInfo("studios/home.py", "Home", "home", "What the studio does."),
     PageInfo(
         "studios/basics.py",
         "Attention basics",
-        "🧮",
         "basics",
         "Type a sentence and walk through softmax(QKᵀ/√d_k)V step by step, "
         "with and without scaling and a causal mask.",
@@ -30,7 +28,6 @@ PAGES = [
     PageInfo(
         "studios/positional.py",
         "Positional encoding",
-        "〰️",
         "positional",
         "Sinusoidal encodings: curves, the full table, similarities, and why "
         "PE(pos+k) is a rotation of PE(pos).",
@@ -38,7 +35,6 @@ PAGES = [
     PageInfo(
         "studios/alignment.py",
         "Alignment (Bahdanau)",
-        "🔀",
         "alignment",
         "Neural machine translation with additive attention (2014): translations, "
         "alignment heatmaps and a step-by-step decoder.",
@@ -46,7 +42,6 @@ PAGES = [
     PageInfo(
         "studios/memory.py",
         "Memory (MemN2N)",
-        "🧠",
         "memory",
         "End-to-end memory networks (2015) on bAbI-style stories: answers and the weight "
         "on every memory slot at every hop.",
@@ -54,7 +49,6 @@ PAGES = [
     PageInfo(
         "studios/transformer.py",
         "Transformer",
-        "🤖",
         "transformer",
         "Self- and cross-attention per layer and head in our Transformer and a real "
         "pretrained MiniLM, with bertviz views.",
@@ -62,7 +56,6 @@ PAGES = [
     PageInfo(
         "studios/variants.py",
         "Variants lab",
-        "⚡",
         "variants",
         "Efficient attention side by side on the same input: errors, patterns, "
         "long-sequence maps and measured cost profiles.",

@@ -15,7 +15,7 @@ for page in PAGES:
     if page.url == "home":
         continue
     with st.container(border=True):
-        st.page_link(page.path, label=page.title, icon=page.icon)
+        st.page_link(page.path, label=page.title)
         st.caption(page.blurb)
 
 st.subheader("Reading the figures")

@@ -15,9 +15,9 @@ def test_home_then_every_page(studio_url, page):
     nav = page.locator("[data-testid=stSidebarNav] a")
     hrefs = [nav.nth(i).get_attribute("href") for i in range(nav.count())]
     labels = nav.all_inner_texts()
-    # Each link reads "<icon> <title>"; the titles must be ours, not file names (a folder
+    # Each link reads "<icon>\n<title>"; the titles must be ours, not file names (a folder
     # named pages/ beside main.py silently switches Streamlit to its old file-based menu).
-    shown = [t.replace(p.icon, "").strip() for t, p in zip(labels, PAGES, strict=True)]
+    shown = [t.strip().splitlines()[-1].strip() for t in labels]
     assert shown == [p.title for p in PAGES]
     for href in hrefs:
         page.goto(href if href.startswith("http") else studio_url + "/" + href.lstrip("/"))
@@ -35,8 +35,11 @@ def test_basics_updates_on_new_text(studio_url, page):
     wait_for_app(page)
     assert_no_exception(page)
     # The softmax step is the default: one heatmap whose rows are the five new tokens.
-    ticks = page.locator(".js-plotly-plot .ytick text").all_inner_texts()
-    assert ticks == ["attention", "is", "all", "you", "need"]
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot .ytick text')]"
+        ".map(t => t.textContent).sort().join(' ') === 'all attention is need you'",
+        timeout=30_000,
+    )
 
 
 def test_the_network_guard_can_fail(page):
