@@ -1,6 +1,7 @@
 """The Transformer page in Chromium with the network cut: bertviz must draw from vendored JS."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.support import assert_no_exception, wait_for_app
 
@@ -39,8 +40,12 @@ def test_hostile_text_stays_text(studio_url, page):
     page.goto(f"{studio_url}/transformer")
     wait_for_app(page)
     page.get_by_text("Pretrained (HuggingFace, local files)").click()
+    # The click starts a rerun; wait for the pretrained section itself, so the own-model
+    # input box still on screen from the last run is not the one typed into.
+    page.get_by_text("eager attention").first.wait_for(timeout=60_000)
     wait_for_app(page)
     box = page.get_by_label("Input")
+    expect(box).to_have_count(1)
     box.fill("</script><img src=x onerror=alert(1)> zebra")
     box.press("Enter")
     wait_for_app(page)
