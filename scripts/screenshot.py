@@ -18,7 +18,8 @@ from tests.e2e.support import (  # noqa: E402 - the repository root is added jus
 )
 
 
-def main(page_path: str = "basics") -> None:
+def main(page_path: str = "alignment", plot: str = "0") -> None:
+    """Screenshot ``page_path`` with its ``plot``-th Plotly figure scrolled into view."""
     from playwright.sync_api import sync_playwright
 
     port = free_port()
@@ -34,6 +35,10 @@ def main(page_path: str = "basics") -> None:
             )
             page.goto(f"{url}/{page_path}")
             wait_for_app(page)
+            figure = page.locator(".js-plotly-plot").nth(int(plot))
+            figure.wait_for(timeout=60_000)
+            figure.scroll_into_view_if_needed()
+            page.mouse.wheel(0, -120)  # keep the figure's title in the frame
             page.wait_for_timeout(1500)
             page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
             browser.close()
