@@ -250,8 +250,6 @@ class Trace:
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 meta = json.loads(str(z["__meta__"]))
                 meta["_arrays"] = {k: z[k] for k in z.files if k != "__meta__"}
-        except TraceError:
-            raise
         except Exception as exc:  # zipfile, KeyError, ValueError: all mean "not ours"
             raise TraceError(f"not an NPZ trace file: {exc}") from None
         return cls._from_meta(meta, json_payload=False)

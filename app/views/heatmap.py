@@ -30,6 +30,11 @@ def unique_labels(labels: Sequence[str]) -> list[str]:
     return out
 
 
+def fitted_height(rows: int) -> int:
+    """Figure height that keeps one row legible on a projector, within 280–900 px."""
+    return int(min(900, max(280, 120 + 26 * rows)))
+
+
 def heatmap(
     z: np.ndarray,
     x_labels: Sequence[str],
@@ -79,7 +84,7 @@ def heatmap(
         title=dict(text=full_title),
         font=FONT,
         margin=dict(l=10, r=10, t=60 if title else 20, b=10),
-        height=height or int(min(900, max(280, 120 + 26 * rows))),
+        height=height or fitted_height(rows),
         xaxis=dict(title=dict(text=x_title), tickangle=-45, type="category"),
         yaxis=dict(title=dict(text=y_title), autorange="reversed", type="category"),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from views.heatmap import FONT, unique_labels
+from views.heatmap import FONT, fitted_height, unique_labels
 
 
 def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figure:
@@ -21,7 +21,7 @@ def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figu
         barmode="group",
         font=FONT,
         yaxis=dict(autorange="reversed", type="category"),
-        height=int(min(900, max(280, 120 + 26 * len(ys)))),
+        height=fitted_height(len(ys)),
         margin=dict(l=10, r=10, t=60, b=10),
         legend=dict(orientation="h"),
     )
