@@ -38,6 +38,20 @@ def chosen(task: int) -> str:
     return choose(task)[0]
 
 
+@st.cache_data(show_spinner=False)
+def evaluation() -> dict | None:
+    """What ``python -m engine.evaluate memn2n --task all --save`` measured, if shipped."""
+    import json
+
+    from engine.evaluation.memn2n import eval_path
+
+    path = eval_path()
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def stories(task: int, n: int = 200) -> list[Sample]:
     """The first ``n`` questions of the task's fixed test set."""

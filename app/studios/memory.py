@@ -3,7 +3,16 @@
 import numpy as np
 import streamlit as st
 from state import url_default, url_sync
-from state.memn2n import MAP_MEMORIES, chosen, corpus, projected, reader, shipped, stories
+from state.memn2n import (
+    MAP_MEMORIES,
+    chosen,
+    corpus,
+    evaluation,
+    projected,
+    reader,
+    shipped,
+    stories,
+)
 from ui import export_buttons, friendly_errors
 from views.memory import answer_bars, hops_figure, md_escape, memory_map, shaded_story
 
@@ -66,9 +75,25 @@ if not own:
         n for n in (f"memn2n-task{task}", "memn2n-joint") if n in names and n != best
     ]
     name = c3.selectbox(
-        "Model (first: the better on this task's dev set)", models, key="mem_model_generated"
+        "Model (first: the better on this task's dev set)",
+        models,
+        # One widget per task: a new task starts from its own better model, not from the
+        # model picked for the previous task.
+        key=f"mem_model_task{task}",
     )
     sample = stories(int(task))[int(index)]
+    measured = (evaluation() or {}).get("tasks", {}).get(str(task))
+    if measured and measured.get("model") == name:
+        hits = measured["support_hit_per_hop"]
+        hops = " / ".join(f"{h:.2f}" for h in hits)
+        which = " / ".join(str(k + 1) for k in range(len(hits)))
+        st.caption(
+            f"`{name}` on this task's {measured['n_test']:,} test questions: accuracy "
+            f"**{measured['accuracy']:.3f}** (the paper's MemN2N PE LS RN, 1k: "
+            f"{measured['paper_accuracy']:.3f}). The most-attended memory is a supporting "
+            f"fact on hop {which} in {hops} of them. Measured by `python -m "
+            "engine.evaluate memn2n --task all --save`."
+        )
 else:
     st.caption(
         f"Plain sentences (one per line or ending in '.'), or bAbI lines such as "

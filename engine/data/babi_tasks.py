@@ -443,19 +443,29 @@ NAMES16 = ("Lily", "Bernhard", "Greg", "Julius", "Brian")
 
 
 def task16(rng: random.Random) -> Episode:
-    """Basic induction: "Lily is a swan. Lily is white. Greg is a swan." → Greg is white."""
+    """Basic induction: "Lily is a swan. Lily is white. Greg is a swan." → Greg is white.
+
+    As the published generator does it: each animal has its own colour, each of five
+    names is an animal, and the asked-about name shares its animal with at least one
+    other. Every name's "is a <animal>" and every other name's "is <colour>" are told
+    in a random order (a colour may come before its name's animal); the supporting
+    facts are the asked name's animal and both sentences of every name like it.
+    """
     s = Story()
     colour = dict(zip(ANIMALS, rng.sample(COLOURS, 4), strict=True))
     *seen, target = rng.sample(NAMES16, 5)
     kind = {n: rng.choice(ANIMALS) for n in seen}
-    kind[target] = rng.choice(list(kind.values()))
-    lines: dict[tuple[str, str], int] = {}
-    for n in seen:
-        lines[(n, "kind")] = s.say(f"{n} is a {kind[n]}.")
-        lines[(n, "colour")] = s.say(f"{n} is {colour[kind[n]]}.")
-    lines[(target, "kind")] = s.say(f"{target} is a {kind[target]}.")
-    example = next(n for n in seen if kind[n] == kind[target])
-    support = (lines[(target, "kind")], lines[(example, "kind")], lines[(example, "colour")])
+    # Redrawn until shared, in the original: uniform over the animals the others are.
+    kind[target] = rng.choice([a for a in ANIMALS if a in kind.values()])
+    facts = [(n, "kind") for n in (*seen, target)] + [(n, "colour") for n in seen]
+    rng.shuffle(facts)
+    line_of = {}
+    for n, what in facts:
+        text = f"{n} is a {kind[n]}." if what == "kind" else f"{n} is {colour[kind[n]]}."
+        line_of[(n, what)] = s.say(text)
+    like = [n for n in seen if kind[n] == kind[target]]
+    support = [line_of[(target, "kind")]]
+    support += [line_of[(n, what)] for n in like for what in ("kind", "colour")]
     s.ask(f"What color is {target}?", colour[kind[target]], support)
     return s.lines
 

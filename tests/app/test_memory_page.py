@@ -49,6 +49,28 @@ def test_every_task_answers(memory):
         assert any("**A:**" in m.value for m in at.markdown)
 
 
+def test_measured_accuracy_of_the_shown_model_is_stated(memory):
+    """The shipped evaluation's numbers appear beside the model they measure, and only
+    beside that model."""
+    import json
+
+    from engine.evaluation.memn2n import eval_path
+
+    measured = json.loads(eval_path().read_text())["tasks"]["16"]
+    at = memory()
+    at.selectbox(key="mem_task").set_value(16).run()
+    assert not at.exception
+    model = at.selectbox(key="mem_model_task16")
+    assert model.value == measured["model"], "a new task starts from its better model"
+    text = " ".join(c.value for c in at.caption)
+    assert f"accuracy **{measured['accuracy']:.3f}**" in text
+    assert f"{measured['paper_accuracy']:.3f}" in text
+    other = [m for m in model.options if m != measured["model"]]
+    if other:
+        model.set_value(other[0]).run()
+        assert "accuracy **" not in " ".join(c.value for c in at.caption)
+
+
 def test_own_story_with_unknown_words_names_them(memory):
     at = own(memory(), "Mary went to the kitchen. Zorblax flew to the moon.")
     notes = " ".join(i.value for i in at.info)

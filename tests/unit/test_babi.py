@@ -29,6 +29,30 @@ def test_where_answers_agree_with_the_supporting_facts(task):
         assert any(s.answer in s.story[i] for i in s.support)
 
 
+def test_induction_stories_follow_the_published_generator():
+    """Task 16 as facebookarchive/bAbI-tasks writes it: one colour per animal, five names
+    (four with a colour), shuffled, the asked name sharing its animal; support = the
+    asked name's animal and both facts of every name like it."""
+    orders = set()
+    for s in babi.dataset(16, "test")[:300]:
+        assert len(s.story) == 9
+        kind, colour = {}, {}
+        for line in s.story:
+            name, _, *rest = line.rstrip(".").split()
+            (kind if rest[0] == "a" else colour)[name] = rest[-1]
+        target = s.question.rstrip("?").split()[-1]
+        assert len(kind) == 5 and len(colour) == 4 and target not in colour
+        by_animal = {}
+        for name, c in colour.items():
+            assert by_animal.setdefault(kind[name], c) == c, "one colour per animal"
+        assert s.answer == by_animal[kind[target]]
+        like = [n for n in colour if kind[n] == kind[target]]
+        expect = {i for i, line in enumerate(s.story) if line.split()[0] in {target, *like}}
+        assert set(s.support) == expect
+        orders.add(tuple(" a " in line for line in s.story))
+    assert len(orders) > 50, "colours and animals are told in a random order"
+
+
 def test_generation_is_seeded_and_sizes_are_exact():
     a, b = generate(3, 50, seed=5), generate(3, 50, seed=5)
     assert a == b

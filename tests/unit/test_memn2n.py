@@ -203,6 +203,7 @@ def test_quick_training_writes_a_checkpoint_that_loads_and_scores(tmp_path, caps
     assert main(["--task", "1", "--quick", "--out", str(tmp_path), "--hops", "2"]) == 0
     r = load("memn2n-task1", tmp_path)
     assert r.model.cfg.hops == 2 and r.meta["tasks"] == [1]
+    assert r.meta["command"] == "python -m engine.train memn2n --task 1 --quick --hops 2"
     result = score(r, 1)
     assert 0 <= result["accuracy"] <= 1 and len(result["support_hit_per_hop"]) == 2
     assert result["support_hit_any_hop"] >= max(result["support_hit_per_hop"])
@@ -217,3 +218,19 @@ def test_training_reproduces_from_its_seed():
     a, b = (r[0].state_dict() for r in runs)
     for k in a:
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
+
+
+def test_linear_start_then_softmax_and_the_kept_epoch_is_scored_with_softmax():
+    """The kept model answers with softmax, so its recorded validation loss must be the
+    softmax one, even when the best epoch is the first after linear start."""
+    from engine.data.babi_encode import encode
+    from engine.training.memn2n import corpus, evaluate_loss, split, train
+
+    model, vocab, answers, info = train(
+        (1,), hops=2, d=8, epochs=1, per_task=40, progress=False, ls_epochs=2
+    )
+    assert info["linear_start_epochs"] == 2 and info["best_epoch"] == 2
+    _, val = split(corpus((1,), "1k", 40)[0], 0)
+    enc = encode(val, vocab, answers, model.cfg.memory)
+    loss, acc = evaluate_loss(model, enc, linear=False)
+    assert loss == pytest.approx(info["val_loss"]) and acc == info["val_accuracy"]
