@@ -29,8 +29,11 @@ from engine.models.transformer import (
     task_module,
 )
 
-# Sized to finish in ≤ 15 minutes on one thread of a CPU shared by several jobs.
-DEFAULTS = {"dates": dict(steps=800, batch=64), "en-fr": dict(steps=1200, batch=32)}
+# Steps, not minutes, so a run reproduces its checkpoint on any machine. en-fr: 4,800
+# steps of 32 pairs ≈ 2.5 passes over the 60k training pairs, ≈ 12 CPU-minutes on one
+# thread (1,200 steps, under one pass, left BLEU at 69 and valid token accuracy at 0.92).
+# dates: 3,200 steps of 64 ≈ 4.5 CPU-minutes (800 steps left exact match at 0.84).
+DEFAULTS = {"dates": dict(steps=3200, batch=64), "en-fr": dict(steps=4800, batch=32)}
 QUICK = dict(steps=30, batch=16, n_valid=64)
 LR_FACTOR = 0.5  # peak lrate ≈ 2.2e-3 at d_model = 128, warm-up 400
 
@@ -169,7 +172,13 @@ def main(argv: list[str]) -> int:
         help="a few seconds; writes to --out-dir or a temporary directory",
     )
     ap.add_argument("--steps", type=int, help="optimizer steps (default per task)")
-    ap.add_argument("--minutes", type=float, default=14.0, help="stop after this wall time")
+    ap.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="stop early after this wall time (default: no limit; the checkpoint records "
+        "the steps it made, so a stopped run does not reproduce the shipped one)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out-dir", help="checkpoint directory (default assets/checkpoints)")
     args = ap.parse_args(argv)
@@ -178,6 +187,9 @@ def main(argv: list[str]) -> int:
     if args.steps:
         opts["steps"] = args.steps
     model, meta = train(args.task, args.pe, seed=args.seed, minutes=args.minutes, **opts)
+    # Where the files go does not change them: the recorded command leaves --out-dir out.
+    kept = [a for i, a in enumerate(argv) if "--out-dir" not in (a, argv[i - 1] if i else "")]
+    meta["command"] = "python -m engine.train transformer " + " ".join(kept)
     out_dir = args.out_dir or (
         tempfile.mkdtemp(prefix="transformer-quick-") if args.quick else None
     )
