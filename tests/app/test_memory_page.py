@@ -65,6 +65,7 @@ def test_measured_accuracy_of_the_shown_model_is_stated(memory):
     text = " ".join(c.value for c in at.caption)
     assert f"accuracy **{measured['accuracy']:.3f}**" in text
     assert f"{measured['paper_accuracy']:.3f}" in text
+    assert any("Measured on every task" in e.label for e in at.expander)
     other = [m for m in model.options if m != measured["model"]]
     if other:
         model.set_value(other[0]).run()
