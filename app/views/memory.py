@@ -13,7 +13,9 @@ import plotly.graph_objects as go
 from views.heatmap import FONT, heatmap
 
 STAR = "★"
-PALETTE = px.colors.qualitative.Alphabet
+# Dark24: every colour stays visible on a white page and a washed-out projector
+# (Alphabet's pale greys and yellows vanished there).
+PALETTE = px.colors.qualitative.Dark24
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
