@@ -27,3 +27,20 @@ def dispatch(stage: str, command: str, argv: list[str]) -> int:
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     module = importlib.import_module(f"engine.{stage}.{argv[0]}")
     return int(module.main(argv[1:]) or 0)
+
+
+def recorded_command(prefix: str, argv: list[str], output_option: str) -> str:
+    """The command line a checkpoint stores to say how it was made.
+
+    Where the files go does not change them, so ``output_option`` and its value are left
+    out: the stored line reproduces the checkpoint wherever it is run.
+    """
+    kept, skip = [], False
+    for arg in argv:
+        if skip:  # the value of output_option
+            skip = False
+        elif arg == output_option:
+            skip = True
+        elif not arg.startswith(output_option + "="):
+            kept.append(arg)
+    return f"python -m {prefix} " + " ".join(kept)

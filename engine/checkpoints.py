@@ -57,6 +57,21 @@ def load(name: str, directory: Path | None = None) -> tuple[dict[str, torch.Tens
     return state, meta
 
 
+def save_result(name: str, result: dict, directory: Path | None = None) -> Path:
+    """An evaluation's JSON beside the checkpoints (``<name>.json``), where a page reads it."""
+    path = paths(name, directory)[1]
+    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def load_result(name: str, directory: Path | None = None) -> dict | None:
+    """A saved evaluation JSON, or None when it was never saved or cannot be read."""
+    try:
+        return json.loads(paths(name, directory)[1].read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def available(prefix: str = "", directory: Path | None = None) -> list[str]:
     d = Path(directory) if directory is not None else CHECKPOINT_DIR
     found = d.glob(f"{prefix}*.safetensors")

@@ -41,15 +41,10 @@ def chosen(task: int) -> str:
 @st.cache_data(show_spinner=False)
 def evaluation() -> dict | None:
     """What ``python -m engine.evaluate memn2n --task all --save`` measured, if shipped."""
-    import json
+    from engine.checkpoints import load_result
+    from engine.evaluation.memn2n import EVAL_NAME
 
-    from engine.evaluation.memn2n import eval_path
-
-    path = eval_path()
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+    return load_result(EVAL_NAME)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

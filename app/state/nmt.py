@@ -6,8 +6,6 @@ decoding call (nothing is stored on the module) and the models are in eval mode.
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 
@@ -38,7 +36,6 @@ def forced_alignment(name: str, src: tuple[str, ...], tgt: tuple[str, ...]):
 @st.cache_data(ttl=60, show_spinner=False)
 def evaluation(task: str) -> dict | None:
     """The last `python -m engine.evaluate nmt --task … --save` result, if one is shipped."""
-    from engine.checkpoints import CHECKPOINT_DIR
+    from engine.checkpoints import load_result
 
-    path = CHECKPOINT_DIR / f"nmt-eval-{task}.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    return load_result(f"nmt-eval-{task}")

@@ -100,9 +100,7 @@ def examples(task: str) -> list[str]:
 
 def measured(task: str) -> dict | None:
     """What ``python -m engine.evaluate transformer --task … --save`` measured, if it was run."""
-    import json
+    from engine.checkpoints import load_result
+    from engine.evaluation.transformer import eval_name
 
-    from engine.evaluation.transformer import eval_path
-
-    path = eval_path(task)
-    return json.loads(path.read_text()) if path.exists() else None
+    return load_result(eval_name(task))

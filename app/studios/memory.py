@@ -50,6 +50,7 @@ source = st.radio(
 )
 own = source == "Your own story"
 labels = {t: f"{t}: {TASKS[t][0]}" for t in TASK_IDS}
+results = evaluation()  # the shipped `evaluate memn2n --save` numbers, or None
 default_name = "memn2n-joint" if "memn2n-joint" in names else names[0]
 
 if not own:
@@ -82,7 +83,7 @@ if not own:
         key=f"mem_model_task{task}",
     )
     sample = stories(int(task))[int(index)]
-    measured = (evaluation() or {}).get("tasks", {}).get(str(task))
+    measured = (results or {}).get("tasks", {}).get(str(task))
     if measured and measured.get("model") == name:
         hits = measured["support_hit_per_hop"]
         hops = " / ".join(f"{h:.2f}" for h in hits)
@@ -178,7 +179,6 @@ with friendly_errors("the memory map"):
         key="mem-umap",
     )
 
-results = evaluation()
 if results:
     with st.expander(f"Measured on every task: mean accuracy {results['mean_accuracy']:.3f}"):
         st.table(

@@ -100,7 +100,7 @@ def memory_map(
     fig = go.Figure()
     groups = np.asarray(groups)
     texts = np.asarray([html.escape(t) for t in texts])
-    # Natural order ("task 2" before "task 10") and 26 distinct colours (14 tasks).
+    # Natural order ("task 2" before "task 10") and 24 distinct colours (14 tasks).
     order = sorted(
         set(groups[~current].tolist()),
         key=lambda g: [(0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", g) if t],

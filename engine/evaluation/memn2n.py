@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -40,6 +39,7 @@ PAPER_PE_LS_RN_JOINT_1K_ERROR = dict(enumerate((
     0.3, 0.1, 0.2, 6.9, 0.0, 2.7, 40.4, 9.4, 88.0, 0.0), start=1))
 # fmt: on
 TARGETS = {1: 0.99, 4: 0.95, 15: 0.95}
+EVAL_NAME = "memn2n-eval"  # --save writes assets/checkpoints/memn2n-eval.json
 
 
 def paper_accuracy(task: int, joint: bool = False) -> float:
@@ -149,12 +149,6 @@ def main(argv: list[str]) -> int:
         "command": "python -m engine.evaluate memn2n " + " ".join(argv),
     }
     if args.save:
-        path = eval_path(args.checkpoints)
-        path.write_text(json.dumps(summary, indent=1) + "\n")
+        checkpoints.save_result(EVAL_NAME, summary, args.checkpoints)
     print(json.dumps(summary))
     return 0
-
-
-def eval_path(directory=None):
-    """Where ``--save`` writes the measured numbers (the page reads the shipped one)."""
-    return Path(directory or checkpoints.CHECKPOINT_DIR) / "memn2n-eval.json"

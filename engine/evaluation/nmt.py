@@ -119,7 +119,6 @@ def main(argv: list[str]) -> int:
             print(f"{n}: bleu {r['bleu']} by length {r['bleu_by_length']}", file=sys.stderr)
     line = json.dumps(result, ensure_ascii=False)
     if a.save:
-        path = (a.dir or checkpoints.CHECKPOINT_DIR) / f"nmt-eval-{a.task}.json"
-        path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+        checkpoints.save_result(f"nmt-eval-{a.task}", result, a.dir)
     print(line)
     return 0

@@ -140,11 +140,11 @@ def main(argv: list[str]) -> int:
             print(f"PE {pe:10s}: BLEU {s['bleu']:6.2f}  unigram F1 {s['unigram_f1']:.3f}")
     result["command"] = "python -m engine.evaluate transformer " + " ".join(argv)
     if args.save:
-        eval_path(args.task).write_text(json.dumps(result, indent=1) + "\n")
+        checkpoints.save_result(eval_name(args.task), result)
     print(json.dumps(result))
     return 0
 
 
-def eval_path(task: str):
-    """Where ``--save`` puts the measured numbers for the page to show."""
-    return checkpoints.CHECKPOINT_DIR / f"{checkpoint_name(task, 'eval')}.json"
+def eval_name(task: str) -> str:
+    """The name ``--save`` stores the measured numbers under, for the page to show."""
+    return checkpoint_name(task, "eval")

@@ -37,6 +37,7 @@ from torch import nn
 from tqdm import tqdm
 
 from engine import checkpoints
+from engine._cli import recorded_command
 from engine.data.babi import TASK_IDS, dataset, words
 from engine.data.babi_encode import Encoded, encode, noisy_times, times_and_mask
 from engine.data.vocab import Vocab
@@ -268,13 +269,7 @@ def main(argv: list[str]) -> int:
     if args.quick and args.out is None:
         args.out = tempfile.mkdtemp(prefix="memn2n-quick-")
     torch.set_num_threads(1)
-    # Where the files go does not change them: the recorded command leaves --out out.
-    kept = [
-        a
-        for i, a in enumerate(argv)
-        if a != "--out" and not a.startswith("--out=") and (i == 0 or argv[i - 1] != "--out")
-    ]
-    command = "python -m engine.train memn2n " + " ".join(kept)
+    command = recorded_command("engine.train memn2n", argv, "--out")
     t0 = time.perf_counter()
     for target in targets:
         print(f"[memn2n {target}]", train_one(target, args, command), flush=True)

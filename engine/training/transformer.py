@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import tempfile
 import time
 
@@ -18,6 +17,7 @@ import torch
 from torch import nn
 
 from engine import checkpoints
+from engine._cli import recorded_command
 from engine.models.transformer import (
     PAD,
     PE_KINDS,
@@ -157,7 +157,6 @@ def train(
         "max_tgt": max(len(p.tgt) for p in train_set) + 4,
         "src_vocab": src_vocab.to_json(),
         "tgt_vocab": tgt_vocab.to_json(),
-        "command": "python -m engine.train transformer " + " ".join(sys.argv[2:]),
     }
     return model, meta
 
@@ -187,9 +186,7 @@ def main(argv: list[str]) -> int:
     if args.steps:
         opts["steps"] = args.steps
     model, meta = train(args.task, args.pe, seed=args.seed, minutes=args.minutes, **opts)
-    # Where the files go does not change them: the recorded command leaves --out-dir out.
-    kept = [a for i, a in enumerate(argv) if "--out-dir" not in (a, argv[i - 1] if i else "")]
-    meta["command"] = "python -m engine.train transformer " + " ".join(kept)
+    meta["command"] = recorded_command("engine.train transformer", argv, "--out-dir")
     out_dir = args.out_dir or (
         tempfile.mkdtemp(prefix="transformer-quick-") if args.quick else None
     )

@@ -52,11 +52,10 @@ def test_every_task_answers(memory):
 def test_measured_accuracy_of_the_shown_model_is_stated(memory):
     """The shipped evaluation's numbers appear beside the model they measure, and only
     beside that model."""
-    import json
+    from engine.checkpoints import load_result
+    from engine.evaluation.memn2n import EVAL_NAME
 
-    from engine.evaluation.memn2n import eval_path
-
-    measured = json.loads(eval_path().read_text())["tasks"]["16"]
+    measured = load_result(EVAL_NAME)["tasks"]["16"]
     at = memory()
     at.selectbox(key="mem_task").set_value(16).run()
     assert not at.exception
