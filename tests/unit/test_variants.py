@@ -266,17 +266,18 @@ def test_metrics_properties():
 
 
 def test_swapping_full_attention_into_the_trained_transformer_changes_nothing():
+    from engine import checkpoints
     from engine.models import transformer
-    from engine.variants import swap
 
-    if not swap.available():
-        pytest.skip(f"checkpoint {swap.CHECKPOINT} not trained yet")
-    tr = transformer.load(swap.CHECKPOINT)
+    name = "transformer-dates-sinusoidal"
+    if name not in checkpoints.available("transformer-dates"):
+        pytest.skip(f"checkpoint {name} not trained yet")
+    tr = transformer.load(name)
     _, src = transformer.source_ids(tr, "12 March 2021")
     ids = tr.model.greedy(src, tr.max_new)[0, 1:].tolist()
     words = [tr.tgt_vocab.itos[i] for i in ids if i not in (transformer.EOS, transformer.PAD)]
     own = transformer.detokenize(tr.task, words)
-    assert swap.translate("12 March 2021", "full") == own
-    assert swap.translate("12 March 2021", "flash") == own
-    q, k, v, tokens = swap.layer_qkv("12 March 2021")
+    assert transformer.translate(tr, "12 March 2021", attend="full") == own
+    assert transformer.translate(tr, "12 March 2021", attend="flash") == own
+    q, k, v, tokens = transformer.layer_qkv(tr, "12 March 2021")
     assert q.shape[2] == len(tokens) == 13
