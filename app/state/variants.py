@@ -86,7 +86,8 @@ def pooled_map(n: int, structure: str, reduce: str):
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def kv_compare(n: int):
-    from engine import kv_cache, profile
+    from engine import profile
+    from engine.variants import kv_cache
 
     with profile.single_thread():
         return kv_cache.compare(n)
@@ -97,8 +98,8 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
     """Cosine / relative L1 of SageAttention-style and naive INT8 against fp32."""
     import torch
 
-    from engine.quantization import int8_attention, output_agreement
     from engine.variants.inputs import synthetic
+    from engine.variants.int8 import int8_attention, output_agreement
 
     q, k, v, _ = synthetic(n, d, 2, structure="random", seed=seed)
     k = k + torch.linspace(0, outlier, d)  # a per-channel bias shared by every token

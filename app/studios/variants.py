@@ -320,7 +320,7 @@ def long_tab() -> None:
 
 
 def kv_tab() -> None:
-    from engine.kv_cache import LENGTH_LIMIT
+    from engine.variants.kv_cache import LENGTH_LIMIT
 
     st.markdown(
         "One seeded attention layer (d_model 256, 4 heads) decodes n tokens: without "

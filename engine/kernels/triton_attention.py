@@ -12,7 +12,7 @@ block (a CSR layout built on the device), so dropped blocks cost nothing.
 
 Tiles are read and written through tensor descriptors: on Hopper they become TMA
 copies, which frees the registers that pointer tiles would hold (with pointers the
-d = 128 kernel spilled; with descriptors no config does — ``compile_check``).
+d = 128 kernel spilled; with descriptors no config does — ``scripts/triton_compile_check.py``).
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def hopper_configs():
 
     128-row query tiles on two warpgroups (8 warps) keep the tensor cores busy at
     d = 128; 64-row tiles help short or causal inputs. Compiled for sm_90 with TMA
-    (``python -m engine.kernels.compile_check``) none of them spills at d = 64 or 128,
+    (``python scripts/triton_compile_check.py``) none of them spills at d = 64 or 128,
     and all fit the 227 KiB of shared memory (128 × 128 × 3 stages at d = 128 just does).
     """
     shapes = [

@@ -13,7 +13,7 @@ from engine.attention import scaled_dot_product_attention
 from engine.text import InputError
 from engine.trace import Trace
 from engine.variants import REGISTRY, get, names
-from engine.variants.metrics import relative_error
+from engine.variants.map_distance import relative_error
 
 torch.set_num_threads(1)
 TOL = 1e-5
@@ -205,7 +205,7 @@ def test_mamba_scan_equals_its_hidden_attention():
 
 
 def test_int8_sage_is_close_and_beats_naive_on_a_k_outlier():
-    from engine.quantization import int8_attention, output_agreement
+    from engine.variants.int8 import int8_attention, output_agreement
 
     q, k, v = qkv(n=128, d=32, heads=2)
     ref, _ = full(q, k, v)
@@ -250,8 +250,8 @@ def test_trace_round_trips_through_json():
     assert np.array_equal(back.maps["attention"].weights, tr.maps["attention"].weights)
 
 
-def test_metrics_properties():
-    from engine.variants import metrics
+def test_map_distance_properties():
+    from engine.variants import map_distance as metrics
 
     rng = np.random.default_rng(0)
     p = rng.random((4, 10))
