@@ -96,7 +96,13 @@ def cases(quick: bool):
                     {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages},
                 )
     for d, block in ((64, 64),) if quick else ((64, 64), (128, 64), (64, 128), (128, 128)):
-        const = {"HEAD_DIM": d, "CAUSAL": True, "PRECISION": "tf32", "BLOCK": block}
+        const = {
+            "HEAD_DIM": d,
+            "CAUSAL": True,
+            "WINDOWED": True,
+            "PRECISION": "tf32",
+            "BLOCK": block,
+        }
         yield (
             triton_attention._block_sparse_fwd,
             "bf16",

@@ -50,8 +50,10 @@ def _descriptor(
 @triton.jit
 def _tile_step(
     acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
+    window, n_global,
     MASKED: tl.constexpr,
     CAUSAL: tl.constexpr,
+    WINDOWED: tl.constexpr,
     PRECISION: tl.constexpr,
     HEAD_DIM: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -59,7 +61,8 @@ def _tile_step(
     """One FlashAttention-2 update with the key/value tile that starts at ``start_n``.
 
     ``MASKED`` tiles may hold keys past n_k (read as zeros) or, with ``CAUSAL``, keys
-    j > i + offset; tiles inside the allowed region skip the masking work entirely.
+    j > i + offset, or with ``WINDOWED`` pairs outside |i − j| ≤ window that no global
+    token (i or j < n_global) joins; tiles inside the allowed region skip the masking.
     """
     k = k_desc.load([b, h, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
     s = tl.dot(q, k.T, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), base 2
@@ -68,6 +71,9 @@ def _tile_step(
         allowed = cols[None, :] < n_k
         if CAUSAL:
             allowed = allowed & (cols[None, :] <= rows[:, None] + causal_offset)
+        if WINDOWED:
+            near = tl.abs(cols[None, :] - rows[:, None]) <= window
+            allowed = allowed & (near | (cols[None, :] < n_global) | (rows[:, None] < n_global))
         s = tl.where(allowed, s, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(s, 1))
     # A row that has seen no allowed key yet keeps m = −inf; shift it by 0, not by −inf.
@@ -142,12 +148,14 @@ def _attn_fwd(
     for start_n in range(0, full_end, BLOCK_N):
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
-            MASKED=False, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
+            0, 0, MASKED=False, CAUSAL=CAUSAL, WINDOWED=False, PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
         )  # fmt: skip
     for start_n in range(full_end, hi, BLOCK_N):
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
-            MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
+            0, 0, MASKED=True, CAUSAL=CAUSAL, WINDOWED=False, PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
         )  # fmt: skip
 
     l_base = LSE + b * stride_lb + h * stride_lh
@@ -165,9 +173,10 @@ def _block_sparse_fwd(
     stride_ob, stride_oh, stride_om,
     stride_lb, stride_lh, stride_lm,
     stride_ih, stride_im, stride_ch,
-    B, H, n, qk_scale,
+    B, H, n, qk_scale, window, n_global,
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
+    WINDOWED: tl.constexpr,
     PRECISION: tl.constexpr,
     BLOCK: tl.constexpr,
 ):  # fmt: skip
@@ -195,7 +204,8 @@ def _block_sparse_fwd(
         # (the where is cheap next to the two tile matmuls).
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n, 0, qk_scale,
-            MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK,
+            window, n_global, MASKED=True, CAUSAL=CAUSAL, WINDOWED=WINDOWED, PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK,
         )  # fmt: skip
 
     l_base = LSE + b * stride_lb + h * stride_lh
@@ -324,7 +334,16 @@ def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
 
 
 def block_sparse_attention(
-    q, k, v, block_mask, *, block_size: int, causal: bool = False, scale: float | None = None
+    q,
+    k,
+    v,
+    block_mask,
+    *,
+    block_size: int,
+    causal: bool = False,
+    scale: float | None = None,
+    window: int | None = None,
+    n_global: int = 0,
 ):
     q, k, v = (descriptor_ready(t) for t in (q, k, v))
     B, H, n, D = q.shape
@@ -342,7 +361,8 @@ def block_sparse_attention(
         q, k, v, out, lse, index, count,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
         stride_ih, index.stride(1), stride_ch,
-        B, H, n, default_scale(D, scale) * LOG2E,
-        HEAD_DIM=D, CAUSAL=causal, PRECISION=precision(q.dtype), BLOCK=block_size, **launch,
+        B, H, n, default_scale(D, scale) * LOG2E, window or 0, n_global,
+        HEAD_DIM=D, CAUSAL=causal, WINDOWED=window is not None, PRECISION=precision(q.dtype),
+        BLOCK=block_size, **launch,
     )  # fmt: skip
     return out, lse

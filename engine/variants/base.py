@@ -67,12 +67,14 @@ class Output:
 
     ``weights [B, H, N, N]`` is the effective map (see the class flags for what kind);
     ``pattern [N, N]`` or ``[B, H, N, N]`` (bool) marks the keys each query may see.
+    ``path`` says which implementation ran (the Triton kernels on CUDA, else PyTorch).
     """
 
     out: torch.Tensor
     weights: torch.Tensor | None = None
     pattern: torch.Tensor | None = None
     notes: list[str] = field(default_factory=list)
+    path: str = "pytorch"  # which implementation ran: "pytorch" or "triton"
 
 
 class Variant(ABC):

@@ -131,10 +131,10 @@ def _pattern(name, n, hp, causal=False):
 
 
 def test_longformer_pattern_is_band_plus_globals():
-    n, w, g = 40, 6, 2
+    n, w, g = 40, 3, 2  # window w: |i − j| ≤ w, the meaning of engine.attention.patterns
     p = _pattern("longformer", n, {"window": w, "globals": g})
     i, j = np.indices((n, n))
-    want = (np.abs(i - j) <= w // 2) | (i < g) | (j < g)
+    want = (np.abs(i - j) <= w) | (i < g) | (j < g)
     assert np.array_equal(p.numpy(), want)
     pc = _pattern("longformer", n, {"window": w, "globals": g}, causal=True)
     assert np.array_equal(pc.numpy(), want & (j <= i))
