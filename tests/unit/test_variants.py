@@ -72,6 +72,18 @@ def test_exact_variants_equal_full_attention(name, causal):
     assert torch.allclose(res.weights, w, atol=TOL, rtol=0)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", ["full", "flash"])
+def test_exact_variants_without_map_equal_float64_attention(name, causal):
+    q, k, v = qkv(n=70)
+    s = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(~torch.ones(70, 70, dtype=torch.bool).tril(), -math.inf)
+    res = get(name).run(q, k, v, causal=causal, want_map=False)
+    assert res.weights is None
+    assert torch.allclose(res.out.double(), torch.softmax(s, -1) @ v.double(), atol=TOL)
+
+
 def test_kv_cache_decoding_equals_full_causal_attention():
     q, k, v = qkv(n=40)
     ref, w = full(q, k, v, causal=True)
