@@ -2,9 +2,9 @@
 
 Method (so every number can be reproduced):
 - time: median of ``repeats`` wall-clock runs (``time.perf_counter``) of the variant's
-  output path (no map; with it for a variant that sets ``profile_map``), after one untimed warm-up run, with torch held to one thread —
-  on a shared 2-core machine two OpenMP threads contending with other work can be 50×
-  slower and noisier than one.
+  output path (no map; with it for a variant that sets ``profile_map``), after one
+  untimed warm-up run, with torch held to one thread — on a shared 2-core machine two
+  OpenMP threads contending with other work can be 50× slower and noisier than one.
 - peak memory: the warm-up run goes through a ``TorchDispatchMode`` that adds up the
   bytes of every tensor storage an aten op creates and subtracts them when the storage
   is freed (a weakref finalizer); the peak of that running total is reported. It sees

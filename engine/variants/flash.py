@@ -13,7 +13,6 @@ from engine import kernels
 from engine.kernels.reference import attention_probabilities
 from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
 
-
 TILE_BYTES = 256 * 512 * FLOAT_BYTES  # torch's CPU kernel: ≤ 256 query × 512 key scores
 
 
