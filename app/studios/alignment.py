@@ -8,8 +8,8 @@ import re
 
 import numpy as np
 import streamlit as st
+from kit import export_buttons, friendly_errors
 from state import nmt as state
-from ui import export_buttons, friendly_errors
 from views.alignment import (
     additive_parts_figure,
     alignment_figure,
@@ -19,7 +19,7 @@ from views.alignment import (
 )
 
 from engine.data import enfr
-from engine.metrics import aer, argmax_links, link_kinds
+from engine.translation_quality import aer, argmax_links, link_kinds
 
 TASKS = {"English → French": "en-fr", "Dates → ISO 8601": "dates"}
 EXAMPLES = {
