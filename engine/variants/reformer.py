@@ -95,7 +95,7 @@ def take(table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return table.index_select(0, idx.flatten()).view(*idx.shape, *table.shape[1:])
 
 
-def attend_group(tables, blocks, *, n: int, r: int, causal: bool, unshifted: bool):
+def attend_group(tables, blocks, *, n: int, r: int, causal: bool, unshifted: bool, want_p: bool):
     """Softmax of a group of query blocks over their runs of keys (any heads and rounds).
 
     ``blocks`` = (round t, table row bh = b·H + h, query positions ``[g, bq]``, run start
@@ -141,7 +141,7 @@ def attend_group(tables, blocks, *, n: int, r: int, causal: bool, unshifted: boo
     l_safe = torch.where(l > 0, l, 1.0)
     o = (e @ take(vf, k_rows)) / l_safe
     lse = l.log() if m is None else m + l.log()
-    return o, lse[..., 0], e.div_(l_safe), kp
+    return o, lse[..., 0], e.div_(l_safe) if want_p else None, kp
 
 
 class Reformer(Variant):
@@ -195,7 +195,7 @@ class Reformer(Variant):
             blk = by_width[a : a + g]
             blocks = (row[blk] % r, row[blk] // r, q_blocks[blk], lo[blk], width[blk])
             o, lse, p, kp = attend_group(
-                tables, blocks, n=n, r=r, causal=causal, unshifted=unshifted
+                tables, blocks, n=n, r=r, causal=causal, unshifted=unshifted, want_p=want_map
             )
             dest = (row[blk, None] * (n + 1) + q_blocks[blk]).flatten()
             out_r.index_copy_(0, dest, o.reshape(-1, D))
