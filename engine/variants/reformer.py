@@ -101,7 +101,8 @@ def attend_group(tables, blocks, *, n: int, r: int, causal: bool, unshifted: boo
     ``blocks`` = (round t, table row bh = b·H + h, query positions ``[g, bq]``, run start
     and length ``[g]``). A pair counts in round t when its chunks there are neighbours;
     its score gets −log N_ij, N_ij the number of rounds in which the pair met. Returns
-    o ``[g, bq, D]`` (normalised), lse ``[g, bq]``, p ``[g, bq, W]`` and the key positions.
+    o ``[g, bq, D]`` (normalised), lse ``[g, bq]``, p ``[g, bq, W]`` (with ``want_p``) and
+    the key positions.
     """
     qf, kf, vf, k_sorted, ids = tables
     t, bh, qp, lo, width = blocks
