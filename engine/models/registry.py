@@ -164,10 +164,20 @@ class ModelCard(ABC):
         return {n: p.check(options.get(n, p.default)) for n, p in known.items()} | swap
 
     def trace(self, input: Any, *, model: Any = None, **options) -> Trace:
+        """Run the model; ``outputs["warning"]`` says plainly when the answer is not to be
+        trusted (input far from the model's data), so no page presents it as an answer."""
         if isinstance(input, str):
             self.check(input)
         resolved = self.resolve(options)
-        return self._trace(self.load() if model is None else model, input, **resolved)
+        trace = self._trace(self.load() if model is None else model, input, **resolved)
+        warning = self.assess(trace)
+        if warning:
+            trace.outputs["warning"] = warning
+        return trace
+
+    def assess(self, trace: Trace) -> str | None:
+        """Why this answer should not be read as one, or None when nothing is off."""
+        return None
 
     def alignments(self, trace: Trace) -> dict[str, Alignment]:
         """Target × source alignments in ``trace`` (translation models), else empty."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine import checkpoints
-from engine.models.cards.nmt import DATE_EXAMPLES, _alignment
+from engine.models.cards.nmt import DATE_EXAMPLES, _alignment, translation_warning
 from engine.models.registry import Alignment, Example, Limits, ModelCard
 
 PE_TITLES = {
@@ -76,6 +76,9 @@ class TransformerCard(ModelCard):
         from engine.models import transformer
 
         return transformer.trace(model, input, **swap)
+
+    def assess(self, trace) -> str | None:
+        return translation_warning(self, trace)
 
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps["cross"]
