@@ -89,6 +89,7 @@ class Session:
     timeout: float = 120.0
     pages: dict[str, str] = field(default_factory=dict)  # url path → page_script_hash
     widgets: dict[str, Widget] = field(default_factory=dict)  # label → widget, current page
+    texts: list[str] = field(default_factory=list)  # markdown drawn by the last run
     page: str = ""
     _values: dict[str, WidgetState] = field(default_factory=dict)
     _ws: object = None
@@ -155,6 +156,7 @@ class Session:
         await self._ws.send(back.SerializeToString())
         errors: list[str] = []
         seen: dict[str, Widget] = {}
+        texts: list[str] = []
         n = size = 0
         while True:
             try:
@@ -180,14 +182,17 @@ class Session:
                     errors.append(f"exception: {proto.type}: {proto.message[:200]}")
                 elif ekind == "alert" and proto.format == proto.ERROR:
                     errors.append(f"error alert: {proto.body[:200]}")
+                elif ekind == "markdown":
+                    texts.append(proto.body)
                 elif getattr(proto, "id", "") and getattr(proto, "label", ""):
                     seen[proto.label] = Widget(ekind, proto, msg.delta.fragment_id)
             elif kind == "script_finished":
                 status = msg.script_finished
                 if status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
                     self.widgets.update(seen)
+                    self.texts += texts
                 elif status == ForwardMsg.FINISHED_SUCCESSFULLY:
-                    self.widgets = seen
+                    self.widgets, self.texts = seen, texts
                 else:
                     errors.append(f"script finished with status {status}")
                 return Run(action, time.perf_counter() - t0, errors, n, size)

@@ -2,7 +2,7 @@
 # Serve the studio to a class or a school: N `streamlit run app/main.py` replicas behind nginx.
 #   bash scripts/serve.sh --replicas 4                      # http://<this machine>:8501
 #   bash scripts/serve.sh --replicas 2 --port 8080 --address 127.0.0.1 --run-dir /tmp/studio
-# Ctrl-C (or SIGTERM) stops nginx and every replica. Needs nginx (`bash scripts/setup.sh`).
+# Ctrl-C (or SIGTERM) stops nginx and every replica. Needs nginx (`bash scripts/setup.sh --serve`).
 #
 # Streamlit keeps a session's state in the process that runs it, and a browser talks to that
 # session over one websocket plus plain HTTP (media, uploads), so every request of one browser
@@ -28,7 +28,7 @@ done
 [[ "$replicas" =~ ^[1-9][0-9]*$ ]] || { echo "serve.sh: --replicas must be a positive integer" >&2; exit 2; }
 [[ "$port" =~ ^[0-9]+$ ]] || { echo "serve.sh: --port must be a number" >&2; exit 2; }
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-[[ -x "$NGINX" ]] || { echo "serve.sh: nginx not found; run: bash scripts/setup.sh" >&2; exit 1; }
+[[ -x "$NGINX" ]] || { echo "serve.sh: nginx not found; run: bash scripts/setup.sh --serve" >&2; exit 1; }
 
 # Everything nginx and the replicas write (config, pid, logs, temp files) lives here, so no
 # system configuration is touched and no root is needed.
@@ -78,10 +78,12 @@ trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM
 trap stop EXIT
 
+# Each child runs in its own session, so a Ctrl-C in the terminal reaches serve.sh alone and
+# the shutdown below happens in order instead of racing the children's own signal handlers.
 upstreams=""
 for i in "${!ports[@]}"; do
   p=${ports[$i]}
-  python -m streamlit run app/main.py --server.port "$p" --server.address 127.0.0.1 \
+  setsid python -m streamlit run app/main.py --server.port "$p" --server.address 127.0.0.1 \
     --server.headless true >"$run_dir/replica-$i.log" 2>&1 &
   pids+=($!)
   echo "$!" >"$run_dir/replica-$i.pid"
@@ -168,7 +170,7 @@ for i in "${!ports[@]}"; do
   done
 done
 
-"$NGINX" -p "$run_dir" -e "$run_dir/nginx-error.log" -c "$run_dir/nginx.conf" -g "daemon off;" &
+setsid "$NGINX" -p "$run_dir" -e "$run_dir/nginx-error.log" -c "$run_dir/nginx.conf" -g "daemon off;" &
 nginx_pid=$!
 echo "serve.sh: ${#pids[@]} replicas (ports ${ports[*]}) behind nginx at http://$address:$port; run files in $run_dir"
 

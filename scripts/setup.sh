@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh machine; safe to run again (it only installs what is missing).
 #   bash scripts/setup.sh             # what the app needs
-#   bash scripts/setup.sh --browser   # ... plus Chromium for the end-to-end tests
+#   bash scripts/setup.sh --serve     # ... plus nginx, for scripts/serve.sh --replicas N
+#   bash scripts/setup.sh --browser   # ... plus Chromium and nginx for the end-to-end tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ "${1:-}" == "--browser" ]] && [[ ! -x /usr/bin/chromium ]]; then
+missing=()
+if [[ "${1:-}" == "--browser" ]] && [[ ! -x /usr/bin/chromium ]]; then missing+=(chromium); fi
+if [[ "${1:-}" == "--browser" || "${1:-}" == "--serve" ]] && ! command -v nginx >/dev/null \
+  && [[ ! -x /usr/sbin/nginx ]]; then
+  missing+=(nginx)
+fi
+if [[ ${#missing[@]} -gt 0 ]]; then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
 # torch first, pinned: 2.13.0 is the CPU build; anything looser pulls a multi-GB CUDA build.
