@@ -28,6 +28,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -436,6 +437,12 @@ def targets(phases: list[dict]) -> dict:
     return {"n": TARGET_N, "measured": True, "met": all(checks.values()), **checks}
 
 
+def replica_urls(run_dir: Path) -> list[str]:
+    """The replicas behind serve.sh's nginx, read from the config it generated."""
+    conf = (run_dir / "nginx.conf").read_text()
+    return [f"http://{a}" for a in re.findall(r"^\s*server (127\.0\.0\.1:\d+)", conf, re.M)]
+
+
 def start_target(args, run_dir: Path) -> tuple[str, int, subprocess.Popen]:
     """Start one server, or serve.sh with replicas; return (url, pid to measure, process)."""
     port = free_port()
@@ -466,7 +473,7 @@ def stop_target(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-async def run_all(args, url: str, pid: int | None) -> dict:
+async def run_all(args, url: str, pid: int | None, warm_urls: list[str]) -> dict:
     think = tuple(float(x) for x in args.think.split(","))
     out = {
         "url": url,
@@ -478,10 +485,15 @@ async def run_all(args, url: str, pid: int | None) -> dict:
         "load_before": [round(x, 2) for x in os.getloadavg()],
         "rss_cold_b": tree_rss(pid) if pid else None,
     }
-    # One session first, so every model is loaded and compiled before "start" is measured:
-    # the caches are meant to stay, the sessions' own memory is what must come back.
-    warm = await one_session(url, args.flow, 0, (0, 0), args.timeout, 0)
-    out["warmup"] = {"open_s": [round(x, 2) for x in warm["open_s"]], "errors": warm["errors"]}
+    # One session per process first, so every model is loaded and compiled before "start"
+    # is measured: the caches are meant to stay, the sessions' own memory must come back.
+    out["warmup"] = []
+    for warm_url in warm_urls:
+        warm = await one_session(warm_url, args.flow, 0, (0, 0), args.timeout, 0)
+        out["warmup"].append(
+            {"url": warm_url, "open_s": [round(x, 2) for x in warm["open_s"]]}
+            | {"errors": warm["errors"]}
+        )
     out["phases"] = []
     for n in args.sessions:
         p = await phase(
@@ -527,10 +539,12 @@ def main(argv=None) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
         if args.url:
             url, pid = args.url.rstrip("/"), args.pid
+            warm_urls = [url]  # behind someone else's nginx the replicas are unknown
         else:
             url, pid, proc = start_target(args, Path(tmp))
+            warm_urls = replica_urls(Path(tmp)) if args.replicas else [url]
         try:
-            out = asyncio.run(run_all(args, url, pid))
+            out = asyncio.run(run_all(args, url, pid, warm_urls))
         finally:
             if proc is not None:
                 stop_target(proc)

@@ -47,7 +47,7 @@ def test_two_sessions_short_flow(server, capsys):
         + ["--think", "0,0", "--ramp", "0", "--settle", "0", "--timeout", "60"]
     )
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == out
-    assert out["warmup"]["errors"] == []
+    assert [w["errors"] for w in out["warmup"]] == [[]]
     (p,) = out["phases"]
     assert p["errors"] == 0, p["error_samples"]
     assert p["changes"] == 2 and p["opens"] == 4  # home + basics, twice
