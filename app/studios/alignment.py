@@ -19,7 +19,7 @@ from views.alignment import (
 )
 
 from engine.data import enfr
-from engine.metrics import aer, argmax_links, link_kinds
+from engine.translation_quality import aer, argmax_links, link_kinds
 
 TASKS = {"English → French": "en-fr", "Dates → ISO 8601": "dates"}
 EXAMPLES = {
