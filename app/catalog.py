@@ -33,7 +33,7 @@ PAGES = [
         "PE(pos+k) is a rotation of PE(pos).",
     ),
     PageInfo(
-        "studios/alignment.py",
+        "studios/alignment/page.py",
         "Alignment (Bahdanau)",
         "alignment",
         "Neural machine translation with additive attention (2014): translations, "
