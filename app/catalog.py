@@ -40,7 +40,7 @@ PAGES = [
         "alignment heatmaps and a step-by-step decoder.",
     ),
     PageInfo(
-        "studios/memory.py",
+        "studios/memory/page.py",
         "Memory (MemN2N)",
         "memory",
         "End-to-end memory networks (2015) on bAbI-style stories: answers and the weight "

@@ -30,6 +30,14 @@ def shipped() -> list[str]:
     return checkpoints.available("memn2n-")
 
 
+@st.cache_data(max_entries=64, show_spinner="Answering…")
+def answer(name: str, sample: Sample):
+    """The model's Trace for one question: its answer and p_i at every hop."""
+    from engine.models.memn2n import answer as run
+
+    return run(reader(name), sample)
+
+
 @st.cache_data(max_entries=32, show_spinner="Choosing the model for this task…")
 def chosen(task: int) -> str:
     """The task's own model or the joint one, whichever is more accurate on its dev set."""
@@ -96,9 +104,16 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
 
 
 @st.cache_data(max_entries=16, show_spinner="Projecting memories with UMAP…")
-def projected(name: str, current: np.ndarray, seed: int = 0) -> np.ndarray:
-    """UMAP of the corpus memories and the current story's together: (N + n, 2)."""
+def memory_map(name: str, sample: Sample, seed: int = 0):
+    """UMAP of the corpus memories and this story's together.
+
+    Returns (coords (N + n, 2), task per corpus row, subject per corpus row, sentence per
+    corpus row, n): the last n rows of coords are this story's memories.
+    """
+    from engine.models.memn2n import memory_vectors
     from engine.projection import umap_2d
 
-    vectors = corpus(name)[0]
-    return umap_2d(np.concatenate([vectors, current]), seed=seed)
+    vectors, task_of, subject_of, texts = corpus(name)
+    current = memory_vectors(reader(name), [sample])[0]
+    coords = umap_2d(np.concatenate([vectors, current]), seed=seed)
+    return coords, task_of, subject_of, texts, len(current)
