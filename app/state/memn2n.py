@@ -11,31 +11,27 @@ import numpy as np
 import streamlit as st
 
 from engine.data.babi import Sample
+from state import models
 
 MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
 
 
-@st.cache_resource(show_spinner="Loading the memory network…")
 def reader(name: str):
+    """The loaded network (cached once per process by state.models)."""
     from engine import projection
-    from engine.models.memn2n import load
 
-    projection.warm_up_in_background()
-    return load(name)
+    projection.warm_up_in_background()  # once per process; the map needs it later
+    return models.loaded(name)
 
 
 def shipped() -> list[str]:
-    from engine import checkpoints
-
-    return checkpoints.available("memn2n-")
+    return [c.name for c in models.by_task("babi") if c.family == "memn2n"]
 
 
-@st.cache_data(max_entries=64, show_spinner="Answering…")
 def answer(name: str, sample: Sample):
     """The model's Trace for one question: its answer and p_i at every hop."""
-    from engine.models.memn2n import answer as run
-
-    return run(reader(name), sample)
+    reader(name)
+    return models.trace(name, sample)
 
 
 @st.cache_data(max_entries=32, show_spinner="Choosing the model for this task…")

@@ -1,6 +1,7 @@
 """Section: what the shipped evaluation measured on the test split, for every model of the task."""
 
 import streamlit as st
+from state import models
 from state import nmt as state
 from views.alignment import bleu_by_length_figure
 
@@ -19,7 +20,7 @@ def _row(card, r: dict, decoding: str | None = None) -> dict:
 
 def section(card):
     st.header("Measured on the test split")
-    measured = [(c, c.results()) for c in state.cards(card.task)]
+    measured = [(c, models.results(c.name)) for c in state.cards(card.task)]
     measured = [(c, r) for c, r in measured if r]
     if not measured:
         st.info(f"No evaluation is shipped yet: run `{card.evaluate_command}`.")

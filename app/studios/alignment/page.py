@@ -33,7 +33,7 @@ beam = st.slider("Beam width (1 = greedy; 1–10)", 1, 10, 5, key="nmt-beam")
 
 with friendly_errors("the translation"):
     trace = state.translate(card.name, text, beam)
-    meta = state.loaded(card.name).meta
+rec = state.train_record(card.name)
 src = trace.inputs["tokens"]
 st.markdown(f"### {md(trace.outputs['translation'])}")
 if trace.outputs["unknown"]:
@@ -41,11 +41,10 @@ if trace.outputs["unknown"]:
         "Not in the model's vocabulary, read as <unk>: "
         + ", ".join(f"“{md(w)}”" for w in trace.outputs["unknown"])
     )
-rec = meta.get("train", {})
 st.caption(
     f"{card.title} · beam {beam} · {trace.timings['translate_ms']:.0f} ms · trained "
     f"{rec.get('steps', '?')} steps × {rec.get('batch', '?')} sentences "
-    f"({rec.get('cpu_s', '?')} s CPU) · `{meta.get('command', '')}`"
+    f"({rec.get('cpu_s', '?')} s CPU) · `{rec['command']}`"
 )
 
 # One section on screen at a time: an edit redraws what is visible, not every figure.

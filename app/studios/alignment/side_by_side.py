@@ -47,7 +47,7 @@ def section(card, text: str, beam: int, src: list[str]):
         cols = st.columns(max(1, min(len(others), 3)))
         for k, other in enumerate(others):
             t = state.translate(other.name, text, beam)
-            steps = state.loaded(other.name).meta.get("train", {}).get("steps", "?")
+            steps = state.train_record(other.name).get("steps", "?")
             with cols[k % len(cols)]:
                 st.markdown(
                     f"**{other.title}** ({steps} training steps): {md(t.outputs['translation'])}"

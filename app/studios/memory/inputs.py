@@ -2,6 +2,7 @@
 
 import streamlit as st
 from kit import friendly_errors, url_default, url_sync
+from state import models
 from state.memn2n import chosen, stories
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story
@@ -54,12 +55,12 @@ def generated_story(names: list[str], results: dict | None):
     url_sync(own=0, task=task, story=index)
     with friendly_errors("choosing the model"):
         best = chosen(int(task))
-    models = [best] + [
+    offered = [best] + [
         n for n in (f"memn2n-task{task}", "memn2n-joint") if n in names and n != best
     ]
     name = c3.selectbox(
         "Model (first: the better on this task's dev set)",
-        models,
+        offered,
         # One widget per task: a new task starts from its own better model, not from the
         # model picked for the previous task.
         key=f"mem_model_task{task}",
@@ -73,7 +74,7 @@ def generated_story(names: list[str], results: dict | None):
             f"`{name}` on this task's {measured['n_test']:,} test questions: accuracy "
             f"**{measured['accuracy']:.3f}** (the paper's MemN2N PE LS RN, 1k: "
             f"{measured['paper_accuracy']:.3f}). The most-attended memory is a supporting "
-            f"fact on hop {which} in {hops} of them. Measured by `python -m "
-            "engine.evaluate memn2n --task all --save`."
+            f"fact on hop {which} in {hops} of them. Measured by "
+            f"`{models.card(name).evaluate_command}`."
         )
     return name, stories(int(task))[int(index)]
