@@ -54,6 +54,13 @@ PAGES = [
         "pretrained MiniLM, with bertviz views.",
     ),
     PageInfo(
+        "studios/compare.py",
+        "Compare models",
+        "compare",
+        "One sentence through every model of a task: alignments on the same axes, AER "
+        "against the gold links, and the difference between any two.",
+    ),
+    PageInfo(
         "studios/variants.py",
         "Variants lab",
         "variants",

@@ -1,0 +1,66 @@
+"""The Compare page through AppTest: every en→fr model's alignment of one sentence, on the
+same axes, with its AER; two models side by side with their difference."""
+
+import pytest
+
+
+@pytest.fixture
+def at(page):
+    return page("compare")
+
+
+def captions(at) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def test_bahdanau_and_transformer_alignments_side_by_side_with_their_aer(at):
+    from state.compare import aligners
+
+    assert not at.exception
+    assert at.segmented_control(key="cmp-task").value == "en-fr"
+    rows = at.dataframe[0].value
+    families = {c.name: c.family for c in aligners("en-fr")}
+    titles = {c.title: c.family for c in aligners("en-fr")}
+    assert {"nmt", "transformer"} <= {titles[m] for m in rows["model"]}
+    # The example is from the grammar: every model's every head has an AER in [0, 1].
+    assert rows["AER"].between(0, 1).all()
+    shown = [c for c in captions(at) if c.startswith("AER **")]
+    assert any(" · α · " in c for c in shown), "an RNNsearch panel with its AER"
+    assert any(" · L1 H" in c for c in shown), "a Transformer head with its AER"
+    # One map per model with attention (RNNencdec has none and is said to have none).
+    with_attention = [n for n in families if n != "nmt-enfr-none"]
+    assert len(at.get("plotly_chart")) == len(with_attention)
+    assert any("No attention" in c for c in captions(at))
+    assert all(("forced alignment" in c) or ("its own translation" in c) for c in shown)
+
+
+def test_head_choice_redraws_every_transformer_panel(at):
+    at.selectbox(key="cmp-head").set_value("L0 H1").run()
+    assert not at.exception
+    assert sum(" · L0 H1 · " in c for c in captions(at)) == 3  # one per positional encoding
+
+
+def test_two_models_and_their_difference(at):
+    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    assert not at.exception
+    at.selectbox(key="cmp-A").set_value("nmt-enfr-additive")
+    at.selectbox(key="cmp-B").set_value("transformer-enfr-sinusoidal").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 3  # A, B and α_A − α_B
+    shown = [c for c in captions(at) if c.startswith("AER **")]
+    assert len(shown) == 2
+
+
+def test_two_dates_models_share_axes(at):
+    at.segmented_control(key="cmp-task").set_value("dates").run()
+    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 3
+    assert not at.info, "the two dates models read the same characters"
+
+
+@pytest.mark.parametrize("text, expected", [("   ", "Type"), ("x" * 2_001, "limit")])
+def test_bad_input_is_explained(at, text, expected):
+    at.text_area[0].set_value(text).run()
+    assert not at.exception
+    assert any(expected in i.value for i in at.info)
