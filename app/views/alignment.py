@@ -73,6 +73,8 @@ def alignment_figure(
         flags=flags,
         height=height,
     )
+    # Every word labelled, however narrow the panel: a word without its label is no use.
+    base.layout.xaxis.dtick = base.layout.yaxis.dtick = 1
     markers = _gold_markers(unique_labels(list(src)), unique_labels(list(tgt)), sure, possible)
     if not markers:
         return base
