@@ -168,7 +168,8 @@ def cpu_pooled(ns) -> list[dict]:
 def hopper_compile_summary() -> dict:
     """Compile every kernel for sm_90 in a fresh, uninterpreted process (no GPU needed)."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    run = [sys.executable, "-m", "engine.kernels.compile_check", "--quick"]
+    script = Path(__file__).resolve().parents[1] / "scripts" / "triton_compile_check.py"
+    run = [sys.executable, str(script), "--quick"]
     done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=900)
     rows = json.loads(done.stdout.strip().splitlines()[-1])["kernels"]
     summary = {
@@ -177,7 +178,7 @@ def hopper_compile_summary() -> dict:
         "spilling": [r["kernel"] for r in rows if r["stack_bytes"]],
         "wgmma": sorted({r["kernel"] for r in rows if r["wgmma"]}),
     }
-    print(f"sm_90 compile (python -m engine.kernels.compile_check --quick): {json.dumps(summary)}")
+    print(f"sm_90 compile (python scripts/triton_compile_check.py --quick): {json.dumps(summary)}")
     return summary
 
 

@@ -7,6 +7,20 @@ import time
 
 import streamlit as st
 
+TRAINED_CHECKPOINT = "transformer-dates-sinusoidal"  # the "trained" input source
+
+
+def trained_available() -> bool:
+    from engine import checkpoints
+
+    return TRAINED_CHECKPOINT in checkpoints.available("transformer-dates")
+
+
+def trained_max_length() -> int:
+    from state.transformer import translator
+
+    return translator(TRAINED_CHECKPOINT).max_src
+
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def compare(
@@ -24,9 +38,11 @@ def compare(
     from engine.variants import inputs
 
     if source == "trained":
-        from engine.variants import swap
+        from engine.models import transformer
+        from state.transformer import translator
 
-        q, k, v, labels = swap.layer_qkv(text)
+        tr = translator(TRAINED_CHECKPOINT)
+        q, k, v, labels = transformer.layer_qkv(tr, text)
     elif source == "text":
         q, k, v, labels = inputs.text_layer(text, heads=heads, d=d)
     else:
@@ -37,9 +53,12 @@ def compare(
     params = json.loads(params_json)
     traces, rows = cmp.run_all(list(names), q, k, v, labels, causal=causal, params=params)
     if source == "trained":
-        reference = swap.translate(text, "full")
+        reference = transformer.translate(tr, text, attend="full")
         for row in rows:
-            row["translation"] = swap.translate(text, row["variant"], params.get(row["variant"]))
+            name = row["variant"]
+            row["translation"] = transformer.translate(
+                tr, text, attend=name, attend_hp=params.get(name)
+            )
             row["same_as_full"] = row["translation"] == reference
     return traces, rows
 
@@ -67,7 +86,8 @@ def pooled_map(n: int, structure: str, reduce: str):
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def kv_compare(n: int):
-    from engine import kv_cache, profile
+    from engine import profile
+    from engine.variants import kv_cache
 
     with profile.single_thread():
         return kv_cache.compare(n)
@@ -78,12 +98,13 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
     """Cosine / relative L1 of SageAttention-style and naive INT8 against fp32."""
     import torch
 
-    from engine.quantization import int8_attention, output_agreement
+    from engine import kernels
     from engine.variants.inputs import synthetic
+    from engine.variants.int8 import int8_attention, output_agreement
 
     q, k, v, _ = synthetic(n, d, 2, structure="random", seed=seed)
     k = k + torch.linspace(0, outlier, d)  # a per-channel bias shared by every token
-    ref = torch.softmax(q @ k.transpose(-2, -1) / d**0.5, dim=-1) @ v
+    ref, _ = kernels.attention(q, k, v)
     rows = []
     for scheme in ("sage", "naive"):
         out, _ = int8_attention(q, k, v, scheme=scheme, block=block)

@@ -58,20 +58,20 @@ def param_widgets(variant, n: int, source: str) -> dict:
 
 def compare_tab() -> None:
     from engine.text import tokenize
-    from engine.variants import REGISTRY, compare, inputs, swap
+    from engine.variants import REGISTRY, compare, inputs
 
-    sources = [SYNTHETIC, TEXT] + ([TRAINED] if swap.available() else [])
+    sources = [SYNTHETIC, TEXT] + ([TRAINED] if state.trained_available() else [])
     source = st.radio("Input", sources, horizontal=True)
     causal = st.checkbox("causal", help="Performer and Linformer are bidirectional here")
     synthetic, text, heads, d = (0, "clustered", 1.0, 0), "", 2, 32
     if source == TRAINED:
-        limit = swap.max_length()
+        limit = state.trained_max_length()
         text = st.text_input(
             f"A date, as you would write it (at most {limit} characters)", "12 March 2021"
         )
         st.caption(
             "Q, K, V are the first encoder layer's of the trained dates Transformer "
-            f"({swap.CHECKPOINT}). Each variant also replaces the self-attention of "
+            f"({state.TRAINED_CHECKPOINT}). Each variant also replaces the self-attention of "
             "every encoder layer; the table shows the translation it then produces."
         )
         n_for_defaults = max(1, len(text))
@@ -320,7 +320,7 @@ def long_tab() -> None:
 
 
 def kv_tab() -> None:
-    from engine.kv_cache import LENGTH_LIMIT
+    from engine.variants.kv_cache import LENGTH_LIMIT
 
     st.markdown(
         "One seeded attention layer (d_model 256, 4 heads) decodes n tokens: without "

@@ -20,6 +20,8 @@ import math
 
 import torch
 
+from engine.attention.patterns import longformer_allowed
+
 CHUNK_BYTES = 16 * 2**20
 
 
@@ -112,12 +114,23 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
 
 
 def block_sparse_attention(
-    q, k, v, block_mask, *, block_size: int = 64, causal: bool = False, scale: float | None = None
+    q,
+    k,
+    v,
+    block_mask,
+    *,
+    block_size: int = 64,
+    causal: bool = False,
+    scale: float | None = None,
+    window: int | None = None,
+    n_global: int = 0,
 ):
     """Attention restricted to the kept ``block_size × block_size`` blocks of ``block_mask``.
 
     For query block I, only the key blocks kept by some head are gathered, so the work
     is proportional to the kept blocks; the per-head mask then removes the others.
+    With ``window``, pairs inside kept blocks also need |i − j| ≤ window or a global
+    token (i or j < n_global): Longformer's token pattern.
     """
     B, H, n, D = q.shape
     scale = default_scale(D, scale)
@@ -135,8 +148,13 @@ def block_sparse_attention(
         idx = idx[idx < n]  # (m,) key positions
         s = _scores(q[:, :, r0:r1], k[:, :, idx].to(ct).transpose(-2, -1), scale, ct)
         allowed = bm[:, qb][:, idx // block_size][None, :, None, :]  # (1, H|1, 1, m)
+        rows = torch.arange(r0, r1, device=q.device)[:, None]
         if causal:
-            allowed = allowed & (idx[None, :] <= torch.arange(r0, r1, device=q.device)[:, None])
+            allowed = allowed & (idx[None, :] <= rows)
+        if window is not None:
+            allowed = allowed & longformer_allowed(
+                rows, idx[None, :], window=window, n_global=n_global
+            )
         s.masked_fill_(~allowed, float("-inf"))  # (B, H, c, m)
         o_c, l_c = _softmax_weighted(s, v[:, :, idx].to(ct), unshifted)
         out[:, :, r0:r1] = o_c.to(q.dtype)

@@ -82,6 +82,7 @@ class Alignment:
 class ModelCard(ABC):
     name: str
     meta: dict = field(repr=False)
+    directory: Path | None = None  # None: assets/checkpoints
     family: ClassVar[str]
     paper: ClassVar[str]
 
@@ -202,7 +203,7 @@ def _discover(directory: Path) -> list[ModelCard]:
         if cls is None:
             log.warning("skipping %s: unknown family %r", meta_path, meta.get("family"))
             continue
-        found.append(cls(meta_path.stem, meta))
+        found.append(cls(meta_path.stem, meta, directory))
     return found
 
 
@@ -212,6 +213,7 @@ def cards(directory: Path | None = None) -> list[ModelCard]:
 
     order = list(_families())
     shipped = _discover(Path(directory) if directory else checkpoints.CHECKPOINT_DIR)
+
     shipped.sort(key=lambda c: (order.index(c.family), c.sort_key()))
     return shipped + pretrained_cards()
 

@@ -112,7 +112,7 @@ class MemN2NCard(ModelCard):
     def load(self):
         from engine.models.memn2n import load
 
-        return load(self.name)
+        return load(self.name, self.directory)
 
     def _trace(self, model, input):
         from engine.models.memn2n import answer

@@ -79,7 +79,7 @@ class NMTCard(ModelCard):
     def load(self):
         from engine.models.bahdanau import Translator
 
-        return Translator.load(self.name)
+        return Translator.load(self.name, self.directory)
 
     def _trace(self, model, input, *, beam: int):
         return model.translate(input, beam=beam)

@@ -69,7 +69,7 @@ class TransformerCard(ModelCard):
     def load(self):
         from engine.models import transformer
 
-        return transformer.load(self.name)
+        return transformer.load(self.name, self.directory)
 
     def _trace(self, model, input):
         from engine.models import transformer
