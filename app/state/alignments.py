@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.data import enfr
-from engine.metrics import aer, argmax_links, link_kinds
+from engine.translation_quality import aer, argmax_links, link_kinds
 
 EOS = "</s>"
 

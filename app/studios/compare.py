@@ -9,7 +9,7 @@ from kit import friendly_errors
 from state import compare as state
 from state import models
 from studios.alignment.common import md
-from views.alignment import alignment_figure, difference_figure
+from views.alignment import alignment_figure, alignment_grid, difference_figure
 
 st.title("Compare models")
 st.caption(
@@ -49,10 +49,15 @@ def caption(p) -> str:
     return f"{aer}{p.label} · {p.reading} · output: {md(p.translation)}"
 
 
-def figure(p, title: str, key: str):
+def panel(p, title: str) -> dict:
+    """What a figure needs of a Panel: its map, axes, title and the gold links if any."""
     a, gold = p.alignment, p.scored.pair if p.scored else None
     links = dict(sure=gold.sure, possible=gold.possible) if gold else {}
-    st.plotly_chart(alignment_figure(a.weights, a.source, a.target, title=title, **links), key=key)
+    return dict(weights=a.weights, src=a.source, tgt=a.target, title=title, **links)
+
+
+def figure(p, title: str, key: str):
+    st.plotly_chart(alignment_figure(**panel(p, title)), key=key)
 
 
 @st.fragment
@@ -63,17 +68,11 @@ def every_model():
         st.caption("No attention, so no alignment: " + "; ".join(without) + ".")
     found = {n: f for n, f in found.items() if f}
     gold = any(p.scored for f in found.values() for p in f.values())
-    st.dataframe(
+    st.dataframe(  # AER per model (rows) and head (columns)
         [
-            {
-                "model": titles[n],
-                "head": p.label,
-                "AER": p.scored.aer if p.scored else None,
-                "AER vs sure only": p.scored.aer_sure if p.scored else None,
-                "alignment from": p.reading,
-            }
+            {"model": titles[n], "alignment from": next(iter(f.values())).reading}
+            | {p.label: p.scored.aer if p.scored else None for p in f.values()}
             for n, f in found.items()
-            for p in f.values()
         ],
         hide_index=True,
     )
@@ -92,12 +91,13 @@ def every_model():
         (["lowest AER"] if gold else []) + heads,
         key="cmp-head",
     )
-    cols = st.columns(3)
-    for k, (n, f) in enumerate(found.items()):
-        p = f.get(pick) or state.best(f)
-        with cols[k % 3]:
-            figure(p, titles[n], f"cmp-all-{n}")
-            st.caption(caption(p))
+    shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
+    st.plotly_chart(
+        alignment_grid([panel(p, f"{titles[n]}<br>{p.label}") for n, p in shown.items()]),
+        key="cmp-all",
+    )
+    for n, p in shown.items():
+        st.caption(f"{caption(p)} · {titles[n]}")
 
 
 @st.fragment

@@ -57,9 +57,11 @@ def alignment_figure(
     sure=(),
     possible=(),
     height: int | None = None,
+    annotate: bool | None = None,
 ) -> go.Figure:
     """α_ij with the source on x and the target on y; gold links drawn on top when given
-    (sure: orange squares, possible-only: blue circles)."""
+    (sure: orange squares, possible-only: blue circles). ``annotate=False`` leaves the
+    numbers to the hover, for panels too small to read them."""
     base = heatmap(
         weights,
         src,
@@ -72,6 +74,7 @@ def alignment_figure(
         zmax=1,
         flags=flags,
         height=height,
+        annotate=annotate,
     )
     # Every word labelled, however narrow the panel: a word without its label is no use.
     base.layout.xaxis.dtick = base.layout.yaxis.dtick = 1
@@ -81,6 +84,81 @@ def alignment_figure(
     layout = base.layout.to_plotly_json()
     layout["legend"] = dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom")
     return _figure([base.data[0].to_plotly_json(), *markers], layout)
+
+
+def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
+    """Several alignments in ONE figure (a browser draws one plot far faster than seven),
+    each panel its own source × target axes and one shared 0–1 colour scale.
+
+    Each panel: weights, src, tgt, title, and optionally sure / possible gold links.
+    """
+    n = len(panels)
+    cols = max(1, min(columns, n))
+    rows = -(-n // cols)
+    gap_x, gap_y = 0.06, 0.1 / max(rows, 1)
+    w = (1 - gap_x * (cols - 1)) / cols
+    h = (1 - gap_y * (rows - 1)) / rows
+    tallest = max(len(p["tgt"]) for p in panels)
+    data, layout = (
+        [],
+        dict(
+            font=FONT,
+            height=int(rows * min(700, max(260, 110 + 24 * tallest))),
+            margin=dict(l=10, r=10, t=40, b=10),
+            coloraxis=dict(
+                colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))
+            ),
+            legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"),
+            annotations=[],
+        ),
+    )
+    legend_shown = set()
+    for k, p in enumerate(panels):
+        r, c = divmod(k, cols)
+        ax = "" if k == 0 else str(k + 1)
+        x0, y1 = c * (w + gap_x), 1 - r * (h + gap_y)
+        xs, ys = unique_labels(list(p["src"])), unique_labels(list(p["tgt"]))
+        layout[f"xaxis{ax}"] = dict(
+            domain=[x0, x0 + w], anchor=f"y{ax}", type="category", tickangle=-45, dtick=1
+        )
+        layout[f"yaxis{ax}"] = dict(
+            domain=[y1 - h * 0.78, y1 - h * 0.02],
+            anchor=f"x{ax}",
+            type="category",
+            dtick=1,
+            autorange="reversed",
+        )
+        layout["annotations"].append(
+            dict(
+                text=p["title"],
+                x=x0 + w / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=14),
+            )
+        )
+        data.append(
+            dict(
+                type="heatmap",
+                z=np.asarray(p["weights"], dtype=float),
+                x=xs,
+                y=ys,
+                coloraxis="coloraxis",
+                xaxis=f"x{ax}",
+                yaxis=f"y{ax}",
+                hovertemplate="target: %{y}<br>source: %{x}<br>α = %{z:.3f}<extra></extra>",
+            )
+        )
+        for m in _gold_markers(xs, ys, p.get("sure", ()), p.get("possible", ())):
+            m.update(xaxis=f"x{ax}", yaxis=f"y{ax}", showlegend=m["name"] not in legend_shown)
+            m["marker"]["size"] = 12
+            legend_shown.add(m["name"])
+            data.append(m)
+    return _figure(data, layout)
 
 
 def difference_figure(
@@ -306,6 +384,7 @@ __all__ = [
     "SEQUENTIAL",
     "additive_parts_figure",
     "alignment_figure",
+    "alignment_grid",
     "bleu_by_length_figure",
     "difference_figure",
     "steps_animation",
