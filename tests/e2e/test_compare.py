@@ -18,7 +18,7 @@ def test_bahdanau_and_transformer_side_by_side_with_aer(studio_url, page):
     grid.locator(".xtick text").first.wait_for(timeout=120_000)
     titles = grid.locator(".annotation-text").all_text_contents()
     assert any("RNNsearch" in t for t in titles) and any("Transformer" in t for t in titles)
-    ticks = grid.locator(".xtick text").all_text_contents()
+    ticks = grid.locator(".xaxislayer-above text").all_text_contents()  # every panel's x axis
     assert ticks.count("european") == len(titles) >= 2
     # Each panel states its AER against the grammar's gold links.
     page.get_by_text("· α ·", exact=False).first.wait_for(timeout=30_000)
