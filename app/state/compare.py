@@ -27,6 +27,12 @@ class Panel:
     def reading(self) -> str:
         return "forced alignment" if self.forced else "its own translation"
 
+    def drawn(self, title: str) -> dict:
+        """What an alignment figure takes: the map, its axes, a title, the gold links."""
+        a, gold = self.alignment, self.scored.pair if self.scored else None
+        links = dict(sure=gold.sure, possible=gold.possible) if gold else {}
+        return dict(weights=a.weights, src=a.source, tgt=a.target, title=title, **links)
+
 
 def _aligns(card: ModelCard) -> bool:
     return type(card).alignments is not ModelCard.alignments  # the family states alignments

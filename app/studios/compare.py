@@ -37,11 +37,14 @@ def options(card, key: str) -> dict:
         if p.choices:
             chosen[p.name] = st.selectbox(p.label, p.choices, p.choices.index(p.default), key=k)
         elif isinstance(p.default, int | float):
-            cast = type(p.default)
-            chosen[p.name] = st.slider(
-                p.label, cast(p.low), cast(p.high), p.default, key=k, help=p.help
-            )
+            lo, hi = type(p.default)(p.low), type(p.default)(p.high)
+            chosen[p.name] = st.slider(p.label, lo, hi, p.default, key=k, help=p.help)
     return chosen
+
+
+def short(title: str) -> str:
+    """A card's title without its task, which every panel here shares."""
+    return " · ".join(title.split(" · ")[:2])
 
 
 def caption(p) -> str:
@@ -49,15 +52,8 @@ def caption(p) -> str:
     return f"{aer}{p.label} · {p.reading} · output: {md(p.translation)}"
 
 
-def panel(p, title: str) -> dict:
-    """What a figure needs of a Panel: its map, axes, title and the gold links if any."""
-    a, gold = p.alignment, p.scored.pair if p.scored else None
-    links = dict(sure=gold.sure, possible=gold.possible) if gold else {}
-    return dict(weights=a.weights, src=a.source, tgt=a.target, title=title, **links)
-
-
 def figure(p, title: str, key: str):
-    st.plotly_chart(alignment_figure(**panel(p, title)), key=key)
+    st.plotly_chart(alignment_figure(**p.drawn(title)), key=key)
 
 
 @st.fragment
@@ -93,7 +89,7 @@ def every_model():
     )
     shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
     st.plotly_chart(
-        alignment_grid([panel(p, f"{titles[n]}<br>{p.label}") for n, p in shown.items()]),
+        alignment_grid([p.drawn(f"{short(titles[n])}<br>{p.label}") for n, p in shown.items()]),
         key="cmp-all",
     )
     for n, p in shown.items():

@@ -95,34 +95,36 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
     n = len(panels)
     cols = max(1, min(columns, n))
     rows = -(-n // cols)
-    gap_x, gap_y = 0.06, 0.1 / max(rows, 1)
+    # Pixels per row: the title, the map (a legible row per target word), the tilted
+    # source words under it.
+    title_px, ticks_px = 50, 100
+    map_px = max(200, 22 * max(len(p["tgt"]) for p in panels))
+    row_px = title_px + map_px + ticks_px
+    top_px = 40  # the gold-link legend
+    height = top_px + rows * row_px
+    paper = height - top_px
+    gap_x = 0.12  # room for the next panel's target words
     w = (1 - gap_x * (cols - 1)) / cols
-    h = (1 - gap_y * (rows - 1)) / rows
-    tallest = max(len(p["tgt"]) for p in panels)
-    data, layout = (
-        [],
-        dict(
-            font=FONT,
-            height=int(rows * min(700, max(260, 110 + 24 * tallest))),
-            margin=dict(l=10, r=10, t=40, b=10),
-            coloraxis=dict(
-                colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))
-            ),
-            legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"),
-            annotations=[],
-        ),
+    data: list[dict] = []
+    layout = dict(
+        font=FONT,
+        height=height,
+        margin=dict(l=10, r=10, t=top_px, b=0),
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
+        legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"),
+        annotations=[],
     )
     legend_shown = set()
     for k, p in enumerate(panels):
         r, c = divmod(k, cols)
         ax = "" if k == 0 else str(k + 1)
-        x0, y1 = c * (w + gap_x), 1 - r * (h + gap_y)
+        x0, y1 = c * (w + gap_x), 1 - r * row_px / paper
         xs, ys = unique_labels(list(p["src"])), unique_labels(list(p["tgt"]))
         layout[f"xaxis{ax}"] = dict(
             domain=[x0, x0 + w], anchor=f"y{ax}", type="category", tickangle=-45, dtick=1
         )
         layout[f"yaxis{ax}"] = dict(
-            domain=[y1 - h * 0.78, y1 - h * 0.02],
+            domain=[y1 - (title_px + map_px) / paper, y1 - title_px / paper],
             anchor=f"x{ax}",
             type="category",
             dtick=1,
@@ -136,7 +138,7 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
                 xref="paper",
                 yref="paper",
                 xanchor="center",
-                yanchor="bottom",
+                yanchor="top",
                 showarrow=False,
                 font=dict(size=14),
             )
