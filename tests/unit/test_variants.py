@@ -72,6 +72,18 @@ def test_exact_variants_equal_full_attention(name, causal):
     assert torch.allclose(res.weights, w, atol=TOL, rtol=0)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", ["full", "flash"])
+def test_exact_variants_without_map_equal_float64_attention(name, causal):
+    q, k, v = qkv(n=70)
+    s = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(~torch.ones(70, 70, dtype=torch.bool).tril(), -math.inf)
+    res = get(name).run(q, k, v, causal=causal, want_map=False)
+    assert res.weights is None
+    assert torch.allclose(res.out.double(), torch.softmax(s, -1) @ v.double(), atol=TOL)
+
+
 def test_kv_cache_decoding_equals_full_causal_attention():
     q, k, v = qkv(n=40)
     ref, w = full(q, k, v, causal=True)
@@ -281,3 +293,29 @@ def test_swapping_full_attention_into_the_trained_transformer_changes_nothing():
     assert transformer.translate(tr, "12 March 2021", attend="flash") == own
     q, k, v, tokens = transformer.layer_qkv(tr, "12 March 2021")
     assert q.shape[2] == len(tokens) == 13
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(
+    "hp", [{"rounds": 1, "chunk": 8}, {"rounds": 4, "chunk": 16, "buckets": 4}, {"rounds": 16}]
+)
+def test_reformer_is_softmax_over_the_keys_it_met(causal, hp):
+    """Rounds combined with the −log N_ij correction = one softmax over the union of keys
+    met in any round (the pattern): output and map both, and without the map too."""
+    q, k, v = qkv(n=70, heads=2)
+    res = get("reformer").run(q, k, v, causal=causal, hp=hp)
+    s = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    p = torch.softmax(s.masked_fill(~res.pattern, -math.inf), dim=-1).nan_to_num(0.0)
+    assert torch.allclose(res.weights.double(), p, atol=1e-6)  # a row that met no key: 0
+    assert torch.allclose(res.out.double(), p @ v.double(), atol=1e-5)
+    fast = get("reformer").run(q, k, v, causal=causal, hp=hp, want_map=False)
+    assert torch.allclose(fast.out, res.out, atol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("hp", [{"window": 3, "globals": 2}, {"window": 20, "globals": 0}])
+def test_longformer_output_without_map_equals_the_map_path(causal, hp):
+    q, k, v = qkv(n=70)
+    with_map = get("longformer").run(q, k, v, causal=causal, hp=hp)
+    fast = get("longformer").run(q, k, v, causal=causal, hp=hp, want_map=False)
+    assert torch.allclose(fast.out, with_map.out, atol=1e-6)

@@ -16,6 +16,7 @@ PE_TITLES = {
 class TransformerCard(ModelCard):
     family = "transformer"
     paper = "Vaswani et al. 2017"
+    swappable = True  # a variant replaces every encoder self-attention core
 
     @property
     def task(self) -> str:
@@ -71,10 +72,10 @@ class TransformerCard(ModelCard):
 
         return transformer.load(self.name, self.directory)
 
-    def _trace(self, model, input):
+    def _trace(self, model, input, **swap):
         from engine.models import transformer
 
-        return transformer.trace(model, input)
+        return transformer.trace(model, input, **swap)
 
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps["cross"]
