@@ -20,12 +20,16 @@ class Panel:
     label: str  # "α" for RNNsearch, "L1 H3" for a Transformer's cross-attention head
     alignment: Alignment  # rows: target words on the shared axes, columns: source words
     forced: bool  # True: read with the axes' translation fed in, not the model's own
+    default_options: bool  # False: forced, so read without the chosen options
     translation: str  # what the model itself produced
     scored: VersusGold | None  # against the gold links, when the grammar gives them
 
     @property
     def reading(self) -> str:
-        return "forced alignment" if self.forced else "its own translation"
+        if not self.forced:
+            return "its own translation"
+        # The registry's forced alignment runs the model as shipped (no options).
+        return "forced alignment" + ("" if self.default_options else ", default options")
 
     def drawn(self, title: str) -> dict:
         """What an alignment figure takes: the map, its axes, a title, the gold links."""
@@ -42,6 +46,19 @@ def tasks() -> list[str]:
     """Tasks with a model that returns target × source alignments, most models first."""
     found = [c.task for c in models.cards().values() if _aligns(c)]
     return sorted(dict.fromkeys(found), key=lambda t: -found.count(t))
+
+
+def variants() -> list[str]:
+    """The attention variants a swappable model can run with (``attend=``)."""
+    from engine.variants.registry import names
+
+    return names()
+
+
+def variant_params(name: str) -> tuple:
+    from engine.variants.registry import get
+
+    return get(name).params
 
 
 def aligners(task: str) -> list[ModelCard]:
@@ -74,6 +91,7 @@ def panels(
             label,
             a,
             forced,
+            not (forced and (options or {}).get("attend")),
             trace.outputs["translation"],
             versus_gold(a.weights, pair, forced=forced) if pair else None,
         )

@@ -1,8 +1,5 @@
-"""Compare: one input through several models from the registry, their alignments on the
-same axes (source words × target words), each with its AER where the grammar gives gold
-links, and the difference between any two. No model is named here: a new checkpoint of
-a task appears with no edit.
-"""
+"""Compare: one input through every model of a task, from the registry alone: alignments
+on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
 from kit import friendly_errors
@@ -29,17 +26,26 @@ text = st.text_area(
 )
 
 
-def options(card, key: str) -> dict:
-    """A widget per option the card states (beam width, attention variant, …)."""
+def options(params, key: str) -> dict:
+    """A widget per parameter a card or a variant states (beam width, window, …)."""
     chosen = {}
-    for p in card.options:
+    for p in params:
         k = f"{key}-{p.name}"
-        if p.choices:
+        if p.choices:  # a variant's choice parameter
             chosen[p.name] = st.selectbox(p.label, p.choices, p.choices.index(p.default), key=k)
         elif isinstance(p.default, int | float):
             lo, hi = type(p.default)(p.low), type(p.default)(p.high)
             chosen[p.name] = st.slider(p.label, lo, hi, p.default, key=k, help=p.help)
     return chosen
+
+
+def attention(card, key: str) -> dict:
+    """A swappable model runs any attention variant of the registry in every layer."""
+    ways = ["exact", *state.variants()] if card.swappable else []
+    attend = st.selectbox("Attention in every layer", ways, key=f"{key}-attend") if ways else None
+    if attend in (None, "exact"):
+        return {}
+    return {"attend": attend, "attend_hp": options(state.variant_params(attend), f"{key}-{attend}")}
 
 
 def short(title: str) -> str:
@@ -50,10 +56,6 @@ def short(title: str) -> str:
 def caption(p) -> str:
     aer = f"AER **{p.scored.aer:.3f}** · " if p.scored else ""
     return f"{aer}{p.label} · {p.reading} · output: {md(p.translation)}"
-
-
-def figure(p, title: str, key: str):
-    st.plotly_chart(alignment_figure(**p.drawn(title)), key=key)
 
 
 @st.fragment
@@ -105,19 +107,22 @@ def two_models():
             name = st.selectbox(
                 f"Model {side}", names, default, format_func=titles.get, key=f"cmp-{side}"
             )
-            chosen = options(models.card(name), f"cmp-{side}-{name}")
+            card, key = models.card(name), f"cmp-{side}-{name}"
+            chosen = options(card.options, key) | attention(card, key)
             picked.append((name, chosen))
+    (name_a, options_a), (name_b, options_b) = picked
     with friendly_errors("the comparison"):
-        a_all = state.panels(picked[0][0], text, picked[0][1])
+        a_all = state.panels(name_a, text, options_a)
         axes = next(iter(a_all.values())).alignment.target
-        b_all = state.panels(picked[1][0], text, picked[1][1], target=axes)
+        b_all = state.panels(name_b, text, options_b, target=axes)
     shown = []
     for col, side, found in zip(st.columns(2), "AB", (a_all, b_all), strict=True):
         with col:
             heads = list(found)
             start = heads.index(state.best(found).label)
             p = found[st.selectbox(f"Head of {side}", heads, start, key=f"cmp-head-{side}")]
-            figure(p, f"{side}: {titles[p.name]}", f"cmp-two-{side}")
+            fig = alignment_figure(**p.drawn(f"{side}: {titles[p.name]}"))
+            st.plotly_chart(fig, key=f"cmp-two-{side}")
             st.caption(caption(p))
             shown.append(p)
     a, b = (p.alignment for p in shown)

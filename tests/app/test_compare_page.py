@@ -63,6 +63,21 @@ def test_two_dates_models_share_axes(at):
     assert not at.info, "the two dates models read the same characters"
 
 
+def test_one_model_with_two_attentions(at):
+    """The dates Transformer as shipped against itself with a registry variant in every layer."""
+    at.segmented_control(key="cmp-task").set_value("dates").run()
+    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    name = "transformer-dates-sinusoidal"
+    at.selectbox(key="cmp-A").set_value(name).run()
+    at.selectbox(key="cmp-B").set_value(name).run()
+    at.selectbox(key=f"cmp-B-{name}-attend").set_value("longformer").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 3
+    at.selectbox(key=f"cmp-B-{name}-attend").set_value("linformer").run()
+    assert not at.exception  # its default k is longer than a date: said, not raised
+    assert at.info or len(at.get("plotly_chart")) == 3
+
+
 @pytest.mark.parametrize("text, expected", [("   ", "Type"), ("x" * 2_001, "limit")])
 def test_bad_input_is_explained(at, text, expected):
     at.text_area[0].set_value(text).run()
