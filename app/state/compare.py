@@ -20,16 +20,12 @@ class Panel:
     label: str  # "α" for RNNsearch, "L1 H3" for a Transformer's cross-attention head
     alignment: Alignment  # rows: target words on the shared axes, columns: source words
     forced: bool  # True: read with the axes' translation fed in, not the model's own
-    default_options: bool  # False: forced, so read without the chosen options
     translation: str  # what the model itself produced
     scored: VersusGold | None  # against the gold links, when the grammar gives them
 
     @property
     def reading(self) -> str:
-        if not self.forced:
-            return "its own translation"
-        # The registry's forced alignment runs the model as shipped (no options).
-        return "forced alignment" + ("" if self.default_options else ", default options")
+        return "forced alignment" if self.forced else "its own translation"
 
     def drawn(self, title: str) -> dict:
         """What an alignment figure takes: the map, its axes, a title, the gold links."""
@@ -38,13 +34,9 @@ class Panel:
         return dict(weights=a.weights, src=a.source, tgt=a.target, title=title, **links)
 
 
-def _aligns(card: ModelCard) -> bool:
-    return type(card).alignments is not ModelCard.alignments  # the family states alignments
-
-
 def tasks() -> list[str]:
     """Tasks with a model that returns target × source alignments, most models first."""
-    found = [c.task for c in models.cards().values() if _aligns(c)]
+    found = [c.task for c in models.cards().values() if c.aligns]
     return sorted(dict.fromkeys(found), key=lambda t: -found.count(t))
 
 
@@ -63,7 +55,12 @@ def variant_params(name: str) -> tuple:
 
 def aligners(task: str) -> list[ModelCard]:
     """The task's models that return target × source alignments (translation models)."""
-    return [c for c in models.by_task(task) if _aligns(c)]
+    return [c for c in models.by_task(task) if c.aligns]
+
+
+def without_alignment(task: str) -> list[ModelCard]:
+    """The task's models with no attention to align (the RNNencdec baseline)."""
+    return [c for c in models.by_task(task) if not c.aligns]
 
 
 def panels(
@@ -84,14 +81,17 @@ def panels(
     source = pair.src if pair else first.source
     target = pair.tgt if pair else tuple(target) if target else first.target
     forced = (first.source, first.target) != (tuple(source), tuple(target))
-    on_axes = models.forced_alignments(name, tuple(source), tuple(target)) if forced else own
+    on_axes = (
+        models.forced_alignments(name, tuple(source), tuple(target), **(options or {}))
+        if forced
+        else own
+    )
     return {
         label: Panel(
             name,
             label,
             a,
             forced,
-            not (forced and (options or {}).get("attend")),
             trace.outputs["translation"],
             versus_gold(a.weights, pair, forced=forced) if pair else None,
         )

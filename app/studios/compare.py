@@ -62,9 +62,8 @@ def caption(p) -> str:
 def every_model():
     with friendly_errors("the comparison"):
         found = {c.name: state.panels(c.name, text) for c in cards}
-    if without := [titles[n] for n, f in found.items() if not f]:
+    if without := [c.title for c in state.without_alignment(task or tasks[0])]:
         st.caption("No attention, so no alignment: " + "; ".join(without) + ".")
-    found = {n: f for n, f in found.items() if f}
     gold = any(p.scored for f in found.values() for p in f.values())
     st.dataframe(  # AER per model (rows) and head (columns)
         [

@@ -44,6 +44,7 @@ class Limits:
     max_tokens: int | None = None
     token_unit: str = "tokens"
     max_sentences: int | None = None
+    empty: str = "Type something first: the input is empty."  # what to type, per family
 
     def describe(self) -> str:
         parts = [f"at most {self.max_chars:,} characters"]
@@ -55,7 +56,7 @@ class Limits:
 
     def check(self, text: str) -> None:
         if not isinstance(text, str) or not text.strip():
-            raise InputError("Type something first: the input is empty.")
+            raise InputError(self.empty)
         if len(text) > self.max_chars:
             raise InputError(
                 f"That input has {len(text):,} characters; the limit here is {self.max_chars:,}."
@@ -179,12 +180,18 @@ class ModelCard(ABC):
         """Why this answer should not be read as one, or None when nothing is off."""
         return None
 
+    # True when traces carry target × source alignments (translation models with attention)
+    aligns: ClassVar[bool] = False
+
     def alignments(self, trace: Trace) -> dict[str, Alignment]:
         """Target × source alignments in ``trace`` (translation models), else empty."""
         return {}
 
-    def forced_alignments(self, source, target, *, model: Any = None) -> dict[str, Alignment]:
-        """Alignments with ``target`` fed in instead of the model's own output."""
+    def forced_alignments(
+        self, source, target, *, model: Any = None, **options
+    ) -> dict[str, Alignment]:
+        """Alignments with ``target`` fed in instead of the model's own output; ``options``
+        as for :meth:`trace` where they change the attention (``attend=``)."""
         return {}
 
     def sort_key(self) -> tuple:

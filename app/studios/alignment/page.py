@@ -5,7 +5,7 @@ module. The alignment map is [1, 1, target steps, source words].
 """
 
 import streamlit as st
-from kit import export_buttons, friendly_errors
+from kit import answer_heading, export_buttons, friendly_errors
 from state import nmt as state
 from studios.alignment import head_view, inputs, measured, side_by_side, soft, steps
 from studios.alignment.common import md
@@ -35,7 +35,7 @@ with friendly_errors("the translation"):
     trace = state.translate(card.name, text, beam)
 rec = state.train_record(card.name)
 src = trace.inputs["tokens"]
-st.markdown(f"### {md(trace.outputs['translation'])}")
+answer_heading(trace, md(trace.outputs["translation"]))
 if trace.outputs["unknown"]:
     st.warning(
         "Not in the model's vocabulary, read as <unk>: "

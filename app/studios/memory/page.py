@@ -42,6 +42,8 @@ with friendly_errors("answering"):
     cfg = reader(name).model.cfg
 
 out = trace.outputs
+if out.get("warning"):
+    st.warning(out["warning"])
 verdict = ""
 if out["expected"]:
     right = out["expected"] == out["answer"]

@@ -65,7 +65,12 @@ class MemN2NCard(ModelCard):
     def limits(self) -> Limits:
         from engine.data.babi import MAX_STORY_CHARS
 
-        return Limits(max_chars=MAX_STORY_CHARS, max_sentences=self.meta["config"]["memory"])
+        return Limits(
+            max_chars=MAX_STORY_CHARS,
+            max_sentences=self.meta["config"]["memory"],
+            empty="Write a story first: a few sentences such as 'Mary went to the kitchen.' "
+            "and a question such as 'Where is Mary?'",
+        )
 
     @property
     def examples(self) -> tuple[Example, ...]:

@@ -21,6 +21,7 @@ DATE_EXAMPLES = (
     "the 21st of December, 2012",
 )
 END = "</s>"
+EMPTY = "Type a sentence (or a date) to translate."
 UNKNOWN_SHARE = 1 / 3  # above this, the output says more about <unk> than about the input
 
 
@@ -86,8 +87,10 @@ class NMTCard(ModelCard):
         from engine.data import dates, enfr
 
         if self.task == "dates":
-            return Limits(max_chars=dates.MAX_CHARS)
-        return Limits(max_chars=2_000, max_tokens=enfr.MAX_LEN, token_unit="words and marks")
+            return Limits(max_chars=dates.MAX_CHARS, empty=EMPTY)
+        return Limits(
+            max_chars=2_000, max_tokens=enfr.MAX_LEN, token_unit="words and marks", empty=EMPTY
+        )
 
     @property
     def examples(self) -> tuple[Example, ...]:
@@ -128,6 +131,10 @@ class NMTCard(ModelCard):
             return {}
         return {"α": _alignment("α", amap.weights[0, 0], amap.query_labels, amap.key_labels)}
 
-    def forced_alignments(self, source, target, *, model=None) -> dict[str, Alignment]:
+    @property
+    def aligns(self) -> bool:
+        return self.variant != "none"  # the RNNencdec baseline has no attention to show
+
+    def forced_alignments(self, source, target, *, model=None, **options) -> dict[str, Alignment]:
         alpha = (model or self.load()).align(list(source), list(target))
         return {} if alpha is None else {"α": _alignment("α", alpha, target, source)}
