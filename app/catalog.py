@@ -47,7 +47,7 @@ PAGES = [
         "on every memory slot at every hop.",
     ),
     PageInfo(
-        "studios/transformer.py",
+        "studios/transformer/page.py",
         "Transformer",
         "transformer",
         "Self- and cross-attention per layer and head in our Transformer and a real "

@@ -60,14 +60,36 @@ def joint_embedding(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, seed:
     return embed(q, k, mask=mask, seed=seed)
 
 
-@st.cache_data(max_entries=16, show_spinner="Building the bertviz view…")
-def bertviz_html(view: str, maps: dict, layer: int) -> str:
-    """``maps`` holds bertviz keyword arguments (numpy weights and token lists)."""
-    import views.bertviz_view as bv
+READINGS = ("each head", "mean over heads", "rollout (Abnar & Zuidema 2020)")
 
-    if view == "head":
-        return bv.head_view_html(**maps, layer=layer)
-    return bv.model_view_html(**maps)
+
+def read_heads(amap, reading: str, merge: bool, hide: bool, sinks):
+    """The map as the page's toggles ask: word pieces merged, heads read one way, sinks hidden."""
+    from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
+
+    if merge:
+        amap = merge_word_pieces(amap, keep=sinks)
+    if reading == READINGS[1]:
+        amap = head_average(amap)
+    elif reading == READINGS[2]:
+        amap = rollout(amap)
+    return hide_sinks(amap, sinks) if hide else amap
+
+
+def allowed_keys(kind: str, n_q: int, n_k: int) -> np.ndarray | None:
+    """[Q, K] True where a query may attend: causal for the decoder, everything otherwise."""
+    if kind != "decoder_self":
+        return None
+    from engine.attention.masks import causal_mask
+
+    return causal_mask(n_q, n_k).numpy()
+
+
+def neuron(q: np.ndarray, k: np.ndarray, mask_row: np.ndarray | None):
+    """The neuron view of one query (q_i∘k_j, scores and α from the engine)."""
+    from engine.models.attentionviz import neuron_view
+
+    return neuron_view(q, k, mask_row)
 
 
 def model_choices() -> tuple[list[str], dict]:

@@ -11,7 +11,11 @@ def page():
     """Open a page script as a user would land on it, with a generous first-run timeout."""
 
     def _open(name: str) -> AppTest:
-        at = AppTest.from_file(str(APP / "studios" / f"{name}.py"), default_timeout=120)
+        # A one-file page is studios/<name>.py; a page of sections is studios/<name>/page.py.
+        script = APP / "studios" / f"{name}.py"
+        if not script.is_file():
+            script = APP / "studios" / name / "page.py"
+        at = AppTest.from_file(str(script), default_timeout=120)
         at.run()
         return at
 
