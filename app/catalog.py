@@ -54,7 +54,7 @@ PAGES = [
         "pretrained MiniLM, with bertviz views.",
     ),
     PageInfo(
-        "studios/variants.py",
+        "studios/variants/page.py",
         "Variants lab",
         "variants",
         "Efficient attention side by side on the same input: errors, patterns, "

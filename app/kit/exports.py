@@ -1,6 +1,9 @@
-"""Downloads of a view's Trace in the formats the engine reads back."""
+"""Downloads of a view's Trace and tables in the formats the engine and a notebook read back."""
 
 from __future__ import annotations
+
+import io
+import json
 
 import streamlit as st
 
@@ -21,4 +24,23 @@ def export_buttons(trace, stem: str) -> None:
         f"{stem}.npz",
         mime="application/octet-stream",
         key=f"dl-npz-{stem}",
+    )
+
+
+def table_exports(rows: list[dict], stem: str) -> None:
+    """CSV and JSON downloads of one table."""
+    import pandas as pd
+
+    buf = io.StringIO()
+    pd.DataFrame(rows).to_csv(buf, index=False)
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        "Download CSV", buf.getvalue(), f"{stem}.csv", mime="text/csv", key=f"csv-{stem}"
+    )
+    c2.download_button(
+        "Download JSON",
+        json.dumps(rows, default=str, indent=1),
+        f"{stem}.json",
+        mime="application/json",
+        key=f"json-{stem}",
     )

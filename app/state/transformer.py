@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from state import models
 
-@st.cache_resource(show_spinner="Loading our Transformer…")
+
 def translator(name: str):
-    from engine.models import transformer
-
-    return transformer.load(name)
+    """Our trained Transformer, loaded once through the model registry."""
+    return models.loaded(name)
 
 
 def pretrained(path: str, name: str):
@@ -31,11 +31,9 @@ def _load_pretrained(path: str, name: str):
     return pretrained.load(path, name)
 
 
-@st.cache_data(max_entries=32, show_spinner="Running the Transformer…")
 def own_trace(name: str, text: str):
-    from engine.models import transformer
-
-    return transformer.trace(translator(name), text)
+    """Its Trace for ``text`` (cached per input by the registry's state)."""
+    return models.trace(name, text)
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the pretrained model…")
@@ -94,10 +92,9 @@ def neuron(q: np.ndarray, k: np.ndarray, mask_row: np.ndarray | None):
 
 def model_choices() -> tuple[list[str], dict]:
     """Our shipped checkpoints, and the pretrained models the operator allowed."""
-    from engine import checkpoints
     from engine.models.pretrained import list_models
 
-    ours = checkpoints.available("transformer-")
+    ours = sorted(c.name for c in models.cards().values() if c.family == "transformer")
     return ours, {name: str(path) for name, path in list_models().items()}
 
 
