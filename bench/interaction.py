@@ -44,10 +44,14 @@ from tests.e2e.support import (  # noqa: E402 - the repository root is added jus
 TARGET_MS = 500.0
 
 # A fingerprint of every figure drawn in the main area: tick and title texts, the heatmap
-# images (plotly paints a heatmap as one <image>), bar and marker geometry. It changes
-# when, and only when, a figure is redrawn with different content.
+# images (plotly paints a heatmap as one <image>), bar and marker geometry, and the
+# pages' HTML figures (a shaded story). It changes when, and only when, a figure is
+# redrawn with different content.
 FIGURE_SIGNATURE = """() => {
   const parts = [];
+  for (const h of document.querySelectorAll('[data-testid=stMain] [data-testid=stHtml]')) {
+    parts.push(h.innerHTML);
+  }
   for (const plot of document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')) {
     for (const t of plot.querySelectorAll('text')) parts.push(t.textContent);
     for (const im of plot.querySelectorAll('image')) {
