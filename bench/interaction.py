@@ -105,7 +105,13 @@ SCENARIOS: dict[str, list[Edit]] = {
     ],
     "positional": [
         Edit("type", "number", "positions", lambda i: str(60 + i)),
-        Edit("offset", "number", "offset k", lambda i: str(3 + i)),
+        Edit(
+            "offset",
+            "number",
+            "offset k",
+            lambda i: str(3 + i),
+            setup=[("choice", "Rotation by k")],
+        ),
     ],
     "alignment": [
         Edit("type", "textarea", "Input", lambda i: _enfr(i)),
