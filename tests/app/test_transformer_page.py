@@ -127,3 +127,16 @@ def test_neuron_view_bars_equal_the_attention_row(kind):
     fig = neuron_figure(nv, amap.query_labels[i], amap.key_labels)
     alpha = np.asarray(fig.data[-1].x)
     np.testing.assert_allclose(alpha, amap.weights[1, 2, i], atol=1e-5)
+
+
+def test_layer_and_head_drive_the_neuron_view(ours):
+    at = ours
+    at.segmented_control(key="transformer-section").set_value("Neuron view").run()
+    n_layers = len(at.select_slider[0].options)
+    n_heads = len(at.select_slider[1].options)
+    at.select_slider[0].set_value(n_layers - 1).run()
+    at.select_slider[1].set_value(n_heads - 1).run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1
+    last = f"L{n_layers - 1}"
+    assert any(last in c.value and f"H{n_heads - 1}" in c.value for c in at.caption)
