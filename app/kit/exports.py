@@ -9,18 +9,22 @@ import streamlit as st
 
 
 def export_buttons(trace, stem: str) -> None:
-    """Download the Trace as JSON and NPZ: the same format the engine reads back."""
+    """Download the Trace as JSON and NPZ: the same format the engine reads back.
+
+    The files are written when a button is clicked, not on every rerun: a Transformer
+    Trace with its queries and keys is megabytes, serialised and sent for each edit.
+    """
     c1, c2 = st.columns(2)
     c1.download_button(
         "Download trace (JSON)",
-        trace.to_json(),
+        trace.to_json,
         f"{stem}.json",
         mime="application/json",
         key=f"dl-json-{stem}",
     )
     c2.download_button(
         "Download trace (NPZ)",
-        trace.to_npz(),
+        trace.to_npz,
         f"{stem}.npz",
         mime="application/octet-stream",
         key=f"dl-npz-{stem}",
@@ -28,18 +32,20 @@ def export_buttons(trace, stem: str) -> None:
 
 
 def table_exports(rows: list[dict], stem: str) -> None:
-    """CSV and JSON downloads of one table."""
-    import pandas as pd
+    """CSV and JSON downloads of one table, written when clicked."""
 
-    buf = io.StringIO()
-    pd.DataFrame(rows).to_csv(buf, index=False)
+    def csv() -> str:
+        import pandas as pd
+
+        buf = io.StringIO()
+        pd.DataFrame(rows).to_csv(buf, index=False)
+        return buf.getvalue()
+
     c1, c2 = st.columns(2)
-    c1.download_button(
-        "Download CSV", buf.getvalue(), f"{stem}.csv", mime="text/csv", key=f"csv-{stem}"
-    )
+    c1.download_button("Download CSV", csv, f"{stem}.csv", mime="text/csv", key=f"csv-{stem}")
     c2.download_button(
         "Download JSON",
-        json.dumps(rows, default=str, indent=1),
+        lambda: json.dumps(rows, default=str, indent=1),
         f"{stem}.json",
         mime="application/json",
         key=f"json-{stem}",

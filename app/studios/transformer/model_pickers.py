@@ -124,8 +124,6 @@ class Shown:
     kind: str
     title: str  # the map's name, e.g. "cross-attention (decoder → encoder)"
     amap: object  # the map as read (merged, averaged or rolled out, sinks hidden)
-    layer: int
-    head: int
     merge: bool
     hide: bool
     sinks: tuple
@@ -134,3 +132,16 @@ class Shown:
     def raw(self):
         """The map as the model returned it."""
         return self.trace.maps[self.kind]
+
+
+def layer_head(raw) -> tuple[int, int]:
+    """The layer and head every section looks at (one pair of widgets, kept across sections)."""
+    n_layers, n_heads = raw.shape[:2]
+    s1, s2 = st.columns(2)
+    layer = s1.select_slider(
+        "Layer", range(n_layers), format_func=lambda i: raw.layer_labels[i], key=f"layer-{n_layers}"
+    )
+    head = s2.select_slider(
+        "Head", range(n_heads), format_func=lambda i: raw.head_labels[i], key=f"head-{n_heads}"
+    )
+    return layer, head

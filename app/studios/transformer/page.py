@@ -59,29 +59,17 @@ with friendly_errors("reading the heads"):
     amap = state.read_heads(trace.maps[kind], reading, merge, hide, sinks)
 
 
-# Layer, head and section rerun only this part: the model, its Trace and the map stay.
+# A section change reruns only this part: the model, its Trace and the map stay.
 @st.fragment
-def sections(trace, kind: str, amap, merge: bool, hide: bool, sinks) -> None:
-    raw = trace.maps[kind]
-    n_layers, n_heads = raw.shape[:2]
-    s1, s2 = st.columns(2)
-    layer = s1.select_slider(
-        "Layer", range(n_layers), format_func=lambda i: raw.layer_labels[i], key=f"layer-{n_layers}"
-    )
-    head = s2.select_slider(
-        "Head", range(n_heads), format_func=lambda i: raw.head_labels[i], key=f"head-{n_heads}"
-    )
+def sections(shown: model_pickers.Shown) -> None:
     # One section on screen at a time: an edit redraws only what is visible.
     names = list(SECTIONS)
     section = (
         st.segmented_control("Section", names, default=names[0], key="transformer-section")
         or names[0]
     )
-    shown = model_pickers.Shown(
-        trace, kind, KIND_NAMES[kind], amap, layer, head, merge, hide, tuple(sinks)
-    )
     SECTIONS[section](shown)
 
 
-sections(trace, kind, amap, merge, hide, sinks)
+sections(model_pickers.Shown(trace, kind, KIND_NAMES[kind], amap, merge, hide, tuple(sinks)))
 export_buttons(trace, f"transformer-{trace.model}")

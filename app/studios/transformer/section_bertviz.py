@@ -4,6 +4,7 @@ import streamlit as st
 import views.bertviz_view as bv
 from kit import friendly_errors
 from state.transformer import READINGS, read_heads
+from studios.transformer.model_pickers import layer_head
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the bertviz view…")
@@ -15,6 +16,7 @@ def page_html(view: str, arguments: dict, layer: int) -> str:
 
 
 def show(s) -> None:
+    layer, _ = layer_head(s.raw)
     view = st.radio("View", ["head view", "model view"], horizontal=True)
     one_map = len(s.trace.maps) == 1
     maps = {
@@ -29,7 +31,7 @@ def show(s) -> None:
     n_tok = max(max(m.shape[2:]) for m in maps.values())
     n_layers = s.raw.shape[0]
     with friendly_errors("the bertviz view"):
-        html = page_html(view.split()[0], bv.trace_arguments(maps), s.layer)
+        html = page_html(view.split()[0], bv.trace_arguments(maps), layer)
         bv.render(
             html,
             height=min(2400, 200 + 24 * n_tok) if view == "head view" else 160 + 140 * n_layers,

@@ -3,6 +3,7 @@
 import streamlit as st
 from kit import friendly_errors
 from state import transformer as state
+from studios.transformer.model_pickers import layer_head
 from studios.transformer.section_neuron import NO_VECTORS
 from views.qk_map import dot_distance_figure, qk_scatter
 
@@ -13,11 +14,12 @@ def show(s) -> None:
     if q_all is None:
         st.info(NO_VECTORS)
         return
+    layer, head = layer_head(raw)
     colour = st.radio("Colour by", ["position", "token"], horizontal=True)
     mask = state.allowed_keys(kind, raw.shape[2], raw.shape[3])
     with friendly_errors("the query–key map"):
-        emb = state.joint_embedding(q_all[s.layer, s.head], k_all[s.layer, s.head], mask, 0)
-    title = f"{raw.layer_labels[s.layer]} · {raw.head_labels[s.head]} ({emb.method.upper()})"
+        emb = state.joint_embedding(q_all[layer, head], k_all[layer, head], mask, 0)
+    title = f"{raw.layer_labels[layer]} · {raw.head_labels[head]} ({emb.method.upper()})"
     st.plotly_chart(
         qk_scatter(emb, raw.query_labels, raw.key_labels, colour_by=colour, title=title),
         width="stretch",
