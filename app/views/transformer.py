@@ -50,7 +50,7 @@ def head_grid(amap, title: str) -> go.Figure:
             data.append(
                 dict(
                     type="heatmap",
-                    z=w[layer, h],
+                    z=np.asarray(w[layer, h], np.float32),
                     coloraxis="coloraxis",
                     hovertemplate=f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
                     "query %{y} · key %{x}<br>α = %{z:.3f}<extra></extra>",
