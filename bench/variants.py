@@ -21,9 +21,9 @@ import time
 
 import torch
 
-from engine import kernels, kv_cache, profile
-from engine.quantization import int8_attention, output_agreement
-from engine.variants import get, names
+from engine import kernels, profile
+from engine.variants import get, kv_cache, names
+from engine.variants.int8 import int8_attention, output_agreement
 
 EXPONENT_LENGTHS = (1024, 2048, 4096, 8192, 16384)
 EXPONENT_VARIANTS = (

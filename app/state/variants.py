@@ -1,8 +1,4 @@
-"""Cached computations of the Variants lab (engine calls only; no layout here).
-
-The trained-Transformer input goes through :func:`trained_qkv` and :func:`trained_translation`
-only, so the page never names the module that plugs a variant into the model.
-"""
+"""Cached computations of the Variants lab (engine calls only; no layout here)."""
 
 from __future__ import annotations
 
@@ -11,33 +7,19 @@ import time
 
 import streamlit as st
 
-TRAINED_CHECKPOINT = "transformer-dates-sinusoidal"
+TRAINED_CHECKPOINT = "transformer-dates-sinusoidal"  # the "trained" input source
 
 
 def trained_available() -> bool:
-    from engine.variants import swap
+    from engine import checkpoints
 
-    return swap.available(TRAINED_CHECKPOINT)
+    return TRAINED_CHECKPOINT in checkpoints.available("transformer-dates")
 
 
 def trained_max_length() -> int:
-    from engine.variants import swap
+    from state.transformer import translator
 
-    return swap.max_length(TRAINED_CHECKPOINT)
-
-
-def trained_qkv(text: str):
-    """q, k, v and labels of the trained dates Transformer's first encoder layer."""
-    from engine.variants import swap
-
-    return swap.layer_qkv(text, TRAINED_CHECKPOINT)
-
-
-def trained_translation(text: str, variant: str, hp: dict | None = None) -> str:
-    """The trained Transformer's translation with ``variant`` in every encoder layer."""
-    from engine.variants import swap
-
-    return swap.translate(text, variant, hp, name=TRAINED_CHECKPOINT)
+    return translator(TRAINED_CHECKPOINT).max_src
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -56,7 +38,11 @@ def compare(
     from engine.variants import inputs
 
     if source == "trained":
-        q, k, v, labels = trained_qkv(text)
+        from engine.models import transformer
+        from state.transformer import translator
+
+        tr = translator(TRAINED_CHECKPOINT)
+        q, k, v, labels = transformer.layer_qkv(tr, text)
     elif source == "text":
         q, k, v, labels = inputs.text_layer(text, heads=heads, d=d)
     else:
@@ -67,10 +53,11 @@ def compare(
     params = json.loads(params_json)
     traces, rows = cmp.run_all(list(names), q, k, v, labels, causal=causal, params=params)
     if source == "trained":
-        reference = trained_translation(text, "full")
+        reference = transformer.translate(tr, text, attend="full")
         for row in rows:
-            row["translation"] = trained_translation(
-                text, row["variant"], params.get(row["variant"])
+            name = row["variant"]
+            row["translation"] = transformer.translate(
+                tr, text, attend=name, attend_hp=params.get(name)
             )
             row["same_as_full"] = row["translation"] == reference
     return traces, rows
@@ -99,7 +86,8 @@ def pooled_map(n: int, structure: str, reduce: str):
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def kv_compare(n: int):
-    from engine import kv_cache, profile  # core helper: engine.variants.kv_cache
+    from engine import profile
+    from engine.variants import kv_cache
 
     with profile.single_thread():
         return kv_cache.compare(n)
@@ -111,12 +99,12 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
     import torch
 
     from engine import kernels
-    from engine.quantization import int8_attention, output_agreement  # → engine.variants.int8
     from engine.variants.inputs import synthetic
+    from engine.variants.int8 import int8_attention, output_agreement
 
     q, k, v, _ = synthetic(n, d, 2, structure="random", seed=seed)
     k = k + torch.linspace(0, outlier, d)  # a per-channel bias shared by every token
-    ref, _ = kernels.attention(q, k, v)  # exact fp32 attention, the reference
+    ref, _ = kernels.attention(q, k, v)
     rows = []
     for scheme in ("sage", "naive"):
         out, _ = int8_attention(q, k, v, scheme=scheme, block=block)
@@ -125,6 +113,6 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
 
 
 def kv_length_limit() -> int:
-    from engine.kv_cache import LENGTH_LIMIT  # core helper: engine.variants.kv_cache
+    from engine.variants.kv_cache import LENGTH_LIMIT
 
     return LENGTH_LIMIT

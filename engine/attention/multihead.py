@@ -3,7 +3,9 @@
 MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O,  head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
 
 The weights come back from ``forward`` instead of being stored on the module:
-cached models are shared by concurrent sessions.
+cached models are shared by concurrent sessions. The attention core between the
+projections is a parameter (``attend``, see engine.attention.attend): the exact kernel
+by default, any registry variant on request, with the trained W_Q, W_K, W_V, W_O kept.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from engine.attention.scoring import scaled_dot_product_attention
+from engine.attention.attend import Attend, exact
 
 
 class MultiHeadAttention(nn.Module):
@@ -33,14 +35,27 @@ class MultiHeadAttention(nn.Module):
         """Per-head Q, K, V ``(B, h, T, d_k)``; exposed for views (neuron view, QK maps)."""
         return self.split(self.W_Q(query)), self.split(self.W_K(key)), self.split(self.W_V(value))
 
-    def forward(self, query, key=None, value=None, mask=None, *, causal: bool = False):
-        """mask broadcasts against ``(B, h, Q, K)``; a ``(B, 1, K)`` padding mask is lifted."""
+    def forward(
+        self,
+        query,
+        key=None,
+        value=None,
+        mask=None,
+        *,
+        causal: bool = False,
+        attend: Attend | None = None,
+    ):
+        """mask broadcasts against ``(B, h, Q, K)``; a ``(B, 1, K)`` padding mask is lifted.
+
+        ``attend`` (default :func:`engine.attention.attend.exact`) computes the heads from
+        the projected q, k, v; it must return weights here, since the layer returns them.
+        """
         key = query if key is None else key
         value = key if value is None else value
         q, k, v = self.project(query, key, value)
         if mask is not None and mask.dim() == 3:
             mask = mask[:, None]  # (B, 1, Q|1, K)
-        out, weights = scaled_dot_product_attention(q, k, v, mask, causal=causal)
+        out, weights = (attend or exact)(q, k, v, mask=mask, causal=causal, want_weights=True)
         B, _, T, _ = out.shape
         out = out.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, h·d_k)
         return self.W_O(out), weights  # weights (B, h, Q, K)

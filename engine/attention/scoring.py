@@ -18,14 +18,7 @@ import math
 import torch
 from torch import nn
 
-from engine.attention.masks import causal_mask, masked_softmax
-
-
-def _combine(mask: torch.Tensor | None, causal: bool, n_q: int, n_k: int, device):
-    if not causal:
-        return mask
-    c = causal_mask(n_q, n_k, device=device)
-    return c if mask is None else (mask.to(torch.bool) & c)
+from engine.attention.masks import allowed, masked_softmax
 
 
 def scaled_dot_product_attention(
@@ -41,7 +34,7 @@ def scaled_dot_product_attention(
     d_k = q.shape[-1]
     scale = 1.0 / math.sqrt(d_k) if scale is None else scale
     scores = (q @ k.transpose(-2, -1)) * scale  # (..., Q, K)
-    mask = _combine(mask, causal, q.shape[-2], k.shape[-2], q.device)
+    mask = allowed(mask, causal, q.shape[-2], k.shape[-2], q.device)
     weights = masked_softmax(scores, mask)
     return weights @ v, weights
 
@@ -56,7 +49,7 @@ class _Scoring(nn.Module):
     def forward(self, query, keys, values=None, mask=None, *, causal: bool = False, **score_kw):
         values = keys if values is None else values
         e = self.score(query, keys, **score_kw)
-        mask = _combine(mask, causal, e.shape[-2], e.shape[-1], e.device)
+        mask = allowed(mask, causal, e.shape[-2], e.shape[-1], e.device)
         alpha = masked_softmax(e, mask)  # α_ij
         return alpha @ values, alpha  # c_i = Σ_j α_ij h_j
 

@@ -52,7 +52,7 @@ def unigram_f1(hyps: list[list[str]], refs: list[list[str]]) -> float:
 
 def scores(tr: Translator, pairs) -> dict:
     """BLEU on tokens (words for en-fr, characters for dates), exact match, unigram F1."""
-    from engine.metrics import bleu, exact_match
+    from engine.translation_quality import bleu, exact_match
 
     hyps = translate(tr, pairs)
     refs = [list(p.tgt) for p in pairs]
@@ -66,7 +66,7 @@ def scores(tr: Translator, pairs) -> dict:
 @torch.no_grad()
 def head_aer(tr: Translator, pairs, batch: int = 250) -> np.ndarray:
     """``[L, H]`` AER of each cross-attention head's argmax links on gold-target forcing."""
-    from engine.metrics import aer, argmax_links
+    from engine.translation_quality import aer, argmax_links
 
     cfg = tr.model.cfg
     items = [[[] for _ in range(cfg.n_heads)] for _ in range(cfg.n_layers)]

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import torch
 
-from engine.kernels import reference
-from engine.kernels.block_masks import (
+from engine.attention.patterns import (
     bigbird_block_mask,
     kept_fraction,
     longformer_block_mask,
     num_blocks,
     sliding_window_block_mask,
 )
+from engine.kernels import reference
 from engine.kernels.dispatch import active_path, resolve, triton_module, unsupported_input
 
 __all__ = [
@@ -73,6 +73,8 @@ def block_sparse_attention(
     block_size: int = 64,
     causal: bool = False,
     scale: float | None = None,
+    window: int | None = None,
+    n_global: int = 0,
     path: str = "auto",
 ):
     """Attention over the kept blocks of ``block_mask`` only → ``(out, lse)``.
@@ -80,8 +82,10 @@ def block_sparse_attention(
     ``block_mask`` is bool ``[H or 1, ceil(N/block_size), ceil(N/block_size)]``, True where
     query block I computes key block J; empty blocks are skipped entirely, so the time
     follows the number of kept blocks. Within a kept block every pair attends (with
-    ``causal``, only keys j ≤ i). Rows whose blocks are all dropped: ``out = 0``,
-    ``lse = −inf``. q, k and v share one length N.
+    ``causal``, only keys j ≤ i; with ``window``, only pairs with |i − j| ≤ window or a
+    global token i or j < ``n_global``, the meanings of engine.attention.patterns). Rows
+    whose blocks are all dropped: ``out = 0``, ``lse = −inf``. q, k and v share one
+    length N.
     """
     _check_qkv(q, k, v)
     n = q.shape[2]
@@ -98,13 +102,10 @@ def block_sparse_attention(
     why = unsupported_input(q, k, v)
     if why is None and (block_size & (block_size - 1) or not 16 <= block_size <= 128):
         why = f"block_size {block_size} (a power of two in 16..128)"
+    kw = dict(block_size=block_size, causal=causal, scale=scale, window=window, n_global=n_global)
     if resolve(path, q, why) == "triton":
-        return triton_module("triton_attention").block_sparse_attention(
-            q, k, v, block_mask, block_size=block_size, causal=causal, scale=scale
-        )
-    return reference.block_sparse_attention(
-        q, k, v, block_mask, block_size=block_size, causal=causal, scale=scale
-    )
+        return triton_module("triton_attention").block_sparse_attention(q, k, v, block_mask, **kw)
+    return reference.block_sparse_attention(q, k, v, block_mask, **kw)
 
 
 def pooled_attention_map(

@@ -12,7 +12,7 @@ block (a CSR layout built on the device), so dropped blocks cost nothing.
 
 Tiles are read and written through tensor descriptors: on Hopper they become TMA
 copies, which frees the registers that pointer tiles would hold (with pointers the
-d = 128 kernel spilled; with descriptors no config does — ``compile_check``).
+d = 128 kernel spilled; with descriptors no config does — ``scripts/triton_compile_check.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import torch
 import triton
 import triton.language as tl
 
+from engine.attention.masks import causal_mask
 from engine.kernels.dispatch import interpreting
 from engine.kernels.reference import default_scale
 
@@ -50,8 +51,10 @@ def _descriptor(
 @triton.jit
 def _tile_step(
     acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
+    window, n_global,
     MASKED: tl.constexpr,
     CAUSAL: tl.constexpr,
+    WINDOWED: tl.constexpr,
     PRECISION: tl.constexpr,
     HEAD_DIM: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -59,7 +62,8 @@ def _tile_step(
     """One FlashAttention-2 update with the key/value tile that starts at ``start_n``.
 
     ``MASKED`` tiles may hold keys past n_k (read as zeros) or, with ``CAUSAL``, keys
-    j > i + offset; tiles inside the allowed region skip the masking work entirely.
+    j > i + offset, or with ``WINDOWED`` pairs outside |i − j| ≤ window that no global
+    token (i or j < n_global) joins; tiles inside the allowed region skip the masking.
     """
     k = k_desc.load([b, h, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
     s = tl.dot(q, k.T, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), base 2
@@ -68,6 +72,9 @@ def _tile_step(
         allowed = cols[None, :] < n_k
         if CAUSAL:
             allowed = allowed & (cols[None, :] <= rows[:, None] + causal_offset)
+        if WINDOWED:
+            near = tl.abs(cols[None, :] - rows[:, None]) <= window
+            allowed = allowed & (near | (cols[None, :] < n_global) | (rows[:, None] < n_global))
         s = tl.where(allowed, s, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(s, 1))
     # A row that has seen no allowed key yet keeps m = −inf; shift it by 0, not by −inf.
@@ -142,12 +149,14 @@ def _attn_fwd(
     for start_n in range(0, full_end, BLOCK_N):
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
-            MASKED=False, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
+            0, 0, MASKED=False, CAUSAL=CAUSAL, WINDOWED=False, PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
         )  # fmt: skip
     for start_n in range(full_end, hi, BLOCK_N):
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
-            MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
+            0, 0, MASKED=True, CAUSAL=CAUSAL, WINDOWED=False, PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
         )  # fmt: skip
 
     l_base = LSE + b * stride_lb + h * stride_lh
@@ -165,9 +174,10 @@ def _block_sparse_fwd(
     stride_ob, stride_oh, stride_om,
     stride_lb, stride_lh, stride_lm,
     stride_ih, stride_im, stride_ch,
-    B, H, n, qk_scale,
+    B, H, n, qk_scale, window, n_global,
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
+    WINDOWED: tl.constexpr,
     PRECISION: tl.constexpr,
     BLOCK: tl.constexpr,
 ):  # fmt: skip
@@ -195,7 +205,8 @@ def _block_sparse_fwd(
         # (the where is cheap next to the two tile matmuls).
         acc, m_i, l_i = _tile_step(
             acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n, 0, qk_scale,
-            MASKED=True, CAUSAL=CAUSAL, PRECISION=PRECISION, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK,
+            window, n_global, MASKED=True, CAUSAL=CAUSAL, WINDOWED=WINDOWED, PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK,
         )  # fmt: skip
 
     l_base = LSE + b * stride_lb + h * stride_lh
@@ -207,7 +218,7 @@ def hopper_configs():
 
     128-row query tiles on two warpgroups (8 warps) keep the tensor cores busy at
     d = 128; 64-row tiles help short or causal inputs. Compiled for sm_90 with TMA
-    (``python -m engine.kernels.compile_check``) none of them spills at d = 64 or 128,
+    (``python scripts/triton_compile_check.py``) none of them spills at d = 64 or 128,
     and all fit the 227 KiB of shared memory (128 × 128 × 3 stages at d = 128 just does).
     """
     shapes = [
@@ -316,7 +327,7 @@ def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
     """
     bm = block_mask.to(device=device, dtype=torch.bool)
     if causal:
-        bm = bm & torch.ones(bm.shape[-2:], dtype=torch.bool, device=device).tril()
+        bm = bm & causal_mask(bm.shape[-2], bm.shape[-1], device=device)  # key block J ≤ I
     count = bm.sum(-1, dtype=torch.int32)  # (H|1, nb)
     # A stable sort of "dropped" flags puts the kept block ids first, in increasing order.
     index = torch.sort((~bm).to(torch.uint8), dim=-1, stable=True).indices
@@ -324,7 +335,16 @@ def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
 
 
 def block_sparse_attention(
-    q, k, v, block_mask, *, block_size: int, causal: bool = False, scale: float | None = None
+    q,
+    k,
+    v,
+    block_mask,
+    *,
+    block_size: int,
+    causal: bool = False,
+    scale: float | None = None,
+    window: int | None = None,
+    n_global: int = 0,
 ):
     q, k, v = (descriptor_ready(t) for t in (q, k, v))
     B, H, n, D = q.shape
@@ -342,7 +362,8 @@ def block_sparse_attention(
         q, k, v, out, lse, index, count,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
         stride_ih, index.stride(1), stride_ch,
-        B, H, n, default_scale(D, scale) * LOG2E,
-        HEAD_DIM=D, CAUSAL=causal, PRECISION=precision(q.dtype), BLOCK=block_size, **launch,
+        B, H, n, default_scale(D, scale) * LOG2E, window or 0, n_global,
+        HEAD_DIM=D, CAUSAL=causal, WINDOWED=window is not None, PRECISION=precision(q.dtype),
+        BLOCK=block_size, **launch,
     )  # fmt: skip
     return out, lse

@@ -16,13 +16,21 @@ Three shapes of model give three sets of maps, all ``[L, H, Q, K]``:
 For generated text the weights come from one teacher-forced pass over the prompt and
 the tokens ``generate()`` chose: with a causal mask, row t of that pass is exactly the
 attention token t had when it was generated (bertviz only shows a forward pass).
+
+Attention variants plug in through transformers' own registry: :func:`load` switches
+the model to the attention function registered as ``attention_studio``, which runs the
+model's own eager attention unless a trace asks for a variant (``trace(...,
+attend="flash")``). The choice travels in a context variable, not on the shared
+model, so concurrent sessions each see their own.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +48,10 @@ MAX_TOKENS = 256  # what a page can draw: L·H·T² weights per map
 MAX_CHARS = 5_000  # refuse before tokenising a pasted book
 MAX_NEW_TOKENS = 32
 ARCHES = ("encoder", "decoder", "encoder-decoder")
+STUDIO_ATTENTION = "attention_studio"  # the name registered with AttentionInterface
+
+# The attend function in effect for this thread's forward passes (None: the model's own).
+_ATTEND: ContextVar = ContextVar("attention_studio_attend", default=None)
 
 
 def minilm_path() -> Path:
@@ -121,6 +133,11 @@ class Pretrained:
     max_tokens: int
 
     @property
+    def swappable(self) -> bool:
+        """True when a variant can replace this model's attention (see :func:`load`)."""
+        return getattr(self.model.config, "_attn_implementation", None) == STUDIO_ATTENTION
+
+    @property
     def sinks(self) -> tuple[str, ...]:
         """Boundary tokens ([CLS], [SEP], <s>, </s>) where heads park attention as a no-op."""
         t = self.tokenizer
@@ -157,7 +174,58 @@ def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
     except (OSError, ValueError, KeyError) as exc:
         raise InputError(f"{path} could not be loaded as a HuggingFace model: {exc}") from None
     model.eval()
+    _use_studio_attention(model)
     return Pretrained(name or p.name, p, model, tokenizer, arch, _max_length(config, tokenizer))
+
+
+def _studio_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):
+    """transformers' attention call → the attend function of this context, else eager.
+
+    q ``[B, H, Q, D]``, k, v ``[B, H_kv, K, D]``; returns ``(out [B, Q, H, D], weights)``
+    as transformers' eager attention does. Only self-attention over one length takes a
+    variant; cross-attention and cached decoding steps run the model's own attention.
+    """
+    import torch
+
+    attend = _ATTEND.get()
+    eager = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
+    if attend is None or query.shape[-2] != key.shape[-2]:
+        if eager is None:
+            from engine.attention import exact
+
+            attend = exact
+        else:
+            return eager(module, query, key, value, attention_mask, scaling=scaling, **kwargs)
+    if key.shape[1] != query.shape[1]:  # grouped-query attention: share each K/V head
+        groups = query.shape[1] // key.shape[1]
+        key, value = key.repeat_interleave(groups, 1), value.repeat_interleave(groups, 1)
+    d = query.shape[-1]
+    if scaling is not None and abs(scaling * d**0.5 - 1) > 1e-6:
+        query = query * (scaling * d**0.5)  # attend scales by 1/√d; the model wants `scaling`
+    mask = attention_mask
+    if mask is not None and mask.dtype != torch.bool:
+        mask = mask == 0  # eager masks are additive: 0 where allowed
+    causal = bool(getattr(module, "is_causal", False))
+    out, weights = attend(query, key, value, mask=mask, causal=causal, want_weights=True)
+    return out.transpose(1, 2).contiguous(), weights.to(query.dtype)
+
+
+def _use_studio_attention(model) -> None:
+    """Register the studio's attention once and switch ``model`` to it where it can be.
+
+    A model whose code does not dispatch through AttentionInterface keeps eager
+    attention (``Pretrained.swappable`` is then False and a variant is refused).
+    """
+    from transformers import AttentionInterface
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
+
+    if STUDIO_ATTENTION not in AttentionInterface._global_mapping:
+        AttentionInterface.register(STUDIO_ATTENTION, _studio_attention)
+        ALL_MASK_ATTENTION_FUNCTIONS.register(STUDIO_ATTENTION, eager_mask)
+    try:
+        model.set_attn_implementation(STUDIO_ATTENTION)
+    except (ValueError, KeyError, AttributeError):
+        model.set_attn_implementation("eager")
 
 
 def load_minilm() -> Pretrained:
@@ -208,12 +276,55 @@ def _self_attention_qk(m: Pretrained, hidden_states) -> tuple[np.ndarray, np.nda
     return torch.stack(qs).numpy(), torch.stack(ks).numpy()
 
 
-def trace(m: Pretrained, text: str, *, max_new_tokens: int = 12) -> Trace:
-    """Run ``text`` through the model; every attention map it has, as a Trace."""
-    import torch
+def trace(
+    m: Pretrained,
+    text: str,
+    *,
+    max_new_tokens: int = 12,
+    attend=None,
+    attend_hp: dict | None = None,
+) -> Trace:
+    """Run ``text`` through the model; every attention map it has, as a Trace.
 
+    ``attend``: None (the model's own attention), a variant name from
+    engine.variants.registry (parameters in ``attend_hp``) or an attend function; it
+    replaces every self-attention core of the model for this call only.
+    """
     if not 0 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise InputError(f"New tokens must be 0–{MAX_NEW_TOKENS}; got {max_new_tokens}.")
+    if attend is None:
+        return _trace(m, text, max_new_tokens)
+    if not m.swappable:
+        raise InputError(f"{m.name} does not route attention through AttentionInterface.")
+    if isinstance(attend, str):
+        from engine.variants.registry import attend_fn
+
+        name, attend = attend, attend_fn(attend, attend_hp)
+    else:
+        name = getattr(attend, "__name__", "custom")
+    token = _ATTEND.set(attend)
+    try:
+        tr = _trace(m, text, max_new_tokens)
+    finally:
+        _ATTEND.reset(token)
+    tr.inputs.update(attend=name, attend_hp=dict(attend_hp or {}))
+    variant = getattr(attend, "variant", None)
+    if variant is not None:
+        for key in ("encoder_self", "decoder_self"):
+            if key in tr.maps:
+                tr.maps[key] = replace(
+                    tr.maps[key],
+                    exact=variant.map_exact,
+                    implied=variant.map_implied,
+                    normalized=variant.map_normalized,
+                    note=f"computed by {variant.title}. {variant.map_note}",
+                )
+    return tr
+
+
+def _trace(m: Pretrained, text: str, max_new_tokens: int) -> Trace:
+    import torch
+
     enc = _encode(m, text)
     tok = m.tokenizer
     t0 = time.perf_counter()

@@ -11,6 +11,11 @@ paper's §3.5 alternative) or none (the ablation: attention alone is order-blind
 Every attention sublayer returns its weights from ``forward`` (no hooks), and each layer
 also returns the inputs its attention saw, so a view can recompute the per-head queries
 and keys (neuron view, AttentionViz) with ``MultiHeadAttention.project``.
+
+The encoder's self-attention core is a parameter (``attend``, engine.attention.attend):
+``translate(load("transformer-dates-sinusoidal"), "12 March 2021", attend="linformer",
+attend_hp={"k": 8})`` is the trained model with Linformer in every encoder layer, its
+trained projections, feed-forward and norms unchanged.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.attention import MultiHeadAttention, padding_mask
+from engine.attention import Attend, MultiHeadAttention, padding_mask
 from engine.positional import sinusoidal
 
 PE_KINDS = ("sinusoidal", "learned", "none")
@@ -94,10 +99,10 @@ class EncoderLayer(nn.Module):
         self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, src_mask):
+    def forward(self, x, src_mask, attend: Attend | None = None):
         """x (B, S, d), src_mask (B, 1, S) → x, weights (B, h, S, S), attention input."""
         x_in = x
-        a, w = self.self_attn(x, x, x, src_mask)
+        a, w = self.self_attn(x, x, x, src_mask, attend=attend)
         x = self.norm1(x + self.drop(a))
         x = self.norm2(x + self.drop(self.ff(x)))
         return x, w, x_in
@@ -145,13 +150,16 @@ class Transformer(nn.Module):
         # §3.4: the pre-softmax projection shares the target embedding matrix (logits = y Eᵀ + b).
         self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab))
 
-    def encode(self, src: torch.Tensor):
-        """src (B, S) → memory (B, S, d), src_mask (B, 1, S), weights and inputs per layer."""
+    def encode(self, src: torch.Tensor, attend: Attend | None = None):
+        """src (B, S) → memory (B, S, d), src_mask (B, 1, S), weights and inputs per layer.
+
+        ``attend`` replaces the self-attention core of every encoder layer.
+        """
         src_mask = padding_mask((src != PAD).sum(-1), src.shape[1])
         x = self.src_embed(src)
         weights, inputs = [], []
         for layer in self.encoder:
-            x, w, x_in = layer(x, src_mask)
+            x, w, x_in = layer(x, src_mask, attend)
             weights.append(w)
             inputs.append(x_in)
         return x, src_mask, weights, inputs
@@ -170,9 +178,9 @@ class Transformer(nn.Module):
         logits = y @ self.tgt_embed.tokens.weight.T + self.out_bias  # (B, T, V)
         return logits, w_self, w_cross, self_in, cross_in
 
-    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor):
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, attend: Attend | None = None):
         """Teacher-forced pass: logits (B, T, V) and every attention map."""
-        memory, src_mask, w_enc, enc_in = self.encode(src)
+        memory, src_mask, w_enc, enc_in = self.encode(src, attend)
         logits, w_self, w_cross, self_in, cross_in = self.decode(tgt_in, memory, src_mask)
         inter = Intermediates(
             encoder_self=torch.stack(w_enc, 1),  # (B, L, h, S, S)
@@ -188,9 +196,9 @@ class Transformer(nn.Module):
         return logits, inter
 
     @torch.no_grad()
-    def greedy(self, src: torch.Tensor, max_new: int) -> torch.Tensor:
+    def greedy(self, src: torch.Tensor, max_new: int, attend: Attend | None = None) -> torch.Tensor:
         """Greedy decoding: (B, S) → (B, ≤ max_new + 1) ids starting with <s>, PAD after </s>."""
-        memory, src_mask, _, _ = self.encode(src)
+        memory, src_mask, _, _ = self.encode(src, attend)
         B = src.shape[0]
         out = torch.full((B, 1), BOS, dtype=torch.long)
         done = torch.zeros(B, dtype=torch.bool)
@@ -314,17 +322,75 @@ def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
     return tokens, torch.tensor([tr.src_vocab.encode(tokens)])
 
 
-def trace(tr: Translator, text: str):
-    """Translate ``text`` greedily and return every attention map, queries and keys."""
+def layer_qkv(tr: Translator, text: str, layer: int = 0):
+    """Per-head q, k, v ``[1, h, n, d_k]`` that encoder ``layer`` projects, and the tokens.
+
+    The layers below it run with exact attention: these are the inputs a variant swapped
+    into that layer would receive.
+    """
+    if not 0 <= layer < len(tr.model.encoder):
+        raise ValueError(f"layer must be in 0..{len(tr.model.encoder) - 1}; got {layer}")
+    tokens, src = source_ids(tr, text)
+    with torch.no_grad():
+        src_mask = padding_mask(torch.tensor([src.shape[1]]), src.shape[1])
+        x = tr.model.src_embed(src)
+        for below in tr.model.encoder[:layer]:
+            x = below(x, src_mask)[0]
+        q, k, v = tr.model.encoder[layer].self_attn.project(x, x, x)
+    return q, k, v, tokens
+
+
+def _attend(attend, attend_hp):
+    """A callable, or a registry variant's name (with its parameters) → an attend function."""
+    if attend is None or callable(attend):
+        return attend
+    from engine.variants.registry import attend_fn
+
+    return attend_fn(attend, attend_hp)
+
+
+def max_new(tr: Translator, n_src: int) -> int:
+    """Decoding stops at the task's bound for this input length (+ 1 for </s>)."""
+    return min(tr.max_new, task_module(tr.task).max_target_tokens(n_src) + 1)
+
+
+def _translation(tr: Translator, gen: torch.Tensor) -> str:
+    return detokenize(tr.task, tr.tgt_vocab.decode(gen[0].tolist()))
+
+
+def translate(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = None) -> str:
+    """Greedy translation of ``text``; ``attend`` swaps every encoder self-attention core.
+
+    ``attend``: None (exact), a variant name from engine.variants.registry with its
+    parameters ``attend_hp``, or any function with the attend signature.
+    """
+    fn = _attend(attend, attend_hp)
+    tokens, src = source_ids(tr, text)
+    n = max_new(tr, len(tokens))
+    with torch.no_grad():
+        gen = tr.model.greedy(src, n, fn)[:, : n + 1]
+    return _translation(tr, gen)
+
+
+def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = None):
+    """Translate ``text`` greedily and return every attention map, queries and keys.
+
+    ``attend`` as in :func:`translate`; the encoder_self map is then the variant's map
+    (exact, or implied where the variant never forms one, as its flags say).
+    """
     import time
 
     from engine.trace import AttentionMap, Trace
 
+    fn = _attend(attend, attend_hp)
     tokens, src = source_ids(tr, text)
     t0 = time.perf_counter()
+    n = max_new(tr, len(tokens))
     with torch.no_grad():
-        gen = tr.model.greedy(src, tr.max_new)[:, : tr.max_new + 1]  # (1, ≤ max_new + 1)
-        _, inter = tr.model(src, gen[:, :-1])
+        gen = tr.model.greedy(src, n, fn)[:, : n + 1]  # (1, ≤ n + 1)
+        logits, inter = tr.model(src, gen[:, :-1], fn)
+        # log p of each chosen token: the model's confidence, for the page's warning
+        log_prob = torch.log_softmax(logits[0], -1).gather(-1, gen[0, 1:, None]).sum()
     ms = (time.perf_counter() - t0) * 1e3
     itos = tr.tgt_vocab.itos
     dec_in = [itos[i] for i in gen[0, :-1].tolist()]
@@ -334,20 +400,38 @@ def trace(tr: Translator, text: str):
         "decoder_self": (dec_in, dec_in),
         "cross": (produced, tokens),
     }
+    variant = getattr(fn, "variant", None)
     maps, vectors = {}, {}
     for kind, (ql, kl) in labels.items():
-        note = "rows: the token each decoder position produced" if kind == "cross" else ""
-        maps[kind] = AttentionMap(getattr(inter, kind)[0].numpy(), ql, kl, KINDS[kind], note=note)
+        note, flags = "", {}
+        if kind == "cross":
+            note = "rows: the token each decoder position produced"
+        elif kind == "encoder_self" and variant is not None:
+            note = f"computed by {variant.title}. {variant.map_note}"
+            flags = {"exact": variant.map_exact, "implied": variant.map_implied}
+            flags["normalized"] = variant.map_normalized
+        w = getattr(inter, kind)[0].numpy()
+        maps[kind] = AttentionMap(w, ql, kl, KINDS[kind], note=note, **flags)
         vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.model.queries_keys(inter, kind)
     return Trace(
         model=tr.name,
         task=tr.task,
-        inputs={"text": text, "tokens": tokens},
+        inputs={"text": text, "tokens": tokens, **_attend_input(attend, attend_hp)},
         outputs={
-            "translation": detokenize(tr.task, tr.tgt_vocab.decode(gen[0].tolist())),
+            "translation": _translation(tr, gen),
             "unknown": tr.src_vocab.unknown(tokens),
+            "steps": produced,
+            "log_prob": float(log_prob),
         },
         maps=maps,
         vectors=vectors,
         timings={"forward_ms": ms},
     )
+
+
+def _attend_input(attend, attend_hp) -> dict:
+    """What the Trace records about a swapped core (nothing for the default)."""
+    if attend is None:
+        return {}
+    name = attend if isinstance(attend, str) else getattr(attend, "__name__", "custom")
+    return {"attend": name, "attend_hp": dict(attend_hp or {})}

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from engine.attention.masks import causal_mask
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 
@@ -67,12 +68,14 @@ class Output:
 
     ``weights [B, H, N, N]`` is the effective map (see the class flags for what kind);
     ``pattern [N, N]`` or ``[B, H, N, N]`` (bool) marks the keys each query may see.
+    ``path`` says which implementation ran (the Triton kernels on CUDA, else PyTorch).
     """
 
     out: torch.Tensor
     weights: torch.Tensor | None = None
     pattern: torch.Tensor | None = None
     notes: list[str] = field(default_factory=list)
+    path: str = "pytorch"  # which implementation ran: "pytorch" or "triton"
 
 
 class Variant(ABC):
@@ -148,6 +151,56 @@ class Variant(ABC):
         hp = self.resolve(hp, q.shape[-2])
         causal = self.check_causal(causal)
         return self.compute(q, k, v, causal=causal, want_map=want_map, hp=hp)
+
+    def attend(self, hp: dict | None = None):
+        """This variant as an attention function (engine.attention.attend's signature).
+
+        ``attend(q, k, v, *, mask=None, causal=False, want_weights=True) -> (out, weights)``
+        plugs into any multi-head layer (``MultiHeadAttention.forward(..., attend=…)``,
+        ``transformer.translate(..., attend=…)``, HuggingFace models through
+        ``pretrained.trace(..., attend=…)``). Self-attention only (q, k, v of one
+        length). A right-padded batch runs each sentence at its own length, padded
+        rows 0; any other mask is refused. ``weights`` is the variant's effective map.
+        """
+        self.resolve(hp)  # refuse unknown or out-of-range parameters before any run
+
+        def attend(q, k, v, *, mask=None, causal: bool = False, want_weights: bool = True):
+            return self._attend(q, k, v, mask, causal, want_weights, hp)
+
+        attend.variant, attend.hp = self, dict(hp or {})
+        attend.__name__ = self.name
+        return attend
+
+    def _attend(self, q, k, v, mask, causal, want_weights, hp):
+        from engine.attention.masks import padding_lengths
+
+        B, H, n, _ = q.shape
+        if k.shape[-2] != n:
+            raise InputError(
+                f"{self.title} runs as self-attention here: queries and keys of one length "
+                f"(got {n} and {k.shape[-2]})."
+            )
+        try:
+            lengths = padding_lengths(mask, B, n, n, causal=causal)
+        except ValueError:
+            raise InputError(
+                f"{self.title} takes no attention mask other than right-padding."
+            ) from None
+        if lengths is None:
+            res = self.run(q, k, v, causal=causal, want_map=want_weights, hp=hp)
+            return res.out, res.weights
+        out = q.new_zeros(B, H, n, v.shape[-1])
+        weights = q.new_zeros(B, H, n, n) if want_weights else None
+        for length in lengths.unique().tolist():
+            idx = (lengths == length).nonzero().flatten()
+            if length == 0:
+                continue
+            qkv = (t[idx, :, :length] for t in (q, k, v))
+            res = self.run(*qkv, causal=causal, want_map=want_weights, hp=hp)
+            out[idx, :, :length] = res.out
+            if want_weights:
+                weights[idx, :, :length, :length] = res.weights
+        return out, weights
 
     def trace(
         self,
@@ -240,11 +293,10 @@ def dense_scores(q, k, causal: bool) -> torch.Tensor:
     s = (q @ k.transpose(-2, -1)) * default_scale(q.shape[-1])
     if causal:
         n = q.shape[-2]
-        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+        s = s.masked_fill(~causal_mask(n, n, device=q.device), float("-inf"))
     return s
 
 
 def dense_pattern(n: int, causal: bool) -> torch.Tensor:
     """``[n, n]`` pattern of a variant that sees every (causally allowed) key."""
-    ones = torch.ones(n, n, dtype=torch.bool)
-    return ones.tril() if causal else ones
+    return causal_mask(n, n) if causal else torch.ones(n, n, dtype=torch.bool)

@@ -2,21 +2,26 @@
 
 Keys and queries are cut into blocks of b tokens. Query block a sees key blocks
 a−1, a, a+1 (the window), the first g blocks (global: they also see everything), and
-r random blocks drawn per head from a seed. Each query sees (3 + g + r)·b keys, so time
+r random blocks drawn per head from a seed (engine.attention.patterns.bigbird_key_blocks,
+the blocks the kernels' BigBird mask keeps). Each query sees (3 + g + r)·b keys, so time
 is O(n·(3 + g + r)·b·d) and memory O(n·(3 + g + r)·b): linear in n for fixed b, g, r.
+On CUDA, with b a power of two in 16…128, it runs the Triton block-sparse kernel.
 """
 
 from __future__ import annotations
 
 import torch
 
+from engine.attention import patterns
 from engine.text import InputError
 from engine.variants.base import Output, Param, Variant, generator
 from engine.variants.blocks import (
     band_allowed,
     blocked_memory,
     dedupe,
+    kernel_block_sparse,
     n_blocks,
+    on_triton,
     query_positions,
     sparse_output,
 )
@@ -41,19 +46,27 @@ class BigBird(Variant):
 
     def key_blocks(self, n: int, heads: int, hp: dict) -> torch.Tensor:
         """``[H, nb, 3 + g + r]`` key-block indices (−1 or ≥ nb mean outside)."""
-        nb = n_blocks(n, hp["block"])
-        a = torch.arange(nb)[:, None]
-        window = a + torch.tensor([-1, 0, 1])  # (nb, 3)
-        glob = torch.arange(hp["global_blocks"]).expand(nb, -1)
-        rand = torch.randint(
-            0, nb, (heads, nb, hp["random_blocks"]), generator=generator(hp["seed"])
+        return patterns.bigbird_key_blocks(
+            n_blocks(n, hp["block"]),
+            heads=heads,
+            window_blocks=1,
+            global_blocks=hp["global_blocks"],
+            random_blocks=hp["random_blocks"],
+            generator=generator(hp["seed"]),
         )
-        fixed = torch.cat([window, glob], dim=1).expand(heads, nb, -1)
-        return torch.cat([fixed, rand], dim=2)
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         H, n, b = q.shape[1], q.shape[-2], hp["block"]
         kb = self.key_blocks(n, H, hp)  # (H, nb, kb)
+        if on_triton(q, k, v, b):
+            blocks = patterns.key_blocks_to_mask(kb, n_blocks(n, b), hp["global_blocks"])
+
+            def pattern():  # the block mask at token level, cut to n
+                return blocks.repeat_interleave(b, 1).repeat_interleave(b, 2)[:, :n, :n]
+
+            return kernel_block_sparse(
+                q, k, v, blocks, b, causal=causal, want_map=want_map, pattern=pattern
+            )
         valid_block = (kb >= 0) & (kb < n_blocks(n, b)) & ~dedupe(kb)
         key_idx = (kb[..., None] * b + torch.arange(b)).flatten(-2)  # (H, nb, kk)
         q_pos = query_positions(n, b)

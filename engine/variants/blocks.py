@@ -16,6 +16,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from engine.attention.masks import causal_mask, masked_softmax
+
 NEG_INF = float("-inf")
 GROUP_BYTES = 2 * 2**20  # working set per group of query blocks: well inside L2 + L3
 
@@ -124,10 +126,8 @@ def blocked_memory(n: int, d: int, b: int, kk: int, n_global: int = 0) -> float:
 def rows_attention(q_rows, k, v, row_pos, *, causal: bool, scale: float):
     """Dense attention for a few query rows (global tokens): ``(out, p)``, O(rows · N)."""
     s = (q_rows @ k.transpose(-2, -1)) * scale  # (B, H, g, N)
-    if causal:
-        j = torch.arange(k.shape[-2])
-        s = s.masked_fill(j[None, :] > row_pos[:, None], NEG_INF)
-    p = torch.softmax(s, dim=-1)
+    # Global row i is query position i: causally it sees keys j ≤ i.
+    p = masked_softmax(s, causal_mask(k.shape[-2], k.shape[-2])[row_pos] if causal else None)
     return p @ v, p
 
 
@@ -163,3 +163,37 @@ def band_allowed(q_pos, key_idx, n: int, *, causal: bool) -> torch.Tensor:
     if causal:
         ok = ok & (j <= i)
     return ok
+
+
+def on_triton(q, k, v, block: int) -> bool:
+    """True when ``auto`` runs the Triton block-sparse kernel here: CUDA tensors it takes
+    and ``block`` a power of two in 16…128."""
+    from engine.kernels.dispatch import resolve, unsupported_input
+
+    why = unsupported_input(q, k, v)
+    if why is None and (block & (block - 1) or not 16 <= block <= 128):
+        why = f"block {block}"
+    return resolve("auto", q, why) == "triton"
+
+
+def kernel_block_sparse(q, k, v, block_mask, block: int, *, causal, want_map, pattern, **kw):
+    """A pattern's ``Output`` from ``engine.kernels.block_sparse_attention`` (see on_triton).
+
+    ``pattern`` (a callable giving the ``[n, n]`` or ``[H, n, n]`` token pattern the
+    kernel computes) is built only for the map: p_ij = exp(s_ij − lse_i).
+    """
+    from engine import kernels
+    from engine.attention.masks import softmax_from_lse
+    from engine.variants.base import Output
+
+    out, lse = kernels.block_sparse_attention(
+        q, k, v, block_mask.to(q.device), block_size=block, causal=causal, path="triton", **kw
+    )
+    note = "kernel path: triton block-sparse."
+    if not want_map:
+        return Output(out, notes=[note], path="triton")
+    allowed = pattern().to(q.device)
+    weights = softmax_from_lse(q, k, lse, allowed, causal=causal).to(q.dtype)
+    if causal:
+        allowed = allowed & causal_mask(q.shape[-2], q.shape[-2], device=q.device)
+    return Output(out, weights, allowed, notes=[note], path="triton")

@@ -7,7 +7,7 @@ import torch
 
 from engine.text import InputError
 from engine.trace import Trace
-from engine.variants import metrics
+from engine.variants import map_distance
 from engine.variants.registry import get
 
 MAX_COMPARE_N = 512
@@ -42,8 +42,8 @@ def run_all(
             "title": variant.title,
             "causal": tr.inputs["causal"],
             "map": ", ".join(tr.maps["attention"].flags),
-            "rel_error": metrics.relative_error(out, torch.from_numpy(ref.vectors["output"])),
-            **metrics.compare_maps(
+            "rel_error": map_distance.relative_error(out, torch.from_numpy(ref.vectors["output"])),
+            **map_distance.compare_maps(
                 ref.maps["attention"], tr.maps["attention"], tr.maps.get("pattern"), k=topk
             ),
             "time_complexity": variant.time_complexity,

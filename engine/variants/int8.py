@@ -1,13 +1,86 @@
-"""INT8 attention (SageAttention-style, or the naive per-tensor INT8 for contrast).
+"""INT8 attention: SageAttention-style per-block Q/K quantisation vs naive per-tensor INT8.
 
-See engine/quantization.py for the scheme. Still a full n × n attention: time O(n²·d)
-with 8-bit Q Kᵀ, memory O(n²). The map is exact: the softmax of the dequantised scores.
+Naive: one scale per tensor, δ = max|X| / 127, X̂ = round(X / δ).
+One outlier channel in K (common: K carries a bias shared by all tokens) inflates δ and
+wipes out the resolution of every other value.
+
+SageAttention (Zhang et al. 2025, ICLR):
+1. Smooth K: K' = K − mean_j K_j. softmax(q Kᵀ) is unchanged, because q·mean(K) adds
+   the same constant to every score of a row; the shared bias (the outlier) is gone.
+2. Quantise Q and K' per block of b tokens: δ_Q per query block, δ_K per key block.
+3. S = (Q̂ K̂ᵀ) ⊙ δ_Q δ_Kᵀ, softmax in fp32, P V in fp32 here (SageAttention uses fp16
+   for P V on the GPU; on this CPU fp32 keeps that step out of the comparison).
+
+INT8 × INT8 products are summed exactly in float32 as long as 127² · d < 2²⁴, i.e.
+d ≤ 1040, which is how the integer matmul is emulated on CPU.
+
+As a variant (``Int8``) it is still a full n × n attention: time O(n²·d) with 8-bit
+Q Kᵀ, memory O(n²). The map is exact: the softmax of the dequantised scores.
 """
 
 from __future__ import annotations
 
-from engine.quantization import int8_attention
+import math
+
+import torch
+
+from engine.attention.masks import causal_mask, masked_softmax
+from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern
+
+QMAX = 127
+MAX_HEAD_DIM = (2**24) // (QMAX * QMAX)
+
+
+def quantize(x: torch.Tensor, block: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Symmetric INT8 of ``x [B, H, n, D]``: per block of ``block`` tokens (None: per tensor).
+
+    Returns integer-valued ``x̂`` (int8 range, held in x's dtype) and the scale δ
+    broadcastable to x, with x ≈ x̂ · δ.
+    """
+    if block is None:
+        delta = (x.abs().amax().clamp(min=1e-12) / QMAX).reshape(1, 1, 1, 1)
+        return torch.round(x / delta).clamp(-QMAX, QMAX), delta
+    B, H, n, D = x.shape
+    nb = math.ceil(n / block)
+    padded = torch.nn.functional.pad(x, (0, 0, 0, nb * block - n)).view(B, H, nb, block, D)
+    delta = padded.abs().amax(dim=(-2, -1), keepdim=True).clamp(min=1e-12) / QMAX
+    delta = delta.expand(B, H, nb, block, 1).reshape(B, H, nb * block, 1)[:, :, :n]
+    return torch.round(x / delta).clamp(-QMAX, QMAX), delta
+
+
+def int8_scores(q, k, *, scheme: str, block: int = 64) -> torch.Tensor:
+    """Dequantised scores ``[B, H, n, n]`` = (Q̂ K̂ᵀ) δ_Q δ_Kᵀ / √d for ``sage`` or ``naive``."""
+    d = q.shape[-1]
+    if d > MAX_HEAD_DIM:
+        raise InputError(f"INT8 emulation needs head size d ≤ {MAX_HEAD_DIM}; got {d}.")
+    if scheme == "sage":
+        k = k - k.mean(dim=-2, keepdim=True)  # smoothing: softmax-invariant
+        qh, dq = quantize(q, block)
+        kh, dk = quantize(k, block)
+    elif scheme == "naive":
+        qh, dq = quantize(q, None)
+        kh, dk = quantize(k, None)
+    else:
+        raise InputError(f"INT8 scheme must be 'sage' or 'naive'; got {scheme!r}.")
+    integer = qh @ kh.transpose(-2, -1)  # exact INT32 sums, held in float32
+    return integer * dq * dk.transpose(-2, -1) / math.sqrt(d)
+
+
+def int8_attention(q, k, v, *, scheme: str, block: int = 64, causal: bool = False):
+    """``(out, weights)`` of softmax over INT8 scores."""
+    s = int8_scores(q, k, scheme=scheme, block=block)
+    n = q.shape[-2]
+    p = masked_softmax(s, causal_mask(n, n, device=s.device) if causal else None)
+    return p @ v, p
+
+
+def output_agreement(out: torch.Tensor, ref: torch.Tensor) -> dict[str, float]:
+    """Cosine similarity and relative L1 of an output against the fp32 reference."""
+    a, b = out.flatten().double(), ref.flatten().double()
+    cos = float((a @ b) / (a.norm() * b.norm()).clamp(min=1e-30))
+    rel_l1 = float((a - b).abs().sum() / b.abs().sum().clamp(min=1e-30))
+    return {"cosine": cos, "rel_l1": rel_l1}
 
 
 class Int8(Variant):

@@ -1,16 +1,118 @@
-"""KV-cache decoding as a variant: causal attention computed one token at a time.
+"""KV-cache decoding: generate token by token, with and without a cache, and the variant.
 
-Step t attends q_t to the cached k_0…k_t, v_0…v_t (engine.kv_cache.cached_decode):
-O(t·d) per token, O(n²·d) for all n tokens, and an O(n·d) cache instead of an n × n
-map. Exact: it equals full causal attention; the map rows are exp(s_ij − lse_i).
+At step t a decoder needs q_t and the keys/values of positions 0…t. Without a cache it
+re-projects the whole prefix (K = X_{≤t} W_K, V = X_{≤t} W_V) at every step: Σ_t O(t·d_model·d)
+= O(n²·d_model·d) for n tokens. With a cache it projects only x_t, appends k_t, v_t to
+preallocated buffers and attends q_t against them: O(d_model·d + t·d) per token. For one
+layer that re-projection is all a cache saves; in an L-layer model every lower layer's
+prefix would be recomputed too, so the saving there is larger.
+
+As a variant (``KVCache``): causal attention computed one token at a time, step t
+attending q_t to the cached k_0…k_t, v_0…v_t (:func:`cached_decode`): O(t·d) per token,
+O(n²·d) for all n tokens, an O(n·d) cache instead of an n × n map. Both paths attend
+through engine.kernels.decode_step and must reproduce full causal attention exactly;
+the map rows are exp(s_ij − lse_i).
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+
 import torch
 
-from engine.kv_cache import cached_decode
-from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern, dense_scores
+from engine import kernels
+from engine.attention.masks import softmax_from_lse
+from engine.text import InputError
+from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
+
+LENGTH_LIMIT = 512
+
+
+def cached_decode(q, k, v):
+    """Causal attention as n decoding steps against a growing cache → ``(out, lse)``.
+
+    ``q, k, v [B, H, n, D]``; the cache is a preallocated ``[B, H, n, D]`` buffer whose
+    first t + 1 rows are visible at step t (a slice, not a copy).
+    """
+    B, H, n, D = q.shape
+    k_cache, v_cache = torch.empty_like(k), torch.empty_like(v)
+    out, lse = torch.empty_like(q), q.new_empty(B, H, n)
+    for t in range(n):
+        k_cache[:, :, t], v_cache[:, :, t] = k[:, :, t], v[:, :, t]
+        o, l = kernels.decode_step(
+            q[:, :, t : t + 1], k_cache[:, :, : t + 1], v_cache[:, :, : t + 1]
+        )
+        out[:, :, t], lse[:, :, t] = o[:, :, 0], l[:, :, 0]
+    return out, lse
+
+
+@dataclass
+class DecodeRun:
+    """Per-token seconds and outputs of one generation, with or without the cache."""
+
+    step_seconds: list[float]
+    outputs: torch.Tensor  # (B, H, n, D)
+
+
+class SeededLayer:
+    """One untrained, seeded attention layer: x ``[B, n, d_model]`` → per-head q, k, v."""
+
+    def __init__(self, d_model: int = 256, heads: int = 4, seed: int = 0):
+        if d_model % heads:
+            raise InputError(f"d_model = {d_model} must be divisible by heads = {heads}.")
+        g = torch.Generator().manual_seed(seed)
+        self.h, self.d = heads, d_model // heads
+        self.W = torch.randn(3, d_model, d_model, generator=g) / d_model**0.5  # W_Q, W_K, W_V
+
+    def project(self, x: torch.Tensor, which: int) -> torch.Tensor:
+        B, n, _ = x.shape
+        return (x @ self.W[which]).view(B, n, self.h, self.d).transpose(1, 2)  # (B, h, n, d)
+
+
+def generate(layer: SeededLayer, x: torch.Tensor, *, use_cache: bool) -> DecodeRun:
+    """Decode every position of ``x [B, n, d_model]`` one step at a time, timing each step."""
+    B, n, _ = x.shape
+    outputs = x.new_empty(B, layer.h, n, layer.d)
+    if use_cache:
+        k_cache = x.new_empty(B, layer.h, n, layer.d)
+        v_cache = torch.empty_like(k_cache)
+    times = []
+    for t in range(n):
+        t0 = time.perf_counter()
+        q_t = layer.project(x[:, t : t + 1], 0)
+        if use_cache:
+            k_cache[:, :, t : t + 1] = layer.project(x[:, t : t + 1], 1)
+            v_cache[:, :, t : t + 1] = layer.project(x[:, t : t + 1], 2)
+            k_seen, v_seen = k_cache[:, :, : t + 1], v_cache[:, :, : t + 1]
+        else:  # re-project the whole prefix, as a loop without a cache must
+            k_seen, v_seen = layer.project(x[:, : t + 1], 1), layer.project(x[:, : t + 1], 2)
+        o, _ = kernels.decode_step(q_t, k_seen, v_seen)
+        outputs[:, :, t] = o[:, :, 0]
+        times.append(time.perf_counter() - t0)
+    return DecodeRun(times, outputs)
+
+
+def compare(n: int, *, d_model: int = 256, heads: int = 4, seed: int = 0) -> dict:
+    """Generate n tokens both ways: per-token times, speedup and agreement with full attention."""
+    if not 1 <= n <= LENGTH_LIMIT:
+        raise InputError(f"KV-cache length must be between 1 and {LENGTH_LIMIT}; got {n}.")
+    layer = SeededLayer(d_model, heads, seed)
+    x = torch.randn(1, n, d_model, generator=torch.Generator().manual_seed(seed + 1))
+    with_cache = generate(layer, x, use_cache=True)
+    without = generate(layer, x, use_cache=False)
+    q, k, v = (layer.project(x, i) for i in range(3))
+    full, _ = kernels.attention(q, k, v, causal=True)
+    return {
+        "n": n,
+        "step_seconds_cache": with_cache.step_seconds,
+        "step_seconds_no_cache": without.step_seconds,
+        "total_cache_s": sum(with_cache.step_seconds),
+        "total_no_cache_s": sum(without.step_seconds),
+        "speedup": sum(without.step_seconds) / max(sum(with_cache.step_seconds), 1e-12),
+        "max_abs_diff_cache_vs_full": float((with_cache.outputs - full).abs().max()),
+        "max_abs_diff_no_cache_vs_full": float((without.outputs - full).abs().max()),
+    }
 
 
 class KVCache(Variant):
@@ -26,7 +128,7 @@ class KVCache(Variant):
         out, lse = cached_decode(q, k, v)
         if not want_map:
             return Output(out)
-        p = torch.exp(dense_scores(q, k, True) - lse[..., None])
+        p = softmax_from_lse(q, k, lse, causal=True).to(q.dtype)
         return Output(
             out, p, dense_pattern(q.shape[-2], True), notes=["Decoding is causal by construction."]
         )

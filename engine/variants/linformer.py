@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from engine.attention.masks import masked_softmax
 from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale
 
@@ -52,7 +53,7 @@ class Linformer(Variant):
         k_proj, v_proj = E @ k, E @ v  # (B, H, k, D)
         size = (E > 0).sum(dim=1).to(q.dtype)  # tokens per segment
         s = (q @ k_proj.transpose(-2, -1)) * default_scale(q.shape[-1]) + size.log()
-        P = torch.softmax(s, dim=-1)  # (B, H, n, k)
+        P = masked_softmax(s)  # (B, H, n, k)
         out = P @ v_proj
         # out = P (E V) = (P E) V, so P·E is the map the output actually used.
         weights = P @ E if want_map else None

@@ -48,3 +48,12 @@ def get(name: str) -> Variant:
         return REGISTRY[name]
     except KeyError:
         raise InputError(f"Unknown variant {name!r}; known: {', '.join(REGISTRY)}.") from None
+
+
+def attend_fn(name: str, hp: dict | None = None):
+    """The attention function of variant ``name`` with parameters ``hp``.
+
+    ``model.greedy(src, max_new, attend_fn("linformer", {"k": 8}))`` runs a trained
+    Transformer with Linformer in every encoder layer.
+    """
+    return get(name).attend(hp)

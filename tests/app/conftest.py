@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+from catalog import PAGES
 from streamlit.testing.v1 import AppTest
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -11,11 +12,8 @@ def page():
     """Open a page script as a user would land on it, with a generous first-run timeout."""
 
     def _open(name: str) -> AppTest:
-        # A one-file page is studios/<name>.py; a page of sections is studios/<name>/page.py.
-        script = APP / "studios" / f"{name}.py"
-        if not script.is_file():
-            script = APP / "studios" / name / "page.py"
-        at = AppTest.from_file(str(script), default_timeout=120)
+        path = next((p.path for p in PAGES if p.url == name), f"studios/{name}.py")
+        at = AppTest.from_file(str(APP / path), default_timeout=120)
         at.run()
         return at
 

@@ -21,9 +21,6 @@ MAX_PAGE_LINES = 150
 COMPUTES = re.compile(
     r"\b(?:torch|np|numpy|math|F)\s*\.\s*(?:softmax|log_softmax|exp)\b|\.\s*(?:softmax|exp)\s*\("
 )
-# Pages another helper is redesigning on its own branch (issue 11); they leave this list
-# when that work lands, and the rules then hold for them too.
-PENDING = {"studios/alignment.py", "studios/memory.py", "views/alignment.py"}
 
 
 def _files(folder: str) -> list[Path]:
@@ -34,10 +31,8 @@ def _id(path: Path) -> str:
     return path.relative_to(APP).as_posix()
 
 
-def _pending(path: Path):
-    name = _id(path)
-    marks = [pytest.mark.xfail(reason="redesign on another branch")] if name in PENDING else []
-    return pytest.param(path, id=name, marks=marks)
+def _param(path: Path):
+    return pytest.param(path, id=_id(path))
 
 
 def code_only(source: str) -> str:
@@ -52,19 +47,19 @@ def code_only(source: str) -> str:
     return " ".join(kept)
 
 
-@pytest.mark.parametrize("path", [_pending(p) for p in _files("studios")])
+@pytest.mark.parametrize("path", [_param(p) for p in _files("studios")])
 def test_page_files_are_thin(path):
     n = len(path.read_text(encoding="utf-8").splitlines())
     assert n <= MAX_PAGE_LINES, f"{_id(path)} has {n} lines"
 
 
-@pytest.mark.parametrize("path", [_pending(p) for p in APP.rglob("*.py")])
+@pytest.mark.parametrize("path", [_param(p) for p in APP.rglob("*.py")])
 def test_no_softmax_or_exp_computed_in_the_app(path):
     found = COMPUTES.findall(code_only(path.read_text(encoding="utf-8")))
     assert not found, f"{_id(path)} computes {found}: the engine should return it"
 
 
-@pytest.mark.parametrize("path", [_pending(p) for p in _files("state")])
+@pytest.mark.parametrize("path", [_param(p) for p in _files("state")])
 def test_state_never_imports_views(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = set()

@@ -146,3 +146,47 @@ def test_decode_step_on_a_growing_cache(gen, dtype, T):
     k, v = k_cache[:, :, :T], v_cache[:, :, :T]
     ours = K.decode_step(q, k, v, path="triton")
     assert_same(ours, reference.decode_step(q, k, v), dtype)
+
+
+@interpreted
+@pytest.mark.parametrize("causal", [False, True])
+def test_block_sparse_token_window_matches_the_longformer_pattern(gen, causal):
+    from engine.attention import patterns
+
+    n, bs, w, g = 77, 16, 5, 2
+    bm = K.longformer_block_mask(n, window=w, global_tokens=range(g), block_size=bs)
+    q, k, v = (randn(gen, 1, 2, n, 32, dtype=torch.float32) for _ in range(3))
+    kw = dict(block_size=bs, causal=causal, window=w, n_global=g)
+    ours = K.block_sparse_attention(q, k, v, bm, path="triton", **kw)
+    ref = reference.block_sparse_attention(q, k, v, bm, **kw)
+    assert_same(ours, ref, torch.float32)
+    from engine.attention import scaled_dot_product_attention
+
+    allowed = patterns.longformer_pattern(n, window=w, n_global=g)
+    want, _ = scaled_dot_product_attention(q, k, v, allowed, causal=causal)
+    assert torch.allclose(ours[0], want, atol=2e-5)
+
+
+@interpreted
+@pytest.mark.parametrize(
+    "name,hp",
+    [("longformer", {"window": 5, "globals": 2}), ("bigbird", {"block": 16, "random_blocks": 1})],
+)
+@pytest.mark.parametrize("causal", [False, True])
+def test_sparse_variants_on_the_triton_kernel_match_their_cpu_path(
+    gen, monkeypatch, name, hp, causal
+):
+    import importlib
+
+    from engine.variants import get
+
+    q, k, v = (randn(gen, 1, 2, 70, 32, dtype=torch.float32) for _ in range(3))
+    cpu = get(name).run(q, k, v, causal=causal, hp=hp)
+    module = importlib.import_module(f"engine.variants.{name}")
+    monkeypatch.setattr(module, "on_triton", lambda *a: True)  # as on CUDA, interpreted
+    tri = get(name).run(q, k, v, causal=causal, hp=hp)
+    assert cpu.path == "pytorch" and tri.path == "triton"
+    assert any("triton" in note for note in tri.notes)
+    assert torch.allclose(tri.out, cpu.out, atol=2e-5)
+    assert torch.allclose(tri.weights, cpu.weights, atol=2e-5)
+    assert torch.equal(tri.pattern.expand_as(cpu.pattern), cpu.pattern)

@@ -200,9 +200,9 @@ def test_head_aer_is_zero_for_a_head_that_matches_the_gold_links(quick_dates):
 
     from engine.data.dates import splits
     from engine.evaluation.transformer import head_aer, scores
-    from engine.metrics import argmax_links
     from engine.models.transformer import load
     from engine.training.transformer import batch_tensors
+    from engine.translation_quality import argmax_links
 
     tr = load("transformer-dates-learned", quick_dates)
     pairs = splits(seed=0, n_train=0, n_valid=0, n_test=6)["test"]

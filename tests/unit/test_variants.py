@@ -13,7 +13,7 @@ from engine.attention import scaled_dot_product_attention
 from engine.text import InputError
 from engine.trace import Trace
 from engine.variants import REGISTRY, get, names
-from engine.variants.metrics import relative_error
+from engine.variants.map_distance import relative_error
 
 torch.set_num_threads(1)
 TOL = 1e-5
@@ -70,6 +70,18 @@ def test_exact_variants_equal_full_attention(name, causal):
     res = get(name).run(q, k, v, causal=causal)
     assert torch.allclose(res.out, ref, atol=TOL, rtol=0)
     assert torch.allclose(res.weights, w, atol=TOL, rtol=0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", ["full", "flash"])
+def test_exact_variants_without_map_equal_float64_attention(name, causal):
+    q, k, v = qkv(n=70)
+    s = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(~torch.ones(70, 70, dtype=torch.bool).tril(), -math.inf)
+    res = get(name).run(q, k, v, causal=causal, want_map=False)
+    assert res.weights is None
+    assert torch.allclose(res.out.double(), torch.softmax(s, -1) @ v.double(), atol=TOL)
 
 
 def test_kv_cache_decoding_equals_full_causal_attention():
@@ -131,10 +143,10 @@ def _pattern(name, n, hp, causal=False):
 
 
 def test_longformer_pattern_is_band_plus_globals():
-    n, w, g = 40, 6, 2
+    n, w, g = 40, 3, 2  # window w: |i − j| ≤ w, the meaning of engine.attention.patterns
     p = _pattern("longformer", n, {"window": w, "globals": g})
     i, j = np.indices((n, n))
-    want = (np.abs(i - j) <= w // 2) | (i < g) | (j < g)
+    want = (np.abs(i - j) <= w) | (i < g) | (j < g)
     assert np.array_equal(p.numpy(), want)
     pc = _pattern("longformer", n, {"window": w, "globals": g}, causal=True)
     assert np.array_equal(pc.numpy(), want & (j <= i))
@@ -205,7 +217,7 @@ def test_mamba_scan_equals_its_hidden_attention():
 
 
 def test_int8_sage_is_close_and_beats_naive_on_a_k_outlier():
-    from engine.quantization import int8_attention, output_agreement
+    from engine.variants.int8 import int8_attention, output_agreement
 
     q, k, v = qkv(n=128, d=32, heads=2)
     ref, _ = full(q, k, v)
@@ -250,8 +262,8 @@ def test_trace_round_trips_through_json():
     assert np.array_equal(back.maps["attention"].weights, tr.maps["attention"].weights)
 
 
-def test_metrics_properties():
-    from engine.variants import metrics
+def test_map_distance_properties():
+    from engine.variants import map_distance as metrics
 
     rng = np.random.default_rng(0)
     p = rng.random((4, 10))
@@ -266,17 +278,44 @@ def test_metrics_properties():
 
 
 def test_swapping_full_attention_into_the_trained_transformer_changes_nothing():
+    from engine import checkpoints
     from engine.models import transformer
-    from engine.variants import swap
 
-    if not swap.available():
-        pytest.skip(f"checkpoint {swap.CHECKPOINT} not trained yet")
-    tr = transformer.load(swap.CHECKPOINT)
+    name = "transformer-dates-sinusoidal"
+    if name not in checkpoints.available("transformer-dates"):
+        pytest.skip(f"checkpoint {name} not trained yet")
+    tr = transformer.load(name)
     _, src = transformer.source_ids(tr, "12 March 2021")
     ids = tr.model.greedy(src, tr.max_new)[0, 1:].tolist()
     words = [tr.tgt_vocab.itos[i] for i in ids if i not in (transformer.EOS, transformer.PAD)]
     own = transformer.detokenize(tr.task, words)
-    assert swap.translate("12 March 2021", "full") == own
-    assert swap.translate("12 March 2021", "flash") == own
-    q, k, v, tokens = swap.layer_qkv("12 March 2021")
+    assert transformer.translate(tr, "12 March 2021", attend="full") == own
+    assert transformer.translate(tr, "12 March 2021", attend="flash") == own
+    q, k, v, tokens = transformer.layer_qkv(tr, "12 March 2021")
     assert q.shape[2] == len(tokens) == 13
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(
+    "hp", [{"rounds": 1, "chunk": 8}, {"rounds": 4, "chunk": 16, "buckets": 4}, {"rounds": 16}]
+)
+def test_reformer_is_softmax_over_the_keys_it_met(causal, hp):
+    """Rounds combined with the −log N_ij correction = one softmax over the union of keys
+    met in any round (the pattern): output and map both, and without the map too."""
+    q, k, v = qkv(n=70, heads=2)
+    res = get("reformer").run(q, k, v, causal=causal, hp=hp)
+    s = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    p = torch.softmax(s.masked_fill(~res.pattern, -math.inf), dim=-1).nan_to_num(0.0)
+    assert torch.allclose(res.weights.double(), p, atol=1e-6)  # a row that met no key: 0
+    assert torch.allclose(res.out.double(), p @ v.double(), atol=1e-5)
+    fast = get("reformer").run(q, k, v, causal=causal, hp=hp, want_map=False)
+    assert torch.allclose(fast.out, res.out, atol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("hp", [{"window": 3, "globals": 2}, {"window": 20, "globals": 0}])
+def test_longformer_output_without_map_equals_the_map_path(causal, hp):
+    q, k, v = qkv(n=70)
+    with_map = get("longformer").run(q, k, v, causal=causal, hp=hp)
+    fast = get("longformer").run(q, k, v, causal=causal, hp=hp, want_map=False)
+    assert torch.allclose(fast.out, with_map.out, atol=1e-6)

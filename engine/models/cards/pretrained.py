@@ -19,6 +19,10 @@ class PretrainedCard(ModelCard):
     paper = "Wang et al. 2020 (MiniLM); Vaswani et al. 2017"
 
     @property
+    def swappable(self) -> bool:  # AttentionInterface dispatch: BERT-family encoders here
+        return self.meta.get("arch") == "encoder"
+
+    @property
     def path(self) -> Path:
         return Path(self.meta["path"])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine import checkpoints
-from engine.models.cards.nmt import DATE_EXAMPLES, _alignment
+from engine.models.cards.nmt import DATE_EXAMPLES, _alignment, translation_warning
 from engine.models.registry import Alignment, Example, Limits, ModelCard
 
 PE_TITLES = {
@@ -16,6 +16,7 @@ PE_TITLES = {
 class TransformerCard(ModelCard):
     family = "transformer"
     paper = "Vaswani et al. 2017"
+    swappable = True  # a variant replaces every encoder self-attention core
 
     @property
     def task(self) -> str:
@@ -71,10 +72,13 @@ class TransformerCard(ModelCard):
 
         return transformer.load(self.name, self.directory)
 
-    def _trace(self, model, input):
+    def _trace(self, model, input, **swap):
         from engine.models import transformer
 
-        return transformer.trace(model, input)
+        return transformer.trace(model, input, **swap)
+
+    def assess(self, trace) -> str | None:
+        return translation_warning(self, trace)
 
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps["cross"]

@@ -1,6 +1,6 @@
 """The Triton kernels compile for Hopper (sm_90) on this CPU: what the interpreter cannot see.
 
-Runs ``python -m engine.kernels.compile_check --quick`` in a fresh process (the kernels
+Runs ``python scripts/triton_compile_check.py --quick`` in a fresh process (the kernels
 must not be the interpreted ones the interpreter tests create) and checks that the
 matmul kernels use the Hopper tensor-core instruction and that nothing spills registers.
 """
@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,8 @@ import pytest
 @pytest.mark.slow
 def test_kernels_compile_for_hopper_with_wgmma_and_no_spills():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    run = [sys.executable, "-m", "engine.kernels.compile_check", "--quick"]
+    script = Path(__file__).resolve().parents[2] / "scripts" / "triton_compile_check.py"
+    run = [sys.executable, str(script), "--quick"]
     done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])

@@ -6,8 +6,8 @@ checks on any CPU that every kernel lowers for Hopper (sm_90), whether its matmu
 the Hopper tensor-core instruction (``wgmma``), its shared memory, its registers and its
 stack (local memory, where register spills go):
 
-    python -m engine.kernels.compile_check            # every autotune config
-    python -m engine.kernels.compile_check --quick    # one config per kernel
+    python scripts/triton_compile_check.py            # every autotune config
+    python scripts/triton_compile_check.py --quick    # one config per kernel
 
 The last stdout line is one JSON object. Run it without TRITON_INTERPRET set.
 """
@@ -26,8 +26,10 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from engine.kernels import triton_attention, triton_decode, triton_pooled
-from engine.kernels.dispatch import interpreting
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's engine
+
+from engine.kernels import triton_attention, triton_decode, triton_pooled  # noqa: E402
+from engine.kernels.dispatch import interpreting  # noqa: E402
 
 H100_SHARED_BYTES = 232_448  # per block, opt-in maximum on sm_90
 
@@ -94,7 +96,13 @@ def cases(quick: bool):
                     {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages},
                 )
     for d, block in ((64, 64),) if quick else ((64, 64), (128, 64), (64, 128), (128, 128)):
-        const = {"HEAD_DIM": d, "CAUSAL": True, "PRECISION": "tf32", "BLOCK": block}
+        const = {
+            "HEAD_DIM": d,
+            "CAUSAL": True,
+            "WINDOWED": True,
+            "PRECISION": "tf32",
+            "BLOCK": block,
+        }
         yield (
             triton_attention._block_sparse_fwd,
             "bf16",
