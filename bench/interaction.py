@@ -116,7 +116,7 @@ SCENARIOS: dict[str, list[Edit]] = {
     ],
     "alignment": [
         Edit("type", "textarea", "Input", lambda i: _enfr(i)),
-        Edit("step", "slider", "Decoding step", None),
+        Edit("step", "slider", "Decoding step", None, setup=[("choice", "Step by step")]),
     ],
     "memory": [
         Edit("step", "slider", "Hop", None),
@@ -139,9 +139,8 @@ SCENARIOS: dict[str, list[Edit]] = {
         Edit("step", "choice", "difference vs full|^maps$", _cycle("difference vs full", "maps")),
     ],
     "compare": [
-        Edit("type", "textarea", None, lambda i: _enfr(i)),
-        Edit("head", "slider", None, None),
-        Edit("step", "choice", None, None),
+        Edit("type", "textarea", "Input", lambda i: _enfr(i)),
+        Edit("step", "choice", "Two models|Every model", _cycle("Two models", "Every model")),
     ],
 }
 
