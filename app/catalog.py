@@ -47,7 +47,7 @@ PAGES = [
         "on every memory slot at every hop.",
     ),
     PageInfo(
-        "studios/transformer.py",
+        "studios/transformer/page.py",
         "Transformer",
         "transformer",
         "Self- and cross-attention per layer and head in our Transformer and a real "
@@ -61,7 +61,7 @@ PAGES = [
         "against the gold links, and the difference between any two.",
     ),
     PageInfo(
-        "studios/variants.py",
+        "studios/variants/page.py",
         "Variants lab",
         "variants",
         "Efficient attention side by side on the same input: errors, patterns, "

@@ -110,3 +110,9 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
         out, _ = int8_attention(q, k, v, scheme=scheme, block=block)
         rows.append({"scheme": scheme, **output_agreement(out, ref)})
     return rows
+
+
+def kv_length_limit() -> int:
+    from engine.variants.kv_cache import LENGTH_LIMIT
+
+    return LENGTH_LIMIT

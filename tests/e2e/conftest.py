@@ -12,13 +12,17 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
-from tests.e2e.support import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, wait_for_health
-
-LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
+from tests.e2e.support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    free_port,
+    is_local,
+    start_server,
+    wait_for_health,
+)
 
 
 @pytest.fixture(scope="session")
@@ -53,13 +57,6 @@ def browser():
         b.close()
 
 
-def _is_local(url: str) -> bool:
-    parsed = urlparse(url)
-    if parsed.scheme in ("data", "blob", "about", "file"):
-        return True
-    return parsed.hostname in LOCAL_HOSTS
-
-
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -68,7 +65,7 @@ def page(browser):
     pg.console_errors = []
 
     def guard(route):
-        if _is_local(route.request.url):
+        if is_local(route.request.url):
             route.continue_()
         else:
             pg.outside_requests.append(route.request.url)
