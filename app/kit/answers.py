@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from kit.i18n import t
+
 
 def answer_heading(trace, answer_md: str) -> bool:
     """The answer as a heading, or the warning and the output as a guess; True if trusted."""
@@ -17,5 +19,5 @@ def answer_heading(trace, answer_md: str) -> bool:
         st.markdown(f"### {answer_md}")
         return True
     st.warning(warning)
-    st.markdown(f"Model output, not to be read as an answer: {answer_md}")
+    st.markdown(t("kit.flagged_output", answer=answer_md))
     return False

@@ -33,12 +33,8 @@ def _load_pretrained(path: str, name: str):
 
 @st.cache_data(max_entries=32, show_spinner="Running the Transformer…")
 def own_trace(name: str, text: str):
-    """Its Trace for ``text``. Not ``models.trace`` yet: the card's input check words an
-    empty input differently from the model's own ("Type a sentence…"), which the page
-    tests read."""
-    from engine.models import transformer
-
-    return transformer.trace(translator(name), text)
+    """Its Trace for ``text`` through the model card (with its warning when far from data)."""
+    return models.trace(name, text)
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the pretrained model…")

@@ -70,7 +70,9 @@ def ours():
     with friendly_errors("the Transformer"):
         trace = state.own_trace(name, text)
     st.markdown(f"**Output:** `{trace.outputs['translation']}`")
-    if trace.outputs["unknown"]:
+    if trace.outputs.get("warning"):  # far from its data: say so before any heatmap
+        st.warning(trace.outputs["warning"])
+    elif trace.outputs["unknown"]:
         st.warning(
             "Not in this model's vocabulary (read as <unk>): " + ", ".join(trace.outputs["unknown"])
         )
