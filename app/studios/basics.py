@@ -1,7 +1,7 @@
 """Attention basics: softmax(QKᵀ/√d_k)V for the user's sentence, one step at a time."""
 
 import streamlit as st
-from kit import export_buttons, friendly_errors, url_default, url_sync
+from kit import chart, export_buttons, friendly_errors, url_default, url_sync
 from views import walkthrough as view
 
 from engine.text import InputError
@@ -94,7 +94,7 @@ def steps(trace) -> None:
         (st.markdown if index == 6 else st.caption)(text)
     cols = st.columns(min(len(figures), 4)) if len(figures) > 1 else [st.container()]
     for i, (key, fig) in enumerate(figures):
-        cols[i % len(cols)].plotly_chart(fig, key=key)
+        chart(fig, key, cols[i % len(cols)])
 
 
 steps(trace)

@@ -2,7 +2,7 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import friendly_errors
+from kit import chart, friendly_errors
 from state import compare as state
 from state import models
 from studios.alignment.common import md
@@ -89,7 +89,7 @@ def every_model():
         key="cmp-head",
     )
     shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
-    st.plotly_chart(
+    chart(
         alignment_grid([p.drawn(f"{short(titles[n])}<br>{p.label}") for n, p in shown.items()]),
         key="cmp-all",
     )
@@ -121,14 +121,14 @@ def two_models():
             start = heads.index(state.best(found).label)
             p = found[st.selectbox(f"Head of {side}", heads, start, key=f"cmp-head-{side}")]
             fig = alignment_figure(**p.drawn(f"{side}: {titles[p.name]}"))
-            st.plotly_chart(fig, key=f"cmp-two-{side}")
+            chart(fig, key=f"cmp-two-{side}")
             st.caption(caption(p))
             shown.append(p)
     a, b = (p.alignment for p in shown)
     if a.source != b.source or a.target != b.target:
         st.info("The two models read different tokens, so their maps do not share axes.")
         return
-    st.plotly_chart(
+    chart(
         difference_figure(a.weights - b.weights, a.source, a.target, title="α_A − α_B"),
         key="cmp-diff",
     )

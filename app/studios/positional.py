@@ -1,7 +1,7 @@
 """Positional encoding: the sinusoids of Vaswani et al. (2017, §3.5) and their rotation property."""
 
 import streamlit as st
-from kit import friendly_errors, url_default, url_sync
+from kit import chart, friendly_errors, url_default, url_sync
 from views import positional as figs
 
 from engine import positional as pe_lib
@@ -57,14 +57,14 @@ def curves() -> None:
     dims = st.multiselect(
         "Dimensions to plot", list(range(d_model)), default=sorted(default_dims), max_selections=12
     )
-    st.plotly_chart(figs.curves_figure(pe, dims), key="fig-curves")
+    chart(figs.curves_figure(pe, dims), key="fig-curves")
 
 
 def table() -> None:
     st.caption(
         "Positions down, dimensions across: fast clocks on the left, slow ones on the right."
     )
-    st.plotly_chart(figs.table_figure(pe, "PE"), key="fig-table")
+    chart(figs.table_figure(pe, "PE"), key="fig-table")
 
 
 def similarity() -> None:
@@ -73,7 +73,7 @@ def similarity() -> None:
         "near positions look alike, and the similarity falls off with distance."
     )
     sim = pe_lib.similarity(pe)
-    st.plotly_chart(figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520), key="fig-sim")
+    chart(figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520), key="fig-sim")
 
 
 def rotation() -> None:
@@ -86,7 +86,7 @@ def rotation() -> None:
     )
     show = min(d_model, 16)
     M = pe_lib.rotation(k, d_model)[:show, :show]
-    st.plotly_chart(figs.rotation_figure(M, k), key="fig-rotation")
+    chart(figs.rotation_figure(M, k), key="fig-rotation")
 
 
 def learned() -> None:
@@ -105,7 +105,7 @@ def learned() -> None:
         ("sinusoidal", pe_lib.sinusoidal(n_pe, d_pe), "sines"),
     ):
         col_table, col_sim = st.columns(2)
-        col_table.plotly_chart(figs.table_figure(tab, f"PE {title}", 460), key=f"fig-pe-{key}")
+        chart(figs.table_figure(tab, f"PE {title}", 460), f"fig-pe-{key}", col_table)
         sim = figs.similarity_figure(
             pe_lib.cosine_similarity(tab),
             f"cosine similarity, {title}",
@@ -113,7 +113,7 @@ def learned() -> None:
             diverging=True,
             height=460,
         )
-        col_sim.plotly_chart(sim, key=f"fig-pe-sim-{key}")
+        chart(sim, f"fig-pe-sim-{key}", col_sim)
 
 
 SECTIONS = {

@@ -3,6 +3,7 @@
 import random
 
 import streamlit as st
+from kit import url_default, url_index, url_sync
 from state import nmt as state
 
 from engine.data import enfr
@@ -11,7 +12,16 @@ TASKS = {"English → French": "en-fr", "Dates → ISO 8601": "dates"}
 
 
 def choose_task() -> str:
-    return TASKS[st.radio("Task", list(TASKS), horizontal=True, key="nmt-task")]
+    ids = list(TASKS.values())
+    index = url_index("task", ids, key="nmt-task")
+    task = TASKS[st.radio("Task", list(TASKS), index, horizontal=True, key="nmt-task")]
+    if st.query_params.get("task", task) != task:  # the link's model and text were another task's
+        url_sync(model=None, text=None, step=None)
+    return task
+
+
+def beam() -> int:
+    return url_default("beam", 5, int, key="nmt-beam", lo=1, hi=10)
 
 
 def choose_model(task: str):
@@ -29,6 +39,7 @@ def choose_model(task: str):
             st.selectbox(
                 "Model",
                 names,
+                url_index("model", names, key=f"nmt-model-{task}"),
                 format_func=lambda n: cards[names.index(n)].title,
                 key=f"nmt-model-{task}",
             )
@@ -51,7 +62,8 @@ def input_text(card) -> str:
         st.session_state[key] = enfr.detokenize_en(pair.src)
 
     if key not in st.session_state:
-        st.session_state[key] = st.session_state.get(saved, next(iter(examples.values())))
+        fallback = st.session_state.get(saved, next(iter(examples.values())))
+        st.session_state[key] = url_default("text", fallback)
     c1, c2 = st.columns([3, 1])
     c1.selectbox("Example", list(examples), key=f"nmt-example-{task}", on_change=use_example)
     if task == "en-fr":

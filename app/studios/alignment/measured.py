@@ -1,6 +1,7 @@
 """Section: what the shipped evaluation measured on the test split, for every model of the task."""
 
 import streamlit as st
+from kit import chart
 from state import models
 from state import nmt as state
 from views.alignment import bleu_by_length_figure
@@ -31,7 +32,7 @@ def section(card):
         if "greedy" in r:  # the same model decoded greedily, for comparison
             rows.append(_row(c, r["greedy"] | {"train_steps": r.get("train_steps")}, "greedy"))
     st.dataframe(rows, hide_index=True)
-    st.plotly_chart(bleu_by_length_figure({c.title: r for c, r in measured}), key="nmt-bleu")
+    chart(bleu_by_length_figure({c.title: r for c, r in measured}), key="nmt-bleu")
     commands = sorted({c.evaluate_command for c, _ in measured if c.evaluate_command})
     st.caption(
         f"Test split ({measured[0][1]['n_test']} sentences, never trained on); measured by "

@@ -5,7 +5,15 @@ module. The alignment map is [1, 1, target steps, source words].
 """
 
 import streamlit as st
-from kit import answer_heading, export_buttons, friendly_errors
+from kit import (
+    answer_heading,
+    controls,
+    friendly_errors,
+    page_bottom,
+    page_top,
+    url_index,
+    url_sync,
+)
 from state import nmt as state
 from studios.alignment import head_view, inputs, measured, side_by_side, soft, steps
 from studios.alignment.common import md
@@ -18,18 +26,23 @@ SECTIONS = {
     "Measured": "measured",
 }
 
+page_top()
 st.title("Alignment (Bahdanau)")
 st.caption(
     "RNNsearch (Bahdanau, Cho & Bengio 2014): a bidirectional GRU reads the source; at "
-    "every target word the decoder scores each source annotation h_j, e_ij = "
-    "v_aᵀ tanh(W_a s_{i−1} + U_a h_j), and reads the context c_i = Σ_j α_ij h_j. "
+    "every target word the decoder scores each source annotation $h_j$, "
+    r"$e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j)$, weighs them with "
+    r"$\alpha_{ij} = \mathrm{softmax}_j(e_{ij})$ and reads the context "
+    r"$c_i = \sum_j \alpha_{ij} h_j$. "
     "Trained here on generated data (English→French with gold alignments, and dates)."
 )
 
-task = inputs.choose_task()
-card = inputs.choose_model(task)
-text = inputs.input_text(card)
-beam = st.slider("Beam width (1 = greedy; 1–10)", 1, 10, 5, key="nmt-beam")
+with controls():
+    task = inputs.choose_task()
+    card = inputs.choose_model(task)
+    text = inputs.input_text(card)
+    beam = st.slider("Beam width (1 = greedy; 1–10)", 1, 10, inputs.beam(), key="nmt-beam")
+url_sync(task=task, model=card.name, text=text, beam=beam)
 
 with friendly_errors("the translation"):
     trace = state.translate(card.name, text, beam)
@@ -52,13 +65,13 @@ shown = SECTIONS[
     st.segmented_control(
         "Show",
         list(SECTIONS),
-        default="Alignment",
+        default=list(SECTIONS)[url_index("section", SECTIONS.values(), key="nmt-section")],
         required=True,
         key="nmt-section",
-        bind="query-params",
     )
     or "Alignment"
 ]
+url_sync(section=shown)
 if shown == "measured":
     measured.section(card)
 elif "alignment" not in trace.maps:
@@ -75,4 +88,4 @@ elif shown == "compare":
 else:
     head_view.section(trace, src)
 
-export_buttons(trace, f"alignment-{card.name}")
+page_bottom(f"alignment-{card.name}", trace)

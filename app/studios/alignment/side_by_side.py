@@ -4,7 +4,7 @@ A fragment: switching between the two comparisons redraws this section only.
 """
 
 import streamlit as st
-from kit import friendly_errors
+from kit import chart, friendly_errors, url_index, url_sync
 from state import nmt as state
 from studios.alignment.common import md
 from views.alignment import alignment_figure
@@ -14,7 +14,7 @@ BEAMS = (1, 5, 10)
 
 def _panel(trace, src, title: str, key: str):
     a = trace.maps["alignment"]
-    st.plotly_chart(
+    chart(
         alignment_figure(a.weights[0, 0], src, a.query_labels, title=title, flags=a.flags),
         key=key,
     )
@@ -26,10 +26,13 @@ def section(card, text: str, beam: int, src: list[str]):
     what = st.segmented_control(
         "Compare",
         ["Scoring functions", "Beam widths"],
-        default="Scoring functions",
+        default=["Scoring functions", "Beam widths"][
+            url_index("compare", ["scoring", "beams"], key="nmt-compare")
+        ],
         required=True,
         key="nmt-compare",
     )
+    url_sync(compare="beams" if what == "Beam widths" else "scoring")
     with friendly_errors("the comparison"):
         if what == "Beam widths":
             cols = st.columns(len(BEAMS))

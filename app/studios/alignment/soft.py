@@ -1,6 +1,7 @@
 """Section: the soft alignment α_ij, with the grammar's gold links and the AER when it has them."""
 
 import streamlit as st
+from kit import chart
 from state import nmt as state
 from state.alignments import gold_pair, versus_gold
 from studios.alignment.common import md
@@ -26,7 +27,7 @@ def section(card, trace, src: list[str]):
     st.header("Soft alignment α_ij")
     scored = gold(card, trace, src) if card.task == "en-fr" else None
     if scored is None:
-        st.plotly_chart(
+        chart(
             alignment_figure(
                 amap.weights[0, 0], src, amap.query_labels, flags=amap.flags, title="α_ij"
             ),
@@ -39,8 +40,9 @@ def section(card, trace, src: list[str]):
     c2.metric("AER (argmax vs sure only)", f"{scored.aer_sure:.3f}")
     c3.metric("target words looking ahead to an agreement noun", len(scored.ahead))
     st.caption(
-        f"Gold links from the grammar: {scored.how}. Och & Ney's AER = 1 − (|A∩S| + |A∩P|) / "
-        "(|A| + |S|) with A = argmax of each row of α."
+        f"Gold links from the grammar: {scored.how}. Och & Ney's "
+        r"$\mathrm{AER} = 1 - \frac{|A \cap S| + |A \cap P|}{|A| + |S|}$ with $A$ = argmax "
+        r"of each row of $\alpha$."
     )
     if scored.ahead:
         st.markdown(
@@ -51,7 +53,7 @@ def section(card, trace, src: list[str]):
             "grammar marks these as *possible* links, so the first AER forgives them "
             "and the sure-only AER counts them."
         )
-    st.plotly_chart(
+    chart(
         alignment_figure(
             scored.alpha,
             pair.src,

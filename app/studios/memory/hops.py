@@ -1,6 +1,7 @@
 """Section: the answer, p_i per sentence and hop, and the story shaded at one hop."""
 
 import streamlit as st
+from kit import chart
 from views.memory import answer_bars, hops_figure, shaded_story
 
 
@@ -24,6 +25,6 @@ def shaded(amap, support):
 def section(trace):
     out, amap = trace.outputs, trace.maps["memory"]
     c1, c2 = st.columns([1, 2])
-    c1.plotly_chart(answer_bars(out["candidates"], out["probabilities"]), key="mem-answer")
-    c2.plotly_chart(hops_figure(amap, out["support"]), key="mem-hops")
+    chart(answer_bars(out["candidates"], out["probabilities"]), "mem-answer", c1)
+    chart(hops_figure(amap, out["support"]), "mem-hops", c2)
     shaded(amap, out["support"])

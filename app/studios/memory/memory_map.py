@@ -2,7 +2,7 @@
 
 import numpy as np
 import streamlit as st
-from kit import friendly_errors
+from kit import chart, friendly_errors
 from state.memn2n import MAP_MEMORIES, memory_map
 from views.memory import memory_map as map_figure
 
@@ -22,7 +22,7 @@ def section(map_name: str, sample, sentences):
         coords, task_of, subject_of, texts, n = memory_map(map_name, sample)
         groups = (task_of if colour == "task" else subject_of) + ["this story"] * n
         is_current = np.r_[np.zeros(len(texts), bool), np.ones(n, bool)]
-        st.plotly_chart(
+        chart(
             map_figure(
                 coords, groups, texts + list(sentences), is_current, f"m_i coloured by {colour}"
             ),

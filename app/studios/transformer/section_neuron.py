@@ -1,6 +1,7 @@
 """bertviz's neuron view: how one query's scores and weights come out of q and k."""
 
 import streamlit as st
+from kit import chart
 from state import transformer as state
 from studios.transformer.model_pickers import layer_head
 from views.transformer import neuron_figure
@@ -21,9 +22,7 @@ def show(s) -> None:
     mask = state.allowed_keys(kind, raw.shape[2], raw.shape[3])
     row = None if mask is None else mask[i]
     nv = state.neuron(q_all[layer, head, i], k_all[layer, head], row)
-    st.plotly_chart(
-        neuron_figure(nv, raw.query_labels[i], raw.key_labels), width="stretch", key="tr-neuron"
-    )
+    chart(neuron_figure(nv, raw.query_labels[i], raw.key_labels), width="stretch", key="tr-neuron")
     st.caption(
         f"{raw.layer_labels[layer]} · {raw.head_labels[head]} (chosen above). "
         "α_ij = softmax_j(q_i·k_j/√d_k): the bars equal the heatmap's row."

@@ -1,7 +1,7 @@
 """AttentionViz (Yeh et al. 2023): one head's queries and keys in one 2-D embedding."""
 
 import streamlit as st
-from kit import friendly_errors
+from kit import chart, friendly_errors
 from state import transformer as state
 from studios.transformer.model_pickers import layer_head
 from studios.transformer.section_neuron import NO_VECTORS
@@ -20,12 +20,12 @@ def show(s) -> None:
     with friendly_errors("the query–key map"):
         emb = state.joint_embedding(q_all[layer, head], k_all[layer, head], mask, 0)
     title = f"{raw.layer_labels[layer]} · {raw.head_labels[head]} ({emb.method.upper()})"
-    st.plotly_chart(
+    chart(
         qk_scatter(emb, raw.query_labels, raw.key_labels, colour_by=colour, title=title),
         width="stretch",
         key="tr-qk",
     )
-    st.plotly_chart(dot_distance_figure(emb, mask), width="stretch", key="tr-qk-r")
+    chart(dot_distance_figure(emb, mask), width="stretch", key="tr-qk-r")
     st.caption(
         "Yeh et al. 2023: queries and keys embedded together; keys shifted by "
         "mean(Q) − mean(K) (and both scaled to equal mean norm), which leaves every "

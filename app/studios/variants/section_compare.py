@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import streamlit as st
-from kit import table_exports
+from kit import chart, table_exports
 from state import variants as state
 from studios.variants.compare_inputs import param_widgets, source_widgets
 from views import variants as figs
@@ -61,13 +61,13 @@ def maps(traces: dict, picked: list[str]) -> None:
         title = name if name in REGISTRY else FULL  # short: the flags follow
         with cols[i % 2]:
             if view == "maps":
-                st.plotly_chart(figs.map_figure(amap, head, title=title), key=f"map-{name}")
+                chart(figs.map_figure(amap, head, title=title), key=f"map-{name}")
             elif view == "difference vs full":
                 diff = compare.difference(tr, ref)[0, head]
                 fig = figs.map_figure(
                     amap, head, z=diff, title=f"{title} − full", diverging=True, value_name="Δα"
                 )
-                st.plotly_chart(fig, key=f"diff-{name}")
+                chart(fig, key=f"diff-{name}")
             elif "pattern" in tr.maps:
                 fig = figs.overlay_figure(
                     ref.maps["attention"],
@@ -75,7 +75,7 @@ def maps(traces: dict, picked: list[str]) -> None:
                     head,
                     title=f"full map; grey: {title} cannot see",
                 )
-                st.plotly_chart(fig, key=f"overlay-{name}")
+                chart(fig, key=f"overlay-{name}")
             else:
                 st.info(
                     f"{REGISTRY[name].title} has no fixed pattern: every key is reachable, "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
-from kit import table_exports
+from kit import chart, table_exports
 from state import variants as state
 from views import variants as figs
 
@@ -27,7 +27,7 @@ def show() -> None:
         f"{res['max_abs_diff_cache_vs_full']:.1e}, no cache "
         f"{res['max_abs_diff_no_cache_vs_full']:.1e}."
     )
-    st.plotly_chart(figs.per_token_figure(res), key="kv-chart")
+    chart(figs.per_token_figure(res), key="kv-chart")
     rows = [
         {"t": t + 1, "ms_cache": 1000 * a, "ms_no_cache": 1000 * b}
         for t, (a, b) in enumerate(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+from kit import chart
 from state import variants as state
 from views import variants as figs
 
@@ -43,7 +44,7 @@ def show() -> None:
         normalized=False,
         note=f"{reduce} of p_ij over {block}×{block} blocks",
     )
-    st.plotly_chart(
+    chart(
         figs.map_figure(amap, 0, title=f"Full attention, n = {n}", value_name=f"{reduce} p"),
         key="pooled",
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from kit import table_exports
+from kit import chart, table_exports
 from views import variants as figs
 
 
@@ -76,11 +76,11 @@ def show() -> None:
         for r in profile.as_rows(points)
     ]
     if rows:
-        st.plotly_chart(
+        chart(
             figs.loglog_figure(rows, "median_s", title="Median time vs n", y_title="seconds"),
             key="chart-time",
         )
-        st.plotly_chart(
+        chart(
             figs.loglog_figure(
                 rows,
                 "peak_mib",
