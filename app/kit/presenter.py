@@ -77,7 +77,7 @@ _CSS_PRESENTING = """
 h1 { font-size: 1.9rem !important; padding: 0 0 .2rem !important; }
 h2, h3 { font-size: 1.6rem !important; padding: .1rem 0 !important; }
 [data-testid=stMarkdownContainer] p, [data-testid=stMarkdownContainer] li {
-  font-size: 1.3rem; }
+  font-size: 1.15rem; }
 [data-testid=stWidgetLabel] p { font-size: 1.1rem; }
 </style>
 """

@@ -44,15 +44,6 @@ def section(card, trace, src: list[str]):
         r"$\mathrm{AER} = 1 - \frac{|A \cap S| + |A \cap P|}{|A| + |S|}$ with $A$ = argmax "
         r"of each row of $\alpha$."
     )
-    if scored.ahead:
-        st.markdown(
-            "**Anticipation, not an error of translation:** "
-            + "; ".join(f"“{md(t)}” looks most at “{md(s)}”" for t, s in scored.ahead)
-            + ". A French determiner or adjective must agree in gender and number with "
-            "its noun, so while emitting it the decoder attends to that noun. The "
-            "grammar marks these as *possible* links, so the first AER forgives them "
-            "and the sure-only AER counts them."
-        )
     chart(
         alignment_figure(
             scored.alpha,
@@ -65,3 +56,12 @@ def section(card, trace, src: list[str]):
         ),
         key="nmt-gold",
     )
+    if scored.ahead:
+        st.markdown(
+            "**Anticipation, not an error of translation:** "
+            + "; ".join(f"“{md(t)}” looks most at “{md(s)}”" for t, s in scored.ahead)
+            + ". A French determiner or adjective must agree in gender and number with "
+            "its noun, so while emitting it the decoder attends to that noun. The "
+            "grammar marks these as *possible* links, so the first AER forgives them "
+            "and the sure-only AER counts them."
+        )

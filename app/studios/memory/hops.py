@@ -1,22 +1,25 @@
 """Section: the answer, p_i per sentence and hop, and the story shaded at one hop."""
 
 import streamlit as st
-from kit import chart
+from kit import chart, url_default, url_sync
 from views.memory import answer_bars, hops_figure, shaded_story
 
 
 @st.fragment
 def shaded(amap, support):
     """A fragment: choosing a hop redraws the story only."""
+    n = len(amap.layer_labels)
+    first = url_default("hop", n, int, key="mem_hop", lo=1, hi=n)
     hop = st.select_slider(
         "Hop shown in the story",
         list(amap.layer_labels),
-        value=amap.layer_labels[-1],
+        value=amap.layer_labels[first - 1],
         key="mem_hop",
     )
     k = amap.layer_labels.index(hop)
+    url_sync(hop=k + 1)
     st.caption(
-        "Each sentence is shaded by its weight p_i at this hop (as in the paper's Figure 2)"
+        "Each sentence is shaded by its weight $p_i$ at this hop (as in the paper's Figure 2)"
         + ("; ★ marks the supporting facts." if support else ".")
     )
     st.html(shaded_story(amap.key_labels, amap.weights[k, 0, 0], support))

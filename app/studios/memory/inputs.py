@@ -1,7 +1,7 @@
 """The Memory page's inputs: a generated test story or the user's own, and the model."""
 
 import streamlit as st
-from kit import friendly_errors, url_default, url_sync
+from kit import friendly_errors, url_default, url_index, url_sync
 from state import models
 from state.memn2n import chosen, stories
 
@@ -24,13 +24,18 @@ def own_story(names: list[str]):
         f"Up to {MAX_STORY_CHARS:,} characters and {MAX_WORDS_PER_SENTENCE} words per "
         "sentence; the memory keeps the latest 50 sentences."
     )
-    text = st.text_area("Story", EXAMPLE_STORY, height=160, key="mem_story")
+    story = url_default("text", EXAMPLE_STORY, key="mem_story")
+    text = st.text_area("Story", story, height=160, key="mem_story")
     question = st.text_input(
-        "Question (leave empty to use a pasted bAbI question)", EXAMPLE_QUESTION, key="mem_question"
+        "Question (leave empty to use a pasted bAbI question)",
+        url_default("question", EXAMPLE_QUESTION, key="mem_question"),
+        key="mem_question",
     )
-    default = "memn2n-joint" if "memn2n-joint" in names else names[0]
-    name = st.selectbox("Model", names, index=names.index(default), key="mem_model")
-    url_sync(own=1)
+    default = names.index("memn2n-joint") if "memn2n-joint" in names else 0
+    name = st.selectbox(
+        "Model", names, url_index("model", names, default, key="mem_model"), key="mem_model"
+    )
+    url_sync(own=1, text=text, question=question, task=None, story=None)
     with friendly_errors("reading your story"):
         return name, user_story(text, question)
 
@@ -38,7 +43,7 @@ def own_story(names: list[str]):
 def generated_story(names: list[str], results: dict | None):
     """(model name, Sample) from the task's test set, with the shipped accuracy beside it."""
     c1, c2, c3 = st.columns([3, 1, 2])
-    task_default = url_default("task", 1, int)
+    task_default = url_default("task", 1, int, key="mem_task", choices=TASK_IDS)
     task = c1.selectbox(
         "Task",
         TASK_IDS,
@@ -46,13 +51,16 @@ def generated_story(names: list[str], results: dict | None):
         key="mem_task",
         index=TASK_IDS.index(task_default) if task_default in TASK_IDS else 0,
     )
+    if st.query_params.get("task", str(task)) != str(task):  # the link's model was another task's
+        url_sync(model=None)
     index = c2.number_input(
         f"Story (0–{N_STORIES - 1} of the test set)",
         0,
         N_STORIES - 1,
-        min(max(url_default("story", 0, int), 0), N_STORIES - 1),
+        url_default("story", 0, int, key="mem_story_index", lo=0, hi=N_STORIES - 1),
+        key="mem_story_index",
     )
-    url_sync(own=0, task=task, story=index)
+    url_sync(own=0, task=task, story=index, text=None, question=None)
     with friendly_errors("choosing the model"):
         best = chosen(int(task))
     offered = [best] + [
@@ -61,6 +69,7 @@ def generated_story(names: list[str], results: dict | None):
     name = c3.selectbox(
         "Model (first: the better on this task's dev set)",
         offered,
+        url_index("model", offered, key=f"mem_model_task{task}"),
         # One widget per task: a new task starts from its own better model, not from the
         # model picked for the previous task.
         key=f"mem_model_task{task}",

@@ -1,8 +1,8 @@
-"""Section: the first hop's memory vectors m_i of many stories, mapped with UMAP."""
+"""Section: the first hop's memory vectors $m_i$ of many stories, mapped with UMAP."""
 
 import numpy as np
 import streamlit as st
-from kit import chart, friendly_errors
+from kit import chart, friendly_errors, url_index, url_sync
 from state.memn2n import MAP_MEMORIES, memory_map
 from views.memory import memory_map as map_figure
 
@@ -10,8 +10,11 @@ from views.memory import memory_map as map_figure
 @st.fragment
 def section(map_name: str, sample, sentences):
     """A fragment: recolouring redraws the map only (the projection is cached)."""
-    st.subheader("Memory embeddings m_i across many stories")
-    colour = st.radio("Colour by", ["task", "entity"], horizontal=True, key="mem_colour")
+    st.subheader("Memory embeddings $m_i$ across many stories")
+    ways = ["task", "entity"]
+    index = url_index("colour", ways, key="mem_colour")
+    colour = st.radio("Colour by", ways, index, horizontal=True, key="mem_colour")
+    url_sync(colour=colour)
     st.caption(
         f"UMAP (umap-learn) of the first hop's memory vectors m_i of `{map_name}` for about "
         f"{MAP_MEMORIES:,} sentences of test stories, plus this story's (ringed, numbered "

@@ -4,16 +4,18 @@ Widgets → one cached answer (a Trace) → the hops or the memory map, one at a
 """
 
 import streamlit as st
-from kit import export_buttons, friendly_errors, url_default
+from kit import controls, friendly_errors, page_bottom, page_top, url_default, url_index, url_sync
 from state.memn2n import answer, evaluation, reader, shipped
 from studios.memory import hops, inputs, measured, memory_map
 from views.memory import md_escape
 
+page_top()
 st.title("Memory (MemN2N)")
 st.caption(
     "End-To-End Memory Networks (Sukhbaatar et al. 2015) trained here on generated "
-    "bAbI tasks. Each hop k reads the memory with p_i = softmax(u^kᵀ m_i), adds "
-    "o^k = Σ p_i c_i to its question vector and asks again."
+    "bAbI tasks. Each hop $k$ reads the memory with "
+    r"$p_i = \mathrm{softmax}(u^{k\top} m_i)$, adds $o^k = \sum_i p_i c_i$ to its question "
+    r"vector, $u^{k+1} = u^k + o^k$, and asks again."
 )
 
 with friendly_errors("loading the memory network"):
@@ -24,18 +26,20 @@ with friendly_errors("loading the memory network"):
             "`python -m engine.train memn2n --task all`"
         )
 
-source = st.radio(
-    "Source",
-    ["Generated bAbI story", "Your own story"],
-    horizontal=True,
-    index=int(url_default("own", 0, int) == 1),
-    key="mem_source",
-)
 results = evaluation()  # the shipped `evaluate memn2n --save` numbers, or None
-if source == "Your own story":
-    name, sample = inputs.own_story(names)
-else:
-    name, sample = inputs.generated_story(names, results)
+with controls():
+    source = st.radio(
+        "Source",
+        ["Generated bAbI story", "Your own story"],
+        horizontal=True,
+        index=url_default("own", 0, int, key="mem_source", choices=(0, 1)),
+        key="mem_source",
+    )
+    if source == "Your own story":
+        name, sample = inputs.own_story(names)
+    else:
+        name, sample = inputs.generated_story(names, results)
+url_sync(model=name)
 
 with friendly_errors("answering"):
     trace = answer(name, sample)
@@ -70,13 +74,13 @@ shown = (
     st.segmented_control(
         "Show",
         ["Hops", "Memory map"],
-        default="Hops",
+        default=["Hops", "Memory map"][url_index("section", ["hops", "map"], key="mem_section")],
         required=True,
         key="mem_section",
-        bind="query-params",
     )
     or "Hops"
 )
+url_sync(section="hops" if shown == "Hops" else "map")
 if shown == "Hops":
     hops.section(trace)
 else:
@@ -85,4 +89,4 @@ else:
 
 if results:
     measured.table(results)
-export_buttons(trace, "memn2n-trace")
+page_bottom(f"memory-{name}", trace)
