@@ -9,12 +9,22 @@ from kit.exports import chart, export_buttons, table_exports
 from kit.i18n import language, language_picker, t
 from kit.page import page_bottom, page_top
 from kit.presenter import controls, palette, presenting
-from kit.url import flag, ints, url_default, url_index, url_sync
+from kit.url import (
+    example_and_text,
+    flag,
+    ints,
+    url_choice,
+    url_default,
+    url_index,
+    url_number,
+    url_sync,
+)
 
 __all__ = [
     "answer_heading",
     "chart",
     "controls",
+    "example_and_text",
     "export_buttons",
     "flag",
     "friendly_errors",
@@ -27,7 +37,9 @@ __all__ = [
     "presenting",
     "t",
     "table_exports",
+    "url_choice",
     "url_default",
     "url_index",
+    "url_number",
     "url_sync",
 ]

@@ -82,6 +82,44 @@ def url_index(param: str, ids, default: int = 0, *, key=None) -> int:
     return ids.index(chosen)
 
 
+# Where each choice widget takes its first value, and in what form.
+_FIRST = {
+    "selectbox": "index",
+    "radio": "index",
+    "segmented_control": "default",
+    "pills": "default",
+    "select_slider": "value",
+}
+
+
+def url_choice(widget, param: str, label: str, options, *, key: str, ids=None, default=0, **kw):
+    """A choice widget whose value lives in ``?param=`` (as its id), seeded and written back.
+
+    ``widget`` is ``st.selectbox``, ``st.radio``, ``st.segmented_control`` or
+    ``st.select_slider`` (or a column's); ``ids`` name the options in the URL (the options
+    themselves by default), so labels can be translated without breaking links.
+    """
+    options = list(options)
+    ids = [str(i) for i in (options if ids is None else ids)]
+    index = url_index(param, ids, default, key=key)
+    first = _FIRST[widget.__name__]
+    chosen = widget(
+        label, options, **{first: index if first == "index" else options[index]}, key=key, **kw
+    )
+    if chosen is None:  # a segmented control clicked off: its default stands
+        chosen = options[default]
+    url_sync(**{param: ids[options.index(chosen)]})
+    return chosen
+
+
+def url_number(widget, param: str, label: str, lo, hi, default, *, key: str, cast=int, **kw):
+    """A slider or number input whose value lives in ``?param=``, within ``lo``–``hi``."""
+    first = url_default(param, default, cast, key=key, lo=lo, hi=hi)
+    value = widget(label, lo, hi, first, key=key, **kw)
+    url_sync(**{param: value})
+    return value
+
+
 def url_sync(**values) -> None:
     """Write the current widget values to the URL; ``None`` removes a parameter.
 
@@ -152,3 +190,21 @@ def link_box() -> None:
             ),
             unsafe_allow_javascript=True,
         )
+
+
+def example_and_text(examples, key: str, example_label: str, text_label: str) -> str:
+    """An example picker and a text box that starts from it, both kept in the URL.
+
+    ``?example=`` is the example's position and ``?text=`` the text typed: a link opens
+    with the text it was copied with; picking another example starts from that example.
+    """
+    examples = list(examples)
+    index = url_index("example", range(len(examples)), key=f"example-{key}")
+    choice = st.selectbox(example_label, examples, index, key=f"example-{key}")
+    index = examples.index(choice)
+    if st.query_params.get("example", str(index)) != str(index):  # a new example
+        url_sync(text=None)
+    text_key = f"text-{key}-{index}"
+    text = st.text_input(text_label, url_default("text", choice, key=text_key), key=text_key)
+    url_sync(example=index, text=text)
+    return text

@@ -5,20 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from kit import friendly_errors
+from kit import example_and_text, friendly_errors, url_choice, url_number
 from state import transformer as state
 
 OTHER = "Another allowed directory…"
+CHECKPOINT_HELP = "transformer-<task>-<positional encoding>"
 PRETRAINED_EXAMPLES = (
     "The animal didn't cross the street because it was too tired.",
     "The unbelievably quick brown fox jumps over the lazy dog.",
     "Attention is all you need.",
 )
-
-
-def example_text(examples, key: str) -> str:
-    choice = st.selectbox("Example", examples, key=f"example-{key}")
-    return st.text_input("Input", value=choice, key=f"text-{key}-{examples.index(choice)}")
 
 
 def show_measured(result: dict | None) -> None:
@@ -53,8 +49,8 @@ def ours():
             "`python -m engine.train transformer --task en-fr` to make one."
         )
         st.stop()
-    name = st.selectbox(
-        "Checkpoint", checkpoints, key="checkpoint", help="transformer-<task>-<positional encoding>"
+    name = url_choice(
+        st.selectbox, "model", "Checkpoint", checkpoints, key="checkpoint", help=CHECKPOINT_HELP
     )
     with friendly_errors("loading the checkpoint"):
         tr = state.translator(name)
@@ -66,7 +62,7 @@ def ours():
         f"at most {MAX_CHARS:,} characters; output: at most {tr.max_new} tokens."
     )
     show_measured(state.measured(tr.task))
-    text = example_text(state.examples(tr.task), name)
+    text = example_and_text(state.examples(tr.task), name, "Example", "Input")
     with friendly_errors("the Transformer"):
         trace = state.own_trace(name, text)
     st.markdown(f"**Output:** `{trace.outputs['translation']}`")
@@ -83,7 +79,7 @@ def pretrained():
     from engine.models.pretrained import ALLOWLIST_ENV, MAX_CHARS, MAX_NEW_TOKENS
 
     _, models = state.model_choices()
-    choice = st.selectbox("Model", [*models, OTHER], key="hf-model")
+    choice = url_choice(st.selectbox, "model", "Model", [*models, OTHER], key="hf-model")
     if choice == OTHER:
         path = st.text_input(
             "Local model directory",
@@ -99,10 +95,11 @@ def pretrained():
         f"{m.name}: {m.arch}, eager attention. Input: at most **{m.max_tokens} tokens** "
         f"and {MAX_CHARS:,} characters; longer text is refused."
     )
-    text = example_text(list(PRETRAINED_EXAMPLES), name)
+    text = example_and_text(PRETRAINED_EXAMPLES, name, "Example", "Input")
     new = 0
     if m.arch != "encoder":
-        new = st.slider(f"Tokens to generate (0–{MAX_NEW_TOKENS}, greedy)", 0, MAX_NEW_TOKENS, 8)
+        label = f"Tokens to generate (0–{MAX_NEW_TOKENS}, greedy)"
+        new = url_number(st.slider, "new", label, 0, MAX_NEW_TOKENS, 8, key="hf-new")
     with friendly_errors("the pretrained model"):
         trace = state.pretrained_trace(path, name, text, new)
     if "generated" in trace.outputs:
@@ -140,10 +137,11 @@ def layer_head(raw) -> tuple[int, int]:
     """The layer and head every section looks at (one pair of widgets, kept across sections)."""
     n_layers, n_heads = raw.shape[:2]
     s1, s2 = st.columns(2)
-    layer = s1.select_slider(
-        "Layer", range(n_layers), format_func=lambda i: raw.layer_labels[i], key=f"layer-{n_layers}"
+    fl, fh = raw.layer_labels.__getitem__, raw.head_labels.__getitem__
+    layer = url_choice(
+        s1.select_slider, "layer", "Layer", range(n_layers), key=f"layer-{n_layers}", format_func=fl
     )
-    head = s2.select_slider(
-        "Head", range(n_heads), format_func=lambda i: raw.head_labels[i], key=f"head-{n_heads}"
+    head = url_choice(
+        s2.select_slider, "head", "Head", range(n_heads), key=f"head-{n_heads}", format_func=fh
     )
     return layer, head

@@ -4,7 +4,16 @@ Widgets → one cached Trace → the section on screen. Every map is [layer, hea
 """
 
 import streamlit as st
-from kit import export_buttons, friendly_errors
+from kit import (
+    controls,
+    flag,
+    friendly_errors,
+    page_bottom,
+    page_top,
+    url_choice,
+    url_default,
+    url_sync,
+)
 from state import transformer as state
 from studios.transformer import (
     model_pickers,
@@ -20,6 +29,9 @@ KIND_NAMES = {
     "decoder_self": "decoder self-attention",
     "cross": "cross-attention (decoder → encoder)",
 }
+FAMILIES = ["ours", "pretrained"]
+READING_IDS = ["heads", "mean", "rollout"]
+SECTION_IDS = ["heads", "bertviz", "neuron", "qk"]
 SECTIONS = {
     "Layers × heads": section_heads.show,
     "bertviz": section_bertviz.show,
@@ -27,6 +39,7 @@ SECTIONS = {
     "Query–key map (AttentionViz)": section_qk.show,
 }
 
+page_top()
 st.title("Transformer")
 st.caption(
     "Vaswani et al. 2017: multi-head self- and cross-attention, layer by layer and head "
@@ -35,26 +48,56 @@ st.caption(
 )
 state.umap_warm_up()
 
-source = st.radio("Model family", [OURS, PRETRAINED], horizontal=True, key="family")
-trace, sinks = model_pickers.ours() if source == OURS else model_pickers.pretrained()
+with controls():
+    linked = st.query_params.get("family", "ours")
+    source = url_choice(
+        st.radio,
+        "family",
+        "Model family",
+        [OURS, PRETRAINED],
+        key="family",
+        ids=FAMILIES,
+        horizontal=True,
+    )
+    if linked != FAMILIES[[OURS, PRETRAINED].index(source)]:  # the link's model was the other's
+        url_sync(model=None, text=None, example=None)
+    trace, sinks = model_pickers.ours() if source == OURS else model_pickers.pretrained()
 
-c1, c2 = st.columns([2, 3])
-kind = c1.selectbox("Attention", list(trace.maps), format_func=KIND_NAMES.get, key="attention")
-reading = c2.radio(
-    "Read the heads",
-    state.READINGS if kind != "cross" else state.READINGS[:2],
-    horizontal=True,
-    help="Rollout multiplies (½·mean-over-heads + ½·I) over layers; it needs self-attention.",
-)
-c3, c4 = st.columns(2)
-merge = c3.toggle(
-    "Merge word pieces into words",
-    help="to a word: sum over its pieces; from a word: mean over its pieces (rows still sum to 1)",
-)
-hide = c4.toggle(
-    f"Hide {' / '.join(sinks)} attention sinks",
-    help="drops those rows and columns and renormalises each row",
-)
+    c1, c2 = st.columns([2, 3])
+    kind = url_choice(
+        c1.selectbox,
+        "attention",
+        "Attention",
+        list(trace.maps),
+        key="attention",
+        format_func=KIND_NAMES.get,
+    )
+    readings = state.READINGS if kind != "cross" else state.READINGS[:2]
+    reading = url_choice(
+        c2.radio,
+        "reading",
+        "Read the heads",
+        readings,
+        key="reading",
+        ids=READING_IDS[: len(readings)],
+        horizontal=True,
+        help="Rollout multiplies (½·mean-over-heads + ½·I) over layers; it needs self-attention.",
+    )
+    c3, c4 = st.columns(2)
+    merge = c3.toggle(
+        "Merge word pieces into words",
+        url_default("merge", False, flag, key="merge"),
+        key="merge",
+        help="to a word: sum over its pieces; from a word: mean over its pieces "
+        "(rows still sum to 1)",
+    )
+    hide = c4.toggle(
+        f"Hide {' / '.join(sinks)} attention sinks",
+        url_default("hide", False, flag, key="hide"),
+        key="hide",
+        help="drops those rows and columns and renormalises each row",
+    )
+    url_sync(merge=merge, hide=hide)
 with friendly_errors("reading the heads"):
     amap = state.read_heads(trace.maps[kind], reading, merge, hide, sinks)
 
@@ -64,12 +107,16 @@ with friendly_errors("reading the heads"):
 def sections(shown: model_pickers.Shown) -> None:
     # One section on screen at a time: an edit redraws only what is visible.
     names = list(SECTIONS)
-    section = (
-        st.segmented_control("Section", names, default=names[0], key="transformer-section")
-        or names[0]
+    section = url_choice(
+        st.segmented_control,
+        "section",
+        "Section",
+        names,
+        key="transformer-section",
+        ids=SECTION_IDS,
     )
     SECTIONS[section](shown)
 
 
 sections(model_pickers.Shown(trace, kind, KIND_NAMES[kind], amap, merge, hide, tuple(sinks)))
-export_buttons(trace, f"transformer-{trace.model}")
+page_bottom(f"transformer-{trace.model}", trace)
