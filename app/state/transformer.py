@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from kit import queue
 
 from state import models
 
@@ -52,11 +53,11 @@ def umap_warm_up() -> None:
     warm_up_in_background()
 
 
-@st.cache_data(max_entries=64, show_spinner="Projecting queries and keys with UMAP…")
 def joint_embedding(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, seed: int):
+    """UMAP of queries and keys together, through the heavy-work queue."""
     from engine.models.attentionviz import joint_embedding as embed
 
-    return embed(q, k, mask=mask, seed=seed)
+    return queue.run("UMAP", embed, q, k, mask=mask, seed=seed)
 
 
 READINGS = ("each head", "mean over heads", "rollout (Abnar & Zuidema 2020)")
