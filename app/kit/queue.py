@@ -137,7 +137,7 @@ class WorkQueue:
             return sum(not j.future.done() for j in self._active)
 
 
-@st.cache_resource
+@st.cache_resource(max_entries=1)
 def work_queue() -> WorkQueue:
     """The server's one queue (shared by every session)."""
     return WorkQueue()

@@ -43,7 +43,7 @@ def chosen(task: int) -> str:
     return choose(task)[0]
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(ttl=600, show_spinner=False)
 def evaluation() -> dict | None:
     """What ``python -m engine.evaluate memn2n --task all --save`` measured, if shipped."""
     from engine.checkpoints import load_result
