@@ -42,6 +42,7 @@ def compare(
 
 
 def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d):
+    from engine import kernels
     from engine.variants import compare as cmp
     from engine.variants import inputs
 
@@ -57,6 +58,9 @@ def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d):
             n, d, heads, structure=structure, sharpness=sharpness, seed=seed
         )
     params = json.loads(params_json)
+    if source != "trained":  # the lab's own inputs run where the kernels are fastest
+        device = kernels.default_device()
+        q, k, v = q.to(device), k.to(device), v.to(device)
     traces, rows = cmp.run_all(list(names), q, k, v, labels, causal=causal, params=params)
     if source == "trained":
         reference = transformer.translate(tr, text, attend="full")
@@ -78,7 +82,7 @@ def _pooled_map(n: int, structure: str, reduce: str):
     from engine import kernels, profile
     from engine.variants.inputs import long_qk
 
-    q, k = long_qk(n, structure=structure)
+    q, k = (t.to(kernels.default_device()) for t in long_qk(n, structure=structure))
     cells = -(-n // 128)  # keys per cell for ≤ 128 cells a side …
     block = max(16, -(-cells // 16) * 16)  # … rounded up to the kernel's multiple of 16
     result = []
@@ -90,7 +94,7 @@ def _pooled_map(n: int, structure: str, reduce: str):
         )
         seconds = time.perf_counter() - t0
     pooled = result[0]
-    return pooled.numpy(), block, seconds, peak, kernels.active_path(q.device)
+    return pooled.cpu().numpy(), block, seconds, peak, kernels.active_path(q.device)
 
 
 def sweep(picked: tuple, lengths: tuple, d: int, time_budget: float, budget: float):
