@@ -1,7 +1,7 @@
 """Attention basics: softmax(QKᵀ/√d_k)V for the user's sentence, one step at a time."""
 
 import streamlit as st
-from kit import chart, export_buttons, friendly_errors, url_default, url_sync
+from kit import chart, controls, friendly_errors, page_bottom, page_top, url_default, url_sync
 from views import walkthrough as view
 
 from engine.text import InputError
@@ -9,20 +9,25 @@ from engine.walkthrough import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Walkthrou
 
 EXAMPLE = "The animal didn't cross the street because it was too tired"
 
+page_top()
 st.title("Attention basics")
 st.caption(
     "Projections here are **seeded random**, not trained: the page shows the arithmetic of "
     "scaled dot-product attention, not what a trained model has learned."
 )
+st.latex(
+    r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V"
+)
 
-text = st.text_area(
+ctl = controls()
+text = ctl.text_area(
     f"Sentence (up to {MAX_TOKENS} tokens)",
-    value=url_default("text", EXAMPLE),
+    value=url_default("text", EXAMPLE, key="basics_text"),
     key="basics_text",
     height=80,
 )
-c1, c2, c3, c4 = st.columns(4)
-d_default = url_default("d_model", 64, int)
+c1, c2, c3, c4 = ctl.columns(4)
+d_default = url_default("d_model", 64, int, choices=D_MODEL_CHOICES)
 d_model = c1.selectbox(
     "d_model",
     D_MODEL_CHOICES,
@@ -30,7 +35,7 @@ d_model = c1.selectbox(
     help="Width of the token embeddings.",
 )
 head_choices = [h for h in (1, 2, 4, 8, 16) if h <= MAX_HEADS and d_model % h == 0]
-h_default = url_default("heads", 4, int)
+h_default = url_default("heads", 4, int, choices=head_choices)
 n_heads = c2.selectbox(
     "heads",
     head_choices,
@@ -45,13 +50,17 @@ head = c3.number_input(
     "head shown",
     0,
     n_heads - 1,
-    min(max(url_default("head", 0, int), 0), n_heads - 1),
+    url_default("head", 0, int, key="basics_head", lo=0, hi=n_heads - 1),
     key="basics_head",
 )
 seed = c4.number_input(
-    "seed", 0, 10_000, min(max(url_default("seed", 0, int), 0), 10_000), key="basics_seed"
+    "seed",
+    0,
+    10_000,
+    url_default("seed", 0, int, key="basics_seed", lo=0, hi=10_000),
+    key="basics_seed",
 )
-url_sync(text=text[:500], d_model=d_model, heads=n_heads, head=head, seed=seed)
+url_sync(text=text, d_model=d_model, heads=n_heads, head=head, seed=seed)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -76,12 +85,12 @@ st.markdown(
 # through the steps, and the browser redraws one or two figures per edit, not sixteen.
 @st.fragment
 def steps(trace) -> None:
-    step_default = url_default("step", 4, int)
+    step_default = url_default("step", 4, int, key="basics_step", lo=0, hi=len(view.STEPS) - 1)
     step = (
         st.segmented_control(
             "Step",
             view.STEPS,
-            default=view.STEPS[step_default if 0 <= step_default < len(view.STEPS) else 4],
+            default=view.STEPS[step_default],
             key="basics_step",
         )
         or view.STEPS[4]
@@ -98,5 +107,4 @@ def steps(trace) -> None:
 
 
 steps(trace)
-with st.expander("Export this trace"):
-    export_buttons(trace, "attention-basics")
+page_bottom("attention-basics", trace)

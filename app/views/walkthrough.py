@@ -69,41 +69,45 @@ def step(index: int, trace) -> tuple[str, list[tuple[str, go.Figure]]]:
             ("fig-x", _matrix(v["X"], dims, tokens, "X = embedding + PE", "x", diverging=True))
         ]
     if index == 1:
-        text = f"Q = X W^Q, K = X W^K, V = X W^V for head {head}: each is tokens × d_k."
+        text = f"$Q = XW^Q,\\ K = XW^K,\\ V = XW^V$ for head {head}: each is tokens × $d_k$."
         return text, [
             (f"fig-{n}", _matrix(v[n], kdims, tokens, n, n.lower(), diverging=True, annotate=False))
             for n in ("Q", "K", "V")
         ]
     if index == 2:
-        text = "score_ij = q_i · k_j: how well query i matches key j."
+        text = r"$\mathrm{score}_{ij} = q_i \cdot k_j$: how well query $i$ matches key $j$."
         fig = heatmap(
             v["scores"], tokens, tokens, title="scores = Q Kᵀ", value_name="score", diverging=True
         )
         return text, [("fig-scores", fig)]
     if index == 3:
         text = (
-            f"Dot products of d_k = {d_k} random components grow like √d_k: here their spread "
-            f"is {m['score_std']:.2f}, and {m['scaled_std']:.2f} after dividing by "
-            f"√{d_k} = {math.sqrt(d_k):.2f}."
+            f"Dot products of $d_k = {d_k}$ random components grow like $\\sqrt{{d_k}}$: here "
+            f"their spread is {m['score_std']:.2f}, and {m['scaled_std']:.2f} after dividing "
+            f"by $\\sqrt{{{d_k}}} = {math.sqrt(d_k):.2f}$."
         )
         fig = heatmap(
             v["scaled"], tokens, tokens, title="QKᵀ / √d_k", value_name="score", diverging=True
         )
         return text, [("fig-scaled", fig)]
     if index == 4:
-        text = "Each row becomes a distribution over the keys: the attention weights α."
+        text = (
+            "Each row becomes a distribution over the keys: the attention weights "
+            r"$\alpha = \mathrm{softmax}(QK^\top / \sqrt{d_k})$."
+        )
         return text, [
             ("fig-softmax", attention_figure(trace.maps["softmax"], title="α = softmax(QKᵀ/√d_k)"))
         ]
     if index == 5:
-        text = "Each output row is Σ_j α_ij v_j: a mixture of the value vectors."
+        text = r"Each output row is $\sum_j \alpha_{ij} v_j$: a mixture of the value vectors."
         return text, [
             ("fig-out", _matrix(v["output"], kdims, tokens, "output = α V", "out", diverging=True))
         ]
     if index == 6:
         text = (
-            f"Without 1/√d_k the softmax **saturates**: the mean largest weight per row rises "
-            f"from **{m['mean_max_weight']:.2f}** to **{m['mean_max_weight_unscaled']:.2f}**, "
+            f"Without $1/\\sqrt{{d_k}}$ the softmax **saturates**: the mean largest weight per "
+            f"row rises from **{m['mean_max_weight']:.2f}** to "
+            f"**{m['mean_max_weight_unscaled']:.2f}**, "
             f"and the mean row entropy falls from **{m['mean_entropy']:.2f}** to "
             f"**{m['mean_entropy_unscaled']:.2f}** nats (uniform = {m['uniform_entropy']:.2f}). "
             "Saturated rows have near-zero gradients, which is why the paper scales."

@@ -2,7 +2,7 @@
 
 import streamlit as st
 import views.bertviz_view as bv
-from kit import friendly_errors
+from kit import friendly_errors, url_choice
 from state.transformer import READINGS, read_heads
 from studios.transformer.model_pickers import layer_head
 
@@ -17,7 +17,15 @@ def page_html(view: str, arguments: dict, layer: int) -> str:
 
 def show(s) -> None:
     layer, _ = layer_head(s.raw)
-    view = st.radio("View", ["head view", "model view"], horizontal=True)
+    view = url_choice(
+        st.radio,
+        "view",
+        "View",
+        ["head view", "model view"],
+        ids=["head", "model"],
+        key="tr-bertviz-view",
+        horizontal=True,
+    )
     one_map = len(s.trace.maps) == 1
     maps = {
         k: read_heads(m, READINGS[0], s.merge, s.hide, s.sinks) if one_map else m

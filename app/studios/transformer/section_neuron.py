@@ -1,7 +1,7 @@
 """bertviz's neuron view: how one query's scores and weights come out of q and k."""
 
 import streamlit as st
-from kit import chart
+from kit import chart, url_choice
 from state import transformer as state
 from studios.transformer.model_pickers import layer_head
 from views.transformer import neuron_figure
@@ -16,8 +16,13 @@ def show(s) -> None:
         st.info(NO_VECTORS)
         return
     layer, head = layer_head(raw)
-    i = st.selectbox(
-        "Query token", range(raw.shape[2]), format_func=lambda j: f"{j}: {raw.query_labels[j]}"
+    i = url_choice(
+        st.selectbox,
+        "query",
+        "Query token",
+        range(raw.shape[2]),
+        key=f"tr-query-{raw.shape[2]}",
+        format_func=lambda j: f"{j}: {raw.query_labels[j]}",
     )
     mask = state.allowed_keys(kind, raw.shape[2], raw.shape[3])
     row = None if mask is None else mask[i]
@@ -25,5 +30,6 @@ def show(s) -> None:
     chart(neuron_figure(nv, raw.query_labels[i], raw.key_labels), width="stretch", key="tr-neuron")
     st.caption(
         f"{raw.layer_labels[layer]} · {raw.head_labels[head]} (chosen above). "
-        "α_ij = softmax_j(q_i·k_j/√d_k): the bars equal the heatmap's row."
+        r"$\alpha_{ij} = \mathrm{softmax}_j(q_i \cdot k_j / \sqrt{d_k})$: the bars equal the "
+        "heatmap's row."
     )

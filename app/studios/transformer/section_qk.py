@@ -1,7 +1,7 @@
 """AttentionViz (Yeh et al. 2023): one head's queries and keys in one 2-D embedding."""
 
 import streamlit as st
-from kit import chart, friendly_errors
+from kit import chart, friendly_errors, url_choice
 from state import transformer as state
 from studios.transformer.model_pickers import layer_head
 from studios.transformer.section_neuron import NO_VECTORS
@@ -15,7 +15,9 @@ def show(s) -> None:
         st.info(NO_VECTORS)
         return
     layer, head = layer_head(raw)
-    colour = st.radio("Colour by", ["position", "token"], horizontal=True)
+    colour = url_choice(
+        st.radio, "colour", "Colour by", ["position", "token"], key="tr-colour", horizontal=True
+    )
     mask = state.allowed_keys(kind, raw.shape[2], raw.shape[3])
     with friendly_errors("the query–key map"):
         emb = state.joint_embedding(q_all[layer, head], k_all[layer, head], mask, 0)
