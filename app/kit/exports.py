@@ -29,7 +29,7 @@ IMAGE_FORMATS = ("png", "svg")
 FORMAT_KEY = "kit-image-format"
 FIGURES_KEY = "kit-figures"
 
-Rows = list[dict] | Callable[[], list[dict]]
+Rows = list[dict] | Callable[[], list[dict]] | object  # or a 2-D numpy array
 
 
 def image_format() -> str:
@@ -96,7 +96,13 @@ def trace_rows(trace) -> list[dict]:
 
 
 def _rows(rows: Rows) -> list[dict]:
-    return rows() if callable(rows) else rows
+    """Rows of a table: a list of dicts, a function returning one, or a 2-D array."""
+    rows = rows() if callable(rows) else rows
+    if hasattr(rows, "ndim") and rows.ndim == 2:  # a matrix: one row per row, one column each
+        return [
+            {"row": i, **{str(j): float(v) for j, v in enumerate(r)}} for i, r in enumerate(rows)
+        ]
+    return rows
 
 
 def csv_text(rows: list[dict]) -> str:

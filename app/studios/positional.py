@@ -1,36 +1,40 @@
 """Positional encoding: the sinusoids of Vaswani et al. (2017, §3.5) and their rotation property."""
 
 import streamlit as st
-from kit import chart, friendly_errors, url_default, url_sync
+from kit import chart, controls, friendly_errors, page_bottom, page_top
+from kit.url import ints, url_choice, url_default, url_sync
 from views import positional as figs
 
 from engine import positional as pe_lib
 
 LEARNED_PE = "transformer-enfr-learned"
 
+page_top()
 st.title("Positional encoding")
 st.markdown(
-    r"PE(pos, 2i) = sin(pos / 10000^{2i/d}),  PE(pos, 2i+1) = cos(pos / 10000^{2i/d}). "
-    "Each pair of dimensions is a clock turning at its own speed; together they give every "
-    "position a unique fingerprint."
+    r"$$PE_{(pos,\,2i)} = \sin\frac{pos}{10000^{2i/d}}, \qquad "
+    r"PE_{(pos,\,2i+1)} = \cos\frac{pos}{10000^{2i/d}}$$ Each pair of dimensions is a clock "
+    "turning at its own speed; together they give every position a unique fingerprint."
 )
 
 lo_d, hi_d = pe_lib.D_MODEL_LIMITS
 lo_n, hi_n = pe_lib.LENGTH_LIMITS
-c1, c2, c3 = st.columns(3)
+c1, c2, c3 = controls().columns(3)
 d_model = c1.number_input(
     f"d_model (even, {lo_d}–{hi_d})",
-    value=url_default("d_model", 64, int),
+    value=url_default("d_model", 64, int, key="pe_d_model", choices=range(lo_d, hi_d + 1, 2)),
     step=2,
     key="pe_d_model",
     help="Must be even: the dimensions come in sin/cos pairs.",
 )
 length = c2.number_input(
-    f"positions ({lo_n}–{hi_n})", value=url_default("length", 100, int), key="pe_length"
+    f"positions ({lo_n}–{hi_n})",
+    value=url_default("length", 100, int, key="pe_length", lo=lo_n, hi=hi_n),
+    key="pe_length",
 )
 k = c3.number_input(
     "offset k for the rotation check",
-    value=url_default("k", 5, int),
+    value=url_default("k", 5, int, key="pe_k", lo=-100_000, hi=100_000),
     key="pe_k",
     help="Any integer, negative too.",
 )
@@ -53,10 +57,12 @@ def learned_table(name: str):
 
 
 def curves() -> None:
-    default_dims = {d for d in (0, 1, 4, 5, d_model // 2, d_model - 1) if d < d_model}
+    d = sorted({d for d in (0, 1, 4, 5, d_model // 2, d_model - 1) if d < d_model})
+    d = url_default("dims", d, ints, key="pe_dims", lo=0, hi=d_model - 1)
     dims = st.multiselect(
-        "Dimensions to plot", list(range(d_model)), default=sorted(default_dims), max_selections=12
+        "Dimensions to plot", range(d_model), sorted(set(d))[:12], max_selections=12, key="pe_dims"
     )
+    url_sync(dims=dims)
     chart(figs.curves_figure(pe, dims), key="fig-curves")
 
 
@@ -79,10 +85,10 @@ def similarity() -> None:
 def rotation() -> None:
     err = pe_lib.verify_rotation(k, length, d_model)
     st.markdown(
-        f"For each frequency ω_i the pair (sin, cos) at pos + k is the pair at pos turned by "
-        f"the angle k·ω_i, so PE(pos + k) = M_k · PE(pos) with M_k block-diagonal and **the "
-        f"same for every position**. Checked numerically over the {length} positions above: "
-        f"the largest |PE(pos+k) − M_k PE(pos)| is **{err:.2e}** (floating-point round-off)."
+        r"For each frequency $\omega_i$ the pair $(\sin, \cos)$ at $pos + k$ is the pair at $pos$ "
+        r"turned by the angle $k\,\omega_i$, so $PE(pos + k) = M_k \, PE(pos)$ with $M_k$ "
+        f"block-diagonal and **the same for every position**. Checked over the {length} positions "
+        rf"above: the largest $\lvert PE(pos+k) - M_k PE(pos) \rvert$ is **{err:.2e}** (round-off)."
     )
     show = min(d_model, 16)
     M = pe_lib.rotation(k, d_model)[:show, :show]
@@ -132,11 +138,13 @@ HEADERS = {
 # One section on screen at a time; picking another reruns only this part.
 @st.fragment
 def sections() -> None:
-    names = list(SECTIONS)
-    section = st.segmented_control("Section", names, default=names[0], key="pe_section")
-    section = section or names[0]
+    ids = [show.__name__ for show in SECTIONS.values()]
+    section = url_choice(
+        st.segmented_control, "section", "Section", list(SECTIONS), ids=ids, key="pe_section"
+    )
     st.header(HEADERS.get(section, section))
     SECTIONS[section]()
 
 
 sections()
+page_bottom("positional", tables={"encoding": pe})
