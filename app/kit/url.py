@@ -92,12 +92,16 @@ _FIRST = {
 }
 
 
-def url_choice(widget, param: str, label: str, options, *, key: str, ids=None, default=0, **kw):
+def url_choice(
+    widget, param: str, label: str, options, *, key: str, ids=None, default=0, resets=(), **kw
+):
     """A choice widget whose value lives in ``?param=`` (as its id), seeded and written back.
 
     ``widget`` is ``st.selectbox``, ``st.radio``, ``st.segmented_control`` or
     ``st.select_slider`` (or a column's); ``ids`` name the options in the URL (the options
-    themselves by default), so labels can be translated without breaking links.
+    themselves by default), so labels can be translated without breaking links. ``resets``
+    names parameters that belonged to the previous choice (a model of another task) and are
+    dropped when the choice changes.
     """
     options = list(options)
     ids = [str(i) for i in (options if ids is None else ids)]
@@ -108,7 +112,10 @@ def url_choice(widget, param: str, label: str, options, *, key: str, ids=None, d
     )
     if chosen is None:  # a segmented control clicked off: its default stands
         chosen = options[default]
-    url_sync(**{param: ids[options.index(chosen)]})
+    chosen_id = ids[options.index(chosen)]
+    if resets and st.query_params.get(param, ids[default]) != chosen_id:
+        url_sync(**dict.fromkeys(resets))
+    url_sync(**{param: chosen_id})
     return chosen
 
 
@@ -192,10 +199,11 @@ def link_box() -> None:
         )
 
 
-def example_and_text(examples, key: str, example_label: str, text_label: str) -> str:
+def example_and_text(examples, key: str, example_label: str, text_label: str, box=None) -> str:
     """An example picker and a text box that starts from it, both kept in the URL.
 
-    ``?example=`` is the example's position and ``?text=`` the text typed: a link opens
+    ``box`` is ``st.text_input`` (default) or ``st.text_area``. ``?example=`` is the
+    example's position and ``?text=`` the text typed: a link opens
     with the text it was copied with; picking another example starts from that example.
     """
     examples = list(examples)
@@ -205,6 +213,7 @@ def example_and_text(examples, key: str, example_label: str, text_label: str) ->
     if st.query_params.get("example", str(index)) != str(index):  # a new example
         url_sync(text=None)
     text_key = f"text-{key}-{index}"
-    text = st.text_input(text_label, url_default("text", choice, key=text_key), key=text_key)
+    box = box or st.text_input
+    text = box(text_label, url_default("text", choice, key=text_key), key=text_key)
     url_sync(example=index, text=text)
     return text

@@ -2,12 +2,13 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import chart, friendly_errors
+from kit import chart, example_and_text, friendly_errors, page_bottom, page_top, url_choice
 from state import compare as state
 from state import models
 from studios.alignment.common import md
 from views.alignment import alignment_figure, alignment_grid, difference_figure
 
+page_top()
 st.title("Compare models")
 st.caption(
     "The same sentence through every model trained on the same task: RNNsearch with each "
@@ -16,14 +17,15 @@ st.caption(
 )
 
 tasks = state.tasks()
-task = st.segmented_control("Task", tasks, default=tasks[0], required=True, key="cmp-task")
-cards = state.aligners(task or tasks[0])
-titles = {c.name: c.title for c in cards}
-examples = {e.label: e.input for e in cards[0].examples}
-label = st.selectbox("Example", list(examples), key=f"cmp-example-{task}")
-text = st.text_area(
-    f"Input ({cards[0].limits.describe()})", examples[label], key=f"cmp-text-{task}-{label}"
+RESETS = ("example", "text", "head", "a", "b")
+task = url_choice(
+    st.segmented_control, "task", "Task", tasks, key="cmp-task", required=True, resets=RESETS
 )
+cards = state.aligners(task)
+titles = {c.name: c.title for c in cards}
+examples = [e.input for e in cards[0].examples]
+label = f"Input ({cards[0].limits.describe()})"
+text = example_and_text(examples, f"cmp-{task}", "Example", label, st.text_area)
 
 
 def options(params, key: str) -> dict:
@@ -74,7 +76,8 @@ def every_model():
         hide_index=True,
     )
     st.caption(
-        "AER (Och & Ney): 1 − (|A∩S| + |A∩P|) / (|A| + |S|), A = argmax of each row. "
+        r"AER (Och & Ney): $1 - \frac{|A \cap S| + |A \cap P|}{|A| + |S|}$, $A$ = argmax "
+        "of each row. "
         + (
             "Each model is shown on the gold translation; where its own differs, its "
             "attention is read with the gold translation fed in (forced alignment)."
@@ -83,10 +86,9 @@ def every_model():
         )
     )
     heads = sorted({lab for f in found.values() for lab in f if len(f) > 1})
-    pick = st.selectbox(
-        "Head shown for models with several",
-        (["lowest AER"] if gold else []) + heads,
-        key="cmp-head",
+    choices = (["lowest AER"] if gold else []) + heads
+    pick = url_choice(
+        st.selectbox, "head", "Head shown for models with several", choices, key="cmp-head"
     )
     shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
     chart(
@@ -103,9 +105,8 @@ def two_models():
     picked = []
     for col, side, default in zip(st.columns(2), "AB", (0, len(names) - 1), strict=True):
         with col:
-            name = st.selectbox(
-                f"Model {side}", names, default, format_func=titles.get, key=f"cmp-{side}"
-            )
+            kw = dict(default=default, format_func=titles.get, key=f"cmp-{side}")
+            name = url_choice(st.selectbox, side.lower(), f"Model {side}", names, **kw)
             card, key = models.card(name), f"cmp-{side}-{name}"
             chosen = options(card.options, key) | attention(card, key)
             picked.append((name, chosen))
@@ -138,10 +139,12 @@ def two_models():
     )
 
 
-mode = st.segmented_control(
-    "Show", ["Every model", "Two models"], default="Every model", required=True, key="cmp-mode"
+modes = ["Every model", "Two models"]
+mode = url_choice(
+    st.segmented_control, "mode", "Show", modes, ids=["every", "two"], key="cmp-mode", required=True
 )
 if mode == "Two models":
     two_models()
 else:
     every_model()
+page_bottom(f"compare-{task}")
