@@ -22,7 +22,7 @@ PAGES = [
         "studios/basics.py",
         "Attention basics",
         "basics",
-        "Type a sentence and walk through softmax(QKᵀ/√d_k)V step by step, "
+        r"Type a sentence and walk through $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$ step by step, "
         "with and without scaling and a causal mask.",
     ),
     PageInfo(
@@ -30,7 +30,7 @@ PAGES = [
         "Positional encoding",
         "positional",
         "Sinusoidal encodings: curves, the full table, similarities, and why "
-        "PE(pos+k) is a rotation of PE(pos).",
+        "$PE(pos+k)$ is a rotation of $PE(pos)$.",
     ),
     PageInfo(
         "studios/alignment/page.py",

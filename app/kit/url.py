@@ -34,6 +34,11 @@ def flag(raw: str) -> bool:
     raise ValueError(raw)
 
 
+def names(raw: str) -> list[str]:
+    """A list of names written ``linformer,performer``."""
+    return [part for part in raw.split(",") if part]
+
+
 def ints(raw: str) -> list[int]:
     """A list of integers written ``0,1,4``."""
     return [int(part) for part in raw.split(",") if part.strip()]

@@ -2,7 +2,9 @@
 
 import streamlit as st
 from catalog import PAGES
+from kit import page_bottom, page_top
 
+page_top()
 st.title("Attention Studio")
 st.markdown(
     "Type or paste an input and **see what attention does** inside the models that made "
@@ -28,3 +30,4 @@ st.markdown(
     "- Any trace can be downloaded as JSON or NPZ and read back with "
     "`engine.trace.Trace.from_json` / `from_npz`."
 )
+page_bottom("home")

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import streamlit as st
+from kit import flag, url_choice, url_default, url_number, url_sync
 from state import variants as state
 
 SYNTHETIC, TEXT = "Synthetic Q/K/V", "Text through a seeded random layer"
 TRAINED = "A date through the trained Transformer"
+EXAMPLE = (
+    "The quick brown fox jumps over the lazy dog because the dog "
+    "was too lazy to chase the quick brown fox ."
+)
 SOURCE_KEYS = {SYNTHETIC: "synthetic", TEXT: "text", TRAINED: "trained"}
 
 
@@ -32,8 +37,17 @@ def source_widgets() -> dict:
     from engine.variants import compare, inputs
 
     sources = [SYNTHETIC, TEXT] + ([TRAINED] if state.trained_available() else [])
-    source = st.radio("Input", sources, horizontal=True)
-    causal = st.checkbox("causal", help="Performer and Linformer are bidirectional here")
+    ids = [SOURCE_KEYS[s] for s in sources]
+    source = url_choice(
+        st.radio, "source", "Input", sources, ids=ids, key="var-source", horizontal=True
+    )
+    causal = st.checkbox(
+        "causal",
+        url_default("causal", False, flag, key="var-causal"),
+        key="var-causal",
+        help="Performer and Linformer are bidirectional here",
+    )
+    url_sync(causal=causal)
     synthetic, text, heads, d = (0, "clustered", 1.0, 0), "", 2, 32
     if source == TRAINED:
         limit = state.trained_max_length()
@@ -48,13 +62,14 @@ def source_widgets() -> dict:
         n = max(1, len(text))
     elif source == TEXT:
         c1, c2 = st.columns(2)
-        heads = c1.number_input("heads (1 … 8)", 1, 8, 2)
-        d = c2.number_input("head size d (8 … 128)", 8, 128, 32)
+        heads = url_number(c1.number_input, "heads", "heads (1 … 8)", 1, 8, 2, key="var-heads")
+        d = url_number(c2.number_input, "d", "head size d (8 … 128)", 8, 128, 32, key="var-d")
         text = st.text_area(
             f"Text (at most {inputs.TEXT_TOKEN_LIMIT} tokens)",
-            "The quick brown fox jumps over the lazy dog because the dog "
-            "was too lazy to chase the quick brown fox .",
+            url_default("text", EXAMPLE, key="var-text"),
+            key="var-text",
         )
+        url_sync(text=text)
         st.caption(
             f"Q, K and V come from a {inputs.TEXT_LABEL}: word vectors seeded by the "
             "word, plus sinusoidal positions, through seeded W_Q, W_K, W_V."
@@ -63,14 +78,25 @@ def source_widgets() -> dict:
     else:
         s1, s2, s3, s4, s5, s6 = st.columns(6)
         lo, hi = inputs.LENGTH_LIMITS
-        n = s1.number_input(
-            f"n ({lo} … {compare.MAX_COMPARE_N})", lo, compare.MAX_COMPARE_N, 128, step=16
+        top = compare.MAX_COMPARE_N
+        n = url_number(
+            s1.number_input, "n", f"n ({lo} … {top})", lo, top, 128, key="var-n", step=16
         )
-        structure = s2.selectbox("structure", inputs.STRUCTURES, index=2)
-        sharpness = s3.slider("sharpness (0.1 … 8)", 0.1, 8.0, 1.0)
-        seed = s4.number_input("seed (0 … 9999)", 0, 9999, 0)
-        heads = s5.number_input("heads (1 … 8)", 1, 8, 2)
-        d = s6.number_input("head size d (8 … 128)", 8, 128, 32)
+        structure = url_choice(
+            s2.selectbox,
+            "structure",
+            "structure",
+            inputs.STRUCTURES,
+            default=2,
+            key="var-structure",
+        )
+        label = "sharpness (0.1 … 8)"
+        sharpness = url_number(
+            s3.slider, "sharpness", label, 0.1, 8.0, 1.0, key="var-sharp", cast=float
+        )
+        seed = url_number(s4.number_input, "seed", "seed (0 … 9999)", 0, 9999, 0, key="var-seed")
+        heads = url_number(s5.number_input, "heads", "heads (1 … 8)", 1, 8, 2, key="var-heads")
+        d = url_number(s6.number_input, "d", "head size d (8 … 128)", 8, 128, 32, key="var-d")
         synthetic = (int(n), structure, float(sharpness), int(seed))
     return dict(
         source=SOURCE_KEYS[source],

@@ -1,7 +1,7 @@
 """Variants lab: every efficient attention variant on the same input, side by side."""
 
 import streamlit as st
-from kit import friendly_errors
+from kit import friendly_errors, page_bottom, page_top, url_choice
 from studios.variants import (
     section_compare,
     section_int8,
@@ -12,6 +12,23 @@ from studios.variants import (
 
 from engine import kernels
 
+IDS = ["compare", "profile", "long", "kv", "int8"]
+# Each section's own parameters: a link's values belong to the section it was copied on.
+PARAMS = (
+    "source",
+    "causal",
+    "n",
+    "structure",
+    "sharpness",
+    "seed",
+    "heads",
+    "d",
+    "text",
+    "variants",
+    "head",
+    "view",
+    "pool",
+)
 SECTIONS = {
     "Compare": (section_compare.show, "the comparison"),
     "Cost profile": (section_profile.show, "the cost profile"),
@@ -20,6 +37,7 @@ SECTIONS = {
     "INT8": (section_int8.show, "the INT8 comparison"),
 }
 
+page_top()
 st.title("⚡ Variants lab")
 st.caption(
     "Efficient attention variants on one input: their maps, how far each is from full "
@@ -30,10 +48,16 @@ st.caption(
     "(Triton runs only on a CUDA GPU)."
 )
 # One section at a time, so a page load computes only what is on screen.
-section = (
-    st.segmented_control("Section", list(SECTIONS), default="Compare", key="variants-section")
-    or "Compare"
+section = url_choice(
+    st.segmented_control,
+    "section",
+    "Section",
+    list(SECTIONS),
+    ids=IDS,
+    key="variants-section",
+    resets=PARAMS,
 )
 body, what = SECTIONS[section]
 with friendly_errors(what):
     body()
+page_bottom(f"variants-{IDS[list(SECTIONS).index(section)]}")

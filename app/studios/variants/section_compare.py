@@ -6,7 +6,8 @@ import json
 
 import pandas as pd
 import streamlit as st
-from kit import chart, table_exports
+from kit import chart, table_exports, url_choice, url_default, url_number, url_sync
+from kit.url import names as url_names
 from state import variants as state
 from studios.variants.compare_inputs import param_widgets, source_widgets
 from views import variants as figs
@@ -20,9 +21,12 @@ def show() -> None:
 
     chosen = source_widgets()
     n = chosen.pop("n_for_defaults")
+    names = list(REGISTRY)
+    linked = url_default("variants", DEFAULT_PICK, url_names, key="var-picked", choices=names)
     picked = st.multiselect(
-        "Variants", list(REGISTRY), DEFAULT_PICK, format_func=lambda v: REGISTRY[v].title
+        "Variants", names, linked, format_func=lambda v: REGISTRY[v].title, key="var-picked"
     )
+    url_sync(variants=picked)
     params = {}
     with st.expander("Hyper-parameters"):
         for name in picked:
@@ -51,8 +55,17 @@ def maps(traces: dict, picked: list[str]) -> None:
 
     ref = traces[FULL]
     n_heads = ref.maps["attention"].shape[1]
-    head = st.number_input(f"head to show (0 … {n_heads - 1})", 0, n_heads - 1, 0)
-    view = st.radio("Show", ["maps", "difference vs full", "pattern overlay"], horizontal=True)
+    label = f"head to show (0 … {n_heads - 1})"
+    head = url_number(st.number_input, "head", label, 0, n_heads - 1, 0, key=f"var-head-{n_heads}")
+    view = url_choice(
+        st.radio,
+        "view",
+        "Show",
+        ["maps", "difference vs full", "pattern overlay"],
+        ids=["maps", "difference", "overlay"],
+        key="var-view",
+        horizontal=True,
+    )
     shown = [FULL, *picked] if view == "maps" else picked
     cols = st.columns(2)
     for i, name in enumerate(shown):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from kit import table_exports
+from kit import table_exports, url_number
 from state import variants as state
 
 
@@ -15,7 +15,7 @@ def show() -> None:
         "one-scale-per-tensor INT8. A K channel bias is what breaks the naive scheme."
     )
     c1, c2, c3, c4 = st.columns(4)
-    n = c1.number_input("n (16 … 1024)", 16, 1024, 256, step=16)
+    n = url_number(c1.number_input, "n", "n (16 … 1024)", 16, 1024, 256, key="int8-n", step=16)
     d = c2.selectbox("head size d", [32, 64, 128], index=1, key="int8-d")
     outlier = c3.slider("K channel bias up to (0 … 50)", 0.0, 50.0, 20.0)
     block = c4.number_input("block (1 … 1024 tokens)", 1, 1024, 64)

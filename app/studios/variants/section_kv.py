@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart, table_exports
+from kit import chart, table_exports, url_number
 from state import variants as state
 from views import variants as figs
 
@@ -15,7 +15,7 @@ def show() -> None:
         "a cache it re-projects the whole prefix at every step; with one it projects "
         "only the new token and attends against the stored keys and values."
     )
-    n = st.slider(f"tokens to generate (16 … {limit})", 16, limit, 256)
+    n = url_number(st.slider, "n", f"tokens to generate (16 … {limit})", 16, limit, 256, key="kv-n")
     with st.spinner("Decoding both ways…"):
         res = state.kv_compare(int(n))
     c1, c2, c3 = st.columns(3)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart
+from kit import chart, url_choice
 from state import variants as state
 from views import variants as figs
 
@@ -18,10 +18,12 @@ def show() -> None:
         "holding the n × n matrix."
     )
     c1, c2, c3 = st.columns(3)
-    n = c1.select_slider(
+    n = url_choice(
+        c1.select_slider,
+        "n",
         f"n ({lo} … {hi}; 32k takes ≈ 20 s here)",
         [256, 1024, 2048, 4096, 8192, 16384, 32768],
-        16384,
+        default=5,
         key="long-n",
     )
     structure = c2.selectbox("Q/K structure", ["local", "random"])
