@@ -137,7 +137,7 @@ def bundle(figures: dict, link: str, trace=None, tables: dict[str, Rows] | None 
 
 def export_buttons(trace, stem: str) -> None:
     """Download the Trace as JSON and NPZ: the same format the engine reads back."""
-    c1, c2 = st.columns(2)
+    c1, c2 = st.container(key=f"kit-exports-{_file_stem(stem)}").columns(2)
     c1.download_button(
         t("exports.trace_json"),
         trace.to_json,
@@ -157,8 +157,8 @@ def export_buttons(trace, stem: str) -> None:
 
 
 def table_exports(rows: Rows, stem: str) -> None:
-    """CSV and JSON downloads of one table, written when clicked."""
-    c1, c2 = st.columns(2)
+    """CSV and JSON downloads of one table, written when clicked (hidden while presenting)."""
+    c1, c2 = st.container(key=f"kit-exports-{_file_stem(stem)}").columns(2)
     c1.download_button(
         t("exports.csv"),
         lambda: csv_text(_rows(rows)),

@@ -10,7 +10,7 @@ from views.memory import memory_map as map_figure
 @st.fragment
 def section(map_name: str, sample, sentences):
     """A fragment: recolouring redraws the map only (the projection is cached)."""
-    st.subheader("Memory embeddings $m_i$ across many stories")
+    st.subheader("Memory embeddings m_i across many stories")
     ways = ["task", "entity"]
     index = url_index("colour", ways, key="mem_colour")
     colour = st.radio("Colour by", ways, index, horizontal=True, key="mem_colour")

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import streamlit as st
-from kit import chart, table_exports, url_choice, url_default, url_number, url_sync
+from kit import chart, controls, table_exports, url_choice, url_default, url_number, url_sync
 from kit.url import names as url_names
 from state import variants as state
 from studios.variants.compare_inputs import param_widgets, source_widgets
@@ -19,13 +19,14 @@ FULL = "full (reference)"
 def show() -> None:
     from engine.variants import REGISTRY
 
-    chosen = source_widgets()
+    with controls():
+        chosen = source_widgets()
+        names = list(REGISTRY)
+        linked = url_default("variants", DEFAULT_PICK, url_names, key="var-picked", choices=names)
+        picked = st.multiselect(
+            "Variants", names, linked, format_func=lambda v: REGISTRY[v].title, key="var-picked"
+        )
     n = chosen.pop("n_for_defaults")
-    names = list(REGISTRY)
-    linked = url_default("variants", DEFAULT_PICK, url_names, key="var-picked", choices=names)
-    picked = st.multiselect(
-        "Variants", names, linked, format_func=lambda v: REGISTRY[v].title, key="var-picked"
-    )
     url_sync(variants=picked)
     params = {}
     with st.expander("Hyper-parameters"):
