@@ -165,7 +165,7 @@ def parse_view(link: str) -> View:
             raise ValueError(f"{key}={value[:40]!r} should be {exc}") from None
     missing = [k for k in REQUIRED[page] if k not in params]
     if missing:
-        raise ValueError(f"a {page} view needs " + " and ".join(missing))
+        raise ValueError(f"{page} views need " + " and ".join(missing))
     return View(page, params)
 
 

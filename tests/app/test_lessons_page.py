@@ -81,7 +81,7 @@ NO_TEXT = (
     "text, where",
     [
         ('title = "x"\n[[steps]]\ntitle = \n', "line 3, column 9: not valid TOML"),
-        (NO_TEXT, "line 7: step 1, view: a alignment view needs text"),
+        (NO_TEXT, "line 7: step 1, view: alignment views need text"),
     ],
 )
 def test_an_uploaded_broken_deck_is_reported_with_its_line(text, where):
