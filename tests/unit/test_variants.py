@@ -338,3 +338,15 @@ def test_output_without_map_equals_the_map_path(name, hp, n):
     with_map = get(name).run(q, k, v, hp=hp)
     fast = get(name).run(q, k, v, hp=hp, want_map=False)
     assert torch.allclose(fast.out, with_map.out, atol=1e-5)
+
+
+def test_mamba_scan_is_the_same_across_segments(monkeypatch):
+    """Segments of one chunk (the fewest steps), the last one short, carry the state."""
+    from engine.variants import mamba
+
+    q, k, v = qkv(n=150, d=8)
+    x, delta, B, C, A = mamba.selective_parameters(q, k, v, 4, seed=1)
+    whole = mamba.selective_scan(x, delta, B, C, A)
+    monkeypatch.setattr(mamba, "SEGMENT_BYTES", 1)
+    assert mamba.segment_steps(2, 8, 4) == mamba.CHUNK
+    assert torch.allclose(mamba.selective_scan(x, delta, B, C, A), whole, atol=1e-5)
