@@ -73,7 +73,7 @@ class Performer(Variant):
         W = orthogonal_features(hp["features"], d, hp["seed"]).to(q.dtype)
         scale = d**-0.25
         if not want_map:
-            return Output(self._stream(q * scale, k * scale, v, W))
+            return Output(self._stream(q, k, v, W, scale))
         phi_q = positive_features(q * scale, W, per_row=True)  # (B, H, n, m)
         phi_k = positive_features(k * scale, W, per_row=False)
         kv = phi_k.transpose(-2, -1) @ v  # (B, H, m, D)
@@ -83,8 +83,8 @@ class Performer(Variant):
         return Output(out, a / a.sum(dim=-1, keepdim=True))
 
     @staticmethod
-    def _stream(q, k, v, W) -> torch.Tensor:
-        """The output alone, ``rows_per_step`` rows of features at a time (q, k scaled).
+    def _stream(q, k, v, W, scale: float) -> torch.Tensor:
+        """The output alone, ``rows_per_step`` rows of features at a time.
 
         Constant factors of φ cancel in D⁻¹, so 1/√m is left out, and φ(K) carries the
         running max c of the key logits seen so far: when c grows, the sums so far are
@@ -95,7 +95,7 @@ class Performer(Variant):
         kv1 = q.new_zeros(*q.shape[:-2], m, v.shape[-1] + 1)  # φ(K)ᵀ [V 1]: sums and D
         c = q.new_full((*q.shape[:-2], 1, 1), float("-inf"))
         for s in range(0, n, step):
-            logits = feature_logits(k[..., s : s + step, :], W)
+            logits = feature_logits(k[..., s : s + step, :] * scale, W)
             c_new = torch.maximum(c, logits.amax(dim=(-2, -1), keepdim=True))
             kv1.mul_(torch.exp(c - c_new))  # 0 · 0 on the first step
             phi = logits.sub_(c_new).exp_()
@@ -103,7 +103,7 @@ class Performer(Variant):
             c = c_new
         out = torch.empty_like(v)
         for s in range(0, n, step):
-            logits = feature_logits(q[..., s : s + step, :], W)
+            logits = feature_logits(q[..., s : s + step, :] * scale, W)
             phi = logits.sub_(logits.amax(dim=-1, keepdim=True)).exp_()
             num = phi @ kv1  # (B, H, rows, D + 1): φ(Q)φ(K)ᵀV and D
             torch.div(num[..., :-1], num[..., -1:], out=out[..., s : s + step, :])
