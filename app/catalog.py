@@ -33,28 +33,35 @@ PAGES = [
         "PE(pos+k) is a rotation of PE(pos).",
     ),
     PageInfo(
-        "studios/alignment.py",
+        "studios/alignment/page.py",
         "Alignment (Bahdanau)",
         "alignment",
         "Neural machine translation with additive attention (2014): translations, "
         "alignment heatmaps and a step-by-step decoder.",
     ),
     PageInfo(
-        "studios/memory.py",
+        "studios/memory/page.py",
         "Memory (MemN2N)",
         "memory",
         "End-to-end memory networks (2015) on bAbI-style stories: answers and the weight "
         "on every memory slot at every hop.",
     ),
     PageInfo(
-        "studios/transformer.py",
+        "studios/transformer/page.py",
         "Transformer",
         "transformer",
         "Self- and cross-attention per layer and head in our Transformer and a real "
         "pretrained MiniLM, with bertviz views.",
     ),
     PageInfo(
-        "studios/variants.py",
+        "studios/compare.py",
+        "Compare models",
+        "compare",
+        "One sentence through every model of a task: alignments on the same axes, AER "
+        "against the gold links, and the difference between any two.",
+    ),
+    PageInfo(
+        "studios/variants/page.py",
         "Variants lab",
         "variants",
         "Efficient attention side by side on the same input: errors, patterns, "

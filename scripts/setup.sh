@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh machine; safe to run again (it only installs what is missing).
 #   bash scripts/setup.sh             # what the app needs
-#   bash scripts/setup.sh --browser   # ... plus Chromium for the end-to-end tests
+#   bash scripts/setup.sh --serve     # ... plus nginx, for scripts/serve.sh --replicas N
+#   bash scripts/setup.sh --browser   # ... plus Chromium and nginx for the end-to-end tests
 #   bash scripts/setup.sh --bench     # ... plus the public peers bench/peers.py compares with
 # Options combine: bash scripts/setup.sh --browser --bench
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BROWSER=0 BENCH=0
+BROWSER=0 BENCH=0 SERVE=0
 for arg in "$@"; do
   case "$arg" in
-    --browser) BROWSER=1 ;;
+    --browser) BROWSER=1 SERVE=1 ;;  # the e2e suite also drives replicas behind nginx
+    --serve) SERVE=1 ;;
     --bench) BENCH=1 ;;
-    *) echo "unknown option: $arg (use --browser and/or --bench)" >&2; exit 2 ;;
+    *) echo "unknown option: $arg (use --browser, --serve and/or --bench)" >&2; exit 2 ;;
   esac
 done
 
-if [[ $BROWSER == 1 ]] && [[ ! -x /usr/bin/chromium ]]; then
+missing=()
+if [[ $BROWSER == 1 ]] && [[ ! -x /usr/bin/chromium ]]; then missing+=(chromium); fi
+if [[ $SERVE == 1 ]] && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
+  missing+=(nginx)
+fi
+if [[ ${#missing[@]} -gt 0 ]]; then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
 # torch first, pinned: 2.13.0 is the CPU build; anything looser pulls a multi-GB CUDA build.

@@ -9,25 +9,30 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from kit import queue
 
 from engine.data.babi import Sample
+from state import models
 
 MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
 
 
-@st.cache_resource(show_spinner="Loading the memory network…")
 def reader(name: str):
+    """The loaded network (cached once per process by state.models)."""
     from engine import projection
-    from engine.models.memn2n import load
 
-    projection.warm_up_in_background()
-    return load(name)
+    projection.warm_up_in_background()  # once per process; the map needs it later
+    return models.loaded(name)
 
 
 def shipped() -> list[str]:
-    from engine import checkpoints
+    return [c.name for c in models.by_task("babi") if c.family == "memn2n"]
 
-    return checkpoints.available("memn2n-")
+
+def answer(name: str, sample: Sample):
+    """The model's Trace for one question: its answer and p_i at every hop."""
+    reader(name)
+    return models.trace(name, sample)
 
 
 @st.cache_data(max_entries=32, show_spinner="Choosing the model for this task…")
@@ -95,10 +100,21 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
     return np.concatenate(vecs).astype(np.float32), task_of, subj, texts
 
 
-@st.cache_data(max_entries=16, show_spinner="Projecting memories with UMAP…")
-def projected(name: str, current: np.ndarray, seed: int = 0) -> np.ndarray:
-    """UMAP of the corpus memories and the current story's together: (N + n, 2)."""
+def memory_map(name: str, sample: Sample, seed: int = 0):
+    """UMAP of the corpus memories and this story's together (through the heavy queue).
+
+    Returns (coords (N + n, 2), task per corpus row, subject per corpus row, sentence per
+    corpus row, n): the last n rows of coords are this story's memories.
+    """
+    from engine.models.memn2n import memory_vectors
+
+    vectors, task_of, subject_of, texts = corpus(name)
+    current = memory_vectors(reader(name), [sample])[0]
+    coords = queue.run("UMAP", _project, vectors, current, seed)
+    return coords, task_of, subject_of, texts, len(current)
+
+
+def _project(corpus_vectors: np.ndarray, current: np.ndarray, seed: int) -> np.ndarray:
     from engine.projection import umap_2d
 
-    vectors = corpus(name)[0]
-    return umap_2d(np.concatenate([vectors, current]), seed=seed)
+    return umap_2d(np.concatenate([corpus_vectors, current]), seed=seed)

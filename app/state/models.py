@@ -44,8 +44,10 @@ def trace(name: str, input, **options):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def forced_alignments(name: str, source: tuple[str, ...], target: tuple[str, ...]) -> dict:
-    return card(name).forced_alignments(source, target, model=loaded(name))
+def forced_alignments(
+    name: str, source: tuple[str, ...], target: tuple[str, ...], **options
+) -> dict:
+    return card(name).forced_alignments(source, target, model=loaded(name), **options)
 
 
 @st.cache_data(ttl=60, show_spinner=False)

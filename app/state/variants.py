@@ -6,6 +6,7 @@ import json
 import time
 
 import streamlit as st
+from kit import queue
 
 TRAINED_CHECKPOINT = "transformer-dates-sinusoidal"  # the "trained" input source
 
@@ -22,7 +23,6 @@ def trained_max_length() -> int:
     return translator(TRAINED_CHECKPOINT).max_src
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
 def compare(
     source: str,
     text: str,
@@ -33,15 +33,21 @@ def compare(
     heads: int,
     d: int,
 ):
-    """(traces, rows) of the chosen variants and full attention on one input."""
+    """(traces, rows) of the chosen variants and full attention on one input (queued)."""
+    from state.transformer import translator
+
+    tr = translator(TRAINED_CHECKPOINT) if source == "trained" else None
+    args = (source, text, synthetic, names, params_json, causal, heads, d)
+    return queue.run("Variants", _compare, tr, *args, key=repr(args))
+
+
+def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d):
     from engine.variants import compare as cmp
     from engine.variants import inputs
 
     if source == "trained":
         from engine.models import transformer
-        from state.transformer import translator
 
-        tr = translator(TRAINED_CHECKPOINT)
         q, k, v, labels = transformer.layer_qkv(tr, text)
     elif source == "text":
         q, k, v, labels = inputs.text_layer(text, heads=heads, d=d)
@@ -63,9 +69,12 @@ def compare(
     return traces, rows
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
 def pooled_map(n: int, structure: str, reduce: str):
-    """Pooled map, block, seconds, measured peak bytes and the path that ran."""
+    """Pooled map, block, seconds, measured peak bytes and the path that ran (queued)."""
+    return queue.run("Long map", _pooled_map, n, structure, reduce)
+
+
+def _pooled_map(n: int, structure: str, reduce: str):
     from engine import kernels, profile
     from engine.variants.inputs import long_qk
 
@@ -84,8 +93,33 @@ def pooled_map(n: int, structure: str, reduce: str):
     return pooled.numpy(), block, seconds, peak, kernels.active_path(q.device)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+def sweep(picked: tuple, lengths: tuple, d: int, time_budget: float, budget: float):
+    """(measured points and skips, stopped) of a cost sweep, queued; Stop keeps what ran."""
+    return queue.run(
+        "Cost sweep", _sweep, picked, lengths, d, time_budget, budget, cancel_label="Stop sweep"
+    )
+
+
+def _sweep(picked, lengths, d, time_budget, budget, *, cancel, progress):
+    from engine import profile
+
+    items, total = [], max(1, len(picked) * len(lengths))
+    points = profile.sweep(
+        list(picked), list(lengths), d=d, time_budget_s=time_budget, memory_budget=budget
+    )
+    for item in points:
+        items.append(item)
+        progress(len(items), total, f"{item.variant} at n = {item.n}")
+        if cancel.is_set():
+            break
+    return items, cancel.is_set()
+
+
 def kv_compare(n: int):
+    return queue.run("KV cache", _kv_compare, n)
+
+
+def _kv_compare(n: int):
     from engine import profile
     from engine.variants import kv_cache
 
@@ -110,3 +144,9 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
         out, _ = int8_attention(q, k, v, scheme=scheme, block=block)
         rows.append({"scheme": scheme, **output_agreement(out, ref)})
     return rows
+
+
+def kv_length_limit() -> int:
+    from engine.variants.kv_cache import LENGTH_LIMIT
+
+    return LENGTH_LIMIT

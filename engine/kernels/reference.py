@@ -246,7 +246,7 @@ def attention_probabilities(q, k, lse, *, causal: bool = False, scale: float | N
         s = torch.matmul(q_c, kt, out=p[:, :, r0 : r0 + step])  # s_ij − lse_i, in the map
         if causal:
             _causal_fill(s, r0, n_k - n_q)
-        s.exp_()
+        s.exp_().clamp_(max=1.0)  # a dominant key: the fused kernel's lse can give 1 + ε
     return p.to(q.dtype)
 
 

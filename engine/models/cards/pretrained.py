@@ -50,7 +50,12 @@ class PretrainedCard(ModelCard):
     def limits(self) -> Limits:
         from engine.models.pretrained import MAX_CHARS, MAX_TOKENS
 
-        return Limits(max_chars=MAX_CHARS, max_tokens=MAX_TOKENS, token_unit="subword tokens")
+        return Limits(
+            max_chars=MAX_CHARS,
+            max_tokens=MAX_TOKENS,
+            token_unit="subword tokens",
+            empty="Type a sentence to begin.",
+        )
 
     @property
     def examples(self) -> tuple[Example, ...]:

@@ -1,0 +1,39 @@
+"""bertviz's head and model views, drawn from vendored JavaScript (nothing fetched)."""
+
+import streamlit as st
+import views.bertviz_view as bv
+from kit import friendly_errors
+from state.transformer import READINGS, read_heads
+from studios.transformer.model_pickers import layer_head
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the bertviz view…")
+def page_html(view: str, arguments: dict, layer: int) -> str:
+    """``arguments`` are bertviz_view's keyword arguments (numpy weights and token lists)."""
+    if view == "head":
+        return bv.head_view_html(**arguments, layer=layer)
+    return bv.model_view_html(**arguments)
+
+
+def show(s) -> None:
+    layer, _ = layer_head(s.raw)
+    view = st.radio("View", ["head view", "model view"], horizontal=True)
+    one_map = len(s.trace.maps) == 1
+    maps = {
+        k: read_heads(m, READINGS[0], s.merge, s.hide, s.sinks) if one_map else m
+        for k, m in s.trace.maps.items()
+    }
+    if not one_map and (s.merge or s.hide):
+        st.caption(
+            "bertviz shows the raw weights of all three maps (the toggles above would "
+            "give the encoder and decoder different token lists)."
+        )
+    n_tok = max(max(m.shape[2:]) for m in maps.values())
+    n_layers = s.raw.shape[0]
+    with friendly_errors("the bertviz view"):
+        html = page_html(view.split()[0], bv.trace_arguments(maps), layer)
+        bv.render(
+            html,
+            height=min(2400, 200 + 24 * n_tok) if view == "head view" else 160 + 140 * n_layers,
+        )
+    st.caption("bertviz 1.4.1 (Vig 2019) with its JavaScript vendored: nothing is fetched.")
