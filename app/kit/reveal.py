@@ -145,7 +145,7 @@ def page_toggle(area: str, amap, *, when: bool = True) -> None:
     While it is on and the answer is hidden, the guess takes the place of everything
     below the call (the page stops there); after the reveal the page draws as usual.
     """
-    on = st.sidebar.toggle(
+    on = st.sidebar.checkbox(  # a checkbox: the pages' own toggles stay the only toggles
         t("reveal.toggle"),
         value=st.query_params.get("predict") == "1",
         key=f"reveal-on-{area}",

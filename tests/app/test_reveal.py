@@ -42,7 +42,7 @@ def test_page_toggle_hides_the_map_until_the_reveal(page, name):
     assert not at.exception
     shown = charts(at)
     assert shown >= 1
-    at.sidebar.toggle(key=f"reveal-on-{name}").set_value(True).run()
+    at.sidebar.checkbox(key=f"reveal-on-{name}").set_value(True).run()
     assert not at.exception
     assert charts(at) == 0, "nothing of the attention is drawn before the reveal"
     reveal(at)
