@@ -19,6 +19,8 @@ import streamlit as st
 
 from kit.i18n import t
 
+TIE = 1e-6  # weights this close are the same cell twice (two identical keys, e.g. no positions)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -31,7 +33,8 @@ class Verdict:
 
     @property
     def same(self) -> bool:
-        return self.guess == self.argmax
+        """The guessed cell holds the row's largest weight (a tie with the argmax counts)."""
+        return self.rank == 1
 
 
 def verdict(row, guess: int) -> Verdict:
@@ -42,7 +45,7 @@ def verdict(row, guess: int) -> Verdict:
         guess=guess,
         argmax=best,
         distance=abs(guess - best),
-        rank=1 + int(np.sum(row > row[guess])),
+        rank=1 + int(np.sum(row > row[guess] + TIE)),
         weight=float(row[guess]),
         top=float(row[best]),
     )
@@ -90,13 +93,16 @@ def predict(
             format_func=lambda j: _label(columns, j),
             key=f"{key}-guess-{fixed}",
         )
-        revealed = st.session_state.get(f"{key}-revealed", False)
-        if not revealed:
-            if st.button(t("reveal.button"), type="primary", key=f"{key}-reveal"):
-                st.session_state[f"{key}-revealed"] = revealed = True
-            else:
-                st.caption(t("reveal.hidden"))
-                return False
+        if not st.session_state.get(f"{key}-revealed", False):
+            st.button(
+                t("reveal.button"),
+                type="primary",
+                key=f"{key}-reveal",
+                on_click=_set,
+                args=(f"{key}-revealed", True),
+            )
+            st.caption(t("reveal.hidden"))
+            return False
         _show(
             verdict(weights[fixed], guess) if guess is not None else None,
             weights[fixed],
@@ -104,10 +110,14 @@ def predict(
             columns,
             unit,
         )
-        if st.button(t("reveal.again"), key=f"{key}-again"):
-            st.session_state[f"{key}-revealed"] = False
-            st.rerun()
+        st.button(
+            t("reveal.again"), key=f"{key}-again", on_click=_set, args=(f"{key}-revealed", False)
+        )
     return True
+
+
+def _set(key: str, value: bool) -> None:
+    st.session_state[key] = value
 
 
 def _show(v: Verdict | None, row, row_label: str, columns, unit: str) -> None:
@@ -115,6 +125,8 @@ def _show(v: Verdict | None, row, row_label: str, columns, unit: str) -> None:
     answer = t("reveal.answer", row=row_label, column=_label(columns, best), weight=row[best])
     if v is None:
         st.info(answer + " " + t("reveal.no_guess"))
+    elif v.same and v.guess != v.argmax:
+        st.success(t("reveal.tied", answer=answer, guess=_label(columns, v.guess), weight=v.weight))
     elif v.same:
         st.success(t("reveal.right", answer=answer))
     else:

@@ -119,3 +119,10 @@ def test_bad_step_number_opens_the_first_step():
     at = open_page(deck="memory", step="<script>")
     assert not at.exception
     assert at.header[0].value == decks.load("memory", "en").steps[0].title
+
+
+def test_without_positions_both_copies_of_a_word_are_the_top_cell():
+    at = open_page(deck="transformer", step="5")  # no PE: the first « le » splits its weight
+    at.pills[-1].set_value(5).run()  # the second « the »
+    next(b for b in at.button if b.key.endswith("-reveal")).click().run()
+    assert at.success and "tie" in at.success[0].value, [s.value for s in at.success]

@@ -16,7 +16,7 @@ def test_verdict_measures_distance_rank_and_weight():
 
 def test_a_tie_ranks_both_cells_first():
     v = verdict([0.45, 0.1, 0.45], 2)  # the no-PE model's two identical « the »
-    assert v.rank == 1 and v.distance == 2 and not v.same
+    assert v.rank == 1 and v.same and v.argmax == 0  # both cells are "the" to this model
 
 
 def charts(at) -> int:
