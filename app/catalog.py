@@ -67,4 +67,5 @@ PAGES = [
         "Efficient attention side by side on the same input: errors, patterns, "
         "long-sequence maps and measured cost profiles.",
     ),
+    PageInfo("studios/lessons/page.py", "Lessons", "lessons", "Decks: predict, then reveal."),
 ]

@@ -145,3 +145,32 @@ def test_new_strings_exist_in_both_languages():
     for area in ("presenter", "links", "exports"):
         en = {k for k in i18n.catalog("en") if k.startswith(f"{area}.")}
         assert en and en == {k for k in i18n.catalog("zh") if k.startswith(f"{area}.")}
+
+
+PREPARED = {
+    "basics": {"text": "the cat sat on the mat", "heads": "2", "head": "1", "step": "3"},
+    "positional": {"section": "rotation", "k": "7", "d_model": "32", "length": "50"},
+    "memory": {"task": "2", "story": "3", "section": "hops", "hop": "2"},
+    "transformer": {"attention": "cross", "layer": "1", "head": "2", "section": "grid"},
+    "compare": {"mode": "two", "example": "1"},
+    "variants": {"section": "kv", "n": "64"},
+}
+
+
+@pytest.mark.parametrize("name", list(PREPARED))
+def test_a_prepared_link_opens_the_same_state_on_every_page(name):
+    from catalog import PAGES
+
+    path = str(APP / next(p.path for p in PAGES if p.url == name))
+    at = opened(PREPARED[name], path)
+    assert not notes(at), notes(at)
+    for key, value in PREPARED[name].items():
+        assert at.query_params[key] == value, key
+    assert at.get("html"), "the copy-link box and the presenter CSS are drawn"
+
+
+def test_a_link_names_every_page_widget_it_restores():
+    at = opened({}, str(APP / "studios/transformer/page.py"))
+    assert {"family", "model", "example", "text", "attention", "reading", "section"} <= set(
+        at.query_params
+    )

@@ -50,5 +50,5 @@ def test_a_figure_downloads_as_png_and_svg_and_the_link_copies(studio_url, page,
     assert b"<svg" in camera()[:200]
     page.get_by_role("button", name="Copy link to this view").click()
     link = page.locator("#kit-link-text").input_value()
-    assert link.startswith(studio_url) and "beam=3" in link and "section=soft" in link
+    assert link.startswith(studio_url) and "beam=3" in link and "section=alignment" in link
     assert_no_exception(page)

@@ -14,10 +14,13 @@ from kit import (
     url_index,
     url_sync,
 )
+from kit.reveal import page_toggle
 from state import nmt as state
 from studios.alignment import head_view, inputs, measured, side_by_side, soft, steps
 from studios.alignment.common import md
 
+# The sections' names in a link (a lesson deck's views use the same).
+IDS = ["alignment", "steps", "side-by-side", "head-view", "measured"]
 SECTIONS = {
     "Alignment": "soft",
     "Step by step": "steps",
@@ -65,13 +68,14 @@ shown = SECTIONS[
     st.segmented_control(
         "Show",
         list(SECTIONS),
-        default=list(SECTIONS)[url_index("section", SECTIONS.values(), key="nmt-section")],
+        default=list(SECTIONS)[url_index("section", IDS, key="nmt-section")],
         required=True,
         key="nmt-section",
     )
     or "Alignment"
 ]
-url_sync(section=shown)
+url_sync(section=IDS[list(SECTIONS.values()).index(shown)])
+page_toggle("alignment", trace.maps.get("alignment"), when=shown != "measured")
 if shown == "measured":
     measured.section(card)
 elif "alignment" not in trace.maps:

@@ -7,9 +7,10 @@ from engine.data.babi_tasks import TASKS
 
 def table(results: dict):
     with st.expander(f"Measured on every task: mean accuracy {results['mean_accuracy']:.3f}"):
-        st.table(
-            {
-                f"{t}: {TASKS[int(t)][0]}": {
+        st.table(  # one row per task, so every column holds one type (Arrow needs it)
+            [
+                {
+                    "task": f"{t}: {TASKS[int(t)][0]}",
                     "accuracy": r["accuracy"],
                     "paper PE LS RN (1k)": r["paper_accuracy"],
                     "paper joint": r["paper_joint_accuracy"],
@@ -17,7 +18,7 @@ def table(results: dict):
                     "model": r["model"],
                 }
                 for t, r in results["tasks"].items()
-            }
+            ]
         )
         st.caption(
             f"Mean {results['mean_accuracy']:.4f} vs the paper's "

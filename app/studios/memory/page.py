@@ -5,6 +5,7 @@ Widgets → one cached answer (a Trace) → the hops or the memory map, one at a
 
 import streamlit as st
 from kit import controls, friendly_errors, page_bottom, page_top, url_default, url_index, url_sync
+from kit.reveal import page_toggle
 from state.memn2n import answer, evaluation, reader, shipped
 from studios.memory import hops, inputs, measured, memory_map
 from views.memory import md_escape
@@ -81,6 +82,7 @@ shown = (
     or "Hops"
 )
 url_sync(section="hops" if shown == "Hops" else "map")
+page_toggle("memory", trace.maps["memory"], when=shown == "Hops")
 if shown == "Hops":
     hops.section(trace)
 else:

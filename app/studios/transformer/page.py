@@ -14,6 +14,7 @@ from kit import (
     url_default,
     url_sync,
 )
+from kit.reveal import page_toggle
 from state import transformer as state
 from studios.transformer import (
     model_pickers,
@@ -31,7 +32,7 @@ KIND_NAMES = {
 }
 FAMILIES = ["ours", "pretrained"]
 READING_IDS = ["heads", "mean", "rollout"]
-SECTION_IDS = ["heads", "bertviz", "neuron", "qk"]
+SECTION_IDS = ["grid", "bertviz", "neuron", "qk"]
 SECTIONS = {
     "Layers × heads": section_heads.show,
     "bertviz": section_bertviz.show,
@@ -118,5 +119,6 @@ def sections(shown: model_pickers.Shown) -> None:
     SECTIONS[section](shown)
 
 
+page_toggle("transformer", amap)
 sections(model_pickers.Shown(trace, kind, KIND_NAMES[kind], amap, merge, hide, tuple(sinks)))
 page_bottom(f"transformer-{trace.model}", trace)

@@ -12,6 +12,11 @@ from state import variants as state
 from studios.variants.compare_inputs import param_widgets, source_widgets
 from views import variants as figs
 
+
+def drop_full(raw: str) -> list[str]:
+    return [v for v in url_names(raw) if v != "full"]
+
+
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
 FULL = "full (reference)"
 
@@ -22,7 +27,8 @@ def show() -> None:
     with controls():
         chosen = source_widgets()
         names = list(REGISTRY)
-        linked = url_default("variants", DEFAULT_PICK, url_names, key="var-picked", choices=names)
+        # "full" is always drawn as the reference; a lesson's link may name it too.
+        linked = url_default("variants", DEFAULT_PICK, drop_full, key="var-picked", choices=names)
         picked = st.multiselect(
             "Variants", names, linked, format_func=lambda v: REGISTRY[v].title, key="var-picked"
         )
