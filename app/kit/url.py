@@ -22,6 +22,8 @@ from kit.i18n import t
 # Longer than any input a page accepts (the longest is a 2,000-character story), so a
 # value past this is a broken or hostile link, not a view.
 MAX_CHARS = 2_500
+# Parameters of the whole studio, not of one page's view.
+GLOBAL = ("lang", "present", "predict")
 
 
 def flag(raw: str) -> bool:
@@ -106,7 +108,7 @@ def url_choice(
     ``st.select_slider`` (or a column's); ``ids`` name the options in the URL (the options
     themselves by default), so labels can be translated without breaking links. ``resets``
     names parameters that belonged to the previous choice (a model of another task) and are
-    dropped when the choice changes.
+    dropped when the choice changes; ``"*"`` drops every other parameter of the page.
     """
     options = list(options)
     ids = [str(i) for i in (options if ids is None else ids)]
@@ -119,6 +121,8 @@ def url_choice(
         chosen = options[default]
     chosen_id = ids[options.index(chosen)]
     if resets and st.query_params.get(param, ids[default]) != chosen_id:
+        if resets == "*":
+            resets = [k for k in st.query_params if k not in (param, *GLOBAL)]
         url_sync(**dict.fromkeys(resets))
     url_sync(**{param: chosen_id})
     return chosen

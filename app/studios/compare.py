@@ -2,7 +2,8 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import chart, example_and_text, friendly_errors, page_bottom, page_top, url_choice
+from kit import chart, controls, friendly_errors, page_bottom, page_top
+from kit.url import example_and_text, url_choice
 from state import compare as state
 from state import models
 from studios.alignment.common import md
@@ -17,15 +18,14 @@ st.caption(
 )
 
 tasks = state.tasks()
-RESETS = ("example", "text", "head", "a", "b")
-task = url_choice(
-    st.segmented_control, "task", "Task", tasks, key="cmp-task", required=True, resets=RESETS
-)
-cards = state.aligners(task)
-titles = {c.name: c.title for c in cards}
-examples = [e.input for e in cards[0].examples]
-label = f"Input ({cards[0].limits.describe()})"
-text = example_and_text(examples, f"cmp-{task}", "Example", label, st.text_area)
+with controls():
+    task = url_choice(
+        st.segmented_control, "task", "Task", tasks, key="cmp-task", required=True, resets="*"
+    )
+    cards = state.aligners(task)
+    titles = {c.name: c.title for c in cards}
+    examples, label = [e.input for e in cards[0].examples], f"Input ({cards[0].limits.describe()})"
+    text = example_and_text(examples, f"cmp-{task}", "Example", label, st.text_area)
 
 
 def options(params, key: str) -> dict:
@@ -67,6 +67,18 @@ def every_model():
     if without := [c.title for c in state.without_alignment(task or tasks[0])]:
         st.caption("No attention, so no alignment: " + "; ".join(without) + ".")
     gold = any(p.scored for f in found.values() for p in f.values())
+    heads = sorted({lab for f in found.values() for lab in f if len(f) > 1})
+    choices = (["lowest AER"] if gold else []) + heads
+    pick = url_choice(
+        st.selectbox, "head", "Head shown for models with several", choices, key="cmp-head"
+    )
+    shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
+    chart(
+        alignment_grid([p.drawn(f"{short(titles[n])}<br>{p.label}") for n, p in shown.items()]),
+        key="cmp-all",
+    )
+    for n, p in shown.items():
+        st.caption(f"{caption(p)} · {titles[n]}")
     st.dataframe(  # AER per model (rows) and head (columns)
         [
             {"model": titles[n], "alignment from": next(iter(f.values())).reading}
@@ -85,18 +97,6 @@ def every_model():
             else "This sentence has no gold links: pick an example from the grammar for AER."
         )
     )
-    heads = sorted({lab for f in found.values() for lab in f if len(f) > 1})
-    choices = (["lowest AER"] if gold else []) + heads
-    pick = url_choice(
-        st.selectbox, "head", "Head shown for models with several", choices, key="cmp-head"
-    )
-    shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
-    chart(
-        alignment_grid([p.drawn(f"{short(titles[n])}<br>{p.label}") for n, p in shown.items()]),
-        key="cmp-all",
-    )
-    for n, p in shown.items():
-        st.caption(f"{caption(p)} · {titles[n]}")
 
 
 @st.fragment

@@ -43,6 +43,7 @@ def show() -> None:
         traces, rows = state.compare(
             names=tuple(picked), params_json=json.dumps(params, sort_keys=True), **chosen
         )
+    maps(traces, picked)
     st.subheader("Error against full attention")
     st.caption(
         "rel_error = ‖O − O_full‖/‖O_full‖; KL and JS (nats) compare the maps row by "
@@ -52,7 +53,6 @@ def show() -> None:
     )
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     table_exports(rows, "variants-errors")
-    maps(traces, picked)
 
 
 # Head and view rerun only the maps: the variants have run and the table stays.
@@ -62,17 +62,20 @@ def maps(traces: dict, picked: list[str]) -> None:
 
     ref = traces[FULL]
     n_heads = ref.maps["attention"].shape[1]
-    label = f"head to show (0 … {n_heads - 1})"
-    head = url_number(st.number_input, "head", label, 0, n_heads - 1, 0, key=f"var-head-{n_heads}")
-    view = url_choice(
-        st.radio,
-        "view",
-        "Show",
-        ["maps", "difference vs full", "pattern overlay"],
-        ids=["maps", "difference", "overlay"],
-        key="var-view",
-        horizontal=True,
-    )
+    with controls("maps"):
+        label = f"head to show (0 … {n_heads - 1})"
+        head = url_number(
+            st.number_input, "head", label, 0, n_heads - 1, 0, key=f"var-head-{n_heads}"
+        )
+        view = url_choice(
+            st.radio,
+            "view",
+            "Show",
+            ["maps", "difference vs full", "pattern overlay"],
+            ids=["maps", "difference", "overlay"],
+            key="var-view",
+            horizontal=True,
+        )
     shown = [FULL, *picked] if view == "maps" else picked
     cols = st.columns(2)
     for i, name in enumerate(shown):
