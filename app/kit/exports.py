@@ -7,6 +7,8 @@ import json
 
 import streamlit as st
 
+from kit.i18n import t
+
 
 def export_buttons(trace, stem: str) -> None:
     """Download the Trace as JSON and NPZ: the same format the engine reads back.
@@ -16,14 +18,14 @@ def export_buttons(trace, stem: str) -> None:
     """
     c1, c2 = st.columns(2)
     c1.download_button(
-        "Download trace (JSON)",
+        t("kit.download_trace_json"),
         trace.to_json,
         f"{stem}.json",
         mime="application/json",
         key=f"dl-json-{stem}",
     )
     c2.download_button(
-        "Download trace (NPZ)",
+        t("kit.download_trace_npz"),
         trace.to_npz,
         f"{stem}.npz",
         mime="application/octet-stream",
@@ -42,9 +44,11 @@ def table_exports(rows: list[dict], stem: str) -> None:
         return buf.getvalue()
 
     c1, c2 = st.columns(2)
-    c1.download_button("Download CSV", csv, f"{stem}.csv", mime="text/csv", key=f"csv-{stem}")
+    c1.download_button(
+        t("kit.download_csv"), csv, f"{stem}.csv", mime="text/csv", key=f"csv-{stem}"
+    )
     c2.download_button(
-        "Download JSON",
+        t("kit.download_json"),
         lambda: json.dumps(rows, default=str, indent=1),
         f"{stem}.json",
         mime="application/json",
