@@ -3,31 +3,37 @@
 import random
 
 import streamlit as st
+from kit import t
 from state import nmt as state
 
 from engine.data import enfr
 
-TASKS = {"English → French": "en-fr", "Dates → ISO 8601": "dates"}
+TASKS = {"English → French": "en-fr", "Dates → ISO 8601": "dates"}  # identity → task
 
 
 def choose_task() -> str:
-    return TASKS[st.radio("Task", list(TASKS), horizontal=True, key="nmt-task")]
+    return TASKS[
+        st.radio(
+            t("alignment.task"),
+            list(TASKS),
+            horizontal=True,
+            format_func=lambda s: t(f"alignment.task_{TASKS[s]}"),
+            key="nmt-task",
+        )
+    ]
 
 
 def choose_model(task: str):
     """The model's card; every shipped checkpoint of the task is offered, none is named here."""
     cards = state.cards(task)
     if not cards:
-        st.info(
-            f"No trained model for this task is shipped: run `python -m engine.train nmt "
-            f"--task {task}` to make one."
-        )
+        st.info(t("alignment.no_model", task=task))
         st.stop()
     names = [c.name for c in cards]
     return cards[
         names.index(
             st.selectbox(
-                "Model",
+                t("alignment.model"),
                 names,
                 format_func=lambda n: cards[names.index(n)].title,
                 key=f"nmt-model-{task}",
@@ -53,15 +59,18 @@ def input_text(card) -> str:
     if key not in st.session_state:
         st.session_state[key] = st.session_state.get(saved, next(iter(examples.values())))
     c1, c2 = st.columns([3, 1])
-    c1.selectbox("Example", list(examples), key=f"nmt-example-{task}", on_change=use_example)
+    c1.selectbox(
+        t("alignment.example"), list(examples), key=f"nmt-example-{task}", on_change=use_example
+    )
     if task == "en-fr":
         c2.button(
-            "Draw a sentence from the grammar",
+            t("alignment.draw"),
             on_click=draw,
-            help="A new sentence from the generator, with its gold alignment",
+            help=t("alignment.draw_help"),
+            key="nmt-draw",
         )
     text = st.text_area(
-        f"Input ({card.limits.describe()}; unknown words are listed and read as <unk>)",
+        t("alignment.input", limits=card.limits.describe()),
         key=key,
         height=90,
     )

@@ -5,7 +5,7 @@ module. The alignment map is [1, 1, target steps, source words].
 """
 
 import streamlit as st
-from kit import answer_heading, export_buttons, friendly_errors
+from kit import answer_heading, export_buttons, friendly_errors, t
 from state import nmt as state
 from studios.alignment import head_view, inputs, measured, side_by_side, soft, steps
 from studios.alignment.common import md
@@ -18,41 +18,43 @@ SECTIONS = {
     "Measured": "measured",
 }
 
-st.title("Alignment (Bahdanau)")
-st.caption(
-    "RNNsearch (Bahdanau, Cho & Bengio 2014): a bidirectional GRU reads the source; at "
-    "every target word the decoder scores each source annotation h_j, e_ij = "
-    "v_aᵀ tanh(W_a s_{i−1} + U_a h_j), and reads the context c_i = Σ_j α_ij h_j. "
-    "Trained here on generated data (English→French with gold alignments, and dates)."
-)
+st.title(t("alignment.title"))
+st.caption(t("alignment.caption"))
 
 task = inputs.choose_task()
 card = inputs.choose_model(task)
 text = inputs.input_text(card)
-beam = st.slider("Beam width (1 = greedy; 1–10)", 1, 10, 5, key="nmt-beam")
+beam = st.slider(t("alignment.beam"), 1, 10, 5, key="nmt-beam")
 
-with friendly_errors("the translation"):
+with friendly_errors(t("alignment.what")):
     trace = state.translate(card.name, text, beam)
 rec = state.train_record(card.name)
 src = trace.inputs["tokens"]
 answer_heading(trace, md(trace.outputs["translation"]))
 if trace.outputs["unknown"]:
     st.warning(
-        "Not in the model's vocabulary, read as <unk>: "
-        + ", ".join(f"“{md(w)}”" for w in trace.outputs["unknown"])
+        t("alignment.unknown", words=", ".join(f"“{md(w)}”" for w in trace.outputs["unknown"]))
     )
 st.caption(
-    f"{card.title} · beam {beam} · {trace.timings['translate_ms']:.0f} ms · trained "
-    f"{rec.get('steps', '?')} steps × {rec.get('batch', '?')} sentences "
-    f"({rec.get('cpu_s', '?')} s CPU) · `{rec['command']}`"
+    t(
+        "alignment.summary",
+        title=card.title,
+        beam=beam,
+        ms=f"{trace.timings['translate_ms']:.0f}",
+        steps=rec.get("steps", "?"),
+        batch=rec.get("batch", "?"),
+        cpu=rec.get("cpu_s", "?"),
+        command=rec["command"],
+    )
 )
 
 # One section on screen at a time: an edit redraws what is visible, not every figure.
 shown = SECTIONS[
     st.segmented_control(
-        "Show",
+        t("alignment.show"),
         list(SECTIONS),
         default="Alignment",
+        format_func=lambda s: t(f"alignment.section_{SECTIONS[s]}"),
         required=True,
         key="nmt-section",
         bind="query-params",
@@ -62,10 +64,7 @@ shown = SECTIONS[
 if shown == "measured":
     measured.section(card)
 elif "alignment" not in trace.maps:
-    st.info(
-        "The RNNencdec baseline has no alignment: every target word is produced from the "
-        "same fixed vector c = [h→_T ; h←_1]. Pick an attention model to see α."
-    )
+    st.info(t("alignment.no_alignment"))
 elif shown == "soft":
     soft.section(card, trace, src)
 elif shown == "steps":
