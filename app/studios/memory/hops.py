@@ -1,6 +1,7 @@
 """Section: the answer, p_i per sentence and hop, and the story shaded at one hop."""
 
 import streamlit as st
+from kit import t
 from views.memory import answer_bars, hops_figure, shaded_story
 
 
@@ -8,16 +9,13 @@ from views.memory import answer_bars, hops_figure, shaded_story
 def shaded(amap, support):
     """A fragment: choosing a hop redraws the story only."""
     hop = st.select_slider(
-        "Hop shown in the story",
+        t("memory.hop_shown"),
         list(amap.layer_labels),
         value=amap.layer_labels[-1],
         key="mem_hop",
     )
     k = amap.layer_labels.index(hop)
-    st.caption(
-        "Each sentence is shaded by its weight p_i at this hop (as in the paper's Figure 2)"
-        + ("; ★ marks the supporting facts." if support else ".")
-    )
+    st.caption(t("memory.shaded_support" if support else "memory.shaded"))
     st.html(shaded_story(amap.key_labels, amap.weights[k, 0, 0], support))
 
 
