@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from kit import friendly_errors
+from kit import friendly_errors, t
 from state import transformer as state
 
-OTHER = "Another allowed directory…"
+OTHER = "Another allowed directory…"  # an option's identity, shown through t()
 PRETRAINED_EXAMPLES = (
     "The animal didn't cross the street because it was too tired.",
     "The unbelievably quick brown fox jumps over the lazy dog.",
@@ -17,30 +17,25 @@ PRETRAINED_EXAMPLES = (
 
 
 def example_text(examples, key: str) -> str:
-    choice = st.selectbox("Example", examples, key=f"example-{key}")
-    return st.text_input("Input", value=choice, key=f"text-{key}-{examples.index(choice)}")
+    choice = st.selectbox(t("transformer.example"), examples, key=f"example-{key}")
+    return st.text_input(
+        t("transformer.input"), value=choice, key=f"text-{key}-{examples.index(choice)}"
+    )
 
 
 def show_measured(result: dict | None) -> None:
     """The evaluation numbers, their method and the command that measured them."""
     if result is None:
         return
-    with st.expander(f"Measured quality on {result['n_test']} test sentences"):
+    with st.expander(t("transformer.measured", n=result["n_test"])):
         rows = result.get("pe_ablation") or {result["pe"]: result}
         st.table(
             {pe: {k: r[k] for k in ("bleu", "exact_match", "unigram_f1")} for pe, r in rows.items()}
         )
         if "aer" in result:
-            st.markdown(
-                f"Alignment error rate of each cross-attention head of `{result['checkpoint']}` "
-                "against the gold links (lower is better; argmax link per target word, "
-                "teacher-forced on the reference):"
-            )
+            st.markdown(t("transformer.aer_intro", name=result["checkpoint"]))
             st.table(result["aer"])
-        st.caption(
-            f"Reproduce: `{result['command']}`. BLEU is sacreBLEU on tokens (characters "
-            "for dates); unigram F1 ignores word order."
-        )
+        st.caption(t("transformer.measured_caption", command=result["command"]))
 
 
 def ours():
@@ -48,34 +43,29 @@ def ours():
 
     checkpoints, _ = state.model_choices()
     if not checkpoints:
-        st.info(
-            "No trained Transformer is shipped yet: run "
-            "`python -m engine.train transformer --task en-fr` to make one."
-        )
+        st.info(t("transformer.no_model"))
         st.stop()
     name = st.selectbox(
-        "Checkpoint", checkpoints, key="checkpoint", help="transformer-<task>-<positional encoding>"
+        t("transformer.checkpoint"),
+        checkpoints,
+        key="checkpoint",
+        help=t("transformer.checkpoint_help"),
     )
-    with friendly_errors("loading the checkpoint"):
+    with friendly_errors(t("transformer.checkpoint_what")):
         tr = state.translator(name)
     cfg = tr.model.cfg
-    st.caption(
-        f"Task **{tr.task}**, positional encoding **{cfg.pe}**, {cfg.n_layers} layers × "
-        f"{cfg.n_heads} heads, d_model {cfg.d_model}. Input: at most **{tr.max_src} tokens**"
-        f"{' (characters)' if tr.task == 'dates' else ' (words)'}; "
-        f"at most {MAX_CHARS:,} characters; output: at most {tr.max_new} tokens."
-    )
+    facts = dict(task=tr.task, pe=cfg.pe, layers=cfg.n_layers, heads=cfg.n_heads, d=cfg.d_model)
+    facts |= dict(max_src=tr.max_src, chars=f"{MAX_CHARS:,}", max_new=tr.max_new)
+    st.caption(t("transformer.ours_caption" + ("_dates" if tr.task == "dates" else ""), **facts))
     show_measured(state.measured(tr.task))
     text = example_text(state.examples(tr.task), name)
-    with friendly_errors("the Transformer"):
+    with friendly_errors(t("transformer.ours_what")):
         trace = state.own_trace(name, text)
-    st.markdown(f"**Output:** `{trace.outputs['translation']}`")
+    st.markdown(t("transformer.output", text=trace.outputs["translation"]))
     if trace.outputs.get("warning"):  # far from its data: say so before any heatmap
         st.warning(trace.outputs["warning"])
     elif trace.outputs["unknown"]:
-        st.warning(
-            "Not in this model's vocabulary (read as <unk>): " + ", ".join(trace.outputs["unknown"])
-        )
+        st.warning(t("transformer.unknown", words=", ".join(trace.outputs["unknown"])))
     return trace, ("<s>", "</s>")
 
 
@@ -83,38 +73,36 @@ def pretrained():
     from engine.models.pretrained import ALLOWLIST_ENV, MAX_CHARS, MAX_NEW_TOKENS
 
     _, models = state.model_choices()
-    choice = st.selectbox("Model", [*models, OTHER], key="hf-model")
+    choice = st.selectbox(
+        t("transformer.model"),
+        [*models, OTHER],
+        format_func=lambda m: t("transformer.other") if m == OTHER else m,
+        key="hf-model",
+    )
     if choice == OTHER:
         path = st.text_input(
-            "Local model directory",
+            t("transformer.local_dir"),
             key="hf-path",
-            help=f"Only directories listed in {ALLOWLIST_ENV} are allowed.",
+            help=t("transformer.local_dir_help", env=ALLOWLIST_ENV),
         )
         name = path.rstrip("/").rsplit("/", 1)[-1]
     else:
         path, name = models[choice], choice
-    with friendly_errors("loading the model"):
+    with friendly_errors(t("transformer.loading_what")):
         m = state.pretrained(path, name)
-    st.caption(
-        f"{m.name}: {m.arch}, eager attention. Input: at most **{m.max_tokens} tokens** "
-        f"and {MAX_CHARS:,} characters; longer text is refused."
-    )
+    facts = dict(name=m.name, arch=m.arch, tokens=m.max_tokens, chars=f"{MAX_CHARS:,}")
+    st.caption(t("transformer.pretrained_caption", **facts))
     text = example_text(list(PRETRAINED_EXAMPLES), name)
     new = 0
     if m.arch != "encoder":
-        new = st.slider(f"Tokens to generate (0–{MAX_NEW_TOKENS}, greedy)", 0, MAX_NEW_TOKENS, 8)
-    with friendly_errors("the pretrained model"):
+        new = st.slider(
+            t("transformer.generate", n=MAX_NEW_TOKENS), 0, MAX_NEW_TOKENS, 8, key="hf-generate"
+        )
+    with friendly_errors(t("transformer.pretrained_what")):
         trace = state.pretrained_trace(path, name, text, new)
     if "generated" in trace.outputs:
-        how = (
-            "one causal pass over prompt + generated tokens"
-            if m.arch == "decoder"
-            else "one teacher-forced decoder pass over the generated tokens"
-        )
-        st.markdown(
-            f"**Generated:** `{trace.outputs['generated']}` — the attention below includes "
-            f"the generated tokens ({how})."
-        )
+        how = t("transformer.how_" + ("causal" if m.arch == "decoder" else "forced"))
+        st.markdown(t("transformer.generated", text=trace.outputs["generated"], how=how))
     return trace, m.sinks
 
 
@@ -141,9 +129,15 @@ def layer_head(raw) -> tuple[int, int]:
     n_layers, n_heads = raw.shape[:2]
     s1, s2 = st.columns(2)
     layer = s1.select_slider(
-        "Layer", range(n_layers), format_func=lambda i: raw.layer_labels[i], key=f"layer-{n_layers}"
+        t("transformer.layer"),
+        range(n_layers),
+        format_func=lambda i: raw.layer_labels[i],
+        key=f"layer-{n_layers}",
     )
     head = s2.select_slider(
-        "Head", range(n_heads), format_func=lambda i: raw.head_labels[i], key=f"head-{n_heads}"
+        t("transformer.head"),
+        range(n_heads),
+        format_func=lambda i: raw.head_labels[i],
+        key=f"head-{n_heads}",
     )
     return layer, head

@@ -4,7 +4,7 @@ Widgets → one cached Trace → the section on screen. Every map is [layer, hea
 """
 
 import streamlit as st
-from kit import export_buttons, friendly_errors
+from kit import export_buttons, friendly_errors, t
 from state import transformer as state
 from studios.transformer import (
     model_pickers,
@@ -14,48 +14,54 @@ from studios.transformer import (
     section_qk,
 )
 
+# Options keep English identities (widget state, tests); each is shown through t().
 OURS, PRETRAINED = "Our Transformer (trained here)", "Pretrained (HuggingFace, local files)"
-KIND_NAMES = {
-    "encoder_self": "encoder self-attention",
-    "decoder_self": "decoder self-attention",
-    "cross": "cross-attention (decoder → encoder)",
-}
+KINDS = ("encoder_self", "decoder_self", "cross")
 SECTIONS = {
-    "Layers × heads": section_heads.show,
-    "bertviz": section_bertviz.show,
-    "Neuron view": section_neuron.show,
-    "Query–key map (AttentionViz)": section_qk.show,
+    "Layers × heads": ("heads", section_heads.show),
+    "bertviz": ("bertviz", section_bertviz.show),
+    "Neuron view": ("neuron", section_neuron.show),
+    "Query–key map (AttentionViz)": ("qk", section_qk.show),
 }
 
-st.title("Transformer")
-st.caption(
-    "Vaswani et al. 2017: multi-head self- and cross-attention, layer by layer and head "
-    "by head, in a small encoder–decoder we trained here and in pretrained models "
-    "loaded from local files (never downloaded)."
-)
+
+def kind_name(kind: str) -> str:
+    return t(f"transformer.kind_{kind}") if kind in KINDS else kind
+
+
+st.title(t("transformer.title"))
+st.caption(t("transformer.caption"))
 state.umap_warm_up()
 
-source = st.radio("Model family", [OURS, PRETRAINED], horizontal=True, key="family")
+source = st.radio(
+    t("transformer.family"),
+    [OURS, PRETRAINED],
+    horizontal=True,
+    format_func=lambda s: t("transformer.ours" if s == OURS else "transformer.pretrained"),
+    key="family",
+)
 trace, sinks = model_pickers.ours() if source == OURS else model_pickers.pretrained()
 
 c1, c2 = st.columns([2, 3])
-kind = c1.selectbox("Attention", list(trace.maps), format_func=KIND_NAMES.get, key="attention")
+kind = c1.selectbox(
+    t("transformer.attention"), list(trace.maps), format_func=kind_name, key="attention"
+)
 reading = c2.radio(
-    "Read the heads",
+    t("transformer.read_heads"),
     state.READINGS if kind != "cross" else state.READINGS[:2],
     horizontal=True,
-    help="Rollout multiplies (½·mean-over-heads + ½·I) over layers; it needs self-attention.",
+    format_func=lambda r: t(f"transformer.reading{state.READINGS.index(r)}"),
+    help=t("transformer.read_heads_help"),
+    key="reading",
 )
 c3, c4 = st.columns(2)
-merge = c3.toggle(
-    "Merge word pieces into words",
-    help="to a word: sum over its pieces; from a word: mean over its pieces (rows still sum to 1)",
-)
+merge = c3.toggle(t("transformer.merge"), help=t("transformer.merge_help"), key="merge")
 hide = c4.toggle(
-    f"Hide {' / '.join(sinks)} attention sinks",
-    help="drops those rows and columns and renormalises each row",
+    t("transformer.hide", sinks=" / ".join(sinks)),
+    help=t("transformer.hide_help"),
+    key="hide-sinks",
 )
-with friendly_errors("reading the heads"):
+with friendly_errors(t("transformer.reading_what")):
     amap = state.read_heads(trace.maps[kind], reading, merge, hide, sinks)
 
 
@@ -64,12 +70,15 @@ with friendly_errors("reading the heads"):
 def sections(shown: model_pickers.Shown) -> None:
     # One section on screen at a time: an edit redraws only what is visible.
     names = list(SECTIONS)
-    section = (
-        st.segmented_control("Section", names, default=names[0], key="transformer-section")
-        or names[0]
+    section = st.segmented_control(
+        t("transformer.section"),
+        names,
+        default=names[0],
+        format_func=lambda s: t(f"transformer.section_{SECTIONS[s][0]}"),
+        key="transformer-section",
     )
-    SECTIONS[section](shown)
+    SECTIONS[section or names[0]][1](shown)
 
 
-sections(model_pickers.Shown(trace, kind, KIND_NAMES[kind], amap, merge, hide, tuple(sinks)))
+sections(model_pickers.Shown(trace, kind, kind_name(kind), amap, merge, hide, tuple(sinks)))
 export_buttons(trace, f"transformer-{trace.model}")

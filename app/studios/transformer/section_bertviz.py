@@ -2,7 +2,7 @@
 
 import streamlit as st
 import views.bertviz_view as bv
-from kit import friendly_errors
+from kit import friendly_errors, t
 from state.transformer import READINGS, read_heads
 from studios.transformer.model_pickers import layer_head
 
@@ -17,23 +17,26 @@ def page_html(view: str, arguments: dict, layer: int) -> str:
 
 def show(s) -> None:
     layer, _ = layer_head(s.raw)
-    view = st.radio("View", ["head view", "model view"], horizontal=True)
+    view = st.radio(
+        t("transformer.bertviz_view"),
+        ["head view", "model view"],
+        horizontal=True,
+        format_func=lambda v: t(f"transformer.bertviz_{v.split()[0]}"),
+        key="bertviz-view",
+    )
     one_map = len(s.trace.maps) == 1
     maps = {
         k: read_heads(m, READINGS[0], s.merge, s.hide, s.sinks) if one_map else m
         for k, m in s.trace.maps.items()
     }
     if not one_map and (s.merge or s.hide):
-        st.caption(
-            "bertviz shows the raw weights of all three maps (the toggles above would "
-            "give the encoder and decoder different token lists)."
-        )
+        st.caption(t("transformer.bertviz_raw"))
     n_tok = max(max(m.shape[2:]) for m in maps.values())
     n_layers = s.raw.shape[0]
-    with friendly_errors("the bertviz view"):
+    with friendly_errors(t("transformer.bertviz_what")):
         html = page_html(view.split()[0], bv.trace_arguments(maps), layer)
         bv.render(
             html,
             height=min(2400, 200 + 24 * n_tok) if view == "head view" else 160 + 140 * n_layers,
         )
-    st.caption("bertviz 1.4.1 (Vig 2019) with its JavaScript vendored: nothing is fetched.")
+    st.caption(t("transformer.bertviz_caption"))

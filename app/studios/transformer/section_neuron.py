@@ -1,22 +1,24 @@
 """bertviz's neuron view: how one query's scores and weights come out of q and k."""
 
 import streamlit as st
+from kit import t
 from state import transformer as state
 from studios.transformer.model_pickers import layer_head
 from views.transformer import neuron_figure
-
-NO_VECTORS = "Queries and keys are available for our Transformer and BERT-style encoders."
 
 
 def show(s) -> None:
     raw, kind = s.raw, s.kind
     q_all, k_all = s.trace.vectors.get(f"queries.{kind}"), s.trace.vectors.get(f"keys.{kind}")
     if q_all is None:
-        st.info(NO_VECTORS)
+        st.info(t("transformer.no_vectors"))
         return
     layer, head = layer_head(raw)
     i = st.selectbox(
-        "Query token", range(raw.shape[2]), format_func=lambda j: f"{j}: {raw.query_labels[j]}"
+        t("transformer.query_token"),
+        range(raw.shape[2]),
+        format_func=lambda j: f"{j}: {raw.query_labels[j]}",
+        key="neuron-query",
     )
     mask = state.allowed_keys(kind, raw.shape[2], raw.shape[3])
     row = None if mask is None else mask[i]
@@ -24,7 +26,5 @@ def show(s) -> None:
     st.plotly_chart(
         neuron_figure(nv, raw.query_labels[i], raw.key_labels), width="stretch", key="tr-neuron"
     )
-    st.caption(
-        f"{raw.layer_labels[layer]} · {raw.head_labels[head]} (chosen above). "
-        "α_ij = softmax_j(q_i·k_j/√d_k): the bars equal the heatmap's row."
-    )
+    where = f"{raw.layer_labels[layer]} · {raw.head_labels[head]}"
+    st.caption(t("transformer.neuron_caption", where=where))

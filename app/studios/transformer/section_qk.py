@@ -1,10 +1,9 @@
 """AttentionViz (Yeh et al. 2023): one head's queries and keys in one 2-D embedding."""
 
 import streamlit as st
-from kit import friendly_errors
+from kit import friendly_errors, t
 from state import transformer as state
 from studios.transformer.model_pickers import layer_head
-from studios.transformer.section_neuron import NO_VECTORS
 from views.qk_map import dot_distance_figure, qk_scatter
 
 
@@ -12,12 +11,18 @@ def show(s) -> None:
     raw, kind = s.raw, s.kind
     q_all, k_all = s.trace.vectors.get(f"queries.{kind}"), s.trace.vectors.get(f"keys.{kind}")
     if q_all is None:
-        st.info(NO_VECTORS)
+        st.info(t("transformer.no_vectors"))
         return
     layer, head = layer_head(raw)
-    colour = st.radio("Colour by", ["position", "token"], horizontal=True)
+    colour = st.radio(
+        t("transformer.colour_by"),
+        ["position", "token"],
+        horizontal=True,
+        format_func=lambda c: t(f"transformer.colour_{c}"),
+        key="qk-colour",
+    )
     mask = state.allowed_keys(kind, raw.shape[2], raw.shape[3])
-    with friendly_errors("the query–key map"):
+    with friendly_errors(t("transformer.qk_what")):
         emb = state.joint_embedding(q_all[layer, head], k_all[layer, head], mask, 0)
     title = f"{raw.layer_labels[layer]} · {raw.head_labels[head]} ({emb.method.upper()})"
     st.plotly_chart(
@@ -26,8 +31,4 @@ def show(s) -> None:
         key="tr-qk",
     )
     st.plotly_chart(dot_distance_figure(emb, mask), width="stretch", key="tr-qk-r")
-    st.caption(
-        "Yeh et al. 2023: queries and keys embedded together; keys shifted by "
-        "mean(Q) − mean(K) (and both scaled to equal mean norm), which leaves every "
-        "softmax unchanged. The correlation says how faithful the 2-D picture is."
-    )
+    st.caption(t("transformer.qk_caption"))
