@@ -2,27 +2,27 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import friendly_errors
+from kit import friendly_errors, t
 from state import compare as state
 from state import models
 from studios.alignment.common import md
 from views.alignment import alignment_figure, alignment_grid, difference_figure
 
-st.title("Compare models")
-st.caption(
-    "The same sentence through every model trained on the same task: RNNsearch with each "
-    "scoring function, the Transformer's cross-attention heads with each positional "
-    "encoding. Rows are target words, columns source words, so the maps line up."
-)
+st.title(t("compare.title"))
+st.caption(t("compare.caption"))
 
 tasks = state.tasks()
-task = st.segmented_control("Task", tasks, default=tasks[0], required=True, key="cmp-task")
+task = st.segmented_control(
+    t("compare.task"), tasks, default=tasks[0], required=True, key="cmp-task"
+)
 cards = state.aligners(task or tasks[0])
 titles = {c.name: c.title for c in cards}
 examples = {e.label: e.input for e in cards[0].examples}
-label = st.selectbox("Example", list(examples), key=f"cmp-example-{task}")
+label = st.selectbox(t("compare.example"), list(examples), key=f"cmp-example-{task}")
 text = st.text_area(
-    f"Input ({cards[0].limits.describe()})", examples[label], key=f"cmp-text-{task}-{label}"
+    t("compare.input", limits=cards[0].limits.describe()),
+    examples[label],
+    key=f"cmp-text-{task}-{label}",
 )
 
 
@@ -42,7 +42,7 @@ def options(params, key: str) -> dict:
 def attention(card, key: str) -> dict:
     """A swappable model runs any attention variant of the registry in every layer."""
     ways = ["exact", *state.variants()] if card.swappable else []
-    attend = st.selectbox("Attention in every layer", ways, key=f"{key}-attend") if ways else None
+    attend = st.selectbox(t("compare.attend"), ways, key=f"{key}-attend") if ways else None
     if attend in (None, "exact"):
         return {}
     return {"attend": attend, "attend_hp": options(state.variant_params(attend), f"{key}-{attend}")}
@@ -55,37 +55,33 @@ def short(title: str) -> str:
 
 def caption(p) -> str:
     aer = f"AER **{p.scored.aer:.3f}** · " if p.scored else ""
-    return f"{aer}{p.label} · {p.reading} · output: {md(p.translation)}"
+    return f"{aer}{p.label} · {p.reading} · {t('compare.output')}: {md(p.translation)}"
 
 
 @st.fragment
 def every_model():
-    with friendly_errors("the comparison"):
+    with friendly_errors(t("compare.what")):
         found = {c.name: state.panels(c.name, text) for c in cards}
     if without := [c.title for c in state.without_alignment(task or tasks[0])]:
-        st.caption("No attention, so no alignment: " + "; ".join(without) + ".")
+        st.caption(t("compare.no_attention", models="; ".join(without)))
     gold = any(p.scored for f in found.values() for p in f.values())
     st.dataframe(  # AER per model (rows) and head (columns)
         [
-            {"model": titles[n], "alignment from": next(iter(f.values())).reading}
+            {
+                t("compare.col_model"): titles[n],
+                t("compare.col_from"): next(iter(f.values())).reading,
+            }
             | {p.label: p.scored.aer if p.scored else None for p in f.values()}
             for n, f in found.items()
         ],
         hide_index=True,
     )
-    st.caption(
-        "AER (Och & Ney): 1 − (|A∩S| + |A∩P|) / (|A| + |S|), A = argmax of each row. "
-        + (
-            "Each model is shown on the gold translation; where its own differs, its "
-            "attention is read with the gold translation fed in (forced alignment)."
-            if gold
-            else "This sentence has no gold links: pick an example from the grammar for AER."
-        )
-    )
+    st.caption(t("compare.aer_gold" if gold else "compare.aer_no_gold"))
     heads = sorted({lab for f in found.values() for lab in f if len(f) > 1})
     pick = st.selectbox(
-        "Head shown for models with several",
+        t("compare.head_shown"),
         (["lowest AER"] if gold else []) + heads,
+        format_func=lambda h: t("compare.lowest_aer") if h == "lowest AER" else h,
         key="cmp-head",
     )
     shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
@@ -103,14 +99,13 @@ def two_models():
     picked = []
     for col, side, default in zip(st.columns(2), "AB", (0, len(names) - 1), strict=True):
         with col:
-            name = st.selectbox(
-                f"Model {side}", names, default, format_func=titles.get, key=f"cmp-{side}"
-            )
+            which = t("compare.model", side=side)
+            name = st.selectbox(which, names, default, format_func=titles.get, key=f"cmp-{side}")
             card, key = models.card(name), f"cmp-{side}-{name}"
             chosen = options(card.options, key) | attention(card, key)
             picked.append((name, chosen))
     (name_a, options_a), (name_b, options_b) = picked
-    with friendly_errors("the comparison"):
+    with friendly_errors(t("compare.what")):
         a_all = state.panels(name_a, text, options_a)
         axes = next(iter(a_all.values())).alignment.target
         b_all = state.panels(name_b, text, options_b, target=axes)
@@ -119,27 +114,31 @@ def two_models():
         with col:
             heads = list(found)
             start = heads.index(state.best(found).label)
-            p = found[st.selectbox(f"Head of {side}", heads, start, key=f"cmp-head-{side}")]
+            p = found[
+                st.selectbox(t("compare.head_of", side=side), heads, start, key=f"cmp-head-{side}")
+            ]
             fig = alignment_figure(**p.drawn(f"{side}: {titles[p.name]}"))
             st.plotly_chart(fig, key=f"cmp-two-{side}")
             st.caption(caption(p))
             shown.append(p)
     a, b = (p.alignment for p in shown)
     if a.source != b.source or a.target != b.target:
-        st.info("The two models read different tokens, so their maps do not share axes.")
+        st.info(t("compare.different_tokens"))
         return
     st.plotly_chart(
         difference_figure(a.weights - b.weights, a.source, a.target, title="α_A − α_B"),
         key="cmp-diff",
     )
-    st.caption(
-        "Positive: A attends more to that source word than B when producing that target "
-        "word; negative: B does. Both maps are on A's translation (or the gold one)."
-    )
+    st.caption(t("compare.difference_caption"))
 
 
 mode = st.segmented_control(
-    "Show", ["Every model", "Two models"], default="Every model", required=True, key="cmp-mode"
+    t("compare.show"),
+    ["Every model", "Two models"],
+    default="Every model",
+    required=True,
+    format_func=lambda m: t("compare.every" if m == "Every model" else "compare.two"),
+    key="cmp-mode",
 )
 if mode == "Two models":
     two_models()
