@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from kit import queue
 
 from engine.data.babi import Sample
 from state import models
@@ -42,7 +43,7 @@ def chosen(task: int) -> str:
     return choose(task)[0]
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(ttl=600, show_spinner=False)
 def evaluation() -> dict | None:
     """What ``python -m engine.evaluate memn2n --task all --save`` measured, if shipped."""
     from engine.checkpoints import load_result
@@ -99,17 +100,21 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
     return np.concatenate(vecs).astype(np.float32), task_of, subj, texts
 
 
-@st.cache_data(max_entries=16, show_spinner="Projecting memories with UMAP…")
 def memory_map(name: str, sample: Sample, seed: int = 0):
-    """UMAP of the corpus memories and this story's together.
+    """UMAP of the corpus memories and this story's together (through the heavy queue).
 
     Returns (coords (N + n, 2), task per corpus row, subject per corpus row, sentence per
     corpus row, n): the last n rows of coords are this story's memories.
     """
     from engine.models.memn2n import memory_vectors
-    from engine.projection import umap_2d
 
     vectors, task_of, subject_of, texts = corpus(name)
     current = memory_vectors(reader(name), [sample])[0]
-    coords = umap_2d(np.concatenate([vectors, current]), seed=seed)
+    coords = queue.run("UMAP", _project, vectors, current, seed)
     return coords, task_of, subject_of, texts, len(current)
+
+
+def _project(corpus_vectors: np.ndarray, current: np.ndarray, seed: int) -> np.ndarray:
+    from engine.projection import umap_2d
+
+    return umap_2d(np.concatenate([corpus_vectors, current]), seed=seed)

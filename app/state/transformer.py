@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from kit import queue
 
 from state import models
 
@@ -24,7 +25,7 @@ def pretrained(path: str, name: str):
     return _load_pretrained(str(check_model_dir(path)), name)
 
 
-@st.cache_resource(show_spinner="Loading the pretrained model (local files only)…")
+@st.cache_resource(max_entries=4, show_spinner="Loading the pretrained model (local files only)…")
 def _load_pretrained(path: str, name: str):
     from engine.models import pretrained
 
@@ -44,7 +45,7 @@ def pretrained_trace(path: str, name: str, text: str, new_tokens: int):
     return hf.trace(pretrained(path, name), text, max_new_tokens=new_tokens)
 
 
-@st.cache_resource
+@st.cache_resource(max_entries=1)
 def umap_warm_up() -> None:
     """Start numba's compilation in the background the first time the page opens."""
     from engine.projection import warm_up_in_background
@@ -52,11 +53,11 @@ def umap_warm_up() -> None:
     warm_up_in_background()
 
 
-@st.cache_data(max_entries=64, show_spinner="Projecting queries and keys with UMAP…")
 def joint_embedding(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, seed: int):
+    """UMAP of queries and keys together, through the heavy-work queue."""
     from engine.models.attentionviz import joint_embedding as embed
 
-    return embed(q, k, mask=mask, seed=seed)
+    return queue.run("UMAP", embed, q, k, mask=mask, seed=seed)
 
 
 READINGS = ("each head", "mean over heads", "rollout (Abnar & Zuidema 2020)")
@@ -108,7 +109,7 @@ DATE_EXAMPLES = [
 ]
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(max_entries=8, show_spinner=False)
 def examples(task: str) -> list[str]:
     """The grammar's teaching sentences (never in training), or a few typed dates."""
     if task == "dates":

@@ -59,7 +59,7 @@ class Limits:
             raise InputError(self.empty)
         if len(text) > self.max_chars:
             raise InputError(
-                f"That input has {len(text):,} characters; the limit here is {self.max_chars:,}."
+                f"That input has {len(text):,} characters; the limit is {self.max_chars:,}."
             )
 
 

@@ -24,6 +24,19 @@ from tests.e2e.support import (
     wait_for_health,
 )
 
+SERVER_LOGS: list[Path] = []  # every server this session started, for the traceback check
+
+
+@pytest.fixture(autouse=True)
+def no_server_tracebacks():
+    """A test fails if the server logged a traceback while it ran (warning level included):
+    the studio explains problems on the page and must not be failing quietly in the log."""
+    sizes = {log: log.stat().st_size for log in SERVER_LOGS if log.exists()}
+    yield
+    for log in SERVER_LOGS:
+        new = log.read_text(errors="replace")[sizes.get(log, 0) :] if log.exists() else ""
+        assert "Traceback" not in new, f"server log {log}:\n{new[-3000:]}"
+
 
 @pytest.fixture(scope="session")
 def studio_url(tmp_path_factory):
@@ -32,6 +45,7 @@ def studio_url(tmp_path_factory):
     port = free_port()
     log_path = tmp_path_factory.mktemp("server") / "streamlit.log"
     proc = start_server(port, log_path)
+    SERVER_LOGS.append(log_path)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_health(url, proc)

@@ -26,7 +26,7 @@ st.caption(
     "attention, what each can see, and what each costs — all measured here."
 )
 st.caption(
-    f"Kernel path on this machine: **{kernels.active_path('cpu')}** "
+    f"Kernel path on this machine: **{kernels.active_path(kernels.default_device())}** "
     "(Triton runs only on a CUDA GPU)."
 )
 # One section at a time, so a page load computes only what is on screen.

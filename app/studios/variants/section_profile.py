@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from kit import table_exports
+from state import variants as state
 from views import variants as figs
 
 
@@ -48,21 +49,17 @@ def show() -> None:
         st.dataframe(pd.DataFrame(predictions), hide_index=True)
         table_exports(predictions, "variants-predictions")
     sweep_state = st.session_state.setdefault("variants-sweep", {"items": [], "status": "idle"})
-    b1, b2 = st.columns(2)
-    run = b1.button("Run sweep", type="primary")
-    b2.button("Stop sweep", help="Stops once the point being measured is done.")
-    if sweep_state["status"] == "running" and not run:  # interrupted: Stop, or any widget
-        sweep_state["status"] = "stopped"
-    if run:
-        sweep_state.update(items=[], status="running")
-        total = max(1, len(picked) * len(set(lengths)))
-        bar = st.progress(0.0, "starting…")
-        for i, item in enumerate(
-            profile.sweep(picked, lengths, d=d, time_budget_s=time_budget, memory_budget=budget)
-        ):
-            sweep_state["items"].append(item)
-            bar.progress((i + 1) / total, f"{item.variant} at n = {item.n} ({i + 1} of {total})")
-        sweep_state["status"] = "done"
+    if st.button("Run sweep", type="primary"):
+        sweep_state["request"] = (
+            tuple(picked),
+            tuple(sorted(set(lengths))),
+            d,
+            time_budget,
+            budget,
+        )
+    if request := sweep_state.get("request"):  # a rerun while it runs keeps waiting for it
+        items, stopped = state.sweep(*request)
+        sweep_state.update(items=items, status="stopped" if stopped else "done", request=None)
     items = sweep_state["items"]
     points = [p for p in items if isinstance(p, profile.Point)]
     skips = [s for s in items if isinstance(s, profile.Skip)]
