@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 from kit import queue
+from kit.i18n import t
 
 from state import models
 
@@ -57,7 +58,7 @@ def joint_embedding(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, seed:
     """UMAP of queries and keys together, through the heavy-work queue."""
     from engine.models.attentionviz import joint_embedding as embed
 
-    return queue.run("UMAP", embed, q, k, mask=mask, seed=seed)
+    return queue.run(t("state.queue_umap"), embed, q, k, mask=mask, seed=seed)
 
 
 READINGS = ("each head", "mean over heads", "rollout (Abnar & Zuidema 2020)")

@@ -21,7 +21,8 @@ def section(map_name: str, sample, sentences):
     st.caption(t("memory.map_caption", name=map_name, n=f"{MAP_MEMORIES:,}"))
     with friendly_errors(t("memory.map_what")):
         coords, task_of, subject_of, texts, n = memory_map(map_name, sample)
-        groups = (task_of if colour == "task" else subject_of) + [t("memory.this_story")] * n
+        tasks = [t("memory.task_n", n=g.removeprefix("task ")) for g in task_of]  # "task 2"
+        groups = (tasks if colour == "task" else subject_of) + [t("memory.this_story")] * n
         is_current = np.r_[np.zeros(len(texts), bool), np.ones(n, bool)]
         st.plotly_chart(
             map_figure(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import streamlit as st
+from kit import t
 from state import variants as state
 
+# Options keep English identities (widget state, tests); each is shown through t().
 SYNTHETIC, TEXT = "Synthetic Q/K/V", "Text through a seeded random layer"
 TRAINED = "A date through the trained Transformer"
 SOURCE_KEYS = {SYNTHETIC: "synthetic", TEXT: "text", TRAINED: "trained"}
@@ -32,45 +34,49 @@ def source_widgets() -> dict:
     from engine.variants import compare, inputs
 
     sources = [SYNTHETIC, TEXT] + ([TRAINED] if state.trained_available() else [])
-    source = st.radio("Input", sources, horizontal=True)
-    causal = st.checkbox("causal", help="Performer and Linformer are bidirectional here")
+    source = st.radio(
+        t("variants.input"),
+        sources,
+        horizontal=True,
+        format_func=lambda s: t(f"variants.source_{SOURCE_KEYS[s]}"),
+        key="var-source",
+    )
+    causal = st.checkbox(t("variants.causal"), help=t("variants.causal_help"), key="var-causal")
     synthetic, text, heads, d = (0, "clustered", 1.0, 0), "", 2, 32
     if source == TRAINED:
         limit = state.trained_max_length()
-        text = st.text_input(
-            f"A date, as you would write it (at most {limit} characters)", "12 March 2021"
-        )
-        st.caption(
-            "Q, K, V are the first encoder layer's of the trained dates Transformer "
-            f"({state.TRAINED_CHECKPOINT}). Each variant also replaces the self-attention of "
-            "every encoder layer; the table shows the translation it then produces."
-        )
+        text = st.text_input(t("variants.date", n=limit), "12 March 2021", key="var-date")
+        st.caption(t("variants.date_caption", name=state.TRAINED_CHECKPOINT))
         n = max(1, len(text))
     elif source == TEXT:
         c1, c2 = st.columns(2)
-        heads = c1.number_input("heads (1 … 8)", 1, 8, 2)
-        d = c2.number_input("head size d (8 … 128)", 8, 128, 32)
+        heads = c1.number_input(t("variants.heads"), 1, 8, 2, key="var-text-heads")
+        d = c2.number_input(t("variants.head_size"), 8, 128, 32, key="var-text-d")
         text = st.text_area(
-            f"Text (at most {inputs.TEXT_TOKEN_LIMIT} tokens)",
+            t("variants.text", n=inputs.TEXT_TOKEN_LIMIT),
             "The quick brown fox jumps over the lazy dog because the dog "
             "was too lazy to chase the quick brown fox .",
+            key="var-text",
         )
-        st.caption(
-            f"Q, K and V come from a {inputs.TEXT_LABEL}: word vectors seeded by the "
-            "word, plus sinusoidal positions, through seeded W_Q, W_K, W_V."
-        )
+        st.caption(t("variants.text_caption"))
         n = max(1, len(tokenize(text)))
     else:
         s1, s2, s3, s4, s5, s6 = st.columns(6)
         lo, hi = inputs.LENGTH_LIMITS
         n = s1.number_input(
-            f"n ({lo} … {compare.MAX_COMPARE_N})", lo, compare.MAX_COMPARE_N, 128, step=16
+            f"n ({lo} … {compare.MAX_COMPARE_N})", lo, compare.MAX_COMPARE_N, 128, 16, key="var-n"
         )
-        structure = s2.selectbox("structure", inputs.STRUCTURES, index=2)
-        sharpness = s3.slider("sharpness (0.1 … 8)", 0.1, 8.0, 1.0)
-        seed = s4.number_input("seed (0 … 9999)", 0, 9999, 0)
-        heads = s5.number_input("heads (1 … 8)", 1, 8, 2)
-        d = s6.number_input("head size d (8 … 128)", 8, 128, 32)
+        structure = s2.selectbox(
+            t("variants.structure"),
+            inputs.STRUCTURES,
+            2,
+            format_func=lambda s: t(f"variants.structure_{s}"),
+            key="var-structure",
+        )
+        sharpness = s3.slider(t("variants.sharpness"), 0.1, 8.0, 1.0, key="var-sharpness")
+        seed = s4.number_input(t("variants.seed"), 0, 9999, 0, key="var-seed")
+        heads = s5.number_input(t("variants.heads"), 1, 8, 2, key="var-heads")
+        d = s6.number_input(t("variants.head_size"), 8, 128, 32, key="var-d")
         synthetic = (int(n), structure, float(sharpness), int(seed))
     return dict(
         source=SOURCE_KEYS[source],

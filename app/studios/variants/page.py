@@ -1,7 +1,7 @@
 """Variants lab: every efficient attention variant on the same input, side by side."""
 
 import streamlit as st
-from kit import friendly_errors
+from kit import friendly_errors, t
 from studios.variants import (
     section_compare,
     section_int8,
@@ -12,28 +12,29 @@ from studios.variants import (
 
 from engine import kernels
 
+# Section identities (the widget's state) → (body, its name in variants.toml).
 SECTIONS = {
-    "Compare": (section_compare.show, "the comparison"),
-    "Cost profile": (section_profile.show, "the cost profile"),
-    "Long sequences": (section_long.show, "the long-sequence map"),
-    "KV cache": (section_kv.show, "the KV-cache run"),
-    "INT8": (section_int8.show, "the INT8 comparison"),
+    "Compare": (section_compare.show, "compare"),
+    "Cost profile": (section_profile.show, "profile"),
+    "Long sequences": (section_long.show, "long"),
+    "KV cache": (section_kv.show, "kv"),
+    "INT8": (section_int8.show, "int8"),
 }
 
-st.title("⚡ Variants lab")
-st.caption(
-    "Efficient attention variants on one input: their maps, how far each is from full "
-    "attention, what each can see, and what each costs — all measured here."
-)
-st.caption(
-    f"Kernel path on this machine: **{kernels.active_path(kernels.default_device())}** "
-    "(Triton runs only on a CUDA GPU)."
-)
+st.title(t("variants.title"))
+st.caption(t("variants.caption"))
+st.caption(t("variants.kernel_path", path=kernels.active_path(kernels.default_device())))
 # One section at a time, so a page load computes only what is on screen.
 section = (
-    st.segmented_control("Section", list(SECTIONS), default="Compare", key="variants-section")
+    st.segmented_control(
+        t("variants.section"),
+        list(SECTIONS),
+        default="Compare",
+        format_func=lambda s: t(f"variants.section_{SECTIONS[s][1]}"),
+        key="variants-section",
+    )
     or "Compare"
 )
-body, what = SECTIONS[section]
-with friendly_errors(what):
+body, name = SECTIONS[section]
+with friendly_errors(t(f"variants.what_{name}")):
     body()
