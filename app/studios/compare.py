@@ -12,8 +12,9 @@ st.title(t("compare.title"))
 st.caption(t("compare.caption"))
 
 tasks = state.tasks()
+named = {k: t(f"alignment.task_{k}") if k in ("en-fr", "dates") else k for k in tasks}
 task = st.segmented_control(
-    t("compare.task"), tasks, default=tasks[0], required=True, key="cmp-task"
+    t("compare.task"), tasks, default=tasks[0], required=True, format_func=named.get, key="cmp-task"
 )
 cards = state.aligners(task or tasks[0])
 titles = {c.name: c.title for c in cards}
@@ -35,7 +36,8 @@ def options(params, key: str) -> dict:
             chosen[p.name] = st.selectbox(p.label, p.choices, p.choices.index(p.default), key=k)
         elif isinstance(p.default, int | float):
             lo, hi = type(p.default)(p.low), type(p.default)(p.high)
-            chosen[p.name] = st.slider(p.label, lo, hi, p.default, key=k, help=p.help)
+            label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else p.label
+            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=p.help)
     return chosen
 
 

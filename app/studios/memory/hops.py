@@ -12,6 +12,7 @@ def shaded(amap, support):
         t("memory.hop_shown"),
         list(amap.layer_labels),
         value=amap.layer_labels[-1],
+        format_func=lambda h: t("memory.hop_n", n=h.removeprefix("hop ")),
         key="mem_hop",
     )
     k = amap.layer_labels.index(hop)
