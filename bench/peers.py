@@ -12,6 +12,12 @@ core on a shared machine does not count); ``--clock wall`` for wall-clock time.
 Where a peer's module includes its own projections (reformer-pytorch, linformer), it runs
 with them, as published: the ratio then flatters the peer slightly less.
 
+Two checks on the noise come with every run: ``paired_ratio``, the median over repeats
+of ours ÷ the peer timed right after it (each pair sees the same load), and a control
+row, ``noise``, that times torch's SDPA against itself the same way: its distance from
+1.0 is what "equal" looks like on this machine during this run. The load average is
+printed before and after.
+
 The exponent of each of our time curves (least squares of log t on log n) is checked
 against the slope of that variant's own FLOP model over the same lengths (±0.2). With
 CUDA, ours (Triton) also meets FlexAttention and SDPA's flash backend in bf16.
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -134,7 +141,14 @@ def cpu_pairs(B: int, H: int, d: int) -> list[Pair]:
             "mamba", q, k, v, {"d_state": 16}, causal=True
         ), lambda: MambaBlock.selective_scan(None, flat[0], flat[1], A, flat[2], flat[3], skip)
 
+    def control(n):
+        q, k, v = inputs(B, H, n, d)
+        return (lambda: F.scaled_dot_product_attention(q, k, v),
+                lambda: F.scaled_dot_product_attention(q, k, v))  # fmt: skip
+
     return [
+        Pair("noise", "control: SDPA against itself", "torch scaled_dot_product_attention",
+             lambda ns: 2.0, control),
         Pair("full", "full (exact, no map)", "torch scaled_dot_product_attention",
              lambda ns: 2.0, sdpa("full")),
         Pair("flash", "FlashAttention (CPU path)", "torch scaled_dot_product_attention",
@@ -196,20 +210,23 @@ def run_cpu(args) -> dict:
         measured = profile.fit_exponent(args.n, med_ours)
         peer_slope = profile.fit_exponent(args.n, med_peer)
         ratio = med_ours[-1] / med_peer[-1]
+        paired = statistics.median(a / b for a, b in zip(t_ours, t_peer, strict=True))
         summary[pair.name] = {
             "label": pair.label,
             "peer": pair.peer,
             "ratio_at_max_n": round(ratio, 3),
+            "paired_ratio_at_max_n": round(paired, 3),
             "exponent": None if measured is None else round(measured, 3),
             "expected_exponent": round(expected, 3),
             "peer_exponent": None if peer_slope is None else round(peer_slope, 3),
             "exponent_ok": None if measured is None else abs(measured - expected) <= TOLERANCE,
             "not_slower": ratio <= 1.0,
         }
-    print(f"\nat n = {args.n[-1]}: ratio (ours ÷ peer), fitted exponent (expected)")
+    print(f"\nat n = {args.n[-1]}: ratio (ours ÷ peer; paired), fitted exponent (expected)")
     for name, s in summary.items():
-        print(f"  {name:<11} {s['ratio_at_max_n']:>5.2f}×  exponent {s['exponent']} "
-              f"({s['expected_exponent']}; peer {s['peer_exponent']})")  # fmt: skip
+        print(f"  {name:<11} {s['ratio_at_max_n']:>5.2f}× ({s['paired_ratio_at_max_n']:.2f})  "
+              f"exponent {s['exponent']} ({s['expected_exponent']}; "
+              f"peer {s['peer_exponent']})")  # fmt: skip
     return {"rows": rows, "summary": summary}
 
 
@@ -257,7 +274,7 @@ def main(argv=None) -> int:
     ap.add_argument("--d", type=int, default=64)
     ap.add_argument("--n", default="1024,2048,4096,8192", help="comma-separated lengths")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 on a shared box)")
-    ap.add_argument("--repeats", type=int, default=3, help="timed runs per length (median)")
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs per length (median)")
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     ap.add_argument("--only", default="", help="comma-separated variant names")
     ap.add_argument("--gpu-n", default="1024,4096,16384", help="lengths for the CUDA table")
@@ -266,12 +283,19 @@ def main(argv=None) -> int:
     args.only = [x for x in args.only.split(",") if x]
     torch.set_num_threads(args.threads)
     config = {k: getattr(args, k) for k in ("B", "H", "d", "n", "threads", "repeats", "clock")}
+    config["load_before"] = [round(x, 2) for x in os.getloadavg()]
     print(f"torch {torch.__version__}, {args.threads} thread(s), {json.dumps(config)}")
     result = {"config": config, "cpu": run_cpu(args), "cuda": torch.cuda.is_available()}
+    config["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    print(f"load average (1, 5, 15 min): before {config['load_before']}, "
+          f"after {config['load_after']}")  # fmt: skip
     if result["cuda"]:  # never touches CUDA on a CPU machine
         result["gpu"] = run_gpu([int(x) for x in args.gpu_n.split(",")])
-    s = result["cpu"]["summary"]
+    s = dict(result["cpu"]["summary"])
+    control = s.pop("noise", None)  # the control is no variant of ours
+    result["noise_ratio"] = None if control is None else control["ratio_at_max_n"]
     result["ratios"] = {name: row["ratio_at_max_n"] for name, row in s.items()}
+    result["paired_ratios"] = {name: row["paired_ratio_at_max_n"] for name, row in s.items()}
     result["exponents"] = {
         name: {"ours": row["exponent"], "expected": row["expected_exponent"]}
         for name, row in s.items()

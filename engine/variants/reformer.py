@@ -1,24 +1,29 @@
 """Reformer (Kitaev et al. 2020): LSH attention over sorted, chunked buckets.
 
 Angular LSH: h(x) = argmax([xR ; −xR]) with a random rotation R ∈ ℝ^{d×b/2}, applied to
-the unit-normalised queries and keys (which are separate here, not the paper's shared
-QK). Queries and keys are merged into one sequence sorted by (bucket, position) —
-O(n log n) — and cut into chunks of c items; a query attends to the keys of its own and
-the neighbouring chunks, so similar q and k meet. Each of r rounds uses a new R; the
-rounds are combined with the paper's correction: a pair met in N_ij rounds has log N_ij
-subtracted from its score, so the result is softmax over the union of keys met.
+the queries and keys (which are separate here, not the paper's shared QK; the argmax
+does not depend on |x|, so they need no normalising). Queries and keys are merged into
+one sequence sorted by (bucket, position) — O(n log n) — and cut into chunks of c
+items; a query attends to the keys of its own and the neighbouring chunks, so similar
+q and k meet. Each of r rounds uses a new R; the rounds are combined with the paper's
+correction: a pair met in N_ij rounds has log N_ij subtracted from its score, so the
+result is softmax over the union of keys met.
 
 All r rounds run as one batch. Within a round the sorted queries are cut into blocks of
-``QUERY_BLOCK``; a block's keys (its chunks and their neighbours) are one contiguous run
-of the sorted keys, gathered once for the whole block, so only query–key pairs are
-scored. Time O(r·n log n + r·n·c·d); blocks go in groups of bounded size, so memory is
-O(r·n·d) for the sorted items and per-round outputs. The map is exact: the per-bucket
-softmax weights, reassembled (out = map · V holds exactly).
+``query_block(c)``; a block's keys (its chunks and their neighbours) are one contiguous
+run of the sorted keys, so only query–key pairs are scored. Every index the blocks need
+(rows to gather, every round's chunk ids, where the results go) is built once for all
+blocks of all heads and rounds; the loop then runs over groups of blocks of bounded
+size, narrowest runs first, with a fixed handful of ops per group. Time
+O(r·n log n + r·n·c·d); memory O(r·n·(d + r·c/bq)) for the sorted items, the block
+tables and the per-round outputs. The map is exact: the per-bucket softmax weights,
+reassembled (out = map · V holds exactly).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -29,6 +34,7 @@ from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_sc
 
 NEG_INF = float("-inf")
 GROUP_BYTES = 4 * 2**20  # working set per group of query blocks: stays in L2 + L3
+HASH_ITEMS = 1024  # items hashed per step: their r·b/2 rotated coordinates stay in L2
 # Chunk ids fit int16 (n ≤ 32768 and c ≥ 4: ids < 16384); padding slots get ids so far
 # from every real one, and from each other even after int16 wrap-around, that they never
 # count as neighbours.
@@ -42,107 +48,155 @@ def query_block(c: int) -> int:
 
 
 def lsh_buckets(x: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
-    """``x [B, H, n, D]``, ``R [r, D, b/2]`` → bucket ids ``[B, H, r, n]``."""
-    rot = torch.einsum("bhnd,rdk->bhrkn", F.normalize(x, dim=-1), R)  # n innermost: the
-    # reductions below then run across n in SIMD lanes instead of along a short row.
-    # argmax of [xR ; −xR] without building it: the largest entry or the most negative one.
-    hi, i_hi = rot.max(dim=-2)
-    lo, i_lo = rot.min(dim=-2)
-    return torch.where(hi >= -lo, i_hi, i_lo + R.shape[-1])
+    """``x [B, H, m, D]``, ``R [r, D, b/2]`` → bucket ids ``[B, H, r, m]``."""
+    B, H, m, D = x.shape
+    r, _, half = R.shape
+    Rt = R.transpose(1, 2).reshape(r * half, D)
+    xf = x.reshape(B * H, m, D)
+    out = torch.empty(B * H, r, m, dtype=torch.int64)
+    # A slice of items at a time: the rotated coordinates, m innermost (the reductions
+    # then run across items in SIMD lanes), stay in cache instead of a B·H·r·b/2·m array.
+    for s in range(0, m, HASH_ITEMS):
+        rot = (Rt @ xf[:, s : s + HASH_ITEMS].transpose(1, 2)).unflatten(1, (r, half))
+        # argmax of [xR ; −xR] without building it: the largest entry or the most negative.
+        hi, i_hi = rot.max(dim=2)
+        lo, i_lo = rot.min(dim=2)
+        out[..., s : s + HASH_ITEMS] = torch.where(hi >= -lo, i_hi, i_lo + half)
+    return out.view(B, H, r, m)
 
 
 def sorted_chunks(q, k, R, c: int):
     """Hash, sort the 2n merged items by (bucket, position, query first), cut chunks of c.
 
-    Item t < n is query t, item t ≥ n is key t − n. Returns ``chunk_of [B, H, r, 2n]``
-    (each item's chunk) and the queries and the keys in sorted order, ``[B, H, r, n]``
-    each (positions).
+    Queries and keys are sorted apart (two sorts of n); an item's rank in the merged order
+    is its rank among its own kind plus the number of the other kind sorted before it.
+    Returns the query and key positions in sorted order and the chunk of each sorted
+    query and each sorted key (non-decreasing), all ``[B, H, r, n]``.
     """
     n = q.shape[-2]
-    bucket = torch.cat([lsh_buckets(q, R), lsh_buckets(k, R)], dim=-1)  # (B, H, r, 2n)
-    pos = torch.arange(n).repeat(2)
-    order = (bucket * (4 * n) + 2 * pos + (torch.arange(2 * n) >= n)).argsort(dim=-1)
-    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(2 * n).expand_as(order))
-    shape = (*order.shape[:-1], n)
-    q_sorted = order[order < n].view(shape)  # every row holds n queries and n keys
-    k_sorted = order[order >= n].view(shape) - n
-    return rank // c, q_sorted, k_sorted
+    bucket = lsh_buckets(torch.cat([q, k], dim=2), R)  # (B, H, r, 2n)
+    two_pos = 2 * torch.arange(n)  # even for a query, odd for a key: a query goes first
+    vq, q_sorted = (bucket[..., :n] * (2 * n) + two_pos).sort(dim=-1)
+    vk, k_sorted = (bucket[..., n:] * (2 * n) + two_pos + 1).sort(dim=-1)
+    rank = torch.arange(n)
+    q_chunk = (rank + torch.searchsorted(vk, vq)).div_(c, rounding_mode="floor")
+    k_chunk = (rank + torch.searchsorted(vq, vk)).div_(c, rounding_mode="floor")
+    return q_sorted, k_sorted, q_chunk, k_chunk
 
 
-def key_runs(chunk_of, q_sorted, k_sorted, c: int, bq: int):
+def key_runs(q_sorted, q_chunk, k_chunk, bq: int):
     """For each block of ``bq`` sorted queries, the run of sorted keys it may meet.
 
-    Keys keep their merged order among themselves, so the keys of chunks a−1 … a+1 are
-    one run of k_sorted: those of merged rank in [(a−1)·c, (a+2)·c). Returns the run
+    Keys keep their merged order among themselves, so the keys of chunks a−1 … a+1 of a
+    block spanning chunks first … last are one run of the sorted keys. Returns the run
     starts ``lo [B, H, r, nb]``, lengths ``width`` and the padded query positions
     ``[B, H, r, nb, bq]`` (n marks a padding slot).
     """
     n = q_sorted.shape[-1]
     nb = -(-n // bq)
     q_blocks = F.pad(q_sorted, (0, nb * bq - n), value=n).unflatten(-1, (nb, bq))
-    cq, ck = chunk_of[..., :n], chunk_of[..., n:]
-    first = cq.gather(-1, q_blocks[..., 0])
-    last = cq.gather(-1, q_sorted[..., torch.clamp(torch.arange(nb) * bq + bq - 1, max=n - 1)])
-    key_rank = (ck.gather(-1, k_sorted) * c).contiguous()  # chunk start of each sorted key
-    lo = torch.searchsorted(key_rank, ((first - 1) * c).contiguous())
-    hi = torch.searchsorted(key_rank, ((last + 2) * c).contiguous())
+    first = q_chunk[..., ::bq].contiguous()
+    last = q_chunk[..., torch.clamp(torch.arange(nb) * bq + bq - 1, max=n - 1)]
+    lo = torch.searchsorted(k_chunk, first - 1)
+    hi = torch.searchsorted(k_chunk, last + 2)
     return lo, hi - lo, q_blocks
 
 
-def take(table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    """``table[idx]`` for a 1-D or row table: index_select, several times faster than
-    advanced indexing on a CPU."""
-    return table.index_select(0, idx.flatten()).view(*idx.shape, *table.shape[1:])
+class Plan(NamedTuple):
+    """Every block of every head and round, narrowest run first (``nblk`` blocks).
 
-
-def attend_group(tables, blocks, *, n: int, r: int, causal: bool, unshifted: bool, want_p: bool):
-    """Softmax of a group of query blocks over their runs of keys (any heads and rounds).
-
-    ``blocks`` = (round t, table row bh = b·H + h, query positions ``[g, bq]``, run start
-    and length ``[g]``). A pair counts in round t when its chunks there are neighbours;
-    its score gets −log N_ij, N_ij the number of rounds in which the pair met. Returns
-    o ``[g, bq, D]`` (normalised), lse ``[g, bq]``, p ``[g, bq, W]`` (with ``want_p``) and
-    the key positions.
+    Rows index the flattened ``[B·H·n, ·]`` q, k, v tables; ``dest`` the per-round
+    outputs ``[B·H·r·(n + 1), ·]`` (slot n of each row takes the padding). ``cq``/``ck``
+    hold each query's and key's chunk in every round, the block's own round first.
     """
-    qf, kf, vf, k_sorted, ids = tables
-    t, bh, qp, lo, width = blocks
-    g, bq = qp.shape
-    W = int(width.max())
-    slot = lo[:, None] + torch.arange(W)  # (g, W) into the sorted keys
+
+    width: list[int]  # run lengths, non-decreasing
+    q_pos: torch.Tensor  # (nblk, bq) positions, clamped to n − 1 (q_ok marks real ones)
+    k_pos: torch.Tensor  # (nblk, W) positions, clamped
+    q_rows: torch.Tensor  # (nblk, bq)
+    k_rows: torch.Tensor  # (nblk, W)
+    dest: torch.Tensor  # (nblk, bq)
+    cq: torch.Tensor  # (r, nblk, bq) int16
+    ck: torch.Tensor  # (r, nblk, W) int16
+    row: torch.Tensor  # (nblk,) (b·H + h)·r + round
+
+
+def plan_blocks(chunk_of, q_blocks, k_sorted, lo, width) -> Plan:
+    """The block tables, for ``chunk_of [B, H, r, 2n]`` (each item's chunk by position)."""
+    B, H, r, n2 = chunk_of.shape
+    n, bq = n2 // 2, q_blocks.shape[-1]
+    nb = q_blocks.shape[-2]
+    by_width = width.flatten().argsort()
+    row = torch.arange(B * H * r).repeat_interleave(nb)[by_width]
+    lo, width = lo.flatten()[by_width], width.flatten()[by_width]
+    qp = q_blocks.reshape(-1, bq)[by_width]
+    W = int(width[-1])
+    bh, t = row // r, row % r
+    slot = lo[:, None] + torch.arange(W)
     key_ok = slot < (lo + width)[:, None]
-    kp = take(k_sorted, (bh * r + t)[:, None] * n + slot.clamp(max=n - 1))  # (g, W) positions
+    at = (row[:, None] * n + slot.clamp_(max=n - 1)).flatten()
+    kp = k_sorted.reshape(-1).index_select(0, at).view(-1, W)  # not [·]: index_select is ~4× faster
     q_ok = qp < n
+    dest = row[:, None] * (n + 1) + qp
     qp = qp.clamp(max=n - 1)
-    iq = torch.where(q_ok, bh[:, None] * (2 * n) + qp, ids.shape[1] - 2)
-    ik = torch.where(key_ok, bh[:, None] * (2 * n) + n + kp, ids.shape[1] - 1)
-    cq, ck = (ids.index_select(1, i.flatten()).view(-1, *i.shape) for i in (iq, ik))
-    met = (ck[:, :, None, :] - cq[:, :, :, None]).abs_() <= 1  # (r', g, bq, W)
-    # Met in the block's own round (padding never is).
-    allowed = met.view(-1, bq, W).index_select(0, t * g + torch.arange(g))
+    # Chunk ids with the rounds rotated so that each block's own round comes first:
+    # table[t, item, j] = chunk of item in round (t + j) mod r; the last two items are
+    # the padding ids.
+    L = B * H * n2 + 2
+    ids = chunk_of.to(torch.int16).movedim(2, 0).reshape(r, -1)
+    pad = torch.tensor([[PAD_QUERY, PAD_KEY]], dtype=torch.int16).expand(r, 2)
+    ids = torch.cat([ids, pad], dim=1)
+    table = torch.stack([ids.roll(-s, dims=0) for s in range(r)]).transpose(1, 2).reshape(-1, r)
+    base = (t * L + bh * n2)[:, None]
+    iq = torch.where(q_ok, base + qp, (t * L)[:, None] + L - 2)
+    ik = torch.where(key_ok, base + n + kp, (t * L)[:, None] + L - 1)
+    cq, ck = (table.index_select(0, i.flatten()).view(*i.shape, r).movedim(-1, 0).contiguous()
+              for i in (iq, ik))  # fmt: skip
+    return Plan(
+        width=width.tolist(),
+        q_pos=qp,
+        k_pos=kp,
+        q_rows=bh[:, None] * n + qp,
+        k_rows=bh[:, None] * n + kp,
+        dest=dest,
+        cq=cq,
+        ck=ck,
+        row=row,
+    )
+
+
+def attend_group(qs, kv, plan: Plan, a: int, b: int, *, causal: bool, unshifted: bool):
+    """Blocks a … b−1 of the plan against their runs of keys.
+
+    A pair counts in the block's round when its chunks there are neighbours; its score
+    gets −log N_ij, N_ij the number of rounds in which the pair met. Returns the
+    unnormalised weights e ``[g, bq, W]`` (e_ij = exp(s_ij − m_i) / N_ij), the row shift
+    m ``[g, bq, 1]`` (None when unshifted: m = 0), e · V ``[g, bq, D]`` and l = Σ_j e_ij.
+    """
+    W = plan.width[b - 1]
+    g, bq = b - a, plan.q_rows.shape[1]
+    D = qs.shape[1]
+    q = qs.index_select(0, plan.q_rows[a:b].reshape(-1)).view(g, bq, D)
+    kvg = kv.index_select(0, plan.k_rows[a:b, :W].reshape(-1)).view(g, W, 2 * D)
+    s = torch.bmm(q, kvg[..., :D].transpose(1, 2))  # (g, bq, W)
+    # 1 where the pair's chunks are not neighbours in that round (ids differ by 2 or more),
+    # in int16 arithmetic: comparisons producing bool, and sums of bool, cost several
+    # times more on a CPU.
+    apart = (plan.ck[:, a:b, None, :W] - plan.cq[:, a:b, :, None]).abs_().sub_(1).clamp_(0, 1)
+    ok = 1 - apart[0]  # met in the block's own round (padding never is)
     if causal:
-        allowed &= kp[:, None, :] <= qp[:, :, None]
-    q_rows, k_rows = bh[:, None] * n + qp, bh[:, None] * n + kp
-    s = take(qf, q_rows) @ take(kf, k_rows).transpose(-2, -1)  # (g, bq, W)
-    if unshifted and r > 1:
-        # exp(s_ij − log N_ij) = exp(s_ij) / N_ij, with N_ij = ∞ for pairs not allowed:
-        # one division instead of a log, a subtraction and a fill.
+        ok.mul_(plan.k_pos[a:b, None, :W] <= plan.q_pos[a:b, :, None])
+    # N_ij = rounds the pair met in: this one, plus the others where it met. For a pair
+    # not allowed here it is still ≥ 1, so the weight ok / N_ij is 0 there, never 0/0.
+    count = len(apart) - apart[1:].sum(dim=0, dtype=s.dtype)
+    if unshifted:
         m = None
-        e = s.exp_().div_(met.sum(dim=0, dtype=s.dtype).masked_fill_(~allowed, math.inf))
-    elif unshifted:
-        m = None
-        e = s.masked_fill_(~allowed, NEG_INF).exp_()
+        e = s.exp_().mul_(ok).div_(count)  # exp(s − log N) = exp(s) / N
     else:
-        if r > 1:
-            s -= met.sum(dim=0, dtype=s.dtype).log_()  # pairs not allowed are masked next
-        s.masked_fill_(~allowed, NEG_INF)
-        m = s.amax(dim=-1, keepdim=True)
-        m = torch.where(torch.isfinite(m), m, 0.0)
-        e = s.sub_(m).exp_()
-    l = e.sum(dim=-1, keepdim=True)
-    l_safe = torch.where(l > 0, l, 1.0)
-    o = (e @ take(vf, k_rows)) / l_safe
-    lse = l.log() if m is None else m + l.log()
-    return o, lse[..., 0], e.div_(l_safe) if want_p else None, kp
+        s.sub_(count.log_()).masked_fill_(ok == 0, NEG_INF)
+        m = s.amax(dim=-1, keepdim=True)  # −inf for a row that met no key
+        e = s.sub_(torch.where(torch.isfinite(m), m, 0.0)).exp_()
+    return e, m, torch.bmm(e, kvg[..., D:]), e.sum(dim=-1)
 
 
 class Reformer(Variant):
@@ -166,59 +220,64 @@ class Reformer(Variant):
         B, H, n, D = q.shape
         r, c = hp["rounds"], hp["chunk"]
         R = torch.randn(r, D, hp["buckets"] // 2, generator=generator(hp["seed"]))
-        chunk_of, q_sorted, k_sorted = sorted_chunks(q, k, R.to(q.dtype), c)
+        q_sorted, k_sorted, q_chunk, k_chunk = sorted_chunks(q, k, R.to(q.dtype), c)
+        chunk_of = torch.cat(
+            [torch.empty_like(q_chunk).scatter_(-1, q_sorted, q_chunk),
+             torch.empty_like(k_chunk).scatter_(-1, k_sorted, k_chunk)], dim=-1
+        )  # fmt: skip  # (B, H, r, 2n): each item's chunk, by position
         bq = query_block(c)
-        lo, width, q_blocks = key_runs(chunk_of, q_sorted, k_sorted, c, bq)
-        # Every block of every head and round in one flat list, narrowest runs first, so
-        # that each group pads its runs only to the widest in the group.
-        nb = q_blocks.shape[3]
-        row = torch.arange(B * H * r).repeat_interleave(nb)  # (b·H + h)·r + t
-        lo, width, q_blocks = lo.flatten(), width.flatten(), q_blocks.reshape(-1, bq)
-        by_width = width.argsort()
+        lo, width, q_blocks = key_runs(q_sorted, q_chunk, k_chunk, bq)
+        plan = plan_blocks(chunk_of, q_blocks, k_sorted, lo, width)
         scale = default_scale(D)
-        pad = torch.tensor([[PAD_QUERY, PAD_KEY]], dtype=torch.int16).expand(r, 2)
-        ids = torch.cat([chunk_of.to(torch.int16).movedim(2, 0).reshape(r, -1), pad], dim=1)
-        tables = (
-            (q * scale).reshape(-1, D),
-            k.reshape(-1, D),
-            v.reshape(-1, D),
-            k_sorted.reshape(-1),
-            ids,  # (r', B·H·2n + 2): each item's chunk in every round, then the pads
-        )
+        qs = (q * scale).reshape(-1, D)
+        kv = torch.cat([k, v], dim=-1).reshape(-1, 2 * D)  # one gather brings k and v
         unshifted = shift_free(q, k, scale)
-        W = int(width.max())
+        W = plan.width[-1]
         per_block = bq * W * (3 * FLOAT_BYTES + 3 * r) + 3 * W * D * FLOAT_BYTES
         g = max(1, GROUP_BYTES // per_block)
-        out_r = q.new_zeros(B * H * r * (n + 1), D)  # slot n of each row takes the padding
-        lse_r = q.new_full((B * H * r * (n + 1),), NEG_INF)
+        # Per round: Σ_j e_ij v_j, l_i = Σ_j e_ij and the shift m_i of every query.
+        slots = B * H * r * (n + 1)
+        num = q.new_empty(slots, D)
+        den = q.new_zeros(slots)  # rows never written (padding slots) stay empty: l = 0
+        shift = q.new_zeros(slots)
         parts = []
-        for a in range(0, by_width.numel(), g):
-            blk = by_width[a : a + g]
-            blocks = (row[blk] % r, row[blk] // r, q_blocks[blk], lo[blk], width[blk])
-            o, lse, p, kp = attend_group(
-                tables, blocks, n=n, r=r, causal=causal, unshifted=unshifted, want_p=want_map
-            )
-            dest = (row[blk, None] * (n + 1) + q_blocks[blk]).flatten()
-            out_r.index_copy_(0, dest, o.reshape(-1, D))
-            lse_r.index_copy_(0, dest, lse.flatten())
+        for a in range(0, len(plan.width), g):
+            b = min(a + g, len(plan.width))
+            e, m, o, l = attend_group(qs, kv, plan, a, b, causal=causal, unshifted=unshifted)
+            dest = plan.dest[a:b].reshape(-1)
+            num.index_copy_(0, dest, o.view(-1, D))
+            den.index_copy_(0, dest, l.view(-1))
+            if m is not None:
+                shift.index_copy_(0, dest, m.view(-1))
             if want_map:
-                parts.append((blk, p, kp))
-        out_r = out_r.view(B, H, r, n + 1, D)[:, :, :, :n]
-        lse_r = lse_r.view(B, H, r, n + 1)[..., :n]
-        # Combine the rounds: out = Σ_t exp(lse_t − LSE) out_t, LSE = log Σ_t exp(lse_t).
-        LSE = torch.logsumexp(lse_r, dim=2, keepdim=True)
-        w = torch.exp(lse_r - torch.where(torch.isfinite(LSE), LSE, 0.0))  # (B, H, r, n)
-        out = (w[..., None] * out_r).sum(dim=2)
+                parts.append((a, b, e))
+        num = num.view(B, H, r, n + 1, D)[..., :n, :]
+        den = den.view(B, H, r, n + 1)[..., :n]
+        shift = shift.view(B, H, r, n + 1)[..., :n]
+        # Combine the rounds: Σ_t e^{m_t} num_t / Σ_t e^{m_t} l_t (shifted by M = max_t m_t;
+        # a round in which the query met no key has m_t = −inf and weight 0). The views
+        # drop the padding slots, the only rows of num never written.
+        if unshifted:
+            w = None
+            total, out = den.sum(dim=2), num.sum(dim=2)
+        else:
+            M = shift.amax(dim=2, keepdim=True)
+            w = torch.exp(shift - torch.where(torch.isfinite(M), M, 0.0))  # (B, H, r, n)
+            total, out = (w * den).sum(dim=2), (w[..., None] * num).sum(dim=2)
+        total_safe = torch.where(total > 0, total, 1.0)  # a query that met no key: out 0
+        out = out / total_safe[..., None]
         if not want_map:
             return Output(out)
+        # p_ij = e_ij e^{m_t} / Σ_t e^{m_t} l_t: each part's rows scaled by its round's share.
+        share = (1.0 if w is None else w) / total_safe[:, :, None]
+        share = F.pad(share.expand(B, H, r, n), (0, 1)).reshape(-1)  # padding slots: 0
         weights = q.new_zeros(B * H, n * n)
-        w_flat = F.pad(w, (0, 1)).reshape(-1)  # this round's share of each row, per slot
-        for blk, p, kp in parts:
-            qp = q_blocks[blk]  # (g, bq); padding rows have p = 0
-            share = w_flat[row[blk, None] * (n + 1) + qp]
-            flat = (qp.clamp(max=n - 1)[..., None] * n + kp[:, None, :]).expand_as(p)
-            bh = (row[blk] // r)[:, None, None].expand_as(p)
-            weights.index_put_((bh, flat), p * share[..., None], accumulate=True)
+        for a, b, e in parts:
+            W = e.shape[-1]
+            p = e * share[plan.dest[a:b]][..., None]
+            flat = (plan.q_pos[a:b, :, None] * n + plan.k_pos[a:b, None, :W]).expand_as(p)
+            bh = (plan.row[a:b] // r)[:, None, None].expand_as(p)
+            weights.index_put_((bh, flat), p, accumulate=True)
         return Output(out, weights.view(B, H, n, n), self._pattern(chunk_of, n, causal))
 
     @staticmethod
@@ -235,6 +294,10 @@ class Reformer(Variant):
         return r * (hashing + sorting + attend)
 
     def memory(self, n, d, hp):
-        r = hp["rounds"]
-        items = 2.0 * 2 * n * d + 2.0 * r * n * d  # q|k gathered per group, per-round outputs
-        return 1.5 * GROUP_BYTES + items * FLOAT_BYTES + 6.0 * r * 2 * n * 8  # + int64 ids
+        r, c = hp["rounds"], hp["chunk"]
+        # k|v side by side, q scaled; per round Σ e·v, l and m for every query.
+        items = 3.0 * n * d + r * n * (d + 2)
+        # Block tables: per block of bq queries a run of about 2.5c keys, int64 rows and
+        # positions and an int16 chunk id per round for each.
+        per_query = (2 * 8 + 2 * r) * (1 + 2.5 * c / query_block(c))
+        return 1.5 * GROUP_BYTES + items * FLOAT_BYTES + r * n * per_query + 6.0 * r * 2 * n * 8

@@ -319,3 +319,34 @@ def test_longformer_output_without_map_equals_the_map_path(causal, hp):
     with_map = get("longformer").run(q, k, v, causal=causal, hp=hp)
     fast = get("longformer").run(q, k, v, causal=causal, hp=hp, want_map=False)
     assert torch.allclose(fast.out, with_map.out, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name,hp,n",
+    [
+        ("performer", {"features": 1024}, 300),  # steps of 128 rows, the last one short
+        ("performer", {"features": 4096}, 200),  # the fewest rows per step (64)
+        ("performer", {"features": 16}, 300),  # one step
+        ("linformer", {"k": 10}, 70),  # equal segments: no bias
+        ("linformer", {"k": 9}, 70),  # unequal segments: the log|segment| bias
+    ],
+)
+def test_output_without_map_equals_the_map_path(name, hp, n):
+    """Performer streams its features and Linformer runs the fused kernel over pooled
+    keys when no map is asked for: the same output as the path that forms the map."""
+    q, k, v = qkv(n=n)
+    with_map = get(name).run(q, k, v, hp=hp)
+    fast = get(name).run(q, k, v, hp=hp, want_map=False)
+    assert torch.allclose(fast.out, with_map.out, atol=1e-5)
+
+
+def test_mamba_scan_is_the_same_across_segments(monkeypatch):
+    """Segments of one chunk (the fewest steps), the last one short, carry the state."""
+    from engine.variants import mamba
+
+    q, k, v = qkv(n=150, d=8)
+    x, delta, B, C, A = mamba.selective_parameters(q, k, v, 4, seed=1)
+    whole = mamba.selective_scan(x, delta, B, C, A)
+    monkeypatch.setattr(mamba, "SEGMENT_BYTES", 1)
+    assert mamba.segment_steps(2, 8, 4) == mamba.CHUNK
+    assert torch.allclose(mamba.selective_scan(x, delta, B, C, A), whole, atol=1e-5)
