@@ -95,6 +95,13 @@ def interface_strings(at: AppTest) -> list[tuple[str, str]]:
     return found
 
 
+@pytest.fixture(autouse=True)
+def english_afterwards():
+    """Leave the process in English: outside a run, t() speaks the last run's language."""
+    yield
+    i18n._last = i18n.DEFAULT
+
+
 def zh_page(url: str) -> AppTest:
     path = "main.py" if url == "home" else next(p.path for p in PAGES if p.url == url)
     at = AppTest.from_file(str(APP / path), default_timeout=180)
