@@ -68,6 +68,17 @@ def t(key: str, **values) -> str:
     return template.format(**values) if values else template
 
 
+class Lazy(str):
+    """A key that becomes its text in the reader's language each time it is shown.
+
+    For text fixed when a module is imported, such as a cached function's spinner
+    (``show_spinner=Lazy("state.loading")``): Streamlit shows it through ``str()``.
+    """
+
+    def __str__(self) -> str:
+        return t(str.__str__(self))
+
+
 def language_picker() -> None:
     """A sidebar choice that writes ``?lang=`` (and so survives in a copied link)."""
     current = language()

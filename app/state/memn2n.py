@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 from kit import queue
-from kit.i18n import t
+from kit.i18n import Lazy, t
 
 from engine.data.babi import Sample
 from state import models
@@ -36,7 +36,7 @@ def answer(name: str, sample: Sample):
     return models.trace(name, sample)
 
 
-@st.cache_data(max_entries=32, show_spinner="Choosing the model for this task…")
+@st.cache_data(max_entries=32, show_spinner=Lazy("state.spinner_choosing"))
 def chosen(task: int) -> str:
     """The task's own model or the joint one, whichever is more accurate on its dev set."""
     from engine.evaluation.memn2n import choose
@@ -72,7 +72,7 @@ def _one_per_story(samples: list[Sample]) -> list[Sample]:
     return out
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading memories from many stories…")
+@st.cache_data(max_entries=4, show_spinner=Lazy("state.spinner_memories"))
 def corpus(name: str, limit: int = MAP_MEMORIES):
     """m_i of about ``limit`` sentences from test stories of every task the model knows.
 

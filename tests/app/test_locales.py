@@ -207,3 +207,13 @@ def test_the_inline_check_can_fail():
     assert not inline_strings('st.markdown(f"### {answer_md}")')
     assert not inline_strings("st.caption(f\"{t('a.b')} · {titles[n]}\")")
     assert not inline_strings('st.selectbox("d_model", choices)')
+
+
+def test_a_lazy_text_is_read_when_shown():
+    """A cached function's spinner, fixed at import, still speaks the reader's language."""
+    from streamlit.string_util import clean_text
+
+    spinner = i18n.Lazy("state.spinner_loading")
+    assert clean_text(spinner) == "Loading the model…"
+    i18n._last = "zh"  # what a Chinese page run leaves behind outside the script
+    assert clean_text(spinner) == "正在加载模型…"

@@ -3,11 +3,12 @@
 import streamlit as st
 import views.bertviz_view as bv
 from kit import friendly_errors, t
+from kit.i18n import Lazy
 from state.transformer import READINGS, read_heads
 from studios.transformer.model_pickers import layer_head
 
 
-@st.cache_data(max_entries=16, show_spinner="Building the bertviz view…")
+@st.cache_data(max_entries=16, show_spinner=Lazy("transformer.spinner_bertviz"))
 def page_html(view: str, arguments: dict, layer: int) -> str:
     """``arguments`` are bertviz_view's keyword arguments (numpy weights and token lists)."""
     if view == "head":
