@@ -8,7 +8,7 @@ a rerun that changes only a view option costs nothing.
 from __future__ import annotations
 
 import streamlit as st
-from kit.i18n import Lazy
+from kit.i18n import Lazy, t
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
@@ -24,7 +24,7 @@ def card(name: str):
 
     found = cards().get(name)
     if found is None:
-        raise InputError(f"Unknown model {name!r}.")
+        raise InputError(t("state.unknown_model", name=repr(name)))
     return found
 
 
