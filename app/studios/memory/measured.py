@@ -6,9 +6,10 @@ from kit import t
 
 def table(results: dict):
     with st.expander(t("memory.every_task", mean=f"{results['mean_accuracy']:.3f}")):
-        st.table(
-            {
-                f"{k}: {t(f'memory.babi.task{k}')}": {
+        st.table(  # a row per task, so every column holds one type (Arrow needs that)
+            [
+                {
+                    t("memory.col_task"): f"{k}: {t(f'memory.babi.task{k}')}",
                     t("memory.col_accuracy"): r["accuracy"],
                     t("memory.col_paper"): r["paper_accuracy"],
                     t("memory.col_paper_joint"): r["paper_joint_accuracy"],
@@ -16,7 +17,7 @@ def table(results: dict):
                     t("memory.col_model"): r["model"],
                 }
                 for k, r in results["tasks"].items()
-            }
+            ]
         )
         st.caption(
             t(
