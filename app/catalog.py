@@ -35,4 +35,5 @@ PAGES = [
     PageInfo("studios/transformer/page.py", "transformer"),
     PageInfo("studios/compare.py", "compare"),
     PageInfo("studios/variants/page.py", "variants"),
+    PageInfo("studios/lessons/page.py", "lessons"),
 ]

@@ -6,6 +6,7 @@ module. The alignment map is [1, 1, target steps, source words].
 
 import streamlit as st
 from kit import answer_heading, export_buttons, friendly_errors, t
+from kit.reveal import page_toggle
 from state import nmt as state
 from studios.alignment import head_view, inputs, measured, side_by_side, soft, steps
 from studios.alignment.common import md
@@ -61,6 +62,7 @@ shown = SECTIONS[
     )
     or "Alignment"
 ]
+page_toggle("alignment", trace.maps.get("alignment"), when=shown != "measured")
 if shown == "measured":
     measured.section(card)
 elif "alignment" not in trace.maps:

@@ -5,6 +5,7 @@ Widgets → one cached answer (a Trace) → the hops or the memory map, one at a
 
 import streamlit as st
 from kit import export_buttons, friendly_errors, t, url_default
+from kit.reveal import page_toggle
 from state.memn2n import answer, evaluation, reader, shipped
 from studios.memory import hops, inputs, measured, memory_map
 from views.memory import md_escape
@@ -74,6 +75,7 @@ shown = (
     )
     or "Hops"
 )
+page_toggle("memory", trace.maps["memory"], when=shown == "Hops")
 if shown == "Hops":
     hops.section(trace)
 else:

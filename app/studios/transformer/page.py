@@ -5,6 +5,7 @@ Widgets → one cached Trace → the section on screen. Every map is [layer, hea
 
 import streamlit as st
 from kit import export_buttons, friendly_errors, t
+from kit.reveal import page_toggle
 from state import transformer as state
 from studios.transformer import (
     model_pickers,
@@ -80,5 +81,6 @@ def sections(shown: model_pickers.Shown) -> None:
     SECTIONS[section or names[0]][1](shown)
 
 
+page_toggle("transformer", amap)
 sections(model_pickers.Shown(trace, kind, kind_name(kind), amap, merge, hide, tuple(sinks)))
 export_buttons(trace, f"transformer-{trace.model}")
