@@ -139,7 +139,7 @@ def export_buttons(trace, stem: str) -> None:
     """Download the Trace as JSON and NPZ: the same format the engine reads back."""
     c1, c2 = st.container(key=f"kit-exports-{_file_stem(stem)}").columns(2)
     c1.download_button(
-        t("exports.trace_json"),
+        t("kit.download_trace_json"),
         trace.to_json,
         f"{stem}.json",
         mime="application/json",
@@ -147,7 +147,7 @@ def export_buttons(trace, stem: str) -> None:
         on_click="ignore",
     )
     c2.download_button(
-        t("exports.trace_npz"),
+        t("kit.download_trace_npz"),
         trace.to_npz,
         f"{stem}.npz",
         mime="application/octet-stream",
@@ -160,7 +160,7 @@ def table_exports(rows: Rows, stem: str) -> None:
     """CSV and JSON downloads of one table, written when clicked (hidden while presenting)."""
     c1, c2 = st.container(key=f"kit-exports-{_file_stem(stem)}").columns(2)
     c1.download_button(
-        t("exports.csv"),
+        t("kit.download_csv"),
         lambda: csv_text(_rows(rows)),
         f"{stem}.csv",
         mime="text/csv",
@@ -168,7 +168,7 @@ def table_exports(rows: Rows, stem: str) -> None:
         on_click="ignore",
     )
     c2.download_button(
-        t("exports.json"),
+        t("kit.download_json"),
         lambda: json_text(_rows(rows)),
         f"{stem}.json",
         mime="application/json",

@@ -17,6 +17,7 @@ import tomllib
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
 LANGUAGES = {"en": "English", "zh": "简体中文"}
@@ -42,9 +43,21 @@ def _flatten(table: dict, prefix: str = ""):
             yield f"{prefix}{key}", str(value)
 
 
+_last = DEFAULT
+
+
 def language() -> str:
+    """The URL's language; outside a script run, the one the last run used.
+
+    Streamlit's AppTest formats widget options after the run, outside any script context,
+    with the page's own ``format_func``: it must see the language the page was drawn in.
+    """
+    global _last
+    if get_script_run_ctx() is None:
+        return _last
     lang = st.query_params.get("lang", DEFAULT)
-    return lang if lang in LANGUAGES else DEFAULT
+    _last = lang if lang in LANGUAGES else DEFAULT
+    return _last
 
 
 def t(key: str, **values) -> str:
@@ -53,6 +66,17 @@ def t(key: str, **values) -> str:
     if template is None:
         return key  # a missing key shows itself, and tests/app/test_locales.py catches it
     return template.format(**values) if values else template
+
+
+class Lazy(str):
+    """A key that becomes its text in the reader's language each time it is shown.
+
+    For text fixed when a module is imported, such as a cached function's spinner
+    (``show_spinner=Lazy("state.loading")``): Streamlit shows it through ``str()``.
+    """
+
+    def __str__(self) -> str:
+        return t(str.__str__(self))
 
 
 def language_picker() -> None:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from kit.i18n import t
 
 from engine.data import enfr
 from engine.translation_quality import aer, argmax_links, link_kinds
@@ -31,12 +32,7 @@ class VersusGold:
 
     @property
     def how(self) -> str:
-        if self.forced:
-            return (
-                "the model's translation differs from the grammar's, so α here is read with "
-                "the gold translation fed in (forced alignment)"
-            )
-        return "the model's own translation equals the grammar's"
+        return t("state.how_forced" if self.forced else "state.how_own")
 
 
 def gold_pair(src: Sequence[str], drawn: Iterable[enfr.Pair] = ()) -> enfr.Pair | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kit.i18n import t
+
 from engine.models.registry import Alignment, ModelCard
 from state import models
 from state.alignments import VersusGold, gold_pair, versus_gold
@@ -25,7 +27,7 @@ class Panel:
 
     @property
     def reading(self) -> str:
-        return "forced alignment" if self.forced else "its own translation"
+        return t("state.forced_alignment" if self.forced else "state.own_translation")
 
     def drawn(self, title: str) -> dict:
         """What an alignment figure takes: the map, its axes, a title, the gold links."""

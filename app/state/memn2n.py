@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 from kit import queue
+from kit.i18n import Lazy, t
 
 from engine.data.babi import Sample
 from state import models
@@ -35,7 +36,7 @@ def answer(name: str, sample: Sample):
     return models.trace(name, sample)
 
 
-@st.cache_data(max_entries=32, show_spinner="Choosing the model for this task…")
+@st.cache_data(max_entries=32, show_spinner=Lazy("state.spinner_choosing"))
 def chosen(task: int) -> str:
     """The task's own model or the joint one, whichever is more accurate on its dev set."""
     from engine.evaluation.memn2n import choose
@@ -71,7 +72,7 @@ def _one_per_story(samples: list[Sample]) -> list[Sample]:
     return out
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading memories from many stories…")
+@st.cache_data(max_entries=4, show_spinner=Lazy("state.spinner_memories"))
 def corpus(name: str, limit: int = MAP_MEMORIES):
     """m_i of about ``limit`` sentences from test stories of every task the model knows.
 
@@ -84,9 +85,9 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
     tasks = r.meta["tasks"]
     per_task = limit // len(tasks)
     vecs, task_of, subj, texts = [], [], [], []
-    for t in tasks:
+    for task in tasks:
         picked, n = [], 0
-        for s in _one_per_story(dataset(t, "test")):
+        for s in _one_per_story(dataset(task, "test")):
             if n >= per_task:
                 break
             picked.append(s)
@@ -94,7 +95,7 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
         for s, m in zip(picked, memory_vectors(r, picked), strict=True):
             kept = s.story[-len(m) :]
             vecs.append(m)
-            task_of += [f"task {t}"] * len(m)
+            task_of += [f"task {task}"] * len(m)
             subj += [subject(x) for x in kept]
             texts += list(kept)
     return np.concatenate(vecs).astype(np.float32), task_of, subj, texts
@@ -110,7 +111,7 @@ def memory_map(name: str, sample: Sample, seed: int = 0):
 
     vectors, task_of, subject_of, texts = corpus(name)
     current = memory_vectors(reader(name), [sample])[0]
-    coords = queue.run("UMAP", _project, vectors, current, seed)
+    coords = queue.run(t("state.queue_umap"), _project, vectors, current, seed)
     return coords, task_of, subject_of, texts, len(current)
 
 

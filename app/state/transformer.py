@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 from kit import queue
+from kit.i18n import Lazy, t
 
 from state import models
 
@@ -25,20 +26,20 @@ def pretrained(path: str, name: str):
     return _load_pretrained(str(check_model_dir(path)), name)
 
 
-@st.cache_resource(max_entries=4, show_spinner="Loading the pretrained model (local files only)…")
+@st.cache_resource(max_entries=4, show_spinner=Lazy("state.spinner_pretrained"))
 def _load_pretrained(path: str, name: str):
     from engine.models import pretrained
 
     return pretrained.load(path, name)
 
 
-@st.cache_data(max_entries=32, show_spinner="Running the Transformer…")
+@st.cache_data(max_entries=32, show_spinner=Lazy("state.spinner_transformer"))
 def own_trace(name: str, text: str):
     """Its Trace for ``text`` through the model card (with its warning when far from data)."""
     return models.trace(name, text)
 
 
-@st.cache_data(max_entries=32, show_spinner="Running the pretrained model…")
+@st.cache_data(max_entries=32, show_spinner=Lazy("state.spinner_running_pretrained"))
 def pretrained_trace(path: str, name: str, text: str, new_tokens: int):
     from engine.models import pretrained as hf
 
@@ -57,7 +58,7 @@ def joint_embedding(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, seed:
     """UMAP of queries and keys together, through the heavy-work queue."""
     from engine.models.attentionviz import joint_embedding as embed
 
-    return queue.run("UMAP", embed, q, k, mask=mask, seed=seed)
+    return queue.run(t("state.queue_umap"), embed, q, k, mask=mask, seed=seed)
 
 
 READINGS = ("each head", "mean over heads", "rollout (Abnar & Zuidema 2020)")

@@ -7,6 +7,7 @@ import time
 
 import streamlit as st
 from kit import queue
+from kit.i18n import t
 
 TRAINED_CHECKPOINT = "transformer-dates-sinusoidal"  # the "trained" input source
 
@@ -38,7 +39,7 @@ def compare(
 
     tr = translator(TRAINED_CHECKPOINT) if source == "trained" else None
     args = (source, text, synthetic, names, params_json, causal, heads, d)
-    return queue.run("Variants", _compare, tr, *args, key=repr(args))
+    return queue.run(t("state.queue_variants"), _compare, tr, *args, key=repr(args))
 
 
 def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d):
@@ -75,7 +76,7 @@ def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d):
 
 def pooled_map(n: int, structure: str, reduce: str):
     """Pooled map, block, seconds, measured peak bytes and the path that ran (queued)."""
-    return queue.run("Long map", _pooled_map, n, structure, reduce)
+    return queue.run(t("state.queue_long"), _pooled_map, n, structure, reduce)
 
 
 def _pooled_map(n: int, structure: str, reduce: str):
@@ -100,7 +101,10 @@ def _pooled_map(n: int, structure: str, reduce: str):
 def sweep(picked: tuple, lengths: tuple, d: int, time_budget: float, budget: float):
     """(measured points and skips, stopped) of a cost sweep, queued; Stop keeps what ran."""
     return queue.run(
-        "Cost sweep", _sweep, picked, lengths, d, time_budget, budget, cancel_label="Stop sweep"
+        t("state.queue_sweep"),
+        _sweep,
+        *(picked, lengths, d, time_budget, budget),
+        cancel_label=t("state.stop_sweep"),
     )
 
 
@@ -120,7 +124,7 @@ def _sweep(picked, lengths, d, time_budget, budget, *, cancel, progress):
 
 
 def kv_compare(n: int):
-    return queue.run("KV cache", _kv_compare, n)
+    return queue.run(t("state.queue_kv"), _kv_compare, n)
 
 
 def _kv_compare(n: int):

@@ -1,7 +1,7 @@
 """Attention basics: softmax(QKᵀ/√d_k)V for the user's sentence, one step at a time."""
 
 import streamlit as st
-from kit import chart, controls, friendly_errors, page_bottom, page_top, url_default, url_sync
+from kit import chart, controls, friendly_errors, page_bottom, page_top, t, url_default, url_sync
 from views import walkthrough as view
 
 from engine.text import InputError
@@ -10,18 +10,15 @@ from engine.walkthrough import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Walkthrou
 EXAMPLE = "The animal didn't cross the street because it was too tired"
 
 page_top()
-st.title("Attention basics")
-st.caption(
-    "Projections here are **seeded random**, not trained: the page shows the arithmetic of "
-    "scaled dot-product attention, not what a trained model has learned."
-)
+st.title(t("basics.title"))
+st.caption(t("basics.caption"))
 st.latex(
     r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V"
 )
 
 ctl = controls()
 text = ctl.text_area(
-    f"Sentence (up to {MAX_TOKENS} tokens)",
+    t("basics.sentence", n=MAX_TOKENS),
     value=url_default("text", EXAMPLE, key="basics_text"),
     key="basics_text",
     height=80,
@@ -32,29 +29,31 @@ d_model = c1.selectbox(
     "d_model",
     D_MODEL_CHOICES,
     index=D_MODEL_CHOICES.index(d_default) if d_default in D_MODEL_CHOICES else 2,
-    help="Width of the token embeddings.",
+    help=t("basics.d_model_help"),
+    key="basics_d_model",
 )
 head_choices = [h for h in (1, 2, 4, 8, 16) if h <= MAX_HEADS and d_model % h == 0]
 h_default = url_default("heads", 4, int, choices=head_choices)
 n_heads = c2.selectbox(
-    "heads",
+    t("basics.heads"),
     head_choices,
     index=head_choices.index(h_default) if h_default in head_choices else 0,
-    help=f"d_k = d_model / heads; 1–{MAX_HEADS} heads.",
+    help=t("basics.heads_help", n=MAX_HEADS),
+    key="basics_heads",
 )
 # Keyed, so the widget keeps its identity (and the value being typed) across reruns; the
 # URL only seeds it. Fewer heads than before: the head shown moves to the last one.
 if st.session_state.get("basics_head", 0) > n_heads - 1:
     st.session_state["basics_head"] = n_heads - 1
 head = c3.number_input(
-    "head shown",
+    t("basics.head_shown"),
     0,
     n_heads - 1,
     url_default("head", 0, int, key="basics_head", lo=0, hi=n_heads - 1),
     key="basics_head",
 )
 seed = c4.number_input(
-    "seed",
+    t("basics.seed"),
     0,
     10_000,
     url_default("seed", 0, int, key="basics_seed", lo=0, hi=10_000),
@@ -70,14 +69,20 @@ def run(text: str, d_model: int, n_heads: int, head: int, seed: int):
     return walkthrough(text, WalkthroughConfig(d_model, n_heads, head, seed))
 
 
-with friendly_errors("the walkthrough"):
+with friendly_errors(t("basics.what")):
     if not text.strip():
-        raise InputError("Type a sentence above to begin (or keep the example).")
+        raise InputError(t("basics.empty"))
     trace = run(text, int(d_model), int(n_heads), int(head), int(seed))
 
 st.markdown(
-    f"**{len(trace.inputs['tokens'])} tokens** · d_model = {d_model} · {n_heads} heads · "
-    f"d_k = {trace.inputs['d_k']} · showing head {head}"
+    t(
+        "basics.summary",
+        n=len(trace.inputs["tokens"]),
+        d_model=d_model,
+        heads=n_heads,
+        d_k=trace.inputs["d_k"],
+        head=head,
+    )
 )
 
 
@@ -88,16 +93,17 @@ def steps(trace) -> None:
     step_default = url_default("step", 4, int, key="basics_step", lo=0, hi=len(view.STEPS) - 1)
     step = (
         st.segmented_control(
-            "Step",
+            t("basics.step"),
             view.STEPS,
             default=view.STEPS[step_default],
+            format_func=view.step_name,
             key="basics_step",
         )
         or view.STEPS[4]
     )
     index = view.STEPS.index(step)
     url_sync(step=index)
-    st.header(step)
+    st.header(view.step_name(step))
     text, figures = view.step(index, trace)
     if text:
         (st.markdown if index == 6 else st.caption)(text)

@@ -2,7 +2,7 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import chart, controls, friendly_errors, page_bottom, page_top
+from kit import chart, controls, friendly_errors, page_bottom, page_top, t
 from kit.url import example_and_text, url_choice
 from state import compare as state
 from state import models
@@ -10,22 +10,19 @@ from studios.alignment.common import md
 from views.alignment import alignment_figure, alignment_grid, difference_figure
 
 page_top()
-st.title("Compare models")
-st.caption(
-    "The same sentence through every model trained on the same task: RNNsearch with each "
-    "scoring function, the Transformer's cross-attention heads with each positional "
-    "encoding. Rows are target words, columns source words, so the maps line up."
-)
+st.title(t("compare.title"))
+st.caption(t("compare.caption"))
 
 tasks = state.tasks()
+named = {k: t(f"alignment.task_{k}") if k in ("en-fr", "dates") else k for k in tasks}
 with controls():
-    task = url_choice(
-        st.segmented_control, "task", "Task", tasks, key="cmp-task", required=True, resets="*"
-    )
+    kw = dict(key="cmp-task", required=True, resets="*", format_func=named.get)
+    task = url_choice(st.segmented_control, "task", t("compare.task"), tasks, **kw)
     cards = state.aligners(task)
     titles = {c.name: c.title for c in cards}
-    examples, label = [e.input for e in cards[0].examples], f"Input ({cards[0].limits.describe()})"
-    text = example_and_text(examples, f"cmp-{task}", "Example", label, st.text_area)
+    examples = [e.input for e in cards[0].examples]
+    label = t("compare.input", limits=cards[0].limits.describe())
+    text = example_and_text(examples, f"cmp-{task}", t("compare.example"), label, st.text_area)
 
 
 def options(params, key: str) -> dict:
@@ -37,14 +34,15 @@ def options(params, key: str) -> dict:
             chosen[p.name] = st.selectbox(p.label, p.choices, p.choices.index(p.default), key=k)
         elif isinstance(p.default, int | float):
             lo, hi = type(p.default)(p.low), type(p.default)(p.high)
-            chosen[p.name] = st.slider(p.label, lo, hi, p.default, key=k, help=p.help)
+            label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else p.label
+            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=p.help)
     return chosen
 
 
 def attention(card, key: str) -> dict:
     """A swappable model runs any attention variant of the registry in every layer."""
     ways = ["exact", *state.variants()] if card.swappable else []
-    attend = st.selectbox("Attention in every layer", ways, key=f"{key}-attend") if ways else None
+    attend = st.selectbox(t("compare.attend"), ways, key=f"{key}-attend") if ways else None
     if attend in (None, "exact"):
         return {}
     return {"attend": attend, "attend_hp": options(state.variant_params(attend), f"{key}-{attend}")}
@@ -57,20 +55,21 @@ def short(title: str) -> str:
 
 def caption(p) -> str:
     aer = f"AER **{p.scored.aer:.3f}** · " if p.scored else ""
-    return f"{aer}{p.label} · {p.reading} · output: {md(p.translation)}"
+    return f"{aer}{p.label} · {p.reading} · {t('compare.output')}: {md(p.translation)}"
 
 
 @st.fragment
 def every_model():
-    with friendly_errors("the comparison"):
+    with friendly_errors(t("compare.what")):
         found = {c.name: state.panels(c.name, text) for c in cards}
     if without := [c.title for c in state.without_alignment(task or tasks[0])]:
-        st.caption("No attention, so no alignment: " + "; ".join(without) + ".")
+        st.caption(t("compare.no_attention", models="; ".join(without)))
     gold = any(p.scored for f in found.values() for p in f.values())
     heads = sorted({lab for f in found.values() for lab in f if len(f) > 1})
     choices = (["lowest AER"] if gold else []) + heads
+    fmt = lambda h: t("compare.lowest_aer") if h == "lowest AER" else h  # noqa: E731
     pick = url_choice(
-        st.selectbox, "head", "Head shown for models with several", choices, key="cmp-head"
+        st.selectbox, "head", t("compare.head_shown"), choices, key="cmp-head", format_func=fmt
     )
     shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
     chart(
@@ -81,22 +80,16 @@ def every_model():
         st.caption(f"{caption(p)} · {titles[n]}")
     st.dataframe(  # AER per model (rows) and head (columns)
         [
-            {"model": titles[n], "alignment from": next(iter(f.values())).reading}
+            {
+                t("compare.col_model"): titles[n],
+                t("compare.col_from"): next(iter(f.values())).reading,
+            }
             | {p.label: p.scored.aer if p.scored else None for p in f.values()}
             for n, f in found.items()
         ],
         hide_index=True,
     )
-    st.caption(
-        r"AER (Och & Ney): $1 - \frac{|A \cap S| + |A \cap P|}{|A| + |S|}$, $A$ = argmax "
-        "of each row. "
-        + (
-            "Each model is shown on the gold translation; where its own differs, its "
-            "attention is read with the gold translation fed in (forced alignment)."
-            if gold
-            else "This sentence has no gold links: pick an example from the grammar for AER."
-        )
-    )
+    st.caption(t("compare.aer_gold" if gold else "compare.aer_no_gold"))
 
 
 @st.fragment
@@ -105,13 +98,14 @@ def two_models():
     picked = []
     for col, side, default in zip(st.columns(2), "AB", (0, len(names) - 1), strict=True):
         with col:
+            which = t("compare.model", side=side)
             kw = dict(default=default, format_func=titles.get, key=f"cmp-{side}")
-            name = url_choice(st.selectbox, side.lower(), f"Model {side}", names, **kw)
+            name = url_choice(st.selectbox, side.lower(), which, names, **kw)
             card, key = models.card(name), f"cmp-{side}-{name}"
             chosen = options(card.options, key) | attention(card, key)
             picked.append((name, chosen))
     (name_a, options_a), (name_b, options_b) = picked
-    with friendly_errors("the comparison"):
+    with friendly_errors(t("compare.what")):
         a_all = state.panels(name_a, text, options_a)
         axes = next(iter(a_all.values())).alignment.target
         b_all = state.panels(name_b, text, options_b, target=axes)
@@ -120,30 +114,35 @@ def two_models():
         with col:
             heads = list(found)
             start = heads.index(state.best(found).label)
-            p = found[st.selectbox(f"Head of {side}", heads, start, key=f"cmp-head-{side}")]
+            p = found[
+                st.selectbox(t("compare.head_of", side=side), heads, start, key=f"cmp-head-{side}")
+            ]
             fig = alignment_figure(**p.drawn(f"{side}: {titles[p.name]}"))
             chart(fig, key=f"cmp-two-{side}")
             st.caption(caption(p))
             shown.append(p)
     a, b = (p.alignment for p in shown)
     if a.source != b.source or a.target != b.target:
-        st.info("The two models read different tokens, so their maps do not share axes.")
+        st.info(t("compare.different_tokens"))
         return
     chart(
         difference_figure(a.weights - b.weights, a.source, a.target, title="α_A − α_B"),
         key="cmp-diff",
     )
-    st.caption(
-        "Positive: A attends more to that source word than B when producing that target "
-        "word; negative: B does. Both maps are on A's translation (or the gold one)."
-    )
+    st.caption(t("compare.difference_caption"))
 
 
-modes = ["Every model", "Two models"]
-mode = url_choice(
-    st.segmented_control, "mode", "Show", modes, ids=["every", "two"], key="cmp-mode", required=True
+modes = {"Every model": "every", "Two models": "two"}
+kw = dict(ids=list(modes.values()), key="cmp-mode", required=True)
+show = url_choice(
+    st.segmented_control,
+    "mode",
+    t("compare.show"),
+    modes,
+    **kw,
+    format_func=lambda m: t(f"compare.{modes[m]}"),
 )
-if mode == "Two models":
+if show == "Two models":
     two_models()
 else:
     every_model()

@@ -1,7 +1,7 @@
 """Positional encoding: the sinusoids of Vaswani et al. (2017, §3.5) and their rotation property."""
 
 import streamlit as st
-from kit import chart, controls, friendly_errors, page_bottom, page_top
+from kit import chart, controls, friendly_errors, page_bottom, page_top, t
 from kit.url import ints, url_choice, url_default, url_sync
 from views import positional as figs
 
@@ -10,41 +10,40 @@ from engine import positional as pe_lib
 LEARNED_PE = "transformer-enfr-learned"
 
 page_top()
-st.title("Positional encoding")
+st.title(t("positional.title"))
 st.markdown(
     r"$$PE_{(pos,\,2i)} = \sin\frac{pos}{10000^{2i/d}}, \qquad "
-    r"PE_{(pos,\,2i+1)} = \cos\frac{pos}{10000^{2i/d}}$$ Each pair of dimensions is a clock "
-    "turning at its own speed; together they give every position a unique fingerprint."
+    r"PE_{(pos,\,2i+1)} = \cos\frac{pos}{10000^{2i/d}}$$ " + t("positional.intro")
 )
 
 lo_d, hi_d = pe_lib.D_MODEL_LIMITS
 lo_n, hi_n = pe_lib.LENGTH_LIMITS
 c1, c2, c3 = controls().columns(3)
 d_model = c1.number_input(
-    f"d_model (even, {lo_d}–{hi_d})",
+    t("positional.d_model", lo=lo_d, hi=hi_d),
     value=url_default("d_model", 64, int, key="pe_d_model", choices=range(lo_d, hi_d + 1, 2)),
     step=2,
     key="pe_d_model",
-    help="Must be even: the dimensions come in sin/cos pairs.",
+    help=t("positional.d_model_help"),
 )
 length = c2.number_input(
-    f"positions ({lo_n}–{hi_n})",
+    t("positional.positions", lo=lo_n, hi=hi_n),
     value=url_default("length", 100, int, key="pe_length", lo=lo_n, hi=hi_n),
     key="pe_length",
 )
 k = c3.number_input(
-    "offset k for the rotation check",
+    t("positional.offset"),
     value=url_default("k", 5, int, key="pe_k", lo=-100_000, hi=100_000),
     key="pe_k",
-    help="Any integer, negative too.",
+    help=t("positional.offset_help"),
 )
 
-with friendly_errors("the positional encoding"):
+with friendly_errors(t("positional.what")):
     d_model, length, k = int(d_model), int(length), int(k)
     pe_lib.check_d_model(d_model)
     pe_lib.check_length(length)
     if abs(k) > 100_000:
-        raise ValueError("keep |k| at or below 100,000")
+        raise ValueError(t("positional.k_limit"))
     url_sync(d_model=d_model, length=length, k=k)
     pe = pe_lib.sinusoidal(length, d_model)
 
@@ -60,61 +59,45 @@ def curves() -> None:
     d = sorted({d for d in (0, 1, 4, 5, d_model // 2, d_model - 1) if d < d_model})
     d = url_default("dims", d, ints, key="pe_dims", lo=0, hi=d_model - 1)
     dims = st.multiselect(
-        "Dimensions to plot", range(d_model), sorted(set(d))[:12], max_selections=12, key="pe_dims"
+        t("positional.dims"), range(d_model), sorted(set(d))[:12], max_selections=12, key="pe_dims"
     )
     url_sync(dims=dims)
     chart(figs.curves_figure(pe, dims), key="fig-curves")
 
 
 def table() -> None:
-    st.caption(
-        "Positions down, dimensions across: fast clocks on the left, slow ones on the right."
-    )
+    st.caption(t("positional.table_caption"))
     chart(figs.table_figure(pe, "PE"), key="fig-table")
 
 
 def similarity() -> None:
-    st.caption(
-        "The dot product of two encodings depends only on their distance |i − j|: "
-        "near positions look alike, and the similarity falls off with distance."
-    )
+    st.caption(t("positional.similarity_caption"))
     sim = pe_lib.similarity(pe)
     chart(figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520), key="fig-sim")
 
 
 def rotation() -> None:
     err = pe_lib.verify_rotation(k, length, d_model)
-    st.markdown(
-        r"For each frequency $\omega_i$ the pair $(\sin, \cos)$ at $pos + k$ is the pair at $pos$ "
-        r"turned by the angle $k\,\omega_i$, so $PE(pos + k) = M_k \, PE(pos)$ with $M_k$ "
-        f"block-diagonal and **the same for every position**. Checked over the {length} positions "
-        rf"above: the largest $\lvert PE(pos+k) - M_k PE(pos) \rvert$ is **{err:.2e}** (round-off)."
-    )
+    st.markdown(t("positional.rotation_text", n=length, err=f"{err:.2e}"))
     show = min(d_model, 16)
     M = pe_lib.rotation(k, d_model)[:show, :show]
     chart(figs.rotation_figure(M, k), key="fig-rotation")
 
 
 def learned() -> None:
-    with friendly_errors("the learned positional encoding"):
+    with friendly_errors(t("positional.learned_what")):
         table = learned_table(LEARNED_PE)
     n_pe, d_pe = table.shape
-    st.markdown(
-        f"The en-fr Transformer trained with `--pe learned` (checkpoint `{LEARNED_PE}`) has "
-        f"one free vector per position, {n_pe} positions × d_model {d_pe}. Top row: what "
-        "training made of them, and the cosine similarity between positions; bottom row: the "
-        "sinusoids of the same shape. The sinusoidal similarity depends only on |i − j| by "
-        "construction, the learned one only as far as training found it useful."
-    )
+    st.markdown(t("positional.learned_text", name=LEARNED_PE, n=n_pe, d=d_pe))
     for title, tab, key in (
-        ("learned (trained)", table, "learned"),
-        ("sinusoidal", pe_lib.sinusoidal(n_pe, d_pe), "sines"),
+        (t("positional.learned_name"), table, "learned"),
+        (t("positional.sinusoidal_name"), pe_lib.sinusoidal(n_pe, d_pe), "sines"),
     ):
         col_table, col_sim = st.columns(2)
         chart(figs.table_figure(tab, f"PE {title}", 460), f"fig-pe-{key}", col_table)
         sim = figs.similarity_figure(
             pe_lib.cosine_similarity(tab),
-            f"cosine similarity, {title}",
+            t("positional.cosine_title", name=title),
             "cos",
             diverging=True,
             height=460,
@@ -122,28 +105,33 @@ def learned() -> None:
         chart(sim, f"fig-pe-sim-{key}", col_sim)
 
 
+# Section identities (the widget's state), each shown and headed through positional.toml.
 SECTIONS = {
-    "Sine and cosine curves": curves,
-    "The full table": table,
-    "Similarity PE · PEᵀ": similarity,
-    "Rotation by k": rotation,
-    "Learned, beside the sinusoidal": learned,
-}
-HEADERS = {
-    "Rotation by k": f"PE(pos + {k}) is a rotation of PE(pos)",
-    "Learned, beside the sinusoidal": "Learned positional encoding, beside the sinusoidal",
+    "Sine and cosine curves": ("curves", curves),
+    "The full table": ("table", table),
+    "Similarity PE · PEᵀ": ("similarity", similarity),
+    "Rotation by k": ("rotation", rotation),
+    "Learned, beside the sinusoidal": ("learned", learned),
 }
 
 
 # One section on screen at a time; picking another reruns only this part.
 @st.fragment
 def sections() -> None:
-    ids = [show.__name__ for show in SECTIONS.values()]
+    ids = [name for name, _ in SECTIONS.values()]
+    fmt = lambda s: t(f"positional.section_{SECTIONS[s][0]}")  # noqa: E731
     section = url_choice(
-        st.segmented_control, "section", "Section", list(SECTIONS), ids=ids, key="pe_section"
+        st.segmented_control,
+        "section",
+        t("positional.section"),
+        list(SECTIONS),
+        ids=ids,
+        key="pe_section",
+        format_func=fmt,
     )
-    st.header(HEADERS.get(section, section))
-    SECTIONS[section]()
+    name, body = SECTIONS[section]
+    st.header(t(f"positional.header_{name}", k=k))
+    body()
 
 
 sections()

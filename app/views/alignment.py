@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.i18n import t
 
 from views.heatmap import DIVERGING, FONT, SEQUENTIAL, heatmap, unique_labels
 
@@ -28,8 +29,8 @@ def _gold_markers(xs, ys, sure, possible) -> list[dict]:
     out = []
     possible_only = set(possible) - set(sure)
     for links, name, symbol, colour in (
-        (sure, "gold: sure", "square-open", SURE),
-        (possible_only, "gold: possible", "circle-open", POSSIBLE),
+        (sure, t("views.alignment.gold_sure"), "square-open", SURE),
+        (possible_only, t("views.alignment.gold_possible"), "circle-open", POSSIBLE),
     ):
         links = sorted((j, i) for j, i in links if j < len(xs) and i < len(ys))
         if links:
@@ -67,8 +68,8 @@ def alignment_figure(
         src,
         tgt,
         title=title,
-        x_title="source word j",
-        y_title="target word i",
+        x_title=t("views.axis.source_word"),
+        y_title=t("views.axis.target_word"),
         value_name="α_ij",
         zmin=0,
         zmax=1,
@@ -106,6 +107,7 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
     gap_x = 0.12  # room for the next panel's target words
     w = (1 - gap_x * (cols - 1)) / cols
     data: list[dict] = []
+    hover = t("views.alignment.hover_target") + ": %{y}<br>" + t("views.alignment.hover_source")
     layout = dict(
         font=FONT,
         height=height,
@@ -152,7 +154,7 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
                 coloraxis="coloraxis",
                 xaxis=f"x{ax}",
                 yaxis=f"y{ax}",
-                hovertemplate="target: %{y}<br>source: %{x}<br>α = %{z:.3f}<extra></extra>",
+                hovertemplate=hover + ": %{x}<br>α = %{z:.3f}<extra></extra>",
             )
         )
         for m in _gold_markers(xs, ys, p.get("sure", ()), p.get("possible", ())):
@@ -172,8 +174,8 @@ def difference_figure(
         src,
         tgt,
         title=title,
-        x_title="source word j",
-        y_title="target word i",
+        x_title=t("views.axis.source_word"),
+        y_title=t("views.axis.target_word"),
         value_name="Δα",
         diverging=True,
         zmin=-1,
@@ -196,7 +198,7 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
         )
 
     def label(i):
-        return f"step {i + 1}: emits “{steps[i]}”"
+        return t("views.alignment.step_emits", i=i + 1, word=steps[i])
 
     n = len(steps)
     layout = dict(
@@ -205,7 +207,7 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
         height=420,
         margin=dict(l=10, r=10, t=60, b=10),
         yaxis=dict(range=[0, 1], title=dict(text="α_ij")),
-        xaxis=dict(title=dict(text="source word j"), tickangle=-45, type="category"),
+        xaxis=dict(title=dict(text=t("views.axis.source_word")), tickangle=-45, type="category"),
         updatemenus=[
             dict(
                 type="buttons",
@@ -215,12 +217,12 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
                 xanchor="left",
                 buttons=[
                     dict(
-                        label="▶ Play",
+                        label=t("views.alignment.play"),
                         method="animate",
                         args=[None, dict(frame=dict(duration=700, redraw=True), fromcurrent=True)],
                     ),
                     dict(
-                        label="Pause",
+                        label=t("views.alignment.pause"),
                         method="animate",
                         args=[[None], dict(mode="immediate", frame=dict(duration=0))],
                     ),
@@ -233,7 +235,7 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
                 y=-0.35,
                 x=0.2,
                 len=0.8,
-                currentvalue=dict(prefix="step "),
+                currentvalue=dict(prefix=t("views.alignment.step_prefix")),
                 steps=[
                     dict(
                         label=str(i + 1),
@@ -262,7 +264,7 @@ def vector_strip(v: np.ndarray, title: str, name: str) -> go.Figure:
         [str(k) for k in range(v.shape[1])],
         [name],
         title=title,
-        x_title="dimension",
+        x_title=t("views.axis.dimension"),
         y_title="",
         value_name=name,
         diverging=True,
@@ -280,8 +282,8 @@ def additive_parts_figure(
     U_a h_j, the tanh of the sum, v_a ⊙ tanh (whose sum is e_ij), e_ij, and α_ij as the
     model returned it (``alpha``: the step's row of the alignment map)."""
     Uh = vectors["U_a h"]  # (K, d_a)
-    t = vectors["tanh"][step]  # (K, d_a)
-    contrib = t * vectors["v_a"][None, :]  # (K, d_a): Σ over d_a gives e_ij
+    tanh = vectors["tanh"][step]  # (K, d_a)
+    contrib = tanh * vectors["v_a"][None, :]  # (K, d_a): Σ over d_a gives e_ij
     e = vectors["e"][step]
     ys = unique_labels(list(src))
     titles = ("U_a h_j", "tanh(W_a s_{i−1} + U_a h_j)", "v_a ⊙ tanh(·)", "e_ij", "α_ij")
@@ -293,8 +295,8 @@ def additive_parts_figure(
         domains.append([x0, x0 + w * usable])
         x0 += w * usable + gap
     dims = [str(k) for k in range(Uh.shape[1])]
-    data = []
-    for col, z in enumerate((Uh, t, contrib), start=1):
+    data, dim = [], t("views.alignment.dim")
+    for col, z in enumerate((Uh, tanh, contrib), start=1):
         m = float(np.abs(z).max()) or 1.0
         data.append(
             dict(
@@ -309,7 +311,7 @@ def additive_parts_figure(
                 zmin=-m,
                 zmax=m,
                 showscale=False,
-                hovertemplate="%{y} · dim %{x}: %{z:.3f}<extra></extra>",
+                hovertemplate=f"%{{y}} · {dim} %{{x}}: %{{z:.3f}}<extra></extra>",
             )
         )
     for col, x, colour, sym in ((4, e, SURE, "e"), (5, alpha, ACCENT, "α")):
@@ -355,7 +357,7 @@ def additive_parts_figure(
 def bleu_by_length_figure(results: dict[str, dict]) -> go.Figure:
     """BLEU per source-length bucket, one line per model (Bahdanau et al. Figure 2)."""
     dashes = ("solid", "dash", "dot", "dashdot", "longdash")
-    data = []
+    data, words = [], t("views.alignment.words")
     for k, (name, r) in enumerate(results.items()):
         buckets = list(r["bleu_by_length"])
         data.append(
@@ -367,14 +369,14 @@ def bleu_by_length_figure(results: dict[str, dict]) -> go.Figure:
                 mode="lines+markers",
                 line=dict(dash=dashes[k % len(dashes)], width=3),
                 marker=dict(size=10),
-                hovertemplate="%{x} words: BLEU %{y:.1f}<extra>" + name + "</extra>",
+                hovertemplate=f"%{{x}} {words}: BLEU %{{y:.1f}}<extra>{name}</extra>",
             )
         )
     layout = dict(
         font=FONT,
         height=420,
-        xaxis=dict(title=dict(text="source sentence length (words)"), type="category"),
-        yaxis=dict(title=dict(text="BLEU (test split)"), range=[0, 102]),
+        xaxis=dict(title=dict(text=t("views.alignment.length_axis")), type="category"),
+        yaxis=dict(title=dict(text=t("views.alignment.bleu_axis")), range=[0, 102]),
         legend=dict(orientation="h", y=-0.3),
         margin=dict(l=10, r=10, t=30, b=10),
         colorway=[SURE, POSSIBLE, ACCENT, "#009E73", "#CC79A7"],

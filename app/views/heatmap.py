@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.i18n import t
 
 # Perceptually uniform, colour-blind safe, and still ordered when printed in grey.
 # Names are plotly.js's own (figures skip Python-side validation); plotly.js RdBu
@@ -30,6 +31,16 @@ def unique_labels(labels: Sequence[str]) -> list[str]:
     return out
 
 
+def flag_text(flags: Sequence[str]) -> str:
+    """A map's flags in the reader's language (the engine names them in English)."""
+    words = []
+    for flag in flags:
+        name, _, factor = flag.partition(" ×")
+        word = t(f"views.flag.{name.replace(' ', '_')}", factor=factor)
+        words.append(flag if word.startswith("views.flag.") else word)
+    return ", ".join(words)
+
+
 def fitted_height(rows: int) -> int:
     """Figure height that keeps one row legible on a projector, within 280–900 px."""
     return int(min(900, max(280, 120 + 26 * rows)))
@@ -41,8 +52,8 @@ def heatmap(
     y_labels: Sequence[str],
     *,
     title: str = "",
-    x_title: str = "key",
-    y_title: str = "query",
+    x_title: str | None = None,
+    y_title: str | None = None,
     value_name: str = "α",
     diverging: bool = False,
     zmin: float | None = None,
@@ -57,13 +68,15 @@ def heatmap(
     figure can never be mistaken for a different kind of map.
     """
     z = np.asarray(z, dtype=float)
+    x_title = t("views.axis.key") if x_title is None else x_title
+    y_title = t("views.axis.query") if y_title is None else y_title
     xs, ys = unique_labels(list(x_labels)), unique_labels(list(y_labels))
     if diverging and zmin is None and zmax is None:
         m = float(np.abs(z).max()) or 1.0
         zmin, zmax = -m, m
     if annotate is None:
         annotate = z.size <= 144
-    full_title = title + (f"  <sup>[{', '.join(flags)}]</sup>" if flags else "")
+    full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
     trace = dict(
         type="heatmap",
         z=z.astype(np.float32),  # sent as base64 float32: half the bytes of float64

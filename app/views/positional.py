@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.i18n import t
 
 from views.heatmap import FONT, figure, heatmap
 
@@ -17,12 +18,12 @@ def curves_figure(pe: np.ndarray, dims: list[int]) -> go.Figure:
             x=pos,
             y=pe[:, d],
             mode="lines",
-            name=f"dim {d} ({'sin' if d % 2 == 0 else 'cos'}, i={d // 2})",
+            name=t("views.positional.curve", d=d, fn="sin" if d % 2 == 0 else "cos", i=d // 2),
         )
         for d in dims
     ]
     layout = dict(
-        xaxis=dict(title=dict(text="position")),
+        xaxis=dict(title=dict(text=t("views.axis.position"))),
         yaxis=dict(title=dict(text="PE")),
         font=FONT,
         height=420,
@@ -38,8 +39,8 @@ def table_figure(table: np.ndarray, title: str, height: int = 520) -> go.Figure:
         [f"d{i}" for i in range(table.shape[1])],
         [str(p) for p in range(table.shape[0])],
         title=title,
-        x_title="dimension",
-        y_title="position",
+        x_title=t("views.axis.dimension"),
+        y_title=t("views.axis.position"),
         value_name="PE",
         diverging=True,
         annotate=False,
@@ -55,8 +56,8 @@ def similarity_figure(sim: np.ndarray, title: str, value_name: str, **kw) -> go.
         labels,
         labels,
         title=title,
-        x_title="position j",
-        y_title="position i",
+        x_title=t("views.positional.position_j"),
+        y_title=t("views.positional.position_i"),
         value_name=value_name,
         annotate=False,
         **kw,
@@ -71,9 +72,9 @@ def rotation_figure(M: np.ndarray, k: int) -> go.Figure:
         M,
         dims,
         dims,
-        title=f"M_{k}, first {show} dimensions (2×2 rotation blocks)",
-        x_title="input dim",
-        y_title="output dim",
+        title=t("views.positional.rotation_title", k=k, n=show),
+        x_title=t("views.positional.input_dim"),
+        y_title=t("views.positional.output_dim"),
         value_name="M",
         diverging=True,
         annotate=show <= 8,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.i18n import t
 
 from views.heatmap import FONT, SEQUENTIAL, figure
 
@@ -36,8 +37,8 @@ def qk_scatter(
     """Queries as filled circles, keys as open diamonds; colour = position or token."""
     data = []
     parts = (
-        ("query", "queries", emb.queries_2d, list(query_labels), QUERY_SYMBOL),
-        ("key", "keys", emb.keys_2d, list(key_labels), KEY_SYMBOL),
+        ("query", t("views.qk.queries"), emb.queries_2d, list(query_labels), QUERY_SYMBOL),
+        ("key", t("views.qk.keys"), emb.keys_2d, list(key_labels), KEY_SYMBOL),
     )
     vocab = {t: i for i, t in enumerate(dict.fromkeys([*query_labels, *key_labels]))}
     n_max = max(len(query_labels), len(key_labels), 2) - 1
@@ -49,7 +50,7 @@ def qk_scatter(
                 colorscale=SEQUENTIAL,
                 cmin=0,
                 cmax=n_max,
-                colorbar=dict(title="position") if role == "query" else None,
+                colorbar=dict(title=t("views.axis.position")) if role == "query" else None,
                 showscale=role == "query",
             )
         else:
@@ -66,7 +67,10 @@ def qk_scatter(
                 textfont=dict(size=11),
                 marker=dict(symbol=symbol, size=12, line=dict(width=2), **marker),
                 customdata=pos,
-                hovertemplate=f"{role} %{{text}} (position %{{customdata}})<extra></extra>",
+                hovertemplate=t("views.qk.hover_" + role)
+                + " %{text} ("
+                + t("views.axis.position")
+                + " %{customdata})<extra></extra>",
             )
         )
     layout = dict(
@@ -90,12 +94,12 @@ def dot_distance_figure(emb, mask: np.ndarray | None = None) -> go.Figure:
         y=emb.distance[allowed],
         mode="markers",
         marker=dict(size=5, opacity=0.5, color="#1f4e9c"),
-        hovertemplate="q·k = %{x:.2f}<br>distance = %{y:.2f}<extra></extra>",
+        hovertemplate="q·k = %{x:.2f}<br>" + t("views.qk.distance") + " = %{y:.2f}<extra></extra>",
     )
     layout = dict(
-        title=dict(text=f"Pearson r = {emb.correlation:+.2f} (negative: near means attended)"),
+        title=dict(text=t("views.qk.pearson", r=f"{emb.correlation:+.2f}")),
         xaxis=dict(title=dict(text="q · k")),
-        yaxis=dict(title=dict(text="embedded distance")),
+        yaxis=dict(title=dict(text=t("views.qk.embedded_distance"))),
         font=FONT,
         height=380,
         margin=dict(l=10, r=10, t=60, b=10),

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.i18n import t
 
 from views.heatmap import (
     DIVERGING,
@@ -14,6 +15,7 @@ from views.heatmap import (
     axes,
     cell_domains,
     figure,
+    flag_text,
     subplot_ref,
     unique_labels,
 )
@@ -44,6 +46,7 @@ def head_grid(amap, title: str) -> go.Figure:
     cols, rows = cell_domains([1] * H, 0.01), cell_domains([1] * L, 0.02, reverse=True)
     hidden = dict(showticklabels=False)
     data, layout_axes, labels = [], {}, []
+    query, key = t("views.axis.query"), t("views.axis.key")
     for layer in range(L):
         for h in range(H):
             n = layer * H + h + 1
@@ -53,7 +56,7 @@ def head_grid(amap, title: str) -> go.Figure:
                     z=np.asarray(w[layer, h], np.float32),
                     coloraxis="coloraxis",
                     hovertemplate=f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
-                    "query %{y} · key %{x}<br>α = %{z:.3f}<extra></extra>",
+                    f"{query} %{{y}} · {key} %{{x}}<br>α = %{{z:.3f}}<extra></extra>",
                     **subplot_ref(n),
                 )
             )
@@ -68,7 +71,7 @@ def head_grid(amap, title: str) -> go.Figure:
         )
     flags = list(amap.flags) + ([f"thumbnails pooled ×{f}"] if f > 1 else [])
     layout = dict(
-        title=dict(text=f"{title}  <sup>[{', '.join(flags)}]</sup>"),
+        title=dict(text=f"{title}  <sup>[{flag_text(flags)}]</sup>"),
         font=FONT,
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
         height=int(min(1400, 140 + 110 * L * max(1, 6 / H))),
@@ -111,7 +114,7 @@ def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
             colorscale=DIVERGING,
             reversescale=True,
             showscale=False,
-            hovertemplate="%{y} dim %{x}: %{z:.3f}<extra></extra>",
+            hovertemplate=f"%{{y}} {t('views.alignment.dim')} %{{x}}: %{{z:.3f}}<extra></extra>",
             **subplot_ref(n),
         )
 
@@ -134,10 +137,10 @@ def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
         bars(nv.alpha, "α (softmax)", "#1f4e9c"),
     ]
     titles = (
-        (f"query q  ({query_label})", (cols[0][0] + cols[1][1]) / 2, top[1]),
-        ("keys k_j", sum(cols[0]) / 2, bottom[1]),
-        ("q ∘ k_j (sums to q·k_j)", sum(cols[1]) / 2, bottom[1]),
-        ("q·k_j / √d_k  and  α_ij", sum(cols[2]) / 2, bottom[1]),
+        (t("views.neuron.query", label=query_label), (cols[0][0] + cols[1][1]) / 2, top[1]),
+        (t("views.neuron.keys"), sum(cols[0]) / 2, bottom[1]),
+        (t("views.neuron.product"), sum(cols[1]) / 2, bottom[1]),
+        (t("views.neuron.scores"), sum(cols[2]) / 2, bottom[1]),
     )
     layout = dict(
         font=FONT,

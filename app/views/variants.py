@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from kit.i18n import t
 
 from views.heatmap import FONT, figure, heatmap
 
@@ -99,7 +100,7 @@ def loglog_figure(
                     x=ns,
                     y=[r[predicted] for r in pts],
                     mode="lines",
-                    name=f"{name} (model)",
+                    name=t("views.variants.model_line", name=name),
                     legendgroup=name,
                     line=dict(dash="dash"),
                     opacity=0.6,
@@ -110,7 +111,7 @@ def loglog_figure(
         font=FONT,
         height=440,
         margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title=dict(text="sequence length n"), type="log"),
+        xaxis=dict(title=dict(text=t("views.variants.length_axis")), type="log"),
         yaxis=dict(title=dict(text=y_title), type="log"),
     )
     return figure(lines, layout)
@@ -120,19 +121,19 @@ def per_token_figure(result: dict):
     """Decoding time per token vs position, with and without the KV cache."""
     lines = []
     for key, name in (
-        ("step_seconds_no_cache", "no cache (re-project prefix)"),
-        ("step_seconds_cache", "KV cache"),
+        ("step_seconds_no_cache", t("views.variants.no_cache")),
+        ("step_seconds_cache", t("views.variants.kv_cache")),
     ):
         ms = 1000 * np.asarray(result[key])
         lines.append(
             dict(type="scatter", x=np.arange(1, len(ms) + 1), y=ms, mode="lines", name=name)
         )
     layout = dict(
-        title=dict(text="Time per generated token"),
+        title=dict(text=t("views.variants.per_token_title")),
         font=FONT,
         height=380,
         margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title=dict(text="position t")),
-        yaxis=dict(title=dict(text="ms per token")),
+        xaxis=dict(title=dict(text=t("views.variants.position_t"))),
+        yaxis=dict(title=dict(text=t("views.variants.ms_per_token"))),
     )
     return figure(lines, layout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import plotly.graph_objects as go
+from kit.i18n import t
 
 from views.heatmap import FONT, attention_figure, figure, fitted_height, heatmap, unique_labels
 
@@ -18,7 +19,12 @@ STEPS = [
     "Without the scaling",
     "With a causal mask",
     "All heads",
-]
+]  # the steps' identities (in the URL and the widget's state); shown through step_name
+
+
+def step_name(step: str) -> str:
+    """A step's name in the reader's language."""
+    return t(f"views.walkthrough.step{STEPS.index(step)}")
 
 
 def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figure:
@@ -27,15 +33,15 @@ def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figu
     bars = [
         dict(type="bar", x=list(x), y=ys, orientation="h", name=name, marker=dict(color=c))
         for x, name, c in (
-            (entropy, "scaled", "#1f77b4"),
-            (entropy_unscaled, "unscaled", "#ff7f0e"),
+            (entropy, t("views.walkthrough.scaled"), "#1f77b4"),
+            (entropy_unscaled, t("views.walkthrough.unscaled"), "#ff7f0e"),
         )
     ]
     uniform_line = dict(
         type="line", x0=uniform, x1=uniform, y0=0, y1=1, yref="paper", line=dict(dash="dash")
     )
     layout = dict(
-        title=dict(text="Row entropy (nats)"),
+        title=dict(text=t("views.walkthrough.entropy_title")),
         barmode="group",
         font=FONT,
         yaxis=dict(autorange="reversed", type="category"),
@@ -44,7 +50,14 @@ def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figu
         legend=dict(orientation="h"),
         shapes=[uniform_line],
         annotations=[
-            dict(text="uniform", x=uniform, y=1, yref="paper", showarrow=False, yanchor="bottom")
+            dict(
+                text=t("views.walkthrough.uniform"),
+                x=uniform,
+                y=1,
+                yref="paper",
+                showarrow=False,
+                yanchor="bottom",
+            )
         ],
     )
     return figure(bars, layout)
@@ -52,7 +65,14 @@ def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figu
 
 def _matrix(z, x, y, title, value_name, **kw):
     return heatmap(
-        z, x, y, title=title, x_title="dimension", y_title="token", value_name=value_name, **kw
+        z,
+        x,
+        y,
+        title=title,
+        x_title=t("views.axis.dimension"),
+        y_title=t("views.axis.token"),
+        value_name=value_name,
+        **kw,
     )
 
 
@@ -64,67 +84,94 @@ def step(index: int, trace) -> tuple[str, list[tuple[str, go.Figure]]]:
     dims = [f"d{i}" for i in range(v["X"].shape[1])]
     kdims = [f"d{i}" for i in range(d_k)]
     if index == 0:
-        text = "One fixed random vector per word, plus the sinusoidal positional encoding."
+        text = t("views.walkthrough.text0")
         return text, [
-            ("fig-x", _matrix(v["X"], dims, tokens, "X = embedding + PE", "x", diverging=True))
+            (
+                "fig-x",
+                _matrix(v["X"], dims, tokens, t("views.walkthrough.x_title"), "x", diverging=True),
+            )
         ]
     if index == 1:
-        text = f"$Q = XW^Q,\\ K = XW^K,\\ V = XW^V$ for head {head}: each is tokens × $d_k$."
+        text = t("views.walkthrough.text1", head=head)
         return text, [
             (f"fig-{n}", _matrix(v[n], kdims, tokens, n, n.lower(), diverging=True, annotate=False))
             for n in ("Q", "K", "V")
         ]
     if index == 2:
-        text = r"$\mathrm{score}_{ij} = q_i \cdot k_j$: how well query $i$ matches key $j$."
+        text = t("views.walkthrough.text2")
         fig = heatmap(
-            v["scores"], tokens, tokens, title="scores = Q Kᵀ", value_name="score", diverging=True
+            v["scores"],
+            tokens,
+            tokens,
+            title=t("views.walkthrough.scores_title"),
+            value_name=t("views.walkthrough.score"),
+            diverging=True,
         )
         return text, [("fig-scores", fig)]
     if index == 3:
-        text = (
-            f"Dot products of $d_k = {d_k}$ random components grow like $\\sqrt{{d_k}}$: here "
-            f"their spread is {m['score_std']:.2f}, and {m['scaled_std']:.2f} after dividing "
-            f"by $\\sqrt{{{d_k}}} = {math.sqrt(d_k):.2f}$."
+        text = t(
+            "views.walkthrough.text3",
+            d_k=d_k,
+            spread=f"{m['score_std']:.2f}",
+            scaled=f"{m['scaled_std']:.2f}",
+            root=f"{math.sqrt(d_k):.2f}",
         )
         fig = heatmap(
-            v["scaled"], tokens, tokens, title="QKᵀ / √d_k", value_name="score", diverging=True
+            v["scaled"],
+            tokens,
+            tokens,
+            title="QKᵀ / √d_k",
+            value_name=t("views.walkthrough.score"),
+            diverging=True,
         )
         return text, [("fig-scaled", fig)]
     if index == 4:
-        text = (
-            "Each row becomes a distribution over the keys: the attention weights "
-            r"$\alpha = \mathrm{softmax}(QK^\top / \sqrt{d_k})$."
-        )
+        text = t("views.walkthrough.text4")
         return text, [
             ("fig-softmax", attention_figure(trace.maps["softmax"], title="α = softmax(QKᵀ/√d_k)"))
         ]
     if index == 5:
-        text = r"Each output row is $\sum_j \alpha_{ij} v_j$: a mixture of the value vectors."
+        text = t("views.walkthrough.text5")
         return text, [
-            ("fig-out", _matrix(v["output"], kdims, tokens, "output = α V", "out", diverging=True))
+            (
+                "fig-out",
+                _matrix(
+                    v["output"],
+                    kdims,
+                    tokens,
+                    t("views.walkthrough.output_title"),
+                    "out",
+                    diverging=True,
+                ),
+            )
         ]
     if index == 6:
-        text = (
-            f"Without $1/\\sqrt{{d_k}}$ the softmax **saturates**: the mean largest weight per "
-            f"row rises from **{m['mean_max_weight']:.2f}** to "
-            f"**{m['mean_max_weight_unscaled']:.2f}**, "
-            f"and the mean row entropy falls from **{m['mean_entropy']:.2f}** to "
-            f"**{m['mean_entropy_unscaled']:.2f}** nats (uniform = {m['uniform_entropy']:.2f}). "
-            "Saturated rows have near-zero gradients, which is why the paper scales."
+        text = t(
+            "views.walkthrough.text6",
+            **{k: f"{m[k]:.2f}" for k in ("mean_max_weight", "mean_max_weight_unscaled")}
+            | {k: f"{m[k]:.2f}" for k in ("mean_entropy", "mean_entropy_unscaled")},
+            uniform=f"{m['uniform_entropy']:.2f}",
         )
         entropy = entropy_figure(tokens, v["entropy"], v["entropy_unscaled"], m["uniform_entropy"])
-        unscaled = attention_figure(trace.maps["unscaled"], title="softmax(QKᵀ), unscaled")
+        unscaled = attention_figure(
+            trace.maps["unscaled"], title=t("views.walkthrough.unscaled_title")
+        )
         return text, [("fig-unscaled", unscaled), ("fig-entropy", entropy)]
     if index == 7:
-        text = "A decoder may not look ahead: keys after the query get exactly zero weight."
+        text = t("views.walkthrough.text7")
         return text, [
-            ("fig-causal", attention_figure(trace.maps["causal"], title="causal softmax(QKᵀ/√d_k)"))
+            (
+                "fig-causal",
+                attention_figure(trace.maps["causal"], title=t("views.walkthrough.causal_title")),
+            )
         ]
     amap = trace.maps["all_heads"]
     return "", [
         (
             f"fig-head-{h}",
-            attention_figure(amap, 0, h, title=f"head {h}", annotate=False, height=320),
+            attention_figure(
+                amap, 0, h, title=t("views.walkthrough.head", h=h), annotate=False, height=320
+            ),
         )
         for h in range(n_heads)
     ]

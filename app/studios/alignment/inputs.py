@@ -3,18 +3,26 @@
 import random
 
 import streamlit as st
-from kit import url_default, url_index, url_sync
+from kit import t, url_default, url_index, url_sync
 from state import nmt as state
 
 from engine.data import enfr
 
-TASKS = {"English → French": "en-fr", "Dates → ISO 8601": "dates"}
+TASKS = {"English → French": "en-fr", "Dates → ISO 8601": "dates"}  # identity → task
 
 
 def choose_task() -> str:
     ids = list(TASKS.values())
-    index = url_index("task", ids, key="nmt-task")
-    task = TASKS[st.radio("Task", list(TASKS), index, horizontal=True, key="nmt-task")]
+    task = TASKS[
+        st.radio(
+            t("alignment.task"),
+            list(TASKS),
+            url_index("task", ids, key="nmt-task"),
+            horizontal=True,
+            format_func=lambda s: t(f"alignment.task_{TASKS[s]}"),
+            key="nmt-task",
+        )
+    ]
     if st.query_params.get("task", task) != task:  # the link's model and text were another task's
         url_sync(model=None, text=None, step=None)
     return task
@@ -28,16 +36,13 @@ def choose_model(task: str):
     """The model's card; every shipped checkpoint of the task is offered, none is named here."""
     cards = state.cards(task)
     if not cards:
-        st.info(
-            f"No trained model for this task is shipped: run `python -m engine.train nmt "
-            f"--task {task}` to make one."
-        )
+        st.info(t("alignment.no_model", task=task))
         st.stop()
     names = [c.name for c in cards]
     return cards[
         names.index(
             st.selectbox(
-                "Model",
+                t("alignment.model"),
                 names,
                 url_index("model", names, key=f"nmt-model-{task}"),
                 format_func=lambda n: cards[names.index(n)].title,
@@ -65,15 +70,18 @@ def input_text(card) -> str:
         fallback = st.session_state.get(saved, next(iter(examples.values())))
         st.session_state[key] = url_default("text", fallback)
     c1, c2 = st.columns([3, 1])
-    c1.selectbox("Example", list(examples), key=f"nmt-example-{task}", on_change=use_example)
+    c1.selectbox(
+        t("alignment.example"), list(examples), key=f"nmt-example-{task}", on_change=use_example
+    )
     if task == "en-fr":
         c2.button(
-            "Draw a sentence from the grammar",
+            t("alignment.draw"),
             on_click=draw,
-            help="A new sentence from the generator, with its gold alignment",
+            help=t("alignment.draw_help"),
+            key="nmt-draw",
         )
     text = st.text_area(
-        f"Input ({card.limits.describe()}; unknown words are listed and read as <unk>)",
+        t("alignment.input", limits=card.limits.describe()),
         key=key,
         height=90,
     )

@@ -11,6 +11,7 @@ from kit import (
     friendly_errors,
     page_bottom,
     page_top,
+    t,
     url_index,
     url_sync,
 )
@@ -30,45 +31,45 @@ SECTIONS = {
 }
 
 page_top()
-st.title("Alignment (Bahdanau)")
-st.caption(
-    "RNNsearch (Bahdanau, Cho & Bengio 2014): a bidirectional GRU reads the source; at "
-    "every target word the decoder scores each source annotation $h_j$, "
-    r"$e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j)$, weighs them with "
-    r"$\alpha_{ij} = \mathrm{softmax}_j(e_{ij})$ and reads the context "
-    r"$c_i = \sum_j \alpha_{ij} h_j$. "
-    "Trained here on generated data (English→French with gold alignments, and dates)."
-)
+st.title(t("alignment.title"))
+st.caption(t("alignment.caption"))
 
 with controls():
     task = inputs.choose_task()
     card = inputs.choose_model(task)
     text = inputs.input_text(card)
-    beam = st.slider("Beam width (1 = greedy; 1–10)", 1, 10, inputs.beam(), key="nmt-beam")
+    beam = st.slider(t("alignment.beam"), 1, 10, inputs.beam(), key="nmt-beam")
 url_sync(task=task, model=card.name, text=text, beam=beam)
 
-with friendly_errors("the translation"):
+with friendly_errors(t("alignment.what")):
     trace = state.translate(card.name, text, beam)
 rec = state.train_record(card.name)
 src = trace.inputs["tokens"]
 answer_heading(trace, md(trace.outputs["translation"]))
 if trace.outputs["unknown"]:
     st.warning(
-        "Not in the model's vocabulary, read as <unk>: "
-        + ", ".join(f"“{md(w)}”" for w in trace.outputs["unknown"])
+        t("alignment.unknown", words=", ".join(f"“{md(w)}”" for w in trace.outputs["unknown"]))
     )
 st.caption(
-    f"{card.title} · beam {beam} · {trace.timings['translate_ms']:.0f} ms · trained "
-    f"{rec.get('steps', '?')} steps × {rec.get('batch', '?')} sentences "
-    f"({rec.get('cpu_s', '?')} s CPU) · `{rec['command']}`"
+    t(
+        "alignment.summary",
+        title=card.title,
+        beam=beam,
+        ms=f"{trace.timings['translate_ms']:.0f}",
+        steps=rec.get("steps", "?"),
+        batch=rec.get("batch", "?"),
+        cpu=rec.get("cpu_s", "?"),
+        command=rec["command"],
+    )
 )
 
 # One section on screen at a time: an edit redraws what is visible, not every figure.
 shown = SECTIONS[
     st.segmented_control(
-        "Show",
+        t("alignment.show"),
         list(SECTIONS),
         default=list(SECTIONS)[url_index("section", IDS, key="nmt-section")],
+        format_func=lambda s: t(f"alignment.section_{SECTIONS[s]}"),
         required=True,
         key="nmt-section",
     )
@@ -79,10 +80,7 @@ page_toggle("alignment", trace.maps.get("alignment"), when=shown != "measured")
 if shown == "measured":
     measured.section(card)
 elif "alignment" not in trace.maps:
-    st.info(
-        "The RNNencdec baseline has no alignment: every target word is produced from the "
-        "same fixed vector c = [h→_T ; h←_1]. Pick an attention model to see α."
-    )
+    st.info(t("alignment.no_alignment"))
 elif shown == "soft":
     soft.section(card, trace, src)
 elif shown == "steps":

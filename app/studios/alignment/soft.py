@@ -1,7 +1,7 @@
 """Section: the soft alignment α_ij, with the grammar's gold links and the AER when it has them."""
 
 import streamlit as st
-from kit import chart
+from kit import chart, t
 from state import nmt as state
 from state.alignments import gold_pair, versus_gold
 from studios.alignment.common import md
@@ -12,10 +12,7 @@ def gold(card, trace, src: list[str]):
     """α read on the gold pair and scored, when the sentence comes from the grammar; else None."""
     pair = gold_pair(src, st.session_state.get("nmt-drawn", []))
     if pair is None:
-        st.caption(
-            "No gold alignment for this sentence: pick an example or draw a sentence "
-            "from the grammar to see the gold links and the AER."
-        )
+        st.caption(t("alignment.no_gold"))
         return None
     if tuple(trace.outputs["tokens"]) == pair.tgt:
         return versus_gold(trace.maps["alignment"].weights[0, 0], pair, forced=False)
@@ -24,7 +21,7 @@ def gold(card, trace, src: list[str]):
 
 def section(card, trace, src: list[str]):
     amap = trace.maps["alignment"]
-    st.header("Soft alignment α_ij")
+    st.header(t("alignment.soft_header"))
     scored = gold(card, trace, src) if card.task == "en-fr" else None
     if scored is None:
         chart(
@@ -36,14 +33,10 @@ def section(card, trace, src: list[str]):
         return
     pair = scored.pair
     c1, c2, c3 = st.columns(3)
-    c1.metric("AER (argmax vs sure + possible)", f"{scored.aer:.3f}")
-    c2.metric("AER (argmax vs sure only)", f"{scored.aer_sure:.3f}")
-    c3.metric("target words looking ahead to an agreement noun", len(scored.ahead))
-    st.caption(
-        f"Gold links from the grammar: {scored.how}. Och & Ney's "
-        r"$\mathrm{AER} = 1 - \frac{|A \cap S| + |A \cap P|}{|A| + |S|}$ with $A$ = argmax "
-        r"of each row of $\alpha$."
-    )
+    c1.metric(t("alignment.aer_possible"), f"{scored.aer:.3f}")
+    c2.metric(t("alignment.aer_sure"), f"{scored.aer_sure:.3f}")
+    c3.metric(t("alignment.ahead"), len(scored.ahead))
+    st.caption(t("alignment.gold_caption", how=scored.how))
     chart(
         alignment_figure(
             scored.alpha,
@@ -52,16 +45,10 @@ def section(card, trace, src: list[str]):
             flags=amap.flags,
             sure=pair.sure,
             possible=pair.possible,
-            title="α_ij with the grammar's gold links",
+            title=t("alignment.gold_title"),
         ),
         key="nmt-gold",
     )
     if scored.ahead:
-        st.markdown(
-            "**Anticipation, not an error of translation:** "
-            + "; ".join(f"“{md(t)}” looks most at “{md(s)}”" for t, s in scored.ahead)
-            + ". A French determiner or adjective must agree in gender and number with "
-            "its noun, so while emitting it the decoder attends to that noun. The "
-            "grammar marks these as *possible* links, so the first AER forgives them "
-            "and the sure-only AER counts them."
-        )
+        looks = (t("alignment.looks_at", t=md(a), s=md(b)) for a, b in scored.ahead)
+        st.markdown(t("alignment.anticipation", links="; ".join(looks)))

@@ -5,7 +5,7 @@ A fragment: moving the step slider redraws this section only.
 
 import numpy as np
 import streamlit as st
-from kit import chart, url_default, url_sync
+from kit import chart, t, url_default, url_sync
 from studios.alignment.common import md
 from views.alignment import additive_parts_figure, steps_animation, vector_strip
 
@@ -14,42 +14,30 @@ from views.alignment import additive_parts_figure, steps_animation, vector_strip
 def section(card, trace, src: list[str]):
     alpha = trace.maps["alignment"].weights[0, 0]
     steps = trace.outputs["steps"]
-    st.header("Step through the decoding")
+    st.header(t("alignment.steps_header"))
     chart(steps_animation(alpha, src, steps), key="nmt-anim")
     first = url_default("step", 1, int, key="nmt-step", lo=1, hi=len(steps))
-    i = st.slider("Decoding step i", 1, len(steps), first, key="nmt-step") - 1
+    i = st.slider(t("alignment.step_i"), 1, len(steps), first, key="nmt-step") - 1
     url_sync(step=i + 1)
     top = np.argsort(alpha[i])[::-1][:3]
-    st.markdown(
-        f"At step **{i + 1}** the decoder emits **“{md(steps[i])}”**, attending most to "
-        + ", ".join(f"“{md(src[j])}” ({alpha[i, j]:.2f})" for j in top)
-        + "."
-    )
+    most = ", ".join(f"“{md(src[j])}” ({alpha[i, j]:.2f})" for j in top)
+    st.markdown(t("alignment.step_text", i=i + 1, word=md(steps[i]), most=most))
     v = trace.vectors
     c1, c2 = st.columns(2)
-    chart(vector_strip(v["contexts"][i], "context c_i = Σ_j α_ij h_j", "c_i"), "nmt-ctx", c1)
+    chart(vector_strip(v["contexts"][i], t("alignment.context"), "c_i"), "nmt-ctx", c1)
     chart(
-        vector_strip(v["states"][i], "decoder state s_{i−1} (the query)", "s_{i−1}"),
+        vector_strip(v["states"][i], t("alignment.state"), "s_{i−1}"),
         "nmt-state",
         c2,
     )
-    st.header("Inside the score at this step")
+    st.header(t("alignment.inside_header"))
     if "tanh" not in v:
-        st.info(
-            f"This model scores with **{card.title}**, which has no $W_a s$ / $U_a h$ parts; "
-            "here is $e_{ij}$ at this step. Pick the additive model for the parts."
-        )
-        chart(vector_strip(v["e"][i], f"e_ij at step {i + 1}", "e"), key="nmt-e")
+        st.info(t("alignment.no_parts", title=card.title))
+        chart(vector_strip(v["e"][i], t("alignment.e_at", i=i + 1), "e"), key="nmt-e")
         return
     chart(
-        vector_strip(
-            v["W_a s"][i], f"W_a s_{{i−1}} at step {i + 1} (same for every source word)", "W_a s"
-        ),
+        vector_strip(v["W_a s"][i], t("alignment.was_at", i=i + 1), "W_a s"),
         key="nmt-was",
     )
     chart(additive_parts_figure(v, alpha[i], src, i), key="nmt-parts")
-    st.caption(
-        "Each row is a source word $j$: $U_a h_j$ is fixed for the sentence; adding "
-        r"$W_a s_{i-1}$ and squashing with $\tanh$, then weighting by $v_a$ and summing the "
-        r"row gives $e_{ij}$; the softmax over the rows gives $\alpha_{ij}$."
-    )
+    st.caption(t("alignment.parts_caption"))

@@ -1,7 +1,7 @@
 """Section: the answer, p_i per sentence and hop, and the story shaded at one hop."""
 
 import streamlit as st
-from kit import chart, url_default, url_sync
+from kit import chart, t, url_default, url_sync
 from views.memory import answer_bars, hops_figure, shaded_story
 
 
@@ -11,17 +11,15 @@ def shaded(amap, support):
     n = len(amap.layer_labels)
     first = url_default("hop", n, int, key="mem_hop", lo=1, hi=n)
     hop = st.select_slider(
-        "Hop shown in the story",
+        t("memory.hop_shown"),
         list(amap.layer_labels),
         value=amap.layer_labels[first - 1],
+        format_func=lambda h: t("memory.hop_n", n=h.removeprefix("hop ")),
         key="mem_hop",
     )
     k = amap.layer_labels.index(hop)
     url_sync(hop=k + 1)
-    st.caption(
-        "Each sentence is shaded by its weight $p_i$ at this hop (as in the paper's Figure 2)"
-        + ("; ★ marks the supporting facts." if support else ".")
-    )
+    st.caption(t("memory.shaded_support" if support else "memory.shaded"))
     st.html(shaded_story(amap.key_labels, amap.weights[k, 0, 0], support))
 
 

@@ -1,12 +1,11 @@
 """The Memory page's inputs: a generated test story or the user's own, and the model."""
 
 import streamlit as st
-from kit import friendly_errors, url_default, url_index, url_sync
+from kit import friendly_errors, t, url_default, url_index, url_sync
 from state import models
 from state.memn2n import chosen, stories
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story
-from engine.data.babi_tasks import TASKS
 
 EXAMPLE_STORY = (
     "Mary moved to the bathroom.\nJohn went to the hallway.\n"
@@ -18,25 +17,16 @@ N_STORIES = 200
 
 def own_story(names: list[str]):
     """(model name, Sample) from the user's story and question."""
-    st.caption(
-        f"Plain sentences (one per line or ending in '.'), or bAbI lines such as "
-        f"'1 Mary went home.' with a question line 'N Where is Mary?<TAB>home<TAB>1'. "
-        f"Up to {MAX_STORY_CHARS:,} characters and {MAX_WORDS_PER_SENTENCE} words per "
-        "sentence; the memory keeps the latest 50 sentences."
-    )
+    st.caption(t("memory.own_help", chars=f"{MAX_STORY_CHARS:,}", words=MAX_WORDS_PER_SENTENCE))
     story = url_default("text", EXAMPLE_STORY, key="mem_story")
-    text = st.text_area("Story", story, height=160, key="mem_story")
-    question = st.text_input(
-        "Question (leave empty to use a pasted bAbI question)",
-        url_default("question", EXAMPLE_QUESTION, key="mem_question"),
-        key="mem_question",
-    )
+    text = st.text_area(t("memory.story"), story, height=160, key="mem_story")
+    question = url_default("question", EXAMPLE_QUESTION, key="mem_question")
+    question = st.text_input(t("memory.question"), question, key="mem_question")
     default = names.index("memn2n-joint") if "memn2n-joint" in names else 0
-    name = st.selectbox(
-        "Model", names, url_index("model", names, default, key="mem_model"), key="mem_model"
-    )
+    default = url_index("model", names, default, key="mem_model")
+    name = st.selectbox(t("memory.model"), names, default, key="mem_model")
     url_sync(own=1, text=text, question=question, task=None, story=None)
-    with friendly_errors("reading your story"):
+    with friendly_errors(t("memory.reading_what")):
         return name, user_story(text, question)
 
 
@@ -45,29 +35,29 @@ def generated_story(names: list[str], results: dict | None):
     c1, c2, c3 = st.columns([3, 1, 2])
     task_default = url_default("task", 1, int, key="mem_task", choices=TASK_IDS)
     task = c1.selectbox(
-        "Task",
+        t("memory.task"),
         TASK_IDS,
-        format_func=lambda t: f"{t}: {TASKS[t][0]}",
+        format_func=lambda k: f"{k}: {t(f'memory.babi.task{k}')}",
         key="mem_task",
         index=TASK_IDS.index(task_default) if task_default in TASK_IDS else 0,
     )
     if st.query_params.get("task", str(task)) != str(task):  # the link's model was another task's
         url_sync(model=None)
     index = c2.number_input(
-        f"Story (0–{N_STORIES - 1} of the test set)",
+        t("memory.story_index", last=N_STORIES - 1),
         0,
         N_STORIES - 1,
         url_default("story", 0, int, key="mem_story_index", lo=0, hi=N_STORIES - 1),
         key="mem_story_index",
     )
     url_sync(own=0, task=task, story=index, text=None, question=None)
-    with friendly_errors("choosing the model"):
+    with friendly_errors(t("memory.choosing_what")):
         best = chosen(int(task))
     offered = [best] + [
         n for n in (f"memn2n-task{task}", "memn2n-joint") if n in names and n != best
     ]
     name = c3.selectbox(
-        "Model (first: the better on this task's dev set)",
+        t("memory.model_first"),
         offered,
         url_index("model", offered, key=f"mem_model_task{task}"),
         # One widget per task: a new task starts from its own better model, not from the
@@ -80,10 +70,15 @@ def generated_story(names: list[str], results: dict | None):
         hops = " / ".join(f"{h:.2f}" for h in hits)
         which = " / ".join(str(k + 1) for k in range(len(hits)))
         st.caption(
-            f"`{name}` on this task's {measured['n_test']:,} test questions: accuracy "
-            f"**{measured['accuracy']:.3f}** (the paper's MemN2N PE LS RN, 1k: "
-            f"{measured['paper_accuracy']:.3f}). The most-attended memory is a supporting "
-            f"fact on hop {which} in {hops} of them. Measured by "
-            f"`{models.card(name).evaluate_command}`."
+            t(
+                "memory.task_measured",
+                name=name,
+                n=f"{measured['n_test']:,}",
+                accuracy=f"{measured['accuracy']:.3f}",
+                paper=f"{measured['paper_accuracy']:.3f}",
+                which=which,
+                hops=hops,
+                command=models.card(name).evaluate_command,
+            )
         )
     return name, stories(int(task))[int(index)]

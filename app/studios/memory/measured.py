@@ -1,28 +1,29 @@
 """The shipped evaluation on every task, beside the paper's numbers (a table, no figure)."""
 
 import streamlit as st
-
-from engine.data.babi_tasks import TASKS
+from kit import t
 
 
 def table(results: dict):
-    with st.expander(f"Measured on every task: mean accuracy {results['mean_accuracy']:.3f}"):
-        st.table(  # one row per task, so every column holds one type (Arrow needs it)
+    with st.expander(t("memory.every_task", mean=f"{results['mean_accuracy']:.3f}")):
+        st.table(  # a row per task, so every column holds one type (Arrow needs that)
             [
                 {
-                    "task": f"{t}: {TASKS[int(t)][0]}",
-                    "accuracy": r["accuracy"],
-                    "paper PE LS RN (1k)": r["paper_accuracy"],
-                    "paper joint": r["paper_joint_accuracy"],
-                    "supporting fact, any hop": r["support_hit_any_hop"],
-                    "model": r["model"],
+                    t("memory.col_task"): f"{k}: {t(f'memory.babi.task{k}')}",
+                    t("memory.col_accuracy"): r["accuracy"],
+                    t("memory.col_paper"): r["paper_accuracy"],
+                    t("memory.col_paper_joint"): r["paper_joint_accuracy"],
+                    t("memory.col_support"): r["support_hit_any_hop"],
+                    t("memory.col_model"): r["model"],
                 }
-                for t, r in results["tasks"].items()
+                for k, r in results["tasks"].items()
             ]
         )
         st.caption(
-            f"Mean {results['mean_accuracy']:.4f} vs the paper's "
-            f"{results['paper_mean_accuracy']:.4f} on the same tasks (Sukhbaatar et al. "
-            "2015, Table 1). Our tasks are generated like the published ones, not the "
-            f"published files. Reproduce: `{results['command']}`."
+            t(
+                "memory.every_task_caption",
+                mean=f"{results['mean_accuracy']:.4f}",
+                paper=f"{results['paper_mean_accuracy']:.4f}",
+                command=results["command"],
+            )
         )

@@ -2,7 +2,7 @@
 
 import numpy as np
 import streamlit as st
-from kit import chart, friendly_errors, url_index, url_sync
+from kit import chart, friendly_errors, t, url_index, url_sync
 from state.memn2n import MAP_MEMORIES, memory_map
 from views.memory import memory_map as map_figure
 
@@ -10,24 +10,30 @@ from views.memory import memory_map as map_figure
 @st.fragment
 def section(map_name: str, sample, sentences):
     """A fragment: recolouring redraws the map only (the projection is cached)."""
-    st.subheader("Memory embeddings m_i across many stories")
+    st.subheader(t("memory.map_header"))
     ways = ["task", "entity"]
-    index = url_index("colour", ways, key="mem_colour")
-    colour = st.radio("Colour by", ways, index, horizontal=True, key="mem_colour")
-    url_sync(colour=colour)
-    st.caption(
-        f"UMAP (umap-learn) of the first hop's memory vectors m_i of `{map_name}` for about "
-        f"{MAP_MEMORIES:,} sentences of test stories, plus this story's (ringed, numbered "
-        "by sentence). The joint model is used when shipped, so every task shares one "
-        "space. Entity = the sentence's subject."
+    colour = st.radio(
+        t("memory.colour_by"),
+        ways,
+        url_index("colour", ways, key="mem_colour"),
+        horizontal=True,
+        format_func=lambda c: t(f"memory.colour_{c}"),
+        key="mem_colour",
     )
-    with friendly_errors("the memory map"):
+    url_sync(colour=colour)
+    st.caption(t("memory.map_caption", name=map_name, n=f"{MAP_MEMORIES:,}"))
+    with friendly_errors(t("memory.map_what")):
         coords, task_of, subject_of, texts, n = memory_map(map_name, sample)
-        groups = (task_of if colour == "task" else subject_of) + ["this story"] * n
+        tasks = [t("memory.task_n", n=g.removeprefix("task ")) for g in task_of]  # "task 2"
+        groups = (tasks if colour == "task" else subject_of) + [t("memory.this_story")] * n
         is_current = np.r_[np.zeros(len(texts), bool), np.ones(n, bool)]
         chart(
             map_figure(
-                coords, groups, texts + list(sentences), is_current, f"m_i coloured by {colour}"
+                coords,
+                groups,
+                texts + list(sentences),
+                is_current,
+                t("memory.map_title", by=t(f"memory.colour_{colour}")),
             ),
             key="mem-umap",
         )

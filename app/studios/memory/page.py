@@ -4,35 +4,39 @@ Widgets → one cached answer (a Trace) → the hops or the memory map, one at a
 """
 
 import streamlit as st
-from kit import controls, friendly_errors, page_bottom, page_top, url_default, url_index, url_sync
+from kit import (
+    controls,
+    friendly_errors,
+    page_bottom,
+    page_top,
+    t,
+    url_default,
+    url_index,
+    url_sync,
+)
 from kit.reveal import page_toggle
 from state.memn2n import answer, evaluation, reader, shipped
 from studios.memory import hops, inputs, measured, memory_map
 from views.memory import md_escape
 
 page_top()
-st.title("Memory (MemN2N)")
-st.caption(
-    "End-To-End Memory Networks (Sukhbaatar et al. 2015) trained here on generated "
-    "bAbI tasks. Each hop $k$ reads the memory with "
-    r"$p_i = \mathrm{softmax}(u^{k\top} m_i)$, adds $o^k = \sum_i p_i c_i$ to its question "
-    r"vector, $u^{k+1} = u^k + o^k$, and asks again."
-)
+st.title(t("memory.title"))
+st.caption(t("memory.caption"))
 
-with friendly_errors("loading the memory network"):
+with friendly_errors(t("memory.loading_what")):
     names = shipped()
     if not names:
-        raise FileNotFoundError(
-            "no MemN2N checkpoint is shipped; train one with "
-            "`python -m engine.train memn2n --task all`"
-        )
+        raise FileNotFoundError(t("memory.no_checkpoint"))
 
 results = evaluation()  # the shipped `evaluate memn2n --save` numbers, or None
 with controls():
     source = st.radio(
-        "Source",
+        t("memory.source"),
         ["Generated bAbI story", "Your own story"],
         horizontal=True,
+        format_func=lambda s: t(
+            "memory.source_own" if s == "Your own story" else "memory.source_babi"
+        ),
         index=url_default("own", 0, int, key="mem_source", choices=(0, 1)),
         key="mem_source",
     )
@@ -42,7 +46,7 @@ with controls():
         name, sample = inputs.generated_story(names, results)
 url_sync(model=name)
 
-with friendly_errors("answering"):
+with friendly_errors(t("memory.answering_what")):
     trace = answer(name, sample)
     cfg = reader(name).model.cfg
 
@@ -52,31 +56,34 @@ if out.get("warning"):
 verdict = ""
 if out["expected"]:
     right = out["expected"] == out["answer"]
-    verdict = " — correct" if right else f" — wrong, the answer is {md_escape(out['expected'])}"
+    verdict = t("memory.correct") if right else t("memory.wrong", answer=md_escape(out["expected"]))
 st.markdown(
-    f"**Q:** {md_escape(sample.question)}  \n**A:** `{out['answer']}` with probability "
-    f"{out['probability']:.3f}{verdict} · model `{name}` "
-    f"({cfg.hops} hops, {reader(name).meta['config']['tying']} tying)"
+    t(
+        "memory.qa",
+        question=md_escape(sample.question),
+        answer=out["answer"],
+        p=f"{out['probability']:.3f}",
+        verdict=verdict,
+        name=name,
+        hops=cfg.hops,
+        tying=reader(name).meta["config"]["tying"],
+    )
 )
 if out["unknown_words"]:
     st.info(
-        "Words outside the vocabulary were dropped: "
-        + ", ".join(md_escape(w) for w in out["unknown_words"][:20])
-        + "."
+        t("memory.dropped_words", words=", ".join(md_escape(w) for w in out["unknown_words"][:20]))
     )
 if out["dropped_sentences"]:
-    st.info(
-        f"The story has {len(sample.story)} sentences; the memory holds "
-        f"{cfg.memory}, so the earliest {out['dropped_sentences']} were left out."
-    )
+    st.info(t("memory.dropped", n=len(sample.story), memory=cfg.memory, k=out["dropped_sentences"]))
 
 # One section on screen at a time: the UMAP map is drawn only when asked for.
 shown = (
     st.segmented_control(
-        "Show",
+        t("memory.show"),
         ["Hops", "Memory map"],
         default=["Hops", "Memory map"][url_index("section", ["hops", "map"], key="mem_section")],
         required=True,
+        format_func=lambda s: t("memory.section_hops" if s == "Hops" else "memory.section_map"),
         key="mem_section",
     )
     or "Hops"

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from kit import example_and_text, friendly_errors, url_choice, url_number
+from kit import example_and_text, friendly_errors, t, url_choice, url_number
 from state import transformer as state
 
-OTHER = "Another allowed directory…"
-CHECKPOINT_HELP = "transformer-<task>-<positional encoding>"
+OTHER = "Another allowed directory…"  # an option's identity, shown through t()
 PRETRAINED_EXAMPLES = (
     "The animal didn't cross the street because it was too tired.",
     "The unbelievably quick brown fox jumps over the lazy dog.",
@@ -17,26 +16,23 @@ PRETRAINED_EXAMPLES = (
 )
 
 
+def example_text(examples, key: str) -> str:
+    return example_and_text(examples, key, t("transformer.example"), t("transformer.input"))
+
+
 def show_measured(result: dict | None) -> None:
     """The evaluation numbers, their method and the command that measured them."""
     if result is None:
         return
-    with st.expander(f"Measured quality on {result['n_test']} test sentences"):
+    with st.expander(t("transformer.measured", n=result["n_test"])):
         rows = result.get("pe_ablation") or {result["pe"]: result}
         st.table(
             {pe: {k: r[k] for k in ("bleu", "exact_match", "unigram_f1")} for pe, r in rows.items()}
         )
         if "aer" in result:
-            st.markdown(
-                f"Alignment error rate of each cross-attention head of `{result['checkpoint']}` "
-                "against the gold links (lower is better; argmax link per target word, "
-                "teacher-forced on the reference):"
-            )
+            st.markdown(t("transformer.aer_intro", name=result["checkpoint"]))
             st.table(result["aer"])
-        st.caption(
-            f"Reproduce: `{result['command']}`. BLEU is sacreBLEU on tokens (characters "
-            "for dates); unigram F1 ignores word order."
-        )
+        st.caption(t("transformer.measured_caption", command=result["command"]))
 
 
 def ours():
@@ -44,34 +40,31 @@ def ours():
 
     checkpoints, _ = state.model_choices()
     if not checkpoints:
-        st.info(
-            "No trained Transformer is shipped yet: run "
-            "`python -m engine.train transformer --task en-fr` to make one."
-        )
+        st.info(t("transformer.no_model"))
         st.stop()
     name = url_choice(
-        st.selectbox, "model", "Checkpoint", checkpoints, key="checkpoint", help=CHECKPOINT_HELP
+        st.selectbox,
+        "model",
+        t("transformer.checkpoint"),
+        checkpoints,
+        key="checkpoint",
+        help=t("transformer.checkpoint_help"),
     )
-    with friendly_errors("loading the checkpoint"):
+    with friendly_errors(t("transformer.checkpoint_what")):
         tr = state.translator(name)
     cfg = tr.model.cfg
-    st.caption(
-        f"Task **{tr.task}**, positional encoding **{cfg.pe}**, {cfg.n_layers} layers × "
-        f"{cfg.n_heads} heads, d_model {cfg.d_model}. Input: at most **{tr.max_src} tokens**"
-        f"{' (characters)' if tr.task == 'dates' else ' (words)'}; "
-        f"at most {MAX_CHARS:,} characters; output: at most {tr.max_new} tokens."
-    )
+    facts = dict(task=tr.task, pe=cfg.pe, layers=cfg.n_layers, heads=cfg.n_heads, d=cfg.d_model)
+    facts |= dict(max_src=tr.max_src, chars=f"{MAX_CHARS:,}", max_new=tr.max_new)
+    st.caption(t("transformer.ours_caption" + ("_dates" if tr.task == "dates" else ""), **facts))
     show_measured(state.measured(tr.task))
-    text = example_and_text(state.examples(tr.task), name, "Example", "Input")
-    with friendly_errors("the Transformer"):
+    text = example_text(state.examples(tr.task), name)
+    with friendly_errors(t("transformer.ours_what")):
         trace = state.own_trace(name, text)
-    st.markdown(f"**Output:** `{trace.outputs['translation']}`")
+    st.markdown(t("transformer.output", text=trace.outputs["translation"]))
     if trace.outputs.get("warning"):  # far from its data: say so before any heatmap
         st.warning(trace.outputs["warning"])
     elif trace.outputs["unknown"]:
-        st.warning(
-            "Not in this model's vocabulary (read as <unk>): " + ", ".join(trace.outputs["unknown"])
-        )
+        st.warning(t("transformer.unknown", words=", ".join(trace.outputs["unknown"])))
     return trace, ("<s>", "</s>")
 
 
@@ -79,39 +72,38 @@ def pretrained():
     from engine.models.pretrained import ALLOWLIST_ENV, MAX_CHARS, MAX_NEW_TOKENS
 
     _, models = state.model_choices()
-    choice = url_choice(st.selectbox, "model", "Model", [*models, OTHER], key="hf-model")
+    other = lambda m: t("transformer.other") if m == OTHER else m  # noqa: E731
+    choice = url_choice(
+        st.selectbox,
+        "model",
+        t("transformer.model"),
+        [*models, OTHER],
+        key="hf-model",
+        format_func=other,
+    )
     if choice == OTHER:
         path = st.text_input(
-            "Local model directory",
+            t("transformer.local_dir"),
             key="hf-path",
-            help=f"Only directories listed in {ALLOWLIST_ENV} are allowed.",
+            help=t("transformer.local_dir_help", env=ALLOWLIST_ENV),
         )
         name = path.rstrip("/").rsplit("/", 1)[-1]
     else:
         path, name = models[choice], choice
-    with friendly_errors("loading the model"):
+    with friendly_errors(t("transformer.loading_what")):
         m = state.pretrained(path, name)
-    st.caption(
-        f"{m.name}: {m.arch}, eager attention. Input: at most **{m.max_tokens} tokens** "
-        f"and {MAX_CHARS:,} characters; longer text is refused."
-    )
-    text = example_and_text(PRETRAINED_EXAMPLES, name, "Example", "Input")
+    facts = dict(name=m.name, arch=m.arch, tokens=m.max_tokens, chars=f"{MAX_CHARS:,}")
+    st.caption(t("transformer.pretrained_caption", **facts))
+    text = example_text(PRETRAINED_EXAMPLES, name)
     new = 0
     if m.arch != "encoder":
-        label = f"Tokens to generate (0–{MAX_NEW_TOKENS}, greedy)"
-        new = url_number(st.slider, "new", label, 0, MAX_NEW_TOKENS, 8, key="hf-new")
-    with friendly_errors("the pretrained model"):
+        label = t("transformer.generate", n=MAX_NEW_TOKENS)
+        new = url_number(st.slider, "new", label, 0, MAX_NEW_TOKENS, 8, key="hf-generate")
+    with friendly_errors(t("transformer.pretrained_what")):
         trace = state.pretrained_trace(path, name, text, new)
     if "generated" in trace.outputs:
-        how = (
-            "one causal pass over prompt + generated tokens"
-            if m.arch == "decoder"
-            else "one teacher-forced decoder pass over the generated tokens"
-        )
-        st.markdown(
-            f"**Generated:** `{trace.outputs['generated']}` — the attention below includes "
-            f"the generated tokens ({how})."
-        )
+        how = t("transformer.how_" + ("causal" if m.arch == "decoder" else "forced"))
+        st.markdown(t("transformer.generated", text=trace.outputs["generated"], how=how))
     return trace, m.sinks
 
 
@@ -139,9 +131,19 @@ def layer_head(raw) -> tuple[int, int]:
     s1, s2 = st.columns(2)
     fl, fh = raw.layer_labels.__getitem__, raw.head_labels.__getitem__
     layer = url_choice(
-        s1.select_slider, "layer", "Layer", range(n_layers), key=f"layer-{n_layers}", format_func=fl
+        s1.select_slider,
+        "layer",
+        t("transformer.layer"),
+        range(n_layers),
+        key=f"layer-{n_layers}",
+        format_func=fl,
     )
     head = url_choice(
-        s2.select_slider, "head", "Head", range(n_heads), key=f"head-{n_heads}", format_func=fh
+        s2.select_slider,
+        "head",
+        t("transformer.head"),
+        range(n_heads),
+        key=f"head-{n_heads}",
+        format_func=fh,
     )
     return layer, head

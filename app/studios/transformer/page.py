@@ -10,6 +10,7 @@ from kit import (
     friendly_errors,
     page_bottom,
     page_top,
+    t,
     url_choice,
     url_default,
     url_sync,
@@ -24,41 +25,42 @@ from studios.transformer import (
     section_qk,
 )
 
+# Options keep English identities (widget state, tests); each is shown through t().
 OURS, PRETRAINED = "Our Transformer (trained here)", "Pretrained (HuggingFace, local files)"
-KIND_NAMES = {
-    "encoder_self": "encoder self-attention",
-    "decoder_self": "decoder self-attention",
-    "cross": "cross-attention (decoder → encoder)",
-}
+KINDS = ("encoder_self", "decoder_self", "cross")
 FAMILIES = ["ours", "pretrained"]
 READING_IDS = ["heads", "mean", "rollout"]
+# The sections' names in a link (a lesson deck's views use "grid" too).
 SECTION_IDS = ["grid", "bertviz", "neuron", "qk"]
 SECTIONS = {
-    "Layers × heads": section_heads.show,
-    "bertviz": section_bertviz.show,
-    "Neuron view": section_neuron.show,
-    "Query–key map (AttentionViz)": section_qk.show,
+    "Layers × heads": ("heads", section_heads.show),
+    "bertviz": ("bertviz", section_bertviz.show),
+    "Neuron view": ("neuron", section_neuron.show),
+    "Query–key map (AttentionViz)": ("qk", section_qk.show),
 }
 
+
+def kind_name(kind: str) -> str:
+    return t(f"transformer.kind_{kind}") if kind in KINDS else kind
+
+
 page_top()
-st.title("Transformer")
-st.caption(
-    "Vaswani et al. 2017: multi-head self- and cross-attention, layer by layer and head "
-    "by head, in a small encoder–decoder we trained here and in pretrained models "
-    "loaded from local files (never downloaded)."
-)
+st.title(t("transformer.title"))
+st.caption(t("transformer.caption"))
 state.umap_warm_up()
 
 with controls():
     linked = st.query_params.get("family", "ours")
+    family = lambda s: t("transformer.ours" if s == OURS else "transformer.pretrained")  # noqa: E731
     source = url_choice(
         st.radio,
         "family",
-        "Model family",
+        t("transformer.family"),
         [OURS, PRETRAINED],
         key="family",
         ids=FAMILIES,
         horizontal=True,
+        format_func=family,
     )
     if linked != FAMILIES[[OURS, PRETRAINED].index(source)]:  # the link's model was the other's
         url_sync(model=None, text=None, example=None)
@@ -68,38 +70,38 @@ with controls():
     kind = url_choice(
         c1.selectbox,
         "attention",
-        "Attention",
+        t("transformer.attention"),
         list(trace.maps),
         key="attention",
-        format_func=KIND_NAMES.get,
+        format_func=kind_name,
     )
     readings = state.READINGS if kind != "cross" else state.READINGS[:2]
     reading = url_choice(
         c2.radio,
         "reading",
-        "Read the heads",
+        t("transformer.read_heads"),
         readings,
         key="reading",
         ids=READING_IDS[: len(readings)],
         horizontal=True,
-        help="Rollout multiplies (½·mean-over-heads + ½·I) over layers; it needs self-attention.",
+        format_func=lambda r: t(f"transformer.reading{state.READINGS.index(r)}"),
+        help=t("transformer.read_heads_help"),
     )
     c3, c4 = st.columns(2)
     merge = c3.toggle(
-        "Merge word pieces into words",
+        t("transformer.merge"),
         url_default("merge", False, flag, key="merge"),
+        help=t("transformer.merge_help"),
         key="merge",
-        help="to a word: sum over its pieces; from a word: mean over its pieces "
-        "(rows still sum to 1)",
     )
     hide = c4.toggle(
-        f"Hide {' / '.join(sinks)} attention sinks",
-        url_default("hide", False, flag, key="hide"),
-        key="hide",
-        help="drops those rows and columns and renormalises each row",
+        t("transformer.hide", sinks=" / ".join(sinks)),
+        url_default("hide", False, flag, key="hide-sinks"),
+        help=t("transformer.hide_help"),
+        key="hide-sinks",
     )
     url_sync(merge=merge, hide=hide)
-with friendly_errors("reading the heads"):
+with friendly_errors(t("transformer.reading_what")):
     amap = state.read_heads(trace.maps[kind], reading, merge, hide, sinks)
 
 
@@ -111,14 +113,15 @@ def sections(shown: model_pickers.Shown) -> None:
     section = url_choice(
         st.segmented_control,
         "section",
-        "Section",
+        t("transformer.section"),
         names,
         key="transformer-section",
         ids=SECTION_IDS,
+        format_func=lambda s: t(f"transformer.section_{SECTIONS[s][0]}"),
     )
-    SECTIONS[section](shown)
+    SECTIONS[section or names[0]][1](shown)
 
 
 page_toggle("transformer", amap)
-sections(model_pickers.Shown(trace, kind, KIND_NAMES[kind], amap, merge, hide, tuple(sinks)))
+sections(model_pickers.Shown(trace, kind, kind_name(kind), amap, merge, hide, tuple(sinks)))
 page_bottom(f"transformer-{trace.model}", trace)

@@ -1,10 +1,9 @@
 """AttentionViz (Yeh et al. 2023): one head's queries and keys in one 2-D embedding."""
 
 import streamlit as st
-from kit import chart, friendly_errors, url_choice
+from kit import chart, friendly_errors, t, url_choice
 from state import transformer as state
 from studios.transformer.model_pickers import layer_head
-from studios.transformer.section_neuron import NO_VECTORS
 from views.qk_map import dot_distance_figure, qk_scatter
 
 
@@ -12,14 +11,20 @@ def show(s) -> None:
     raw, kind = s.raw, s.kind
     q_all, k_all = s.trace.vectors.get(f"queries.{kind}"), s.trace.vectors.get(f"keys.{kind}")
     if q_all is None:
-        st.info(NO_VECTORS)
+        st.info(t("transformer.no_vectors"))
         return
     layer, head = layer_head(raw)
     colour = url_choice(
-        st.radio, "colour", "Colour by", ["position", "token"], key="tr-colour", horizontal=True
+        st.radio,
+        "colour",
+        t("transformer.colour_by"),
+        ["position", "token"],
+        key="qk-colour",
+        horizontal=True,
+        format_func=lambda c: t(f"transformer.colour_{c}"),
     )
     mask = state.allowed_keys(kind, raw.shape[2], raw.shape[3])
-    with friendly_errors("the query–key map"):
+    with friendly_errors(t("transformer.qk_what")):
         emb = state.joint_embedding(q_all[layer, head], k_all[layer, head], mask, 0)
     title = f"{raw.layer_labels[layer]} · {raw.head_labels[head]} ({emb.method.upper()})"
     chart(
@@ -28,8 +33,4 @@ def show(s) -> None:
         key="tr-qk",
     )
     chart(dot_distance_figure(emb, mask), width="stretch", key="tr-qk-r")
-    st.caption(
-        "Yeh et al. 2023: queries and keys embedded together; keys shifted by "
-        "mean(Q) − mean(K) (and both scaled to equal mean norm), which leaves every "
-        "softmax unchanged. The correlation says how faithful the 2-D picture is."
-    )
+    st.caption(t("transformer.qk_caption"))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import streamlit as st
-from kit import flag, url_choice, url_default, url_number, url_sync
+from kit import flag, t, url_choice, url_default, url_number, url_sync
 from state import variants as state
 
+# Options keep English identities (widget state, tests); each is shown through t().
 SYNTHETIC, TEXT = "Synthetic Q/K/V", "Text through a seeded random layer"
 TRAINED = "A date through the trained Transformer"
 EXAMPLE = (
@@ -39,41 +40,41 @@ def source_widgets() -> dict:
     sources = [SYNTHETIC, TEXT] + ([TRAINED] if state.trained_available() else [])
     ids = [SOURCE_KEYS[s] for s in sources]
     source = url_choice(
-        st.radio, "source", "Input", sources, ids=ids, key="var-source", horizontal=True
+        st.radio,
+        "source",
+        t("variants.input"),
+        sources,
+        ids=ids,
+        key="var-source",
+        horizontal=True,
+        format_func=lambda s: t(f"variants.source_{SOURCE_KEYS[s]}"),
     )
     causal = st.checkbox(
-        "causal",
+        t("variants.causal"),
         url_default("causal", False, flag, key="var-causal"),
         key="var-causal",
-        help="Performer and Linformer are bidirectional here",
+        help=t("variants.causal_help"),
     )
     url_sync(causal=causal)
     synthetic, text, heads, d = (0, "clustered", 1.0, 0), "", 2, 32
     if source == TRAINED:
         limit = state.trained_max_length()
-        text = st.text_input(
-            f"A date, as you would write it (at most {limit} characters)", "12 March 2021"
-        )
-        st.caption(
-            "Q, K, V are the first encoder layer's of the trained dates Transformer "
-            f"({state.TRAINED_CHECKPOINT}). Each variant also replaces the self-attention of "
-            "every encoder layer; the table shows the translation it then produces."
-        )
+        text = st.text_input(t("variants.date", n=limit), "12 March 2021", key="var-date")
+        st.caption(t("variants.date_caption", name=state.TRAINED_CHECKPOINT))
         n = max(1, len(text))
     elif source == TEXT:
         c1, c2 = st.columns(2)
-        heads = url_number(c1.number_input, "heads", "heads (1 … 8)", 1, 8, 2, key="var-heads")
-        d = url_number(c2.number_input, "d", "head size d (8 … 128)", 8, 128, 32, key="var-d")
+        heads = url_number(
+            c1.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-text-heads"
+        )
+        d = url_number(c2.number_input, "d", t("variants.head_size"), 8, 128, 32, key="var-text-d")
         text = st.text_area(
-            f"Text (at most {inputs.TEXT_TOKEN_LIMIT} tokens)",
+            t("variants.text", n=inputs.TEXT_TOKEN_LIMIT),
             url_default("text", EXAMPLE, key="var-text"),
             key="var-text",
         )
         url_sync(text=text)
-        st.caption(
-            f"Q, K and V come from a {inputs.TEXT_LABEL}: word vectors seeded by the "
-            "word, plus sinusoidal positions, through seeded W_Q, W_K, W_V."
-        )
+        st.caption(t("variants.text_caption"))
         n = max(1, len(tokenize(text)))
     else:
         s1, s2, s3, s4, s5, s6 = st.columns(6)
@@ -85,18 +86,19 @@ def source_widgets() -> dict:
         structure = url_choice(
             s2.selectbox,
             "structure",
-            "structure",
+            t("variants.structure"),
             inputs.STRUCTURES,
             default=2,
             key="var-structure",
+            format_func=lambda s: t(f"variants.structure_{s}"),
         )
-        label = "sharpness (0.1 … 8)"
+        label = t("variants.sharpness")
         sharpness = url_number(
-            s3.slider, "sharpness", label, 0.1, 8.0, 1.0, key="var-sharp", cast=float
+            s3.slider, "sharpness", label, 0.1, 8.0, 1.0, key="var-sharpness", cast=float
         )
-        seed = url_number(s4.number_input, "seed", "seed (0 … 9999)", 0, 9999, 0, key="var-seed")
-        heads = url_number(s5.number_input, "heads", "heads (1 … 8)", 1, 8, 2, key="var-heads")
-        d = url_number(s6.number_input, "d", "head size d (8 … 128)", 8, 128, 32, key="var-d")
+        seed = url_number(s4.number_input, "seed", t("variants.seed"), 0, 9999, 0, key="var-seed")
+        heads = url_number(s5.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-heads")
+        d = url_number(s6.number_input, "d", t("variants.head_size"), 8, 128, 32, key="var-d")
         synthetic = (int(n), structure, float(sharpness), int(seed))
     return dict(
         source=SOURCE_KEYS[source],

@@ -1,7 +1,7 @@
 """Variants lab: every efficient attention variant on the same input, side by side."""
 
 import streamlit as st
-from kit import friendly_errors, page_bottom, page_top, url_choice
+from kit import friendly_errors, page_bottom, page_top, t, url_choice
 from studios.variants import (
     section_compare,
     section_int8,
@@ -12,7 +12,6 @@ from studios.variants import (
 
 from engine import kernels
 
-IDS = ["compare", "profile", "long", "kv", "int8"]
 # Each section's own parameters: a link's values belong to the section it was copied on.
 PARAMS = (
     "source",
@@ -29,35 +28,31 @@ PARAMS = (
     "view",
     "pool",
 )
+# Section identities (the widget's state) → (body, its name in variants.toml and links).
 SECTIONS = {
-    "Compare": (section_compare.show, "the comparison"),
-    "Cost profile": (section_profile.show, "the cost profile"),
-    "Long sequences": (section_long.show, "the long-sequence map"),
-    "KV cache": (section_kv.show, "the KV-cache run"),
-    "INT8": (section_int8.show, "the INT8 comparison"),
+    "Compare": (section_compare.show, "compare"),
+    "Cost profile": (section_profile.show, "profile"),
+    "Long sequences": (section_long.show, "long"),
+    "KV cache": (section_kv.show, "kv"),
+    "INT8": (section_int8.show, "int8"),
 }
 
 page_top()
-st.title("⚡ Variants lab")
-st.caption(
-    "Efficient attention variants on one input: their maps, how far each is from full "
-    "attention, what each can see, and what each costs — all measured here."
-)
-st.caption(
-    f"Kernel path on this machine: **{kernels.active_path(kernels.default_device())}** "
-    "(Triton runs only on a CUDA GPU)."
-)
+st.title(t("variants.title"))
+st.caption(t("variants.caption"))
+st.caption(t("variants.kernel_path", path=kernels.active_path(kernels.default_device())))
 # One section at a time, so a page load computes only what is on screen.
 section = url_choice(
     st.segmented_control,
     "section",
-    "Section",
+    t("variants.section"),
     list(SECTIONS),
-    ids=IDS,
+    ids=[name for _, name in SECTIONS.values()],
     key="variants-section",
     resets=PARAMS,
+    format_func=lambda s: t(f"variants.section_{SECTIONS[s][1]}"),
 )
-body, what = SECTIONS[section]
-with friendly_errors(what):
+body, name = SECTIONS[section]
+with friendly_errors(t(f"variants.what_{name}")):
     body()
-page_bottom(f"variants-{IDS[list(SECTIONS).index(section)]}")
+page_bottom(f"variants-{name}")

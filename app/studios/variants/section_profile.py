@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from kit import chart, table_exports
+from kit import chart, t, table_exports
 from state import variants as state
 from views import variants as figs
 
@@ -13,26 +13,23 @@ def show() -> None:
     from engine import profile
     from engine.variants import REGISTRY
 
-    st.markdown(
-        "Median of 3 timed runs after one warm-up, one torch thread. Peak memory: "
-        "the most tensor storage live at once during the warm-up, counted op by op "
-        "(engine/profile.py says how); dashed lines are the memory models. The first "
-        "sweep in a server process also loads torch's dispatch machinery (≈ 4 s once, "
-        "outside the time budget)."
-    )
+    st.markdown(t("variants.profile_intro"))
     picked = st.multiselect(
-        "Variants to profile", list(REGISTRY), list(REGISTRY), key="profile-variants"
+        t("variants.profile_variants"), list(REGISTRY), list(REGISTRY), key="profile-variants"
     )
     options = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
     lengths = st.multiselect(
-        f"Lengths n ({profile.LENGTH_LIMITS[0]} … {profile.LENGTH_LIMITS[1]})",
+        t("variants.lengths", lo=profile.LENGTH_LIMITS[0], hi=profile.LENGTH_LIMITS[1]),
         options,
         list(profile.DEFAULT_LENGTHS),
+        key="profile-lengths",
     )
     c1, c2, c3 = st.columns(3)
-    d = c1.selectbox("head size d", [32, 64, 128], index=1)
-    time_budget = c2.slider("time budget, s (5 … 120)", 5, 120, int(profile.TIME_BUDGET_S))
-    mem_gib = c3.slider("memory budget per run, GiB (0.25 … 4)", 0.25, 4.0, 2.0, step=0.25)
+    d = c1.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="profile-d")
+    time_budget = c2.slider(
+        t("variants.time_budget"), 5, 120, int(profile.TIME_BUDGET_S), key="profile-time"
+    )
+    mem_gib = c3.slider(t("variants.mem_budget"), 0.25, 4.0, 2.0, step=0.25, key="profile-mem")
     budget = mem_gib * 2**30
     predictions = [
         {
@@ -45,11 +42,11 @@ def show() -> None:
         for n in sorted(lengths)
         for v in picked
     ]
-    with st.expander("Prediction before running (memory model vs budget)"):
+    with st.expander(t("variants.prediction")):
         st.dataframe(pd.DataFrame(predictions), hide_index=True)
         table_exports(predictions, "variants-predictions")
     sweep_state = st.session_state.setdefault("variants-sweep", {"items": [], "status": "idle"})
-    if st.button("Run sweep", type="primary"):
+    if st.button(t("variants.run_sweep"), type="primary", key="profile-run"):
         sweep_state["request"] = (
             tuple(picked),
             tuple(sorted(set(lengths))),
@@ -64,9 +61,9 @@ def show() -> None:
     points = [p for p in items if isinstance(p, profile.Point)]
     skips = [s for s in items if isinstance(s, profile.Skip)]
     if sweep_state["status"] == "stopped":
-        st.warning(f"Sweep stopped after {len(items)} points; showing what was measured.")
+        st.warning(t("variants.sweep_stopped", n=len(items)))
     if not items:
-        st.info("Run a sweep to measure time and memory.")
+        st.info(t("variants.sweep_hint"))
         return
     rows = [
         {**r, "peak_mib": r["peak_bytes"] / 2**20, "predicted_mib": r["predicted_bytes"] / 2**20}
@@ -74,7 +71,9 @@ def show() -> None:
     ]
     if rows:
         chart(
-            figs.loglog_figure(rows, "median_s", title="Median time vs n", y_title="seconds"),
+            figs.loglog_figure(
+                rows, "median_s", title=t("variants.time_title"), y_title=t("variants.seconds")
+            ),
             key="chart-time",
         )
         chart(
@@ -82,24 +81,21 @@ def show() -> None:
                 rows,
                 "peak_mib",
                 predicted="predicted_mib",
-                title="Peak memory vs n (measured; dashed: model)",
+                title=t("variants.memory_title"),
                 y_title="MiB",
             ),
             key="chart-mem",
         )
         summary = profile.as_rows(profile.summarize(points))
-        st.markdown(
-            f"**Fitted log-log exponents** (tolerance ±{profile.EXPONENT_TOLERANCE}"
-            " of the FLOP model's slope)"
-        )
+        st.markdown(t("variants.exponents", tolerance=profile.EXPONENT_TOLERANCE))
         st.dataframe(pd.DataFrame(summary), hide_index=True)
         table_exports(summary, "variants-exponents")
-        st.markdown("**Measurements**")
+        st.markdown(t("variants.measurements"))
         table = [{k: v for k, v in r.items() if k != "times_s"} for r in rows]
         st.dataframe(pd.DataFrame(table), hide_index=True)
         table_exports(table, "variants-profile")
     if skips:
-        st.markdown("**Not run** (trimmed to stay within the budgets)")
+        st.markdown(t("variants.not_run"))
         skipped = profile.as_rows(skips)
         st.dataframe(pd.DataFrame(skipped), hide_index=True)
         table_exports(skipped, "variants-skipped")
