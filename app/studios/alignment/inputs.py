@@ -63,6 +63,8 @@ def input_text(card) -> str:
 
     def draw():
         pair = enfr.sample(random.randrange(10**9))
+        while len(pair.src) > enfr.MAX_LEN:  # the grammar can outgrow what the models read
+            pair = enfr.sample(random.randrange(10**9))
         st.session_state.setdefault("nmt-drawn", []).append(pair)
         st.session_state[key] = enfr.detokenize_en(pair.src)
 
