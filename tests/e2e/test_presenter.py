@@ -45,9 +45,16 @@ def test_a_figure_downloads_as_png_and_svg_and_the_link_copies(studio_url, page,
     assert camera().startswith(b"\x89PNG")
     page.get_by_role("radio", name="SVG", exact=True).click()
     wait_for_app(page)
-    figure = page.locator(".js-plotly-plot").first
-    figure.locator(".xtick text").first.wait_for(timeout=30_000)
-    assert b"<svg" in camera()[:200]
+    # The rerun that applies the new format may start after the wait above returns: the
+    # figure is redrawn with the SVG camera within a few seconds, and only then downloads SVG.
+    for _ in range(20):
+        figure = page.locator(".js-plotly-plot").first
+        figure.locator(".xtick text").first.wait_for(timeout=30_000)
+        image = camera()
+        if b"<svg" in image[:200]:
+            break
+        page.wait_for_timeout(500)
+    assert b"<svg" in image[:200]
     page.get_by_role("button", name="Copy link to this view").click()
     link = page.locator("#kit-link-text").input_value()
     assert link.startswith(studio_url) and "beam=3" in link and "section=alignment" in link
