@@ -53,20 +53,24 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    from engine import checkpoints, projection
+    from engine import projection
     from engine.data.babi import dataset
-    from engine.models.memn2n import answer, load, memory_vectors
+    from engine.models import registry
+    from engine.models.memn2n import memory_vectors
 
-    names = checkpoints.available("memn2n-")
+    names = [c.name for c in registry.by_family("memn2n")]
     name = args.model or ("memn2n-joint" if "memn2n-joint" in names else names[0])
-    reader = load(name)
+    card = registry.get(name)
+    reader = card.load()
     task = reader.meta["tasks"][0]
     samples = dataset(task, "test")[: args.repeats]
-    answer(reader, samples[0])  # first call allocates; not what a user waits for each time
+    card.trace(
+        samples[0], model=reader
+    )  # first call allocates; not what a user waits for each time
     times = []
     for s in samples:
         t0 = time.perf_counter()
-        answer(reader, s)
+        card.trace(s, model=reader)
         times.append(1000 * (time.perf_counter() - t0))
 
     result = {

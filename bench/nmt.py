@@ -20,6 +20,7 @@ from torch import nn
 
 from engine.data import enfr
 from engine.data.vocab import PAD_ID
+from engine.models import registry
 from engine.models.bahdanau import RNNSearch, Translator
 from engine.training.nmt import batches
 
@@ -33,14 +34,14 @@ def sentence_of(n_words: int, vocab) -> str:
     raise RuntimeError(f"no {n_words}-token sentence found")
 
 
-def time_translate(tr: Translator, text: str, beam: int, runs: int):
+def time_translate(card, tr: Translator, text: str, beam: int, runs: int):
     """Median wall ms and median CPU ms of this process (the CPU time is what the call
     costs when the two shared cores are busy with other work)."""
-    tr.translate(text, beam=beam)  # warm-up
+    card.trace(text, model=tr, beam=beam)  # warm-up
     wall, cpu = [], []
     for _ in range(runs):
         t0, c0 = time.perf_counter(), time.process_time()
-        tr.translate(text, beam=beam)
+        card.trace(text, model=tr, beam=beam)
         wall.append(1000 * (time.perf_counter() - t0))
         cpu.append(1000 * (time.process_time() - c0))
     return statistics.median(wall), statistics.median(cpu)
@@ -73,10 +74,11 @@ def main() -> None:
     p.add_argument("--train-steps", type=int, default=10)
     a = p.parse_args()
     torch.set_num_threads(1)
-    tr = Translator.load(a.model)
+    card = registry.get(a.model)
+    tr = card.load()
     text = sentence_of(30, tr.src_vocab)
-    beam5, beam5_cpu = time_translate(tr, text, 5, a.runs)
-    greedy, greedy_cpu = time_translate(tr, text, 1, a.runs)
+    beam5, beam5_cpu = time_translate(card, tr, text, 5, a.runs)
+    greedy, greedy_cpu = time_translate(card, tr, text, 1, a.runs)
     result = {
         "model": a.model,
         "sentence_words": 30,

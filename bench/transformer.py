@@ -41,13 +41,14 @@ def main() -> dict:
     threads = int(os.environ.get("BENCH_THREADS", torch.get_num_threads()))
     torch.set_num_threads(threads)
 
-    from engine.models import pretrained as hf
+    from engine.models import registry
     from engine.models.attentionviz import joint_embedding
     from engine.projection import warm_up
 
-    m = hf.load_minilm()
+    card = registry.get("minilm")
+    m = card.load()
     text = " ".join(itertools.islice(itertools.cycle(WORDS), N_TOKENS - 2))  # + [CLS], [SEP]
-    trace = hf.trace(m, text)
+    trace = card.trace(text, model=m)
     amap = trace.maps["encoder_self"]
     assert amap.shape[2] == N_TOKENS, amap.shape
 
@@ -57,7 +58,7 @@ def main() -> dict:
         with torch.no_grad():
             m.model(**enc, output_attentions=True)
 
-    trace_ms = median_ms(lambda: hf.trace(m, text))
+    trace_ms = median_ms(lambda: card.trace(text, model=m))
     bare_ms = median_ms(bare)
 
     warm_s = warm_up()

@@ -8,8 +8,8 @@ import re
 
 import numpy as np
 import streamlit as st
+from kit import export_buttons, friendly_errors
 from state import nmt as state
-from ui import export_buttons, friendly_errors
 from views.alignment import (
     additive_parts_figure,
     alignment_figure,

@@ -2,8 +2,7 @@
 
 import numpy as np
 import streamlit as st
-from state import url_default, url_sync
-from ui import export_buttons, friendly_errors
+from kit import export_buttons, friendly_errors, url_default, url_sync
 from views.heatmap import attention_figure, heatmap
 from views.walkthrough import entropy_figure
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import streamlit as st
-from state import url_default, url_sync
+from kit import export_buttons, friendly_errors, url_default, url_sync
 from state.memn2n import (
     MAP_MEMORIES,
     chosen,
@@ -13,7 +13,6 @@ from state.memn2n import (
     shipped,
     stories,
 )
-from ui import export_buttons, friendly_errors
 from views.memory import answer_bars, hops_figure, md_escape, memory_map, shaded_story
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story

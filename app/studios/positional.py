@@ -3,8 +3,7 @@
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
-from state import url_default, url_sync
-from ui import friendly_errors
+from kit import friendly_errors, url_default, url_sync
 from views.heatmap import FONT, heatmap
 
 from engine import positional as pe_lib

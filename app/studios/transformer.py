@@ -5,8 +5,8 @@ Widgets → engine (a Trace) → views. Every map is [layer, head, query, key].
 
 import numpy as np
 import streamlit as st
+from kit import export_buttons, friendly_errors
 from state import transformer as state
-from ui import export_buttons, friendly_errors
 from views.heatmap import attention_figure
 from views.qk_map import dot_distance_figure, qk_scatter
 from views.transformer import bertviz_arguments, head_grid, neuron_figure

@@ -7,8 +7,8 @@ import json
 
 import pandas as pd
 import streamlit as st
+from kit import friendly_errors
 from state import variants as state
-from ui import friendly_errors
 from views import variants as figs
 
 st.title("⚡ Variants lab")

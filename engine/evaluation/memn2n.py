@@ -22,7 +22,8 @@ import torch
 from engine import checkpoints
 from engine.data.babi import TASK_IDS, dataset
 from engine.data.babi_encode import encode, times_and_mask
-from engine.models.memn2n import Reader, checkpoint_name, load
+from engine.models import registry
+from engine.models.memn2n import Reader, checkpoint_name
 
 # Sukhbaatar et al. 2015, "End-To-End Memory Networks", Table 1: test error (%) on the
 # bAbI 1k tasks, tasks 1-20. Column "PE LS RN": one model per task, best of 10 runs
@@ -92,7 +93,7 @@ def choose(task: int, directory=None, cache: dict | None = None) -> tuple[str, d
     dev = {}
     for name in names:
         if name not in cache:
-            cache[name] = load(name, directory)
+            cache[name] = registry.get(name, directory).load()
         dev[name] = score(cache[name], task, "dev")["accuracy"]
     return max(names, key=lambda n: dev[n]), dev
 
@@ -121,7 +122,7 @@ def main(argv: list[str]) -> int:
     for t in tasks:
         if args.joint:
             name, dev = checkpoint_name("joint"), {}
-            cache.setdefault(name, load(name, args.checkpoints))
+            cache.setdefault(name, registry.get(name, args.checkpoints).load())
         else:
             name, dev = choose(t, args.checkpoints, cache)
         per_task[str(t)] = r = {**score(cache[name], t), "dev_accuracy": dev}

@@ -23,6 +23,7 @@ import torch
 
 from engine import checkpoints, metrics
 from engine.data import enfr
+from engine.models import registry
 from engine.models.bahdanau import Translator
 from engine.training.nmt import collate, load_splits
 
@@ -107,14 +108,16 @@ def main(argv: list[str]) -> int:
     name = a.model or default
     # --limit N measures the first N/buckets test pairs of every length bucket.
     test = load_splits(a.task, a.seed, 0, a.limit or 2000)["test"]
-    tr = Translator.load(name, a.dir)
+    tr = registry.get(name, a.dir).load()
     result = evaluate(tr, test, a.beam)
     if a.beam > 1:  # the batched greedy numbers too, for comparison
         greedy = evaluate(tr, test, 1)
         result["greedy"] = {k: greedy[k] for k in ("exact_match", "bleu", "bleu_by_length")}
     if a.task == "en-fr":
-        others = [n for n in checkpoints.available("nmt-enfr-", a.dir) if n != name]
-        result["models"] = {n: evaluate(Translator.load(n, a.dir), test, a.beam) for n in others}
+        others = [
+            c for c in registry.by_family("nmt", a.dir) if c.task == a.task and c.name != name
+        ]
+        result["models"] = {c.name: evaluate(c.load(), test, a.beam) for c in others}
         for n, r in result["models"].items():
             print(f"{n}: bleu {r['bleu']} by length {r['bleu_by_length']}", file=sys.stderr)
     line = json.dumps(result, ensure_ascii=False)

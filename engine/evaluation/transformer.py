@@ -22,12 +22,12 @@ import numpy as np
 import torch
 
 from engine import checkpoints
+from engine.models import registry
 from engine.models.transformer import (
     PE_KINDS,
     TASKS,
     Translator,
     checkpoint_name,
-    load,
     task_module,
 )
 from engine.training.transformer import batch_tensors
@@ -106,7 +106,7 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(1)
     test = task_module(args.task).splits(seed=args.seed)["test"][:: max(1, args.every)]
     name = checkpoint_name(args.task, args.pe)
-    tr = load(name)
+    tr = registry.get(name).load()
     result = {
         "task": args.task,
         "pe": args.pe,
@@ -132,8 +132,8 @@ def main(argv: list[str]) -> int:
         ablation = {}
         for pe in PE_KINDS:
             other = checkpoint_name(args.task, pe)
-            if other in checkpoints.available("transformer-"):
-                ablation[pe] = result if pe == args.pe else scores(load(other), test)
+            if other in registry.names():
+                ablation[pe] = result if pe == args.pe else scores(registry.get(other).load(), test)
                 ablation[pe] = {k: ablation[pe][k] for k in ("bleu", "exact_match", "unigram_f1")}
         result["pe_ablation"] = ablation
         for pe, s in ablation.items():

@@ -150,6 +150,7 @@ def train(
     }
     name = checkpoint_name(task, scoring)
     meta = {
+        "family": "nmt",
         "task": task,
         "config": cfg.to_json(),
         "src_vocab": src_vocab.to_json(),

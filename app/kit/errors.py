@@ -1,4 +1,4 @@
-"""Small page helpers: friendly errors instead of tracebacks, export buttons."""
+"""Friendly errors: input problems as they are, anything unexpected as one calm sentence."""
 
 from __future__ import annotations
 
@@ -34,22 +34,3 @@ def friendly_errors(what: str = "this step"):
             "The details are in the server log."
         )
         st.stop()
-
-
-def export_buttons(trace, stem: str) -> None:
-    """Download the Trace as JSON and NPZ: the same format the engine reads back."""
-    c1, c2 = st.columns(2)
-    c1.download_button(
-        "Download trace (JSON)",
-        trace.to_json(),
-        f"{stem}.json",
-        mime="application/json",
-        key=f"dl-json-{stem}",
-    )
-    c2.download_button(
-        "Download trace (NPZ)",
-        trace.to_npz(),
-        f"{stem}.npz",
-        mime="application/octet-stream",
-        key=f"dl-npz-{stem}",
-    )

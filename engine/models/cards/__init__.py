@@ -1,0 +1,1 @@
+"""One module per model family: how its checkpoints describe themselves and answer."""

@@ -1,0 +1,120 @@
+"""End-To-End Memory Network checkpoints (one per bAbI task, one joint) as model cards.
+
+Text input is a story, one sentence per line, with the question as the last line
+(``Where is Mary?``); pasted bAbI lines (``1 Mary moved to the bathroom.``) work too. A
+generated :class:`engine.data.babi.Sample` is accepted as is (it carries its answer and
+supporting facts, which the trace then reports).
+"""
+
+from __future__ import annotations
+
+from engine import checkpoints
+from engine.models.registry import Example, Limits, ModelCard
+from engine.text import InputError
+
+JOINT_EXAMPLE = (
+    "Mary moved to the bathroom.\nJohn went to the hallway.\n"
+    "Daniel went back to the kitchen.\nMary travelled to the office.\nWhere is Mary?"
+)
+
+
+def as_text(sample) -> str:
+    """A Sample written the way a user types one: the facts, then the question."""
+    return "\n".join((*sample.story, sample.question))
+
+
+def parse(text: str):
+    """Story lines and the question (the last line ending in '?') → a Sample."""
+    from engine.data.babi import user_story
+
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if lines and lines[-1].endswith("?") and not lines[-1][:1].isdigit():
+        return user_story("\n".join(lines[:-1]), lines[-1])
+    return user_story(text, "")
+
+
+class MemN2NCard(ModelCard):
+    family = "memn2n"
+    paper = "Sukhbaatar, Szlam, Weston & Fergus 2015"
+
+    @property
+    def tasks(self) -> list[int]:
+        return list(self.meta["tasks"])
+
+    @property
+    def task(self) -> str:
+        return "babi"
+
+    @property
+    def variant(self) -> str:
+        return "joint" if len(self.tasks) > 1 else f"task {self.tasks[0]}"
+
+    @property
+    def title(self) -> str:
+        from engine.data.babi_tasks import TASKS
+
+        c = self.meta["config"]
+        which = (
+            f"joint model, {len(self.tasks)} tasks"
+            if len(self.tasks) > 1
+            else f"task {self.tasks[0]}: {TASKS[self.tasks[0]][0]}"
+        )
+        return f"MemN2N · {which} · {c['hops']} hops, d = {c['d']}"
+
+    @property
+    def limits(self) -> Limits:
+        from engine.data.babi import MAX_STORY_CHARS
+
+        return Limits(max_chars=MAX_STORY_CHARS, max_sentences=self.meta["config"]["memory"])
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        from engine.data.babi import dataset
+
+        if len(self.tasks) > 1:
+            return (Example("Where is Mary?", JOINT_EXAMPLE),)
+        t = self.tasks[0]
+        return tuple(
+            Example(f"task {t}, test story {i}", as_text(s))
+            for i, s in enumerate(dataset(t, "test")[:3])
+        )
+
+    @property
+    def evaluate_command(self) -> str:
+        from engine.evaluation.memn2n import EVAL_NAME  # noqa: F401  (the file --save writes)
+
+        return "python -m engine.evaluate memn2n --task all --save"
+
+    def results(self) -> dict | None:
+        """The tasks this model answers best in ``memn2n-eval.json`` (it serves those)."""
+        from engine.evaluation.memn2n import EVAL_NAME
+
+        saved = checkpoints.load_result(EVAL_NAME)
+        if saved is None:
+            return None
+        served = {t: r for t, r in saved.get("tasks", {}).items() if r.get("model") == self.name}
+        dev = {
+            t: r["dev_accuracy"][self.name]
+            for t, r in saved.get("tasks", {}).items()
+            if self.name in r.get("dev_accuracy", {})
+        }
+        return {"served_tasks": served, "dev_accuracy": dev, "paper": saved.get("paper")}
+
+    def sort_key(self) -> tuple:
+        return (1, 0) if len(self.tasks) > 1 else (0, self.tasks[0])
+
+    def check(self, input) -> None:
+        if isinstance(input, str):
+            super().check(input)
+        elif not hasattr(input, "story"):
+            raise InputError("A memory network reads a story: text, or a bAbI sample.")
+
+    def load(self):
+        from engine.models.memn2n import load
+
+        return load(self.name, self.directory)
+
+    def _trace(self, model, input):
+        from engine.models.memn2n import answer
+
+        return answer(model, parse(input) if isinstance(input, str) else input)

@@ -1,0 +1,95 @@
+"""Bahdanau RNNsearch (and the RNNencdec baseline) checkpoints as model cards."""
+
+from __future__ import annotations
+
+from engine import checkpoints
+from engine.models.registry import Alignment, Example, Limits, ModelCard
+from engine.variants.base import Param
+
+SCORING_TITLES = {
+    "additive": "additive scoring (Bahdanau)",
+    "dot": "dot scoring (Luong)",
+    "general": "general scoring (Luong)",
+    "concat": "concat scoring (Luong)",
+    "none": "no attention (RNNencdec baseline)",
+}
+DATE_EXAMPLES = (
+    "Tuesday, 3 May 1979",
+    "03/05/79",
+    "May 3rd 1979",
+    "3 mai 1979",
+    "the 21st of December, 2012",
+)
+END = "</s>"
+
+
+def _alignment(label: str, alpha, target, source) -> Alignment:
+    rows = [i for i, t in enumerate(target) if t != END]
+    return Alignment(label, alpha[rows], tuple(target[i] for i in rows), tuple(source))
+
+
+class NMTCard(ModelCard):
+    family = "nmt"
+    paper = "Bahdanau, Cho & Bengio 2014 (RNNsearch); Luong et al. 2015 (scorings)"
+    options = (Param("beam", "Beam width", 5, 1, 10, help="1 = greedy decoding"),)
+
+    @property
+    def task(self) -> str:
+        return self.meta["task"]
+
+    @property
+    def variant(self) -> str:
+        return self.meta["config"]["scoring"]
+
+    @property
+    def title(self) -> str:
+        what = "dates → ISO 8601" if self.task == "dates" else "English → French"
+        return f"RNNsearch · {SCORING_TITLES.get(self.variant, self.variant)} · {what}"
+
+    @property
+    def limits(self) -> Limits:
+        from engine.data import dates, enfr
+
+        if self.task == "dates":
+            return Limits(max_chars=dates.MAX_CHARS)
+        return Limits(max_chars=2_000, max_tokens=enfr.MAX_LEN, token_unit="words and marks")
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        from engine.data import enfr
+
+        if self.task == "dates":
+            return tuple(Example(d, d) for d in DATE_EXAMPLES)
+        return tuple(Example(k, enfr.detokenize_en(p.src)) for k, p in enfr.EXAMPLES.items())
+
+    @property
+    def evaluate_command(self) -> str:
+        beam = " --beam 5" if self.task == "en-fr" else ""
+        return f"python -m engine.evaluate nmt --task {self.task}{beam} --save"
+
+    def results(self) -> dict | None:
+        """``nmt-eval-<task>.json``: the default model at the top, the others under ``models``."""
+        saved = checkpoints.load_result(f"nmt-eval-{self.task}")
+        if saved is None:
+            return None
+        if saved.get("model") == self.name:
+            return {k: v for k, v in saved.items() if k != "models"}
+        return saved.get("models", {}).get(self.name)
+
+    def load(self):
+        from engine.models.bahdanau import Translator
+
+        return Translator.load(self.name, self.directory)
+
+    def _trace(self, model, input, *, beam: int):
+        return model.translate(input, beam=beam)
+
+    def alignments(self, trace) -> dict[str, Alignment]:
+        amap = trace.maps.get("alignment")
+        if amap is None:
+            return {}
+        return {"α": _alignment("α", amap.weights[0, 0], amap.query_labels, amap.key_labels)}
+
+    def forced_alignments(self, source, target, *, model=None) -> dict[str, Alignment]:
+        alpha = (model or self.load()).align(list(source), list(target))
+        return {} if alpha is None else {"α": _alignment("α", alpha, target, source)}

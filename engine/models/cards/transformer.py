@@ -1,0 +1,101 @@
+"""The encoder–decoder Transformer (Vaswani et al. 2017) checkpoints as model cards."""
+
+from __future__ import annotations
+
+from engine import checkpoints
+from engine.models.cards.nmt import DATE_EXAMPLES, _alignment
+from engine.models.registry import Alignment, Example, Limits, ModelCard
+
+PE_TITLES = {
+    "sinusoidal": "sinusoidal PE",
+    "learned": "learned PE",
+    "none": "no positional encoding",
+}
+
+
+class TransformerCard(ModelCard):
+    family = "transformer"
+    paper = "Vaswani et al. 2017"
+
+    @property
+    def task(self) -> str:
+        return self.meta["task"]
+
+    @property
+    def variant(self) -> str:
+        return self.meta["config"]["pe"]
+
+    @property
+    def title(self) -> str:
+        what = "dates → ISO 8601" if self.task == "dates" else "English → French"
+        c = self.meta["config"]
+        size = f"{c['n_layers']} layers × {c['n_heads']} heads"
+        return f"Transformer · {PE_TITLES.get(self.variant, self.variant)} · {size} · {what}"
+
+    @property
+    def limits(self) -> Limits:
+        from engine.models.transformer import MAX_CHARS
+
+        unit = "characters" if self.task == "dates" else "words and marks"
+        return Limits(
+            max_chars=MAX_CHARS, max_tokens=self.meta["config"]["max_len"], token_unit=unit
+        )
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        from engine.data import enfr
+
+        if self.task == "dates":
+            return tuple(Example(d, d) for d in DATE_EXAMPLES)
+        return tuple(Example(k, enfr.detokenize_en(p.src)) for k, p in enfr.EXAMPLES.items())
+
+    @property
+    def evaluate_command(self) -> str:
+        return (
+            f"python -m engine.evaluate transformer --task {self.task} --pe {self.variant} --save"
+        )
+
+    def results(self) -> dict | None:
+        """``transformer-<task>-eval.json``: the evaluated PE in full, the others as ablation."""
+        from engine.evaluation.transformer import eval_name
+
+        saved = checkpoints.load_result(eval_name(self.task))
+        if saved is None:
+            return None
+        if saved.get("checkpoint") == self.name:
+            return saved
+        return saved.get("pe_ablation", {}).get(self.variant)
+
+    def load(self):
+        from engine.models import transformer
+
+        return transformer.load(self.name, self.directory)
+
+    def _trace(self, model, input):
+        from engine.models import transformer
+
+        return transformer.trace(model, input)
+
+    def alignments(self, trace) -> dict[str, Alignment]:
+        amap = trace.maps["cross"]
+        w = amap.weights  # (L, H, T, S)
+        return {
+            f"L{l} H{h}": _alignment(f"L{l} H{h}", w[l, h], amap.query_labels, amap.key_labels)
+            for l in range(w.shape[0])
+            for h in range(w.shape[1])
+        }
+
+    def forced_alignments(self, source, target, *, model=None) -> dict[str, Alignment]:
+        import torch
+
+        tr = model or self.load()
+        src = torch.tensor([tr.src_vocab.encode(list(source))])
+        tgt_in = torch.tensor([tr.tgt_vocab.encode(list(target), add_bos=True)])
+        with torch.no_grad():
+            _, inter = tr.model(src, tgt_in)
+        w = inter.cross[0].numpy()  # (L, H, T, S): row i is the step that produces target[i]
+        return {
+            f"L{l} H{h}": _alignment(f"L{l} H{h}", w[l, h], target, source)
+            for l in range(w.shape[0])
+            for h in range(w.shape[1])
+        }

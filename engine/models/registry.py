@@ -1,0 +1,237 @@
+"""Model cards: one entry per shipped checkpoint and per allowed pretrained directory.
+
+Every model the studio can run answers through one card::
+
+    card = registry.get("nmt-enfr-additive")
+    trace = card.trace("the agreement was signed .", beam=5)   # -> Trace
+
+A card states what the model is (family, paper, task), what it accepts (limits,
+options, curated examples), how well it does (its evaluation JSON, or None when not
+measured) and how to reproduce it (the train and evaluate commands). Checkpoints are
+discovered from ``assets/checkpoints/*.json`` (each names its ``family``), so a newly
+trained checkpoint appears in the app with no page edit; a family is one module in
+``engine/models/cards/`` plus one line in :data:`FAMILIES`.
+
+Nothing here caches a model: :meth:`ModelCard.load` builds one and the caller keeps it
+(the app in ``st.cache_resource``, a CLI in a local variable) and hands it back to
+:meth:`ModelCard.trace` as ``model=``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from engine import checkpoints
+from engine.text import InputError
+from engine.trace import Trace
+from engine.variants.base import Param
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one input may be; stated to the user and checked before any model runs."""
+
+    max_chars: int
+    max_tokens: int | None = None
+    token_unit: str = "tokens"
+    max_sentences: int | None = None
+
+    def describe(self) -> str:
+        parts = [f"at most {self.max_chars:,} characters"]
+        if self.max_tokens is not None:
+            parts.append(f"{self.max_tokens} {self.token_unit}")
+        if self.max_sentences is not None:
+            parts.append(f"the last {self.max_sentences} sentences are read")
+        return "; ".join(parts)
+
+    def check(self, text: str) -> None:
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("Type something first: the input is empty.")
+        if len(text) > self.max_chars:
+            raise InputError(
+                f"That input has {len(text):,} characters; the limit here is {self.max_chars:,}."
+            )
+
+
+@dataclass(frozen=True)
+class Example:
+    label: str
+    input: str
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """A target × source weight matrix with its labels (end-of-sentence rows dropped)."""
+
+    label: str
+    weights: np.ndarray  # (T, S)
+    target: tuple[str, ...]
+    source: tuple[str, ...]
+
+
+@dataclass
+class ModelCard(ABC):
+    name: str
+    meta: dict = field(repr=False)
+    directory: Path | None = None  # None: assets/checkpoints
+    family: ClassVar[str]
+    paper: ClassVar[str]
+
+    # -- what a family states ------------------------------------------------------------
+    @property
+    @abstractmethod
+    def title(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def task(self) -> str: ...
+
+    @property
+    def variant(self) -> str:
+        """The family-specific tag that tells this checkpoint from its siblings."""
+        return ""
+
+    @property
+    @abstractmethod
+    def limits(self) -> Limits: ...
+
+    @property
+    @abstractmethod
+    def examples(self) -> tuple[Example, ...]: ...
+
+    options: ClassVar[tuple[Param, ...]] = ()
+
+    @property
+    def train_command(self) -> str | None:
+        return self.meta.get("command")
+
+    @property
+    def evaluate_command(self) -> str | None:
+        return None
+
+    def results(self) -> dict | None:
+        """The measured evaluation of this model, or None when none is shipped."""
+        return None
+
+    @abstractmethod
+    def load(self) -> Any:
+        """The runnable model; not cached here, the caller keeps it."""
+
+    @abstractmethod
+    def _trace(self, model: Any, input: Any, **options) -> Trace: ...
+
+    # -- shared --------------------------------------------------------------------------
+    def check(self, input: Any) -> None:
+        """Refuse empty or over-long input with a message that names the limit."""
+        self.limits.check(input)
+
+    def resolve(self, options: dict) -> dict:
+        """Defaults filled in; unknown options and values outside their limits refused."""
+        known = {p.name: p for p in self.options}
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise InputError(
+                f"{self.name} has no option {', '.join(unknown)}; "
+                f"its options: {', '.join(known) or 'none'}."
+            )
+        return {n: p.check(options.get(n, p.default)) for n, p in known.items()}
+
+    def trace(self, input: Any, *, model: Any = None, **options) -> Trace:
+        if isinstance(input, str):
+            self.check(input)
+        resolved = self.resolve(options)
+        return self._trace(self.load() if model is None else model, input, **resolved)
+
+    def alignments(self, trace: Trace) -> dict[str, Alignment]:
+        """Target × source alignments in ``trace`` (translation models), else empty."""
+        return {}
+
+    def forced_alignments(self, source, target, *, model: Any = None) -> dict[str, Alignment]:
+        """Alignments with ``target`` fed in instead of the model's own output."""
+        return {}
+
+    def sort_key(self) -> tuple:
+        return (0, self.name)
+
+    def describe(self) -> dict:
+        """Everything a page or a CLI lists about the card, as plain data."""
+        return {
+            "name": self.name,
+            "family": self.family,
+            "title": self.title,
+            "paper": self.paper,
+            "task": self.task,
+            "variant": self.variant,
+            "limits": self.limits.describe(),
+            "options": {p.name: p.default for p in self.options},
+            "examples": [e.label for e in self.examples],
+            "train": self.train_command,
+            "evaluate": self.evaluate_command,
+            "measured": self.results() is not None,
+        }
+
+
+def _families() -> dict[str, type[ModelCard]]:
+    from engine.models.cards import memn2n, nmt, pretrained, transformer
+
+    return {c.family: c for c in (nmt.NMTCard, transformer.TransformerCard, memn2n.MemN2NCard)} | {
+        pretrained.PretrainedCard.family: pretrained.PretrainedCard
+    }
+
+
+def _discover(directory: Path) -> list[ModelCard]:
+    families = _families()
+    found = []
+    for meta_path in sorted(directory.glob("*.json")):
+        if not meta_path.with_suffix(".safetensors").exists():
+            continue  # an evaluation result, not a checkpoint
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            log.warning("skipping unreadable checkpoint metadata %s", meta_path)
+            continue
+        cls = families.get(meta.get("family"))
+        if cls is None:
+            log.warning("skipping %s: unknown family %r", meta_path, meta.get("family"))
+            continue
+        found.append(cls(meta_path.stem, meta, directory))
+    return found
+
+
+def cards(directory: Path | None = None) -> list[ModelCard]:
+    """Every model: shipped checkpoints (by family, then name), then pretrained models."""
+    from engine.models.cards.pretrained import pretrained_cards
+
+    order = list(_families())
+    shipped = _discover(Path(directory) if directory else checkpoints.CHECKPOINT_DIR)
+
+    shipped.sort(key=lambda c: (order.index(c.family), c.sort_key()))
+    return shipped + pretrained_cards()
+
+
+def get(name: str, directory: Path | None = None) -> ModelCard:
+    for card in cards(directory):
+        if card.name == name:
+            return card
+    raise InputError(f"Unknown model {name!r}; known: {', '.join(names(directory))}.")
+
+
+def names(directory: Path | None = None) -> list[str]:
+    return [c.name for c in cards(directory)]
+
+
+def by_task(task: str, directory: Path | None = None) -> list[ModelCard]:
+    return [c for c in cards(directory) if c.task == task]
+
+
+def by_family(family: str, directory: Path | None = None) -> list[ModelCard]:
+    return [c for c in cards(directory) if c.family == family]

@@ -1,0 +1,104 @@
+"""The model registry: every shipped checkpoint and MiniLM answer through one API."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from engine import checkpoints
+from engine.models import registry
+from engine.text import InputError
+from engine.trace import Trace
+
+CARDS = registry.cards()
+SHIPPED = checkpoints.available()
+
+
+def test_every_checkpoint_and_minilm_has_a_card():
+    names = {c.name for c in CARDS}
+    assert set(SHIPPED) <= names
+    assert "minilm" in names
+    assert {c.family for c in CARDS} == {"nmt", "transformer", "memn2n", "pretrained"}
+
+
+@pytest.mark.parametrize("card", CARDS, ids=lambda c: c.name)
+def test_first_example_gives_a_valid_trace(card):
+    assert card.title and card.paper and card.task and card.examples
+    trace = card.trace(card.examples[0].input)
+    assert isinstance(trace, Trace)
+    assert trace.maps or card.variant == "none"  # the RNNencdec baseline has no attention
+    for amap in trace.maps.values():
+        assert amap.weights.ndim == 4
+    # the export format round-trips, so what a page shows is what a user downloads
+    assert Trace.from_json(trace.to_json()).maps.keys() == trace.maps.keys()
+    if card.family != "pretrained":
+        assert card.train_command.startswith("python -m engine.train")
+        assert card.evaluate_command.startswith("python -m engine.evaluate")
+        assert card.results() is not None, "every shipped model has its measured results"
+
+
+@pytest.mark.parametrize("card", CARDS, ids=lambda c: c.name)
+def test_limits_refuse_over_long_and_empty_input_clearly(card):
+    too_long = "word " * (card.limits.max_chars // 5 + 1)
+    with pytest.raises(InputError, match="limit"):
+        card.trace(too_long)
+    with pytest.raises(InputError, match="empty"):
+        card.trace("   ")
+
+
+def test_token_limit_is_stated_and_enforced():
+    card = registry.get("nmt-enfr-additive")
+    words = " ".join(["the"] * (card.limits.max_tokens + 1))
+    with pytest.raises(InputError, match=str(card.limits.max_tokens)):
+        card.trace(words)
+    assert str(card.limits.max_tokens) in card.limits.describe()
+
+
+def test_options_are_checked_against_their_limits():
+    card = registry.get("nmt-dates")
+    with pytest.raises(InputError, match="Beam width"):
+        card.trace("3 May 1979", beam=99)
+    with pytest.raises(InputError, match="no option"):
+        card.trace("3 May 1979", temperature=2)
+    assert card.trace("3 May 1979", beam=1).outputs["translation"] == "1979-05-03"
+
+
+def test_unknown_model_is_refused_by_name():
+    with pytest.raises(InputError, match="Unknown model 'nope'"):
+        registry.get("nope")
+
+
+def test_a_new_checkpoint_appears_without_any_code_change(tmp_path):
+    for path in checkpoints.paths("nmt-dates"):
+        shutil.copy(path, tmp_path / path.name.replace("nmt-dates", "nmt-dates-copy"))
+    (tmp_path / "nmt-eval-dates.json").write_text("{}")  # an evaluation, not a checkpoint
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "broken.safetensors").write_bytes(b"")
+    names = [c.name for c in registry.cards(tmp_path) if c.family != "pretrained"]
+    assert names == ["nmt-dates-copy"]
+
+
+def test_translation_cards_give_target_by_source_alignments():
+    for name in ("nmt-enfr-additive", "transformer-enfr-sinusoidal"):
+        card = registry.get(name)
+        trace = card.trace(card.examples[0].input)
+        aligned = card.alignments(trace)
+        assert aligned
+        for a in aligned.values():
+            assert a.weights.shape == (len(a.target), len(a.source))
+            assert "</s>" not in a.target
+        src, tgt = ("the", "house", "."), ("la", "maison", ".")
+        forced = card.forced_alignments(src, tgt)
+        assert all(a.weights.shape == (3, 3) for a in forced.values())
+
+
+def test_memory_card_reads_typed_and_generated_stories():
+    card = registry.get("memn2n-task1")
+    typed = card.trace("Mary went to the kitchen.\nJohn went to the garden.\nWhere is Mary?")
+    assert typed.outputs["answer"] == "kitchen"
+    from engine.data.babi import dataset
+
+    sample = dataset(1, "test")[0]
+    generated = card.trace(sample)
+    assert generated.outputs["expected"] == sample.answer
