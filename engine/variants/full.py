@@ -28,6 +28,7 @@ class Full(Variant):
         p = q.new_empty(B, H, n, n)  # the n × n map, materialised: O(n²) memory by design
         out = torch.empty_like(q)
         kt, rows = k.transpose(-2, -1), ROWS
+        training = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
         for r0 in range(0, n, rows):
             # One block of query rows at a time: its scores stay in cache through the
             # softmax passes and are written to the map once.
@@ -35,8 +36,11 @@ class Full(Variant):
             if causal:
                 i = torch.arange(r0, r0 + s.shape[-2])[:, None]
                 s.masked_fill_(torch.arange(n)[None, :] > i, float("-inf"))
-            s.sub_(s.amax(dim=-1, keepdim=True)).exp_()
-            s.div_(s.sum(dim=-1, keepdim=True))  # α_ij = softmax_j(s_ij), in place
+            if training:  # autograd keeps exp's output, so no softmax in place
+                s = torch.softmax(s, dim=-1)
+            else:
+                s.sub_(s.amax(dim=-1, keepdim=True)).exp_()
+                s.div_(s.sum(dim=-1, keepdim=True))  # α_ij = softmax_j(s_ij), in place
             out[:, :, r0 : r0 + rows] = s @ v
             p[:, :, r0 : r0 + rows] = s
         if not want_map:

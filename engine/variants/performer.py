@@ -34,6 +34,8 @@ def positive_features(x: torch.Tensor, W: torch.Tensor, *, per_row: bool) -> tor
     """φ(x) = exp(ωᵀx − ‖x‖²/2 − c)/√m; c (a row max or one global max) cancels in D⁻¹."""
     logits = (x @ W.T).sub_((x * x).sum(dim=-1, keepdim=True) / 2)  # (B, H, n, m)
     c = logits.amax(dim=-1, keepdim=True) if per_row else logits.amax(dim=(-2, -1), keepdim=True)
+    if torch.is_grad_enabled() and logits.requires_grad:  # autograd keeps exp's output
+        return (logits - c).exp() * W.shape[0] ** -0.5
     # In place: at long n the (n × m) feature maps are what the time is spent moving.
     return logits.sub_(c).exp_().mul_(W.shape[0] ** -0.5)
 
