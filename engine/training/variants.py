@@ -59,7 +59,7 @@ TEST_SIZE = 256
 
 @dataclass
 class Schedule:
-    steps: int = 250
+    steps: int = 180
     batch: int = 8
     lr: float = 3e-3
     warmup: int = 20

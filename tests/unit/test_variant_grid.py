@@ -103,3 +103,21 @@ def test_evaluate_cli_prints_one_json_object_last(tmp_path, capsys):
     assert evaluation.main(["--dir", str(tmp_path)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert json.loads(last)["family"] == "variant-quality"
+
+
+def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
+    from engine.text import InputError
+    from engine.training.variants import main
+    from engine.variants.quality import trained_trace
+
+    argv = ["--quick", "--task", "mqar-256", "--variant", "linformer", "--seeds", "0"]
+    assert main([*argv, "--jobs", "1", "--out-dir", str(tmp_path)]) == 0
+    tr = trained_trace("mqar-256", "linformer", 0, directory=tmp_path)
+    amap = tr.maps["attention"]
+    assert amap.implied and not amap.exact  # Linformer's map is implied, and says so
+    assert amap.weights.shape[0] == 1 and amap.weights.shape[-1] == len(amap.key_labels)
+    assert len(tr.outputs["answers"]) == len(tr.outputs["predictions"]) == 8  # 32 pairs / 4
+    assert all(a.startswith("v") for a in tr.outputs["answers"])
+    assert amap.key_labels[0].startswith("k") and amap.key_labels[1].startswith("v")
+    with pytest.raises(InputError, match="not found"):
+        trained_trace("mqar-256", "performer", 0, directory=tmp_path)
