@@ -100,23 +100,23 @@ def summarise(cells: list[dict]) -> dict:
 
 
 def markdown(result: dict) -> str:
-    """The accuracy table as Markdown: mean ± spread per variant × task."""
+    """The accuracy table as Markdown: mean ± spread per variant × task, then the costs."""
     tasks = [t for t in long_range.TASKS if any(t in row for row in result["table"].values())]
+    timed = [t for t in tasks if t.startswith("mqar")]
+    head = ["variant", *tasks, *(f"ms/step {t}" for t in timed), "peak RSS MiB"]
     lines = [
-        "| variant | "
-        + " | ".join(tasks)
-        + " | ms/step (mqar-256) | LRA avg (published, not ours) |",
-        "|---|" + "---|" * (len(tasks) + 2),
+        "| " + " | ".join([*head, "LRA avg (published, not ours)"]) + " |",
+        "|---|" + "---|" * len(head),
     ]
     lra = result["lra_published"]["average_accuracy"]
     for variant, row in result["table"].items():
-        cells = [
+        accs = [
             f"{row[t]['mean']:.3f} ± {row[t]['spread']:.3f}" if t in row else "—" for t in tasks
         ]
-        speed = row.get("mqar-256", {}).get("ms_per_step", "—")
-        lines.append(
-            f"| {variant} | " + " | ".join(cells) + f" | {speed} | {lra.get(variant, '—')} |"
-        )
+        speed = [f"{row[t]['ms_per_step']:.0f}" if t in row else "—" for t in timed]
+        rss = max(c["peak_rss_mib"] for c in row.values())
+        cells = [variant, *accs, *speed, f"{rss:.0f}", str(lra.get(variant, "—"))]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
