@@ -5,59 +5,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kit.i18n import t
+
 APP_DIR = Path(__file__).parent
 
 
 @dataclass(frozen=True)
 class PageInfo:
+    """A page; its title and blurb come from locales/<lang>/catalog.toml under its url."""
+
     path: str
-    title: str
     url: str
-    blurb: str
+
+    @property
+    def title(self) -> str:
+        return t(f"catalog.{self.url}.title")
+
+    @property
+    def blurb(self) -> str:
+        return t(f"catalog.{self.url}.blurb")
 
 
 PAGES = [
-    PageInfo("studios/home.py", "Home", "home", "What the studio does."),
-    PageInfo(
-        "studios/basics.py",
-        "Attention basics",
-        "basics",
-        "Type a sentence and walk through softmax(QKᵀ/√d_k)V step by step, "
-        "with and without scaling and a causal mask.",
-    ),
-    PageInfo(
-        "studios/positional.py",
-        "Positional encoding",
-        "positional",
-        "Sinusoidal encodings: curves, the full table, similarities, and why "
-        "PE(pos+k) is a rotation of PE(pos).",
-    ),
-    PageInfo(
-        "studios/alignment.py",
-        "Alignment (Bahdanau)",
-        "alignment",
-        "Neural machine translation with additive attention (2014): translations, "
-        "alignment heatmaps and a step-by-step decoder.",
-    ),
-    PageInfo(
-        "studios/memory.py",
-        "Memory (MemN2N)",
-        "memory",
-        "End-to-end memory networks (2015) on bAbI-style stories: answers and the weight "
-        "on every memory slot at every hop.",
-    ),
-    PageInfo(
-        "studios/transformer.py",
-        "Transformer",
-        "transformer",
-        "Self- and cross-attention per layer and head in our Transformer and a real "
-        "pretrained MiniLM, with bertviz views.",
-    ),
-    PageInfo(
-        "studios/variants.py",
-        "Variants lab",
-        "variants",
-        "Efficient attention side by side on the same input: errors, patterns, "
-        "long-sequence maps and measured cost profiles.",
-    ),
+    PageInfo("studios/home.py", "home"),
+    PageInfo("studios/basics.py", "basics"),
+    PageInfo("studios/positional.py", "positional"),
+    PageInfo("studios/alignment/page.py", "alignment"),
+    PageInfo("studios/memory/page.py", "memory"),
+    PageInfo("studios/transformer/page.py", "transformer"),
+    PageInfo("studios/compare.py", "compare"),
+    PageInfo("studios/variants/page.py", "variants"),
+    PageInfo("studios/lessons/page.py", "lessons"),
 ]

@@ -7,6 +7,7 @@ Layout: ``assets/checkpoints/<name>.safetensors`` and ``<name>.json``.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKPOINT_DIR = ROOT / "assets" / "checkpoints"
+# An operator (or a test) may point the studio at another copy of the checkpoints.
+CHECKPOINT_DIR = Path(
+    os.environ.get("ATTENTION_STUDIO_CHECKPOINTS", ROOT / "assets" / "checkpoints")
+)
 
 
 class CheckpointError(FileNotFoundError):

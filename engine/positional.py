@@ -68,3 +68,9 @@ def verify_rotation(k: int, n_positions: int, d_model: int) -> float:
 def similarity(pe: np.ndarray) -> np.ndarray:
     """PE · PEᵀ: depends only on the distance |i − j| (a sum of cosines)."""
     return pe @ pe.T
+
+
+def cosine_similarity(pe: np.ndarray) -> np.ndarray:
+    """cos(PE(i), PE(j)): compares a learned table with the sinusoids whatever their norms."""
+    unit = pe / np.maximum(np.linalg.norm(pe, axis=1, keepdims=True), 1e-12)
+    return unit @ unit.T

@@ -2,9 +2,9 @@
 
 Method (so every number can be reproduced):
 - time: median of ``repeats`` wall-clock runs (``time.perf_counter``) of the variant's
-  output path (no map), after one untimed warm-up run, with torch held to one thread —
-  on a shared 2-core machine two OpenMP threads contending with other work can be 50×
-  slower and noisier than one.
+  output path (no map; with it for a variant that sets ``profile_map``), after one
+  untimed warm-up run, with torch held to one thread — on a shared 2-core machine two
+  OpenMP threads contending with other work can be 50× slower and noisier than one.
 - peak memory: the warm-up run goes through a ``TorchDispatchMode`` that adds up the
   bytes of every tensor storage an aten op creates and subtracts them when the storage
   is freed (a weakref finalizer); the peak of that running total is reported. It sees
@@ -183,9 +183,11 @@ def measure(
     g = torch.Generator().manual_seed(seed)
     q, k, v = torch.randn(3, 1, heads, n, d, generator=g).unbind(0)
     causal = variant.causal_support == "always"
+    # A variant whose point is its map (full attention) is profiled holding it.
+    want_map = getattr(variant, "profile_map", False)
 
     def run():
-        variant.run(q, k, v, causal=causal, want_map=False, hp=hp)
+        variant.run(q, k, v, causal=causal, want_map=want_map, hp=hp)
 
     wall = time.perf_counter()
     with single_thread():

@@ -1,20 +1,44 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh machine; safe to run again (it only installs what is missing).
 #   bash scripts/setup.sh             # what the app needs
-#   bash scripts/setup.sh --browser   # ... plus Chromium for the end-to-end tests
+#   bash scripts/setup.sh --serve     # ... plus nginx, for scripts/serve.sh --replicas N
+#   bash scripts/setup.sh --browser   # ... plus Chromium and nginx for the end-to-end tests
+#   bash scripts/setup.sh --bench     # ... plus the public peers bench/peers.py compares with
+# Options combine: bash scripts/setup.sh --browser --bench
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ "${1:-}" == "--browser" ]] && [[ ! -x /usr/bin/chromium ]]; then
+BROWSER=0 BENCH=0 SERVE=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) BROWSER=1 SERVE=1 ;;  # the e2e suite also drives replicas behind nginx
+    --serve) SERVE=1 ;;
+    --bench) BENCH=1 ;;
+    *) echo "unknown option: $arg (use --browser, --serve and/or --bench)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+if [[ $BROWSER == 1 ]] && [[ ! -x /usr/bin/chromium ]]; then missing+=(chromium); fi
+if [[ $SERVE == 1 ]] && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
+  missing+=(nginx)
+fi
+if [[ ${#missing[@]} -gt 0 ]]; then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
 # torch first, pinned: 2.13.0 is the CPU build; anything looser pulls a multi-GB CUDA build.
 python -m pip install -q torch==2.13.0
 python -m pip install -q -r requirements.txt
 python -m pip install -q --no-deps -e .
+
+# The peers ask for a bare "torch", which pip could answer with a CUDA build: --no-deps,
+# with their own small dependencies pinned in the same file.
+if [[ $BENCH == 1 ]]; then
+  python -m pip install -q --no-deps -r requirements-bench.txt
+fi
 
 # umap-learn compiles with numba on first use (~30 s cold); fill numba's on-disk cache now so
 # that a user's first memory map or query-key map comes back in well under a second.

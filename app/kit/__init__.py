@@ -1,10 +1,45 @@
-"""What every page shares: URL state, friendly errors, exports.
+"""What every page shares: URL state, presenter mode, exports, language, friendly errors.
 
 Pages import from here; nothing in the kit imports a page, a view or the engine's models.
 """
 
+from kit.answers import answer_heading
 from kit.errors import friendly_errors
-from kit.exports import export_buttons
-from kit.url import url_default, url_sync
+from kit.exports import chart, export_buttons, table_exports
+from kit.i18n import language, language_picker, t
+from kit.page import page_bottom, page_top
+from kit.presenter import controls, palette, presenting
+from kit.url import (
+    example_and_text,
+    flag,
+    ints,
+    url_choice,
+    url_default,
+    url_index,
+    url_number,
+    url_sync,
+)
 
-__all__ = ["export_buttons", "friendly_errors", "url_default", "url_sync"]
+__all__ = [
+    "answer_heading",
+    "chart",
+    "controls",
+    "example_and_text",
+    "export_buttons",
+    "flag",
+    "friendly_errors",
+    "ints",
+    "language",
+    "language_picker",
+    "page_bottom",
+    "page_top",
+    "palette",
+    "presenting",
+    "t",
+    "table_exports",
+    "url_choice",
+    "url_default",
+    "url_index",
+    "url_number",
+    "url_sync",
+]

@@ -1,24 +1,228 @@
-"""Query-param state: a view is shareable because its widgets live in the URL."""
+"""A view's state in its URL, so that a copied link opens the same view.
+
+Widgets take their first value from ``st.query_params`` (``url_default``, ``url_index``)
+and write their current value back (``url_sync``). Parameter names are short and the same
+on every page (``model``, ``text``, ``section``, ``layer``, ``head``, ``step`` …), and values
+are ids, never translated labels, so a link copied in 中文 opens the same view in English.
+
+A value that does not parse, is not a known choice, is out of range or is longer than
+``MAX_CHARS`` (a stale model name, a mangled or hostile link) is dropped from the URL and
+the widget keeps its default, with a one-line note: a bad link gives a view, never an error.
+"""
 
 from __future__ import annotations
 
+import html
+from urllib.parse import urlencode
+
 import streamlit as st
 
+from kit.i18n import t
 
-def url_default(key: str, default, cast=str):
-    """Read a widget default from the URL, falling back quietly when it is malformed."""
-    raw = st.query_params.get(key)
-    if raw is None:
+# Longer than any input a page accepts (the longest is a 2,000-character story), so a
+# value past this is a broken or hostile link, not a view.
+MAX_CHARS = 2_500
+# Parameters of the whole studio, not of one page's view.
+GLOBAL = ("lang", "present", "predict")
+
+
+def flag(raw: str) -> bool:
+    """A boolean parameter: 1/0, true/false, on/off."""
+    value = raw.strip().lower()
+    if value in ("1", "true", "on", "yes"):
+        return True
+    if value in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(raw)
+
+
+def names(raw: str) -> list[str]:
+    """A list of names written ``linformer,performer``."""
+    return [part for part in raw.split(",") if part]
+
+
+def ints(raw: str) -> list[int]:
+    """A list of integers written ``0,1,4``."""
+    return [int(part) for part in raw.split(",") if part.strip()]
+
+
+def _ignore(param: str) -> None:
+    """Drop a value the page cannot use and say so once, next to the widget it was for."""
+    if param in st.query_params:
+        del st.query_params[param]
+    st.info(t("links.ignored", name=param))
+
+
+def url_default(param: str, default, cast=str, *, key=None, choices=None, lo=None, hi=None):
+    """The value of ``param`` in the URL, or ``default`` when absent or unusable.
+
+    ``cast`` parses the text; ``choices`` lists the allowed values; ``lo``/``hi`` bound a
+    number (or every number of a list). With ``key``, the URL is read only while that
+    widget does not exist yet: a link seeds a widget, and from then on the widget leads.
+    """
+    raw = st.query_params.get(param)
+    if raw is None or (key is not None and key in st.session_state):
         return default
     try:
-        return cast(raw)
+        if len(raw) > MAX_CHARS:
+            raise ValueError("too long")
+        value = cast(raw)
+        numbers = value if isinstance(value, list) else [value]
+        if any(v != v for v in numbers):  # NaN from float("nan")
+            raise ValueError("not a number")
+        if choices is not None and any(v not in choices for v in numbers):
+            raise ValueError("not a known choice")
+        if any((lo is not None and v < lo) or (hi is not None and v > hi) for v in numbers):
+            raise ValueError("out of range")
     except (TypeError, ValueError):
+        _ignore(param)
         return default
+    return value
+
+
+def url_index(param: str, ids, default: int = 0, *, key=None) -> int:
+    """The position in ``ids`` of the URL's value (for ``index=``), else ``default``."""
+    ids = [str(i) for i in ids]
+    if not ids:
+        return default
+    chosen = url_default(param, ids[min(default, len(ids) - 1)], key=key, choices=ids)
+    return ids.index(chosen)
+
+
+# Where each choice widget takes its first value, and in what form.
+_FIRST = {
+    "selectbox": "index",
+    "radio": "index",
+    "segmented_control": "default",
+    "pills": "default",
+    "select_slider": "value",
+}
+
+
+def url_choice(
+    widget, param: str, label: str, options, *, key: str, ids=None, default=0, resets=(), **kw
+):
+    """A choice widget whose value lives in ``?param=`` (as its id), seeded and written back.
+
+    ``widget`` is ``st.selectbox``, ``st.radio``, ``st.segmented_control`` or
+    ``st.select_slider`` (or a column's); ``ids`` name the options in the URL (the options
+    themselves by default), so labels can be translated without breaking links. ``resets``
+    names parameters that belonged to the previous choice (a model of another task) and are
+    dropped when the choice changes; ``"*"`` drops every other parameter of the page.
+    """
+    options = list(options)
+    ids = [str(i) for i in (options if ids is None else ids)]
+    index = url_index(param, ids, default, key=key)
+    first = _FIRST[widget.__name__]
+    chosen = widget(
+        label, options, **{first: index if first == "index" else options[index]}, key=key, **kw
+    )
+    if chosen is None:  # a segmented control clicked off: its default stands
+        chosen = options[default]
+    chosen_id = ids[options.index(chosen)]
+    if resets and st.query_params.get(param, ids[default]) != chosen_id:
+        if resets == "*":
+            resets = [k for k in st.query_params if k not in (param, *GLOBAL)]
+        url_sync(**dict.fromkeys(resets))
+    url_sync(**{param: chosen_id})
+    return chosen
+
+
+def url_number(widget, param: str, label: str, lo, hi, default, *, key: str, cast=int, **kw):
+    """A slider or number input whose value lives in ``?param=``, within ``lo``–``hi``."""
+    first = url_default(param, default, cast, key=key, lo=lo, hi=hi)
+    value = widget(label, lo, hi, first, key=key, **kw)
+    url_sync(**{param: value})
+    return value
 
 
 def url_sync(**values) -> None:
-    """Write the current widget values to the URL (only when they changed, to avoid reruns)."""
+    """Write the current widget values to the URL; ``None`` removes a parameter.
+
+    A value longer than ``MAX_CHARS`` (a pasted story) is left out rather than cut: the
+    link then opens the default instead of a truncated input. Only changed values are
+    written: each write is a message to the browser.
+    """
     for key, value in values.items():
-        text = str(value)
+        if isinstance(value, bool):
+            text = "1" if value else "0"
+        elif isinstance(value, list | tuple):
+            text = ",".join(map(str, value))
+        else:
+            text = str(value)
+        if value is None or len(text) > MAX_CHARS:
+            if key in st.query_params:
+                del st.query_params[key]
+            continue
         if st.query_params.get(key) != text:
             st.query_params[key] = text
+
+
+def current_link() -> str:
+    """This view's link as the server knows it (the browser's copy is the live one)."""
+    base = st.context.url or ""
+    query = urlencode(st.query_params.to_dict())
+    return f"{base}?{query}" if query else base
+
+
+# The copy works without a network and without a secure context (a school server on plain
+# http has no navigator.clipboard): it selects the text and falls back to execCommand. It
+# reads the browser's own address, which follows every widget, fragments included.
+_LINK_HTML = """
+<div class="kit-link" style="display:flex;gap:.5rem;align-items:center">
+<input id="kit-link-text" readonly value="{link}" aria-label="{label}"
+ style="flex:1;font-family:monospace;font-size:.85rem;padding:.3rem;min-width:0">
+<button id="kit-link-copy" type="button" data-done="{done}"
+ style="padding:.3rem .8rem">{label}</button>
+</div>
+<script>
+(() => {{
+  if (window.__kitLinkBound) return;
+  window.__kitLinkBound = true;
+  document.addEventListener("click", async (event) => {{
+    const button = event.target.closest && event.target.closest("#kit-link-copy");
+    if (!button) return;
+    const box = document.getElementById("kit-link-text");
+    box.value = window.location.href;
+    box.select();
+    try {{ await navigator.clipboard.writeText(box.value); }}
+    catch (e) {{ document.execCommand("copy"); }}
+    button.textContent = button.dataset.done;
+  }});
+}})();
+</script>
+"""
+
+
+def link_box() -> None:
+    """ "Copy link to this view": the page's address with every widget in it."""
+    with st.container(key="kit-link"):
+        label = t("links.copy")
+        st.html(
+            _LINK_HTML.format(
+                link=html.escape(current_link(), quote=True),
+                label=html.escape(label),
+                done=html.escape(t("links.copied"), quote=True),
+            ),
+            unsafe_allow_javascript=True,
+        )
+
+
+def example_and_text(examples, key: str, example_label: str, text_label: str, box=None) -> str:
+    """An example picker and a text box that starts from it, both kept in the URL.
+
+    ``box`` is ``st.text_input`` (default) or ``st.text_area``. ``?example=`` is the
+    example's position and ``?text=`` the text typed: a link opens
+    with the text it was copied with; picking another example starts from that example.
+    """
+    examples = list(examples)
+    index = url_index("example", range(len(examples)), key=f"example-{key}")
+    choice = st.selectbox(example_label, examples, index, key=f"example-{key}")
+    index = examples.index(choice)
+    if st.query_params.get("example", str(index)) != str(index):  # a new example
+        url_sync(text=None)
+    text_key = f"text-{key}-{index}"
+    box = box or st.text_input
+    text = box(text_label, url_default("text", choice, key=text_key), key=text_key)
+    url_sync(example=index, text=text)
+    return text

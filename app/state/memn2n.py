@@ -9,28 +9,34 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from kit import queue
+from kit.i18n import Lazy, t
 
 from engine.data.babi import Sample
+from state import models
 
 MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
 
 
-@st.cache_resource(show_spinner="Loading the memory network…")
 def reader(name: str):
+    """The loaded network (cached once per process by state.models)."""
     from engine import projection
-    from engine.models.memn2n import load
 
-    projection.warm_up_in_background()
-    return load(name)
+    projection.warm_up_in_background()  # once per process; the map needs it later
+    return models.loaded(name)
 
 
 def shipped() -> list[str]:
-    from engine import checkpoints
-
-    return checkpoints.available("memn2n-")
+    return [c.name for c in models.by_task("babi") if c.family == "memn2n"]
 
 
-@st.cache_data(max_entries=32, show_spinner="Choosing the model for this task…")
+def answer(name: str, sample: Sample):
+    """The model's Trace for one question: its answer and p_i at every hop."""
+    reader(name)
+    return models.trace(name, sample)
+
+
+@st.cache_data(max_entries=32, show_spinner=Lazy("state.spinner_choosing"))
 def chosen(task: int) -> str:
     """The task's own model or the joint one, whichever is more accurate on its dev set."""
     from engine.evaluation.memn2n import choose
@@ -38,7 +44,7 @@ def chosen(task: int) -> str:
     return choose(task)[0]
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(ttl=600, show_spinner=False)
 def evaluation() -> dict | None:
     """What ``python -m engine.evaluate memn2n --task all --save`` measured, if shipped."""
     from engine.checkpoints import load_result
@@ -66,7 +72,7 @@ def _one_per_story(samples: list[Sample]) -> list[Sample]:
     return out
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading memories from many stories…")
+@st.cache_data(max_entries=4, show_spinner=Lazy("state.spinner_memories"))
 def corpus(name: str, limit: int = MAP_MEMORIES):
     """m_i of about ``limit`` sentences from test stories of every task the model knows.
 
@@ -79,9 +85,9 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
     tasks = r.meta["tasks"]
     per_task = limit // len(tasks)
     vecs, task_of, subj, texts = [], [], [], []
-    for t in tasks:
+    for task in tasks:
         picked, n = [], 0
-        for s in _one_per_story(dataset(t, "test")):
+        for s in _one_per_story(dataset(task, "test")):
             if n >= per_task:
                 break
             picked.append(s)
@@ -89,16 +95,27 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
         for s, m in zip(picked, memory_vectors(r, picked), strict=True):
             kept = s.story[-len(m) :]
             vecs.append(m)
-            task_of += [f"task {t}"] * len(m)
+            task_of += [f"task {task}"] * len(m)
             subj += [subject(x) for x in kept]
             texts += list(kept)
     return np.concatenate(vecs).astype(np.float32), task_of, subj, texts
 
 
-@st.cache_data(max_entries=16, show_spinner="Projecting memories with UMAP…")
-def projected(name: str, current: np.ndarray, seed: int = 0) -> np.ndarray:
-    """UMAP of the corpus memories and the current story's together: (N + n, 2)."""
+def memory_map(name: str, sample: Sample, seed: int = 0):
+    """UMAP of the corpus memories and this story's together (through the heavy queue).
+
+    Returns (coords (N + n, 2), task per corpus row, subject per corpus row, sentence per
+    corpus row, n): the last n rows of coords are this story's memories.
+    """
+    from engine.models.memn2n import memory_vectors
+
+    vectors, task_of, subject_of, texts = corpus(name)
+    current = memory_vectors(reader(name), [sample])[0]
+    coords = queue.run(t("state.queue_umap"), _project, vectors, current, seed)
+    return coords, task_of, subject_of, texts, len(current)
+
+
+def _project(corpus_vectors: np.ndarray, current: np.ndarray, seed: int) -> np.ndarray:
     from engine.projection import umap_2d
 
-    vectors = corpus(name)[0]
-    return umap_2d(np.concatenate([vectors, current]), seed=seed)
+    return umap_2d(np.concatenate([corpus_vectors, current]), seed=seed)

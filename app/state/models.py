@@ -8,6 +8,7 @@ a rerun that changes only a view option costs nothing.
 from __future__ import annotations
 
 import streamlit as st
+from kit.i18n import Lazy, t
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
@@ -23,7 +24,7 @@ def card(name: str):
 
     found = cards().get(name)
     if found is None:
-        raise InputError(f"Unknown model {name!r}.")
+        raise InputError(t("state.unknown_model", name=repr(name)))
     return found
 
 
@@ -31,12 +32,12 @@ def by_task(task: str) -> list:
     return [c for c in cards().values() if c.task == task]
 
 
-@st.cache_resource(max_entries=32, show_spinner="Loading the model…")
+@st.cache_resource(max_entries=32, show_spinner=Lazy("state.spinner_loading"))
 def loaded(name: str):
     return card(name).load()
 
 
-@st.cache_data(max_entries=128, show_spinner="Running the model…")
+@st.cache_data(max_entries=128, show_spinner=Lazy("state.spinner_running"))
 def trace(name: str, input, **options):
     c = card(name)
     c.check(input)  # refuse before loading anything
@@ -44,8 +45,10 @@ def trace(name: str, input, **options):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def forced_alignments(name: str, source: tuple[str, ...], target: tuple[str, ...]) -> dict:
-    return card(name).forced_alignments(source, target, model=loaded(name))
+def forced_alignments(
+    name: str, source: tuple[str, ...], target: tuple[str, ...], **options
+) -> dict:
+    return card(name).forced_alignments(source, target, model=loaded(name), **options)
 
 
 @st.cache_data(ttl=60, show_spinner=False)

@@ -1,4 +1,4 @@
-"""Cached loaders for the Alignment page: checkpoints once per process, traces per input.
+"""The Alignment page's calls into the model registry (cached in state.models).
 
 Models are shared by every session; that is safe because α comes back from the
 decoding call (nothing is stored on the module) and the models are in eval mode.
@@ -6,36 +6,25 @@ decoding call (nothing is stored on the module) and the models are in eval mode.
 
 from __future__ import annotations
 
-import streamlit as st
+from state import models
 
 
-@st.cache_resource(show_spinner="Loading the translation model…")
-def translator(name: str):
-    from engine.models.bahdanau import Translator
-
-    return Translator.load(name)
+def cards(task: str) -> list:
+    """Every shipped RNNsearch checkpoint for ``task``, in the registry's order."""
+    return [c for c in models.by_task(task) if c.family == "nmt"]
 
 
-@st.cache_data(ttl=60, show_spinner=False)
-def available() -> list[str]:
-    from engine.checkpoints import available as listed
-
-    return [n for n in listed("nmt-") if not n.startswith("nmt-eval")]
-
-
-@st.cache_data(max_entries=64, show_spinner="Translating…")
 def translate(name: str, text: str, beam: int):
-    return translator(name).translate(text, beam=beam)
+    return models.trace(name, text, beam=beam)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
 def forced_alignment(name: str, src: tuple[str, ...], tgt: tuple[str, ...]):
-    return translator(name).align(list(src), list(tgt))
+    """α [T, S] with ``tgt`` fed to the decoder: how the model aligns a given translation."""
+    found = models.forced_alignments(name, tuple(src), tuple(tgt))
+    return found["α"].weights if found else None
 
 
-@st.cache_data(ttl=60, show_spinner=False)
-def evaluation(task: str) -> dict | None:
-    """The last `python -m engine.evaluate nmt --task … --save` result, if one is shipped."""
-    from engine.checkpoints import load_result
-
-    return load_result(f"nmt-eval-{task}")
+def train_record(name: str) -> dict:
+    """How the checkpoint was trained: its command and the training run's numbers."""
+    meta = models.card(name).meta
+    return {"command": meta.get("command", ""), **meta.get("train", {})}

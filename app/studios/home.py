@@ -2,15 +2,13 @@
 
 import streamlit as st
 from catalog import PAGES
+from kit import page_bottom, page_top, t
 
+page_top()
 st.title("Attention Studio")
-st.markdown(
-    "Type or paste an input and **see what attention does** inside the models that made "
-    "modern deep learning. Every model here is implemented and trained by this project, "
-    "runs on your machine with no network, and every number it shows is measured."
-)
+st.markdown(t("home.intro"))
 
-st.subheader("Studios")
+st.subheader(t("home.studios"))
 for page in PAGES:
     if page.url == "home":
         continue
@@ -18,13 +16,6 @@ for page in PAGES:
         st.page_link(page.path, label=page.title)
         st.caption(page.blurb)
 
-st.subheader("Reading the figures")
-st.markdown(
-    "- Heatmaps put the **query** (what is looking) on the rows and the **key** (what is "
-    "looked at) on the columns; hover a cell for its exact weight.\n"
-    "- Every attention figure carries flags: **exact** weights, **approximate** or "
-    "**implied** maps of methods that never form one, **pooled ×k** maps of long inputs, "
-    "and **masked-only** patterns that show what a variant *may* see.\n"
-    "- Any trace can be downloaded as JSON or NPZ and read back with "
-    "`engine.trace.Trace.from_json` / `from_npz`."
-)
+st.subheader(t("home.reading"))
+st.markdown(t("home.reading_text"))
+page_bottom("home")

@@ -1,6 +1,10 @@
-"""Figures for the Alignment page: α heatmaps with gold links, the decoding step by step,
-the additive score's parts, and the BLEU-by-length curves. They draw a Trace; nothing
-here computes attention."""
+"""Figures for the Alignment and Compare pages: α heatmaps with gold links, the decoding
+step by step, the additive score's parts, differences between two alignments and the
+BLEU-by-length curves. They draw what the Trace holds; nothing here computes attention.
+
+Every figure is built from plotly.js property names with validation skipped
+(`_validate=False`): a page redraws them on each edit and validation was most of the cost.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,40 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from kit.i18n import t
 
 from views.heatmap import DIVERGING, FONT, SEQUENTIAL, heatmap, unique_labels
 
 # Okabe–Ito colours: distinguishable with every common colour-vision deficiency.
 SURE, POSSIBLE, ACCENT = "#D55E00", "#56B4E9", "#E69F00"
+
+
+def _figure(data: list[dict], layout: dict) -> go.Figure:
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def _gold_markers(xs, ys, sure, possible) -> list[dict]:
+    """Sure links as orange squares, possible-only links as blue circles."""
+    out = []
+    possible_only = set(possible) - set(sure)
+    for links, name, symbol, colour in (
+        (sure, t("views.alignment.gold_sure"), "square-open", SURE),
+        (possible_only, t("views.alignment.gold_possible"), "circle-open", POSSIBLE),
+    ):
+        links = sorted((j, i) for j, i in links if j < len(xs) and i < len(ys))
+        if links:
+            out.append(
+                dict(
+                    type="scatter",
+                    x=[xs[j] for j, _ in links],
+                    y=[ys[i] for _, i in links],
+                    mode="markers",
+                    name=name,
+                    hoverinfo="name",
+                    marker=dict(symbol=symbol, size=22, color=colour, line=dict(width=3)),
+                )
+            )
+    return out
 
 
 def alignment_figure(
@@ -26,45 +58,130 @@ def alignment_figure(
     sure=(),
     possible=(),
     height: int | None = None,
+    annotate: bool | None = None,
 ) -> go.Figure:
     """α_ij with the source on x and the target on y; gold links drawn on top when given
-    (sure: orange squares, possible-only: blue circles)."""
-    fig = heatmap(
+    (sure: orange squares, possible-only: blue circles). ``annotate=False`` leaves the
+    numbers to the hover, for panels too small to read them."""
+    base = heatmap(
         weights,
         src,
         tgt,
         title=title,
-        x_title="source word j",
-        y_title="target word i",
+        x_title=t("views.axis.source_word"),
+        y_title=t("views.axis.target_word"),
         value_name="α_ij",
         zmin=0,
         zmax=1,
         flags=flags,
         height=height,
+        annotate=annotate,
     )
-    xs, ys = unique_labels(list(src)), unique_labels(list(tgt))
-    possible_only = set(possible) - set(sure)
-    for links, name, symbol, colour in (
-        (sure, "gold: sure", "square-open", SURE),
-        (possible_only, "gold: possible", "circle-open", POSSIBLE),
-    ):
-        links = [(j, i) for j, i in links if j < len(xs) and i < len(ys)]
-        if links:
-            fig.add_trace(
-                go.Scatter(
-                    x=[xs[j] for j, _ in links],
-                    y=[ys[i] for _, i in links],
-                    mode="markers",
-                    name=name,
-                    hoverinfo="name",
-                    marker=dict(symbol=symbol, size=22, color=colour, line=dict(width=3)),
-                )
-            )
-    if sure or possible:
-        fig.update_layout(
-            legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom")
+    # Every word labelled, however narrow the panel: a word without its label is no use.
+    base.layout.xaxis.dtick = base.layout.yaxis.dtick = 1
+    markers = _gold_markers(unique_labels(list(src)), unique_labels(list(tgt)), sure, possible)
+    if not markers:
+        return base
+    layout = base.layout.to_plotly_json()
+    layout["legend"] = dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom")
+    return _figure([base.data[0].to_plotly_json(), *markers], layout)
+
+
+def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
+    """Several alignments in ONE figure (a browser draws one plot far faster than seven),
+    each panel its own source × target axes and one shared 0–1 colour scale.
+
+    Each panel: weights, src, tgt, title, and optionally sure / possible gold links.
+    """
+    n = len(panels)
+    cols = max(1, min(columns, n))
+    rows = -(-n // cols)
+    # Pixels per row: the title, the map (a legible row per target word), the tilted
+    # source words under it.
+    title_px, ticks_px = 50, 100
+    map_px = max(200, 22 * max(len(p["tgt"]) for p in panels))
+    row_px = title_px + map_px + ticks_px
+    top_px = 40  # the gold-link legend
+    height = top_px + rows * row_px
+    paper = height - top_px
+    gap_x = 0.12  # room for the next panel's target words
+    w = (1 - gap_x * (cols - 1)) / cols
+    data: list[dict] = []
+    hover = t("views.alignment.hover_target") + ": %{y}<br>" + t("views.alignment.hover_source")
+    layout = dict(
+        font=FONT,
+        height=height,
+        margin=dict(l=10, r=10, t=top_px, b=0),
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
+        legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"),
+        annotations=[],
+    )
+    legend_shown = set()
+    for k, p in enumerate(panels):
+        r, c = divmod(k, cols)
+        ax = "" if k == 0 else str(k + 1)
+        x0, y1 = c * (w + gap_x), 1 - r * row_px / paper
+        xs, ys = unique_labels(list(p["src"])), unique_labels(list(p["tgt"]))
+        layout[f"xaxis{ax}"] = dict(
+            domain=[x0, x0 + w], anchor=f"y{ax}", type="category", tickangle=-45, dtick=1
         )
-    return fig
+        layout[f"yaxis{ax}"] = dict(
+            domain=[y1 - (title_px + map_px) / paper, y1 - title_px / paper],
+            anchor=f"x{ax}",
+            type="category",
+            dtick=1,
+            autorange="reversed",
+        )
+        layout["annotations"].append(
+            dict(
+                text=p["title"],
+                x=x0 + w / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="top",
+                showarrow=False,
+                font=dict(size=14),
+            )
+        )
+        data.append(
+            dict(
+                type="heatmap",
+                z=np.asarray(p["weights"], dtype=float),
+                x=xs,
+                y=ys,
+                coloraxis="coloraxis",
+                xaxis=f"x{ax}",
+                yaxis=f"y{ax}",
+                hovertemplate=hover + ": %{x}<br>α = %{z:.3f}<extra></extra>",
+            )
+        )
+        for m in _gold_markers(xs, ys, p.get("sure", ()), p.get("possible", ())):
+            m.update(xaxis=f"x{ax}", yaxis=f"y{ax}", showlegend=m["name"] not in legend_shown)
+            m["marker"]["size"] = 12
+            legend_shown.add(m["name"])
+            data.append(m)
+    return _figure(data, layout)
+
+
+def difference_figure(
+    delta: np.ndarray, src: Sequence[str], tgt: Sequence[str], *, title: str, height=None
+) -> go.Figure:
+    """α_A − α_B on the same axes, from −1 to 1 (the colour bar gives the sign)."""
+    return heatmap(
+        delta,
+        src,
+        tgt,
+        title=title,
+        x_title=t("views.axis.source_word"),
+        y_title=t("views.axis.target_word"),
+        value_name="Δα",
+        diverging=True,
+        zmin=-1,
+        zmax=1,
+        height=height,
+    )
 
 
 def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str]) -> go.Figure:
@@ -72,24 +189,25 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
     xs = unique_labels(list(src))
 
     def bar(i):
-        return go.Bar(
-            x=xs, y=alpha[i], marker_color=ACCENT, hovertemplate="%{x}: α = %{y:.3f}<extra></extra>"
+        return dict(
+            type="bar",
+            x=xs,
+            y=alpha[i].tolist(),
+            marker=dict(color=ACCENT),
+            hovertemplate="%{x}: α = %{y:.3f}<extra></extra>",
         )
 
     def label(i):
-        return f"step {i + 1}: emits “{steps[i]}”"
+        return t("views.alignment.step_emits", i=i + 1, word=steps[i])
 
-    frames = [
-        go.Frame(data=[bar(i)], name=str(i), layout=dict(title=label(i))) for i in range(len(steps))
-    ]
-    fig = go.Figure(data=[bar(0)], frames=frames)
-    fig.update_layout(
-        title=label(0),
+    n = len(steps)
+    layout = dict(
+        title=dict(text=label(0)),
         font=FONT,
         height=420,
         margin=dict(l=10, r=10, t=60, b=10),
-        yaxis=dict(range=[0, 1], title="α_ij"),
-        xaxis=dict(title="source word j", tickangle=-45),
+        yaxis=dict(range=[0, 1], title=dict(text="α_ij")),
+        xaxis=dict(title=dict(text=t("views.axis.source_word")), tickangle=-45, type="category"),
         updatemenus=[
             dict(
                 type="buttons",
@@ -99,12 +217,12 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
                 xanchor="left",
                 buttons=[
                     dict(
-                        label="▶ Play",
+                        label=t("views.alignment.play"),
                         method="animate",
                         args=[None, dict(frame=dict(duration=700, redraw=True), fromcurrent=True)],
                     ),
                     dict(
-                        label="Pause",
+                        label=t("views.alignment.pause"),
                         method="animate",
                         args=[[None], dict(mode="immediate", frame=dict(duration=0))],
                     ),
@@ -117,7 +235,7 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
                 y=-0.35,
                 x=0.2,
                 len=0.8,
-                currentvalue=dict(prefix="step "),
+                currentvalue=dict(prefix=t("views.alignment.step_prefix")),
                 steps=[
                     dict(
                         label=str(i + 1),
@@ -127,12 +245,15 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
                             dict(mode="immediate", frame=dict(duration=0, redraw=True)),
                         ],
                     )
-                    for i in range(len(steps))
+                    for i in range(n)
                 ],
             )
         ],
     )
-    return fig
+    frames = [
+        dict(data=[bar(i)], name=str(i), layout=dict(title=dict(text=label(i)))) for i in range(n)
+    ]
+    return go.Figure(data=[bar(0)], layout=layout, frames=frames, _validate=False)
 
 
 def vector_strip(v: np.ndarray, title: str, name: str) -> go.Figure:
@@ -143,112 +264,133 @@ def vector_strip(v: np.ndarray, title: str, name: str) -> go.Figure:
         [str(k) for k in range(v.shape[1])],
         [name],
         title=title,
-        x_title="dimension",
+        x_title=t("views.axis.dimension"),
         y_title="",
         value_name=name,
         diverging=True,
         annotate=False,
         height=200,
     )
-    fig.update_xaxes(showticklabels=False)
+    fig.layout.xaxis.showticklabels = False
     return fig
 
 
-def additive_parts_figure(vectors: dict, src: Sequence[str], step: int) -> go.Figure:
+def additive_parts_figure(
+    vectors: dict, alpha: np.ndarray, src: Sequence[str], step: int
+) -> go.Figure:
     """e_ij = v_aᵀ tanh(W_a s_{i−1} + U_a h_j) at step i, one source word per row:
-    U_a h_j, the tanh of the sum, v_a ⊙ tanh (whose sum is e_ij), e_ij, α_ij."""
+    U_a h_j, the tanh of the sum, v_a ⊙ tanh (whose sum is e_ij), e_ij, and α_ij as the
+    model returned it (``alpha``: the step's row of the alignment map)."""
     Uh = vectors["U_a h"]  # (K, d_a)
-    t = vectors["tanh"][step]  # (K, d_a)
-    contrib = t * vectors["v_a"][None, :]  # (K, d_a): Σ over d_a gives e_ij
+    tanh = vectors["tanh"][step]  # (K, d_a)
+    contrib = tanh * vectors["v_a"][None, :]  # (K, d_a): Σ over d_a gives e_ij
     e = vectors["e"][step]
-    alpha = np.exp(e - e.max())
-    alpha /= alpha.sum()
     ys = unique_labels(list(src))
     titles = ("U_a h_j", "tanh(W_a s_{i−1} + U_a h_j)", "v_a ⊙ tanh(·)", "e_ij", "α_ij")
-    fig = make_subplots(
-        rows=1,
-        cols=5,
-        shared_yaxes=True,
-        subplot_titles=titles,
-        column_widths=[0.24, 0.24, 0.24, 0.14, 0.14],
-        horizontal_spacing=0.02,
-    )
+    widths = (0.24, 0.24, 0.24, 0.14, 0.14)
+    gap = 0.02
+    usable = 1 - gap * (len(widths) - 1)
+    domains, x0 = [], 0.0
+    for w in widths:
+        domains.append([x0, x0 + w * usable])
+        x0 += w * usable + gap
     dims = [str(k) for k in range(Uh.shape[1])]
-    for col, z in ((1, Uh), (2, t), (3, contrib)):
+    data, dim = [], t("views.alignment.dim")
+    for col, z in enumerate((Uh, tanh, contrib), start=1):
         m = float(np.abs(z).max()) or 1.0
-        fig.add_trace(
-            go.Heatmap(
-                z=z,
+        data.append(
+            dict(
+                type="heatmap",
+                z=np.asarray(z, dtype=float),
                 x=dims,
                 y=ys,
+                xaxis=f"x{col}",
+                yaxis="y",
                 colorscale=DIVERGING,
+                reversescale=True,
                 zmin=-m,
                 zmax=m,
                 showscale=False,
-                hovertemplate="%{y} · dim %{x}: %{z:.3f}<extra></extra>",
-            ),
-            row=1,
-            col=col,
+                hovertemplate=f"%{{y}} · {dim} %{{x}}: %{{z:.3f}}<extra></extra>",
+            )
         )
     for col, x, colour, sym in ((4, e, SURE, "e"), (5, alpha, ACCENT, "α")):
-        fig.add_trace(
-            go.Bar(
-                x=x,
+        data.append(
+            dict(
+                type="bar",
+                x=np.asarray(x, dtype=float),
                 y=ys,
+                xaxis=f"x{col}",
+                yaxis="y",
                 orientation="h",
-                marker_color=colour,
+                marker=dict(color=colour),
                 hovertemplate=f"%{{y}}: {sym} = %{{x:.3f}}<extra></extra>",
-            ),
-            row=1,
-            col=col,
+            )
         )
-    fig.update_xaxes(showticklabels=False, row=1, col=1)
-    fig.update_xaxes(showticklabels=False, row=1, col=2)
-    fig.update_xaxes(showticklabels=False, row=1, col=3)
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_layout(
+    layout = dict(
         font=FONT,
         showlegend=False,
         margin=dict(l=10, r=10, t=50, b=10),
         height=int(min(900, max(320, 120 + 28 * len(ys)))),
+        yaxis=dict(autorange="reversed", type="category"),
+        annotations=[
+            dict(
+                text=title,
+                x=(d[0] + d[1]) / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+            )
+            for title, d in zip(titles, domains, strict=True)
+        ],
     )
-    return fig
+    for col, d in enumerate(domains, start=1):
+        layout["xaxis" if col == 1 else f"xaxis{col}"] = dict(
+            domain=d, anchor="y", showticklabels=col > 3
+        )
+    return _figure(data, layout)
 
 
 def bleu_by_length_figure(results: dict[str, dict]) -> go.Figure:
     """BLEU per source-length bucket, one line per model (Bahdanau et al. Figure 2)."""
-    fig = go.Figure()
     dashes = ("solid", "dash", "dot", "dashdot", "longdash")
+    data, words = [], t("views.alignment.words")
     for k, (name, r) in enumerate(results.items()):
         buckets = list(r["bleu_by_length"])
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=buckets,
                 y=[r["bleu_by_length"][b]["bleu"] for b in buckets],
                 name=name,
                 mode="lines+markers",
                 line=dict(dash=dashes[k % len(dashes)], width=3),
                 marker=dict(size=10),
-                hovertemplate="%{x} words: BLEU %{y:.1f}<extra>" + name + "</extra>",
+                hovertemplate=f"%{{x}} {words}: BLEU %{{y:.1f}}<extra>{name}</extra>",
             )
         )
-    fig.update_layout(
+    layout = dict(
         font=FONT,
         height=420,
-        xaxis_title="source sentence length (words)",
-        yaxis=dict(title="BLEU (test split)", range=[0, 102]),
+        xaxis=dict(title=dict(text=t("views.alignment.length_axis")), type="category"),
+        yaxis=dict(title=dict(text=t("views.alignment.bleu_axis")), range=[0, 102]),
         legend=dict(orientation="h", y=-0.3),
         margin=dict(l=10, r=10, t=30, b=10),
         colorway=[SURE, POSSIBLE, ACCENT, "#009E73", "#CC79A7"],
     )
-    return fig
+    return _figure(data, layout)
 
 
 __all__ = [
     "SEQUENTIAL",
     "additive_parts_figure",
     "alignment_figure",
+    "alignment_grid",
     "bleu_by_length_figure",
+    "difference_figure",
     "steps_animation",
     "vector_strip",
 ]

@@ -2,19 +2,21 @@
 
 bertviz 1.4.1 builds its HTML for a notebook: require.js comes from a CDN
 ``<script src>``, d3 and jQuery from CDN paths in ``require.config``, and the
-attention goes into the page as ``json.dumps`` of every weight. Here we
+attention goes into the page as ``json.dumps`` of every weight. Here the weights take
+one path, from the maps to the page:
 
-1. validate the numpy maps ``[L, H, Q, K]`` and their tokens (clear messages),
-2. quantise the weights to bytes, ``round(255·α)``: bertviz only ever uses α as an
-   opacity, and an 8-bit alpha channel cannot show more than 1/255 steps,
-3. let bertviz (``html_action='return'``) assemble the view from ``[1, H, Q, K]``
-   tensors, exactly as it would for a notebook,
-4. drop its CDN ``<script src>`` and ``require.config`` block, and put in front the
+1. validate the maps ``[L, H, Q, K]`` and their tokens (clear messages) and quantise
+   each once to bytes, ``round(255·α)``: bertviz only ever uses α as an opacity, and an
+   8-bit alpha channel cannot show more than 1/255 steps;
+2. let bertviz (``html_action='return'``) build its page around 1 × 1 placeholder maps
+   with the real layer and head counts: its markup, its script and its ``params``
+   skeleton, with none of the weights;
+3. drop its CDN ``<script src>`` and ``require.config`` block, and put in front the
    vendored d3 5.7.0, jQuery 2.2.4 and require.js 2.3.6 (assets/vendor/) as inline
-   scripts, then ``define('d3')`` / ``define('jquery')`` to hand them to require.js,
-5. re-encode bertviz's ``params`` with the bytes as base64 (4/3 byte per weight
-   instead of ~20) and ``<``, ``>``, ``&``, ``/``, U+2028/2029 escaped, so that a token
-   such as ``</script>`` stays a string.
+   scripts, then ``define('d3')`` / ``define('jquery')`` to hand them to require.js;
+4. put the bytes into ``params`` as base64 (4/3 byte per weight instead of ~20), with
+   the tokens, and write it with ``<``, ``>``, ``&``, ``/``, U+2028/2029 escaped, so that
+   a token such as ``</script>`` stays a string.
 
 The page that comes out holds no ``http://`` or ``https://`` at all; that is
 checked on every call.
@@ -29,6 +31,7 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -109,14 +112,14 @@ def head_view_html(
     ``layer`` is the layer selected at first, ``heads`` the heads ticked at first.
     """
     # locals() here is exactly the arguments as given.
-    maps, layer, heads = _validated(**locals())
-    _check_size(maps, *_layers_heads(maps))
+    parts, layer, heads = _validated(**locals())
+    _check_size(parts)
     from bertviz import head_view
 
-    html = head_view(
-        **_bertviz_arguments(maps), layer=layer, heads=heads, html_action="return"
+    skeleton = head_view(
+        **_placeholders(parts), layer=layer, heads=heads, html_action="return"
     ).data
-    return _offline_page(html)
+    return _offline_page(skeleton, parts)
 
 
 def model_view_html(
@@ -138,21 +141,39 @@ def model_view_html(
     keep a long input within :data:`MAX_PAYLOAD_BYTES` and responsive.
     """
     # locals() here is exactly the arguments as given.
-    maps, layer, heads = _validated(**locals())
-    n_layers, n_heads = _layers_heads(maps)
+    parts, layer, heads = _validated(**locals())
+    n_layers, n_heads = parts[0].weights.shape[:2]
     layers = list(range(n_layers)) if layer is None else [layer]
-    kept_heads = list(range(n_heads)) if heads is None else sorted(heads)
-    _check_size(maps, len(layers), len(kept_heads))
+    kept = list(range(n_heads)) if heads is None else sorted(heads)
+    parts = [p._replace(weights=p.weights[layers][:, kept]) for p in parts]
+    _check_size(parts)
     from bertviz import model_view
 
-    html = model_view(
-        **_bertviz_arguments(maps),
+    skeleton = model_view(
+        **_placeholders(parts, n_layers, n_heads),
         display_mode="light",
         include_layers=layers,
-        include_heads=kept_heads,
+        include_heads=kept,
         html_action="return",
     ).data
-    return _offline_page(html)
+    return _offline_page(skeleton, parts)
+
+
+def trace_arguments(maps: dict) -> dict:
+    """The keyword arguments above for a Trace's maps (encoder_self, decoder_self, cross)."""
+    if len(maps) == 1 and set(maps) <= {"encoder_self", "decoder_self"}:
+        (m,) = maps.values()
+        return {"attention": m.weights, "tokens": list(m.query_labels)}
+    args = {}
+    if "encoder_self" in maps:
+        args["encoder_attention"] = maps["encoder_self"].weights
+        args["encoder_tokens"] = list(maps["encoder_self"].key_labels)
+    if "decoder_self" in maps:
+        args["decoder_attention"] = maps["decoder_self"].weights
+        args["decoder_tokens"] = list(maps["decoder_self"].query_labels)
+    if "cross" in maps:
+        args["cross_attention"] = maps["cross"].weights
+    return args
 
 
 def render(html: str, height: int = 600) -> None:
@@ -165,13 +186,22 @@ def render(html: str, height: int = 600) -> None:
 # ---------------------------------------------------------------- validation
 
 
+class _Part(NamedTuple):
+    """One attention map on its way to the page, in bertviz's order of maps."""
+
+    name: str  # bertviz's argument: attention, encoder_, decoder_ or cross_attention
+    weights: np.ndarray  # uint8 [L, H, Q, K], round(255·α)
+    left: list[str]  # query tokens
+    right: list[str]  # key tokens
+
+
 def _validated(*, layer, heads, **maps_and_tokens):
-    """(maps, layer, heads): the public functions' arguments, checked."""
-    maps = _validated_maps(**maps_and_tokens)
-    return (maps, *_checked_selection(maps, layer, heads))
+    """(parts, layer, heads): the public functions' arguments, checked."""
+    parts = _validated_parts(**maps_and_tokens)
+    return (parts, *_checked_selection(parts[0].weights.shape[:2], layer, heads))
 
 
-def _validated_maps(
+def _validated_parts(
     *,
     attention,
     tokens,
@@ -180,8 +210,7 @@ def _validated_maps(
     cross_attention,
     encoder_tokens,
     decoder_tokens,
-) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
-    """{bertviz argument name: (weights [L, H, Q, K], query tokens, key tokens)}."""
+) -> list[_Part]:
     enc_dec = {
         "encoder_attention": encoder_attention,
         "decoder_attention": decoder_attention,
@@ -195,7 +224,7 @@ def _validated_maps(
                 "encoder/decoder/cross arguments, not both."
             )
         toks = _tokens("tokens", tokens)
-        return {"attention": (_weights("attention", attention, toks, toks), toks, toks)}
+        return [_Part("attention", _weights("attention", attention, toks, toks), toks, toks)]
     if not given:
         raise ValueError(
             "No attention to show: give `attention`, or `encoder_attention`, "
@@ -213,16 +242,16 @@ def _validated_maps(
         "decoder_attention": (tgt, tgt, "decoder_tokens"),
         "cross_attention": (tgt, src, "decoder_tokens and encoder_tokens"),
     }
-    maps = {}
-    for name, arr in given.items():
+    parts = []
+    for name, arr in given.items():  # bertviz's order: encoder, decoder, cross
         q_toks, k_toks, needed = sides[name]
         if q_toks is None or k_toks is None:
             raise ValueError(f"`{name}` needs {needed}.")
-        maps[name] = (_weights(name, arr, q_toks, k_toks), q_toks, k_toks)
-    shapes = {name: w.shape[:2] for name, (w, _, _) in maps.items()}
+        parts.append(_Part(name, _weights(name, arr, q_toks, k_toks), q_toks, k_toks))
+    shapes = {p.name: p.weights.shape[:2] for p in parts}
     if len(set(shapes.values())) > 1:
         raise ValueError(f"The maps must have the same layers and heads [L, H]; got {shapes}.")
-    return maps
+    return parts
 
 
 def _tokens(name: str, tokens: Sequence[str] | None) -> list[str]:
@@ -237,7 +266,7 @@ def _tokens(name: str, tokens: Sequence[str] | None) -> list[str]:
 
 
 def _weights(name: str, arr, q_tokens: list[str], k_tokens: list[str]) -> np.ndarray:
-    """Weights as float64 [L, H, Q, K], checked against the tokens and the range [0, 1]."""
+    """Weights checked against the tokens and the range [0, 1], as bytes [L, H, Q, K]."""
     w = np.asarray(arr, dtype=np.float64)
     if w.ndim != 4:
         raise ValueError(f"`{name}` must be [layers, heads, queries, keys]; got shape {w.shape}.")
@@ -256,20 +285,14 @@ def _weights(name: str, arr, q_tokens: list[str], k_tokens: list[str]) -> np.nda
             f"`{name}` must hold attention weights in [0, 1]; "
             f"got values from {w.min():.3g} to {w.max():.3g}."
         )
-    return w
-
-
-def _layers_heads(maps) -> tuple[int, int]:
-    """(L, H), the same for every map (checked in _validated_maps)."""
-    n_layers, n_heads = next(iter(maps.values()))[0].shape[:2]
-    return n_layers, n_heads
+    return np.rint(np.clip(w, 0, 1) * _QUANT).astype(np.uint8)
 
 
 def _checked_selection(
-    maps, layer: int | None, heads: Sequence[int] | None
+    shape: tuple[int, int], layer: int | None, heads: Sequence[int] | None
 ) -> tuple[int | None, list[int] | None]:
     """``layer`` / ``heads`` checked against [L, H], as plain ints (bertviz json-dumps them)."""
-    n_layers, n_heads = _layers_heads(maps)
+    n_layers, n_heads = shape
     if layer is not None and not (isinstance(layer, int | np.integer) and 0 <= layer < n_layers):
         raise ValueError(f"`layer` must be a layer index 0…{n_layers - 1}; got {layer!r}.")
     if heads is not None:
@@ -286,11 +309,9 @@ def _checked_selection(
     return (None if layer is None else int(layer)), heads
 
 
-def _check_size(maps, n_layers: int, n_heads: int) -> None:
+def _check_size(parts: list[_Part]) -> None:
     """Refuse a view whose base64 weights alone would exceed MAX_PAYLOAD_BYTES, before any work."""
-    size = sum(
-        4 * math.ceil(n_layers * n_heads * w.shape[2] * w.shape[3] / 3) for w, _, _ in maps.values()
-    )
+    size = sum(4 * math.ceil(p.weights.size / 3) for p in parts)
     if size > MAX_PAYLOAD_BYTES:
         raise InputError(_too_big(size))
 
@@ -305,24 +326,26 @@ def _too_big(size: int) -> str:
 # ---------------------------------------------------------------- bertviz and the page
 
 
-def _bertviz_arguments(maps) -> dict:
-    """bertviz's inputs: per layer a [1, H, Q, K] tensor of the quantised weights."""
+def _placeholders(parts: list[_Part], n_layers: int = 0, n_heads: int = 0) -> dict:
+    """bertviz's inputs with a 1 × 1 map per layer and head: its page, none of the weights.
+
+    bertviz reads only the layer and head counts from them (and checks each against its
+    tokens), so one token per side keeps them tiny; the real maps go in afterwards.
+    """
     import torch
 
-    args = {}
-    for name, (w, q_toks, k_toks) in maps.items():
-        quantised = torch.from_numpy(np.rint(np.clip(w, 0, 1) * _QUANT).astype(np.uint8))
-        args[name] = tuple(quantised[i : i + 1] for i in range(quantised.shape[0]))
-        if name == "attention":
-            args["tokens"] = q_toks
-        elif name == "cross_attention":
-            args["decoder_tokens"], args["encoder_tokens"] = q_toks, k_toks
-        else:
-            args[name.replace("attention", "tokens")] = q_toks
+    n_layers = n_layers or parts[0].weights.shape[0]
+    n_heads = n_heads or parts[0].weights.shape[1]
+    layer = torch.zeros(1, n_heads, 1, 1)
+    args = {p.name: (layer,) * n_layers for p in parts}
+    if "attention" in args:
+        args["tokens"] = ["·"]
+    else:
+        args["encoder_tokens"] = args["decoder_tokens"] = ["·"]
     return args
 
 
-def _offline_page(bertviz_html: str) -> str:
+def _offline_page(bertviz_html: str, parts: list[_Part]) -> str:
     """bertviz's returned HTML, made self-contained: vendored JS, compact escaped params."""
     html, n_tags = _CDN_SCRIPT.subn("", bertviz_html)
     html, n_configs = _REQUIRE_CONFIG.subn("", html)
@@ -341,7 +364,9 @@ def _offline_page(bertviz_html: str) -> str:
         raise RuntimeError("bertviz's params line changed; check the bertviz version.")
     if url := _URL.search(html[:start] + html[line_end:]):
         raise RuntimeError(f"bertviz's HTML still names a URL ({url.group(0)}…).")
-    html = f"{html[:start]}attentionStudioWeights({_encoded_params(params)});{html[line_end:]}"
+    html = (
+        f"{html[:start]}attentionStudioWeights({_filled_params(params, parts)});{html[line_end:]}"
+    )
     page = (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8"></head>\n'
         '<body style="margin:0;background:#fff">\n'
@@ -352,12 +377,17 @@ def _offline_page(bertviz_html: str) -> str:
     return page
 
 
-def _encoded_params(params: dict) -> str:
-    """bertviz's ``params`` with base64 weights, as script-safe JSON within the size limit."""
-    for d in params["attention"]:
-        attn = np.asarray(d["attn"], dtype=np.uint8)  # [L, H, Q, K]
-        d["shape"] = list(attn.shape)
-        d["attn"] = base64.b64encode(attn.tobytes()).decode("ascii")
+def _filled_params(params: dict, parts: list[_Part]) -> str:
+    """bertviz's ``params`` with the real tokens and base64 weights, as script-safe JSON."""
+    from bertviz.util import format_special_chars
+
+    if len(params["attention"]) != len(parts):
+        raise RuntimeError("bertviz made a different number of maps; check the bertviz version.")
+    for d, part in zip(params["attention"], parts, strict=True):
+        d["left_text"] = format_special_chars(part.left)
+        d["right_text"] = format_special_chars(part.right)
+        d["shape"] = list(part.weights.shape)
+        d["attn"] = base64.b64encode(part.weights.tobytes()).decode("ascii")
     encoded = _script_safe_json(params)
     if len(encoded) > MAX_PAYLOAD_BYTES:
         raise InputError(_too_big(len(encoded)))

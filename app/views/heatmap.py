@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.i18n import t
 
 # Perceptually uniform, colour-blind safe, and still ordered when printed in grey.
 # Names are plotly.js's own (figures skip Python-side validation); plotly.js RdBu
@@ -30,6 +31,16 @@ def unique_labels(labels: Sequence[str]) -> list[str]:
     return out
 
 
+def flag_text(flags: Sequence[str]) -> str:
+    """A map's flags in the reader's language (the engine names them in English)."""
+    words = []
+    for flag in flags:
+        name, _, factor = flag.partition(" ×")
+        word = t(f"views.flag.{name.replace(' ', '_')}", factor=factor)
+        words.append(flag if word.startswith("views.flag.") else word)
+    return ", ".join(words)
+
+
 def fitted_height(rows: int) -> int:
     """Figure height that keeps one row legible on a projector, within 280–900 px."""
     return int(min(900, max(280, 120 + 26 * rows)))
@@ -41,8 +52,8 @@ def heatmap(
     y_labels: Sequence[str],
     *,
     title: str = "",
-    x_title: str = "key",
-    y_title: str = "query",
+    x_title: str | None = None,
+    y_title: str | None = None,
     value_name: str = "α",
     diverging: bool = False,
     zmin: float | None = None,
@@ -57,16 +68,18 @@ def heatmap(
     figure can never be mistaken for a different kind of map.
     """
     z = np.asarray(z, dtype=float)
+    x_title = t("views.axis.key") if x_title is None else x_title
+    y_title = t("views.axis.query") if y_title is None else y_title
     xs, ys = unique_labels(list(x_labels)), unique_labels(list(y_labels))
     if diverging and zmin is None and zmax is None:
         m = float(np.abs(z).max()) or 1.0
         zmin, zmax = -m, m
     if annotate is None:
         annotate = z.size <= 144
-    full_title = title + (f"  <sup>[{', '.join(flags)}]</sup>" if flags else "")
+    full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
     trace = dict(
         type="heatmap",
-        z=z,
+        z=z.astype(np.float32),  # sent as base64 float32: half the bytes of float64
         x=xs,
         y=ys,
         zmin=zmin,
@@ -88,10 +101,47 @@ def heatmap(
         xaxis=dict(title=dict(text=x_title), tickangle=-45, type="category"),
         yaxis=dict(title=dict(text=y_title), autorange="reversed", type="category"),
     )
-    # Property validation costs ~5 ms a figure and pages draw a dozen on every rerun;
-    # these dicts use only plotly.js names, so it is skipped.
-    fig = go.Figure(data=[trace], layout=layout, _validate=False)
-    return fig
+    return figure([trace], layout)
+
+
+def figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plotly.js dicts, unvalidated.
+
+    Validation costs ~5 ms a trace (make_subplots ~70 ms) on every rerun; these dicts
+    use only plotly.js property names, so it is skipped.
+    """
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def cell_domains(
+    sizes: Sequence[float], gap: float, *, reverse: bool = False
+) -> list[tuple[float, float]]:
+    """Paper-coordinate domains for cells of relative ``sizes`` separated by ``gap``.
+
+    ``reverse`` numbers them from the top (rows), as make_subplots does.
+    """
+    total = sum(sizes)
+    usable = 1 - gap * (len(sizes) - 1)
+    out, start = [], 0.0
+    for size in sizes:
+        end = start + usable * size / total
+        out.append((start, min(end, 1.0)))
+        start = end + gap
+    return out[::-1] if reverse else out
+
+
+def axes(n: int, x_domain, y_domain, **extra) -> dict:
+    """Layout entries for subplot ``n`` (1-based): its x and y axes over the two domains."""
+    suffix = "" if n == 1 else str(n)
+    x = dict(domain=list(x_domain), anchor=f"y{suffix}", **extra.get("x", {}))
+    y = dict(domain=list(y_domain), anchor=f"x{suffix}", **extra.get("y", {}))
+    return {f"xaxis{suffix}": x, f"yaxis{suffix}": y}
+
+
+def subplot_ref(n: int) -> dict:
+    """The trace keys that place a trace on subplot ``n`` (1-based)."""
+    suffix = "" if n == 1 else str(n)
+    return dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}")
 
 
 def attention_figure(amap, layer: int = 0, head: int = 0, **kwargs) -> go.Figure:

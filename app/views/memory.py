@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
+from kit.i18n import t
 
 from views.heatmap import FONT, heatmap
 
@@ -40,8 +41,8 @@ def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8)
         font=FONT,
         height=60 + 32 * len(order),
         margin=dict(l=10, r=10, t=30, b=10),
-        title="P(answer)",
-        xaxis=dict(range=[0, 1], title="probability"),
+        title=t("views.memory.answer_title"),
+        xaxis=dict(range=[0, 1], title=t("views.memory.probability")),
     )
     return fig
 
@@ -58,14 +59,16 @@ def sentence_labels(sentences: Sequence[str], support: Sequence[int]) -> list[st
 def hops_figure(amap, support: Sequence[int]) -> go.Figure:
     """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts."""
     z = amap.weights[:, 0, 0, :].T  # (n_sentences, hops)
-    title = "Memory weights p per hop" + (f"  ({STAR} = supporting fact)" if support else "")
+    title = t("views.memory.hops_title") + (
+        t("views.memory.star_note", star=STAR) if support else ""
+    )
     return heatmap(
         z,
         list(amap.layer_labels),
         sentence_labels(amap.key_labels, support),
         title=title,
-        x_title="hop",
-        y_title="sentence",
+        x_title=t("views.memory.hop"),
+        y_title=t("views.memory.sentence"),
         value_name="p",
         zmin=0.0,
         zmax=1.0,
@@ -79,11 +82,11 @@ def shaded_story(sentences: Sequence[str], weights: Sequence[float], support: Se
 
     Every sentence is HTML-escaped: stories are user text.
     """
-    rows = []
+    rows, supporting = [], html.escape(t("views.memory.supporting"))
     for i, (s, w) in enumerate(zip(sentences, weights, strict=True)):
         alpha = float(np.clip(w, 0.0, 1.0))
         colour = "#fff" if alpha > 0.5 else "#111"
-        star = f"<b title='supporting fact'>{STAR}</b> " if i in support else ""
+        star = f"<b title='{supporting}'>{STAR}</b> " if i in support else ""
         rows.append(
             f"<div style='background: rgba(68,1,84,{alpha:.3f}); color:{colour}; "
             f"padding:3px 8px; margin:1px 0; border-radius:4px; font-size:17px'>"
@@ -119,17 +122,18 @@ def memory_map(
             )
         )
     if current.any():
+        this_story = html.escape(t("views.memory.this_story"))
         fig.add_trace(
             go.Scatter(
                 x=coords[current, 0],
                 y=coords[current, 1],
                 mode="markers+text",
-                name="this story",
+                name=this_story,
                 text=[str(i + 1) for i in range(int(current.sum()))],
                 textposition="top center",
                 customdata=texts[current],
                 marker=dict(size=13, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#000")),
-                hovertemplate="%{customdata}<extra>this story</extra>",
+                hovertemplate=f"%{{customdata}}<extra>{this_story}</extra>",
             )
         )
     fig.update_layout(

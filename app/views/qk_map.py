@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.i18n import t
 
-from views.heatmap import FONT, SEQUENTIAL
+from views.heatmap import FONT, SEQUENTIAL, figure
 
 QUERY_SYMBOL, KEY_SYMBOL = "circle", "diamond-open"
 TOKEN_COLOURS = (
@@ -33,10 +35,10 @@ def qk_scatter(
     title: str = "",
 ) -> go.Figure:
     """Queries as filled circles, keys as open diamonds; colour = position or token."""
-    fig = go.Figure()
+    data = []
     parts = (
-        ("query", "queries", emb.queries_2d, list(query_labels), QUERY_SYMBOL),
-        ("key", "keys", emb.keys_2d, list(key_labels), KEY_SYMBOL),
+        ("query", t("views.qk.queries"), emb.queries_2d, list(query_labels), QUERY_SYMBOL),
+        ("key", t("views.qk.keys"), emb.keys_2d, list(key_labels), KEY_SYMBOL),
     )
     vocab = {t: i for i, t in enumerate(dict.fromkeys([*query_labels, *key_labels]))}
     n_max = max(len(query_labels), len(key_labels), 2) - 1
@@ -48,55 +50,58 @@ def qk_scatter(
                 colorscale=SEQUENTIAL,
                 cmin=0,
                 cmax=n_max,
-                colorbar=dict(title="position") if role == "query" else None,
+                colorbar=dict(title=t("views.axis.position")) if role == "query" else None,
                 showscale=role == "query",
             )
         else:
             marker = dict(color=[TOKEN_COLOURS[vocab[t] % len(TOKEN_COLOURS)] for t in labels])
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=xy[:, 0],
                 y=xy[:, 1],
                 mode="markers+text",
                 name=plural,
-                text=labels,
+                text=[html.escape(t) for t in labels],
                 textposition="top center",
                 textfont=dict(size=11),
                 marker=dict(symbol=symbol, size=12, line=dict(width=2), **marker),
                 customdata=pos,
-                hovertemplate=f"{role} %{{text}} (position %{{customdata}})<extra></extra>",
+                hovertemplate=t("views.qk.hover_" + role)
+                + " %{text} ("
+                + t("views.axis.position")
+                + " %{customdata})<extra></extra>",
             )
         )
-    fig.update_layout(
-        title=title,
+    layout = dict(
+        title=dict(text=title),
         font=FONT,
         height=560,
-        xaxis_title="UMAP 1",
-        yaxis_title="UMAP 2",
+        xaxis=dict(title=dict(text="UMAP 1")),
+        yaxis=dict(title=dict(text="UMAP 2")),
         legend=dict(orientation="h", y=-0.15),
         margin=dict(l=10, r=10, t=60, b=10),
     )
-    return fig
+    return figure(data, layout)
 
 
 def dot_distance_figure(emb, mask: np.ndarray | None = None) -> go.Figure:
     """Each allowed (query, key) pair: its dot product against its embedded distance."""
     allowed = np.ones_like(emb.dot, bool) if mask is None else np.asarray(mask, bool)
-    fig = go.Figure(
-        go.Scattergl(
-            x=emb.dot[allowed],
-            y=emb.distance[allowed],
-            mode="markers",
-            marker=dict(size=5, opacity=0.5, color="#1f4e9c"),
-            hovertemplate="q·k = %{x:.2f}<br>distance = %{y:.2f}<extra></extra>",
-        )
+    points = dict(
+        type="scattergl",
+        x=emb.dot[allowed],
+        y=emb.distance[allowed],
+        mode="markers",
+        marker=dict(size=5, opacity=0.5, color="#1f4e9c"),
+        hovertemplate="q·k = %{x:.2f}<br>" + t("views.qk.distance") + " = %{y:.2f}<extra></extra>",
     )
-    fig.update_layout(
-        title=f"Pearson r = {emb.correlation:+.2f} (negative: near means attended)",
-        xaxis_title="q · k",
-        yaxis_title="embedded distance",
+    layout = dict(
+        title=dict(text=t("views.qk.pearson", r=f"{emb.correlation:+.2f}")),
+        xaxis=dict(title=dict(text="q · k")),
+        yaxis=dict(title=dict(text=t("views.qk.embedded_distance"))),
         font=FONT,
         height=380,
         margin=dict(l=10, r=10, t=60, b=10),
     )
-    return fig
+    return figure([points], layout)

@@ -6,9 +6,19 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from kit.i18n import t
 
-from views.heatmap import DIVERGING, FONT, SEQUENTIAL, unique_labels
+from views.heatmap import (
+    DIVERGING,
+    FONT,
+    SEQUENTIAL,
+    axes,
+    cell_domains,
+    figure,
+    flag_text,
+    subplot_ref,
+    unique_labels,
+)
 
 GRID_SIDE = 32  # thumbnails show at most 32 × 32 cells; longer inputs are block-averaged
 
@@ -25,136 +35,120 @@ def pool(w: np.ndarray, side: int = GRID_SIDE) -> tuple[np.ndarray, int]:
     return np.nanmean(padded.reshape(shape), axis=(-3, -1)), f
 
 
+def _label(text: str, x: float, y: float, **kw) -> dict:
+    return dict(text=text, x=x, y=y, xref="paper", yref="paper", showarrow=False, **kw)
+
+
 def head_grid(amap, title: str) -> go.Figure:
     """Every (layer, head) of an AttentionMap as a small heatmap; rows are layers."""
     L, H = amap.shape[:2]
     w, f = pool(amap.weights)
-    fig = make_subplots(
-        rows=L,
-        cols=H,
-        horizontal_spacing=0.01,
-        vertical_spacing=0.02,
-        column_titles=list(amap.head_labels),
-        row_titles=list(amap.layer_labels),
-    )
+    cols, rows = cell_domains([1] * H, 0.01), cell_domains([1] * L, 0.02, reverse=True)
+    hidden = dict(showticklabels=False)
+    data, layout_axes, labels = [], {}, []
+    query, key = t("views.axis.query"), t("views.axis.key")
     for layer in range(L):
         for h in range(H):
-            fig.add_trace(
-                go.Heatmap(
-                    z=w[layer, h],
+            n = layer * H + h + 1
+            data.append(
+                dict(
+                    type="heatmap",
+                    z=np.asarray(w[layer, h], np.float32),
                     coloraxis="coloraxis",
                     hovertemplate=f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
-                    "query %{y} · key %{x}<br>α = %{z:.3f}<extra></extra>",
-                ),
-                row=layer + 1,
-                col=h + 1,
+                    f"{query} %{{y}} · {key} %{{x}}<br>α = %{{z:.3f}}<extra></extra>",
+                    **subplot_ref(n),
+                )
             )
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False, autorange="reversed")
+            layout_axes |= axes(
+                n, cols[h], rows[layer], x=hidden, y=dict(hidden, autorange="reversed")
+            )
+    for h, (x0, x1) in enumerate(cols):
+        labels.append(_label(amap.head_labels[h], (x0 + x1) / 2, 1.0, yanchor="bottom"))
+    for layer, (y0, y1) in enumerate(rows):
+        labels.append(
+            _label(amap.layer_labels[layer], 1.0, (y0 + y1) / 2, xanchor="left", textangle=90)
+        )
     flags = list(amap.flags) + ([f"thumbnails pooled ×{f}"] if f > 1 else [])
-    fig.update_layout(
-        title=f"{title}  <sup>[{', '.join(flags)}]</sup>",
+    layout = dict(
+        title=dict(text=f"{title}  <sup>[{flag_text(flags)}]</sup>"),
         font=FONT,
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title="α")),
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
         height=int(min(1400, 140 + 110 * L * max(1, 6 / H))),
         margin=dict(l=40, r=10, t=70, b=10),
+        annotations=labels,
+        **layout_axes,
     )
-    return fig
+    return figure(data, layout)
 
 
-def neuron_figure(
-    q: np.ndarray,
-    k: np.ndarray,
-    query_label: str,
-    key_labels: Sequence[str],
-    mask: np.ndarray | None = None,
-) -> go.Figure:
+def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
     """bertviz's neuron view for one query: q_i, each k_j, q_i∘k_j, q_i·k_j/√d_k and α_ij.
 
-    q ``[d_k]``, k ``[K, d_k]``; ``mask`` ``[K]`` True where the query may attend.
+    ``nv`` is the engine's :class:`engine.models.attentionviz.NeuronView`; this only draws it.
     """
-    d_k = q.shape[0]
-    prod = q[None, :] * k  # (K, d_k); its row sums are the dot products
-    scores = prod.sum(-1) / np.sqrt(d_k)
-    allowed = np.ones(len(k), bool) if mask is None else np.asarray(mask, bool)
-    e = np.where(allowed, np.exp(scores - scores[allowed].max()), 0.0)
-    alpha = e / e.sum()
+    d_k = nv.q.shape[0]
     labels = unique_labels(list(key_labels))
-    fig = make_subplots(
-        rows=2,
-        cols=3,
-        row_heights=[0.12, 0.88],
-        column_widths=[0.4, 0.4, 0.2],
-        specs=[[{"colspan": 2}, None, None], [{}, {}, {}]],
-        horizontal_spacing=0.04,
-        subplot_titles=(
-            f"query q  ({query_label})",
-            "keys k_j",
-            "q ∘ k_j (sums to q·k_j)",
-            "q·k_j / √d_k  and  α_ij",
-        ),
-    )
-    m = float(max(np.abs(q).max(), np.abs(k).max(), 1e-9))
-    m_prod = float(max(np.abs(prod).max(), 1e-9))
     dims = [str(i) for i in range(d_k)]
-    cells = (
-        (q[None, :], [query_label], m, 1, 1),
-        (k, labels, m, 2, 1),
-        (prod, labels, m_prod, 2, 2),
+    m = float(max(np.abs(nv.q).max(), np.abs(nv.k).max(), 1e-9))
+    m_prod = float(max(np.abs(nv.product).max(), 1e-9))
+    cols = cell_domains([0.4, 0.4, 0.2], 0.04)
+    top, bottom = cell_domains([0.12, 0.88], 0.08, reverse=True)
+    category = dict(type="category")
+    rows_axis = dict(category, autorange="reversed")
+    layout_axes = (
+        axes(1, (cols[0][0], cols[1][1]), top, x=dict(showticklabels=False), y=category)
+        | axes(2, cols[0], bottom, y=rows_axis)
+        | axes(3, cols[1], bottom, y=dict(rows_axis, showticklabels=False))
+        | axes(4, cols[2], bottom, y=dict(rows_axis, showticklabels=False))
     )
-    for z, y, bound, row, col in cells:
-        fig.add_trace(
-            go.Heatmap(
-                z=z,
-                x=dims,
-                y=y,
-                zmin=-bound,
-                zmax=bound,
-                colorscale=DIVERGING,
-                showscale=False,
-                hovertemplate="%{y} dim %{x}: %{z:.3f}<extra></extra>",
-            ),
-            row=row,
-            col=col,
+
+    def cells(z, y, bound, n):
+        return dict(
+            type="heatmap",
+            z=z,
+            x=dims,
+            y=y,
+            zmin=-bound,
+            zmax=bound,
+            colorscale=DIVERGING,
+            reversescale=True,
+            showscale=False,
+            hovertemplate=f"%{{y}} {t('views.alignment.dim')} %{{x}}: %{{z:.3f}}<extra></extra>",
+            **subplot_ref(n),
         )
-    fig.add_trace(
-        go.Bar(x=scores, y=labels, orientation="h", name="q·k/√d_k", marker_color="#8c8c8c"),
-        row=2,
-        col=3,
+
+    def bars(x, name, colour):
+        return dict(
+            type="bar",
+            x=x,
+            y=labels,
+            orientation="h",
+            name=name,
+            marker=dict(color=colour),
+            **subplot_ref(4),
+        )
+
+    data = [
+        cells(nv.q[None, :], unique_labels([query_label]), m, 1),
+        cells(nv.k, labels, m, 2),
+        cells(nv.product, labels, m_prod, 3),
+        bars(nv.scores, "q·k/√d_k", "#8c8c8c"),
+        bars(nv.alpha, "α (softmax)", "#1f4e9c"),
+    ]
+    titles = (
+        (t("views.neuron.query", label=query_label), (cols[0][0] + cols[1][1]) / 2, top[1]),
+        (t("views.neuron.keys"), sum(cols[0]) / 2, bottom[1]),
+        (t("views.neuron.product"), sum(cols[1]) / 2, bottom[1]),
+        (t("views.neuron.scores"), sum(cols[2]) / 2, bottom[1]),
     )
-    fig.add_trace(
-        go.Bar(x=alpha, y=labels, orientation="h", name="α (softmax)", marker_color="#1f4e9c"),
-        row=2,
-        col=3,
-    )
-    fig.update_yaxes(type="category", row=1, col=1)  # a token such as "3" is a label, not a number
-    for col in (1, 2, 3):
-        fig.update_yaxes(autorange="reversed", type="category", row=2, col=col)
-    fig.update_yaxes(showticklabels=False, row=2, col=2)
-    fig.update_yaxes(showticklabels=False, row=2, col=3)
-    fig.update_xaxes(showticklabels=False, row=1, col=1)
-    fig.update_layout(
+    layout = dict(
         font=FONT,
         barmode="group",
-        height=int(min(1000, 260 + 24 * len(k))),
+        height=int(min(1000, 260 + 24 * len(nv.k))),
         legend=dict(orientation="h", y=-0.05),
         margin=dict(l=10, r=10, t=60, b=10),
+        annotations=[_label(t, x, y, yanchor="bottom") for t, x, y in titles],
+        **layout_axes,
     )
-    return fig
-
-
-def bertviz_arguments(maps: dict) -> dict:
-    """bertviz keyword arguments from a Trace's maps (encoder_self, decoder_self, cross)."""
-    if set(maps) == {"encoder_self"} or set(maps) == {"decoder_self"}:
-        (m,) = maps.values()
-        return {"attention": m.weights, "tokens": list(m.query_labels)}
-    args = {}
-    if "encoder_self" in maps:
-        args["encoder_attention"] = maps["encoder_self"].weights
-        args["encoder_tokens"] = list(maps["encoder_self"].key_labels)
-    if "decoder_self" in maps:
-        args["decoder_attention"] = maps["decoder_self"].weights
-        args["decoder_tokens"] = list(maps["decoder_self"].query_labels)
-    if "cross" in maps:
-        args["cross_attention"] = maps["cross"].weights
-    return args
+    return figure(data, layout)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import plotly.graph_objects as go
+from kit.i18n import t
 
-from views.heatmap import FONT, heatmap
+from views.heatmap import FONT, figure, heatmap
 
 MAX_CELLS = 128  # a map wider than this is average-pooled for display, and says so
 
@@ -62,29 +62,31 @@ def overlay_figure(full_map, pattern_map, head: int = 0, *, title: str):
     """Full attention with the cells the variant cannot see greyed out."""
     fig = map_figure(full_map, head, title=title)
     hidden, f = display_pool((pattern_map.weights[0, head] == 0).astype(float))
-    fig.add_trace(
-        go.Heatmap(
-            z=np.where(hidden > 0.5, 1.0, np.nan),
-            x=fig.data[0].x,
-            y=fig.data[0].y,
-            colorscale=[[0, "rgba(128,128,128,0.75)"], [1, "rgba(128,128,128,0.75)"]],
-            showscale=False,
-            hoverinfo="skip",
-        )
+    grey = "rgba(128,128,128,0.75)"
+    shade = dict(
+        type="heatmap",
+        z=np.where(hidden > 0.5, 1.0, np.nan),
+        x=fig.data[0].x,
+        y=fig.data[0].y,
+        colorscale=[[0, grey], [1, grey]],
+        showscale=False,
+        hoverinfo="skip",
     )
-    return fig
+    return figure([fig.data[0], shade], fig.layout)
 
 
 def loglog_figure(
     rows: list[dict], y: str, *, title: str, y_title: str, predicted: str | None = None
 ):
     """One line per variant of ``y`` against n on log-log axes (predicted as dashes)."""
-    fig = go.Figure()
+    lines = []
     for name in dict.fromkeys(r["variant"] for r in rows):
         pts = sorted((r for r in rows if r["variant"] == name), key=lambda r: r["n"])
-        fig.add_trace(
-            go.Scatter(
-                x=[r["n"] for r in pts],
+        ns = [r["n"] for r in pts]
+        lines.append(
+            dict(
+                type="scatter",
+                x=ns,
                 y=[r[y] for r in pts],
                 mode="lines+markers",
                 name=name,
@@ -92,43 +94,46 @@ def loglog_figure(
             )
         )
         if predicted:
-            fig.add_trace(
-                go.Scatter(
-                    x=[r["n"] for r in pts],
+            lines.append(
+                dict(
+                    type="scatter",
+                    x=ns,
                     y=[r[predicted] for r in pts],
                     mode="lines",
-                    name=f"{name} (model)",
+                    name=t("views.variants.model_line", name=name),
                     legendgroup=name,
                     line=dict(dash="dash"),
                     opacity=0.6,
                 )
             )
-    fig.update_layout(
-        title=title,
+    layout = dict(
+        title=dict(text=title),
         font=FONT,
         height=440,
         margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title="sequence length n", type="log"),
-        yaxis=dict(title=y_title, type="log"),
+        xaxis=dict(title=dict(text=t("views.variants.length_axis")), type="log"),
+        yaxis=dict(title=dict(text=y_title), type="log"),
     )
-    return fig
+    return figure(lines, layout)
 
 
 def per_token_figure(result: dict):
     """Decoding time per token vs position, with and without the KV cache."""
-    fig = go.Figure()
+    lines = []
     for key, name in (
-        ("step_seconds_no_cache", "no cache (re-project prefix)"),
-        ("step_seconds_cache", "KV cache"),
+        ("step_seconds_no_cache", t("views.variants.no_cache")),
+        ("step_seconds_cache", t("views.variants.kv_cache")),
     ):
         ms = 1000 * np.asarray(result[key])
-        fig.add_trace(go.Scatter(x=np.arange(1, len(ms) + 1), y=ms, mode="lines", name=name))
-    fig.update_layout(
-        title="Time per generated token",
+        lines.append(
+            dict(type="scatter", x=np.arange(1, len(ms) + 1), y=ms, mode="lines", name=name)
+        )
+    layout = dict(
+        title=dict(text=t("views.variants.per_token_title")),
         font=FONT,
         height=380,
         margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title="position t"),
-        yaxis=dict(title="ms per token"),
+        xaxis=dict(title=dict(text=t("views.variants.position_t"))),
+        yaxis=dict(title=dict(text=t("views.variants.ms_per_token"))),
     )
-    return fig
+    return figure(lines, layout)

@@ -16,6 +16,12 @@ from engine.data.enfr import Pair
 FIRST, LAST = dt.date(1950, 1, 1), dt.date(2049, 12, 31)
 MAX_CHARS = 40
 
+
+def max_target_tokens(n_src: int) -> int:
+    """ISO 8601 is always YYYY-MM-DD: 10 characters, whatever the input."""
+    return 10
+
+
 MONTHS = (
     "January February March April May June July August September October November December"
 ).split()

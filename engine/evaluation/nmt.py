@@ -21,7 +21,8 @@ from pathlib import Path
 
 import torch
 
-from engine import checkpoints, metrics
+from engine import checkpoints
+from engine import translation_quality as metrics
 from engine.data import enfr
 from engine.models import registry
 from engine.models.bahdanau import Translator

@@ -28,10 +28,17 @@ from engine.attention.patterns import (
     sliding_window_block_mask,
 )
 from engine.kernels import reference
-from engine.kernels.dispatch import active_path, resolve, triton_module, unsupported_input
+from engine.kernels.dispatch import (
+    active_path,
+    default_device,
+    resolve,
+    triton_module,
+    unsupported_input,
+)
 
 __all__ = [
     "active_path",
+    "default_device",
     "attention",
     "bigbird_block_mask",
     "block_sparse_attention",

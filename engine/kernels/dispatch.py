@@ -33,6 +33,22 @@ def triton_importable() -> bool:
     return True
 
 
+def default_device() -> torch.device:
+    """Where the app puts attention inputs: CUDA when a GPU answers, else the CPU.
+
+    ``ATTENTION_STUDIO_DEVICE=cpu`` forces the CPU; a broken driver means the CPU, never
+    an error on a page.
+    """
+    wanted = os.environ.get("ATTENTION_STUDIO_DEVICE", "auto")
+    if wanted != "cpu":
+        try:
+            if torch.cuda.is_available():
+                return torch.device("cuda")
+        except Exception:  # a driver that cannot even be queried
+            pass
+    return torch.device("cpu")
+
+
 def active_path(device) -> str:
     """``"triton"`` for a CUDA device when triton imports, else ``"pytorch"``."""
     device = torch.device(device)

@@ -1,6 +1,7 @@
 """PyTorch implementation of the kernel interface: the CPU path and the tests' reference.
 
-Every function works on query chunks so that no ``n × n`` matrix is ever held:
+Exact attention runs torch's own fused CPU kernel where it fits (:func:`fused_fits`).
+Every other function works on query chunks so that no ``n × n`` matrix is ever held:
 a chunk of ``c`` query rows costs ``c × n_k`` scores, with ``c`` chosen so that one
 chunk stays under :data:`CHUNK_BYTES` (16 MiB: per-chunk overheads vanish and a chunk
 mostly stays in this CPU's 32 MiB L3). Rows are complete inside a chunk, so the
@@ -92,8 +93,39 @@ def _softmax_weighted(s: torch.Tensor, v: torch.Tensor, unshifted: bool):
     return o, lse
 
 
+# torch's FlashAttention-2 CPU kernel (what scaled_dot_product_attention runs on a CPU),
+# called directly because the public function drops the log-sum-exp it computes anyway.
+_FUSED = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+
+
+def fused_fits(q, k, v, causal: bool) -> bool:
+    """True when torch's fused CPU kernel computes exactly what :func:`attention` promises.
+
+    It aligns a causal mask top-left (query i sees keys j ≤ i) where this interface aligns
+    it bottom-right (j ≤ i + N_k − N_q): the two agree only for N_q = N_k. It is CPU-only,
+    wants one head size for q, k and v, and crashes on an empty query set.
+    """
+    return (
+        _FUSED is not None
+        and q.device.type == "cpu"
+        and q.dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+        and q.dtype == k.dtype == v.dtype
+        and q.shape[-1] == v.shape[-1]
+        and q.shape[-2] > 0
+        and not (causal and q.shape[-2] != k.shape[-2])
+    )
+
+
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
-    """Exact softmax attention, chunked over queries; returns ``(out, lse)``."""
+    """Exact softmax attention, chunked over queries; returns ``(out, lse)``.
+
+    On a CPU this is torch's own fused kernel (one pass, out and lse together) wherever
+    it fits; the chunked PyTorch code below covers the rest (bottom-right causal with
+    N_q ≠ N_k, other devices).
+    """
+    if fused_fits(q, k, v, causal):
+        out, lse = _FUSED(q, k, v, 0.0, causal, scale=default_scale(q.shape[-1], scale))
+        return out, lse.float()
     B, H, n_q, D = q.shape
     n_k = k.shape[-2]
     scale = default_scale(D, scale)
@@ -193,6 +225,29 @@ def _minus_lse(q_scaled: torch.Tensor, lse: torch.Tensor) -> torch.Tensor:
     """
     shift = torch.where(torch.isinf(lse), torch.zeros_like(lse), lse).to(q_scaled.dtype)
     return torch.cat([q_scaled, -shift[..., None]], dim=-1)  # (B, H, c, D+1)
+
+
+def attention_probabilities(q, k, lse, *, causal: bool = False, scale: float | None = None):
+    """The dense map p_ij = exp(s_ij − lse_i) ``[B, H, N_q, N_k]`` from a saved lse.
+
+    One matmul per chunk of query rows gives s_ij − lse_i directly (see :func:`_minus_lse`),
+    so each entry costs one exp and is written once; no max, sum or division pass.
+    """
+    B, H, n_q, D = q.shape
+    n_k = k.shape[-2]
+    scale = default_scale(D, scale)
+    ct = compute_dtype(q.dtype)
+    ones = torch.ones(*k.shape[:-1], 1, dtype=ct, device=k.device)
+    kt = torch.cat([k.to(ct), ones], dim=-1).transpose(-2, -1)  # (B, H, D+1, N_k)
+    p = torch.empty(B, H, n_q, n_k, dtype=ct, device=q.device)
+    step = chunk_rows(n_q, n_k, B * H)
+    for r0 in range(0, n_q, step):
+        q_c = _minus_lse(q[:, :, r0 : r0 + step].to(ct) * scale, lse[:, :, r0 : r0 + step])
+        s = torch.matmul(q_c, kt, out=p[:, :, r0 : r0 + step])  # s_ij − lse_i, in the map
+        if causal:
+            _causal_fill(s, r0, n_k - n_q)
+        s.exp_().clamp_(max=1.0)  # a dominant key: the fused kernel's lse can give 1 + ε
+    return p.to(q.dtype)
 
 
 def block_counts(n: int, block: int, device=None) -> torch.Tensor:

@@ -24,6 +24,7 @@ import torch
 import triton
 import triton.language as tl
 
+from engine.attention.masks import causal_mask
 from engine.kernels.dispatch import interpreting
 from engine.kernels.reference import default_scale
 
@@ -326,7 +327,7 @@ def sparse_layout(block_mask: torch.Tensor, *, causal: bool, device):
     """
     bm = block_mask.to(device=device, dtype=torch.bool)
     if causal:
-        bm = bm & torch.ones(bm.shape[-2:], dtype=torch.bool, device=device).tril()
+        bm = bm & causal_mask(bm.shape[-2], bm.shape[-1], device=device)  # key block J ≤ I
     count = bm.sum(-1, dtype=torch.int32)  # (H|1, nb)
     # A stable sort of "dropped" flags puts the kept block ids first, in increasing order.
     index = torch.sort((~bm).to(torch.uint8), dim=-1, stable=True).indices

@@ -61,3 +61,31 @@ def joint_embedding(
     allowed = np.ones_like(dot, dtype=bool) if mask is None else np.asarray(mask, bool)
     r = pearson(dot[allowed], dist[allowed])
     return JointEmbedding(yq, yk, dot, dist, r, method_for(len(q) + len(k)))
+
+
+@dataclass(frozen=True)
+class NeuronView:
+    """bertviz's neuron view of one query: how q_i·k_j/√d_k and α_ij come out of q and k."""
+
+    q: np.ndarray  # [d_k] the query q_i
+    k: np.ndarray  # [K, d_k] every key k_j
+    product: np.ndarray  # [K, d_k] q_i ∘ k_j; its row sums are the dot products
+    scores: np.ndarray  # [K] q_i·k_j / √d_k
+    alpha: np.ndarray  # [K] α_ij = softmax_j(scores), 0 where the mask forbids the key
+
+
+def neuron_view(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None = None) -> NeuronView:
+    """The neuron view of query ``q`` ``[d_k]`` against keys ``k`` ``[K, d_k]``.
+
+    ``mask`` ``[K]`` is True where the query may attend (a decoder's causal row).
+    """
+    import torch
+
+    from engine.attention.masks import masked_softmax
+
+    q, k = np.asarray(q, np.float64), np.asarray(k, np.float64)
+    product = q[None, :] * k
+    scores = product.sum(-1) / np.sqrt(q.shape[0])
+    allowed = None if mask is None else torch.as_tensor(np.asarray(mask, bool))
+    alpha = masked_softmax(torch.from_numpy(scores), allowed).numpy()
+    return NeuronView(q=q, k=k, product=product, scores=scores, alpha=alpha)

@@ -245,14 +245,24 @@ class Task:
     detokenize: object  # list[str] -> str
     max_tokens: int
     unit: str  # what the limit counts
+    max_target: object  # n_src -> the longest output worth decoding
 
 
 def task(name: str) -> Task:
     from engine.data import dates, enfr
 
     tasks = {
-        "dates": Task("dates", dates.tokenize, "".join, dates.MAX_CHARS, "characters"),
-        "en-fr": Task("en-fr", enfr.tokenize_en, enfr.detokenize_fr, enfr.MAX_LEN, "tokens"),
+        "dates": Task(
+            "dates", dates.tokenize, "".join, dates.MAX_CHARS, "characters", dates.max_target_tokens
+        ),
+        "en-fr": Task(
+            "en-fr",
+            enfr.tokenize_en,
+            enfr.detokenize_fr,
+            enfr.MAX_LEN,
+            "tokens",
+            enfr.max_target_tokens,
+        ),
     }
     if name not in tasks:
         raise ValueError(f"task must be one of {', '.join(tasks)}; got {name!r}")
@@ -319,8 +329,8 @@ class Translator:
         src = self.tokens(text)
         unknown = self.src_vocab.unknown(src)
         best = self.model.beam_search(
-            self.src_vocab.encode(src), beam=beam, max_len=2 * len(src) + 10
-        )
+            self.src_vocab.encode(src), beam=beam, max_len=self.task.max_target(len(src)) + 1
+        )  # + 1 for </s>
         out_tokens = self.tgt_vocab.decode(best.ids)
         steps = [self.tgt_vocab.itos[i] for i in best.ids]  # includes the final </s>
         maps, vectors = {}, {"contexts": best.contexts.numpy(), "states": best.states.numpy()}

@@ -44,6 +44,7 @@ class Limits:
     max_tokens: int | None = None
     token_unit: str = "tokens"
     max_sentences: int | None = None
+    empty: str = "Type something first: the input is empty."  # what to type, per family
 
     def describe(self) -> str:
         parts = [f"at most {self.max_chars:,} characters"]
@@ -55,10 +56,10 @@ class Limits:
 
     def check(self, text: str) -> None:
         if not isinstance(text, str) or not text.strip():
-            raise InputError("Type something first: the input is empty.")
+            raise InputError(self.empty)
         if len(text) > self.max_chars:
             raise InputError(
-                f"That input has {len(text):,} characters; the limit here is {self.max_chars:,}."
+                f"That input has {len(text):,} characters; the limit is {self.max_chars:,}."
             )
 
 
@@ -134,29 +135,63 @@ class ModelCard(ABC):
         """Refuse empty or over-long input with a message that names the limit."""
         self.limits.check(input)
 
+    # True when a registry variant can replace the model's attention (``attend=``).
+    swappable: ClassVar[bool] = False
+
     def resolve(self, options: dict) -> dict:
-        """Defaults filled in; unknown options and values outside their limits refused."""
+        """Defaults filled in; unknown options and values outside their limits refused.
+
+        A swappable card also takes ``attend`` (a variant name from
+        ``engine.variants.registry``; None or "exact" for the model's own attention) and
+        ``attend_hp`` (that variant's parameters, checked when the function is built).
+        """
+        options = dict(options)
+        swap = {}
+        if self.swappable:
+            attend, hp = options.pop("attend", None), options.pop("attend_hp", None)
+            if attend not in (None, "exact"):
+                from engine.variants.registry import get
+
+                get(attend)  # an unknown name is refused here, with the known ones listed
+                swap = {"attend": attend, "attend_hp": dict(hp or {})}
         known = {p.name: p for p in self.options}
         unknown = sorted(set(options) - set(known))
         if unknown:
+            extra = ["attend", "attend_hp"] if self.swappable else []
             raise InputError(
                 f"{self.name} has no option {', '.join(unknown)}; "
-                f"its options: {', '.join(known) or 'none'}."
+                f"its options: {', '.join([*known, *extra]) or 'none'}."
             )
-        return {n: p.check(options.get(n, p.default)) for n, p in known.items()}
+        return {n: p.check(options.get(n, p.default)) for n, p in known.items()} | swap
 
     def trace(self, input: Any, *, model: Any = None, **options) -> Trace:
+        """Run the model; ``outputs["warning"]`` says plainly when the answer is not to be
+        trusted (input far from the model's data), so no page presents it as an answer."""
         if isinstance(input, str):
             self.check(input)
         resolved = self.resolve(options)
-        return self._trace(self.load() if model is None else model, input, **resolved)
+        trace = self._trace(self.load() if model is None else model, input, **resolved)
+        warning = self.assess(trace)
+        if warning:
+            trace.outputs["warning"] = warning
+        return trace
+
+    def assess(self, trace: Trace) -> str | None:
+        """Why this answer should not be read as one, or None when nothing is off."""
+        return None
+
+    # True when traces carry target × source alignments (translation models with attention)
+    aligns: ClassVar[bool] = False
 
     def alignments(self, trace: Trace) -> dict[str, Alignment]:
         """Target × source alignments in ``trace`` (translation models), else empty."""
         return {}
 
-    def forced_alignments(self, source, target, *, model: Any = None) -> dict[str, Alignment]:
-        """Alignments with ``target`` fed in instead of the model's own output."""
+    def forced_alignments(
+        self, source, target, *, model: Any = None, **options
+    ) -> dict[str, Alignment]:
+        """Alignments with ``target`` fed in instead of the model's own output; ``options``
+        as for :meth:`trace` where they change the attention (``attend=``)."""
         return {}
 
     def sort_key(self) -> tuple:

@@ -349,6 +349,11 @@ def _attend(attend, attend_hp):
     return attend_fn(attend, attend_hp)
 
 
+def max_new(tr: Translator, n_src: int) -> int:
+    """Decoding stops at the task's bound for this input length (+ 1 for </s>)."""
+    return min(tr.max_new, task_module(tr.task).max_target_tokens(n_src) + 1)
+
+
 def _translation(tr: Translator, gen: torch.Tensor) -> str:
     return detokenize(tr.task, tr.tgt_vocab.decode(gen[0].tolist()))
 
@@ -360,9 +365,10 @@ def translate(tr: Translator, text: str, *, attend=None, attend_hp: dict | None 
     parameters ``attend_hp``, or any function with the attend signature.
     """
     fn = _attend(attend, attend_hp)
-    _, src = source_ids(tr, text)
+    tokens, src = source_ids(tr, text)
+    n = max_new(tr, len(tokens))
     with torch.no_grad():
-        gen = tr.model.greedy(src, tr.max_new, fn)[:, : tr.max_new + 1]
+        gen = tr.model.greedy(src, n, fn)[:, : n + 1]
     return _translation(tr, gen)
 
 
@@ -379,9 +385,12 @@ def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = No
     fn = _attend(attend, attend_hp)
     tokens, src = source_ids(tr, text)
     t0 = time.perf_counter()
+    n = max_new(tr, len(tokens))
     with torch.no_grad():
-        gen = tr.model.greedy(src, tr.max_new, fn)[:, : tr.max_new + 1]  # (1, ≤ max_new + 1)
-        _, inter = tr.model(src, gen[:, :-1], fn)
+        gen = tr.model.greedy(src, n, fn)[:, : n + 1]  # (1, ≤ n + 1)
+        logits, inter = tr.model(src, gen[:, :-1], fn)
+        # log p of each chosen token: the model's confidence, for the page's warning
+        log_prob = torch.log_softmax(logits[0], -1).gather(-1, gen[0, 1:, None]).sum()
     ms = (time.perf_counter() - t0) * 1e3
     itos = tr.tgt_vocab.itos
     dec_in = [itos[i] for i in gen[0, :-1].tolist()]
@@ -411,6 +420,8 @@ def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = No
         outputs={
             "translation": _translation(tr, gen),
             "unknown": tr.src_vocab.unknown(tokens),
+            "steps": produced,
+            "log_prob": float(log_prob),
         },
         maps=maps,
         vectors=vectors,

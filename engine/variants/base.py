@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from engine.attention.masks import causal_mask
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 
@@ -292,11 +293,10 @@ def dense_scores(q, k, causal: bool) -> torch.Tensor:
     s = (q @ k.transpose(-2, -1)) * default_scale(q.shape[-1])
     if causal:
         n = q.shape[-2]
-        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+        s = s.masked_fill(~causal_mask(n, n, device=q.device), float("-inf"))
     return s
 
 
 def dense_pattern(n: int, causal: bool) -> torch.Tensor:
     """``[n, n]`` pattern of a variant that sees every (causally allowed) key."""
-    ones = torch.ones(n, n, dtype=torch.bool)
-    return ones.tril() if causal else ones
+    return causal_mask(n, n) if causal else torch.ones(n, n, dtype=torch.bool)

@@ -16,7 +16,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.attention.masks import causal_mask
+from engine.attention.masks import causal_mask, masked_softmax
 
 NEG_INF = float("-inf")
 GROUP_BYTES = 2 * 2**20  # working set per group of query blocks: well inside L2 + L3
@@ -126,10 +126,8 @@ def blocked_memory(n: int, d: int, b: int, kk: int, n_global: int = 0) -> float:
 def rows_attention(q_rows, k, v, row_pos, *, causal: bool, scale: float):
     """Dense attention for a few query rows (global tokens): ``(out, p)``, O(rows · N)."""
     s = (q_rows @ k.transpose(-2, -1)) * scale  # (B, H, g, N)
-    if causal:
-        j = torch.arange(k.shape[-2])
-        s = s.masked_fill(j[None, :] > row_pos[:, None], NEG_INF)
-    p = torch.softmax(s, dim=-1)
+    # Global row i is query position i: causally it sees keys j ≤ i.
+    p = masked_softmax(s, causal_mask(k.shape[-2], k.shape[-2])[row_pos] if causal else None)
     return p @ v, p
 
 

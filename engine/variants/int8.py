@@ -24,6 +24,7 @@ import math
 
 import torch
 
+from engine.attention.masks import causal_mask, masked_softmax
 from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern
 
@@ -69,10 +70,8 @@ def int8_scores(q, k, *, scheme: str, block: int = 64) -> torch.Tensor:
 def int8_attention(q, k, v, *, scheme: str, block: int = 64, causal: bool = False):
     """``(out, weights)`` of softmax over INT8 scores."""
     s = int8_scores(q, k, scheme=scheme, block=block)
-    if causal:
-        n = q.shape[-2]
-        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
-    p = torch.softmax(s, dim=-1)
+    n = q.shape[-2]
+    p = masked_softmax(s, causal_mask(n, n, device=s.device) if causal else None)
     return p @ v, p
 
 

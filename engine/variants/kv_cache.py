@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import torch
 
 from engine import kernels
+from engine.attention.masks import softmax_from_lse
 from engine.text import InputError
-from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern, dense_scores
+from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
 
 LENGTH_LIMIT = 512
 
@@ -127,7 +128,7 @@ class KVCache(Variant):
         out, lse = cached_decode(q, k, v)
         if not want_map:
             return Output(out)
-        p = torch.exp(dense_scores(q, k, True) - lse[..., None])
+        p = softmax_from_lse(q, k, lse, causal=True).to(q.dtype)
         return Output(
             out, p, dense_pattern(q.shape[-2], True), notes=["Decoding is causal by construction."]
         )

@@ -10,17 +10,23 @@ the pattern computes.
 
 from __future__ import annotations
 
+import math
+
 import torch
+import torch.nn.functional as F
 
 from engine.attention import patterns
 from engine.text import InputError
-from engine.variants.base import Output, Param, Variant
+from engine.variants.base import Output, Param, Variant, default_scale
 from engine.variants.blocks import (
+    GROUP_BYTES,
+    NEG_INF,
     band_allowed,
     blocked_memory,
     kernel_block_sparse,
     on_triton,
     query_positions,
+    rows_attention,
     sparse_output,
 )
 
@@ -29,6 +35,51 @@ KERNEL_BLOCK = 64  # block of the Triton path: kept blocks cover the band and th
 
 def _block(r: int) -> int:
     return max(16, r)
+
+
+def band_output(q, k, v, r: int, g: int, *, causal: bool):
+    """The output alone (no map), each query block against its contiguous window of keys.
+
+    The keys of query block a (positions a·b … a·b + b − 1) within the band are positions
+    a·b − r … a·b + b − 1 + r: a window of the zero-padded keys, taken as a strided view
+    (``unfold``) instead of gathered. Global key columns are appended to every window and
+    the first g query rows are recomputed densely, as in the map path.
+    """
+    B, H, n, D = q.shape
+    b = _block(r)
+    nb, L = math.ceil(n / b), b + 2 * r
+    pad = (0, 0, r, nb * b - n + r)
+    qb = F.pad(q * default_scale(D), (0, 0, 0, nb * b - n)).view(B, H, nb, b, D)
+    kw = F.pad(k, pad).unfold(2, L, b)  # (B, H, nb, D, L), a view
+    vw = F.pad(v, pad).unfold(2, L, b).transpose(-2, -1)  # (B, H, nb, L, D)
+    kg, vg = k[:, :, :g], v[:, :, :g]
+    out = q.new_empty(B, H, nb, b, D)
+    step = max(1, GROUP_BYTES // (4 * B * H * b * (L + g + D)))
+    for a0 in range(0, nb, step):
+        a = torch.arange(a0, min(nb, a0 + step))[:, None, None]
+        i = a * b + torch.arange(b)[:, None]  # (blocks, b, 1) query positions
+        j = a * b - r + torch.arange(L)  # (blocks, 1, L) key positions
+        ok = patterns.in_window(i, j, r) & (j >= g) & (j < n)  # global columns come from kg
+        if causal:
+            ok &= j <= i
+        part = slice(a0, a0 + a.shape[0])
+        s = qb[:, :, part] @ kw[:, :, part]  # (B, H, blocks, b, L)
+        s.masked_fill_(~ok, NEG_INF)
+        vs = vw[:, :, part]
+        if g:
+            sg = qb[:, :, part] @ kg.transpose(-2, -1)[:, :, None]  # (B, H, blocks, b, g)
+            if causal:
+                sg.masked_fill_(torch.arange(g) > i, NEG_INF)
+            s = torch.cat([s, sg], dim=-1)
+            vs = torch.cat([vs, vg[:, :, None].expand(-1, -1, vs.shape[2], -1, -1)], dim=-2)
+        out[:, :, part] = torch.softmax(s, dim=-1) @ vs
+    out = out.view(B, H, nb * b, D)[:, :, :n]
+    if g:
+        out_g, _ = rows_attention(
+            q[:, :, :g], k, v, torch.arange(g), causal=causal, scale=default_scale(D)
+        )
+        out = torch.cat([out_g, out[:, :, g:]], dim=2)
+    return out
 
 
 class Longformer(Variant):
@@ -66,6 +117,8 @@ class Longformer(Variant):
                 window=r,
                 n_global=g,
             )
+        if not want_map:
+            return Output(band_output(q, k, v, r, g, causal=causal))
         b = _block(r)
         q_pos = query_positions(n, b)  # (nb, b)
         band = q_pos[:, :1] - r + torch.arange(b + 2 * r)  # (nb, b + 2r)

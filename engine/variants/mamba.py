@@ -14,9 +14,11 @@ A = −(1 … N) per channel (S4D-real), all seeded and untrained; the D·x skip
 out so y = α x holds exactly. It is a different model, not an approximation of softmax
 attention: its error vs full attention is shown, but is not a quality score.
 
-A two-level scan (inside chunks of 64 steps, then across chunks), run over segments of
-1024 steps with the state carried between them, keeps the time O(n·d·N) and the
-working set O(1024·d·N) on top of the O(n·d) inputs and outputs — linear in n.
+A two-level scan (inside chunks of 16 steps, then across chunks), run over segments of
+steps with the state carried between them, keeps the time O(n·d·N) and the working set
+to a few segments of ``SEGMENT_BYTES`` on top of the O(n·d) inputs and outputs — linear
+in n. Within a segment the tensors are step-major, so each of the chunk's sequential
+steps is one fused multiply-add over contiguous memory, and the segment fits in cache.
 Implied map: α_ij averaged over channels, as in Ali et al.; rows do not sum to 1.
 """
 
@@ -29,8 +31,14 @@ import torch.nn.functional as F
 
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern, generator
 
-CHUNK = 64
-SEGMENT = 1024  # steps per segment: bounds the scan's working set
+CHUNK = 16  # ≈ √(steps per segment): the two levels then loop about equally often
+SEGMENT_BYTES = 2**20  # one [steps, B·H, d, N] float tensor of a segment: stays in L2
+
+
+def segment_steps(batch_heads: int, d: int, d_state: int) -> int:
+    """Steps per segment (a multiple of CHUNK) for one tensor of about SEGMENT_BYTES."""
+    steps = SEGMENT_BYTES // (FLOAT_BYTES * batch_heads * d * d_state)
+    return max(CHUNK, steps - steps % CHUNK)
 
 
 def selective_parameters(q, k, v, d_state: int, seed: int):
@@ -50,46 +58,71 @@ def selective_parameters(q, k, v, d_state: int, seed: int):
 
 
 def selective_scan(x, delta, Bm, Cm, A) -> torch.Tensor:
-    """y ``[B, H, n, D]``, segment by segment so the working set stays O(SEGMENT·d·N)."""
-    h = x.new_zeros(x.shape[0], x.shape[1], x.shape[-1], A.shape[-1])  # state (B, H, D, N)
-    ys = []
-    for s in range(0, x.shape[2], SEGMENT):
-        y, h = _scan_segment(*(t[:, :, s : s + SEGMENT] for t in (x, delta, Bm, Cm)), A, h)
-        ys.append(y)
-    return torch.cat(ys, dim=2)
+    """y ``[B, H, n, D]``, segment by segment so the working set stays bounded."""
+    Bs, H, n, D = x.shape
+    h = x.new_zeros(Bs * H, D, A.shape[-1])  # the state carried between segments
+    y = torch.empty_like(x)
+    step = segment_steps(Bs * H, D, A.shape[-1])
+    for s in range(0, n, step):
+        seg = (t[:, :, s : s + step].flatten(0, 1) for t in (x, delta, Bm, Cm))
+        y_s, h = _scan_segment(*seg, A, h)
+        y[:, :, s : s + step] = y_s.unflatten(0, (Bs, H))
+    return y
 
 
 def _scan_segment(x, delta, Bm, Cm, A, h):
-    """One segment from state ``h``: returns its outputs and the state after it.
+    """One segment ``[G, m, ·]`` (G = B·H sequences) from state ``h [G, D, N]``.
 
-    The segment is cut into chunks of c steps. Level 1 runs the recurrence inside every
-    chunk at once from a zero state, hˡ_i = Ā_i hˡ_{i−1} + B̄_i x_i (c vectorised steps).
-    Level 2 carries the state between chunks, h_{a+1} = e^{S_c} h_a + hˡ_c (n/c steps),
-    with S_i = Σ_{k≤i} Δ_k A inside the chunk. Then y_i = C_i (hˡ_i + e^{S_i} h_a).
+    The segment is cut into nc chunks of c steps. Level 1 runs the recurrence inside every
+    chunk at once from a zero state, hˡ_i = Ā_i hˡ_{i−1} + B̄_i x_i (c steps, each one
+    multiply-add over all chunks). Level 2 carries the state between chunks,
+    h_{a+1} = P_c h_a + hˡ_c (nc steps), with P_i = Ā_1 ⋯ Ā_i inside the chunk. Then
+    y_i = C_i (hˡ_i + P_i h_a). Returns y ``[G, m, D]`` and the state after the segment.
     """
-    n, c = x.shape[2], CHUNK
-    nc = -(-n // c)
-    pad = nc * c - n  # zero Δ on padded steps: Ā = 1, B̄ = 0, the state passes through
+    G, m, D = x.shape
+    c = CHUNK
+    nc = -(-m // c)
+    pad = nc * c - m  # zero Δ on padded steps: Ā = 1, B̄ = 0, the state passes through
+    # Step-major [c, G, nc, ·]: the slice for one step is contiguous.
     delta, x, Bm, Cm = (
-        F.pad(t, (0, 0, 0, pad)).unflatten(2, (nc, c)) for t in (delta, x, Bm, Cm)
-    )  # (B, H, nc, c, ·)
-    log_a = delta[..., None] * A  # log Ā (B, H, nc, c, D, N)
-    u = delta[..., None] * Bm[..., None, :] * x[..., None]  # B̄_i x_i
-    local = torch.empty_like(u)
-    hl = u[:, :, :, 0]
-    local[:, :, :, 0] = hl
-    for i in range(1, c):
-        hl = torch.exp(log_a[:, :, :, i]) * hl + u[:, :, :, i]
-        local[:, :, :, i] = hl
-    S = log_a.cumsum(dim=3)
-    carry = torch.exp(S[:, :, :, -1])  # (B, H, nc, D, N)
+        F.pad(t, (0, 0, 0, pad)).unflatten(1, (nc, c)).permute(2, 0, 1, 3).contiguous()
+        for t in (delta, x, Bm, Cm)
+    )
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (delta, x, Bm, Cm)):
+        local, P, starts, h = _levels_autograd(delta, x, Bm, A, h)
+    else:
+        a_bar = (delta[..., None] * A).exp_()  # Ā (c, G, nc, D, N)
+        local = (delta * x)[..., None] * Bm[..., None, :]  # B̄_i x_i, becomes hˡ_i in place
+        for i in range(1, c):
+            local[i].addcmul_(a_bar[i], local[i - 1])
+        # P_i = ∏_{k≤i} Ā_k = exp(A Σ_{k≤i} Δ_k): the running sum is over [c, G, nc, D], N
+        # times smaller than a cumulative product over the states (which torch does not
+        # vectorise along a leading dim).
+        P = (delta.cumsum(dim=0)[..., None] * A).exp_()
+        starts = torch.empty_like(local[0])  # h_a, the state entering chunk a (G, nc, D, N)
+        for a in range(nc):
+            starts[:, a] = h
+            h = P[-1, :, a] * h + local[-1, :, a]
+    local.addcmul_(P, starts)  # hˡ_i + P_i h_a: the state after step i
+    y = (local.view(-1, D, A.shape[-1]) @ Cm.view(-1, Cm.shape[-1], 1)).view(c, G, nc, D)
+    return y.permute(1, 2, 0, 3).reshape(G, nc * c, D)[:, :m], h
+
+
+def _levels_autograd(delta, x, Bm, A, h):
+    """The two levels of :func:`_scan_segment` without writing in place, for training:
+    autograd keeps every intermediate state, so each step makes a new tensor."""
+    a_bar = (delta[..., None] * A).exp()
+    u = (delta * x)[..., None] * Bm[..., None, :]
+    states = [u[0]]
+    for i in range(1, len(u)):
+        states.append(a_bar[i] * states[-1] + u[i])
+    local = torch.stack(states)
+    P = (delta.cumsum(dim=0)[..., None] * A).exp()
     starts = []
-    for a in range(nc):
+    for a in range(local.shape[2]):
         starts.append(h)
-        h = carry[:, :, a] * h + local[:, :, a, -1]
-    h0 = torch.stack(starts, dim=2)[:, :, :, None]  # (B, H, nc, 1, D, N)
-    y = ((local + torch.exp(S) * h0) * Cm[..., None, :]).sum(dim=-1)  # (B, H, nc, c, D)
-    return y.flatten(2, 3)[:, :, :n], h
+        h = P[-1, :, a] * h + local[-1, :, a]
+    return local.clone(), P, torch.stack(starts, dim=1), h
 
 
 def hidden_attention(delta, Bm, Cm, A, *, per_channel: bool = False) -> torch.Tensor:
@@ -147,4 +180,6 @@ class Mamba(Variant):
 
     def memory(self, n, d, hp):
         N = hp["d_state"]
-        return (8.0 * min(n, SEGMENT) * d * N + 4.0 * n * d + 2 * n * N) * FLOAT_BYTES
+        steps = min(n, segment_steps(1, d, N))
+        # Ā/P and hˡ for one segment, its permuted inputs; Δ, B, C for the whole sequence.
+        return (2.0 * steps * d * N + 4.0 * steps * d + 2.0 * n * d + 2 * n * N) * FLOAT_BYTES

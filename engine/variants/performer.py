@@ -6,7 +6,11 @@ softmax of attention is approximated without the n × n matrix:
 
     out = D⁻¹ (φ(Q) (φ(K)ᵀ V)),   D = diag(φ(Q) (φ(K)ᵀ 1_n))
 
-Time O(n·m·d), memory O(n·m + m·d): linear in n (not O(n log n) as some tables say).
+Time O(n·m·d): linear in n (not O(n log n) as some tables say). Without the map the
+features are made ``rows_per_step`` rows at a time — keys first, summed into φ(K)ᵀ[V 1]
+under a running max that rescales the sum when it grows, then queries — so the n × m
+feature maps are never held: memory O(m·d) beyond the inputs and output, and the time
+stays linear where whole n × m maps would leave the caches.
 Implied map: the rows of φ(Q)φ(K)ᵀ normalised by D. Bidirectional here (the causal form
 needs prefix sums).
 """
@@ -14,8 +18,15 @@ needs prefix sums).
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, generator
+
+STEP_BYTES = 2**19  # features made per step and head: (rows × m) floats that stay in L2
+
+
+def rows_per_step(n: int, m: int) -> int:
+    return min(n, max(64, STEP_BYTES // (m * FLOAT_BYTES)))
 
 
 def orthogonal_features(m: int, d: int, seed: int) -> torch.Tensor:
@@ -30,9 +41,14 @@ def orthogonal_features(m: int, d: int, seed: int) -> torch.Tensor:
     return W * norms
 
 
+def feature_logits(x: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """ωᵀx − ‖x‖²/2 ``[B, H, n, m]``."""
+    return (x @ W.T).sub_((x * x).sum(dim=-1, keepdim=True) / 2)
+
+
 def positive_features(x: torch.Tensor, W: torch.Tensor, *, per_row: bool) -> torch.Tensor:
     """φ(x) = exp(ωᵀx − ‖x‖²/2 − c)/√m; c (a row max or one global max) cancels in D⁻¹."""
-    logits = (x @ W.T).sub_((x * x).sum(dim=-1, keepdim=True) / 2)  # (B, H, n, m)
+    logits = feature_logits(x, W)  # (B, H, n, m)
     c = logits.amax(dim=-1, keepdim=True) if per_row else logits.amax(dim=(-2, -1), keepdim=True)
     if torch.is_grad_enabled() and logits.requires_grad:  # autograd keeps exp's output
         return (logits - c).exp() * W.shape[0] ** -0.5
@@ -45,7 +61,7 @@ class Performer(Variant):
     title = "Performer (FAVOR+)"
     paper = "Choromanski et al. 2021, Rethinking Attention with Performers"
     time_complexity = "O(n·m·d)"
-    memory_complexity = "O(n·m + m·d)"
+    memory_complexity = "O(m·d)"
     params = (
         Param("features", "random features m", 128, 8, 4096, help="more features → lower variance"),
     )
@@ -58,16 +74,45 @@ class Performer(Variant):
         d = q.shape[-1]
         W = orthogonal_features(hp["features"], d, hp["seed"]).to(q.dtype)
         scale = d**-0.25
+        training = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+        if not want_map and not training:  # the streamed path works in place: no autograd
+            return Output(self._stream(q, k, v, W, scale))
         phi_q = positive_features(q * scale, W, per_row=True)  # (B, H, n, m)
         phi_k = positive_features(k * scale, W, per_row=False)
         kv = phi_k.transpose(-2, -1) @ v  # (B, H, m, D)
         z = phi_q @ phi_k.sum(dim=-2, keepdim=True).transpose(-2, -1)  # (B, H, n, 1) = D
         out = (phi_q @ kv) / z
-        weights = None
-        if want_map:
-            a = phi_q @ phi_k.transpose(-2, -1)
-            weights = a / a.sum(dim=-1, keepdim=True)
-        return Output(out, weights)
+        if not want_map:
+            return Output(out)
+        a = phi_q @ phi_k.transpose(-2, -1)
+        return Output(out, a / a.sum(dim=-1, keepdim=True))
+
+    @staticmethod
+    def _stream(q, k, v, W, scale: float) -> torch.Tensor:
+        """The output alone, ``rows_per_step`` rows of features at a time.
+
+        Constant factors of φ cancel in D⁻¹, so 1/√m is left out, and φ(K) carries the
+        running max c of the key logits seen so far: when c grows, the sums so far are
+        multiplied by exp(c_old − c_new), which gives the one global max of the map path.
+        """
+        n, m = q.shape[-2], W.shape[0]
+        step = rows_per_step(n, m)
+        kv1 = q.new_zeros(*q.shape[:-2], m, v.shape[-1] + 1)  # φ(K)ᵀ [V 1]: sums and D
+        c = q.new_full((*q.shape[:-2], 1, 1), float("-inf"))
+        for s in range(0, n, step):
+            logits = feature_logits(k[..., s : s + step, :] * scale, W)
+            c_new = torch.maximum(c, logits.amax(dim=(-2, -1), keepdim=True))
+            kv1.mul_(torch.exp(c - c_new))  # 0 · 0 on the first step
+            phi = logits.sub_(c_new).exp_()
+            kv1.add_(phi.transpose(-2, -1) @ F.pad(v[..., s : s + step, :], (0, 1), value=1.0))
+            c = c_new
+        out = torch.empty_like(v)
+        for s in range(0, n, step):
+            logits = feature_logits(q[..., s : s + step, :] * scale, W)
+            phi = logits.sub_(logits.amax(dim=-1, keepdim=True)).exp_()
+            num = phi @ kv1  # (B, H, rows, D + 1): φ(Q)φ(K)ᵀV and D
+            torch.div(num[..., :-1], num[..., -1:], out=out[..., s : s + step, :])
+        return out
 
     def flops(self, n, d, hp):
         m = hp["features"]
@@ -75,4 +120,5 @@ class Performer(Variant):
 
     def memory(self, n, d, hp):
         m = hp["features"]
-        return (3.0 * n * m + m * d) * FLOAT_BYTES
+        # One step's logits/features and φ(Q)·[kv D], and φ(K)ᵀ[V 1].
+        return (rows_per_step(n, m) * (m + d + 1) + m * (d + 1)) * FLOAT_BYTES

@@ -12,9 +12,18 @@ def markdown(at) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
+def show(at, section: str):
+    """Pick one of the page's sections: only the chosen one is drawn."""
+    at.segmented_control(key="nmt-section").set_value(section).run()
+    assert not at.exception
+    return at
+
+
 def test_default_example_renders_every_section(at):
     assert not at.exception
-    headers = [h.value for h in at.header]
+    headers = []
+    for section in ("Alignment", "Step by step", "Side by side", "Head view", "Measured"):
+        headers += [h.value for h in show(at, section).header]
     for h in (
         "Soft alignment α_ij",
         "Step through the decoding",
@@ -24,6 +33,7 @@ def test_default_example_renders_every_section(at):
         "Measured on the test split",
     ):
         assert h in headers
+    show(at, "Alignment")
     assert at.text_area[0].value.startswith("The agreement on the european economic area")
     assert [m.label for m in at.metric][:2] == [
         "AER (argmax vs sure + possible)",
@@ -53,6 +63,7 @@ def test_unknown_words_are_listed_and_typed_text_survives_reruns(at):
 
 
 def test_step_slider_and_beam_change(at):
+    show(at, "Step by step")
     at.slider(key="nmt-step").set_value(2).run()
     assert not at.exception
     assert "At step **2**" in markdown(at)

@@ -59,9 +59,16 @@ def test_basics_empty_and_huge_text_give_messages(page):
     assert not at.exception and "limit here is 256" in at.info[0].value
 
 
+def rotation_section(at):
+    """The rotation check is one section among several: select it as a user would."""
+    at.segmented_control(key="pe_section").set_value("Rotation by k").run()
+    return at
+
+
 def test_positional_default(page):
     at = page("positional")
     assert not at.exception
+    rotation_section(at)
     assert any("rotation" in h.value for h in at.header)
     assert any("largest" in m.value for m in at.markdown)
 
@@ -76,7 +83,16 @@ def test_positional_bad_d_model_and_length(page):
 
 
 def test_positional_rotation_for_user_k(page):
-    at = page("positional")
+    at = rotation_section(page("positional"))
     at.number_input[2].set_value(-12).run()
     assert not at.exception
     assert any("PE(pos + -12)" in h.value for h in at.header)
+
+
+def test_positional_every_section_draws(page):
+    at = page("positional")
+    for name in at.segmented_control(key="pe_section").options:
+        at.segmented_control(key="pe_section").set_value(name).run()
+        assert not at.exception, name
+        assert len(at.get("plotly_chart")) >= 1, name
+    assert any("Learned" in h.value for h in at.header)

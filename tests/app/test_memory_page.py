@@ -9,7 +9,7 @@ def memory(request):
     from streamlit.testing.v1 import AppTest
 
     def _open():
-        at = AppTest.from_file(str(APP_DIR / "studios" / "memory.py"), default_timeout=180)
+        at = AppTest.from_file(str(APP_DIR / "studios" / "memory" / "page.py"), default_timeout=180)
         at.run()
         assert not at.exception
         return at
@@ -33,12 +33,15 @@ def own(at, story, question="Where is Mary?"):
 def test_generated_story_shows_answer_heatmap_story_and_map(memory):
     at = memory()
     assert any("**A:**" in m.value for m in at.markdown)
-    assert len(charts(at)) == 3  # answer bars, sentences × hops, UMAP
+    assert len(charts(at)) == 2  # answer bars, sentences × hops
     assert at.get("html"), "the shaded story"
     at.select_slider(key="mem_hop").set_value("hop 1").run()
     assert not at.exception
+    # The UMAP map is its own section, drawn when picked.
+    at.segmented_control(key="mem_section").set_value("Memory map").run()
+    assert not at.exception and len(charts(at)) == 1
     at.radio(key="mem_colour").set_value("entity").run()
-    assert not at.exception and len(charts(at)) == 3
+    assert not at.exception and len(charts(at)) == 1
 
 
 def test_every_task_answers(memory):

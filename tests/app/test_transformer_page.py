@@ -25,11 +25,26 @@ def ours(page):
     return at
 
 
+SECTIONS = ("Layers × heads", "bertviz", "Neuron view", "Query–key map (AttentionViz)")
+
+
+def visit_sections(at) -> dict:
+    """Select each section in turn (one is on screen at a time); what each one drew."""
+    drawn = {}
+    for name in SECTIONS:
+        at.segmented_control(key="transformer-section").set_value(name).run()
+        assert not at.exception, name
+        drawn[name] = (len(at.get("plotly_chart")), bool(at.get("iframe") or at.get("html")))
+    return drawn
+
+
 def test_our_model_translates_and_draws_every_view(ours):
     at = ours
     assert any("Output" in m.value for m in at.markdown)
-    assert len(at.get("plotly_chart")) >= 4  # grid, enlarged head, neuron view, QK map + r
-    assert at.get("iframe") or at.get("html"), "bertviz view missing"
+    drawn = visit_sections(at)
+    # grid, enlarged head, neuron view, QK map + r
+    assert sum(charts for charts, _ in drawn.values()) >= 4
+    assert drawn["bertviz"][1], "bertviz view missing"
     for name in at.selectbox(key="checkpoint").options:
         at.selectbox(key="checkpoint").set_value(name).run()
         assert not at.exception, name
@@ -98,6 +113,7 @@ def test_neuron_view_bars_equal_the_attention_row(kind):
     from views.transformer import neuron_figure
 
     from engine.models import transformer
+    from engine.models.attentionviz import neuron_view
 
     name = "transformer-dates-sinusoidal"
     if name not in checkpoints.available("transformer-"):
@@ -107,6 +123,20 @@ def test_neuron_view_bars_equal_the_attention_row(kind):
     q, k = t.vectors[f"queries.{kind}"], t.vectors[f"keys.{kind}"]
     i = amap.shape[2] - 1
     mask = np.arange(amap.shape[3]) <= i if kind == "decoder_self" else None
-    fig = neuron_figure(q[1, 2, i], k[1, 2], amap.query_labels[i], amap.key_labels, mask)
+    nv = neuron_view(q[1, 2, i], k[1, 2], mask)
+    fig = neuron_figure(nv, amap.query_labels[i], amap.key_labels)
     alpha = np.asarray(fig.data[-1].x)
     np.testing.assert_allclose(alpha, amap.weights[1, 2, i], atol=1e-5)
+
+
+def test_layer_and_head_drive_the_neuron_view(ours):
+    at = ours
+    at.segmented_control(key="transformer-section").set_value("Neuron view").run()
+    n_layers = len(at.select_slider[0].options)
+    n_heads = len(at.select_slider[1].options)
+    at.select_slider[0].set_value(n_layers - 1).run()
+    at.select_slider[1].set_value(n_heads - 1).run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1
+    last = f"L{n_layers - 1}"
+    assert any(last in c.value and f"H{n_heads - 1}" in c.value for c in at.caption)

@@ -12,13 +12,30 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
-from tests.e2e.support import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, wait_for_health
+from tests.e2e.support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    free_port,
+    is_local,
+    start_server,
+    wait_for_health,
+)
 
-LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
+SERVER_LOGS: list[Path] = []  # every server this session started, for the traceback check
+
+
+@pytest.fixture(autouse=True)
+def no_server_tracebacks():
+    """A test fails if the server logged a traceback while it ran (warning level included):
+    the studio explains problems on the page and must not be failing quietly in the log."""
+    sizes = {log: log.stat().st_size for log in SERVER_LOGS if log.exists()}
+    yield
+    for log in SERVER_LOGS:
+        new = log.read_text(errors="replace")[sizes.get(log, 0) :] if log.exists() else ""
+        assert "Traceback" not in new, f"server log {log}:\n{new[-3000:]}"
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +45,7 @@ def studio_url(tmp_path_factory):
     port = free_port()
     log_path = tmp_path_factory.mktemp("server") / "streamlit.log"
     proc = start_server(port, log_path)
+    SERVER_LOGS.append(log_path)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_health(url, proc)
@@ -53,13 +71,6 @@ def browser():
         b.close()
 
 
-def _is_local(url: str) -> bool:
-    parsed = urlparse(url)
-    if parsed.scheme in ("data", "blob", "about", "file"):
-        return True
-    return parsed.hostname in LOCAL_HOSTS
-
-
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -68,7 +79,7 @@ def page(browser):
     pg.console_errors = []
 
     def guard(route):
-        if _is_local(route.request.url):
+        if is_local(route.request.url):
             route.continue_()
         else:
             pg.outside_requests.append(route.request.url)

@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -21,6 +22,16 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
+
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
+
+
+def is_local(url: str) -> bool:
+    """True for the studio itself and in-page data; every other request is cut."""
+    parsed = urlparse(url)
+    if parsed.scheme in ("data", "blob", "about", "file"):
+        return True
+    return parsed.hostname in LOCAL_HOSTS
 
 
 def free_port() -> int:

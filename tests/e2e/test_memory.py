@@ -12,11 +12,18 @@ def test_generated_story_then_own_story(studio_url, page):
     wait_for_app(page, timeout_ms=180_000)
     assert_no_exception(page)
     page.get_by_text("A:", exact=False).first.wait_for(timeout=30_000)
-    # Answer bars, sentences × hops and the UMAP map are drawn.
+    # Answer bars and sentences × hops are drawn; the UMAP map is the other section.
     page.wait_for_function(
-        "document.querySelectorAll('.js-plotly-plot').length >= 3", timeout=120_000
+        "document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=120_000
     )
     assert page.get_by_text("★").count() >= 1, "supporting facts are marked"
+    page.get_by_role("radio", name="Memory map", exact=True).click()
+    wait_for_app(page, timeout_ms=180_000)
+    page.get_by_text("Memory embeddings m_i across many stories").wait_for(timeout=30_000)
+    page.wait_for_function(
+        "document.querySelectorAll('.js-plotly-plot').length >= 1", timeout=120_000
+    )
+    assert_no_exception(page)
     # The shipped evaluation's accuracy for this task and model, beside the paper's.
     page.get_by_text("test questions: accuracy", exact=False).wait_for(timeout=30_000)
 

@@ -9,7 +9,10 @@ pytestmark = pytest.mark.e2e
 
 
 def open_tab(page, name: str) -> None:
-    page.get_by_role("tab", name=name).click()
+    """Pick a section: one is on screen at a time, chosen in a segmented control."""
+    sections = page.locator("[data-testid=stMain] [data-testid=stButtonGroup]")
+    sections.get_by_role("radio", name=name, exact=True).click()
+    page.wait_for_timeout(300)
     wait_for_app(page)
 
 

@@ -247,3 +247,49 @@ def test_import_and_cpu_calls_leave_triton_and_cuda_alone():
         "assert not torch.cuda.is_initialized()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.mark.parametrize("n_q,n_k", [(1, 1), (37, 37), (5, 70), (70, 40)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_chunked_fallback_matches_naive(chunking, gen, monkeypatch, n_q, n_k, causal):
+    """The chunked code still answers where torch's fused kernel does not fit."""
+    monkeypatch.setattr(reference, "_FUSED", None)
+    q, k, v = randn(gen, 2, 3, n_q, 16), randn(gen, 2, 3, n_k, 16), randn(gen, 2, 3, n_k, 16)
+    out, lse = reference.attention(q, k, v, causal=causal)
+    ref_out, ref_lse, _ = naive(q, k, v, causal=causal)
+    assert torch.allclose(out, ref_out, atol=1e-10)
+    assert torch.allclose(lse.double().nan_to_num(0, 0, 0), ref_lse.nan_to_num(0, 0, 0), atol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_fused_path_equals_float64_reference_with_lse(gen, causal, dtype):
+    q, k, v = (randn(gen, 2, 3, 77, 32, dtype=dtype) for _ in range(3))
+    assert reference.fused_fits(q, k, v, causal)
+    out, lse = reference.attention(q, k, v, causal=causal, scale=0.2)
+    s = q.double() @ k.double().transpose(-2, -1) * 0.2
+    if causal:
+        s = s.masked_fill(~torch.ones(77, 77, dtype=torch.bool).tril(), -math.inf)
+    ref_lse = torch.logsumexp(s, -1)
+    ref_out = torch.softmax(s, -1) @ v.double()
+    assert out.dtype == dtype and lse.dtype == torch.float32
+    assert torch.allclose(out.double(), ref_out, atol=1e-10 if dtype == torch.float64 else 1e-5)
+    assert torch.allclose(lse.double(), ref_lse, atol=1e-5)
+
+
+def test_fused_path_is_not_used_where_its_causal_alignment_differs():
+    q, k = torch.randn(1, 1, 5, 8), torch.randn(1, 1, 9, 8)
+    assert not reference.fused_fits(q, k, k, causal=True)
+    assert reference.fused_fits(q, k, k, causal=False)
+    assert not reference.fused_fits(q[:, :, :0], k, k, causal=False)  # the kernel crashes
+
+
+@pytest.mark.parametrize("n_q,n_k", [(37, 37), (5, 70), (70, 40)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_probabilities_from_lse_equal_naive(chunking, gen, n_q, n_k, causal):
+    q, k, v = randn(gen, 2, 3, n_q, 16), randn(gen, 2, 3, n_k, 16), randn(gen, 2, 3, n_k, 16)
+    _, lse = K.attention(q, k, v, causal=causal)
+    p = reference.attention_probabilities(q, k, lse, causal=causal)
+    _, _, ref_p = naive(q, k, causal=causal)
+    assert p.shape == ref_p.shape and p.dtype == q.dtype
+    assert torch.allclose(p, ref_p, atol=1e-6)

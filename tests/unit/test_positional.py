@@ -33,3 +33,12 @@ def test_bad_d_model_refused(d):
 def test_bad_length_refused():
     with pytest.raises(ValueError, match="length"):
         P.sinusoidal(100_000, 16)
+
+
+def test_cosine_similarity_has_unit_diagonal_and_is_symmetric():
+    import numpy as np
+
+    sim = P.cosine_similarity(P.sinusoidal(20, 16))
+    np.testing.assert_allclose(np.diag(sim), 1.0, atol=1e-12)
+    np.testing.assert_allclose(sim, sim.T, atol=1e-12)
+    assert sim.max() <= 1 + 1e-12

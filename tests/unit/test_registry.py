@@ -43,7 +43,7 @@ def test_limits_refuse_over_long_and_empty_input_clearly(card):
     too_long = "word " * (card.limits.max_chars // 5 + 1)
     with pytest.raises(InputError, match="limit"):
         card.trace(too_long)
-    with pytest.raises(InputError, match="empty"):
+    with pytest.raises(InputError, match=r"^(Type|Write) "):  # says what to type
         card.trace("   ")
 
 
@@ -102,3 +102,24 @@ def test_memory_card_reads_typed_and_generated_stories():
     sample = dataset(1, "test")[0]
     generated = card.trace(sample)
     assert generated.outputs["expected"] == sample.answer
+
+
+def test_a_variant_plugs_into_a_trained_transformer_through_its_card():
+    card = registry.get("transformer-dates-sinusoidal")
+    text = card.examples[0].input
+    exact = card.trace(text)
+    windowed = card.trace(text, attend="longformer", attend_hp={"window": 64})
+    assert windowed.outputs["translation"] == exact.outputs["translation"]
+    assert card.trace(text, attend="linformer", attend_hp={"k": 8}).outputs["translation"]
+    with pytest.raises(InputError, match="Unknown variant"):
+        card.trace(text, attend="nonsense")
+    with pytest.raises(InputError, match="no option"):
+        registry.get("nmt-dates").trace("3 May 1979", attend="flash")
+
+
+def test_minilm_card_takes_an_exact_variant():
+    card = registry.get("minilm")
+    text = card.examples[2].input
+    base = card.trace(text).maps["encoder_self"].weights
+    flash = card.trace(text, attend="flash").maps["encoder_self"].weights
+    assert abs(base - flash).max() < 1e-5

@@ -73,6 +73,18 @@ def test_exact_variants_equal_full_attention(name, causal):
     assert torch.allclose(res.weights, w, atol=TOL, rtol=0)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", ["full", "flash"])
+def test_exact_variants_without_map_equal_float64_attention(name, causal):
+    q, k, v = qkv(n=70)
+    s = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(~torch.ones(70, 70, dtype=torch.bool).tril(), -math.inf)
+    res = get(name).run(q, k, v, causal=causal, want_map=False)
+    assert res.weights is None
+    assert torch.allclose(res.out.double(), torch.softmax(s, -1) @ v.double(), atol=TOL)
+
+
 def test_kv_cache_decoding_equals_full_causal_attention():
     q, k, v = qkv(n=40)
     ref, w = full(q, k, v, causal=True)
@@ -318,3 +330,63 @@ def test_every_trainable_variant_passes_gradients(name):
     out.square().sum().backward()
     for t in (q, k, v):
         assert t.grad is not None and torch.isfinite(t.grad).all() and t.grad.abs().sum() > 0
+    with torch.no_grad():  # the training path computes what the inference path does
+        ref, _ = get(name).attend()(q, k, v, want_weights=False)
+    assert torch.allclose(out.detach(), ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(
+    "hp", [{"rounds": 1, "chunk": 8}, {"rounds": 4, "chunk": 16, "buckets": 4}, {"rounds": 16}]
+)
+def test_reformer_is_softmax_over_the_keys_it_met(causal, hp):
+    """Rounds combined with the −log N_ij correction = one softmax over the union of keys
+    met in any round (the pattern): output and map both, and without the map too."""
+    q, k, v = qkv(n=70, heads=2)
+    res = get("reformer").run(q, k, v, causal=causal, hp=hp)
+    s = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    p = torch.softmax(s.masked_fill(~res.pattern, -math.inf), dim=-1).nan_to_num(0.0)
+    assert torch.allclose(res.weights.double(), p, atol=1e-6)  # a row that met no key: 0
+    assert torch.allclose(res.out.double(), p @ v.double(), atol=1e-5)
+    fast = get("reformer").run(q, k, v, causal=causal, hp=hp, want_map=False)
+    assert torch.allclose(fast.out, res.out, atol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("hp", [{"window": 3, "globals": 2}, {"window": 20, "globals": 0}])
+def test_longformer_output_without_map_equals_the_map_path(causal, hp):
+    q, k, v = qkv(n=70)
+    with_map = get("longformer").run(q, k, v, causal=causal, hp=hp)
+    fast = get("longformer").run(q, k, v, causal=causal, hp=hp, want_map=False)
+    assert torch.allclose(fast.out, with_map.out, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name,hp,n",
+    [
+        ("performer", {"features": 1024}, 300),  # steps of 128 rows, the last one short
+        ("performer", {"features": 4096}, 200),  # the fewest rows per step (64)
+        ("performer", {"features": 16}, 300),  # one step
+        ("linformer", {"k": 10}, 70),  # equal segments: no bias
+        ("linformer", {"k": 9}, 70),  # unequal segments: the log|segment| bias
+    ],
+)
+def test_output_without_map_equals_the_map_path(name, hp, n):
+    """Performer streams its features and Linformer runs the fused kernel over pooled
+    keys when no map is asked for: the same output as the path that forms the map."""
+    q, k, v = qkv(n=n)
+    with_map = get(name).run(q, k, v, hp=hp)
+    fast = get(name).run(q, k, v, hp=hp, want_map=False)
+    assert torch.allclose(fast.out, with_map.out, atol=1e-5)
+
+
+def test_mamba_scan_is_the_same_across_segments(monkeypatch):
+    """Segments of one chunk (the fewest steps), the last one short, carry the state."""
+    from engine.variants import mamba
+
+    q, k, v = qkv(n=150, d=8)
+    x, delta, B, C, A = mamba.selective_parameters(q, k, v, 4, seed=1)
+    whole = mamba.selective_scan(x, delta, B, C, A)
+    monkeypatch.setattr(mamba, "SEGMENT_BYTES", 1)
+    assert mamba.segment_steps(2, 8, 4) == mamba.CHUNK
+    assert torch.allclose(mamba.selective_scan(x, delta, B, C, A), whole, atol=1e-5)

@@ -65,7 +65,12 @@ class MemN2NCard(ModelCard):
     def limits(self) -> Limits:
         from engine.data.babi import MAX_STORY_CHARS
 
-        return Limits(max_chars=MAX_STORY_CHARS, max_sentences=self.meta["config"]["memory"])
+        return Limits(
+            max_chars=MAX_STORY_CHARS,
+            max_sentences=self.meta["config"]["memory"],
+            empty="Write a story first: a few sentences such as 'Mary went to the kitchen.' "
+            "and a question such as 'Where is Mary?'",
+        )
 
     @property
     def examples(self) -> tuple[Example, ...]:
@@ -108,6 +113,22 @@ class MemN2NCard(ModelCard):
             super().check(input)
         elif not hasattr(input, "story"):
             raise InputError("A memory network reads a story: text, or a bAbI sample.")
+
+    def assess(self, trace) -> str | None:
+        """Unknown words in the question, or in much of the story, make the answer a guess."""
+        from engine.data.babi import words
+
+        unknown = set(trace.outputs.get("unknown_words", []))
+        asked = [w for w in words(trace.inputs["question"]) if w in unknown]
+        story = [w for s in trace.inputs["story"] for w in words(s)]
+        if asked or sum(w in unknown for w in story) > len(story) / 3:
+            listed = ", ".join(f"“{w}”" for w in sorted(unknown)[:8])
+            return (
+                f"The model has never seen {listed}: it reads those as nothing, so its answer "
+                "is a guess, not a reading of your story. It knows the people, places and "
+                "objects of the bAbI worlds; try the example story."
+            )
+        return None
 
     def load(self):
         from engine.models.memn2n import load

@@ -21,6 +21,42 @@ DATE_EXAMPLES = (
     "the 21st of December, 2012",
 )
 END = "</s>"
+EMPTY = "Type a sentence (or a date) to translate."
+UNKNOWN_SHARE = 1 / 3  # above this, the output says more about <unk> than about the input
+
+
+def translation_warning(card, trace) -> str | None:
+    """Unknown words, confidence below the model's measured floor, or an impossible date."""
+    import datetime as dt
+
+    from engine.evaluation.confidence import RESULT, per_token_log_prob
+
+    src, unknown = trace.inputs["tokens"], trace.outputs.get("unknown", [])
+    if len(unknown) > UNKNOWN_SHARE * len(src):
+        words = ", ".join(f"“{w}”" for w in unknown[:8])
+        return (
+            f"{len(unknown)} of {len(src)} words are not in this model's vocabulary ({words}). "
+            "It only knows the words of the grammar it was trained on, so the output below "
+            "is not a translation of your sentence. Try one of the examples."
+        )
+    if card.task == "dates":
+        try:
+            dt.date.fromisoformat(trace.outputs["translation"])
+        except ValueError:
+            return (
+                f"“{trace.outputs['translation']}” is not a calendar date: the model could not "
+                "read a date in this input. It reads dates such as “3 May 1979” or “03/05/79”."
+            )
+    floor = (checkpoints.load_result(RESULT) or {}).get(card.name, {}).get("floor")
+    confidence = per_token_log_prob(trace)
+    if floor is not None and confidence < floor:
+        what = "a date it can read" if card.task == "dates" else "a sentence of its grammar"
+        return (
+            f"This input is not {what}: the model's confidence ({confidence:.2f} log-probability "
+            f"per token) is below the lowest 1% it shows on inputs like its training data "
+            f"({floor:.2f}). Read the output as a guess, not as an answer."
+        )
+    return None
 
 
 def _alignment(label: str, alpha, target, source) -> Alignment:
@@ -51,8 +87,10 @@ class NMTCard(ModelCard):
         from engine.data import dates, enfr
 
         if self.task == "dates":
-            return Limits(max_chars=dates.MAX_CHARS)
-        return Limits(max_chars=2_000, max_tokens=enfr.MAX_LEN, token_unit="words and marks")
+            return Limits(max_chars=dates.MAX_CHARS, empty=EMPTY)
+        return Limits(
+            max_chars=2_000, max_tokens=enfr.MAX_LEN, token_unit="words and marks", empty=EMPTY
+        )
 
     @property
     def examples(self) -> tuple[Example, ...]:
@@ -84,12 +122,19 @@ class NMTCard(ModelCard):
     def _trace(self, model, input, *, beam: int):
         return model.translate(input, beam=beam)
 
+    def assess(self, trace) -> str | None:
+        return translation_warning(self, trace)
+
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps.get("alignment")
         if amap is None:
             return {}
         return {"α": _alignment("α", amap.weights[0, 0], amap.query_labels, amap.key_labels)}
 
-    def forced_alignments(self, source, target, *, model=None) -> dict[str, Alignment]:
+    @property
+    def aligns(self) -> bool:
+        return self.variant != "none"  # the RNNencdec baseline has no attention to show
+
+    def forced_alignments(self, source, target, *, model=None, **options) -> dict[str, Alignment]:
         alpha = (model or self.load()).align(list(source), list(target))
         return {} if alpha is None else {"α": _alignment("α", alpha, target, source)}

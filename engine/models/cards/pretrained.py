@@ -19,6 +19,10 @@ class PretrainedCard(ModelCard):
     paper = "Wang et al. 2020 (MiniLM); Vaswani et al. 2017"
 
     @property
+    def swappable(self) -> bool:  # AttentionInterface dispatch: BERT-family encoders here
+        return self.meta.get("arch") == "encoder"
+
+    @property
     def path(self) -> Path:
         return Path(self.meta["path"])
 
@@ -46,7 +50,12 @@ class PretrainedCard(ModelCard):
     def limits(self) -> Limits:
         from engine.models.pretrained import MAX_CHARS, MAX_TOKENS
 
-        return Limits(max_chars=MAX_CHARS, max_tokens=MAX_TOKENS, token_unit="subword tokens")
+        return Limits(
+            max_chars=MAX_CHARS,
+            max_tokens=MAX_TOKENS,
+            token_unit="subword tokens",
+            empty="Type a sentence to begin.",
+        )
 
     @property
     def examples(self) -> tuple[Example, ...]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine import checkpoints
-from engine.models.cards.nmt import DATE_EXAMPLES, _alignment
+from engine.models.cards.nmt import DATE_EXAMPLES, _alignment, translation_warning
 from engine.models.registry import Alignment, Example, Limits, ModelCard
 
 PE_TITLES = {
@@ -16,6 +16,8 @@ PE_TITLES = {
 class TransformerCard(ModelCard):
     family = "transformer"
     paper = "Vaswani et al. 2017"
+    swappable = True  # a variant replaces every encoder self-attention core
+    aligns = True  # every cross-attention head is a target × source alignment
 
     @property
     def task(self) -> str:
@@ -38,7 +40,10 @@ class TransformerCard(ModelCard):
 
         unit = "characters" if self.task == "dates" else "words and marks"
         return Limits(
-            max_chars=MAX_CHARS, max_tokens=self.meta["config"]["max_len"], token_unit=unit
+            max_chars=MAX_CHARS,
+            max_tokens=self.meta["config"]["max_len"],
+            token_unit=unit,
+            empty="Type a sentence to begin.",
         )
 
     @property
@@ -71,10 +76,13 @@ class TransformerCard(ModelCard):
 
         return transformer.load(self.name, self.directory)
 
-    def _trace(self, model, input):
+    def _trace(self, model, input, **swap):
         from engine.models import transformer
 
-        return transformer.trace(model, input)
+        return transformer.trace(model, input, **swap)
+
+    def assess(self, trace) -> str | None:
+        return translation_warning(self, trace)
 
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps["cross"]
@@ -85,14 +93,18 @@ class TransformerCard(ModelCard):
             for h in range(w.shape[1])
         }
 
-    def forced_alignments(self, source, target, *, model=None) -> dict[str, Alignment]:
+    def forced_alignments(self, source, target, *, model=None, **options) -> dict[str, Alignment]:
         import torch
 
+        from engine.models.transformer import _attend
+
+        swap = self.resolve(options)
+        fn = _attend(swap.get("attend"), swap.get("attend_hp"))
         tr = model or self.load()
         src = torch.tensor([tr.src_vocab.encode(list(source))])
         tgt_in = torch.tensor([tr.tgt_vocab.encode(list(target), add_bos=True)])
         with torch.no_grad():
-            _, inter = tr.model(src, tgt_in)
+            _, inter = tr.model(src, tgt_in, fn)
         w = inter.cross[0].numpy()  # (L, H, T, S): row i is the step that produces target[i]
         return {
             f"L{l} H{h}": _alignment(f"L{l} H{h}", w[l, h], target, source)

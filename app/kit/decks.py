@@ -1,0 +1,282 @@
+"""Lesson decks: plain TOML files a teacher copies and edits (assets/decks/README.md).
+
+A deck is a title, a summary and steps; each step has a title, a short explanation, a
+question and a studio view written as the pages' own links (``alignment?model=…&text=…``).
+``parse`` validates every field and raises ``DeckError`` naming the file and the line, so
+a teacher fixing a deck at home sees where, not a traceback.
+
+No Streamlit and no engine here: the parser runs in tests, a CLI or a notebook alike.
+Model names are checked where the view is drawn (the registry knows which are shipped).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+DECKS = Path(__file__).resolve().parents[2] / "assets" / "decks"
+MAX_BYTES = 64_000  # an uploaded deck: about twenty pages of text, far above any real deck
+MAX_STEPS = 40
+LIMITS = {"title": 120, "summary": 600, "explain": 1500, "question": 400, "view": 2500}
+NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
+
+
+class DeckError(ValueError):
+    """A deck that cannot be used, with where: ``bahdanau.en.toml, line 12: …``."""
+
+
+@dataclass(frozen=True)
+class View:
+    page: str  # the page's url path: alignment, memory, transformer, positional, variants
+    params: dict[str, str] = field(default_factory=dict)
+
+    def link(self, **extra: str) -> str:
+        """The page's own link, ``extra`` (e.g. ``lang``) appended."""
+        query = urlencode(self.params | extra)
+        return self.page + ("?" + query if query else "")
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    explain: str
+    question: str
+    view: View
+    predict: str | int | None = None  # a target word (alignment, transformer) or a hop (memory)
+
+
+@dataclass(frozen=True)
+class Deck:
+    name: str  # file stem without the language: "bahdanau"
+    lang: str
+    title: str
+    summary: str
+    steps: tuple[Step, ...]
+
+
+def _int(lo: int, hi: int):
+    def check(value: str) -> str:
+        if not re.fullmatch(r"-?\d{1,6}", value) or not lo <= int(value) <= hi:
+            raise ValueError(f"a whole number from {lo} to {hi}")
+        return value
+
+    return check
+
+
+def _one_of(*choices: str):
+    def check(value: str) -> str:
+        if value not in choices:
+            raise ValueError("one of " + ", ".join(choices))
+        return value
+
+    return check
+
+
+def _text(limit: int):
+    def check(value: str) -> str:
+        if not value.strip() or len(value) > limit:
+            raise ValueError(f"non-empty text of at most {limit:,} characters")
+        return value
+
+    return check
+
+
+def _names(value: str) -> str:
+    if not all(NAME.match(v) for v in value.split(",")):
+        raise ValueError("names separated by commas, e.g. full,longformer,performer")
+    return value
+
+
+def _name(value: str) -> str:
+    if not NAME.match(value):
+        raise ValueError("a model name such as nmt-enfr-additive")
+    return value
+
+
+# Every page a step can show, its parameters and what each accepts (the same names the
+# pages' links use). The first entry per page that must be present is marked in REQUIRED.
+PARAMS = {
+    "alignment": {
+        "model": _name,
+        "text": _text(2000),
+        "beam": _int(1, 10),
+        "section": _one_of("alignment", "measured"),
+    },
+    "memory": {
+        "model": _name,
+        "task": _int(1, 20),
+        "story": _int(0, 199),
+        "text": _text(20_000),
+        "hop": _int(1, 3),
+    },
+    "transformer": {
+        "model": _name,
+        "text": _text(2000),
+        "attention": _one_of("cross", "encoder_self", "decoder_self"),
+        "layer": _int(0, 11),
+        "head": _int(0, 15),
+        "section": _one_of("head", "grid"),
+    },
+    "positional": {
+        "section": _one_of("rotation", "similarity", "table"),
+        "k": _int(-1000, 1000),
+        "d_model": _int(2, 512),
+        "length": _int(2, 512),
+    },
+    "variants": {
+        "section": _one_of("compare", "memory"),
+        "variants": _names,
+        "text": _text(2000),
+        "head": _int(0, 7),
+        "n": _int(64, 16384),
+    },
+}
+REQUIRED = {
+    "alignment": ("model", "text"),
+    "memory": (),
+    "transformer": ("model", "text"),
+    "positional": (),
+    "variants": ("section",),
+}
+PREDICTS = {"alignment": str, "transformer": str, "memory": int}
+
+
+def parse_view(link: str) -> View:
+    """``alignment?model=…`` (or a full copied URL) → View; ValueError says what is wrong."""
+    parts = urlsplit(link.strip())
+    page = parts.path.strip("/").rsplit("/", 1)[-1]
+    if page not in PARAMS:
+        raise ValueError(f"unknown page {page!r}; a view starts with one of: " + ", ".join(PARAMS))
+    params: dict[str, str] = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
+        if key in ("lang", "step", "deck"):  # a copied link's language or lesson position
+            continue
+        check = PARAMS[page].get(key)
+        if check is None:
+            raise ValueError(
+                f"{page} has no parameter {key!r}; it takes " + ", ".join(PARAMS[page])
+            )
+        try:
+            params[key] = check(value)
+        except ValueError as exc:
+            raise ValueError(f"{key}={value[:40]!r} should be {exc}") from None
+    missing = [k for k in REQUIRED[page] if k not in params]
+    if missing:
+        raise ValueError(f"{page} views need " + " and ".join(missing))
+    return View(page, params)
+
+
+def _line_of(source: str, key: str, step: int | None) -> int:
+    """The 1-based line where ``key`` is set (in the ``step``-th [[steps]] table, if given)."""
+    lines = source.splitlines()
+    start, end, seen = 0, len(lines), -1
+    for i, line in enumerate(lines):
+        if re.match(r"\s*\[\[\s*steps\s*\]\]", line):
+            seen += 1
+            if step is None:
+                end = i
+                break
+            if seen == step:
+                start = i
+            elif seen == step + 1:
+                end = i
+                break
+    for i in range(start, end):
+        if re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=", lines[i]):
+            return i + 1
+    return start + 1
+
+
+def parse(source: str | bytes, filename: str) -> Deck:
+    """Validate a deck's text; ``filename`` (``name.lang.toml``) names it in every message."""
+    if isinstance(source, bytes):
+        if len(source) > MAX_BYTES:
+            raise DeckError(f"{filename}: {len(source):,} bytes, over the {MAX_BYTES:,} limit")
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DeckError(f"{filename}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as exc:
+        # Python 3.11's message ends "(at line 3, column 9)"; newer ones also carry lineno.
+        found = re.search(r"\(at line (\d+), column (\d+)\)$", str(exc))
+        why = str(exc)[: found.start()].strip() if found else str(exc)
+        where = f"line {found[1]}, column {found[2]}" if found else "somewhere"
+        raise DeckError(f"{filename}, {where}: not valid TOML ({why})") from None
+
+    def fail(key: str, step: int | None, why: str):
+        where = f"step {step + 1}, " if step is not None else ""
+        line = _line_of(source, key, step)
+        raise DeckError(f"{filename}, line {line}: {where}{key}: {why}")
+
+    name, _, lang = Path(filename).name.removesuffix(".toml").partition(".")
+    for key in data:
+        if key not in ("title", "summary", "steps"):
+            fail(key, None, "unknown key; a deck has title, summary and [[steps]]")
+    for key in ("title", "summary"):
+        value = data.get(key, "" if key == "summary" else None)
+        if not isinstance(value, str) or (key == "title" and not value.strip()):
+            fail(key, None, "missing or not text")
+        if len(value) > LIMITS[key]:
+            fail(key, None, f"longer than {LIMITS[key]} characters")
+    steps = data.get("steps")
+    if not isinstance(steps, list) or not steps or not all(isinstance(s, dict) for s in steps):
+        fail("steps", None, "a deck needs at least one [[steps]] table")
+    if len(steps) > MAX_STEPS:
+        fail("steps", None, f"{len(steps)} steps, more than {MAX_STEPS}")
+    return Deck(
+        name,
+        lang or "en",
+        data["title"],
+        data.get("summary", ""),
+        tuple(_step(s, i, fail) for i, s in enumerate(steps)),
+    )
+
+
+def _step(raw: dict, i: int, fail) -> Step:
+    for key in raw:
+        if key not in ("title", "explain", "question", "view", "predict"):
+            fail(key, i, "unknown key; a step has title, explain, question, view, predict")
+    for key in ("title", "explain", "question", "view"):
+        value = raw.get(key)
+        if not isinstance(value, str) or not value.strip():
+            fail(key, i, "missing or not text")
+        if len(value) > LIMITS[key]:
+            fail(key, i, f"longer than {LIMITS[key]} characters")
+    try:
+        view = parse_view(raw["view"])
+    except ValueError as exc:
+        fail("view", i, str(exc))
+    predict = raw.get("predict")
+    if predict is not None:
+        kind = PREDICTS.get(view.page)
+        if kind is None:
+            fail("predict", i, f"a {view.page} view has nothing to predict")
+        if not isinstance(predict, kind) or isinstance(predict, bool):
+            what = "a hop number (1, 2 or 3)" if kind is int else "a target word, in quotes"
+            fail("predict", i, f"should be {what}")
+        if kind is int and not 1 <= predict <= 3:
+            fail("predict", i, "should be a hop number (1, 2 or 3)")
+    return Step(raw["title"], raw["explain"], raw["question"], view, predict)
+
+
+def shipped() -> dict[str, dict[str, Path]]:
+    """Deck name → language → file, for every deck in assets/decks."""
+    found: dict[str, dict[str, Path]] = {}
+    for path in sorted(DECKS.glob("*.toml")):
+        name, _, lang = path.name.removesuffix(".toml").partition(".")
+        found.setdefault(name, {})[lang or "en"] = path
+    return found
+
+
+def load(name: str, lang: str) -> Deck:
+    """A shipped deck in ``lang`` (English when that language has none)."""
+    files = shipped().get(name)
+    if not files:
+        raise DeckError(f"no deck named {name!r}")
+    path = files.get(lang) or files.get("en") or next(iter(files.values()))
+    return parse(path.read_bytes(), path.name)

@@ -1,0 +1,150 @@
+"""Presenter mode: the studio on a projector, for a room that reads it from the back.
+
+A toggle in the page's top-right corner (and ``?present=1`` in the link) hides the sidebar,
+captions, detail expanders and export rows, enlarges type and figures, moves each page's
+controls below its figure (so the first screen at 1024 × 768 shows the figure), and draws
+every figure with colour-blind-safe maps that still read in greyscale. All of it is CSS
+injected into the page and figure styling on the server: nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from kit.i18n import t
+from kit.url import flag, url_default, url_sync
+
+KEY = "kit-present"
+
+# Colour-blind-safe qualitative colours (Okabe & Ito 2008), for lines and groups.
+OKABE_ITO = [
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#000000",
+]
+# ColorBrewer PuOr (orange → white → purple), written out: plotly.js has no PuOr by name and
+# the figures skip the Python-side validation that would expand the name.
+_PUOR = [
+    "rgb(127,59,8)",
+    "rgb(179,88,6)",
+    "rgb(224,130,20)",
+    "rgb(253,184,99)",
+    "rgb(254,224,182)",
+    "rgb(247,247,247)",
+    "rgb(216,218,235)",
+    "rgb(178,171,210)",
+    "rgb(128,115,172)",
+    "rgb(84,39,136)",
+    "rgb(45,0,75)",
+]
+PUOR = [[i / (len(_PUOR) - 1), c] for i, c in enumerate(_PUOR)]
+
+# kind → (on a screen, on a projector). Viridis and Cividis rise monotonically in lightness,
+# so a greyscale print or a washed-out projector still orders the cells; Cividis is also
+# the same for viewers with and without red–green colour blindness.
+PALETTES = {
+    "sequential": ("Viridis", "Cividis"),
+    "diverging": ("RdBu", PUOR),
+    "qualitative": (None, OKABE_ITO),
+}
+_SEQUENTIAL_NAMES = {"viridis", "cividis", "blues", "greys", "ylgnbu", "plasma", "inferno"}
+_DIVERGING_NAMES = {"rdbu", "puor", "rdylbu", "picnic", "portland", "bluered", "balance"}
+
+_CSS_ALWAYS = """
+<style>
+.st-key-kit-present-box { position: fixed; top: .55rem; right: 4.5rem; z-index: 999991;
+  width: auto !important; }
+</style>
+"""
+# Streamlit's own test ids and the kit's container keys (class st-key-<key>); controls
+# wrapped in presenter.controls() take flex order 10, after the figures of their block.
+_CSS_PRESENTING = """
+<style>
+[data-testid=stSidebar], [data-testid=stSidebarCollapsedControl],
+[data-testid=stExpandSidebarButton], header[data-testid=stHeader],
+[data-testid=stCaptionContainer], [data-testid=stExpander],
+[class*=st-key-kit-exports], [class*=st-key-kit-link] { display: none !important; }
+.st-key-kit-present-box { top: .3rem; right: .8rem; }
+[data-testid=stMainBlockContainer] { padding: .6rem 2rem 2rem !important;
+  max-width: none !important; }
+[data-testid=stLayoutWrapper]:has(> [class*=st-key-kit-controls]) { order: 10; }
+h1 { font-size: 1.9rem !important; padding: 0 0 .2rem !important; }
+h2, h3 { font-size: 1.6rem !important; padding: .1rem 0 !important; }
+[data-testid=stMarkdownContainer] p, [data-testid=stMarkdownContainer] li {
+  font-size: 1.15rem; }
+[data-testid=stWidgetLabel] p { font-size: 1.1rem; }
+</style>
+"""
+
+
+def presenting() -> bool:
+    """True while presenter mode is on for this session (its toggle, or ``?present=1``)."""
+    if KEY in st.session_state:
+        return bool(st.session_state[KEY])
+    try:
+        return flag(st.query_params.get("present", "0"))
+    except ValueError:
+        return False
+
+
+def presenter_toggle() -> bool:
+    """The corner toggle and the page's CSS; returns whether presenter mode is on."""
+    with st.container(key="kit-present-box"):
+        on = st.toggle(
+            t("presenter.toggle"),
+            value=url_default("present", False, flag),
+            key=KEY,
+            help=t("presenter.help"),
+        )
+    url_sync(present=1 if on else None)
+    st.html(_CSS_ALWAYS + (_CSS_PRESENTING if on else ""))
+    return on
+
+
+def controls(name: str = "main"):
+    """A block of controls that presenter mode moves below the figures it drives."""
+    return st.container(key=f"kit-controls-{name}")
+
+
+def palette(kind: str):
+    """The colour scale (or list) of ``kind`` for the current mode; views and charts use it."""
+    return PALETTES[kind][presenting()]
+
+
+def _scale(value):
+    """The current mode's scale for a named Plotly scale; anything else left as drawn."""
+    if not isinstance(value, str):
+        return value
+    name = value.lower().removesuffix("_r")
+    if name in _SEQUENTIAL_NAMES:
+        return palette("sequential")
+    if name in _DIVERGING_NAMES:
+        return palette("diverging")
+    return value
+
+
+def restyle(fig: go.Figure) -> go.Figure:
+    """The figure for a projector: projector palettes, larger type, a little taller."""
+    spec = fig.to_dict()
+    for trace in spec.get("data", []):
+        if "colorscale" in trace:
+            trace["colorscale"] = _scale(trace["colorscale"])
+        marker = trace.get("marker")
+        if isinstance(marker, dict) and "colorscale" in marker:
+            marker["colorscale"] = _scale(marker["colorscale"])
+    layout = spec.setdefault("layout", {})
+    for name, axis in layout.items():
+        if name.startswith("coloraxis") and isinstance(axis, dict) and "colorscale" in axis:
+            axis["colorscale"] = _scale(axis["colorscale"])
+    layout["colorway"] = palette("qualitative")
+    font = layout.setdefault("font", {})
+    font["size"] = max(18, font.get("size", 12))
+    if isinstance(layout.get("height"), int | float):
+        layout["height"] = int(layout["height"] * 1.15)
+    return go.Figure(spec, _validate=False)

@@ -1,0 +1,216 @@
+"""One bounded queue for heavy work per server: thirty students cannot starve the teacher.
+
+Work over about a second (cost sweeps, long pooled maps, KV-cache runs, UMAP fits) runs
+on a fixed pool of worker threads sized from the machine's cores, behind a bounded
+queue. While a job waits or runs, its page shows "queued, position k" or its progress
+and a Cancel button. Each session has at most one heavy job: asking for another
+supersedes (cancels) the first, and when the queue is full the page says the studio is
+busy instead of piling more work on the cores. Finished results sit in a small bounded
+cache (entries and age), so memory stays flat over a long class.
+
+A job's function may take ``cancel`` (a ``threading.Event``) and ``progress`` (a
+callable ``progress(done, total, text)``): it is then *cooperative* — Cancel stops it
+between steps and :func:`run` returns what it finished. Other functions can only be
+dropped from the queue; once running they finish and their result is discarded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+import numpy as np
+import streamlit as st
+
+from kit.i18n import t
+
+WORKERS = max(1, os.cpu_count() or 1)
+CAPACITY = 8 * WORKERS  # jobs waiting or running, over all sessions
+RESULTS = 32  # finished results kept …
+RESULT_TTL_S = 30 * 60  # … for at most this long
+POLL_S = 0.25
+
+
+class Busy(Exception):
+    """The queue is full."""
+
+
+@dataclass
+class Job:
+    key: str
+    label: str
+    cooperative: bool
+    cancel: threading.Event = field(default_factory=threading.Event)
+    future: Future | None = None
+    number: int = 0
+    started: float | None = None
+    done_steps: tuple[int, int, str] = (0, 0, "")
+
+    def progress(self, done: int, total: int, text: str = "") -> None:
+        self.done_steps = (done, total, text)
+
+
+class WorkQueue:
+    def __init__(self, workers: int = WORKERS, capacity: int = CAPACITY):
+        self.capacity = capacity
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="studio-heavy")
+        self._lock = threading.Lock()
+        self._active: list[Job] = []
+        self._by_session: dict[str, Job] = {}
+        self._results: OrderedDict[str, tuple[float, object]] = OrderedDict()
+        self._numbers = itertools.count(1)
+
+    # -- results ------------------------------------------------------------------------
+    def cached(self, key: str):
+        with self._lock:
+            hit = self._results.get(key)
+            if hit is None or time.monotonic() - hit[0] > RESULT_TTL_S:
+                self._results.pop(key, None)
+                return None
+            self._results.move_to_end(key)
+            return hit
+
+    def _keep(self, key: str, value) -> None:
+        with self._lock:
+            self._results[key] = (time.monotonic(), value)
+            self._results.move_to_end(key)
+            while len(self._results) > RESULTS:
+                self._results.popitem(last=False)
+
+    # -- jobs ---------------------------------------------------------------------------
+    def submit(self, session: str, key: str, label: str, fn, args, kwargs) -> Job:
+        with self._lock:
+            self._active = [j for j in self._active if not j.future.done()]
+            mine = self._by_session.get(session)
+            if mine is not None and not mine.future.done():
+                if mine.key == key:
+                    return mine  # the same request after a rerun: keep waiting for it
+                self._stop(mine)  # one heavy job per session: the newer request wins
+            if len(self._active) >= self.capacity:
+                raise Busy(len(self._active))
+            cooperative = {"cancel", "progress"} <= set(inspect.signature(fn).parameters)
+            job = Job(key, label, cooperative, number=next(self._numbers))
+            job.future = self._pool.submit(self._work, job, fn, args, kwargs)
+            self._active.append(job)
+            self._by_session[session] = job
+            return job
+
+    def _work(self, job: Job, fn, args, kwargs):
+        if job.cancel.is_set():
+            raise CancelledError
+        job.started = time.monotonic()
+        if job.cooperative:
+            kwargs = {**kwargs, "cancel": job.cancel, "progress": job.progress}
+        value = fn(*args, **kwargs)
+        if not job.cancel.is_set():
+            self._keep(job.key, value)
+        return value
+
+    def _stop(self, job: Job) -> None:
+        job.cancel.set()
+        job.future.cancel()  # only succeeds while it still waits
+
+    def cancel(self, session: str) -> Job | None:
+        with self._lock:
+            job = self._by_session.get(session)
+            if job is not None and not job.future.done():
+                self._stop(job)
+            return job
+
+    def position(self, job: Job) -> int:
+        """1-based place among jobs not yet started; 0 once it runs."""
+        if job.started is not None:
+            return 0
+        with self._lock:
+            waiting = [j for j in self._active if j.started is None and not j.future.done()]
+        return 1 + sum(j.number < job.number for j in waiting)
+
+    def load(self) -> int:
+        with self._lock:
+            return sum(not j.future.done() for j in self._active)
+
+
+@st.cache_resource(max_entries=1)
+def work_queue() -> WorkQueue:
+    """The server's one queue (shared by every session)."""
+    return WorkQueue()
+
+
+def _fingerprint(value) -> str:
+    """A stable key for arguments, arrays included (by content, never by pickle)."""
+    if isinstance(value, np.ndarray):
+        return f"nd{value.shape}{value.dtype}{hashlib.sha1(value.tobytes()).hexdigest()}"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_fingerprint(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, list | tuple):
+        return "(" + ",".join(_fingerprint(v) for v in value) + ")"
+    return repr(value)
+
+
+def _session() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "bare"
+
+
+def run(label: str, fn, *args, key: str | None = None, cancel_label: str | None = None, **kwargs):
+    """``fn(*args, **kwargs)`` through the queue, with position, progress and Cancel shown.
+
+    ``key`` names the result when the arguments hold objects (a loaded model) whose
+    content is not a fair cache key; by default the arguments' content is the key.
+
+    Returns the result, a cached result at once, or — for a cooperative job the user
+    cancelled — what it finished. A non-cooperative job that is cancelled stops the
+    script with a note; a full queue shows that the studio is busy.
+    """
+    queue = work_queue()
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    key = f"{name}:{key}" if key is not None else f"{name}{_fingerprint((args, kwargs))}"
+    hit = queue.cached(key)
+    if hit is not None:
+        return hit[1]
+    session = _session()
+    cancel_key = f"kit-queue-cancel-{label}"
+    if st.session_state.get(cancel_key):
+        job = queue.cancel(session)
+        if job is None or not job.cooperative or job.future.cancelled():
+            st.info(t("queue.cancelled", label=label))
+            st.stop()
+        return job.future.result()  # cooperative: it returns what it finished
+    try:
+        job = queue.submit(session, key, label, fn, args, kwargs)
+    except Busy as busy:
+        st.warning(t("queue.busy", jobs=busy.args[0]))
+        st.stop()
+    status, cancel = st.empty(), st.empty()
+    shown = False
+    while not wait([job.future], timeout=POLL_S).done:  # returns as soon as the job ends
+        if not shown:  # a job done within one poll never shows a status or a button
+            cancel.button(cancel_label or t("queue.cancel"), key=cancel_key)
+            shown = True
+        position = queue.position(job)
+        done, total, text = job.done_steps
+        with status.container():
+            if position:
+                st.info(t("queue.waiting", label=label, position=position))
+            elif total:
+                st.progress(min(1.0, done / total), f"{label}: {text} ({done} / {total})")
+            else:
+                seconds = time.monotonic() - (job.started or time.monotonic())
+                st.info(t("queue.running", label=label, seconds=f"{seconds:.0f}"))
+        time.sleep(POLL_S)
+    status.empty()
+    cancel.empty()
+    try:
+        return job.future.result()
+    except CancelledError:
+        st.info(t("queue.cancelled", label=label))
+        st.stop()

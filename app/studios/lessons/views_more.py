@@ -1,0 +1,115 @@
+"""A lesson step's memory, positional-encoding and variants views, drawn inline."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+from kit import friendly_errors, t
+from kit.reveal import predict
+from state import lessons as lesson_state
+from state import models
+from state import variants as var_state
+from state.memn2n import answer, chosen, stories
+from studios.memory import hops
+from views import positional as pe_figs
+from views import variants as var_figs
+from views.memory import md_escape
+
+from engine import positional as pe_lib
+
+
+def memory(params: dict, guess, key: str) -> None:
+    with friendly_errors(t("lessons.the_view")):
+        if "text" in params:  # story lines, the question on the last line
+            name = params.get("model", "memn2n-joint")
+            trace = models.trace(name, params["text"])
+        else:
+            task = int(params.get("task", 1))
+            name = params.get("model") or chosen(task)
+            trace = answer(name, stories(task)[int(params.get("story", 0))])
+    out, amap = trace.outputs, trace.maps["memory"]
+    verdict = ""
+    if out.get("expected"):
+        verdict = t("lessons.right" if out["expected"] == out["answer"] else "lessons.wrong")
+    st.markdown(
+        t(
+            "lessons.qa",
+            question=md_escape(trace.inputs["question"]),
+            answer=md_escape(out["answer"]),
+            p=out["probability"],
+            verdict=verdict,
+            model=name,
+        )
+    )
+    if out.get("warning"):
+        st.warning(out["warning"])
+    rows = [t("lessons.hop", n=i + 1) for i in range(amap.shape[0])]
+    if guess is not None and not predict(
+        key, amap.weights[:, 0, 0, :], rows, amap.key_labels, row=int(guess) - 1, unit="sentence"
+    ):
+        return
+    hops.section(trace)
+
+
+def positional(params: dict, guess, key: str) -> None:
+    k = int(params.get("k", 5))
+    d_model, length = int(params.get("d_model", 64)), int(params.get("length", 100))
+    with friendly_errors(t("lessons.the_view")):
+        pe_lib.check_d_model(d_model)
+        pe_lib.check_length(length)
+        pe = pe_lib.sinusoidal(length, d_model)
+    section = params.get("section", "rotation")
+    if section == "table":
+        st.plotly_chart(pe_figs.table_figure(pe, "PE"), key=f"{key}-table")
+    elif section == "similarity":
+        sim = pe_lib.similarity(pe)
+        fig = pe_figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520)
+        st.plotly_chart(fig, key=f"{key}-sim")
+    else:
+        err = pe_lib.verify_rotation(k, length, d_model)
+        st.markdown(t("lessons.rotation", k=k, length=length, err=err))
+        show = min(d_model, 16)
+        M = pe_lib.rotation(k, d_model)[:show, :show]
+        st.plotly_chart(pe_figs.rotation_figure(M, k), key=f"{key}-rotation")
+
+
+def variants(params: dict, guess, key: str) -> None:
+    names = tuple(params.get("variants", "longformer,performer").split(","))
+    if params["section"] == "memory":
+        _memory(names, int(params.get("n", 8192)))
+        return
+    text = params.get("text", "The quick brown fox jumps over the lazy dog .")
+    with friendly_errors(t("lessons.the_view")):
+        picked = tuple(n for n in names if n != "full")
+        traces, rows = var_state.compare(
+            source="text", text=text, synthetic=(0, "clustered", 1.0, 0), names=picked,
+            params_json=json.dumps({}), causal=False, heads=2, d=32,
+        )  # fmt: skip
+    cols = ("variant", "rel_error", "top5_overlap", "missed_mass")
+    st.dataframe([{c: r[c] for c in cols} for r in rows], hide_index=True)
+    head = int(params.get("head", 0))
+    shown = st.columns(len(traces))
+    for col, (name, trace) in zip(shown, reversed(traces.items()), strict=True):
+        amap = trace.maps["attention"]
+        col.plotly_chart(var_figs.map_figure(amap, head, title=name), key=f"{key}-{name}")
+        col.caption(amap.note)
+
+
+def _memory(names: tuple[str, ...], n: int) -> None:
+    with friendly_errors(t("lessons.the_view")):
+        rows = lesson_state.memory_at(names, n)
+    headers = [t(f"lessons.mem_{c}") for c in rows[0]]
+    st.dataframe([dict(zip(headers, r.values(), strict=True)) for r in rows], hide_index=True)
+    full = next((r for r in rows if r["variant"] == "full"), None)
+    if full:
+        st.markdown(
+            t(
+                "lessons.mem_full",
+                n=n,
+                square=n * n * 4 / 2**20,
+                mib=full["measured_mib"],
+                gib=full["layer_gib"],
+                heads=lesson_state.HEADS_IN_A_LAYER,
+            )
+        )

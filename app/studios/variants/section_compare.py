@@ -1,0 +1,107 @@
+"""Compare: every chosen variant and full attention on one input, errors and maps."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+from kit import chart, controls, t, table_exports, url_choice, url_default, url_number, url_sync
+from kit.url import names as url_names
+from state import variants as state
+from studios.variants.compare_inputs import param_widgets, source_widgets
+from views import variants as figs
+
+
+def drop_full(raw: str) -> list[str]:
+    return [v for v in url_names(raw) if v != "full"]
+
+
+DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
+FULL = "full (reference)"  # the reference Trace's name in state.compare's answer
+
+
+def show() -> None:
+    from engine.variants import REGISTRY
+
+    with controls():
+        chosen = source_widgets()
+        names = list(REGISTRY)
+        # "full" is always drawn as the reference; a lesson's link may name it too.
+        linked = url_default("variants", DEFAULT_PICK, drop_full, key="var-picked", choices=names)
+        picked = st.multiselect(
+            t("variants.variants"),
+            names,
+            linked,
+            format_func=lambda v: REGISTRY[v].title,
+            key="var-picked",
+        )
+    n = chosen.pop("n_for_defaults")
+    url_sync(variants=picked)
+    params = {}
+    with st.expander(t("variants.hyper")):
+        for name in picked:
+            if REGISTRY[name].params:
+                params[name] = param_widgets(REGISTRY[name], n, chosen["source"])
+    with st.spinner(t("variants.running")):
+        traces, rows = state.compare(
+            names=tuple(picked), params_json=json.dumps(params, sort_keys=True), **chosen
+        )
+    maps(traces, picked)
+    st.subheader(t("variants.error_header"))
+    st.caption(t("variants.error_caption"))
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    table_exports(rows, "variants-errors")
+
+
+# Head and view rerun only the maps: the variants have run and the table stays.
+@st.fragment
+def maps(traces: dict, picked: list[str]) -> None:
+    from engine.variants import REGISTRY, compare
+
+    ref = traces[FULL]
+    n_heads = ref.maps["attention"].shape[1]
+    with controls("maps"):
+        label = t("variants.head", last=n_heads - 1)
+        head = url_number(st.number_input, "head", label, 0, n_heads - 1, 0, key="var-head")
+        view = url_choice(
+            st.radio,
+            "view",
+            t("variants.show"),
+            ["maps", "difference vs full", "pattern overlay"],
+            ids=["maps", "difference", "overlay"],
+            key="var-view",
+            horizontal=True,
+            format_func=lambda v: t(f"variants.view_{v.split()[0]}"),
+        )
+    shown = [FULL, *picked] if view == "maps" else picked
+    cols = st.columns(2)
+    for i, name in enumerate(shown):
+        tr = traces[name]
+        amap = tr.maps["attention"]
+        title = name if name in REGISTRY else t("variants.full")  # short: the flags follow
+        with cols[i % 2]:
+            if view == "maps":
+                chart(figs.map_figure(amap, head, title=title), key=f"map-{name}")
+            elif view == "difference vs full":
+                diff = compare.difference(tr, ref)[0, head]
+                fig = figs.map_figure(
+                    amap,
+                    head,
+                    z=diff,
+                    title=t("variants.minus_full", name=title),
+                    diverging=True,
+                    value_name="Δα",
+                )
+                chart(fig, key=f"diff-{name}")
+            elif "pattern" in tr.maps:
+                fig = figs.overlay_figure(
+                    ref.maps["attention"],
+                    tr.maps["pattern"],
+                    head,
+                    title=t("variants.overlay_title", name=title),
+                )
+                chart(fig, key=f"overlay-{name}")
+            else:
+                st.info(t("variants.no_pattern", name=REGISTRY[name].title))
+            st.caption(amap.note)

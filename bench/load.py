@@ -1,0 +1,556 @@
+"""A classroom at once: N simulated sessions speaking Streamlit's own websocket protocol.
+
+    python bench/load.py                                # starts one server; N = 10, 30, 60
+    python bench/load.py --replicas 2                   # starts scripts/serve.sh --replicas 2
+    python bench/load.py --url http://host:8501 --pid 1234 --sessions 30
+
+Each session does on the wire what a browser tab does: GET / (nginx's sticky cookie,
+Streamlit's XSRF cookie), open /_stcore/stream, send BackMsg rerun_script messages (page
+changes and widget values) and read ForwardMsg deltas until script_finished, so the load is
+the server's alone, not thirty Chromiums' on the same cores. The classroom flow: open the
+alignment page, type a sentence, change the decoding step, open the memory page, answer
+another story, open the Variants lab, with a student's pause between actions. Widgets are
+found by their label in the deltas, so the flow survives page refactors.
+
+Measured per N: p50/p95 seconds from a widget change to its script_finished (and from a
+page change to its script_finished), errors (exceptions or error alerts drawn, failed or
+timed-out runs, closed sockets), and the RSS of the server's process tree at the start
+(after a warm-up session has loaded every model), at its peak and ten seconds after the
+sessions end. Targets (issue 15) at N = 30: 0 errors, p95 ≤ 3 s, peak ≤ 4 GB and memory
+back within 10 % of the start. Last stdout line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.support import free_port, start_server, wait_for_health  # noqa: E402
+
+TARGET_N, TARGET_P95_S, TARGET_RSS_B, TARGET_BACK = 30, 3.0, 4 * 2**30, 0.10
+STRING_WIDGETS = {"text_area", "text_input", "selectbox", "radio", "color_picker"}
+ARRAY_WIDGETS = {"multiselect", "button_group", "select_slider"}
+SENTENCES = [
+    "the cat sat on the mat .",
+    "the european economic area agreement was signed in august 1992 .",
+    "the minister did not sign the treaty .",
+    "my friend reads a book in the garden .",
+]
+
+
+class ProtocolError(Exception):
+    """The server answered in a way a browser would show as broken."""
+
+
+@dataclass
+class Widget:
+    kind: str  # the Element oneof name: text_area, slider, number_input, ...
+    proto: object  # the widget's own message (label, options, default, ...)
+    fragment_id: str
+
+
+@dataclass
+class Run:
+    """One script run, from the BackMsg that asked for it to its script_finished."""
+
+    action: str  # "open <page>" or "set <label>"
+    seconds: float
+    errors: list[str]
+    messages: int
+    bytes: int
+
+
+@dataclass
+class Session:
+    """One browser tab on the wire: one websocket, one Streamlit session."""
+
+    url: str
+    timeout: float = 120.0
+    pages: dict[str, str] = field(default_factory=dict)  # url path → page_script_hash
+    widgets: dict[str, Widget] = field(default_factory=dict)  # label → widget, current page
+    texts: list[str] = field(default_factory=list)  # markdown drawn by the last run
+    page: str = ""
+    _values: dict[str, WidgetState] = field(default_factory=dict)
+    _ws: object = None
+
+    async def connect(self) -> Run:
+        """Handshake like a browser, then run the home page."""
+        cookies = await asyncio.to_thread(_first_get, self.url)
+        parsed = urlparse(self.url)
+        scheme = "wss" if parsed.scheme == "https" else "ws"
+        self._ws = await websockets.connect(
+            f"{scheme}://{parsed.netloc}{parsed.path.rstrip('/')}/_stcore/stream",
+            subprotocols=["streamlit"],
+            origin=f"{parsed.scheme}://{parsed.netloc}",
+            additional_headers={"Cookie": cookies} if cookies else None,
+            max_size=None,
+            open_timeout=self.timeout,
+            ping_interval=None,  # a page run can hold the server's event loop for seconds
+        )
+        return await self._rerun("open home", page_hash="")
+
+    async def open(self, url_path: str) -> Run:
+        """Go to a page, as clicking its link in the sidebar does."""
+        if url_path not in self.pages:
+            raise ProtocolError(f"no page {url_path!r}; the app has {sorted(self.pages)}")
+        self.page, self._values = url_path, {}
+        return await self._rerun(f"open {url_path}", page_hash=self.pages[url_path])
+
+    async def change(self, label: str, value) -> Run:
+        """Set the widget with this label (exact, else prefix, else substring) and rerun."""
+        widget = self.find(label)
+        state = widget_state(widget, value)
+        self._values[state.id] = state
+        return await self._rerun(f"set {label}", self.pages.get(self.page, ""), widget.fragment_id)
+
+    def find(self, label: str) -> Widget:
+        want = label.casefold()
+        for match in (
+            lambda s: s == want,
+            lambda s: s.startswith(want),
+            lambda s: want in s,
+        ):
+            hits = [w for lab, w in self.widgets.items() if match(lab.casefold())]
+            if hits:
+                return hits[0]
+        raise ProtocolError(
+            f"no widget labelled {label!r} on page {self.page!r}; labels: {sorted(self.widgets)}"
+        )
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+
+    async def _rerun(self, action: str, page_hash: str, fragment_id: str = "") -> Run:
+        back = BackMsg()
+        rerun = back.rerun_script
+        rerun.page_script_hash = page_hash
+        rerun.query_string = ""
+        if fragment_id:
+            rerun.fragment_id = fragment_id
+        # The browser sends every widget value it holds; values the session has not touched
+        # are the server's own defaults, which it keeps, so only the touched ones go out.
+        rerun.widget_states.widgets.extend(self._values.values())
+        t0 = time.perf_counter()
+        await self._ws.send(back.SerializeToString())
+        errors: list[str] = []
+        seen: dict[str, Widget] = {}
+        texts: list[str] = []
+        n = size = 0
+        while True:
+            try:
+                raw = await asyncio.wait_for(self._ws.recv(), self.timeout)
+            except TimeoutError:
+                raise ProtocolError(f"no script_finished within {self.timeout:.0f} s") from None
+            except websockets.ConnectionClosed as exc:
+                raise ProtocolError(f"websocket closed: {exc}") from None
+            n, size = n + 1, size + len(raw)
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            kind = msg.WhichOneof("type")
+            if kind == "navigation":
+                pages = msg.navigation.app_pages
+                self.pages = {p.url_pathname or "home": p.page_script_hash for p in pages}
+            elif kind == "page_not_found":
+                errors.append(f"page not found: {msg.page_not_found.page_name!r}")
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                element = msg.delta.new_element
+                ekind = element.WhichOneof("type")
+                proto = getattr(element, ekind)
+                if ekind == "exception":
+                    errors.append(f"exception: {proto.type}: {proto.message[:200]}")
+                elif ekind == "alert" and proto.format == proto.ERROR:
+                    errors.append(f"error alert: {proto.body[:200]}")
+                elif ekind == "markdown":
+                    texts.append(proto.body)
+                elif getattr(proto, "id", "") and getattr(proto, "label", ""):
+                    seen[proto.label] = Widget(ekind, proto, msg.delta.fragment_id)
+            elif kind == "script_finished":
+                status = msg.script_finished
+                if status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+                    self.widgets.update(seen)
+                    self.texts += texts
+                elif status == ForwardMsg.FINISHED_SUCCESSFULLY:
+                    self.widgets, self.texts = seen, texts
+                else:
+                    errors.append(f"script finished with status {status}")
+                return Run(action, time.perf_counter() - t0, errors, n, size)
+
+
+def widget_state(widget: Widget, value) -> WidgetState:
+    """The WidgetState a browser sends for this widget set to value (Streamlit's serde)."""
+    proto, kind = widget.proto, widget.kind
+    state = WidgetState(id=proto.id)
+    if kind in STRING_WIDGETS:
+        options = list(getattr(proto, "options", []))
+        if options and str(value) not in options:
+            raise ProtocolError(f"{proto.label!r} has no option {value!r}; options: {options}")
+        state.string_value = str(value)
+    elif kind == "slider":
+        state.double_array_value.data[:] = [float(v) for v in _as_list(value)]
+    elif kind == "number_input":
+        state.double_value = float(value)
+    elif kind in ("checkbox", "toggle"):
+        state.bool_value = bool(value)
+    elif kind == "button":
+        state.trigger_value = True
+    elif kind in ARRAY_WIDGETS:
+        state.string_array_value.data[:] = [str(v) for v in _as_list(value)]
+    else:
+        raise ProtocolError(f"setting a {kind} ({proto.label!r}) is not implemented")
+    return state
+
+
+def _as_list(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _first_get(url: str) -> str:
+    """GET / as a browser does first; return its cookies as one Cookie header value."""
+    with urllib.request.urlopen(url.rstrip("/") + "/", timeout=60) as r:
+        r.read()
+        return "; ".join(c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or [])
+
+
+# --- the flows ----------------------------------------------------------------------------
+
+
+async def classroom_flow(s: Session, rng: random.Random, pause) -> tuple[list, list]:
+    """Alignment → type → step → memory → another story → Variants lab."""
+    opens, changes = [], []
+    opens.append(await s.open("alignment"))
+    await pause()
+    changes.append(await s.change("Input", rng.choice(SENTENCES)))
+    await pause()
+    changes.append(await s.change("Decoding step", 2))
+    await pause()
+    opens.append(await s.open("memory"))
+    await pause()
+    changes.append(await s.change("Story", rng.randrange(1, 200)))
+    await pause()
+    opens.append(await s.open("variants"))
+    return opens, changes
+
+
+async def short_flow(s: Session, rng: random.Random, pause) -> tuple[list, list]:
+    """The basics page and one sentence: the protocol test's flow (seconds, not minutes)."""
+    opens = [await s.open("basics")]
+    await pause()
+    changes = [await s.change("Sentence", f"attention is all you need {rng.randrange(100)}")]
+    return opens, changes
+
+
+FLOWS = {"classroom": classroom_flow, "short": short_flow}
+
+
+async def one_session(url, flow, seed, think, timeout, start_delay) -> dict:
+    rng = random.Random(seed)
+    await asyncio.sleep(start_delay)
+
+    async def pause():
+        await asyncio.sleep(rng.uniform(*think))
+
+    s = Session(url, timeout=timeout)
+    opens, changes, errors = [], [], []
+    try:
+        opens.append(await s.connect())
+        more_opens, changes = await FLOWS[flow](s, rng, pause)
+        opens += more_opens
+    except (ProtocolError, OSError, websockets.WebSocketException) as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        try:
+            await s.close()
+        except Exception:  # noqa: BLE001 - a close on a dead socket is not a new error
+            pass
+    errors += [e for r in opens + changes for e in r.errors]
+    return {
+        "runs": [(r.action, r.seconds) for r in opens + changes],
+        "open_s": [r.seconds for r in opens],
+        "change_s": [r.seconds for r in changes],
+        "errors": errors,
+        "bytes": sum(r.bytes for r in opens + changes),
+    }
+
+
+# --- server memory -----------------------------------------------------------------------
+
+
+def tree_rss(root: int) -> int:
+    """Bytes resident in root and all its descendants (from /proc; Linux only)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+class Sampler:
+    """Peak RSS of the server's process tree, sampled twice a second."""
+
+    def __init__(self, pid: int | None):
+        self.pid, self.peak, self._task = pid, 0, None
+
+    def now(self) -> int | None:
+        return tree_rss(self.pid) if self.pid else None
+
+    async def _loop(self):
+        while True:
+            self.peak = max(self.peak, await asyncio.to_thread(tree_rss, self.pid))
+            await asyncio.sleep(0.5)
+
+    def start(self):
+        self.peak = self.now() or 0
+        if self.pid:
+            self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> int | None:
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        return self.peak if self.pid else None
+
+
+# --- one phase and the whole run ---------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+async def phase(url, n, flow, pid, *, think, ramp, timeout, settle, seed) -> dict:
+    sampler = Sampler(pid)
+    start_rss = sampler.now()
+    sampler.start()
+    t0 = time.perf_counter()
+    results = await asyncio.gather(
+        *(
+            one_session(url, flow, seed * 1000 + i, think, timeout, ramp * i / max(n, 1))
+            for i in range(n)
+        )
+    )
+    wall = time.perf_counter() - t0
+    await asyncio.sleep(settle)
+    peak = await sampler.stop()
+    after = sampler.now()
+    changes = [x for r in results for x in r["change_s"]]
+    opens = [x for r in results for x in r["open_s"]]
+    errors = [e for r in results for e in r["errors"]]
+    by_action: dict[str, list[float]] = {}
+    for r in results:
+        for action, seconds in r["runs"]:
+            by_action.setdefault(action, []).append(seconds)
+    return {
+        "sessions": n,
+        "change_p50_s": _round(percentile(changes, 0.5)),
+        "change_p95_s": _round(percentile(changes, 0.95)),
+        "changes": len(changes),
+        "open_p50_s": _round(percentile(opens, 0.5)),
+        "open_p95_s": _round(percentile(opens, 0.95)),
+        "opens": len(opens),
+        "errors": len(errors),
+        "error_samples": sorted(set(errors))[:5],
+        "rss_start_b": start_rss,
+        "rss_peak_b": peak,
+        "rss_after_b": after,
+        "rss_after_vs_start": round(after / start_rss - 1, 3) if start_rss else None,
+        "wall_s": round(wall, 1),
+        "mb_received": round(sum(r["bytes"] for r in results) / 2**20, 1),
+        "p50_by_action_s": {a: _round(percentile(v, 0.5)) for a, v in by_action.items()},
+    }
+
+
+def _round(x):
+    return None if x is None else round(x, 3)
+
+
+def _gb(b):
+    return "n/a" if b is None else f"{b / 2**30:.2f} GB"
+
+
+def report(p: dict) -> str:
+    return (
+        f"N={p['sessions']:>3}: change→finished p50 {p['change_p50_s']} s, p95 "
+        f"{p['change_p95_s']} s ({p['changes']} changes); page open p50 {p['open_p50_s']} s, "
+        f"p95 {p['open_p95_s']} s; errors {p['errors']}; RSS start {_gb(p['rss_start_b'])}, "
+        f"peak {_gb(p['rss_peak_b'])}, +{p['settle_s']:.0f} s {_gb(p['rss_after_b'])} "
+        f"({p['rss_after_vs_start']:+.0%} vs start); wall {p['wall_s']} s"
+        if p["rss_after_vs_start"] is not None
+        else f"N={p['sessions']:>3}: change→finished p50 {p['change_p50_s']} s, p95 "
+        f"{p['change_p95_s']} s; errors {p['errors']}; wall {p['wall_s']} s"
+    )
+
+
+def targets(phases: list[dict]) -> dict:
+    at = next((p for p in phases if p["sessions"] == TARGET_N), None)
+    if at is None:
+        return {"n": TARGET_N, "measured": False}
+    checks = {
+        "errors_0": at["errors"] == 0,
+        "p95_le_3s": at["change_p95_s"] is not None and at["change_p95_s"] <= TARGET_P95_S,
+        "peak_le_4GB": at["rss_peak_b"] is not None and at["rss_peak_b"] <= TARGET_RSS_B,
+        "back_within_10pct": at["rss_after_vs_start"] is not None
+        and at["rss_after_vs_start"] <= TARGET_BACK,
+    }
+    return {"n": TARGET_N, "measured": True, "met": all(checks.values()), **checks}
+
+
+def replica_urls(run_dir: Path) -> list[str]:
+    """The replicas behind serve.sh's nginx, read from the config it generated."""
+    conf = (run_dir / "nginx.conf").read_text()
+    return [f"http://{a}" for a in re.findall(r"^\s*server (127\.0\.0\.1:\d+)", conf, re.M)]
+
+
+def start_target(args, run_dir: Path) -> tuple[str, int, subprocess.Popen]:
+    """Start one server, or serve.sh with replicas; return (url, pid to measure, process)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    if args.replicas:
+        log = open(run_dir / "serve.log", "w")  # noqa: SIM115 - closed with the process
+        proc = subprocess.Popen(
+            ["bash", str(ROOT / "scripts/serve.sh"), "--replicas", str(args.replicas)]
+            + ["--port", str(port), "--address", "127.0.0.1", "--run-dir", str(run_dir)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        wait_for_health(url, proc, timeout=180)
+    else:
+        proc = start_server(port, run_dir / "streamlit.log")
+        wait_for_health(url, proc)
+    return url, proc.pid, proc
+
+
+def stop_target(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+async def run_all(args, url: str, pid: int | None, warm_urls: list[str]) -> dict:
+    think = tuple(float(x) for x in args.think.split(","))
+    out = {
+        "url": url,
+        "replicas": args.replicas or None,
+        "flow": args.flow,
+        "think_s": list(think),
+        "ramp_s": args.ramp,
+        "cores": os.cpu_count(),
+        "load_before": [round(x, 2) for x in os.getloadavg()],
+        "rss_cold_b": tree_rss(pid) if pid else None,
+    }
+    # One session per process first, so every model is loaded and compiled before "start"
+    # is measured: the caches are meant to stay, the sessions' own memory must come back.
+    out["warmup"] = []
+    for warm_url in warm_urls:
+        warm = await one_session(warm_url, args.flow, 0, (0, 0), args.timeout, 0)
+        out["warmup"].append(
+            {"url": warm_url, "open_s": [round(x, 2) for x in warm["open_s"]]}
+            | {"errors": warm["errors"]}
+        )
+    out["phases"] = []
+    for n in args.sessions:
+        p = await phase(
+            url,
+            n,
+            args.flow,
+            pid,
+            think=think,
+            ramp=args.ramp,
+            timeout=args.timeout,
+            settle=args.settle,
+            seed=n,
+        )
+        p["settle_s"] = args.settle
+        p["load_after"] = [round(x, 2) for x in os.getloadavg()]
+        out["phases"].append(p)
+        print(report(p), flush=True)
+    out["targets"] = targets(out["phases"])
+    return out
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--url", help="an already running server or nginx front (default: start one)")
+    ap.add_argument("--pid", type=int, help="with --url: the server process whose tree to measure")
+    ap.add_argument("--replicas", type=int, default=0, help="start scripts/serve.sh --replicas N")
+    ap.add_argument(
+        "--sessions", default="10,30,60", help="comma-separated session counts, run in order"
+    )
+    ap.add_argument("--flow", choices=sorted(FLOWS), default="classroom")
+    ap.add_argument("--think", default="1,3", help="a student's pause between actions, min,max s")
+    ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which sessions join")
+    ap.add_argument("--settle", type=float, default=10.0, help="seconds before the 'after' RSS")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for one run")
+    args = ap.parse_args(argv)
+    args.sessions = [int(x) for x in args.sessions.split(",")]
+    return args
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    proc = None
+    with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
+        if args.url:
+            url, pid = args.url.rstrip("/"), args.pid
+            warm_urls = [url]  # behind someone else's nginx the replicas are unknown
+        else:
+            url, pid, proc = start_target(args, Path(tmp))
+            warm_urls = replica_urls(Path(tmp)) if args.replicas else [url]
+        try:
+            out = asyncio.run(run_all(args, url, pid, warm_urls))
+        finally:
+            if proc is not None:
+                stop_target(proc)
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main()

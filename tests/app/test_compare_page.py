@@ -1,0 +1,85 @@
+"""The Compare page through AppTest: every en→fr model's alignment of one sentence, on the
+same axes, with its AER; two models side by side with their difference."""
+
+import pytest
+
+
+@pytest.fixture
+def at(page):
+    return page("compare")
+
+
+def captions(at) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def test_bahdanau_and_transformer_alignments_side_by_side_with_their_aer(at):
+    from state.compare import aligners
+
+    assert not at.exception
+    assert at.segmented_control(key="cmp-task").value == "en-fr"
+    rows = at.dataframe[0].value
+    families = {c.name: c.family for c in aligners("en-fr")}
+    titles = {c.title: c.family for c in aligners("en-fr")}
+    assert {"nmt", "transformer"} <= {titles[m] for m in rows["model"]}
+    # The example is from the grammar: every model's every head has an AER in [0, 1].
+    heads = rows.drop(columns=["model", "alignment from"])
+    assert "α" in heads and "L1 H0" in heads
+    assert heads.min().min() >= 0 and heads.max().max() <= 1
+    assert heads.notna().any(axis=1).all(), "every model has an AER"
+    shown = [c for c in captions(at) if c.startswith("AER **")]
+    assert any(" · α · " in c for c in shown), "an RNNsearch panel with its AER"
+    assert any(" · L1 H" in c for c in shown), "a Transformer head with its AER"
+    # One panel per model with attention, in one figure (RNNencdec has none, and says so).
+    with_attention = [n for n in families if n != "nmt-enfr-none"]
+    assert len(at.get("plotly_chart")) == 1
+    assert len(shown) == len(with_attention)
+    assert any("No attention" in c for c in captions(at))
+    assert all(("forced alignment" in c) or ("its own translation" in c) for c in shown)
+
+
+def test_head_choice_redraws_every_transformer_panel(at):
+    at.selectbox(key="cmp-head").set_value("L0 H1").run()
+    assert not at.exception
+    assert sum(" · L0 H1 · " in c for c in captions(at)) == 3  # one per positional encoding
+
+
+def test_two_models_and_their_difference(at):
+    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    assert not at.exception
+    at.selectbox(key="cmp-A").set_value("nmt-enfr-additive")
+    at.selectbox(key="cmp-B").set_value("transformer-enfr-sinusoidal").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 3  # A, B and α_A − α_B
+    shown = [c for c in captions(at) if c.startswith("AER **")]
+    assert len(shown) == 2
+
+
+def test_two_dates_models_share_axes(at):
+    at.segmented_control(key="cmp-task").set_value("dates").run()
+    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 3
+    assert not at.info, "the two dates models read the same characters"
+
+
+def test_one_model_with_two_attentions(at):
+    """The dates Transformer as shipped against itself with a registry variant in every layer."""
+    at.segmented_control(key="cmp-task").set_value("dates").run()
+    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    name = "transformer-dates-sinusoidal"
+    at.selectbox(key="cmp-A").set_value(name).run()
+    at.selectbox(key="cmp-B").set_value(name).run()
+    at.selectbox(key=f"cmp-B-{name}-attend").set_value("longformer").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 3
+    at.selectbox(key=f"cmp-B-{name}-attend").set_value("linformer").run()
+    assert not at.exception  # its default k is longer than a date: said, not raised
+    assert at.info or len(at.get("plotly_chart")) == 3
+
+
+@pytest.mark.parametrize("text, expected", [("   ", "Type"), ("x" * 2_001, "limit")])
+def test_bad_input_is_explained(at, text, expected):
+    at.text_area[0].set_value(text).run()
+    assert not at.exception
+    assert any(expected in i.value for i in at.info)

@@ -1,0 +1,87 @@
+"""The deck parser: every field validated, every bad deck named by file and line."""
+
+import pytest
+from kit import decks
+from kit.decks import DeckError, parse, parse_view
+
+GOOD = """\
+title = "A deck"
+summary = "Two steps."
+
+[[steps]]
+title = "One"
+explain = "Why."
+question = "What?"
+view = "alignment?model=nmt-enfr-additive&text=The+minister+did+not+sign+the+treaty."
+predict = "pas"
+
+[[steps]]
+title = "Two"
+explain = "Why."
+question = "What?"
+view = "memory?model=memn2n-task2&task=2&story=0"
+predict = 3
+"""
+
+
+def broken(old: str, new: str) -> str:
+    assert old in GOOD
+    return GOOD.replace(old, new, 1)
+
+
+def test_a_good_deck_parses():
+    deck = parse(GOOD, "mine.zh.toml")
+    assert (deck.name, deck.lang, deck.title, len(deck.steps)) == ("mine", "zh", "A deck", 2)
+    first, second = deck.steps
+    assert first.view.page == "alignment" and first.view.params["text"].endswith("treaty.")
+    assert first.predict == "pas" and second.predict == 3
+    assert parse_view(first.view.link()) == first.view  # a link round-trips
+
+
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        (broken('title = "One"', 'title = "One'), 5, "not valid TOML"),
+        (broken('summary = "Two steps."', 'subtitle = "x"'), 2, "subtitle: unknown key"),
+        (broken('question = "What?"\nview = "alignment', 'view = "alignment'), 4, "question"),
+        (broken("predict = 3", "predict = 4"), 16, "step 2, predict"),
+        (broken("predict = 3", 'predict = "3"'), 16, "hop number"),
+        (broken('predict = "pas"', "predict = 2"), 9, "target word"),
+        (broken("memory?model", "memroy?model"), 15, "unknown page 'memroy'"),
+        (broken("&task=2", "&task=two"), 15, "task='two' should be a whole number"),
+        (broken("&story=0", "&stroy=0"), 15, "memory has no parameter 'stroy'"),
+        (broken("&text=The+minister+did+not+sign+the+treaty.", ""), 8, "need text"),
+        (broken('explain = "Why."', 'explain = ""'), 6, "step 1, explain: missing"),
+        (broken('title = "Two"', "title = 2"), 12, "step 2, title: missing or not text"),
+        (broken('explain = "Why."', 'explain = "' + "x" * 1600 + '"'), 6, "longer than"),
+        ('title = "x"\n', 1, "at least one [[steps]]"),
+    ],
+)
+def test_a_bad_deck_names_its_file_and_line(text, line, words):
+    with pytest.raises(DeckError) as err:
+        parse(text, "mine.en.toml")
+    message = str(err.value)
+    assert message.startswith(f"mine.en.toml, line {line}"), message
+    assert words in message, message
+
+
+def test_too_big_or_not_utf8_is_refused_before_parsing():
+    with pytest.raises(DeckError, match="over the 64,000 limit"):
+        parse(b"#" * (decks.MAX_BYTES + 1), "big.toml")
+    with pytest.raises(DeckError, match="not UTF-8"):
+        parse(b"title = '\xff'", "latin.toml")
+
+
+def test_a_copied_full_url_is_a_view():
+    view = parse_view("http://localhost:8501/transformer?model=m&text=a+b&head=3&lang=zh&step=2")
+    assert view.page == "transformer" and view.params == {"model": "m", "text": "a b", "head": "3"}
+
+
+def test_shipped_decks_parse_in_both_languages_with_the_same_views():
+    shipped = decks.shipped()
+    assert set(shipped) >= {"bahdanau", "memory", "transformer", "variants"}
+    for name, files in shipped.items():
+        assert set(files) == {"en", "zh"}, name
+        en, zh = (decks.load(name, lang) for lang in ("en", "zh"))
+        assert [s.view for s in en.steps] == [s.view for s in zh.steps], name
+        assert [s.predict for s in en.steps] == [s.predict for s in zh.steps], name

@@ -1,0 +1,49 @@
+"""Faults stay local: a corrupt checkpoint or evaluation file gives a clear message on its
+own page while every other page keeps working."""
+
+import shutil
+
+import pytest
+import streamlit as st
+
+from engine import checkpoints
+
+
+@pytest.fixture
+def damaged(tmp_path, monkeypatch):
+    copy = tmp_path / "checkpoints"
+    shutil.copytree(checkpoints.CHECKPOINT_DIR, copy)
+    (copy / "nmt-enfr-additive.safetensors").write_bytes(b"not a safetensors file")
+    (copy / "transformer-enfr-sinusoidal.json").write_text("{ broken")
+    (copy / "memn2n-eval.json").write_text("{ broken")
+    monkeypatch.setattr(checkpoints, "CHECKPOINT_DIR", copy)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield copy
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def shown(at) -> str:
+    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
+
+
+def test_a_corrupt_checkpoint_is_named_on_its_page(damaged, page):
+    at = page("alignment")
+    assert not at.exception
+    assert "nmt-enfr-additive" in shown(at) and "unreadable" in shown(at)
+
+
+@pytest.mark.parametrize("name", ["basics", "memory", "transformer", "compare", "variants"])
+def test_every_other_page_keeps_working(damaged, page, name):
+    at = page(name)
+    assert not at.exception
+    assert not at.error, shown(at)
+
+
+def test_a_corrupt_evaluation_file_reads_as_not_measured(damaged):
+    from engine.models import registry
+
+    names = registry.names()
+    assert "transformer-enfr-sinusoidal" not in names  # skipped, with a log line
+    assert registry.get("memn2n-task1").results() is None

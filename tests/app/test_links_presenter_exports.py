@@ -1,0 +1,176 @@
+"""Links restore a view, bad links fall back with a note, presenter mode, and the view's zip.
+
+The zip is the one the "Download this view" button hands the browser: the test records the
+callable the button registers (Streamlit runs it on click) and calls it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import plotly.io as pio
+import pytest
+from kit import i18n
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.testing.v1 import AppTest
+
+from engine.trace import Trace
+
+APP = Path(__file__).resolve().parents[2] / "app"
+ALIGNMENT = str(APP / "studios/alignment/page.py")
+
+
+def opened(query: dict, path: str = ALIGNMENT) -> AppTest:
+    at = AppTest.from_file(path, default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def notes(at) -> list[str]:
+    return [i.value for i in at.info if "could not be used" in i.value]
+
+
+def test_a_link_restores_the_alignment_view():
+    at = opened({"task": "en-fr", "text": "the minister signed the treaty .", "beam": "3"})
+    assert at.text_area[0].value == "the minister signed the treaty ."
+    assert at.slider(key="nmt-beam").value == 3
+    assert not notes(at)
+    at = opened({"section": "steps", "step": "2"})
+    assert at.segmented_control(key="nmt-section").value == "Step by step"
+    assert at.slider(key="nmt-step").value == 2
+    assert "At step **2**" in "\n".join(m.value for m in at.markdown)
+
+
+def test_widgets_write_the_view_into_the_url():
+    at = opened({})
+    at.slider(key="nmt-beam").set_value(7).run()
+    at.segmented_control(key="nmt-section").set_value("Step by step").run()
+    q = at.query_params
+    assert q["beam"] == "7" and q["section"] == "steps" and q["task"] == "en-fr"
+    assert q["model"] and q["text"] and q["step"] == "1"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"model": "nmt-enfr-from-a-future-release"},  # outdated
+        {"section": "<img src=x onerror=alert(1)>"},  # hostile
+        {"beam": "1e999"},
+        {"beam": "nan"},
+        {"beam": "99"},
+        {"task": "klingon"},
+        {"text": "x" * 100_000},  # huge
+        {"present": "maybe"},
+    ],
+)
+def test_a_bad_link_falls_back_to_defaults_with_a_note(query):
+    at = opened(query)
+    (param,) = query
+    assert len(notes(at)) == 1 and f"“{param}”" in notes(at)[0]
+    assert at.query_params.get(param) != query[param]  # dropped or replaced
+    assert at.segmented_control(key="nmt-section").value == "Alignment"
+    assert at.slider(key="nmt-beam").value == 5
+
+
+def test_hostile_text_is_shown_as_typed_never_as_html():
+    text = "<script>alert(1)</script> the minister"
+    at = opened({"text": text})
+    assert at.text_area[0].value == text
+    assert not any("<script>" in m.value for m in at.markdown)
+
+
+def test_presenter_mode_from_the_url_and_the_toggle():
+    at = opened({"present": "1"})
+    assert at.toggle(key="kit-present").value is True
+    css = " ".join(h.proto.body for h in at.get("html"))
+    assert "stSidebar" in css and "kit-controls" in css
+    at.toggle(key="kit-present").set_value(False).run()
+    assert "present" not in at.query_params
+    assert "stSidebar" not in " ".join(h.proto.body for h in at.get("html"))
+
+
+def test_presenter_palettes_are_colour_blind_safe():
+    at = opened({"present": "1"})
+    fig = at.session_state["kit-figures"]["nmt-gold"]
+    scales = [t.colorscale for t in fig.data if getattr(t, "colorscale", None)]
+    scales += [fig.layout.coloraxis.colorscale] if fig.layout.coloraxis.colorscale else []
+    assert scales and all(s in ("Cividis", "cividis") or isinstance(s, tuple) for s in scales)
+    assert fig.layout.font.size >= 18
+
+
+def test_every_figure_downloads_png_or_svg_from_the_browser():
+    at = opened({})
+    chart = at.get("plotly_chart")[0].proto
+    assert json.loads(chart.config)["toImageButtonOptions"]["format"] == "png"
+    at.segmented_control(key="kit-image-format").set_value("svg").run()
+    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    assert config["toImageButtonOptions"]["format"] == "svg"
+
+
+def test_download_this_view_bundles_figures_trace_data_and_link(monkeypatch):
+    made = {}
+    original = MediaFileManager.add_deferred
+
+    def record(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    at = opened({"text": "the minister signed the treaty ."})
+    name = next(n for n in made if n.endswith("-view.zip"))
+    with zipfile.ZipFile(io.BytesIO(made[name]())) as z:
+        files = set(z.namelist())
+        assert {"trace.json", "trace.npz", "link.txt", "README.txt"} <= files
+        figures = [f for f in files if f.startswith("figures/") and f.endswith(".json")]
+        assert figures and pio.from_json(z.read(figures[0]).decode())
+        assert "data/attention.csv" in files and "data/attention.json" in files
+        link = z.read("link.txt").decode()
+        assert "text=the+minister+signed" in link and "model=" in link
+        from_json = Trace.from_json(z.read("trace.json"))
+        from_npz = Trace.from_npz(z.read("trace.npz"))
+    assert from_json.to_json() == from_npz.to_json()
+    assert from_json.outputs == from_npz.outputs and from_json.inputs["tokens"]
+    a, b = from_json.maps["alignment"], from_npz.maps["alignment"]
+    assert a.weights.dtype == b.weights.dtype and (a.weights == b.weights).all()
+    assert at.text_area[0].value == "the minister signed the treaty ."
+
+
+def test_new_strings_exist_in_both_languages():
+    for area in ("presenter", "links", "exports"):
+        en = {k for k in i18n.catalog("en") if k.startswith(f"{area}.")}
+        assert en and en == {k for k in i18n.catalog("zh") if k.startswith(f"{area}.")}
+
+
+PREPARED = {
+    "basics": {"text": "the cat sat on the mat", "heads": "2", "head": "1", "step": "3"},
+    "positional": {"section": "rotation", "k": "7", "d_model": "32", "length": "50"},
+    "memory": {"task": "2", "story": "3", "section": "hops", "hop": "2"},
+    "transformer": {"attention": "cross", "layer": "1", "head": "2", "section": "grid"},
+    "compare": {"mode": "two", "example": "1"},
+    "variants": {"section": "kv", "n": "64"},
+}
+
+
+@pytest.mark.parametrize("name", list(PREPARED))
+def test_a_prepared_link_opens_the_same_state_on_every_page(name):
+    from catalog import PAGES
+
+    path = str(APP / next(p.path for p in PAGES if p.url == name))
+    at = opened(PREPARED[name], path)
+    assert not notes(at), notes(at)
+    for key, value in PREPARED[name].items():
+        assert at.query_params[key] == value, key
+    assert at.get("html"), "the copy-link box and the presenter CSS are drawn"
+
+
+def test_a_link_names_every_page_widget_it_restores():
+    at = opened({}, str(APP / "studios/transformer/page.py"))
+    assert {"family", "model", "example", "text", "attention", "reading", "section"} <= set(
+        at.query_params
+    )

@@ -1,0 +1,83 @@
+"""bench/load.py's protocol client against the real server: two sessions, one short flow.
+
+No browser: the client speaks Streamlit's websocket protocol itself, so this runs in seconds
+and fails as soon as a Streamlit upgrade changes the messages the benchmark relies on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pytest
+from streamlit.proto.Slider_pb2 import Slider
+from streamlit.proto.TextArea_pb2 import TextArea
+
+from tests.e2e.support import ROOT, free_port, start_server, wait_for_health
+
+spec = importlib.util.spec_from_file_location("bench_load", ROOT / "bench" / "load.py")
+load = importlib.util.module_from_spec(spec)
+sys.modules["bench_load"] = load  # dataclasses look their module up while the file runs
+spec.loader.exec_module(load)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    proc = start_server(port, tmp_path_factory.mktemp("load") / "streamlit.log")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(url, proc)
+        yield url, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_two_sessions_short_flow(server, capsys):
+    url, pid = server
+    out = load.main(
+        ["--url", url, "--pid", str(pid), "--flow", "short", "--sessions", "2"]
+        + ["--think", "0,0", "--ramp", "0", "--settle", "0", "--timeout", "60"]
+    )
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == out
+    assert [w["errors"] for w in out["warmup"]] == [[]]
+    (p,) = out["phases"]
+    assert p["errors"] == 0, p["error_samples"]
+    assert p["changes"] == 2 and p["opens"] == 4  # home + basics, twice
+    assert 0 < p["change_p50_s"] <= p["change_p95_s"] < 60
+    assert set(p["p50_by_action_s"]) == {"open home", "open basics", "set Sentence"}
+    assert p["rss_start_b"] > 100 * 2**20 and p["rss_peak_b"] >= p["rss_start_b"]
+    assert out["targets"] == {"n": 30, "measured": False}
+
+
+def test_a_widget_change_reaches_the_script(server):
+    """The new text must come back in the page, or the timings measure nothing."""
+
+    async def flow():
+        s = load.Session(server[0], timeout=60)
+        await s.connect()
+        await s.open("basics")
+        before = s.find("Sentence")
+        run = await s.change("Sentence", "one two three four five six seven")
+        await s.close()
+        return before, run, s
+
+    before, run, s = asyncio.run(flow())
+    assert run.errors == [] and before.kind == "text_area"
+    assert "7 tokens" in " ".join(s.texts)
+    with pytest.raises(load.ProtocolError, match="no widget labelled"):
+        s.find("a label no page has")
+
+
+def test_widget_states_follow_streamlits_serde():
+    area = load.Widget("text_area", TextArea(id="a", label="Input"), "")
+    assert load.widget_state(area, "hi").string_value == "hi"
+    slider = load.Widget("slider", Slider(id="s", label="Step"), "")
+    assert list(load.widget_state(slider, 2).double_array_value.data) == [2.0]

@@ -1,0 +1,31 @@
+"""The Compare page in Chromium with the network cut: Bahdanau and Transformer alignments
+of one sentence side by side with their AER, then two models and their difference."""
+
+import pytest
+
+from tests.e2e.support import assert_no_exception, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def test_bahdanau_and_transformer_side_by_side_with_aer(studio_url, page):
+    page.goto(f"{studio_url}/compare")
+    wait_for_app(page, timeout_ms=180_000)
+    assert_no_exception(page)
+    assert page.locator("h1").first.inner_text() == "Compare models"
+    # One panel per model with attention, all on the same source words.
+    grid = page.locator(".js-plotly-plot").first
+    grid.locator(".xtick text").first.wait_for(timeout=120_000)
+    titles = grid.locator(".annotation-text").all_text_contents()
+    assert any("RNNsearch" in t for t in titles) and any("Transformer" in t for t in titles)
+    ticks = grid.locator(".xaxislayer-above text").all_text_contents()  # every panel's x axis
+    assert ticks.count("european") == len(titles) >= 2
+    # Each panel states its AER against the grammar's gold links.
+    page.get_by_text("· α ·", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_text("· L1 H", exact=False).first.wait_for(timeout=30_000)
+    assert page.get_by_text("AER", exact=False).count() >= 2
+
+    page.get_by_role("radio", name="Two models", exact=True).click()
+    wait_for_app(page, timeout_ms=120_000)
+    page.locator(".js-plotly-plot .gtitle", has_text="α_A − α_B").first.wait_for(timeout=60_000)
+    assert_no_exception(page)
