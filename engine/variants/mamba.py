@@ -88,21 +88,41 @@ def _scan_segment(x, delta, Bm, Cm, A, h):
         F.pad(t, (0, 0, 0, pad)).unflatten(1, (nc, c)).permute(2, 0, 1, 3).contiguous()
         for t in (delta, x, Bm, Cm)
     )
-    a_bar = (delta[..., None] * A).exp_()  # Ā (c, G, nc, D, N)
-    local = (delta * x)[..., None] * Bm[..., None, :]  # B̄_i x_i, becomes hˡ_i in place
-    for i in range(1, c):
-        local[i].addcmul_(a_bar[i], local[i - 1])
-    # P_i = ∏_{k≤i} Ā_k = exp(A Σ_{k≤i} Δ_k): the running sum is over [c, G, nc, D], N times
-    # smaller than a cumulative product over the states (which torch does not vectorise
-    # along a leading dim).
-    P = (delta.cumsum(dim=0)[..., None] * A).exp_()
-    starts = torch.empty_like(local[0])  # h_a, the state entering chunk a (G, nc, D, N)
-    for a in range(nc):
-        starts[:, a] = h
-        h = P[-1, :, a] * h + local[-1, :, a]
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (delta, x, Bm, Cm)):
+        local, P, starts, h = _levels_autograd(delta, x, Bm, A, h)
+    else:
+        a_bar = (delta[..., None] * A).exp_()  # Ā (c, G, nc, D, N)
+        local = (delta * x)[..., None] * Bm[..., None, :]  # B̄_i x_i, becomes hˡ_i in place
+        for i in range(1, c):
+            local[i].addcmul_(a_bar[i], local[i - 1])
+        # P_i = ∏_{k≤i} Ā_k = exp(A Σ_{k≤i} Δ_k): the running sum is over [c, G, nc, D], N
+        # times smaller than a cumulative product over the states (which torch does not
+        # vectorise along a leading dim).
+        P = (delta.cumsum(dim=0)[..., None] * A).exp_()
+        starts = torch.empty_like(local[0])  # h_a, the state entering chunk a (G, nc, D, N)
+        for a in range(nc):
+            starts[:, a] = h
+            h = P[-1, :, a] * h + local[-1, :, a]
     local.addcmul_(P, starts)  # hˡ_i + P_i h_a: the state after step i
     y = (local.view(-1, D, A.shape[-1]) @ Cm.view(-1, Cm.shape[-1], 1)).view(c, G, nc, D)
     return y.permute(1, 2, 0, 3).reshape(G, nc * c, D)[:, :m], h
+
+
+def _levels_autograd(delta, x, Bm, A, h):
+    """The two levels of :func:`_scan_segment` without writing in place, for training:
+    autograd keeps every intermediate state, so each step makes a new tensor."""
+    a_bar = (delta[..., None] * A).exp()
+    u = (delta * x)[..., None] * Bm[..., None, :]
+    states = [u[0]]
+    for i in range(1, len(u)):
+        states.append(a_bar[i] * states[-1] + u[i])
+    local = torch.stack(states)
+    P = (delta.cumsum(dim=0)[..., None] * A).exp()
+    starts = []
+    for a in range(local.shape[2]):
+        starts.append(h)
+        h = P[-1, :, a] * h + local[-1, :, a]
+    return local.clone(), P, torch.stack(starts, dim=1), h
 
 
 def hidden_attention(delta, Bm, Cm, A, *, per_channel: bool = False) -> torch.Tensor:

@@ -50,6 +50,8 @@ def positive_features(x: torch.Tensor, W: torch.Tensor, *, per_row: bool) -> tor
     """φ(x) = exp(ωᵀx − ‖x‖²/2 − c)/√m; c (a row max or one global max) cancels in D⁻¹."""
     logits = feature_logits(x, W)  # (B, H, n, m)
     c = logits.amax(dim=-1, keepdim=True) if per_row else logits.amax(dim=(-2, -1), keepdim=True)
+    if torch.is_grad_enabled() and logits.requires_grad:  # autograd keeps exp's output
+        return (logits - c).exp() * W.shape[0] ** -0.5
     # In place: at long n the (n × m) feature maps are what the time is spent moving.
     return logits.sub_(c).exp_().mul_(W.shape[0] ** -0.5)
 
@@ -72,13 +74,16 @@ class Performer(Variant):
         d = q.shape[-1]
         W = orthogonal_features(hp["features"], d, hp["seed"]).to(q.dtype)
         scale = d**-0.25
-        if not want_map:
+        training = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+        if not want_map and not training:  # the streamed path works in place: no autograd
             return Output(self._stream(q, k, v, W, scale))
         phi_q = positive_features(q * scale, W, per_row=True)  # (B, H, n, m)
         phi_k = positive_features(k * scale, W, per_row=False)
         kv = phi_k.transpose(-2, -1) @ v  # (B, H, m, D)
         z = phi_q @ phi_k.sum(dim=-2, keepdim=True).transpose(-2, -1)  # (B, H, n, 1) = D
         out = (phi_q @ kv) / z
+        if not want_map:
+            return Output(out)
         a = phi_q @ phi_k.transpose(-2, -1)
         return Output(out, a / a.sum(dim=-1, keepdim=True))
 

@@ -189,9 +189,15 @@ def attend_group(qs, kv, plan: Plan, a: int, b: int, *, causal: bool, unshifted:
     # N_ij = rounds the pair met in: this one, plus the others where it met. For a pair
     # not allowed here it is still ≥ 1, so the weight ok / N_ij is 0 there, never 0/0.
     count = len(apart) - apart[1:].sum(dim=0, dtype=s.dtype)
+    training = s.requires_grad and torch.is_grad_enabled()  # autograd keeps exp's output
     if unshifted:
         m = None
-        e = s.exp_().mul_(ok).div_(count)  # exp(s − log N) = exp(s) / N
+        # exp(s − log N) = exp(s) / N
+        e = s.exp() * ok / count if training else s.exp_().mul_(ok).div_(count)
+    elif training:
+        s = (s - count.log()).masked_fill(ok == 0, NEG_INF)
+        m = s.amax(dim=-1, keepdim=True)
+        e = (s - torch.where(torch.isfinite(m), m, 0.0)).exp()
     else:
         s.sub_(count.log_()).masked_fill_(ok == 0, NEG_INF)
         m = s.amax(dim=-1, keepdim=True)  # −inf for a row that met no key

@@ -13,6 +13,7 @@ from engine.variants.flash import Flash
 from engine.variants.full import Full
 from engine.variants.int8 import Int8
 from engine.variants.kv_cache import KVCache
+from engine.variants.linear import Linear
 from engine.variants.linformer import Linformer
 from engine.variants.longformer import Longformer
 from engine.variants.mamba import Mamba
@@ -27,6 +28,7 @@ REGISTRY: dict[str, Variant] = {
         Flash(),
         Linformer(),
         Performer(),
+        Linear(),
         Longformer(),
         Reformer(),
         BigBird(),

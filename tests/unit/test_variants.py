@@ -43,6 +43,7 @@ def test_registry_is_complete_and_consistent():
         "mamba",
         "kv_cache",
         "int8",
+        "linear",
     }
     assert expected <= set(names())
     for name, v in REGISTRY.items():
@@ -293,6 +294,45 @@ def test_swapping_full_attention_into_the_trained_transformer_changes_nothing():
     assert transformer.translate(tr, "12 March 2021", attend="flash") == own
     q, k, v, tokens = transformer.layer_qkv(tr, "12 March 2021")
     assert q.shape[2] == len(tokens) == 13
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_attention_is_its_kernel_formula(causal):
+    """Katharopoulos et al. eq. 6: out_i = Σ_j φ(q_i)·φ(k_j) v_j / Σ_j φ(q_i)·φ(k_j)."""
+    from engine.variants.linear import feature_map
+
+    q, k, v = qkv(n=150)  # > one causal block of 64 rows
+    a = feature_map(q) @ feature_map(k).transpose(-2, -1)
+    if causal:
+        a = a.tril()
+    res = get("linear").run(q, k, v, causal=causal)
+    assert torch.allclose(res.out, (a / a.sum(-1, keepdim=True)) @ v, atol=1e-5)
+    assert float(feature_map(q).min()) > 0  # elu + 1 keeps every weight positive
+    if causal:
+        assert float(res.weights.triu(1).abs().max()) == 0.0
+
+
+def test_linear_attention_flags_and_state_size():
+    variant = get("linear")
+    tr = variant.trace(*qkv(n=20))
+    assert tr.maps["attention"].implied and not tr.maps["attention"].exact
+    assert not variant.approximates_full  # a different kernel, not an approximation
+    hp = variant.resolve({})
+    # O(n·d²) time: doubling n doubles the FLOPs; the state does not grow with n.
+    assert variant.flops(2048, 32, hp) == pytest.approx(2 * variant.flops(1024, 32, hp))
+
+
+@pytest.mark.parametrize("name", [n for n in names() if n not in ("kv_cache", "int8")])
+def test_every_trainable_variant_passes_gradients(name):
+    """The quality grid trains every variant with autograd: q, k, v all get finite grads."""
+    q, k, v = (t.clone().requires_grad_(True) for t in qkv(n=40))
+    out, _ = get(name).attend()(q, k, v, want_weights=False)
+    out.square().sum().backward()
+    for t in (q, k, v):
+        assert t.grad is not None and torch.isfinite(t.grad).all() and t.grad.abs().sum() > 0
+    with torch.no_grad():  # the training path computes what the inference path does
+        ref, _ = get(name).attend()(q, k, v, want_weights=False)
+    assert torch.allclose(out.detach(), ref, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -1,0 +1,109 @@
+"""The small model every attention variant is trained in, for the variant-quality grid.
+
+One encoder, identical for every variant but for its attention function (the pluggable
+``attend``, engine.attention.attend): token embedding beside the previous token's embedding
+(a width-2 short convolution, as in Zoology's and Mamba's blocks, so a value's position
+also shows its key; one table for both halves, so a query token and the key it asks
+for look alike) + sinusoidal positions (Vaswani et al. 2017), then
+pre-norm blocks x ← x + MHA(LN x), x ← x + FFN(LN x), then a linear read-out of the
+answer at every position.
+
+    h⁰_t = [E[x_t] ; E[x_{t−1}]] + PE(t)
+    hˡ = hˡ⁻¹ + W^O attend(W^Q LN hˡ⁻¹, W^K LN hˡ⁻¹, W^V LN hˡ⁻¹)
+    logits_t = W_out LN(h^L_t)
+
+Bidirectional (causal=False) for every variant; Mamba is causal by construction, which
+the tasks allow (every answer's evidence comes before its query).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from engine.attention.attend import Attend, exact
+from engine.attention.multihead import MultiHeadAttention
+from engine.positional import sinusoidal
+
+
+@dataclass
+class VariantModelConfig:
+    vocab: int
+    n_max: int = 512
+    d_model: int = 64
+    n_heads: int = 2
+    n_layers: int = 2
+    d_ff: int = 128
+    recall_init: bool = True
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: VariantModelConfig):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
+        self.ffn = nn.Sequential(
+            nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model)
+        )
+
+    def forward(self, h, attend: Attend, want_weights: bool):
+        x = self.ln1(h)
+        q, k, v = self.attn.project(x, x, x)  # (B, H, n, d_k)
+        # Called directly (not MultiHeadAttention.forward) so training can skip the map:
+        # some variants' maps cost far more than their outputs (Mamba's is O(n²·d·N)).
+        o, weights = attend(q, k, v, causal=False, want_weights=want_weights)
+        B, _, n, _ = o.shape
+        h = h + self.attn.W_O(o.transpose(1, 2).reshape(B, n, -1))
+        return h + self.ffn(self.ln2(h)), weights
+
+
+class VariantModel(nn.Module):
+    def __init__(self, cfg: VariantModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        assert cfg.d_model % 2 == 0, "d_model must be even: half this token, half the previous"
+        self.embed = nn.Embedding(cfg.vocab, cfg.d_model // 2)
+        pe = torch.from_numpy(sinusoidal(cfg.n_max, cfg.d_model)).float()
+        self.register_buffer("pe", pe, persistent=False)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.norm = nn.LayerNorm(cfg.d_model)
+        self.out = nn.Linear(cfg.d_model, cfg.vocab)
+        if cfg.recall_init:
+            self._recall_init()
+
+    @torch.no_grad()
+    def _recall_init(self) -> None:
+        """Head 0 of layer 0 starts by matching a token to the previous-token half.
+
+        q = this token's half, k = the previous token's half: the query for key κ starts
+        pointed at the position after κ (where κ's value sits). Without it, a 2-layer
+        model on this CPU budget stays on the recall plateau (loss ln |values|) for
+        thousands of steps; with it, what is left to learn is reading the value out, and
+        whether the variant lets the query reach that position decides the score.
+        """
+        half, dk = self.cfg.d_model // 2, self.cfg.d_model // self.cfg.n_heads
+        attn = self.blocks[0].attn
+        eye = torch.eye(min(half, dk))
+        attn.W_Q.weight[:dk].zero_()
+        attn.W_K.weight[:dk].zero_()
+        attn.W_Q.weight[: eye.shape[0], : eye.shape[0]] = eye
+        attn.W_K.weight[: eye.shape[0], half : half + eye.shape[0]] = eye
+
+    def forward(self, x, attend: Attend | None = None, *, want_weights: bool = False):
+        """``x [B, n]`` → ``(logits [B, n, V], maps)``: one ``[B, H, n, n]`` per layer
+        when ``want_weights`` (the variant's effective map), else an empty list."""
+        B, n = x.shape
+        assert n <= self.cfg.n_max, f"length {n} exceeds n_max = {self.cfg.n_max}"
+        prev = torch.cat([x.new_zeros(B, 1), x[:, :-1]], dim=1)  # token 0 (blank) before t = 0
+        h = torch.cat([self.embed(x), self.embed(prev)], dim=-1) + self.pe[:n]  # (B, n, d)
+        maps = []
+        for block in self.blocks:
+            h, w = block(h, attend or exact, want_weights)
+            if want_weights:
+                maps.append(w)
+        return self.out(self.norm(h)), maps

@@ -1,0 +1,295 @@
+"""``python -m engine.train variants [--task …] [--variant …] [--quick] [--ray ADDRESS]``.
+
+The variant-quality grid: one small model (engine.models.variant_lm; same depth, width,
+steps, optimiser and seeds in every cell) trained with each attention variant on each
+long-range task (engine.data.long_range). Every cell is an independent job: a local
+process pool by default (``--jobs``, one torch thread each), or a Ray cluster with
+``--ray ADDRESS`` (``--ray local`` starts one on this machine). A job trains, scores the
+fixed test set and writes ``assets/checkpoints/variants/<task>-<variant>-s<seed>``
+(safetensors in float16 + JSON, family "variant-quality", with the command that
+reproduces it). Results are scored after the float16 rounding, so the shipped weights
+reproduce them exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from engine import checkpoints
+from engine.data import long_range
+from engine.models.variant_lm import VariantModel, VariantModelConfig
+
+FAMILY = "variant-quality"
+OUT_DIR = checkpoints.CHECKPOINT_DIR / "variants"
+
+# Each variant's budget in training, chosen so that at n = 256 none of them covers the
+# whole sequence (else it would be full attention under another name).
+BUDGETS: dict[str, dict] = {
+    "full": {},
+    "flash": {},
+    "chunked": {"chunk": 32, "overlap": 16},
+    "longformer": {"window": 16, "globals": 1},
+    "bigbird": {"block": 16, "global_blocks": 1, "random_blocks": 2},
+    "sparse": {"block": 32, "summary": 4},
+    "linformer": {"k": 32},
+    "performer": {"features": 64},
+    "reformer": {"buckets": 8, "rounds": 2, "chunk": 32},
+    "linear": {},
+    "mamba": {"d_state": 8},
+}
+TASK_NAMES = list(long_range.TASKS)
+# The shipped run. copy-256 is left out because full attention does not learn it within
+# this budget (0.15 after 300 steps of 8; about 400 steps of 16 needed), so every row
+# would read chance; ``--task copy-256`` runs it. Mamba is the slowest cell by far
+# (7.9 s per step at n = 512 on the shared CPU: 24 wall-minutes per seed).
+GRID_TASKS = ["mqar-256", "mqar-512", "control-128"]
+SEEDS = (0, 1)
+TEST_SEED = 1_000_003  # the test set: one seed, never a training seed
+TEST_SIZE = 256
+
+
+@dataclass
+class Schedule:
+    steps: int = 180
+    batch: int = 8
+    lr: float = 3e-3
+    warmup: int = 20
+    weight_decay: float = 0.01
+    test_size: int = TEST_SIZE
+    model: dict = field(default_factory=lambda: dict(d_model=64, n_heads=2, n_layers=2, d_ff=128))
+
+
+QUICK = Schedule(
+    steps=4, batch=4, test_size=8, model=dict(d_model=16, n_heads=2, n_layers=1, d_ff=32)
+)
+QUICK_TASK_N = 64  # --quick shrinks every task to this length (and a quarter of its pairs)
+
+
+@dataclass(frozen=True)
+class Job:
+    variant: str
+    task: str
+    seed: int
+    schedule: Schedule
+    out_dir: str
+    command: str
+    quick: bool = False
+
+
+def task_for(job: Job) -> long_range.Task:
+    task = long_range.get(job.task)
+    if not job.quick:
+        return task
+    return long_range.Task(task.name, task.kind, QUICK_TASK_N, max(1, task.pairs // 4))
+
+
+def checkpoint_name(task: str, variant: str, seed: int) -> str:
+    return f"{task}-{variant}-s{seed}"
+
+
+def build(task: long_range.Task, schedule: Schedule) -> VariantModel:
+    return VariantModel(VariantModelConfig(vocab=long_range.VOCAB, n_max=task.n, **schedule.model))
+
+
+@torch.no_grad()
+def score(model: VariantModel, attend, task: long_range.Task, size: int, batch: int = 32):
+    """Accuracy on the fixed test set (seed TEST_SEED), every variant on the same examples."""
+    model.eval()
+    x, y = task.batch(size, TEST_SEED)
+    right = asked = 0
+    for i in range(0, size, batch):
+        logits, _ = model(x[i : i + batch], attend)
+        mask = y[i : i + batch] != long_range.IGNORE
+        right += int((logits.argmax(-1)[mask] == y[i : i + batch][mask]).sum())
+        asked += int(mask.sum())
+    return right / max(asked, 1)
+
+
+def run_job(job: Job) -> dict:
+    """Train one cell, score it, write its checkpoint; returns the JSON it wrote."""
+    from engine.variants.registry import attend_fn
+
+    torch.set_num_threads(1)
+    torch.manual_seed(job.seed)
+    task, sch = task_for(job), job.schedule
+    hp = {**BUDGETS[job.variant], "seed": job.seed}
+    attend = attend_fn(job.variant, hp)
+    model = build(task, sch)
+    opt = torch.optim.AdamW(model.parameters(), lr=sch.lr, weight_decay=sch.weight_decay)
+
+    def lr_at(step):  # linear warm-up, then cosine to 0
+        if step < sch.warmup:
+            return (step + 1) / sch.warmup
+        return 0.5 * (1 + math.cos(math.pi * (step - sch.warmup) / max(1, sch.steps - sch.warmup)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=long_range.IGNORE)
+    losses, status = [], "trained"
+    t0 = time.perf_counter()
+    for step in range(sch.steps):
+        x, y = task.batch(sch.batch, seed=job.seed * 1_000_000 + step)
+        logits, _ = model(x, attend)
+        loss = loss_fn(logits.flatten(0, 1), y.flatten())
+        if not torch.isfinite(loss):
+            status = f"diverged at step {step} (loss {float(loss)})"
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if step % 50 == 0 or step == sch.steps - 1:
+            losses.append([step, round(loss.item(), 4)])
+    train_s = time.perf_counter() - t0
+    steps_done = step + 1 if sch.steps else 0
+    # Round to the shipped precision first, so the checkpoint reproduces the score.
+    state = {k: v.half() for k, v in model.state_dict().items()}
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    accuracy = score(model, attend, task, sch.test_size)
+    variant = attend.variant
+    resolved = variant.resolve(hp, task.n)
+    cfg = model.cfg
+    meta = {
+        "family": FAMILY,
+        "variant": job.variant,
+        "variant_title": variant.title,
+        "params": BUDGETS[job.variant],
+        "task": job.task,
+        "task_description": task.description,
+        "n": task.n,
+        "pairs": task.pairs,
+        "seed": job.seed,
+        "status": status,
+        "accuracy": round(accuracy, 6),
+        "test": {"seed": TEST_SEED, "size": sch.test_size},
+        "steps": steps_done,
+        "schedule": asdict(sch),
+        "config": cfg.to_dict(),
+        "train_seconds": round(train_s, 2),
+        "seconds_per_step": round(train_s / max(steps_done, 1), 5),
+        # ru_maxrss is per process; every job runs in a fresh one (see run_grid).
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "attention_flops_per_layer": variant.flops(task.n, cfg.d_model // cfg.n_heads, resolved)
+        * sch.batch
+        * cfg.n_heads,
+        "attention_memory_bytes_per_layer": variant.memory(
+            task.n, cfg.d_model // cfg.n_heads, resolved
+        )
+        * sch.batch
+        * cfg.n_heads,
+        "loss_curve": losses,
+        "quick": job.quick,
+        "command": job.command,
+        "weights_dtype": "float16",
+    }
+    checkpoints.save(
+        checkpoint_name(job.task, job.variant, job.seed), state, meta, Path(job.out_dir)
+    )
+    return meta
+
+
+def load(name: str, directory: Path | None = None) -> tuple[VariantModel, dict]:
+    """A trained cell: the model in float32 and its JSON (``name`` = task-variant-sSEED)."""
+    state, meta = checkpoints.load(name, Path(directory) if directory else OUT_DIR)
+    model = VariantModel(VariantModelConfig(**meta["config"]))
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    return model.eval(), meta
+
+
+def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None, log=print):
+    """Run every job; a process pool (one fresh process per job) or Ray. Returns metas."""
+    results = []
+    if ray_address:
+        import ray
+
+        if ray_address == "local":
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=ray_address, log_to_driver=False)
+        try:
+            remote = ray.remote(num_cpus=1, max_calls=1)(run_job)  # fresh worker per job
+            pending = {remote.remote(j): j for j in jobs}
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                job = pending.pop(done[0])
+                results.append(ray.get(done[0]))
+                log(_line(job, results[-1]))
+        finally:
+            ray.shutdown()
+        return results
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")  # no forked torch thread pools
+    with ProcessPoolExecutor(workers, mp_context=ctx, max_tasks_per_child=1) as pool:
+        futures = {pool.submit(run_job, j): j for j in jobs}
+        from concurrent.futures import as_completed
+
+        for fut in as_completed(futures):
+            results.append(fut.result())
+            log(_line(futures[fut], results[-1]))
+    return results
+
+
+def _line(job: Job, meta: dict) -> str:
+    return (
+        f"{job.task:12s} {job.variant:10s} seed {job.seed}: acc {meta['accuracy']:.3f}  "
+        f"{meta['seconds_per_step'] * 1000:.0f} ms/step  {meta['status']}"
+    )
+
+
+def make_jobs(args, argv) -> list[Job]:
+    from engine._cli import recorded_command
+
+    sch = QUICK if args.quick else Schedule(steps=args.steps or Schedule.steps)
+    if args.steps and args.quick:
+        sch = Schedule(**{**asdict(QUICK), "steps": args.steps})
+    base = recorded_command("engine.train variants", [], "--out-dir").strip()
+    extra = " --quick" if args.quick else ""
+    extra += f" --steps {args.steps}" if args.steps else ""
+    jobs = []
+    for task in args.task:
+        for variant in args.variant:
+            for seed in args.seeds:
+                command = f"{base} --task {task} --variant {variant} --seeds {seed}{extra}"
+                jobs.append(Job(variant, task, seed, sch, str(args.out_dir), command, args.quick))
+    # Slowest variants first, so the pool does not end on one long job.
+    slow = {"mamba": 0, "reformer": 1, "bigbird": 2}
+    jobs.sort(key=lambda j: (slow.get(j.variant, 9), -long_range.get(j.task).n))
+    return jobs
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m engine.train variants", description=__doc__)
+    p.add_argument("--task", nargs="+", default=GRID_TASKS, choices=TASK_NAMES)
+    p.add_argument("--variant", nargs="+", default=list(BUDGETS), choices=list(BUDGETS))
+    p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    p.add_argument("--steps", type=int, default=0, help="training steps (default: the grid's)")
+    p.add_argument("--quick", action="store_true", help="tiny model, n = 64, a few steps")
+    p.add_argument("--jobs", type=int, default=2, help="parallel jobs (process pool or Ray CPUs)")
+    p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: a cluster address, or 'local'")
+    p.add_argument("--out-dir", type=Path, default=OUT_DIR)
+    args = p.parse_args(argv)
+    if args.steps < 0:
+        p.error("--steps must be positive")
+    jobs = make_jobs(args, argv)
+    t0 = time.perf_counter()
+    metas = run_grid(jobs, workers=args.jobs, ray_address=args.ray)
+    wall = time.perf_counter() - t0
+    summary = {
+        "jobs": len(metas),
+        "wall_seconds": round(wall, 1),
+        "runner": f"ray {args.ray}" if args.ray else f"process pool × {args.jobs}",
+        "out_dir": str(args.out_dir),
+    }
+    print(json.dumps(summary), file=sys.stdout)
+    return 0

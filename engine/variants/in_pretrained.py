@@ -1,0 +1,232 @@
+"""Variants inside a real pretrained model, and real Q/K/V as the lab's input.
+
+- :func:`swap` runs all-MiniLM-L6-v2 on the user's text with a variant in place of
+  softmax attention in every layer (through transformers' AttentionInterface, see
+  engine.models.pretrained) and measures what it changes: the cosine of the mean-pooled
+  sentence embedding against the model's own, the relative error of every layer's
+  output, and the maps. A variant is called exact when every layer matches the
+  original to within EXACT_TOL (measured, not assumed).
+- :func:`layer_qkv` gives Q, K, V of one MiniLM layer (and head) for the user's text,
+  ``[1, H, N, D]``: attention as a trained model computes it, with real structure.
+- :func:`load_qkv_npz` reads a user's own Q/K/V (arrays q, k, v) with stated limits.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import zipfile
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from engine.text import InputError
+
+EXACT_TOL = 1e-4  # max relative layer error still called exact (float32 reordering noise)
+SWAPPABLE = (
+    "full",
+    "flash",
+    "chunked",
+    "longformer",
+    "bigbird",
+    "sparse",
+    "reformer",
+    "linformer",
+    "performer",
+    "linear",
+    "mamba",
+)
+
+
+def default_budgets(n: int) -> dict[str, dict]:
+    """Budgets for a text of ``n`` tokens under which each method's error means something.
+
+    About half of the keys each (a quarter for the windows either side), so the methods
+    are compared at one budget; a budget that would cover the whole text would make
+    the variant exact and the comparison empty. [CLS] (token 0) is the global token.
+    """
+    half = max(1, n // 2)
+    return {
+        "full": {},
+        "flash": {},
+        "chunked": {"chunk": max(2, n // 4), "overlap": max(0, n // 4)},
+        "longformer": {"window": max(1, n // 4), "globals": 1},
+        "bigbird": {"block": max(2, n // 8), "global_blocks": 1, "random_blocks": 1},
+        "sparse": {"block": max(2, n // 4), "summary": max(1, n // 16)},
+        "reformer": {"buckets": 4, "rounds": 4, "chunk": max(4, n // 2)},
+        "linformer": {"k": half},
+        "performer": {"features": 256},
+        "linear": {},
+        "mamba": {"d_state": 16},
+    }
+
+
+@dataclass
+class SwapResult:
+    """One variant in every layer: what it changed against the model's own attention."""
+
+    variant: str
+    params: dict
+    cosine: float  # mean-pooled sentence embedding vs the original
+    layer_errors: list[float]  # ‖h_l − h_l^orig‖ / ‖h_l^orig‖, l = 1 … L
+    exact: bool
+    maps: np.ndarray  # [L, H, N, N] the variant's effective maps
+    map_exact: bool
+    map_implied: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def _forward(m, enc, attend):
+    from engine.models import pretrained
+
+    # The variant reaches every layer through the context variable that
+    # pretrained.trace sets too; set here directly to keep the hidden states.
+    token = pretrained._ATTEND.set(attend)
+    try:
+        with torch.no_grad():
+            out = m.model(**enc, output_attentions=True, output_hidden_states=True)
+    finally:
+        pretrained._ATTEND.reset(token)
+    return out
+
+
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Sentence-Transformers' mean pooling over the real tokens: ``[B, d]``."""
+    w = attention_mask[..., None].to(hidden.dtype)
+    return (hidden * w).sum(1) / w.sum(1).clamp(min=1)
+
+
+def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
+    """Each variant in every layer of ``m`` on ``text``.
+
+    Returns ``{"tokens", "n", "original_maps" [L, H, N, N], "results": {name: SwapResult}}``;
+    ``budgets[name]`` overrides :func:`default_budgets` for that variant.
+    """
+    from engine.models import pretrained
+    from engine.variants.registry import attend_fn, get
+
+    if not m.swappable or m.arch != "encoder":
+        raise InputError(f"{m.name}: variants swap into encoders that use AttentionInterface.")
+    enc = pretrained._encode(m, text)
+    n = int(enc["input_ids"].shape[1])
+    base = _forward(m, enc, None)
+    ref_emb = mean_pool(base.last_hidden_state, enc["attention_mask"])
+    chosen = {**default_budgets(n), **(budgets or {})}
+    results = {}
+    for name in variants:
+        variant = get(name)
+        hp = chosen.get(name, {})
+        try:
+            out = _forward(m, enc, attend_fn(name, hp))
+        except InputError as exc:  # a budget outside this text's limits: say which
+            raise InputError(f"{variant.title}: {exc}") from None
+        errors = [
+            float((h - h0).norm() / h0.norm())
+            for h, h0 in zip(out.hidden_states[1:], base.hidden_states[1:], strict=True)
+        ]
+        emb = mean_pool(out.last_hidden_state, enc["attention_mask"])
+        cosine = float(torch.nn.functional.cosine_similarity(emb, ref_emb).item())
+        notes = [] if variant.approximates_full else ["a different model, not an approximation"]
+        results[name] = SwapResult(
+            variant=name,
+            params=variant.resolve(hp, n),
+            cosine=cosine,
+            layer_errors=errors,
+            exact=max(errors) <= EXACT_TOL,
+            maps=torch.stack([a[0] for a in out.attentions]).float().numpy(),
+            map_exact=variant.map_exact,
+            map_implied=variant.map_implied,
+            notes=notes,
+        )
+    return {
+        "tokens": m.tokenizer.convert_ids_to_tokens(enc["input_ids"][0]),
+        "n": n,
+        "original_maps": torch.stack([a[0] for a in base.attentions]).float().numpy(),
+        "results": results,
+    }
+
+
+def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
+    """Q, K, V ``[1, H, N, D]`` of MiniLM ``layer`` (``head`` only, H = 1) and the tokens.
+
+    BERT's self-attention reads the previous layer's output, so its own query/key/value
+    projections applied to ``hidden_states[layer]`` reproduce the q, k, v it used.
+    """
+    from engine.models import pretrained
+
+    layers = getattr(getattr(m.model, "encoder", None), "layer", None)
+    if layers is None or not hasattr(layers[0].attention, "self"):
+        raise InputError(f"{m.name} has no BERT-style self-attention layers to read Q/K/V from.")
+    if not 0 <= layer < len(layers):
+        raise InputError(f"Layer must be 0–{len(layers) - 1}; got {layer}.")
+    sa = layers[layer].attention.self
+    if head is not None and not 0 <= head < sa.num_attention_heads:
+        raise InputError(f"Head must be 0–{sa.num_attention_heads - 1}; got {head}.")
+    enc = pretrained._encode(m, text)
+    out = _forward(m, enc, None)
+    h = out.hidden_states[layer][0]  # (N, d_model)
+    shape = (h.shape[0], sa.num_attention_heads, sa.attention_head_size)
+    with torch.no_grad():
+        q, k, v = (
+            proj(h).view(shape).transpose(0, 1)[None] for proj in (sa.query, sa.key, sa.value)
+        )
+    if head is not None:
+        q, k, v = q[:, head : head + 1], k[:, head : head + 1], v[:, head : head + 1]
+    tokens = m.tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    return q.contiguous(), k.contiguous(), v.contiguous(), tokens
+
+
+# Limits of an uploaded Q/K/V file: what the lab can draw and compute interactively.
+NPZ_MAX_BYTES = 64 * 2**20
+NPZ_MAX_N = 1024
+NPZ_MAX_D = 256
+NPZ_MAX_SLICES = 16  # B·H
+NPZ_LIMITS = (
+    f"an .npz with float arrays q, k, v of one shape [H, N, D] or [B, H, N, D]; "
+    f"N ≤ {NPZ_MAX_N}, D ≤ {NPZ_MAX_D}, B·H ≤ {NPZ_MAX_SLICES}, file ≤ {NPZ_MAX_BYTES // 2**20} MB"
+)
+
+
+def load_qkv_npz(data: bytes) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v float32 ``[B, H, N, D]`` from an uploaded NPZ (no pickle), or InputError."""
+    if len(data) > NPZ_MAX_BYTES:
+        raise InputError(f"That file is {len(data) / 2**20:.1f} MB; the limit is: {NPZ_LIMITS}.")
+    try:
+        npz = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise InputError(
+            f"That is not a readable .npz file ({exc}). Expected {NPZ_LIMITS}."
+        ) from None
+    if not isinstance(npz, np.lib.npyio.NpzFile):
+        raise InputError(f"That is a single .npy array, not an .npz. Expected {NPZ_LIMITS}.")
+    with npz:
+        missing = [key for key in ("q", "k", "v") if key not in npz.files]
+        if missing:
+            raise InputError(
+                f"The file has arrays {', '.join(npz.files) or 'none'}; missing "
+                f"{', '.join(missing)}. Expected {NPZ_LIMITS}."
+            )
+        try:
+            arrays = {key: npz[key] for key in ("q", "k", "v")}
+        except ValueError as exc:  # an object array: would need pickle
+            raise InputError(f"q, k, v must be plain float arrays ({exc}).") from None
+    shapes = {key: a.shape for key, a in arrays.items()}
+    for key, a in arrays.items():
+        if a.dtype.kind != "f":
+            raise InputError(f"{key} has dtype {a.dtype}; q, k, v must be float16/32/64.")
+        if a.ndim not in (3, 4):
+            raise InputError(f"{key} has shape {a.shape}; expected [H, N, D] or [B, H, N, D].")
+    if len(set(shapes.values())) != 1:
+        raise InputError(f"q, k, v must share one shape; got {shapes}.")
+    shape = arrays["q"].shape
+    *bh, n, d = shape if len(shape) == 4 else (1, *shape)
+    if min(shape) < 1 or n > NPZ_MAX_N or d > NPZ_MAX_D or math.prod(bh) > NPZ_MAX_SLICES:
+        raise InputError(f"Shape {shape} is outside the limits: {NPZ_LIMITS}.")
+    for key, a in arrays.items():
+        if not np.isfinite(a).all():
+            raise InputError(f"{key} contains NaN or infinite values.")
+    q, k, v = (torch.from_numpy(np.asarray(arrays[key], dtype=np.float32)) for key in "qkv")
+    if q.dim() == 3:
+        q, k, v = q[None], k[None], v[None]
+    return q.contiguous(), k.contiguous(), v.contiguous()

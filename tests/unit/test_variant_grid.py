@@ -1,0 +1,123 @@
+"""The variant-quality grid: the small model trains with every variant, jobs run on a
+process pool and on Ray, checkpoints are safetensors + JSON, evaluate reproduces them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from engine import checkpoints
+from engine.data import long_range
+from engine.evaluation import variants as evaluation
+from engine.models.variant_lm import VariantModel, VariantModelConfig
+from engine.training import variants as grid
+
+torch.set_num_threads(1)
+
+
+def test_grid_covers_every_variant_the_issue_names():
+    assert set(grid.BUDGETS) == {
+        "full",
+        "flash",
+        "chunked",
+        "longformer",
+        "bigbird",
+        "sparse",
+        "linformer",
+        "performer",
+        "reformer",
+        "linear",
+        "mamba",
+    }
+    assert len(grid.SEEDS) >= 2
+
+
+def test_flash_and_full_give_the_same_model_outputs_and_gradients():
+    """FlashAttention must equal full attention inside the trained model, gradients too."""
+    from engine.variants.registry import attend_fn
+
+    task = long_range.Task("t", "mqar", 48, 6)
+    x, y = task.batch(2, seed=0)
+    grads = []
+    for name in ("full", "flash"):
+        torch.manual_seed(0)
+        model = VariantModel(VariantModelConfig(vocab=long_range.VOCAB, n_max=48, d_model=16))
+        logits, _ = model(x, attend_fn(name))
+        torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten()).backward()
+        grads.append((logits.detach(), model.blocks[0].attn.W_Q.weight.grad.clone()))
+    assert torch.allclose(grads[0][0], grads[1][0], atol=1e-5)
+    assert torch.allclose(grads[0][1], grads[1][1], atol=1e-5)
+
+
+def test_model_returns_each_layers_map_on_request():
+    from engine.variants.registry import attend_fn
+
+    model = VariantModel(VariantModelConfig(vocab=long_range.VOCAB, n_max=32, d_model=16))
+    x, _ = long_range.get("control-128").batch(1, 0)
+    logits, maps = model(x[:, :32], attend_fn("longformer", {"window": 2}), want_weights=True)
+    assert logits.shape == (1, 32, long_range.VOCAB) and len(maps) == model.cfg.n_layers
+    assert maps[0].shape == (1, 2, 32, 32)
+    assert torch.allclose(maps[0].sum(-1), torch.ones(1))
+
+
+def _quick(tmp_path, *extra):
+    from engine.training.variants import main
+
+    argv = ["--quick", "--task", "control-128", "--variant", "full", "linear"]
+    argv += ["--seeds", "0", "1", "--out-dir", str(tmp_path), *extra]
+    assert main(argv) == 0
+    names = checkpoints.available("", tmp_path)
+    assert len(names) == 4
+    return names
+
+
+def test_quick_grid_on_the_process_pool_writes_reproducible_checkpoints(tmp_path, capsys):
+    names = _quick(tmp_path)
+    meta = json.loads((tmp_path / f"{names[0]}.json").read_text())
+    assert meta["family"] == "variant-quality" and meta["weights_dtype"] == "float16"
+    assert meta["command"].startswith("python -m engine.train variants ")
+    assert "--quick" in meta["command"] and "--seeds" in meta["command"]
+    assert meta["seconds_per_step"] > 0 and meta["peak_rss_mib"] > 0
+    result = evaluation.evaluate(tmp_path)
+    assert {c["variant"] for c in result["cells"]} == {"full", "linear"}
+    for cell in result["cells"]:  # rescored from the shipped weights: the same numbers
+        assert cell["accuracy"] == pytest.approx(cell["trained_accuracy"], abs=1e-6)
+    row = result["table"]["full"]["control-128"]
+    assert row["seeds"] == [0, 1] and row["spread"] >= 0
+    assert result["lra_published"]["label"] == "published (LRA), not ours"
+    assert result["lra_published"]["average_accuracy"]["full"] == 54.39
+    assert "| full |" in evaluation.markdown(result)
+
+
+@pytest.mark.timeout(120)
+def test_quick_grid_on_a_local_ray_cluster(tmp_path):
+    pytest.importorskip("ray")
+    _quick(tmp_path, "--ray", "local", "--jobs", "2")
+
+
+def test_evaluate_cli_prints_one_json_object_last(tmp_path, capsys):
+    _quick(tmp_path)
+    capsys.readouterr()
+    assert evaluation.main(["--dir", str(tmp_path)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert json.loads(last)["family"] == "variant-quality"
+
+
+def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
+    from engine.text import InputError
+    from engine.training.variants import main
+    from engine.variants.quality import trained_trace
+
+    argv = ["--quick", "--task", "mqar-256", "--variant", "linformer", "--seeds", "0"]
+    assert main([*argv, "--jobs", "1", "--out-dir", str(tmp_path)]) == 0
+    tr = trained_trace("mqar-256", "linformer", 0, directory=tmp_path)
+    amap = tr.maps["attention"]
+    assert amap.implied and not amap.exact  # Linformer's map is implied, and says so
+    assert amap.weights.shape[0] == 1 and amap.weights.shape[-1] == len(amap.key_labels)
+    assert len(tr.outputs["answers"]) == len(tr.outputs["predictions"]) == 8  # 32 pairs / 4
+    assert all(a.startswith("v") for a in tr.outputs["answers"])
+    assert amap.key_labels[0].startswith("k") and amap.key_labels[1].startswith("v")
+    with pytest.raises(InputError, match="not found"):
+        trained_trace("mqar-256", "performer", 0, directory=tmp_path)
