@@ -64,14 +64,33 @@ def _alignment(label: str, alpha, target, source) -> Alignment:
     return Alignment(label, alpha[rows], tuple(target[i] for i in rows), tuple(source))
 
 
-class NMTCard(ModelCard):
-    family = "nmt"
-    paper = "Bahdanau, Cho & Bengio 2014 (RNNsearch); Luong et al. 2015 (scorings)"
-    options = (Param("beam", "Beam width", 5, 1, 10, help="1 = greedy decoding"),)
+class TranslationCard(ModelCard):
+    """What the two translation families share: the task, its examples, the warning."""
 
     @property
     def task(self) -> str:
         return self.meta["task"]
+
+    @property
+    def direction(self) -> str:
+        return "dates → ISO 8601" if self.task == "dates" else "English → French"
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        from engine.data import enfr
+
+        if self.task == "dates":
+            return tuple(Example(d, d) for d in DATE_EXAMPLES)
+        return tuple(Example(k, enfr.detokenize_en(p.src)) for k, p in enfr.EXAMPLES.items())
+
+    def assess(self, trace) -> str | None:
+        return translation_warning(self, trace)
+
+
+class NMTCard(TranslationCard):
+    family = "nmt"
+    paper = "Bahdanau, Cho & Bengio 2014 (RNNsearch); Luong et al. 2015 (scorings)"
+    options = (Param("beam", "Beam width", 5, 1, 10, help="1 = greedy decoding"),)
 
     @property
     def variant(self) -> str:
@@ -79,8 +98,7 @@ class NMTCard(ModelCard):
 
     @property
     def title(self) -> str:
-        what = "dates → ISO 8601" if self.task == "dates" else "English → French"
-        return f"RNNsearch · {SCORING_TITLES.get(self.variant, self.variant)} · {what}"
+        return f"RNNsearch · {SCORING_TITLES.get(self.variant, self.variant)} · {self.direction}"
 
     @property
     def limits(self) -> Limits:
@@ -91,14 +109,6 @@ class NMTCard(ModelCard):
         return Limits(
             max_chars=2_000, max_tokens=enfr.MAX_LEN, token_unit="words and marks", empty=EMPTY
         )
-
-    @property
-    def examples(self) -> tuple[Example, ...]:
-        from engine.data import enfr
-
-        if self.task == "dates":
-            return tuple(Example(d, d) for d in DATE_EXAMPLES)
-        return tuple(Example(k, enfr.detokenize_en(p.src)) for k, p in enfr.EXAMPLES.items())
 
     @property
     def evaluate_command(self) -> str:
@@ -121,9 +131,6 @@ class NMTCard(ModelCard):
 
     def _trace(self, model, input, *, beam: int):
         return model.translate(input, beam=beam)
-
-    def assess(self, trace) -> str | None:
-        return translation_warning(self, trace)
 
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps.get("alignment")

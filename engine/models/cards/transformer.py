@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engine import checkpoints
-from engine.models.cards.nmt import DATE_EXAMPLES, _alignment, translation_warning
-from engine.models.registry import Alignment, Example, Limits, ModelCard
+from engine.models.cards.nmt import TranslationCard, _alignment
+from engine.models.registry import Alignment, Limits
 
 PE_TITLES = {
     "sinusoidal": "sinusoidal PE",
@@ -13,15 +13,11 @@ PE_TITLES = {
 }
 
 
-class TransformerCard(ModelCard):
+class TransformerCard(TranslationCard):
     family = "transformer"
     paper = "Vaswani et al. 2017"
     swappable = True  # a variant replaces every encoder self-attention core
     aligns = True  # every cross-attention head is a target × source alignment
-
-    @property
-    def task(self) -> str:
-        return self.meta["task"]
 
     @property
     def variant(self) -> str:
@@ -29,10 +25,11 @@ class TransformerCard(ModelCard):
 
     @property
     def title(self) -> str:
-        what = "dates → ISO 8601" if self.task == "dates" else "English → French"
         c = self.meta["config"]
         size = f"{c['n_layers']} layers × {c['n_heads']} heads"
-        return f"Transformer · {PE_TITLES.get(self.variant, self.variant)} · {size} · {what}"
+        return (
+            f"Transformer · {PE_TITLES.get(self.variant, self.variant)} · {size} · {self.direction}"
+        )
 
     @property
     def limits(self) -> Limits:
@@ -45,14 +42,6 @@ class TransformerCard(ModelCard):
             token_unit=unit,
             empty="Type a sentence to begin.",
         )
-
-    @property
-    def examples(self) -> tuple[Example, ...]:
-        from engine.data import enfr
-
-        if self.task == "dates":
-            return tuple(Example(d, d) for d in DATE_EXAMPLES)
-        return tuple(Example(k, enfr.detokenize_en(p.src)) for k, p in enfr.EXAMPLES.items())
 
     @property
     def evaluate_command(self) -> str:
@@ -80,9 +69,6 @@ class TransformerCard(ModelCard):
         from engine.models import transformer
 
         return transformer.trace(model, input, **swap)
-
-    def assess(self, trace) -> str | None:
-        return translation_warning(self, trace)
 
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps["cross"]
