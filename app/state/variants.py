@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+from pathlib import Path
 
 import streamlit as st
 from kit import queue
 from kit.i18n import t
 
 TRAINED_CHECKPOINT = "transformer-dates-sinusoidal"  # the "trained" input source
+QUALITY_FILE = "variants-eval.json"  # written by python -m engine.evaluate variants --save
+SWAP_MAX_TOKENS = 64  # every variant in all six layers, and their maps kept for the view
 
 
 def trained_available() -> bool:
@@ -33,24 +37,44 @@ def compare(
     causal: bool,
     heads: int,
     d: int,
+    layer: int = 0,
+    upload: bytes | None = None,
 ):
-    """(traces, rows) of the chosen variants and full attention on one input (queued)."""
+    """(traces, rows) of the chosen variants and full attention on one input (queued).
+
+    ``minilm``: Q/K/V of MiniLM ``layer``, head ``heads`` for ``text``; ``npz``: the
+    uploaded file's q, k, v.
+    """
     from state.transformer import translator
 
-    tr = translator(TRAINED_CHECKPOINT) if source == "trained" else None
-    args = (source, text, synthetic, names, params_json, causal, heads, d)
-    return queue.run(t("state.queue_variants"), _compare, tr, *args, key=repr(args))
+    model = translator(TRAINED_CHECKPOINT) if source == "trained" else None
+    model = minilm() if source == "minilm" else model
+    digest = hashlib.sha1(upload).hexdigest() if upload is not None else None
+    args = (source, text, synthetic, names, params_json, causal, heads, d, layer)
+    return queue.run(
+        t("state.queue_variants"),
+        _compare,
+        model,
+        *args,
+        upload=upload,
+        key=repr((*args, digest)),
+    )
 
 
-def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d):
+def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, layer, upload):
     from engine import kernels
     from engine.variants import compare as cmp
-    from engine.variants import inputs
+    from engine.variants import in_pretrained, inputs
 
     if source == "trained":
         from engine.models import transformer
 
         q, k, v, labels = transformer.layer_qkv(tr, text)
+    elif source == "minilm":
+        q, k, v, labels = in_pretrained.layer_qkv(tr, text, layer=layer, head=heads)
+    elif source == "npz":
+        q, k, v = in_pretrained.load_qkv_npz(upload)
+        labels = [str(i) for i in range(q.shape[-2])]
     elif source == "text":
         q, k, v, labels = inputs.text_layer(text, heads=heads, d=d)
     else:
@@ -158,3 +182,116 @@ def kv_length_limit() -> int:
     from engine.variants.kv_cache import LENGTH_LIMIT
 
     return LENGTH_LIMIT
+
+
+def minilm():
+    """all-MiniLM-L6-v2, loaded once per process (shared with the Transformer page)."""
+    from engine.models import pretrained as hf
+    from state.transformer import pretrained
+
+    return pretrained(str(hf.minilm_path()), hf.MINILM)
+
+
+def quality_path() -> Path:
+    from engine import checkpoints
+
+    return checkpoints.CHECKPOINT_DIR / QUALITY_FILE
+
+
+def quality_results(path: Path | None = None) -> dict:
+    """The shipped variant-quality results, or an InputError saying what is wrong."""
+    from engine.text import InputError
+
+    path = quality_path() if path is None else path
+    try:
+        data = _read_quality(str(path), path.stat().st_mtime)
+    except FileNotFoundError:
+        raise InputError(t("variants.quality_missing", path=path.name)) from None
+    except (ValueError, KeyError, TypeError):
+        raise InputError(t("variants.quality_corrupt", path=path.name)) from None
+    return data
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _read_quality(path: str, mtime: float) -> dict:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    for key in ("cells", "table", "lra_published", "tasks"):
+        if not isinstance(data[key], list | dict):
+            raise ValueError(key)
+    for row in data["table"].values():
+        for cell in row.values():
+            float(cell["mean"]), float(cell["spread"]), float(cell["ms_per_step"])
+    return data
+
+
+def quality_rows(data: dict) -> list[dict]:
+    """One row per variant × task: accuracy over seeds, cost, LRA's published figure."""
+    lra = data["lra_published"]["average_accuracy"]
+    flops = {(c["variant"], c["task"]): c["attention_flops_per_layer"] for c in data["cells"]}
+    rows = []
+    for variant, tasks in data["table"].items():
+        for task, cell in tasks.items():
+            accs = [
+                c["accuracy"] for c in data["cells"] if (c["variant"], c["task"]) == (variant, task)
+            ]
+            rows.append(
+                {
+                    "variant": variant,
+                    "task": task,
+                    "accuracy": float(cell["mean"]),
+                    "spread": float(cell["spread"]),
+                    "min": min(accs, default=cell["mean"]),
+                    "max": max(accs, default=cell["mean"]),
+                    "seeds": len(cell["seeds"]),
+                    "ms_per_step": float(cell["ms_per_step"]),
+                    "peak_rss_mib": float(cell["peak_rss_mib"]),
+                    "flops": float(flops.get((variant, task), 0.0)),
+                    "lra_published": float(lra.get(variant, float("nan"))),
+                }
+            )
+    return rows
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def quality_trace(task: str, variant: str, seed: int):
+    """One trained cell on its task's first test example (a Trace)."""
+    from engine.variants.quality import trained_trace
+
+    return trained_trace(task, variant, seed)
+
+
+def swap(text: str, names: tuple, budgets_json: str) -> dict:
+    """Every chosen variant in every MiniLM layer on ``text`` (queued)."""
+    model = minilm()
+    args = (text, names, budgets_json)
+    return queue.run(t("variants.queue_swap"), _swap, model, *args, key=repr(args))
+
+
+def _swap(m, text: str, names: tuple, budgets_json: str) -> dict:
+    from engine.models import pretrained as hf
+    from engine.text import InputError
+    from engine.variants import in_pretrained
+
+    if text.strip() and len(text) <= hf.MAX_CHARS:
+        n = len(m.tokenizer(text)["input_ids"])
+        if n > SWAP_MAX_TOKENS:
+            raise InputError(t("variants.swap_too_long", n=n, limit=SWAP_MAX_TOKENS))
+    return in_pretrained.swap(m, text, names, json.loads(budgets_json))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def swap_token_count(text: str) -> int:
+    """MiniLM tokens of ``text`` ([CLS] and [SEP] included), for the budgets' defaults."""
+    from engine.models import pretrained as hf
+
+    if len(text) > hf.MAX_CHARS:
+        return 0
+    return len(minilm().tokenizer(text)["input_ids"])
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def npz_length(data: bytes) -> int:
+    """N of an uploaded q, k, v file, or the InputError that says what is wrong with it."""
+    from engine.variants.in_pretrained import load_qkv_npz
+
+    return int(load_qkv_npz(data)[0].shape[-2])

@@ -7,7 +7,16 @@ import math
 import numpy as np
 from kit.i18n import t
 
-from views.heatmap import FONT, figure, heatmap
+from views.heatmap import (
+    FONT,
+    axes,
+    cell_domains,
+    figure,
+    flag_text,
+    heatmap,
+    subplot_ref,
+    unique_labels,
+)
 
 MAX_CELLS = 128  # a map wider than this is average-pooled for display, and says so
 
@@ -56,23 +65,6 @@ def map_figure(
         height=380,
         annotate=False,
     )
-
-
-def overlay_figure(full_map, pattern_map, head: int = 0, *, title: str):
-    """Full attention with the cells the variant cannot see greyed out."""
-    fig = map_figure(full_map, head, title=title)
-    hidden, f = display_pool((pattern_map.weights[0, head] == 0).astype(float))
-    grey = "rgba(128,128,128,0.75)"
-    shade = dict(
-        type="heatmap",
-        z=np.where(hidden > 0.5, 1.0, np.nan),
-        x=fig.data[0].x,
-        y=fig.data[0].y,
-        colorscale=[[0, grey], [1, grey]],
-        showscale=False,
-        hoverinfo="skip",
-    )
-    return figure([fig.data[0], shade], fig.layout)
 
 
 def loglog_figure(
@@ -135,5 +127,156 @@ def per_token_figure(result: dict):
         margin=dict(l=10, r=10, t=60, b=10),
         xaxis=dict(title=dict(text=t("views.variants.position_t"))),
         yaxis=dict(title=dict(text=t("views.variants.ms_per_token"))),
+    )
+    return figure(lines, layout)
+
+
+GRID_CELLS = 64  # a small-multiple panel is ~300 px wide: more cells than this are not seen
+
+
+def map_grid(
+    panels: list[dict],
+    *,
+    columns: int = 4,
+    value_name: str = "α",
+    diverging: bool = False,
+    marker: tuple[int, int] | None = None,
+    grey_gaps: bool = False,
+):
+    """Small multiples in one figure: one panel per ``dict(z, x, y, title, flags)``.
+
+    NaN cells are blank (grey with ``grey_gaps``: the keys a pattern cannot see).
+
+    One figure with many heatmaps paints far faster than as many figures. Each panel is
+    average-pooled to ≤ GRID_CELLS a side (said in its title); ``marker`` = (query, key)
+    rings that cell in every panel (the key a query should find). Colour scale shared.
+    """
+    rows = math.ceil(len(panels) / columns)
+    xs_dom = cell_domains([1] * columns, 0.04)
+    ys_dom = cell_domains([1] * rows, 0.12 / max(rows, 1), reverse=True)
+    data, layout, notes = [], {}, []
+    top = max((float(np.nanmax(np.abs(p["z"]))) for p in panels), default=1.0) or 1.0
+    for i, p in enumerate(panels, start=1):
+        z, f = display_pool(np.asarray(p["z"], dtype=float), GRID_CELLS)
+        xl, yl = _labels(p["x"], f), _labels(p["y"], f)
+        flags = list(p.get("flags", ())) + ([f"display pooled ×{f}"] if f > 1 else [])
+        xs, ys = unique_labels(xl), unique_labels(yl)
+        data.append(
+            dict(
+                type="heatmap",
+                z=z.astype(np.float32),
+                x=xs,
+                y=ys,
+                zmin=-top if diverging else 0.0,
+                zmax=top,
+                colorscale="RdBu" if diverging else "Viridis",
+                reversescale=diverging,
+                showscale=i == 1,
+                colorbar=dict(title=dict(text=value_name), len=0.5),
+                hovertemplate="%{y} → %{x}<br>" + value_name + " = %{z:.4f}<extra></extra>",
+                **subplot_ref(i),
+            )
+        )
+        if marker is not None:
+            q, k = marker
+            data.append(
+                dict(
+                    type="scatter",
+                    x=[xs[k // f]],
+                    y=[ys[q // f]],
+                    mode="markers",
+                    marker=dict(symbol="circle-open", size=14, color="red", line=dict(width=3)),
+                    hoverinfo="skip",
+                    showlegend=False,
+                    **subplot_ref(i),
+                )
+            )
+        c, r = (i - 1) % columns, (i - 1) // columns
+        many = len(xs) > 24  # ticks that would overlap: the hover names each cell
+        layout.update(
+            axes(
+                i,
+                xs_dom[c],
+                ys_dom[r],
+                x=dict(type="category", showticklabels=not many, tickangle=-45),
+                y=dict(type="category", autorange="reversed", showticklabels=not many),
+            )
+        )
+        title = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
+        notes.append(
+            dict(
+                text=title,
+                x=sum(xs_dom[c]) / 2,
+                y=ys_dom[r][1],
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=13),
+            )
+        )
+    layout.update(
+        font=FONT,
+        annotations=notes,
+        height=int(60 + 300 * rows),
+        margin=dict(l=10, r=10, t=40, b=10),
+    )
+    if grey_gaps:
+        layout["plot_bgcolor"] = "rgba(128,128,128,0.75)"
+    return figure(data, layout)
+
+
+def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: str):
+    """Accuracy (mean over seeds, bars: the seeds' range) against a cost, one point each."""
+    pts = [r for r in rows if r[cost] and r[cost] > 0]
+    data = [
+        dict(
+            type="scatter",
+            x=[r[cost] for r in pts],
+            y=[r["accuracy"] for r in pts],
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=[r["max"] - r["accuracy"] for r in pts],
+                arrayminus=[r["accuracy"] - r["min"] for r in pts],
+            ),
+            text=[r["variant"] for r in pts],
+            mode="markers+text",
+            textposition="top center",
+            marker=dict(size=12),
+            hovertemplate="%{text}: %{y:.3f} at %{x:.3g}<extra></extra>",
+        )
+    ]
+    layout = dict(
+        title=dict(text=title),
+        font=FONT,
+        height=460,
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title=dict(text=x_title), type="log"),
+        yaxis=dict(title=dict(text=t("variants.accuracy_axis")), range=[-0.05, 1.1]),
+    )
+    return figure(data, layout)
+
+
+def layer_error_figure(errors: dict[str, list[float]]):
+    """Relative error of each layer's output against the original model, one line each."""
+    lines = [
+        dict(
+            type="scatter",
+            x=list(range(1, len(e) + 1)),
+            y=e,
+            mode="lines+markers",
+            name=name,
+        )
+        for name, e in errors.items()
+    ]
+    layout = dict(
+        title=dict(text=t("variants.swap_layer_title")),
+        font=FONT,
+        height=400,
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title=dict(text=t("variants.swap_layer_axis")), dtick=1),
+        yaxis=dict(title=dict(text=t("variants.swap_error_axis"))),
     )
     return figure(lines, layout)

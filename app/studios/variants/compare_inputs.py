@@ -5,19 +5,28 @@ from __future__ import annotations
 import streamlit as st
 from kit import flag, t, url_choice, url_default, url_number, url_sync
 from state import variants as state
+from studios.variants.compare_sources import minilm_widgets, npz_widgets
 
 # Options keep English identities (widget state, tests); each is shown through t().
 SYNTHETIC, TEXT = "Synthetic Q/K/V", "Text through a seeded random layer"
 TRAINED = "A date through the trained Transformer"
+MINILM = "Q/K/V of MiniLM layer L, head H for your text"
+NPZ = "Upload Q/K/V (NPZ)"
 EXAMPLE = (
     "The quick brown fox jumps over the lazy dog because the dog "
     "was too lazy to chase the quick brown fox ."
 )
-SOURCE_KEYS = {SYNTHETIC: "synthetic", TEXT: "text", TRAINED: "trained"}
+SOURCE_KEYS = {
+    MINILM: "minilm",
+    SYNTHETIC: "synthetic",
+    TEXT: "text",
+    TRAINED: "trained",
+    NPZ: "npz",
+}
 
 
-def param_widgets(variant, n: int, source: str) -> dict:
-    """One widget per hyper-parameter, its limits in the label."""
+def param_widgets(variant, n: int, source: str, defaults: dict | None = None) -> dict:
+    """One widget per hyper-parameter, its limits in the label; ``defaults`` override."""
     values = {}
     for p in variant.params:
         key = f"hp-{source}-{variant.name}-{p.name}"  # per input: defaults fit its length
@@ -25,19 +34,23 @@ def param_widgets(variant, n: int, source: str) -> dict:
         if p.choices:
             values[p.name] = st.selectbox(label, p.choices, key=key, help=p.help or None)
         else:
-            default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
+            default = (defaults or {}).get(p.name, p.default)
+            default = min(default, max(int(p.low), n))  # short inputs: defaults that fit
             values[p.name] = st.number_input(
                 label, value=default, step=1, key=key, help=p.help or None
             )
     return values
 
 
-def source_widgets() -> dict:
-    """The chosen input as keyword arguments of ``state.compare`` (names and params aside)."""
+def source_widgets() -> dict | None:
+    """The chosen input as keyword arguments of ``state.compare`` (names and params aside),
+    with ``n_for_defaults`` and ``defaults`` (budgets) for the hyper-parameters; None while
+    an upload is awaited."""
     from engine.text import tokenize
     from engine.variants import compare, inputs
 
-    sources = [SYNTHETIC, TEXT] + ([TRAINED] if state.trained_available() else [])
+    trained = [TRAINED] if state.trained_available() else []
+    sources = [MINILM, SYNTHETIC, TEXT, *trained, NPZ]
     ids = [SOURCE_KEYS[s] for s in sources]
     source = url_choice(
         st.radio,
@@ -57,6 +70,12 @@ def source_widgets() -> dict:
     )
     url_sync(causal=causal)
     synthetic, text, heads, d = (0, "clustered", 1.0, 0), "", 2, 32
+    common = dict(source=SOURCE_KEYS[source], causal=bool(causal), synthetic=synthetic)
+    if source == MINILM:
+        return {**common, **minilm_widgets(EXAMPLE), "d": d}
+    if source == NPZ:
+        got = npz_widgets()
+        return None if got is None else {**common, **got, "text": "", "heads": heads, "d": d}
     if source == TRAINED:
         limit = state.trained_max_length()
         text = st.text_input(t("variants.date", n=limit), "12 March 2021", key="var-date")

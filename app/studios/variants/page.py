@@ -8,6 +8,8 @@ from studios.variants import (
     section_kv,
     section_long,
     section_profile,
+    section_quality,
+    section_swap,
 )
 
 from engine import kernels
@@ -27,10 +29,16 @@ PARAMS = (
     "head",
     "view",
     "pool",
+    "layer",
+    "qhead",
+    "task",
+    "cost",
 )
 # Section identities (the widget's state) → (body, its name in variants.toml and links).
 SECTIONS = {
     "Compare": (section_compare.show, "compare"),
+    "Quality": (section_quality.show, "quality"),
+    "MiniLM swap": (section_swap.show, "swap"),
     "Cost profile": (section_profile.show, "profile"),
     "Long sequences": (section_long.show, "long"),
     "KV cache": (section_kv.show, "kv"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 from kit import chart, controls, t, table_exports, url_choice, url_default, url_number, url_sync
@@ -36,13 +37,17 @@ def show() -> None:
             format_func=lambda v: REGISTRY[v].title,
             key="var-picked",
         )
-    n = chosen.pop("n_for_defaults")
     url_sync(variants=picked)
+    if chosen is None:  # an upload is awaited
+        return
+    n = chosen.pop("n_for_defaults")
+    defaults = chosen.pop("defaults", {})
     params = {}
     with st.expander(t("variants.hyper")):
         for name in picked:
             if REGISTRY[name].params:
-                params[name] = param_widgets(REGISTRY[name], n, chosen["source"])
+                hp = defaults.get(name)
+                params[name] = param_widgets(REGISTRY[name], n, chosen["source"], hp)
     with st.spinner(t("variants.running")):
         traces, rows = state.compare(
             names=tuple(picked), params_json=json.dumps(params, sort_keys=True), **chosen
@@ -75,33 +80,28 @@ def maps(traces: dict, picked: list[str]) -> None:
             format_func=lambda v: t(f"variants.view_{v.split()[0]}"),
         )
     shown = [FULL, *picked] if view == "maps" else picked
-    cols = st.columns(2)
-    for i, name in enumerate(shown):
+    panels = []
+    for name in shown:
         tr = traces[name]
         amap = tr.maps["attention"]
         title = name if name in REGISTRY else t("variants.full")  # short: the flags follow
-        with cols[i % 2]:
-            if view == "maps":
-                chart(figs.map_figure(amap, head, title=title), key=f"map-{name}")
-            elif view == "difference vs full":
-                diff = compare.difference(tr, ref)[0, head]
-                fig = figs.map_figure(
-                    amap,
-                    head,
-                    z=diff,
-                    title=t("variants.minus_full", name=title),
-                    diverging=True,
-                    value_name="Δα",
-                )
-                chart(fig, key=f"diff-{name}")
-            elif "pattern" in tr.maps:
-                fig = figs.overlay_figure(
-                    ref.maps["attention"],
-                    tr.maps["pattern"],
-                    head,
-                    title=t("variants.overlay_title", name=title),
-                )
-                chart(fig, key=f"overlay-{name}")
-            else:
-                st.info(t("variants.no_pattern", name=REGISTRY[name].title))
-            st.caption(amap.note)
+        panel = dict(x=amap.key_labels, y=amap.query_labels, title=title, flags=amap.flags)
+        if view == "maps":
+            panels.append({**panel, "z": amap.weights[0, head]})
+        elif view == "difference vs full":
+            diff = compare.difference(tr, ref)[0, head]
+            panels.append({**panel, "z": diff, "title": t("variants.minus_full", name=title)})
+        elif "pattern" in tr.maps:  # full attention where the variant can see, 0 elsewhere
+            hidden = tr.maps["pattern"].weights[0, head] == 0
+            z = np.where(hidden, np.nan, ref.maps["attention"].weights[0, head])
+            panels.append({**panel, "z": z, "title": t("variants.overlay_title", name=title)})
+        else:
+            st.info(t("variants.no_pattern", name=REGISTRY[name].title))
+    if panels:
+        diverging = view == "difference vs full"
+        grey = view == "pattern overlay"  # hidden cells are blank: the grey behind shows
+        value = "Δα" if diverging else "α"
+        fig = figs.map_grid(panels, diverging=diverging, value_name=value, grey_gaps=grey)
+        chart(fig, key=f"maps-{view.split()[0]}")
+    notes = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
+    st.caption(" · ".join(n for n in notes if n))
