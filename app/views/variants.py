@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from kit.i18n import t
@@ -30,7 +31,9 @@ def display_pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray,
     m = math.ceil(n / f) * f
     padded = np.full((m, m), np.nan)
     padded[:n, :n] = z
-    return np.nanmean(padded.reshape(m // f, f, m // f, f), axis=(1, 3)), f
+    with warnings.catch_warnings():  # an all-blank block (hidden keys) stays blank
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(padded.reshape(m // f, f, m // f, f), axis=(1, 3)), f
 
 
 def _labels(labels, f: int) -> list[str]:

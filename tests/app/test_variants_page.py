@@ -3,6 +3,8 @@ traceback."""
 
 from __future__ import annotations
 
+import json
+
 import torch
 
 torch.set_num_threads(1)
@@ -18,15 +20,30 @@ def _texts(at) -> str:
     return " ".join(e.value for kind in ("info", "warning", "error") for e in at.get(kind))
 
 
+def heatmaps(at) -> int:
+    """Heatmap panels over every figure (the maps are small multiples in one figure)."""
+    return sum(
+        sum(d.get("type") == "heatmap" for d in json.loads(c.proto.spec)["data"])
+        for c in at.get("plotly_chart")
+    )
+
+
+def _synthetic(at):
+    at.radio(key="var-source").set_value("Synthetic Q/K/V").run()
+    assert not at.exception
+    return at
+
+
 def test_compare_default_shows_errors_table_and_maps(page):
     at = page("variants")
     assert not at.exception
     assert at.title[0].value.endswith("Variants lab")
+    at = _synthetic(at)
     assert len(at.dataframe) >= 1
     errors = at.dataframe[0].value
     assert {"linformer", "performer", "mamba"} <= set(errors["variant"])
     assert (errors.loc[errors["variant"] == "longformer", "missed_mass"] >= 0).all()
-    assert len(at.get("plotly_chart")) >= 7  # full + six variants
+    assert heatmaps(at) >= 7  # full + six variants
     at.radio[1].set_value("pattern overlay").run()
     assert not at.exception and len(at.get("plotly_chart")) >= 1
     at.radio[1].set_value("difference vs full").run()
@@ -47,7 +64,7 @@ def test_text_input_and_bad_text(page):
 
 
 def test_parameter_outside_its_limit_is_refused_with_the_limit(page):
-    at = page("variants")
+    at = _synthetic(page("variants"))
     at.number_input(key="hp-synthetic-longformer-window").set_value(5000).run()
     assert not at.exception
     assert "1024" in _texts(at)

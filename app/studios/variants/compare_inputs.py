@@ -34,8 +34,8 @@ def param_widgets(variant, n: int, source: str, defaults: dict | None = None) ->
         if p.choices:
             values[p.name] = st.selectbox(label, p.choices, key=key, help=p.help or None)
         else:
-            default = (defaults or {}).get(p.name, p.default)
-            default = min(default, max(int(p.low), n))  # short inputs: defaults that fit
+            default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
+            default = (defaults or {}).get(p.name, default)  # already sized for n
             values[p.name] = st.number_input(
                 label, value=default, step=1, key=key, help=p.help or None
             )

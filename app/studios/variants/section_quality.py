@@ -32,7 +32,9 @@ def show() -> None:
     st.dataframe(pd.DataFrame(list(wide.values())), hide_index=True)
     st.caption(t("variants.quality_caption", source=data["lra_published"]["source"]))
     table_exports(rows, "variants-quality")
-    task = url_choice(st.segmented_control, "task", t("variants.quality_task"), tasks, key="q-task")
+    first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
+    label = t("variants.quality_task")
+    task = url_choice(st.segmented_control, "task", label, tasks, default=first, key="q-task")
     st.caption(data["tasks"].get(task, task))
     cost_chart(rows, task)
     maps(data, task)
@@ -125,7 +127,7 @@ def maps(data: dict, task: str) -> None:
                 }
             )
     if key is not None:
-        st.caption(t("variants.quality_marker", query=query, key=key))
+        st.caption(t("variants.quality_marker", query=query, pos=key))
     st.caption(amap.note)
     marker = (query, key) if key is not None else None
     chart(figs.map_grid(panels, marker=marker), key="quality-maps")

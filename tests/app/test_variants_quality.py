@@ -1,0 +1,138 @@
+"""AppTest for issue 13 in the Variants lab: the Quality and MiniLM swap sections, and the
+Compare section's real inputs (MiniLM Q/K/V by default, an uploaded NPZ)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import torch
+
+torch.set_num_threads(1)
+
+
+def _section(at, name):
+    at.segmented_control(key="variants-section").set_value(name).run()
+    assert not at.exception, name
+    return at
+
+
+def _texts(at) -> str:
+    return " ".join(e.value for kind in ("info", "warning", "error") for e in at.get(kind))
+
+
+def _figures(at) -> dict:
+    return {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def _npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def test_quality_table_chart_and_trained_maps(page):
+    at = _section(page("variants"), "Quality")
+    table = at.dataframe[0].value
+    assert {"full", "flash", "linformer", "mamba", "linear"} <= set(table["variant"])
+    published = [c for c in table.columns if "not ours" in c]
+    assert published and "Tay et al. 2020" in published[0]
+    assert table.loc[table["variant"] == "full", published[0]].item() == "54.39"
+    assert "±" in table.loc[table["variant"] == "full", "mqar-256"].item()
+    specs = list(_figures(at).values())
+    scatter = next(s for s in specs if s["data"][0]["type"] == "scatter")
+    assert len(scatter["data"][0]["x"]) == len(table)  # one point per variant
+    grid = next(s for s in specs if any(d["type"] == "heatmap" for d in s["data"]))
+    assert sum(d["type"] == "heatmap" for d in grid["data"]) == len(table)
+    assert "Red ring" in " ".join(c.value for c in at.caption)  # the key is marked
+    weights = at.dataframe[1].value
+    assert set(weights["variant"]) == set(table["variant"])
+    at.radio(key="q-cost").set_value("flops").run()
+    assert not at.exception
+    at.segmented_control(key="q-task").set_value("control-128").run()
+    assert not at.exception and len(at.dataframe) == 2
+
+
+@pytest.mark.parametrize("content", ["missing", "{not json", '{"cells": 3}'])
+def test_quality_without_results_says_so(page, tmp_path, monkeypatch, content):
+    from state import variants as state
+
+    path = tmp_path / "variants-eval.json"
+    if content != "missing":
+        path.write_text(content)
+    monkeypatch.setattr(state, "quality_path", lambda: path)
+    at = _section(page("variants"), "Quality")
+    assert "engine.evaluate variants --save" in _texts(at)
+    at = _section(at, "KV cache")  # the other sections are unaffected
+    at.slider[0].set_value(16).run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+
+
+def test_minilm_swap_gives_a_cosine_per_variant(page):
+    from engine.variants.in_pretrained import SWAPPABLE
+
+    at = _section(page("variants"), "MiniLM swap")
+    rows = at.dataframe[0].value
+    assert list(rows["variant"]) == list(SWAPPABLE)
+    assert rows["cosine"].notna().all()
+    assert rows.loc[rows["variant"].isin(["full", "flash"]), "exact"].all()
+    assert rows.loc[rows["variant"].isin(["full", "flash"]), "cosine"].min() > 0.9999
+    assert "Exact here" in " ".join(m.value for m in at.markdown)
+    assert len(at.get("plotly_chart")) == 2  # layer errors, and the maps
+    at.number_input(key="swap-layer").set_value(5).run()
+    assert not at.exception
+    at.multiselect(key="swap-picked").set_value(["linformer", "performer"]).run()
+    assert list(at.dataframe[0].value["variant"]) == ["linformer", "performer"]
+    k = next(w for w in at.number_input if w.key.endswith("linformer-k"))
+    k.set_value(4).run()
+    assert not at.exception and '"k": 4' in at.dataframe[0].value["budget"].iloc[0]
+    at.text_area(key="swap-text").set_value("word " * 100).run()
+    assert not at.exception and "limit here is 64" in _texts(at)
+    at.text_area(key="swap-text").set_value("").run()
+    assert not at.exception and "Type a sentence" in _texts(at)
+
+
+def test_compare_defaults_to_minilm_qkv_with_default_budgets(page):
+    at = page("variants")
+    assert at.radio(key="var-source").value.startswith("Q/K/V of MiniLM")
+    rows = at.dataframe[0].value
+    assert {"linformer", "performer", "longformer"} <= set(rows["variant"])
+    k = next(w for w in at.number_input if w.key == "hp-minilm-linformer-k")
+    assert len(at.get("plotly_chart")) == 1  # the maps, small multiples in one figure
+    assert 1 <= k.value < 32  # about half the keys of the example text, not the synthetic 32
+    at.number_input(key="var-layer").set_value(5).run()
+    at.number_input(key="var-qhead").set_value(11).run()
+    assert not at.exception and len(at.dataframe) == 1
+
+
+def test_compare_on_an_uploaded_npz(page):
+    at = page("variants")
+    at.radio(key="var-source").set_value("Upload Q/K/V (NPZ)").run()
+    assert not at.exception and "Upload an .npz" in _texts(at)
+    g = np.random.default_rng(0)
+    q, k, v = (g.standard_normal((2, 24, 16)).astype(np.float32) for _ in range(3))
+    from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
+
+    def upload(data: bytes):  # AppTest has no uploader driver: the widget's state is the file
+        rec = UploadedFileRec(file_id="f", name="qkv.npz", type="application/npz", data=data)
+        return UploadedFile(rec, None)
+
+    at.session_state["var-npz"] = upload(_npz(q=q, k=k, v=v))
+    at.run()
+    assert not at.exception
+    assert {"linformer", "performer"} <= set(at.dataframe[0].value["variant"])
+    bad = {
+        "missing": (_npz(q=q, k=k), "missing v"),
+        "shape": (_npz(q=q, k=k, v=v[:, :5]), "share one shape"),
+        "dtype": (_npz(q=q.astype(np.int32), k=k, v=v), "dtype int32"),
+        "nan": (_npz(q=np.full_like(q, np.nan), k=k, v=v), "NaN or infinite"),
+        "not npz": (b"hello", "not a readable .npz"),
+        "too long": (_npz(**dict.fromkeys("qkv", np.zeros((1, 1100, 4), np.float32))), "outside"),
+    }
+    for name, (data, message) in bad.items():
+        at.session_state["var-npz"] = upload(data)
+        at.run()
+        assert not at.exception, name
+        assert message in _texts(at), (name, _texts(at))
