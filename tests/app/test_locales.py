@@ -62,7 +62,10 @@ SECTIONS = {
         ["Layers × heads", "bertviz", "Neuron view", "Query–key map (AttentionViz)"],
     ),
     "compare": ("cmp-mode", ["Every model", "Two models"]),
-    "variants": ("variants-section", ["Compare", "Cost profile", "Long sequences", "KV cache"]),
+    "variants": (
+        "variants-section",
+        ["Compare", "Quality", "MiniLM swap", "Cost profile", "Long sequences", "KV cache"],
+    ),
 }
 
 

@@ -34,10 +34,24 @@ def show() -> None:
     table_exports(rows, "variants-quality")
     first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
     label = t("variants.quality_task")
-    task = url_choice(st.segmented_control, "task", label, tasks, default=first, key="q-task")
+    task = url_choice(
+        st.segmented_control,
+        "task",
+        label,
+        tasks,
+        default=first,
+        key="q-task",
+        format_func=task_name,
+    )
     st.caption(data["tasks"].get(task, task))
     cost_chart(rows, task)
     maps(data, task)
+
+
+def task_name(task: str) -> str:
+    """A task's short name in the reader's language (a task the catalog lacks: its id)."""
+    name = t(f"variants.task_{task.replace('-', '_')}")
+    return task if name.startswith("variants.task_") else name
 
 
 @st.fragment
