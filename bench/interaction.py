@@ -133,9 +133,9 @@ SCENARIOS: dict[str, list[Edit]] = {
         Edit("head", "slider", "^Head$", None),
         Edit("step", "slider", "^Layer$", None),
     ],
-    "variants": [
-        Edit("type", "number", "seed", lambda i: str(1 + i)),
-        Edit("head", "number", "head to show", _cycle("1", "0")),
+    "variants": [  # the default source: Q/K/V of a MiniLM head for the user's text
+        Edit("type", "textarea", "Your text", lambda i: f"the fox number {i} jumps over a dog"),
+        Edit("head", "number", "MiniLM head", _cycle("1", "0")),
         Edit("step", "choice", "difference vs full|^maps$", _cycle("difference vs full", "maps")),
     ],
     "compare": [

@@ -283,3 +283,25 @@ def layer_error_figure(errors: dict[str, list[float]]):
         yaxis=dict(title=dict(text=t("variants.swap_error_axis"))),
     )
     return figure(lines, layout)
+
+
+def cosine_figure(cosines: dict[str, float]):
+    """The sentence embedding's cosine against the original model, one bar per variant."""
+    names = list(cosines)
+    bars = dict(
+        type="bar",
+        x=[cosines[n] for n in names],
+        y=names,
+        orientation="h",
+        text=[f"{cosines[n]:.4f}" for n in names],
+        textposition="auto",
+    )
+    layout = dict(
+        title=dict(text=t("variants.swap_cosine_title")),
+        font=FONT,
+        height=int(120 + 32 * len(names)),
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title=dict(text="cosine"), range=[min(0.0, *cosines.values()), 1.0]),
+        yaxis=dict(autorange="reversed", type="category"),
+    )
+    return figure([bars], layout)

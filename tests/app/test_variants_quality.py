@@ -80,7 +80,9 @@ def test_minilm_swap_gives_a_cosine_per_variant(page):
     assert rows.loc[rows["variant"].isin(["full", "flash"]), "exact"].all()
     assert rows.loc[rows["variant"].isin(["full", "flash"]), "cosine"].min() > 0.9999
     assert "Exact here" in " ".join(m.value for m in at.markdown)
-    assert len(at.get("plotly_chart")) == 2  # layer errors, and the maps
+    assert len(at.get("plotly_chart")) == 3  # cosines, layer errors, and the maps
+    bars = next(f for f in _figures(at).values() if f["data"][0]["type"] == "bar")
+    assert len(bars["data"][0]["x"]) == len(SWAPPABLE)
     at.number_input(key="swap-layer").set_value(5).run()
     assert not at.exception
     at.multiselect(key="swap-picked").set_value(["linformer", "performer"]).run()

@@ -61,8 +61,10 @@ def show() -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(t("variants.swap_caption"))
     table_exports(rows, "variants-minilm-swap")
+    c1, c2 = st.columns(2)
+    chart(figs.cosine_figure({n: r.cosine for n, r in results.items()}), "swap-cosine", c1)
     errors = {name: r.layer_errors for name, r in results.items()}
-    chart(figs.layer_error_figure(errors), key="swap-errors")
+    chart(figs.layer_error_figure(errors), key="swap-errors", where=c2)
     swap_maps(res)
 
 
