@@ -101,9 +101,15 @@ def test_compare_defaults_to_minilm_qkv_with_default_budgets(page):
     assert at.radio(key="var-source").value.startswith("Q/K/V of MiniLM")
     rows = at.dataframe[0].value
     assert {"linformer", "performer", "longformer"} <= set(rows["variant"])
-    k = next(w for w in at.number_input if w.key == "hp-minilm-linformer-k")
+    k = next(
+        w
+        for w in at.number_input
+        if w.key.startswith("hp-minilm") and w.key.endswith("-linformer-k")
+    )
     assert len(at.get("plotly_chart")) == 1  # the maps, small multiples in one figure
     assert 1 <= k.value < 32  # about half the keys of the example text, not the synthetic 32
+    at.text_area(key="var-mtext").set_value("A much shorter text.").run()
+    assert not at.exception and not _texts(at)  # the budgets follow the new length
     at.number_input(key="var-layer").set_value(5).run()
     at.number_input(key="var-qhead").set_value(11).run()
     assert not at.exception and len(at.dataframe) == 1

@@ -46,8 +46,9 @@ def show() -> None:
     with st.expander(t("variants.hyper")):
         for name in picked:
             if REGISTRY[name].params:
-                hp = defaults.get(name)
-                params[name] = param_widgets(REGISTRY[name], n, chosen["source"], hp)
+                # Budgets sized for n: a new length starts from its own defaults.
+                where = chosen["source"] + (str(n) if defaults else "")
+                params[name] = param_widgets(REGISTRY[name], n, where, defaults.get(name))
     with st.spinner(t("variants.running")):
         traces, rows = state.compare(
             names=tuple(picked), params_json=json.dumps(params, sort_keys=True), **chosen
