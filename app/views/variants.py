@@ -135,6 +135,7 @@ def per_token_figure(result: dict):
 
 
 GRID_CELLS = 64  # a small-multiple panel is ~300 px wide: more cells than this are not seen
+TICKS_MAX = 32  # more tick labels than this overlap in one panel
 
 
 def map_grid(
@@ -195,14 +196,16 @@ def map_grid(
                 )
             )
         c, r = (i - 1) % columns, (i - 1) // columns
-        many = len(xs) > 24  # ticks that would overlap: the hover names each cell
+        # Tick labels are most of a redraw's cost in the browser: the first panel names
+        # the tokens (when they fit), the others rely on it and on the hover.
+        ticks = i == 1 and len(xs) <= TICKS_MAX
         layout.update(
             axes(
                 i,
                 xs_dom[c],
                 ys_dom[r],
-                x=dict(type="category", showticklabels=not many, tickangle=-45),
-                y=dict(type="category", autorange="reversed", showticklabels=not many),
+                x=dict(type="category", showticklabels=ticks, tickangle=-45),
+                y=dict(type="category", autorange="reversed", showticklabels=ticks),
             )
         )
         title = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
