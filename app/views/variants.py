@@ -204,8 +204,8 @@ def map_grid(
                 i,
                 xs_dom[c],
                 ys_dom[r],
-                x=dict(type="category", showticklabels=ticks, tickangle=-45),
-                y=dict(type="category", autorange="reversed", showticklabels=ticks),
+                x=dict(type="category", showticklabels=ticks, tickangle=-45, showgrid=False),
+                y=dict(type="category", autorange="reversed", showticklabels=ticks, showgrid=False),
             )
         )
         title = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
