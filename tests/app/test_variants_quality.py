@@ -144,3 +144,26 @@ def test_compare_on_an_uploaded_npz(page):
         at.run()
         assert not at.exception, name
         assert message in _texts(at), (name, _texts(at))
+
+
+def test_links_restore_the_new_views():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    script = Path(__file__).resolve().parents[2] / "app/studios/variants/page.py"
+    at = AppTest.from_file(str(script), default_timeout=120)
+    at.query_params.update(section="quality", task="control-128", cost="flops", layer="0")
+    at.run()
+    assert not at.exception
+    assert at.segmented_control(key="q-task").value == "control-128"
+    assert at.radio(key="q-cost").value == "flops"
+    assert at.number_input(key="q-layer").value == 0
+    at = AppTest.from_file(str(script), default_timeout=120)
+    at.query_params.update(section="compare", source="minilm", layer="4", qhead="3")
+    at.run()
+    assert not at.exception
+    assert (at.number_input(key="var-layer").value, at.number_input(key="var-qhead").value) == (
+        4,
+        3,
+    )
