@@ -92,7 +92,7 @@ def maps(traces: dict, picked: list[str]) -> None:
         elif view == "difference vs full":
             diff = compare.difference(tr, ref)[0, head]
             panels.append({**panel, "z": diff, "title": t("variants.minus_full", name=title)})
-        elif "pattern" in tr.maps:  # full attention where the variant can see, 0 elsewhere
+        elif "pattern" in tr.maps:  # full attention where the variant can see, blank elsewhere
             hidden = tr.maps["pattern"].weights[0, head] == 0
             z = np.where(hidden, np.nan, ref.maps["attention"].weights[0, head])
             panels.append({**panel, "z": z, "title": t("variants.overlay_title", name=title)})
