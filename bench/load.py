@@ -300,8 +300,8 @@ async def one_session(url, flow, seed, think, timeout, start_delay) -> dict:
 # --- server memory -----------------------------------------------------------------------
 
 
-def tree_rss(root: int) -> int:
-    """Bytes resident in root and all its descendants (from /proc; Linux only)."""
+def tree_pids(root: int) -> list[int]:
+    """root and all its descendants (from /proc; Linux only)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -312,10 +312,18 @@ def tree_rss(root: int) -> int:
         except (OSError, IndexError, ValueError):
             continue
         children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0, [root]
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
+        found.append(pid)
         todo += children.get(pid, [])
+    return found
+
+
+def tree_rss(root: int) -> int:
+    """Bytes resident in root and all its descendants."""
+    total = 0
+    for pid in tree_pids(root):
         try:
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
@@ -326,11 +334,17 @@ def tree_rss(root: int) -> int:
     return total
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of one process so far (from /proc; Linux only)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_seconds(root: int) -> float:
+    """User + system CPU time so far of root and its descendants (every replica)."""
+    ticks = 0
+    for pid in tree_pids(root):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 async def wait_until_idle(pid: int, *, busy: float = 0.05, limit: float = 180) -> float:
