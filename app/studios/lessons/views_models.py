@@ -7,7 +7,7 @@ the step's parameters in place of the pages' widgets.
 from __future__ import annotations
 
 import streamlit as st
-from kit import answer_heading, friendly_errors, t
+from kit import answer_heading, engine_text, friendly_errors, t
 from kit.reveal import predict
 from state import models
 from state import nmt as nmt_state
@@ -31,7 +31,7 @@ def alignment(params: dict, guess, key: str) -> None:
         beam = int(params.get("beam", 5))
         trace = nmt_state.translate(card.name, params["text"], beam)
     answer_heading(trace, md(trace.outputs["translation"]))
-    st.caption(t("lessons.model_line", title=card.title, beam=beam))
+    st.caption(t("lessons.model_line", title=engine_text(card.title), beam=beam))
     if trace.outputs["unknown"]:
         st.warning(t("lessons.unknown", words=", ".join(map(md, trace.outputs["unknown"]))))
     if params.get("section") == "measured":
@@ -60,7 +60,7 @@ def transformer(params: dict, guess, key: str) -> None:
         if layer >= n_layers or head >= n_heads:
             raise ValueError(t("lessons.no_head", layers=n_layers, heads=n_heads))
     answer_heading(trace, md(trace.outputs["translation"]))
-    st.caption(card.title)
+    st.caption(engine_text(card.title))
     if trace.outputs["unknown"]:
         st.warning(t("lessons.unknown", words=", ".join(map(md, trace.outputs["unknown"]))))
     w = amap.weights[layer, head]

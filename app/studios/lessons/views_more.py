@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import streamlit as st
-from kit import friendly_errors, t
+from kit import engine_text, friendly_errors, t
 from kit.reveal import predict
 from state import lessons as lesson_state
 from state import models
@@ -43,7 +43,7 @@ def memory(params: dict, guess, key: str) -> None:
         )
     )
     if out.get("warning"):
-        st.warning(out["warning"])
+        st.warning(engine_text(out["warning"]))
     rows = [t("lessons.hop", n=i + 1) for i in range(amap.shape[0])]
     if guess is not None and not predict(
         key, amap.weights[:, 0, 0, :], rows, amap.key_labels, row=int(guess) - 1, unit="sentence"
