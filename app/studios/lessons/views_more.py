@@ -76,7 +76,7 @@ def positional(params: dict, guess, key: str) -> None:
 
 def variants(params: dict, guess, key: str) -> None:
     names = tuple(params.get("variants", "longformer,performer").split(","))
-    if params["section"] == "memory":
+    if params["section"] == "long":
         _memory(names, int(params.get("n", 8192)))
         return
     text = params.get("text", "The quick brown fox jumps over the lazy dog .")
