@@ -7,7 +7,7 @@ the step's parameters in place of the pages' widgets.
 from __future__ import annotations
 
 import streamlit as st
-from kit import answer_heading, engine_text, friendly_errors, t
+from kit import answer_heading, chart, engine_text, friendly_errors, t
 from kit.reveal import predict
 from state import models
 from state import nmt as nmt_state
@@ -67,6 +67,6 @@ def transformer(params: dict, guess, key: str) -> None:
     if guess is not None and not predict(key, w, amap.query_labels, amap.key_labels, row=guess):
         return
     if params.get("section") == "grid":
-        st.plotly_chart(head_grid(amap, kind), width="stretch", key=f"{key}-grid")
+        chart(head_grid(amap, kind), f"{key}-grid", width="stretch")
     else:
-        st.plotly_chart(attention_figure(amap, layer, head), width="stretch", key=f"{key}-head")
+        chart(attention_figure(amap, layer, head), f"{key}-head", width="stretch")

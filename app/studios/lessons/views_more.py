@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import streamlit as st
-from kit import engine_text, friendly_errors, t
+from kit import chart, engine_text, friendly_errors, t
 from kit.reveal import predict
 from state import lessons as lesson_state
 from state import models
@@ -61,17 +61,17 @@ def positional(params: dict, guess, key: str) -> None:
         pe = pe_lib.sinusoidal(length, d_model)
     section = params.get("section", "rotation")
     if section == "table":
-        st.plotly_chart(pe_figs.table_figure(pe, "PE"), key=f"{key}-table")
+        chart(pe_figs.table_figure(pe, "PE"), f"{key}-table")
     elif section == "similarity":
         sim = pe_lib.similarity(pe)
         fig = pe_figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520)
-        st.plotly_chart(fig, key=f"{key}-sim")
+        chart(fig, f"{key}-sim")
     else:
         err = pe_lib.verify_rotation(k, length, d_model)
         st.markdown(t("lessons.rotation", k=k, length=length, err=err))
         show = min(d_model, 16)
         M = pe_lib.rotation(k, d_model)[:show, :show]
-        st.plotly_chart(pe_figs.rotation_figure(M, k), key=f"{key}-rotation")
+        chart(pe_figs.rotation_figure(M, k), f"{key}-rotation")
 
 
 def variants(params: dict, guess, key: str) -> None:
@@ -92,7 +92,7 @@ def variants(params: dict, guess, key: str) -> None:
     shown = st.columns(len(traces))
     for col, (name, trace) in zip(shown, reversed(traces.items()), strict=True):
         amap = trace.maps["attention"]
-        col.plotly_chart(var_figs.map_figure(amap, head, title=name), key=f"{key}-{name}")
+        chart(var_figs.map_figure(amap, head, title=name), f"{key}-{name}", col)
         col.caption(amap.note)
 
 
