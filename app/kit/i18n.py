@@ -168,6 +168,24 @@ def _data_term(english: str) -> str:
     return english if language() == DEFAULT else _terms(language()).get(english, english)
 
 
+def map_note(note: str) -> str:
+    """An attention map's note with each variant's own sentence translated (a note may add
+    the run's details to it, which stay as they are)."""
+    if language() == DEFAULT or not note:
+        return note
+    notes = _notes(language())
+    for english in sorted(notes, key=len, reverse=True):
+        note = note.replace(english, notes[english])
+    return note
+
+
+@functools.cache
+def _notes(lang: str) -> dict[str, str]:
+    en, other = catalog(DEFAULT), catalog(lang)
+    keys = [k for k in en if k.startswith("engine.variants.") and k.endswith(".map_note")]
+    return {en[k]: other[k] for k in keys if k in other}
+
+
 def variant_param_label(variant, p) -> str:
     """A widget label naming the variant, the parameter and its limits: ``Linformer:
     projected length k (1 … 4096)``."""

@@ -23,6 +23,8 @@ def engine_english() -> dict[str, str]:
     found = {f"engine.{k}": v for k, v in MESSAGES.items()}
     for name, variant in REGISTRY.items():
         found[f"engine.variants.{name}.title"] = variant.title
+        if variant.map_note:
+            found[f"engine.variants.{name}.map_note"] = variant.map_note
         for p in variant.params:
             found[f"engine.variants.{name}.params.{p.name}.label"] = p.label
             if p.help:
@@ -99,6 +101,10 @@ def test_nested_messages_and_terms_are_translated():
     assert i18n.variant_title(longformer) != longformer.title
     label = i18n.variant_param_label(longformer, window)
     assert label.endswith("(1 … 1024)") and "window" not in label
+    note = f"first 64 of 128 tokens. {REGISTRY['performer'].map_note}"
+    assert i18n.map_note(note).startswith("first 64") and "Implied" not in i18n.map_note(note)
+    i18n._last = "en"
+    assert i18n.map_note(note) == note
 
 
 def zh_alignment() -> AppTest:

@@ -6,6 +6,7 @@ import json
 
 import streamlit as st
 from kit import chart, engine_text, friendly_errors, t
+from kit.i18n import map_note
 from kit.reveal import predict
 from state import lessons as lesson_state
 from state import models
@@ -93,7 +94,7 @@ def variants(params: dict, guess, key: str) -> None:
     for col, (name, trace) in zip(shown, reversed(traces.items()), strict=True):
         amap = trace.maps["attention"]
         chart(var_figs.map_figure(amap, head, title=name), f"{key}-{name}", col)
-        col.caption(amap.note)
+        col.caption(map_note(amap.note))
 
 
 def _memory(names: tuple[str, ...], n: int) -> None:
