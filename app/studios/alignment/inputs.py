@@ -3,7 +3,7 @@
 import random
 
 import streamlit as st
-from kit import t, url_default, url_index, url_sync
+from kit import engine_text, t, url_default, url_index, url_sync
 from state import nmt as state
 
 from engine.data import enfr
@@ -45,7 +45,7 @@ def choose_model(task: str):
                 t("alignment.model"),
                 names,
                 url_index("model", names, key=f"nmt-model-{task}"),
-                format_func=lambda n: cards[names.index(n)].title,
+                format_func=lambda n: engine_text(cards[names.index(n)].title),
                 key=f"nmt-model-{task}",
             )
         )
@@ -83,7 +83,7 @@ def input_text(card) -> str:
             key="nmt-draw",
         )
     text = st.text_area(
-        t("alignment.input", limits=card.limits.describe()),
+        t("alignment.input", limits=engine_text(card.limits.describe())),
         key=key,
         height=90,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.messages import Message
 from engine.models.registry import Example, Limits, ModelCard
 from engine.variants.base import Param
 
@@ -36,7 +37,7 @@ class PretrainedCard(ModelCard):
 
     @property
     def title(self) -> str:
-        return f"{self.meta['display']} (pretrained, offline)"
+        return Message("card.pretrained.title", display=self.meta["display"])
 
     @property
     def options(self) -> tuple[Param, ...]:
@@ -53,8 +54,8 @@ class PretrainedCard(ModelCard):
         return Limits(
             max_chars=MAX_CHARS,
             max_tokens=MAX_TOKENS,
-            token_unit="subword tokens",
-            empty="Type a sentence to begin.",
+            token_unit=Message("unit.subword_tokens"),
+            empty=Message("text.empty"),
         )
 
     @property
