@@ -100,6 +100,15 @@ MESSAGES: dict[str, str] = {
     ),
     "babi.support_not_numbers": "Line {n}: supporting ids must be line numbers, got {ids!r}.",
     "babi.support_later": "Line {n}: supporting ids must point to earlier lines of its story.",
+    # engine.models.cards: the names of the curated examples
+    "example.figure_3a": "Figure 3(a)",
+    "example.negation": "negation",
+    "example.long_sentence": "long sentence",
+    "example.where_is_mary": "Where is Mary?",
+    "example.babi_story": "task {task}, test story {i}",
+    "example.coreference": "coreference",
+    "example.agreement": "agreement",
+    "example.short": "short",
 }
 
 

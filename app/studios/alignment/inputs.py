@@ -73,7 +73,11 @@ def input_text(card) -> str:
         st.session_state[key] = url_default("text", fallback)
     c1, c2 = st.columns([3, 1])
     c1.selectbox(
-        t("alignment.example"), list(examples), key=f"nmt-example-{task}", on_change=use_example
+        t("alignment.example"),
+        list(examples),
+        key=f"nmt-example-{task}",
+        on_change=use_example,
+        format_func=engine_text,
     )
     if task == "en-fr":
         c2.button(

@@ -77,10 +77,10 @@ class MemN2NCard(ModelCard):
         from engine.data.babi import dataset
 
         if len(self.tasks) > 1:
-            return (Example("Where is Mary?", JOINT_EXAMPLE),)
+            return (Example(Message("example.where_is_mary"), JOINT_EXAMPLE),)
         t = self.tasks[0]
         return tuple(
-            Example(f"task {t}, test story {i}", as_text(s))
+            Example(Message("example.babi_story", task=t, i=i), as_text(s))
             for i, s in enumerate(dataset(t, "test")[:3])
         )
 

@@ -67,7 +67,15 @@ class TranslationCard(ModelCard):
 
         if self.task == "dates":
             return tuple(Example(d, d) for d in DATE_EXAMPLES)
-        return tuple(Example(k, enfr.detokenize_en(p.src)) for k, p in enfr.EXAMPLES.items())
+        names = {
+            "Figure 3(a)": "figure_3a",
+            "negation": "negation",
+            "long sentence": "long_sentence",
+        }
+        return tuple(
+            Example(Message(f"example.{names[k]}") if k in names else k, enfr.detokenize_en(p.src))
+            for k, p in enfr.EXAMPLES.items()
+        )
 
     def assess(self, trace) -> str | None:
         return translation_warning(self, trace)

@@ -9,9 +9,12 @@ from engine.models.registry import Example, Limits, ModelCard
 from engine.variants.base import Param
 
 EXAMPLES = (
-    Example("coreference", "The animal didn't cross the street because it was too tired."),
-    Example("agreement", "The keys to the cabinet are on the table."),
-    Example("short", "Attention is all you need."),
+    Example(
+        Message("example.coreference"),
+        "The animal didn't cross the street because it was too tired.",
+    ),
+    Example(Message("example.agreement"), "The keys to the cabinet are on the table."),
+    Example(Message("example.short"), "Attention is all you need."),
 )
 
 
