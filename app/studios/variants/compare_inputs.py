@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 from kit import flag, t, url_choice, url_default, url_number, url_sync
+from kit.i18n import param_help, variant_param_label
 from state import variants as state
 from studios.variants.compare_sources import minilm_widgets, npz_widgets
 
@@ -30,14 +31,16 @@ def param_widgets(variant, n: int, source: str, defaults: dict | None = None) ->
     values = {}
     for p in variant.params:
         key = f"hp-{source}-{variant.name}-{p.name}"  # per input: defaults fit its length
-        label = f"{variant.title}: {p.label} ({p.limits})"
+        label = variant_param_label(variant, p)
         if p.choices:
-            values[p.name] = st.selectbox(label, p.choices, key=key, help=p.help or None)
+            values[p.name] = st.selectbox(
+                label, p.choices, key=key, help=param_help(p, variant) or None
+            )
         else:
             default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
             default = (defaults or {}).get(p.name, default)  # already sized for n
             values[p.name] = st.number_input(
-                label, value=default, step=1, key=key, help=p.help or None
+                label, value=default, step=1, key=key, help=param_help(p, variant) or None
             )
     return values
 

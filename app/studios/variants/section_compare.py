@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 from kit import chart, controls, t, table_exports, url_choice, url_default, url_number, url_sync
+from kit.i18n import map_note, variant_title
 from kit.url import names as url_names
 from state import variants as state
 from studios.variants.compare_inputs import param_widgets, source_widgets
@@ -34,7 +35,7 @@ def show() -> None:
             t("variants.variants"),
             names,
             linked,
-            format_func=lambda v: REGISTRY[v].title,
+            format_func=lambda v: variant_title(REGISTRY[v]),
             key="var-picked",
         )
     url_sync(variants=picked)
@@ -97,7 +98,7 @@ def maps(traces: dict, picked: list[str]) -> None:
             z = np.where(hidden, np.nan, ref.maps["attention"].weights[0, head])
             panels.append({**panel, "z": z, "title": t("variants.overlay_title", name=title)})
         else:
-            st.info(t("variants.no_pattern", name=REGISTRY[name].title))
+            st.info(t("variants.no_pattern", name=variant_title(REGISTRY[name])))
     if panels:
         diverging = view == "difference vs full"
         grey = view == "pattern overlay"  # hidden cells are blank: the grey behind shows
@@ -105,4 +106,4 @@ def maps(traces: dict, picked: list[str]) -> None:
         fig = figs.map_grid(panels, diverging=diverging, value_name=value, grey_gaps=grey)
         chart(fig, key=f"maps-{view.split()[0]}")
     notes = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
-    st.caption(" · ".join(n for n in notes if n))
+    st.caption(" · ".join(map_note(n) for n in notes if n))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from kit import chart, controls, t, table_exports, url_choice, url_number
+from kit.i18n import map_note
 from state import variants as state
 from views import variants as figs
 
@@ -142,7 +143,7 @@ def maps(data: dict, task: str) -> None:
             )
     if key is not None:
         st.caption(t("variants.quality_marker", query=query, pos=key))
-    st.caption(amap.note)
+    st.caption(map_note(amap.note))
     marker = (query, key) if key is not None else None
     chart(figs.map_grid(panels, marker=marker), key="quality-maps")
     st.dataframe(pd.DataFrame(table), hide_index=True)

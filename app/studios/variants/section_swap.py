@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import streamlit as st
 from kit import chart, controls, t, table_exports, url_default, url_number, url_sync
+from kit.i18n import variant_title
 from kit.url import names as url_names
 from state import variants as state
 from studios.variants.compare_inputs import EXAMPLE, param_widgets
@@ -30,7 +31,7 @@ def show() -> None:
             t("variants.variants"),
             names,
             linked,
-            format_func=lambda v: REGISTRY[v].title,
+            format_func=lambda v: variant_title(REGISTRY[v]),
             key="swap-picked",
         )
     url_sync(variants=picked)
@@ -45,7 +46,7 @@ def show() -> None:
     with st.spinner(t("variants.swap_running")):
         res = state.swap(text, tuple(picked), json.dumps(budgets, sort_keys=True))
     results = res["results"]
-    exact = [REGISTRY[v].title for v, r in results.items() if r.exact]
+    exact = [variant_title(REGISTRY[v]) for v, r in results.items() if r.exact]
     st.markdown(t("variants.swap_exact", names=", ".join(exact) or "—", n=res["n"]))
     rows = [
         {
