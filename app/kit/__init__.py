@@ -9,6 +9,7 @@ from kit.exports import chart, export_buttons, table_exports
 from kit.i18n import engine_text, language, language_picker, t
 from kit.page import page_bottom, page_top
 from kit.presenter import controls, palette, presenting
+from kit.tables import data_table
 from kit.url import (
     example_and_text,
     flag,
@@ -24,6 +25,7 @@ __all__ = [
     "answer_heading",
     "chart",
     "controls",
+    "data_table",
     "engine_text",
     "example_and_text",
     "export_buttons",

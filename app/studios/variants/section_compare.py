@@ -5,9 +5,18 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import streamlit as st
-from kit import chart, controls, t, table_exports, url_choice, url_default, url_number, url_sync
+from kit import (
+    chart,
+    controls,
+    data_table,
+    t,
+    table_exports,
+    url_choice,
+    url_default,
+    url_number,
+    url_sync,
+)
 from kit.i18n import map_note, variant_title
 from kit.url import names as url_names
 from state import variants as state
@@ -57,7 +66,7 @@ def show() -> None:
     maps(traces, picked)
     st.subheader(t("variants.error_header"))
     st.caption(t("variants.error_caption"))
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    data_table(rows)
     table_exports(rows, "variants-errors")
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
-from kit import t, table_exports, url_number
+from kit import data_table, t, table_exports, url_number
 from state import variants as state
 
 
@@ -16,5 +15,5 @@ def show() -> None:
     outlier = c3.slider(t("variants.int8_bias"), 0.0, 50.0, 20.0, key="int8-bias")
     block = c4.number_input(t("variants.int8_block"), 1, 1024, 64, key="int8-block")
     rows = state.int8_rows(int(n), int(d), float(outlier), int(block), 0)
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    data_table(rows)
     table_exports(rows, "variants-int8")

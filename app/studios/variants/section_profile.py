@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
-from kit import chart, t, table_exports
+from kit import chart, data_table, t, table_exports
 from state import variants as state
 from views import variants as figs
 
@@ -43,7 +42,7 @@ def show() -> None:
         for v in picked
     ]
     with st.expander(t("variants.prediction")):
-        st.dataframe(pd.DataFrame(predictions), hide_index=True)
+        data_table(predictions)
         table_exports(predictions, "variants-predictions")
     sweep_state = st.session_state.setdefault("variants-sweep", {"items": [], "status": "idle"})
     if st.button(t("variants.run_sweep"), type="primary", key="profile-run"):
@@ -88,14 +87,14 @@ def show() -> None:
         )
         summary = profile.as_rows(profile.summarize(points))
         st.markdown(t("variants.exponents", tolerance=profile.EXPONENT_TOLERANCE))
-        st.dataframe(pd.DataFrame(summary), hide_index=True)
+        data_table(summary)
         table_exports(summary, "variants-exponents")
         st.markdown(t("variants.measurements"))
         table = [{k: v for k, v in r.items() if k != "times_s"} for r in rows]
-        st.dataframe(pd.DataFrame(table), hide_index=True)
+        data_table(table)
         table_exports(table, "variants-profile")
     if skips:
         st.markdown(t("variants.not_run"))
         skipped = profile.as_rows(skips)
-        st.dataframe(pd.DataFrame(skipped), hide_index=True)
+        data_table(skipped)
         table_exports(skipped, "variants-skipped")

@@ -5,9 +5,8 @@ The results are shipped (python -m engine.evaluate variants --save); nothing tra
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
-from kit import chart, controls, t, table_exports, url_choice, url_number
+from kit import chart, controls, data_table, t, table_exports, url_choice, url_number
 from kit.i18n import map_note
 from state import variants as state
 from views import variants as figs
@@ -30,7 +29,7 @@ def show() -> None:
     for r in wide.values():
         lra = data["lra_published"]["average_accuracy"].get(r["variant"])
         r[published] = f"{lra:.2f}" if lra is not None else "—"
-    st.dataframe(pd.DataFrame(list(wide.values())), hide_index=True)
+    data_table(list(wide.values()))
     st.caption(t("variants.quality_caption", source=data["lra_published"]["source"]))
     table_exports(rows, "variants-quality")
     first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
@@ -146,4 +145,4 @@ def maps(data: dict, task: str) -> None:
     st.caption(map_note(amap.note))
     marker = (query, key) if key is not None else None
     chart(figs.map_grid(panels, marker=marker), key="quality-maps")
-    st.dataframe(pd.DataFrame(table), hide_index=True)
+    data_table(table)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import streamlit as st
-from kit import chart, controls, t, table_exports, url_default, url_number, url_sync
+from kit import chart, controls, data_table, t, table_exports, url_default, url_number, url_sync
 from kit.i18n import variant_title
 from kit.url import names as url_names
 from state import variants as state
@@ -59,7 +58,7 @@ def show() -> None:
         }
         for name, r in results.items()
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    data_table(rows)
     st.caption(t("variants.swap_caption"))
     table_exports(rows, "variants-minilm-swap")
     c1, c2 = st.columns(2)
