@@ -238,11 +238,13 @@ def _first_get(url: str) -> str:
 
 
 async def classroom_flow(s: Session, rng: random.Random, pause) -> tuple[list, list]:
-    """Alignment → type → step → memory → another story → Variants lab."""
+    """Alignment → type → step-by-step view → step → memory → another story → Variants lab."""
     opens, changes = [], []
     opens.append(await s.open("alignment"))
     await pause()
     changes.append(await s.change("Input", rng.choice(SENTENCES)))
+    await pause()
+    changes.append(await s.change("Show", "Step by step"))  # the step slider's section
     await pause()
     changes.append(await s.change("Decoding step", 2))
     await pause()
@@ -298,8 +300,8 @@ async def one_session(url, flow, seed, think, timeout, start_delay) -> dict:
 # --- server memory -----------------------------------------------------------------------
 
 
-def tree_rss(root: int) -> int:
-    """Bytes resident in root and all its descendants (from /proc; Linux only)."""
+def tree_pids(root: int) -> list[int]:
+    """root and all its descendants (from /proc; Linux only)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -310,10 +312,18 @@ def tree_rss(root: int) -> int:
         except (OSError, IndexError, ValueError):
             continue
         children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0, [root]
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
+        found.append(pid)
         todo += children.get(pid, [])
+    return found
+
+
+def tree_rss(root: int) -> int:
+    """Bytes resident in root and all its descendants."""
+    total = 0
+    for pid in tree_pids(root):
         try:
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
@@ -322,6 +332,34 @@ def tree_rss(root: int) -> int:
         except OSError:
             continue
     return total
+
+
+def cpu_seconds(root: int) -> float:
+    """User + system CPU time so far of root and its descendants (every replica)."""
+    ticks = 0
+    for pid in tree_pids(root):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def wait_until_idle(pid: int, *, busy: float = 0.05, limit: float = 180) -> float:
+    """Wait until the server uses < ``busy`` CPU over a second; the seconds waited.
+
+    A page starts work in the background (the memory page's UMAP warm-up compiles numba
+    kernels for ~20 s and ~150 MB): "start" memory is measured after it, not during it.
+    """
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit:
+        before = cpu_seconds(pid)
+        await asyncio.sleep(1.0)
+        if cpu_seconds(pid) - before < busy:
+            break
+    return round(time.perf_counter() - t0, 1)
 
 
 class Sampler:
@@ -494,6 +532,7 @@ async def run_all(args, url: str, pid: int | None, warm_urls: list[str]) -> dict
             {"url": warm_url, "open_s": [round(x, 2) for x in warm["open_s"]]}
             | {"errors": warm["errors"]}
         )
+    out["idle_wait_s"] = await wait_until_idle(pid) if pid else None
     out["phases"] = []
     for n in args.sessions:
         p = await phase(

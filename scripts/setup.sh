@@ -2,7 +2,7 @@
 # One-step set-up on a fresh machine; safe to run again (it only installs what is missing).
 #   bash scripts/setup.sh             # what the app needs
 #   bash scripts/setup.sh --serve     # ... plus nginx, for scripts/serve.sh --replicas N
-#   bash scripts/setup.sh --browser   # ... plus Chromium and nginx for the end-to-end tests
+#   bash scripts/setup.sh --browser   # ... plus Chromium, a CJK font and nginx for the e2e tests
 #   bash scripts/setup.sh --bench     # ... plus the public peers bench/peers.py compares with
 # Options combine: bash scripts/setup.sh --browser --bench
 set -euo pipefail
@@ -23,10 +23,20 @@ if [[ $BROWSER == 1 ]] && [[ ! -x /usr/bin/chromium ]]; then missing+=(chromium)
 if [[ $SERVE == 1 ]] && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
   missing+=(nginx)
 fi
-if [[ ${#missing[@]} -gt 0 ]]; then
+# Debian's Chromium ships no CJK font: without one, 简体中文 pages render as boxes.
+fonts=()
+if [[ $BROWSER == 1 ]] && ! fc-list :lang=zh 2>/dev/null | grep -q .; then
+  fonts+=(fonts-noto-cjk)
+fi
+if [[ ${#missing[@]} -gt 0 || ${#fonts[@]} -gt 0 ]]; then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  fi
+  if [[ ${#fonts[@]} -gt 0 ]]; then  # the fonts alone, not the extra weights they recommend
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${fonts[@]}"
+  fi
 fi
 
 # torch first, pinned: 2.13.0 is the CPU build; anything looser pulls a multi-GB CUDA build.

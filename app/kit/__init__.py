@@ -6,7 +6,7 @@ Pages import from here; nothing in the kit imports a page, a view or the engine'
 from kit.answers import answer_heading
 from kit.errors import friendly_errors
 from kit.exports import chart, export_buttons, table_exports
-from kit.i18n import language, language_picker, t
+from kit.i18n import engine_text, language, language_picker, t
 from kit.page import page_bottom, page_top
 from kit.presenter import controls, palette, presenting
 from kit.url import (
@@ -24,6 +24,7 @@ __all__ = [
     "answer_heading",
     "chart",
     "controls",
+    "engine_text",
     "example_and_text",
     "export_buttons",
     "flag",

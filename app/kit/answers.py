@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from kit.i18n import t
+from kit.i18n import engine_text, t
 
 
 def answer_heading(trace, answer_md: str) -> bool:
@@ -18,6 +18,6 @@ def answer_heading(trace, answer_md: str) -> bool:
     if not warning:
         st.markdown(f"### {answer_md}")
         return True
-    st.warning(warning)
+    st.warning(engine_text(warning))
     st.markdown(t("kit.flagged_output", answer=answer_md))
     return False

@@ -118,7 +118,7 @@ PARAMS = {
         "attention": _one_of("cross", "encoder_self", "decoder_self"),
         "layer": _int(0, 11),
         "head": _int(0, 15),
-        "section": _one_of("head", "grid"),
+        "section": _one_of("grid"),  # the page's grid; without it, the one head
     },
     "positional": {
         "section": _one_of("rotation", "similarity", "table"),
@@ -127,7 +127,7 @@ PARAMS = {
         "length": _int(2, 512),
     },
     "variants": {
-        "section": _one_of("compare", "memory"),
+        "section": _one_of("compare", "long"),
         "variants": _names,
         "text": _text(2000),
         "head": _int(0, 7),

@@ -8,7 +8,7 @@ import logging
 import streamlit as st
 
 from engine.text import InputError
-from kit.i18n import t
+from kit.i18n import engine_text, t
 
 log = logging.getLogger("attention_studio")
 
@@ -24,7 +24,7 @@ def friendly_errors(what: str | None = None):
     try:
         yield
     except InputError as exc:
-        st.info(str(exc))
+        st.info(engine_text(exc))
         st.stop()
     except (ValueError, FileNotFoundError) as exc:
         st.warning(t("kit.could_not_run", what=what, error=exc))

@@ -92,3 +92,101 @@ def language_picker() -> None:
     if chosen != current:
         st.query_params["lang"] = chosen
         st.rerun()
+
+
+# ---- text that comes from the engine -------------------------------------------------
+#
+# The engine speaks English and marks what it says: an engine.messages.Message carries an
+# id and its values, which ``engine.toml`` translates (key ``engine.<id>``); variants and
+# model options are data, translated under ``engine.variants.<name>…`` and
+# ``engine.options.<name>…``. Anything without a translation shows the engine's English.
+
+# Values that name an engine term (a parameter's label, a variant's title, a bAbI task)
+# are translated inside another message, e.g. "window w must be in 1 … 1024; got 0."
+_TERM_PARAMS = ("label", "title", "name")
+_TERM_AREAS = ("engine.variants.", "engine.options.", "memory.babi.")
+
+
+@functools.cache
+def _terms(lang: str) -> dict[str, str]:
+    en, other = catalog(DEFAULT), catalog(lang)
+    return {en[k]: other[k] for k in en if k.startswith(_TERM_AREAS) and k in other}
+
+
+def engine_text(text) -> str:
+    """``text`` from the engine (a Message, an InputError, or a plain string) in the
+    reader's language; English, byte for byte, where no translation exists."""
+    if isinstance(text, BaseException):
+        text = text.args[0] if text.args else str(text)
+    lang = language()
+    key = getattr(text, "key", None)
+    if lang == DEFAULT or key is None:
+        return str(text)
+    template = catalog(lang).get(f"engine.{key}")
+    if template is None:
+        return str(text)
+    return template.format(**{k: _value(k, v, lang) for k, v in text.params.items()})
+
+
+def _value(name: str, value, lang: str):
+    if getattr(value, "key", None) is not None:
+        return engine_text(value)
+    if name in _TERM_PARAMS and isinstance(value, str):
+        return _terms(lang).get(value, value)
+    return value
+
+
+def _data(key: str, english: str) -> str:
+    return english if language() == DEFAULT else catalog(language()).get(key, english)
+
+
+def variant_title(variant) -> str:
+    """An attention variant's title (``engine.variants`` registry) in the reader's language."""
+    return _data(f"engine.variants.{variant.name}.title", variant.title)
+
+
+def param_label(p, variant=None) -> str:
+    """A parameter's label: of ``variant`` (a Variant or its name), of a model's options,
+    or, without ``variant``, of whichever variant has a parameter labelled so."""
+    return _param_text(p, variant, "label", p.label)
+
+
+def param_help(p, variant=None) -> str:
+    """The parameter's help text ('' when it has none), translated like its label."""
+    return _param_text(p, variant, "help", p.help) if p.help else ""
+
+
+def _param_text(p, variant, field: str, english: str) -> str:
+    if variant is not None:
+        name = getattr(variant, "name", variant)
+        return _data(f"engine.variants.{name}.params.{p.name}.{field}", english)
+    found = _data(f"engine.options.{p.name}.{field}", english)
+    return found if found != english else _data_term(english)
+
+
+def _data_term(english: str) -> str:
+    return english if language() == DEFAULT else _terms(language()).get(english, english)
+
+
+def map_note(note: str) -> str:
+    """An attention map's note with each variant's own sentence translated (a note may add
+    the run's details to it, which stay as they are)."""
+    if language() == DEFAULT or not note:
+        return note
+    notes = _notes(language())
+    for english in sorted(notes, key=len, reverse=True):
+        note = note.replace(english, notes[english])
+    return note
+
+
+@functools.cache
+def _notes(lang: str) -> dict[str, str]:
+    en, other = catalog(DEFAULT), catalog(lang)
+    keys = [k for k in en if k.startswith("engine.variants.") and k.endswith(".map_note")]
+    return {en[k]: other[k] for k in keys if k in other}
+
+
+def variant_param_label(variant, p) -> str:
+    """A widget label naming the variant, the parameter and its limits: ``Linformer:
+    projected length k (1 … 4096)``."""
+    return f"{variant_title(variant)}: {param_label(p, variant)} ({engine_text(p.limits)})"

@@ -2,7 +2,8 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import chart, controls, friendly_errors, page_bottom, page_top, t
+from kit import chart, controls, engine_text, friendly_errors, page_bottom, page_top, t
+from kit.i18n import param_help, param_label
 from kit.url import example_and_text, url_choice
 from state import compare as state
 from state import models
@@ -19,9 +20,9 @@ with controls():
     kw = dict(key="cmp-task", required=True, resets="*", format_func=named.get)
     task = url_choice(st.segmented_control, "task", t("compare.task"), tasks, **kw)
     cards = state.aligners(task)
-    titles = {c.name: c.title for c in cards}
+    titles = {c.name: engine_text(c.title) for c in cards}
     examples = [e.input for e in cards[0].examples]
-    label = t("compare.input", limits=cards[0].limits.describe())
+    label = t("compare.input", limits=engine_text(cards[0].limits.describe()))
     text = example_and_text(examples, f"cmp-{task}", t("compare.example"), label, st.text_area)
 
 
@@ -29,13 +30,13 @@ def options(params, key: str) -> dict:
     """A widget per parameter a card or a variant states (beam width, window, …)."""
     chosen = {}
     for p in params:
-        k = f"{key}-{p.name}"
+        k, label = f"{key}-{p.name}", param_label(p)
         if p.choices:  # a variant's choice parameter
-            chosen[p.name] = st.selectbox(p.label, p.choices, p.choices.index(p.default), key=k)
+            chosen[p.name] = st.selectbox(label, p.choices, p.choices.index(p.default), key=k)
         elif isinstance(p.default, int | float):
             lo, hi = type(p.default)(p.low), type(p.default)(p.high)
-            label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else p.label
-            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=p.help)
+            label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else label
+            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=param_help(p))
     return chosen
 
 
@@ -62,7 +63,7 @@ def caption(p) -> str:
 def every_model():
     with friendly_errors(t("compare.what")):
         found = {c.name: state.panels(c.name, text) for c in cards}
-    if without := [c.title for c in state.without_alignment(task or tasks[0])]:
+    if without := [engine_text(c.title) for c in state.without_alignment(task or tasks[0])]:
         st.caption(t("compare.no_attention", models="; ".join(without)))
     gold = any(p.scored for f in found.values() for p in f.values())
     heads = sorted({lab for f in found.values() for lab in f if len(f) > 1})

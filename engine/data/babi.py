@@ -69,7 +69,7 @@ def format_babi(episodes: list[Episode]) -> str:
 def parse(text: str) -> list[Episode]:
     """Episodes from bAbI text; malformed text raises InputError naming the line."""
     if len(text) > MAX_FILE_CHARS:
-        raise InputError(f"That text is over {MAX_FILE_CHARS:,} characters; the limit.")
+        raise InputError("babi.too_long", limit=MAX_FILE_CHARS)
     episodes: list[Episode] = []
     expected = 1
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -77,20 +77,17 @@ def parse(text: str) -> list[Episode]:
             continue
         m = _LINE.match(raw)
         if not m:
-            raise InputError(f"Line {n} does not start with a line number: {raw[:60]!r}.")
+            raise InputError("babi.no_number", n=n, line=raw[:60])
         number, body = int(m.group(1)), m.group(2)
         if number == 1:
             episodes.append([])
             expected = 1
         if not episodes or number != expected:
-            raise InputError(
-                f"Line {n} is numbered {number}; expected {expected} "
-                "(each story numbers its lines 1, 2, 3, …)."
-            )
+            raise InputError("babi.numbering", n=n, number=number, expected=expected)
         expected += 1
         episodes[-1].append(_parse_line(body, n, number))
     if not episodes:
-        raise InputError("No numbered lines found; bAbI lines look like '1 Mary went home.'.")
+        raise InputError("babi.no_lines")
     return episodes
 
 
@@ -98,20 +95,16 @@ def _parse_line(body: str, n: int, number: int) -> Line:
     parts = body.split("\t")
     if len(parts) == 1:
         if not words(parts[0]):
-            raise InputError(f"Line {n} has no words.")
+            raise InputError("babi.no_words", n=n)
         return Line(parts[0].strip())
     if len(parts) not in (2, 3) or not parts[1].strip():
-        raise InputError(
-            f"Line {n} looks like a question but is not 'question?<TAB>answer<TAB>supporting ids'."
-        )
+        raise InputError("babi.not_question", n=n)
     try:
         support = tuple(int(s) for s in parts[2].split()) if len(parts) == 3 else ()
     except ValueError:
-        raise InputError(
-            f"Line {n}: supporting ids must be line numbers, got {parts[2]!r}."
-        ) from None
+        raise InputError("babi.support_not_numbers", n=n, ids=parts[2]) from None
     if any(not 1 <= s < number for s in support):
-        raise InputError(f"Line {n}: supporting ids must point to earlier lines of its story.")
+        raise InputError("babi.support_later", n=n)
     return Line(parts[0].strip(), parts[1].strip().lower(), support)
 
 

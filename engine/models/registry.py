@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine import checkpoints
+from engine.messages import Message, joined
 from engine.text import InputError
 from engine.trace import Trace
 from engine.variants.base import Param
@@ -42,25 +43,23 @@ class Limits:
 
     max_chars: int
     max_tokens: int | None = None
-    token_unit: str = "tokens"
+    token_unit: str = Message("unit.tokens")
     max_sentences: int | None = None
-    empty: str = "Type something first: the input is empty."  # what to type, per family
+    empty: str = Message("limits.empty")  # what to type, per family
 
     def describe(self) -> str:
-        parts = [f"at most {self.max_chars:,} characters"]
+        parts = [Message("limits.chars", chars=self.max_chars)]
         if self.max_tokens is not None:
-            parts.append(f"{self.max_tokens} {self.token_unit}")
+            parts.append(Message("limits.tokens", tokens=self.max_tokens, unit=self.token_unit))
         if self.max_sentences is not None:
-            parts.append(f"the last {self.max_sentences} sentences are read")
-        return "; ".join(parts)
+            parts.append(Message("limits.sentences", sentences=self.max_sentences))
+        return joined(parts)
 
     def check(self, text: str) -> None:
         if not isinstance(text, str) or not text.strip():
             raise InputError(self.empty)
         if len(text) > self.max_chars:
-            raise InputError(
-                f"That input has {len(text):,} characters; the limit is {self.max_chars:,}."
-            )
+            raise InputError("limits.too_long", n=len(text), limit=self.max_chars)
 
 
 @dataclass(frozen=True)
@@ -159,8 +158,10 @@ class ModelCard(ABC):
         if unknown:
             extra = ["attend", "attend_hp"] if self.swappable else []
             raise InputError(
-                f"{self.name} has no option {', '.join(unknown)}; "
-                f"its options: {', '.join([*known, *extra]) or 'none'}."
+                "card.no_option",
+                name=self.name,
+                unknown=", ".join(unknown),
+                known=", ".join([*known, *extra]) or "none",
             )
         return {n: p.check(options.get(n, p.default)) for n, p in known.items()} | swap
 
@@ -257,7 +258,7 @@ def get(name: str, directory: Path | None = None) -> ModelCard:
     for card in cards(directory):
         if card.name == name:
             return card
-    raise InputError(f"Unknown model {name!r}; known: {', '.join(names(directory))}.")
+    raise InputError("card.unknown_model", name=name, known=", ".join(names(directory)))
 
 
 def names(directory: Path | None = None) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import torch
 
 from engine.attention.masks import causal_mask
+from engine.messages import Message
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 
@@ -43,22 +44,26 @@ class Param:
     @property
     def limits(self) -> str:
         if self.choices:
-            return "one of " + ", ".join(self.choices)
+            return Message("param.one_of", choices=", ".join(self.choices))
         return f"{self.low:g} … {self.high:g}"
 
     def check(self, value: Any) -> Any:
         if self.choices:
             if value not in self.choices:
-                raise InputError(f"{self.label} must be {self.limits}; got {value!r}.")
+                raise InputError(
+                    "param.not_a_choice", label=self.label, limits=self.limits, value=value
+                )
             return value
         try:
             number = type(self.default)(value)
         except (TypeError, ValueError):
-            raise InputError(f"{self.label} must be a number in {self.limits}.") from None
+            raise InputError("param.not_a_number", label=self.label, limits=self.limits) from None
         if isinstance(value, float) and isinstance(self.default, int) and value != number:
-            raise InputError(f"{self.label} must be a whole number in {self.limits}.")
+            raise InputError("param.not_whole", label=self.label, limits=self.limits)
         if not (self.low <= number <= self.high):
-            raise InputError(f"{self.label} must be in {self.limits}; got {value}.")
+            raise InputError(
+                "param.out_of_range", label=self.label, limits=self.limits, value=value
+            )
         return number
 
 
@@ -123,7 +128,9 @@ class Variant(ABC):
         known = {p.name for p in self.params}
         unknown = set(hp) - known - {"seed"}
         if unknown:
-            raise InputError(f"{self.title} has no parameter {', '.join(sorted(unknown))}.")
+            raise InputError(
+                "variant.no_parameter", title=self.title, unknown=", ".join(sorted(unknown))
+            )
         out = {p.name: p.check(hp.get(p.name, p.default)) for p in self.params}
         out["seed"] = int(hp.get("seed", 0))
         if n is not None:
@@ -136,7 +143,7 @@ class Variant(ABC):
 
     def check_causal(self, causal: bool) -> bool:
         if causal and self.causal_support == "never":
-            raise InputError(f"{self.title} is bidirectional here; untick causal to run it.")
+            raise InputError("variant.bidirectional", title=self.title)
         return True if self.causal_support == "always" else causal
 
     def run(
@@ -144,10 +151,8 @@ class Variant(ABC):
     ) -> Output:
         """Check inputs and parameters, then compute."""
         if q.dim() != 4 or q.shape != k.shape or k.shape != v.shape:
-            raise InputError(
-                f"q, k, v must share the shape [B, H, N, D]; got "
-                f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}."
-            )
+            shapes = (tuple(t.shape) for t in (q, k, v))
+            raise InputError("variant.qkv_shape", **dict(zip("qkv", shapes, strict=True)))
         hp = self.resolve(hp, q.shape[-2])
         causal = self.check_causal(causal)
         return self.compute(q, k, v, causal=causal, want_map=want_map, hp=hp)
@@ -176,16 +181,11 @@ class Variant(ABC):
 
         B, H, n, _ = q.shape
         if k.shape[-2] != n:
-            raise InputError(
-                f"{self.title} runs as self-attention here: queries and keys of one length "
-                f"(got {n} and {k.shape[-2]})."
-            )
+            raise InputError("variant.self_only", title=self.title, n=n, m=k.shape[-2])
         try:
             lengths = padding_lengths(mask, B, n, n, causal=causal)
         except ValueError:
-            raise InputError(
-                f"{self.title} takes no attention mask other than right-padding."
-            ) from None
+            raise InputError("variant.padding_only", title=self.title) from None
         if lengths is None:
             res = self.run(q, k, v, causal=causal, want_map=want_weights, hp=hp)
             return res.out, res.weights

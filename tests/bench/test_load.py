@@ -11,6 +11,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from streamlit.proto.Slider_pb2 import Slider
@@ -22,6 +23,13 @@ spec = importlib.util.spec_from_file_location("bench_load", ROOT / "bench" / "lo
 load = importlib.util.module_from_spec(spec)
 sys.modules["bench_load"] = load  # dataclasses look their module up while the file runs
 spec.loader.exec_module(load)
+
+
+def in_own_thread(fn, *args):
+    """Run fn in a fresh thread: Playwright's sync API leaves an event loop running in this
+    one after an e2e test, and asyncio.run refuses to start inside it."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args).result()
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +50,10 @@ def server(tmp_path_factory):
 
 def test_two_sessions_short_flow(server, capsys):
     url, pid = server
-    out = load.main(
+    out = in_own_thread(
+        load.main,
         ["--url", url, "--pid", str(pid), "--flow", "short", "--sessions", "2"]
-        + ["--think", "0,0", "--ramp", "0", "--settle", "0", "--timeout", "60"]
+        + ["--think", "0,0", "--ramp", "0", "--settle", "0", "--timeout", "60"],
     )
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == out
     assert [w["errors"] for w in out["warmup"]] == [[]]
@@ -69,7 +78,7 @@ def test_a_widget_change_reaches_the_script(server):
         await s.close()
         return before, run, s
 
-    before, run, s = asyncio.run(flow())
+    before, run, s = in_own_thread(asyncio.run, flow())
     assert run.errors == [] and before.kind == "text_area"
     assert "7 tokens" in " ".join(s.texts)
     with pytest.raises(load.ProtocolError, match="no widget labelled"):

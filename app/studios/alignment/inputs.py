@@ -3,7 +3,7 @@
 import random
 
 import streamlit as st
-from kit import t, url_default, url_index, url_sync
+from kit import engine_text, t, url_default, url_index, url_sync
 from state import nmt as state
 
 from engine.data import enfr
@@ -45,7 +45,7 @@ def choose_model(task: str):
                 t("alignment.model"),
                 names,
                 url_index("model", names, key=f"nmt-model-{task}"),
-                format_func=lambda n: cards[names.index(n)].title,
+                format_func=lambda n: engine_text(cards[names.index(n)].title),
                 key=f"nmt-model-{task}",
             )
         )
@@ -73,7 +73,11 @@ def input_text(card) -> str:
         st.session_state[key] = url_default("text", fallback)
     c1, c2 = st.columns([3, 1])
     c1.selectbox(
-        t("alignment.example"), list(examples), key=f"nmt-example-{task}", on_change=use_example
+        t("alignment.example"),
+        list(examples),
+        key=f"nmt-example-{task}",
+        on_change=use_example,
+        format_func=engine_text,
     )
     if task == "en-fr":
         c2.button(
@@ -83,7 +87,7 @@ def input_text(card) -> str:
             key="nmt-draw",
         )
     text = st.text_area(
-        t("alignment.input", limits=card.limits.describe()),
+        t("alignment.input", limits=engine_text(card.limits.describe())),
         key=key,
         height=90,
     )

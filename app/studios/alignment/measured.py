@@ -1,7 +1,7 @@
 """Section: what the shipped evaluation measured on the test split, for every model of the task."""
 
 import streamlit as st
-from kit import chart, t
+from kit import chart, engine_text, t
 from state import models
 from state import nmt as state
 from views.alignment import bleu_by_length_figure
@@ -9,7 +9,7 @@ from views.alignment import bleu_by_length_figure
 
 def _row(card, r: dict, decoding: str | None = None) -> dict:
     return {
-        t("alignment.col_model"): card.title,
+        t("alignment.col_model"): engine_text(card.title),
         t("alignment.col_decoding"): decoding or r["decoding"],
         t("alignment.col_exact"): r["exact_match"],
         "BLEU": r["bleu"],
@@ -32,7 +32,7 @@ def section(card):
         if "greedy" in r:  # the same model decoded greedily, for comparison
             rows.append(_row(c, r["greedy"] | {"train_steps": r.get("train_steps")}, "greedy"))
     st.dataframe(rows, hide_index=True)
-    chart(bleu_by_length_figure({c.title: r for c, r in measured}), key="nmt-bleu")
+    chart(bleu_by_length_figure({engine_text(c.title): r for c, r in measured}), key="nmt-bleu")
     commands = sorted({c.evaluate_command for c, _ in measured if c.evaluate_command})
     st.caption(
         t(

@@ -8,6 +8,7 @@ import streamlit as st
 from kit import (
     answer_heading,
     controls,
+    engine_text,
     friendly_errors,
     page_bottom,
     page_top,
@@ -53,7 +54,7 @@ if trace.outputs["unknown"]:
 st.caption(
     t(
         "alignment.summary",
-        title=card.title,
+        title=engine_text(card.title),
         beam=beam,
         ms=f"{trace.timings['translate_ms']:.0f}",
         steps=rec.get("steps", "?"),

@@ -4,7 +4,7 @@ A fragment: switching between the two comparisons redraws this section only.
 """
 
 import streamlit as st
-from kit import chart, friendly_errors, t, url_index, url_sync
+from kit import chart, engine_text, friendly_errors, t, url_index, url_sync
 from state import nmt as state
 from studios.alignment.common import md
 from views.alignment import alignment_figure
@@ -56,7 +56,7 @@ def section(card, text: str, beam: int, src: list[str]):
             steps = state.train_record(other.name).get("steps", "?")
             with cols[k % len(cols)]:
                 st.markdown(
-                    f"**{other.title}** ({t('alignment.training_steps', n=steps)}): "
+                    f"**{engine_text(other.title)}** ({t('alignment.training_steps', n=steps)}): "
                     f"{md(tr.outputs['translation'])}"
                 )
                 _panel(tr, src, other.variant, f"nmt-cmp-{other.name}")

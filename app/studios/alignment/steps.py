@@ -6,7 +6,7 @@ does not depend on the step, is neither rebuilt nor redrawn.
 
 import numpy as np
 import streamlit as st
-from kit import chart, t, url_default, url_sync
+from kit import chart, engine_text, t, url_default, url_sync
 from studios.alignment.common import md
 from views.alignment import additive_parts_figure, steps_animation, vector_strip
 
@@ -38,7 +38,7 @@ def at_step(card, trace, src: list[str]):
     )
     st.header(t("alignment.inside_header"))
     if "tanh" not in v:
-        st.info(t("alignment.no_parts", title=card.title))
+        st.info(t("alignment.no_parts", title=engine_text(card.title)))
         chart(vector_strip(v["e"][i], t("alignment.e_at", i=i + 1), "e"), key="nmt-e")
         return
     chart(

@@ -7,7 +7,7 @@ the same state calls and figures as its page. The deck and the step live in the 
 """
 
 import streamlit as st
-from kit import language, t
+from kit import language, page_bottom, page_top, t
 from kit.reveal import state_key
 from studios.lessons import picker, views_models, views_more
 
@@ -19,6 +19,7 @@ VIEWS = {
     "variants": views_more.variants,
 }
 
+page_top()  # presenter mode: the step fills a projector's first screen
 st.title(t("lessons.title"))
 st.caption(t("lessons.intro"))
 deck, raw, filename = picker.choose()
@@ -54,3 +55,4 @@ st.info(t("lessons.question", question=step.question))
 st.markdown(f"[{t('lessons.open')}]({step.view.link(lang=language())})")
 key = state_key("lesson", deck.name, deck.lang, index, step.view.link())
 VIEWS[step.view.page](step.view.params, step.predict, key)
+page_bottom(f"lesson-{deck.name}-{index + 1}")

@@ -7,7 +7,7 @@ the step's parameters in place of the pages' widgets.
 from __future__ import annotations
 
 import streamlit as st
-from kit import answer_heading, friendly_errors, t
+from kit import answer_heading, chart, engine_text, friendly_errors, t
 from kit.reveal import predict
 from state import models
 from state import nmt as nmt_state
@@ -31,7 +31,7 @@ def alignment(params: dict, guess, key: str) -> None:
         beam = int(params.get("beam", 5))
         trace = nmt_state.translate(card.name, params["text"], beam)
     answer_heading(trace, md(trace.outputs["translation"]))
-    st.caption(t("lessons.model_line", title=card.title, beam=beam))
+    st.caption(t("lessons.model_line", title=engine_text(card.title), beam=beam))
     if trace.outputs["unknown"]:
         st.warning(t("lessons.unknown", words=", ".join(map(md, trace.outputs["unknown"]))))
     if params.get("section") == "measured":
@@ -60,13 +60,13 @@ def transformer(params: dict, guess, key: str) -> None:
         if layer >= n_layers or head >= n_heads:
             raise ValueError(t("lessons.no_head", layers=n_layers, heads=n_heads))
     answer_heading(trace, md(trace.outputs["translation"]))
-    st.caption(card.title)
+    st.caption(engine_text(card.title))
     if trace.outputs["unknown"]:
         st.warning(t("lessons.unknown", words=", ".join(map(md, trace.outputs["unknown"]))))
     w = amap.weights[layer, head]
     if guess is not None and not predict(key, w, amap.query_labels, amap.key_labels, row=guess):
         return
     if params.get("section") == "grid":
-        st.plotly_chart(head_grid(amap, kind), width="stretch", key=f"{key}-grid")
+        chart(head_grid(amap, kind), f"{key}-grid", width="stretch")
     else:
-        st.plotly_chart(attention_figure(amap, layer, head), width="stretch", key=f"{key}-head")
+        chart(attention_figure(amap, layer, head), f"{key}-head", width="stretch")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import streamlit as st
-from kit import friendly_errors, t
+from kit import chart, engine_text, friendly_errors, t
+from kit.i18n import map_note
 from kit.reveal import predict
 from state import lessons as lesson_state
 from state import models
@@ -43,7 +44,7 @@ def memory(params: dict, guess, key: str) -> None:
         )
     )
     if out.get("warning"):
-        st.warning(out["warning"])
+        st.warning(engine_text(out["warning"]))
     rows = [t("lessons.hop", n=i + 1) for i in range(amap.shape[0])]
     if guess is not None and not predict(
         key, amap.weights[:, 0, 0, :], rows, amap.key_labels, row=int(guess) - 1, unit="sentence"
@@ -61,22 +62,22 @@ def positional(params: dict, guess, key: str) -> None:
         pe = pe_lib.sinusoidal(length, d_model)
     section = params.get("section", "rotation")
     if section == "table":
-        st.plotly_chart(pe_figs.table_figure(pe, "PE"), key=f"{key}-table")
+        chart(pe_figs.table_figure(pe, "PE"), f"{key}-table")
     elif section == "similarity":
         sim = pe_lib.similarity(pe)
         fig = pe_figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520)
-        st.plotly_chart(fig, key=f"{key}-sim")
+        chart(fig, f"{key}-sim")
     else:
         err = pe_lib.verify_rotation(k, length, d_model)
         st.markdown(t("lessons.rotation", k=k, length=length, err=err))
         show = min(d_model, 16)
         M = pe_lib.rotation(k, d_model)[:show, :show]
-        st.plotly_chart(pe_figs.rotation_figure(M, k), key=f"{key}-rotation")
+        chart(pe_figs.rotation_figure(M, k), f"{key}-rotation")
 
 
 def variants(params: dict, guess, key: str) -> None:
     names = tuple(params.get("variants", "longformer,performer").split(","))
-    if params["section"] == "memory":
+    if params["section"] == "long":
         _memory(names, int(params.get("n", 8192)))
         return
     text = params.get("text", "The quick brown fox jumps over the lazy dog .")
@@ -92,8 +93,8 @@ def variants(params: dict, guess, key: str) -> None:
     shown = st.columns(len(traces))
     for col, (name, trace) in zip(shown, reversed(traces.items()), strict=True):
         amap = trace.maps["attention"]
-        col.plotly_chart(var_figs.map_figure(amap, head, title=name), key=f"{key}-{name}")
-        col.caption(amap.note)
+        chart(var_figs.map_figure(amap, head, title=name), f"{key}-{name}", col)
+        col.caption(map_note(amap.note))
 
 
 def _memory(names: tuple[str, ...], n: int) -> None:

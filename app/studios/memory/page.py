@@ -6,6 +6,7 @@ Widgets → one cached answer (a Trace) → the hops or the memory map, one at a
 import streamlit as st
 from kit import (
     controls,
+    engine_text,
     friendly_errors,
     page_bottom,
     page_top,
@@ -52,7 +53,7 @@ with friendly_errors(t("memory.answering_what")):
 
 out = trace.outputs
 if out.get("warning"):
-    st.warning(out["warning"])
+    st.warning(engine_text(out["warning"]))
 verdict = ""
 if out["expected"]:
     right = out["expected"] == out["answer"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from kit import example_and_text, friendly_errors, t, url_choice, url_number
+from kit import engine_text, example_and_text, friendly_errors, t, url_choice, url_number
 from state import transformer as state
 
 OTHER = "Another allowed directory…"  # an option's identity, shown through t()
@@ -62,7 +62,7 @@ def ours():
         trace = state.own_trace(name, text)
     st.markdown(t("transformer.output", text=trace.outputs["translation"]))
     if trace.outputs.get("warning"):  # far from its data: say so before any heatmap
-        st.warning(trace.outputs["warning"])
+        st.warning(engine_text(trace.outputs["warning"]))
     elif trace.outputs["unknown"]:
         st.warning(t("transformer.unknown", words=", ".join(trace.outputs["unknown"])))
     return trace, ("<s>", "</s>")

@@ -9,6 +9,7 @@ supporting facts, which the trace then reports).
 from __future__ import annotations
 
 from engine import checkpoints
+from engine.messages import Message
 from engine.models.registry import Example, Limits, ModelCard
 from engine.text import InputError
 
@@ -55,11 +56,11 @@ class MemN2NCard(ModelCard):
 
         c = self.meta["config"]
         which = (
-            f"joint model, {len(self.tasks)} tasks"
+            Message("card.memn2n.joint", n=len(self.tasks))
             if len(self.tasks) > 1
-            else f"task {self.tasks[0]}: {TASKS[self.tasks[0]][0]}"
+            else Message("card.memn2n.task", task=self.tasks[0], name=TASKS[self.tasks[0]][0])
         )
-        return f"MemN2N · {which} · {c['hops']} hops, d = {c['d']}"
+        return Message("card.memn2n.title", which=which, hops=c["hops"], d=c["d"])
 
     @property
     def limits(self) -> Limits:
@@ -68,8 +69,7 @@ class MemN2NCard(ModelCard):
         return Limits(
             max_chars=MAX_STORY_CHARS,
             max_sentences=self.meta["config"]["memory"],
-            empty="Write a story first: a few sentences such as 'Mary went to the kitchen.' "
-            "and a question such as 'Where is Mary?'",
+            empty=Message("card.memn2n.empty"),
         )
 
     @property
@@ -77,10 +77,10 @@ class MemN2NCard(ModelCard):
         from engine.data.babi import dataset
 
         if len(self.tasks) > 1:
-            return (Example("Where is Mary?", JOINT_EXAMPLE),)
+            return (Example(Message("example.where_is_mary"), JOINT_EXAMPLE),)
         t = self.tasks[0]
         return tuple(
-            Example(f"task {t}, test story {i}", as_text(s))
+            Example(Message("example.babi_story", task=t, i=i), as_text(s))
             for i, s in enumerate(dataset(t, "test")[:3])
         )
 
@@ -112,7 +112,7 @@ class MemN2NCard(ModelCard):
         if isinstance(input, str):
             super().check(input)
         elif not hasattr(input, "story"):
-            raise InputError("A memory network reads a story: text, or a bAbI sample.")
+            raise InputError("card.memn2n.not_a_story")
 
     def assess(self, trace) -> str | None:
         """Unknown words in the question, or in much of the story, make the answer a guess."""
@@ -123,11 +123,7 @@ class MemN2NCard(ModelCard):
         story = [w for s in trace.inputs["story"] for w in words(s)]
         if asked or sum(w in unknown for w in story) > len(story) / 3:
             listed = ", ".join(f"“{w}”" for w in sorted(unknown)[:8])
-            return (
-                f"The model has never seen {listed}: it reads those as nothing, so its answer "
-                "is a guess, not a reading of your story. It knows the people, places and "
-                "objects of the bAbI worlds; try the example story."
-            )
+            return Message("warn.memn2n_unknown", words=listed)
         return None
 
     def load(self):

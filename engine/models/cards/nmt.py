@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from engine import checkpoints
+from engine.messages import Message
 from engine.models.registry import Alignment, Example, Limits, ModelCard
 from engine.variants.base import Param
 
 SCORING_TITLES = {
-    "additive": "additive scoring (Bahdanau)",
-    "dot": "dot scoring (Luong)",
-    "general": "general scoring (Luong)",
-    "concat": "concat scoring (Luong)",
-    "none": "no attention (RNNencdec baseline)",
+    s: Message(f"card.scoring.{s}") for s in ("additive", "dot", "general", "concat", "none")
 }
 DATE_EXAMPLES = (
     "Tuesday, 3 May 1979",
@@ -21,7 +18,7 @@ DATE_EXAMPLES = (
     "the 21st of December, 2012",
 )
 END = "</s>"
-EMPTY = "Type a sentence (or a date) to translate."
+EMPTY = Message("card.nmt.empty")
 UNKNOWN_SHARE = 1 / 3  # above this, the output says more about <unk> than about the input
 
 
@@ -34,28 +31,17 @@ def translation_warning(card, trace) -> str | None:
     src, unknown = trace.inputs["tokens"], trace.outputs.get("unknown", [])
     if len(unknown) > UNKNOWN_SHARE * len(src):
         words = ", ".join(f"“{w}”" for w in unknown[:8])
-        return (
-            f"{len(unknown)} of {len(src)} words are not in this model's vocabulary ({words}). "
-            "It only knows the words of the grammar it was trained on, so the output below "
-            "is not a translation of your sentence. Try one of the examples."
-        )
+        return Message("warn.unknown_words", n=len(unknown), total=len(src), words=words)
     if card.task == "dates":
         try:
             dt.date.fromisoformat(trace.outputs["translation"])
         except ValueError:
-            return (
-                f"“{trace.outputs['translation']}” is not a calendar date: the model could not "
-                "read a date in this input. It reads dates such as “3 May 1979” or “03/05/79”."
-            )
+            return Message("warn.not_a_date", output=trace.outputs["translation"])
     floor = (checkpoints.load_result(RESULT) or {}).get(card.name, {}).get("floor")
     confidence = per_token_log_prob(trace)
     if floor is not None and confidence < floor:
-        what = "a date it can read" if card.task == "dates" else "a sentence of its grammar"
-        return (
-            f"This input is not {what}: the model's confidence ({confidence:.2f} log-probability "
-            f"per token) is below the lowest 1% it shows on inputs like its training data "
-            f"({floor:.2f}). Read the output as a guess, not as an answer."
-        )
+        what = Message("warn.what.date" if card.task == "dates" else "warn.what.sentence")
+        return Message("warn.low_confidence", what=what, confidence=confidence, floor=floor)
     return None
 
 
@@ -73,7 +59,7 @@ class TranslationCard(ModelCard):
 
     @property
     def direction(self) -> str:
-        return "dates → ISO 8601" if self.task == "dates" else "English → French"
+        return Message("card.direction.dates" if self.task == "dates" else "card.direction.en_fr")
 
     @property
     def examples(self) -> tuple[Example, ...]:
@@ -81,7 +67,15 @@ class TranslationCard(ModelCard):
 
         if self.task == "dates":
             return tuple(Example(d, d) for d in DATE_EXAMPLES)
-        return tuple(Example(k, enfr.detokenize_en(p.src)) for k, p in enfr.EXAMPLES.items())
+        names = {
+            "Figure 3(a)": "figure_3a",
+            "negation": "negation",
+            "long sentence": "long_sentence",
+        }
+        return tuple(
+            Example(Message(f"example.{names[k]}") if k in names else k, enfr.detokenize_en(p.src))
+            for k, p in enfr.EXAMPLES.items()
+        )
 
     def assess(self, trace) -> str | None:
         return translation_warning(self, trace)
@@ -98,7 +92,8 @@ class NMTCard(TranslationCard):
 
     @property
     def title(self) -> str:
-        return f"RNNsearch · {SCORING_TITLES.get(self.variant, self.variant)} · {self.direction}"
+        scoring = SCORING_TITLES.get(self.variant, self.variant)
+        return Message("card.nmt.title", scoring=scoring, direction=self.direction)
 
     @property
     def limits(self) -> Limits:
@@ -107,7 +102,10 @@ class NMTCard(TranslationCard):
         if self.task == "dates":
             return Limits(max_chars=dates.MAX_CHARS, empty=EMPTY)
         return Limits(
-            max_chars=2_000, max_tokens=enfr.MAX_LEN, token_unit="words and marks", empty=EMPTY
+            max_chars=2_000,
+            max_tokens=enfr.MAX_LEN,
+            token_unit=Message("unit.words_and_marks"),
+            empty=EMPTY,
         )
 
     @property

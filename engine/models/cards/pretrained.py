@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.messages import Message
 from engine.models.registry import Example, Limits, ModelCard
 from engine.variants.base import Param
 
 EXAMPLES = (
-    Example("coreference", "The animal didn't cross the street because it was too tired."),
-    Example("agreement", "The keys to the cabinet are on the table."),
-    Example("short", "Attention is all you need."),
+    Example(
+        Message("example.coreference"),
+        "The animal didn't cross the street because it was too tired.",
+    ),
+    Example(Message("example.agreement"), "The keys to the cabinet are on the table."),
+    Example(Message("example.short"), "Attention is all you need."),
 )
 
 
@@ -36,7 +40,7 @@ class PretrainedCard(ModelCard):
 
     @property
     def title(self) -> str:
-        return f"{self.meta['display']} (pretrained, offline)"
+        return Message("card.pretrained.title", display=self.meta["display"])
 
     @property
     def options(self) -> tuple[Param, ...]:
@@ -53,8 +57,8 @@ class PretrainedCard(ModelCard):
         return Limits(
             max_chars=MAX_CHARS,
             max_tokens=MAX_TOKENS,
-            token_unit="subword tokens",
-            empty="Type a sentence to begin.",
+            token_unit=Message("unit.subword_tokens"),
+            empty=Message("text.empty"),
         )
 
     @property

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from engine import checkpoints
+from engine.messages import Message
 from engine.models.cards.nmt import TranslationCard, _alignment
 from engine.models.registry import Alignment, Limits
 
-PE_TITLES = {
-    "sinusoidal": "sinusoidal PE",
-    "learned": "learned PE",
-    "none": "no positional encoding",
-}
+PE_TITLES = {pe: Message(f"card.pe.{pe}") for pe in ("sinusoidal", "learned", "none")}
 
 
 class TransformerCard(TranslationCard):
@@ -26,21 +23,20 @@ class TransformerCard(TranslationCard):
     @property
     def title(self) -> str:
         c = self.meta["config"]
-        size = f"{c['n_layers']} layers × {c['n_heads']} heads"
-        return (
-            f"Transformer · {PE_TITLES.get(self.variant, self.variant)} · {size} · {self.direction}"
-        )
+        size = Message("card.transformer.size", layers=c["n_layers"], heads=c["n_heads"])
+        pe = PE_TITLES.get(self.variant, self.variant)
+        return Message("card.transformer.title", pe=pe, size=size, direction=self.direction)
 
     @property
     def limits(self) -> Limits:
         from engine.models.transformer import MAX_CHARS
 
-        unit = "characters" if self.task == "dates" else "words and marks"
+        unit = Message("unit.characters" if self.task == "dates" else "unit.words_and_marks")
         return Limits(
             max_chars=MAX_CHARS,
             max_tokens=self.meta["config"]["max_len"],
             token_unit=unit,
-            empty="Type a sentence to begin.",
+            empty=Message("text.empty"),
         )
 
     @property

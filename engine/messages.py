@@ -1,0 +1,139 @@
+"""Texts the engine shows to people, each under a stable id, so an interface can translate them.
+
+A :class:`Message` *is* its English text (a ``str``), so a CLI, a log line or a test reads
+it as before; it also carries ``key`` and ``params``, with which the app looks up the same
+text in another language (``app/locales/<lang>/engine.toml``, key ``engine.<id>``) and
+formats it with the same values. A parameter that is itself a Message is translated too.
+English lives only here; ``tests/app/test_engine_messages.py`` keeps the app's English file
+equal to it and every language's file complete.
+"""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, str] = {
+    # engine.text: free-text input
+    "text.empty": "Type a sentence to begin.",
+    "text.no_words": "That text has no words in it; type a sentence to begin.",
+    "text.too_many_tokens": "That text has {n} tokens; the limit here is {limit}.",
+    # engine.models.registry: what a model card accepts
+    "limits.empty": "Type something first: the input is empty.",
+    "limits.too_long": "That input has {n:,} characters; the limit is {limit:,}.",
+    "limits.chars": "at most {chars:,} characters",
+    "limits.tokens": "{tokens} {unit}",
+    "limits.sentences": "the last {sentences} sentences are read",
+    "limits.join": "{first}; {rest}",
+    "unit.tokens": "tokens",
+    "unit.characters": "characters",
+    "unit.words_and_marks": "words and marks",
+    "unit.subword_tokens": "subword tokens",
+    "card.no_option": "{name} has no option {unknown}; its options: {known}.",
+    "card.unknown_model": "Unknown model {name!r}; known: {known}.",
+    # engine.models.cards: titles, what to type, and when an answer is not one
+    "card.nmt.title": "RNNsearch · {scoring} · {direction}",
+    "card.nmt.empty": "Type a sentence (or a date) to translate.",
+    "card.scoring.additive": "additive scoring (Bahdanau)",
+    "card.scoring.dot": "dot scoring (Luong)",
+    "card.scoring.general": "general scoring (Luong)",
+    "card.scoring.concat": "concat scoring (Luong)",
+    "card.scoring.none": "no attention (RNNencdec baseline)",
+    "card.direction.dates": "dates → ISO 8601",
+    "card.direction.en_fr": "English → French",
+    "card.transformer.title": "Transformer · {pe} · {size} · {direction}",
+    "card.transformer.size": "{layers} layers × {heads} heads",
+    "card.pe.sinusoidal": "sinusoidal PE",
+    "card.pe.learned": "learned PE",
+    "card.pe.none": "no positional encoding",
+    "card.pretrained.title": "{display} (pretrained, offline)",
+    "card.memn2n.title": "MemN2N · {which} · {hops} hops, d = {d}",
+    "card.memn2n.joint": "joint model, {n} tasks",
+    "card.memn2n.task": "task {task}: {name}",
+    "card.memn2n.empty": (
+        "Write a story first: a few sentences such as 'Mary went to the kitchen.' "
+        "and a question such as 'Where is Mary?'"
+    ),
+    "card.memn2n.not_a_story": "A memory network reads a story: text, or a bAbI sample.",
+    "warn.unknown_words": (
+        "{n} of {total} words are not in this model's vocabulary ({words}). "
+        "It only knows the words of the grammar it was trained on, so the output below "
+        "is not a translation of your sentence. Try one of the examples."
+    ),
+    "warn.not_a_date": (
+        "“{output}” is not a calendar date: the model could not "
+        "read a date in this input. It reads dates such as “3 May 1979” or “03/05/79”."
+    ),
+    "warn.low_confidence": (
+        "This input is not {what}: the model's confidence ({confidence:.2f} log-probability "
+        "per token) is below the lowest 1% it shows on inputs like its training data "
+        "({floor:.2f}). Read the output as a guess, not as an answer."
+    ),
+    "warn.what.date": "a date it can read",
+    "warn.what.sentence": "a sentence of its grammar",
+    "warn.memn2n_unknown": (
+        "The model has never seen {words}: it reads those as nothing, so its answer "
+        "is a guess, not a reading of your story. It knows the people, places and "
+        "objects of the bAbI worlds; try the example story."
+    ),
+    # engine.variants.base: parameters and inputs of an attention variant
+    "param.one_of": "one of {choices}",
+    "param.not_a_choice": "{label} must be {limits}; got {value!r}.",
+    "param.not_a_number": "{label} must be a number in {limits}.",
+    "param.not_whole": "{label} must be a whole number in {limits}.",
+    "param.out_of_range": "{label} must be in {limits}; got {value}.",
+    "variant.no_parameter": "{title} has no parameter {unknown}.",
+    "variant.bidirectional": "{title} is bidirectional here; untick causal to run it.",
+    "variant.qkv_shape": "q, k, v must share the shape [B, H, N, D]; got {q}, {k}, {v}.",
+    "variant.self_only": (
+        "{title} runs as self-attention here: queries and keys of one length (got {n} and {m})."
+    ),
+    "variant.padding_only": "{title} takes no attention mask other than right-padding.",
+    # engine.data.babi: pasted bAbI text
+    "babi.too_long": "That text is over {limit:,} characters; the limit.",
+    "babi.no_number": "Line {n} does not start with a line number: {line!r}.",
+    "babi.numbering": (
+        "Line {n} is numbered {number}; expected {expected} "
+        "(each story numbers its lines 1, 2, 3, …)."
+    ),
+    "babi.no_lines": "No numbered lines found; bAbI lines look like '1 Mary went home.'.",
+    "babi.no_words": "Line {n} has no words.",
+    "babi.not_question": (
+        "Line {n} looks like a question but is not 'question?<TAB>answer<TAB>supporting ids'."
+    ),
+    "babi.support_not_numbers": "Line {n}: supporting ids must be line numbers, got {ids!r}.",
+    "babi.support_later": "Line {n}: supporting ids must point to earlier lines of its story.",
+    # engine.models.cards: the names of the curated examples
+    "example.figure_3a": "Figure 3(a)",
+    "example.negation": "negation",
+    "example.long_sentence": "long sentence",
+    "example.where_is_mary": "Where is Mary?",
+    "example.babi_story": "task {task}, test story {i}",
+    "example.coreference": "coreference",
+    "example.agreement": "agreement",
+    "example.short": "short",
+}
+
+
+class Message(str):
+    """The English text of message ``key`` formatted with ``params``; also a plain ``str``."""
+
+    key: str
+    params: dict
+
+    def __new__(cls, key: str, **params) -> Message:
+        self = super().__new__(cls, MESSAGES[key].format(**params))
+        self.key, self.params = key, params
+        return self
+
+    def __reduce__(self):
+        # Traces holding a warning are copied through Streamlit's caches; keep the id.
+        return (_restore, (self.key, self.params))
+
+
+def _restore(key: str, params: dict) -> Message:
+    return Message(key, **params)
+
+
+def joined(parts: list[Message]) -> Message:
+    """Parts read as one phrase, ``a; b; c`` (each part stays translatable)."""
+    if len(parts) == 1:
+        return parts[0]
+    return Message("limits.join", first=parts[0], rest=joined(parts[1:]))

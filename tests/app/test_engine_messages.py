@@ -1,0 +1,130 @@
+"""Text from the engine in the reader's language: every message id, variant title and
+parameter label has an English entry equal to the engine's own text and a 简体中文 entry
+with the same fields; pages show the Chinese text in ?lang=zh and the English unchanged."""
+
+import string
+from pathlib import Path
+
+import pytest
+from kit import i18n
+from streamlit.testing.v1 import AppTest
+
+from engine.messages import MESSAGES, Message
+from engine.models import registry
+from engine.models.cards.pretrained import PretrainedCard
+from engine.text import InputError, tokens_within
+from engine.variants.registry import REGISTRY
+
+APP = Path(__file__).resolve().parents[2] / "app"
+
+
+def engine_english() -> dict[str, str]:
+    """Every translatable engine text under its ``engine.`` key, as the engine writes it."""
+    found = {f"engine.{k}": v for k, v in MESSAGES.items()}
+    for name, variant in REGISTRY.items():
+        found[f"engine.variants.{name}.title"] = variant.title
+        if variant.map_note:
+            found[f"engine.variants.{name}.map_note"] = variant.map_note
+        for p in variant.params:
+            found[f"engine.variants.{name}.params.{p.name}.label"] = p.label
+            if p.help:
+                found[f"engine.variants.{name}.params.{p.name}.help"] = p.help
+    decoder = PretrainedCard("hf:any", {"arch": "decoder"})  # the options a generator has
+    for card in [*registry.cards(), decoder]:
+        for p in card.options:
+            found[f"engine.options.{p.name}.label"] = p.label
+            if p.help:
+                found[f"engine.options.{p.name}.help"] = p.help
+    return found
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+@pytest.fixture(autouse=True)
+def english_afterwards():
+    yield
+    i18n._last = i18n.DEFAULT
+
+
+def test_the_english_file_is_the_engine_text():
+    shipped = {k: v for k, v in i18n.catalog("en").items() if k.startswith("engine.")}
+    assert shipped == engine_english()
+
+
+@pytest.mark.parametrize("lang", [lang for lang in i18n.LANGUAGES if lang != i18n.DEFAULT])
+def test_every_engine_text_is_translated_with_the_same_fields(lang):
+    other = i18n.catalog(lang)
+    for key, english in engine_english().items():
+        assert key in other, key
+        assert fields(other[key]) == fields(english), key
+
+
+def test_a_message_is_its_english_text():
+    exc = InputError("text.too_many_tokens", n=60, limit=50)
+    assert str(exc) == "That text has 60 tokens; the limit here is 50."
+    assert exc.message.key == "text.too_many_tokens" and exc.message.params == {
+        "n": 60,
+        "limit": 50,
+    }
+    assert str(InputError("Any sentence at all.")) == "Any sentence at all."
+    import pickle
+
+    copied = pickle.loads(pickle.dumps(Message("limits.chars", chars=2000)))
+    assert copied == "at most 2,000 characters" and copied.key == "limits.chars"
+
+
+def test_engine_text_translates_by_id_and_keeps_english():
+    with pytest.raises(InputError) as caught:
+        tokens_within("a " * 60, 50)
+    i18n._last = "en"
+    assert i18n.engine_text(caught.value) == "That text has 60 tokens; the limit here is 50."
+    i18n._last = "zh"
+    assert i18n.engine_text(caught.value) == i18n.catalog("zh")[
+        "engine.text.too_many_tokens"
+    ].format(n=60, limit=50)
+    assert i18n.engine_text("plain text stays") == "plain text stays"
+
+
+def test_nested_messages_and_terms_are_translated():
+    longformer = REGISTRY["longformer"]
+    window = next(p for p in longformer.params if p.name == "window")
+    with pytest.raises(InputError) as caught:
+        window.check(0)
+    i18n._last = "zh"
+    shown = i18n.engine_text(caught.value)
+    assert "window" not in shown and i18n.param_label(window, longformer) in shown
+    card = registry.get("memn2n-joint") if "memn2n-joint" in registry.names() else None
+    describe = (card or registry.cards()[0]).limits.describe()
+    assert "characters" in describe and "characters" not in i18n.engine_text(describe)
+    assert i18n.variant_title(longformer) != longformer.title
+    label = i18n.variant_param_label(longformer, window)
+    assert label.endswith("(1 … 1024)") and "window" not in label
+    note = f"first 64 of 128 tokens. {REGISTRY['performer'].map_note}"
+    assert i18n.map_note(note).startswith("first 64") and "Implied" not in i18n.map_note(note)
+    i18n._last = "en"
+    assert i18n.map_note(note) == note
+
+
+def zh_alignment() -> AppTest:
+    at = AppTest.from_file(str(APP / "studios/alignment/page.py"), default_timeout=180)
+    at.query_params["lang"] = "zh"
+    return at.run()
+
+
+def shown(at: AppTest) -> list[str]:
+    return [el.value for kind in ("info", "warning", "error") for el in at.get(kind)]
+
+
+def test_a_chinese_page_shows_the_engine_messages_in_chinese():
+    """Empty and over-long input on the alignment page: the card's limits, in Chinese."""
+    at = zh_alignment()
+    assert not at.exception, [e.value for e in at.exception]
+    box = at.text_area(key="nmt-text-en-fr")
+    zh = i18n.catalog("zh")
+    assert "characters" not in box.label and zh["engine.unit.words_and_marks"] in box.label
+    box.set_value("").run()
+    assert zh["engine.card.nmt.empty"] in shown(at), shown(at)
+    box.set_value("a" * 2_001).run()
+    assert zh["engine.limits.too_long"].format(n=2_001, limit=2_000) in shown(at), shown(at)
