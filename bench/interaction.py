@@ -80,10 +80,11 @@ class Edit:
     """One timed edit: ``kind`` of widget, its label (regex), the values to cycle through."""
 
     name: str
-    kind: str  # text | textarea | number | slider | choice
+    kind: str  # text | textarea | number | slider | choice | button
     label: str | None
     values: Callable[[int], str] | None = None
     setup: list[tuple[str, str]] = field(default_factory=list)  # (kind, label) clicks first
+    goto: str | None = None  # a query string to open the page at first (a deck's step)
 
 
 def _cycle(*options: str) -> Callable[[int], str]:
@@ -138,6 +139,24 @@ SCENARIOS: dict[str, list[Edit]] = {
         Edit("head", "number", "MiniLM head", _cycle("1", "0")),
         Edit("step", "choice", "difference vs full|^maps$", _cycle("difference vs full", "maps")),
     ],
+    # A class stepping through a deck: Next and back between two steps that both draw
+    # figures (a Transformer grid, then the rotation of positions), and predict-then-reveal.
+    "lessons": [
+        Edit(
+            "step",
+            "button",
+            "Next|Previous",
+            _cycle("Next", "Previous"),
+            goto="?deck=transformer&step=2",
+        ),
+        Edit(
+            "reveal",
+            "button",
+            "^Reveal$|Hide and guess again",
+            _cycle("Reveal", "Hide and guess again"),
+            goto="?deck=bahdanau&step=1",
+        ),
+    ],
     "compare": [
         Edit("type", "textarea", "Input", lambda i: _enfr(i)),
         Edit("step", "choice", "Two models|Every model", _cycle("Two models", "Every model")),
@@ -150,6 +169,7 @@ SELECTORS = {
     "number": "[data-testid=stNumberInput]",
     "slider": "[data-testid=stSlider]",
     "choice": "[data-testid=stButtonGroup], [data-testid=stRadio]",
+    "button": "[data-testid=stButton] button",
 }
 INNER = {"text": "input", "textarea": "textarea", "number": "input", "slider": "input[type=range]"}
 
@@ -166,6 +186,9 @@ def _widget(page, kind: str, label: str | None):
             if hit.count():
                 return hit
         return options if options.count() >= 2 else None
+    if kind == "button":  # every button the label names; the edit picks one by its text
+        hit = widgets.filter(has_text=re.compile(label or "."))
+        return hit if hit.count() else None
     if label:
         hit = widgets.filter(has=page.locator("label", has_text=re.compile(label)))
         if hit.count():
@@ -175,7 +198,7 @@ def _widget(page, kind: str, label: str | None):
 
 def _act(page, edit: Edit, target, i: int) -> Callable[[], None]:
     """Prepare the edit (type the text) and return the trigger that is timed."""
-    if edit.kind == "choice":
+    if edit.kind in ("choice", "button"):
         options = target
         n = options.count()
         if edit.values is not None:
@@ -242,6 +265,9 @@ def run_page(page, url: str, name: str, edits: list[Edit], repeats: int) -> dict
     settle(page)
     result = {}
     for edit in edits:
+        if edit.goto:
+            page.goto(f"{url}/{name}{edit.goto}")
+            settle(page)
         for kind, label in edit.setup:
             target = _widget(page, kind, label)
             if target is not None:

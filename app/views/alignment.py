@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import DIVERGING, FONT, SEQUENTIAL, heatmap, unique_labels
+from views.heatmap import DIVERGING, FONT, SEQUENTIAL, heatmap, text_px, unique_labels
 
 # Okabe–Ito colours: distinguishable with every common colour-vision deficiency.
 SURE, POSSIBLE, ACCENT = "#D55E00", "#56B4E9", "#E69F00"
@@ -111,7 +111,8 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
     layout = dict(
         font=FONT,
         height=height,
-        margin=dict(l=10, r=10, t=top_px, b=0),
+        # The first column's target words; fixed, like every axis here (see fixed_margins).
+        margin=dict(l=int(text_px(panels[0]["tgt"])) + 16, r=10, t=top_px, b=0),
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
         legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"),
         annotations=[],
@@ -123,7 +124,12 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
         x0, y1 = c * (w + gap_x), 1 - r * row_px / paper
         xs, ys = unique_labels(list(p["src"])), unique_labels(list(p["tgt"]))
         layout[f"xaxis{ax}"] = dict(
-            domain=[x0, x0 + w], anchor=f"y{ax}", type="category", tickangle=-45, dtick=1
+            domain=[x0, x0 + w],
+            anchor=f"y{ax}",
+            type="category",
+            tickangle=-45,
+            dtick=1,
+            automargin=False,
         )
         layout[f"yaxis{ax}"] = dict(
             domain=[y1 - (title_px + map_px) / paper, y1 - title_px / paper],
@@ -131,6 +137,7 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
             type="category",
             dtick=1,
             autorange="reversed",
+            automargin=False,
         )
         layout["annotations"].append(
             dict(

@@ -11,7 +11,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import FONT, heatmap
+from views.heatmap import FONT, figure, heatmap, text_px
 
 STAR = "★"
 # Dark24: every colour stays visible on a white page and a washed-out projector
@@ -28,23 +28,25 @@ def md_escape(text: str) -> str:
 def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8) -> go.Figure:
     """The model's distribution over answer candidates, most likely first."""
     order = np.argsort(probs)[::-1][:top]
-    fig = go.Figure(
-        go.Bar(
-            x=[float(probs[i]) for i in order][::-1],
-            y=[candidates[i] for i in order][::-1],
-            orientation="h",
-            marker_color="#440154",
-            hovertemplate="%{y}: %{x:.4f}<extra></extra>",
-        )
+    names = [candidates[i] for i in order][::-1]
+    bars = dict(
+        type="bar",
+        x=[float(probs[i]) for i in order][::-1],
+        y=names,
+        orientation="h",
+        marker=dict(color="#440154"),
+        hovertemplate="%{y}: %{x:.4f}<extra></extra>",
     )
-    fig.update_layout(
+    # Fixed margins, no automargin: one layout pass (see views.heatmap.fixed_margins).
+    layout = dict(
         font=FONT,
         height=60 + 32 * len(order),
-        margin=dict(l=10, r=10, t=30, b=10),
-        title=t("views.memory.answer_title"),
-        xaxis=dict(range=[0, 1], title=t("views.memory.probability")),
+        margin=dict(l=int(text_px(names)) + 16, r=20, t=30, b=60),
+        title=dict(text=t("views.memory.answer_title")),
+        xaxis=dict(range=[0, 1], title=dict(text=t("views.memory.probability")), automargin=False),
+        yaxis=dict(type="category", automargin=False),
     )
-    return fig
+    return figure([bars], layout)
 
 
 def sentence_labels(sentences: Sequence[str], support: Sequence[int]) -> list[str]:

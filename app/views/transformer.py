@@ -40,36 +40,54 @@ def _label(text: str, x: float, y: float, **kw) -> dict:
 
 
 def head_grid(amap, title: str) -> go.Figure:
-    """Every (layer, head) of an AttentionMap as a small heatmap; rows are layers."""
+    """Every (layer, head) of an AttentionMap as a small heatmap; rows are layers.
+
+    The thumbnails are tiles of ONE heatmap, NaN between them: a browser draws one trace
+    on one pair of axes several times faster than L × H subplots (each with its own axes,
+    clip path and drag layers), and this grid is redrawn on every new input.
+    """
     L, H = amap.shape[:2]
     w, f = pool(amap.weights)
-    cols, rows = cell_domains([1] * H, 0.01), cell_domains([1] * L, 0.02, reverse=True)
-    hidden = dict(showticklabels=False)
-    data, layout_axes, labels = [], {}, []
+    q, k = w.shape[-2:]
+    gap_q, gap_k = max(1, q // 10), max(1, k // 10)  # blank cells between tiles
+    n_rows, n_cols = L * (q + gap_q) - gap_q, H * (k + gap_k) - gap_k
+    z = np.full((n_rows, n_cols), np.nan, np.float32)
+    hover = np.full((n_rows, n_cols), "", dtype=object)
     query, key = t("views.axis.query"), t("views.axis.key")
+    qi, ki = np.meshgrid(np.arange(q), np.arange(k), indexing="ij")
     for layer in range(L):
         for h in range(H):
-            n = layer * H + h + 1
-            data.append(
-                dict(
-                    type="heatmap",
-                    z=np.asarray(w[layer, h], np.float32),
-                    coloraxis="coloraxis",
-                    hovertemplate=f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
-                    f"{query} %{{y}} · {key} %{{x}}<br>α = %{{z:.3f}}<extra></extra>",
-                    **subplot_ref(n),
-                )
+            r, c = layer * (q + gap_q), h * (k + gap_k)
+            z[r : r + q, c : c + k] = w[layer, h]
+            head = f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
+            hover[r : r + q, c : c + k] = np.char.add(
+                np.char.add(f"{head}{query} ", qi.astype(str)),
+                np.char.add(f" · {key} ", ki.astype(str)),
             )
-            layout_axes |= axes(
-                n, cols[h], rows[layer], x=hidden, y=dict(hidden, autorange="reversed")
-            )
-    for h, (x0, x1) in enumerate(cols):
-        labels.append(_label(amap.head_labels[h], (x0 + x1) / 2, 1.0, yanchor="bottom"))
-    for layer, (y0, y1) in enumerate(rows):
-        labels.append(
-            _label(amap.layer_labels[layer], 1.0, (y0 + y1) / 2, xanchor="left", textangle=90)
+    labels = [
+        _label(amap.head_labels[h], (h * (k + gap_k) + k / 2) / n_cols, 1.0, yanchor="bottom")
+        for h in range(H)
+    ]
+    labels += [
+        _label(
+            amap.layer_labels[layer],
+            1.0,
+            1 - (layer * (q + gap_q) + q / 2) / n_rows,
+            xanchor="left",
+            textangle=90,
         )
+        for layer in range(L)
+    ]
     flags = list(amap.flags) + ([f"thumbnails pooled ×{f}"] if f > 1 else [])
+    hidden = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, automargin=False)
+    trace = dict(
+        type="heatmap",
+        z=z,
+        text=hover.tolist(),
+        coloraxis="coloraxis",
+        hoverongaps=False,
+        hovertemplate="%{text}<br>α = %{z:.3f}<extra></extra>",
+    )
     layout = dict(
         title=dict(text=f"{title}  <sup>[{flag_text(flags)}]</sup>"),
         font=FONT,
@@ -77,9 +95,10 @@ def head_grid(amap, title: str) -> go.Figure:
         height=int(min(1400, 140 + 110 * L * max(1, 6 / H))),
         margin=dict(l=40, r=10, t=70, b=10),
         annotations=labels,
-        **layout_axes,
+        xaxis=hidden,
+        yaxis=dict(hidden, autorange="reversed"),
     )
-    return figure(data, layout)
+    return figure([trace], layout)
 
 
 def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:

@@ -1,6 +1,7 @@
 """Section: the decoding step by step, and inside the score at the chosen step.
 
-A fragment: moving the step slider redraws this section only.
+Moving the step slider reruns only the part below it (a fragment): the animation, which
+does not depend on the step, is neither rebuilt nor redrawn.
 """
 
 import numpy as np
@@ -10,12 +11,17 @@ from studios.alignment.common import md
 from views.alignment import additive_parts_figure, steps_animation, vector_strip
 
 
-@st.fragment
 def section(card, trace, src: list[str]):
+    st.header(t("alignment.steps_header"))
+    alpha = trace.maps["alignment"].weights[0, 0]
+    chart(steps_animation(alpha, src, trace.outputs["steps"]), key="nmt-anim")
+    at_step(card, trace, src)
+
+
+@st.fragment
+def at_step(card, trace, src: list[str]):
     alpha = trace.maps["alignment"].weights[0, 0]
     steps = trace.outputs["steps"]
-    st.header(t("alignment.steps_header"))
-    chart(steps_animation(alpha, src, steps), key="nmt-anim")
     first = url_default("step", 1, int, key="nmt-step", lo=1, hi=len(steps))
     i = st.slider(t("alignment.step_i"), 1, len(steps), first, key="nmt-step") - 1
     url_sync(step=i + 1)
