@@ -62,6 +62,8 @@ def padding_lengths(mask, batch: int, n_q: int, n_k: int, *, causal: bool = Fals
     if mask is None:
         return None
     m = mask.to(torch.bool)
+    if m.dim() >= 2 and bool(m.all()):  # one reduction: the common unpadded case, per call
+        return None
     if m.dim() < 2:
         raise ValueError(f"a mask needs [..., Q, K] dimensions, got {tuple(m.shape)}")
     c = causal_mask(n_q, n_k, device=m.device) if causal else None
