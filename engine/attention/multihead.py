@@ -44,18 +44,22 @@ class MultiHeadAttention(nn.Module):
         *,
         causal: bool = False,
         attend: Attend | None = None,
+        want_weights: bool = True,
     ):
         """mask broadcasts against ``(B, h, Q, K)``; a ``(B, 1, K)`` padding mask is lifted.
 
         ``attend`` (default :func:`engine.attention.attend.exact`) computes the heads from
-        the projected q, k, v; it must return weights here, since the layer returns them.
+        the projected q, k, v and their weights; ``want_weights=False`` (a decoding loop
+        that only reads the output) lets the exact kernel skip rebuilding them.
         """
         key = query if key is None else key
         value = key if value is None else value
         q, k, v = self.project(query, key, value)
         if mask is not None and mask.dim() == 3:
             mask = mask[:, None]  # (B, 1, Q|1, K)
-        out, weights = (attend or exact)(q, k, v, mask=mask, causal=causal, want_weights=True)
+        out, weights = (attend or exact)(
+            q, k, v, mask=mask, causal=causal, want_weights=want_weights
+        )
         B, _, T, _ = out.shape
         out = out.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, h·d_k)
         return self.W_O(out), weights  # weights (B, h, Q, K)

@@ -117,13 +117,13 @@ class DecoderLayer(nn.Module):
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, y, memory, src_mask, tgt_mask):
+    def forward(self, y, memory, src_mask, tgt_mask, want_weights: bool = True):
         """y (B, T, d), memory (B, S, d) → y, self weights (B, h, T, T), cross (B, h, T, S)."""
         y_self_in = y
-        a, w_self = self.self_attn(y, y, y, tgt_mask, causal=True)
+        a, w_self = self.self_attn(y, y, y, tgt_mask, causal=True, want_weights=want_weights)
         y = self.norm1(y + self.drop(a))
         y_cross_in = y
-        c, w_cross = self.cross_attn(y, memory, memory, src_mask)
+        c, w_cross = self.cross_attn(y, memory, memory, src_mask, want_weights=want_weights)
         y = self.norm2(y + self.drop(c))
         y = self.norm3(y + self.drop(self.ff(y)))
         return y, w_self, w_cross, y_self_in, y_cross_in
@@ -164,13 +164,14 @@ class Transformer(nn.Module):
             inputs.append(x_in)
         return x, src_mask, weights, inputs
 
-    def decode(self, tgt_in: torch.Tensor, memory, src_mask):
-        """tgt_in (B, T) starting with <s> → logits (B, T, V) and per-layer weights/inputs."""
+    def decode(self, tgt_in: torch.Tensor, memory, src_mask, want_weights: bool = True):
+        """tgt_in (B, T) starting with <s> → logits (B, T, V) and per-layer weights/inputs
+        (weights None with ``want_weights=False``: greedy decoding reads logits only)."""
         tgt_mask = padding_mask((tgt_in != PAD).sum(-1), tgt_in.shape[1])
         y = self.tgt_embed(tgt_in)
         w_self, w_cross, self_in, cross_in = [], [], [], []
         for layer in self.decoder:
-            y, ws, wc, ys, yc = layer(y, memory, src_mask, tgt_mask)
+            y, ws, wc, ys, yc = layer(y, memory, src_mask, tgt_mask, want_weights)
             w_self.append(ws)
             w_cross.append(wc)
             self_in.append(ys)
@@ -203,7 +204,7 @@ class Transformer(nn.Module):
         out = torch.full((B, 1), BOS, dtype=torch.long)
         done = torch.zeros(B, dtype=torch.bool)
         for _ in range(min(max_new, self.cfg.max_len - 1)):
-            logits = self.decode(out, memory, src_mask)[0][:, -1]  # (B, V)
+            logits = self.decode(out, memory, src_mask, want_weights=False)[0][:, -1]  # (B, V)
             nxt = logits.argmax(-1).masked_fill(done, PAD)
             out = torch.cat([out, nxt[:, None]], 1)
             done |= nxt == EOS
