@@ -63,3 +63,13 @@ class MultiHeadAttention(nn.Module):
         B, _, T, _ = out.shape
         out = out.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, h·d_k)
         return self.W_O(out), weights  # weights (B, h, Q, K)
+
+    def attend_projected(self, query, k, v, mask=None):
+        """Exact attention of new queries over keys/values already split into heads
+        ``(B, h, K, d_k)``: a decoding step reads its KV cache through this."""
+        q = self.split(self.W_Q(query))
+        if mask is not None and mask.dim() == 3:
+            mask = mask[:, None]
+        out, _ = exact(q, k, v, mask=mask, want_weights=False)
+        B, _, T, _ = out.shape
+        return self.W_O(out.transpose(1, 2).reshape(B, T, self.d_model))

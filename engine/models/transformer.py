@@ -74,10 +74,11 @@ class Embedding(nn.Module):
             self.pe = None
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """ids (B, T) at positions start … start + T − 1 → (B, T, d)."""
         x = self.tokens(ids) * math.sqrt(self.d_model)  # (B, T, d)
         if self.pe is not None:
-            x = x + self.pe[: ids.shape[1]]
+            x = x + self.pe[start : start + ids.shape[1]]
         return self.drop(x)
 
 
@@ -127,6 +128,28 @@ class DecoderLayer(nn.Module):
         y = self.norm2(y + self.drop(c))
         y = self.norm3(y + self.drop(self.ff(y)))
         return y, w_self, w_cross, y_self_in, y_cross_in
+
+    def step(self, y, memory, src_mask, cache: dict):
+        """One new position y (B, 1, d): the same output as :meth:`forward`'s last row.
+
+        ``cache`` keeps this layer's keys and values (the KV cache): the earlier positions'
+        self-attention keys/values and the memory's cross-attention ones, projected once.
+        The new query may see every cached key, which is exactly the causal mask's row.
+        """
+        sa, ca = self.self_attn, self.cross_attn
+        k, v = sa.split(sa.W_K(y)), sa.split(sa.W_V(y))
+        if "k" in cache:
+            k, v = torch.cat([cache["k"], k], 2), torch.cat([cache["v"], v], 2)
+        cache["k"], cache["v"] = k, v
+        y = self.norm1(y + self.drop(sa.attend_projected(y, k, v)))
+        if "memory_k" not in cache:
+            cache["memory_k"], cache["memory_v"] = (
+                ca.split(ca.W_K(memory)),
+                ca.split(ca.W_V(memory)),
+            )
+        c = ca.attend_projected(y, cache["memory_k"], cache["memory_v"], src_mask)
+        y = self.norm2(y + self.drop(c))
+        return self.norm3(y + self.drop(self.ff(y)))
 
 
 @dataclass
@@ -203,8 +226,14 @@ class Transformer(nn.Module):
         B = src.shape[0]
         out = torch.full((B, 1), BOS, dtype=torch.long)
         done = torch.zeros(B, dtype=torch.bool)
-        for _ in range(min(max_new, self.cfg.max_len - 1)):
-            logits = self.decode(out, memory, src_mask, want_weights=False)[0][:, -1]  # (B, V)
+        caches: list[dict] = [{} for _ in self.decoder]
+        for t in range(min(max_new, self.cfg.max_len - 1)):
+            # One position per step through each layer's KV cache: the same logits as
+            # decoding the whole prefix again (a finished item's PAD rows are never read).
+            y = self.tgt_embed(out[:, -1:], start=t)
+            for layer, cache in zip(self.decoder, caches, strict=True):
+                y = layer.step(y, memory, src_mask, cache)
+            logits = y[:, -1] @ self.tgt_embed.tokens.weight.T + self.out_bias  # (B, V)
             nxt = logits.argmax(-1).masked_fill(done, PAD)
             out = torch.cat([out, nxt[:, None]], 1)
             done |= nxt == EOS

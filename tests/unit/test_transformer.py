@@ -133,6 +133,26 @@ def test_greedy_stops_and_pads_after_end_of_sentence():
             assert all(t == PAD for t in row[row.index(2) + 1 :])
 
 
+@pytest.mark.parametrize("pe", ["sinusoidal", "learned", "none"])
+def test_greedy_with_the_kv_cache_equals_decoding_the_whole_prefix_again(pe):
+    """Each step's logits through the cache equal the full decoder's last row."""
+    model = tiny(pe)
+    src = torch.tensor([[5, 6, 7, 8], [9, 10, PAD, PAD], [11, 12, 13, PAD]])  # padded batch
+    with torch.no_grad():
+        memory, src_mask, _, _ = model.encode(src)
+        prefix = model.greedy(src, max_new=10)
+        full_logits = model.decode(prefix[:, :-1], memory, src_mask)[0]  # (B, T, V)
+        caches = [{} for _ in model.decoder]
+        for t in range(prefix.shape[1] - 1):
+            y = model.tgt_embed(prefix[:, t : t + 1], start=t)
+            for layer, cache in zip(model.decoder, caches, strict=True):
+                y = layer.step(y, memory, src_mask, cache)
+            step = y[:, -1] @ model.tgt_embed.tokens.weight.T + model.out_bias
+            live = prefix[:, t] != PAD  # rows after </s> are never read
+            torch.testing.assert_close(step[live], full_logits[live, t], atol=1e-5, rtol=1e-5)
+    assert prefix.shape[1] > 2
+
+
 @pytest.fixture(scope="module")
 def quick_dates(tmp_path_factory):
     """A few seconds of real training (``--quick``) on the dates task, learned PE."""
