@@ -100,6 +100,23 @@ MESSAGES: dict[str, str] = {
     ),
     "babi.support_not_numbers": "Line {n}: supporting ids must be line numbers, got {ids!r}.",
     "babi.support_later": "Line {n}: supporting ids must point to earlier lines of its story.",
+    # engine.variants.in_pretrained: Q/K/V of MiniLM, or an uploaded NPZ
+    "qkv.layer_range": "Layer must be 0–{last}; got {layer}.",
+    "qkv.head_range": "Head must be 0–{last}; got {head}.",
+    "npz.limits": (
+        "an .npz with float arrays q, k, v of one shape [H, N, D] or [B, H, N, D]; "
+        "N ≤ {n}, D ≤ {d}, B·H ≤ {slices}, file ≤ {mb} MB"
+    ),
+    "npz.too_big": "That file is {size:.1f} MB; the limit is: {limits}.",
+    "npz.unreadable": "That is not a readable .npz file ({reason}). Expected {limits}.",
+    "npz.single_array": "That is a single .npy array, not an .npz. Expected {limits}.",
+    "npz.missing": "The file has arrays {found}; missing {missing}. Expected {limits}.",
+    "npz.object_arrays": "q, k, v must be plain float arrays ({reason}).",
+    "npz.dtype": "{array} has dtype {dtype}; q, k, v must be float16/32/64.",
+    "npz.rank": "{array} has shape {shape}; expected [H, N, D] or [B, H, N, D].",
+    "npz.shapes_differ": "q, k, v must share one shape; got {shapes}.",
+    "npz.outside_limits": "Shape {shape} is outside the limits: {limits}.",
+    "npz.not_finite": "{array} contains NaN or infinite values.",
     # engine.models.cards: the names of the curated examples
     "example.figure_3a": "Figure 3(a)",
     "example.negation": "negation",

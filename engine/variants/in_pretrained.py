@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from engine.messages import Message
 from engine.text import InputError
 
 EXACT_TOL = 1e-4  # max relative layer error still called exact (float32 reordering noise)
@@ -159,10 +160,10 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     if layers is None or not hasattr(layers[0].attention, "self"):
         raise InputError(f"{m.name} has no BERT-style self-attention layers to read Q/K/V from.")
     if not 0 <= layer < len(layers):
-        raise InputError(f"Layer must be 0–{len(layers) - 1}; got {layer}.")
+        raise InputError("qkv.layer_range", last=len(layers) - 1, layer=layer)
     sa = layers[layer].attention.self
     if head is not None and not 0 <= head < sa.num_attention_heads:
-        raise InputError(f"Head must be 0–{sa.num_attention_heads - 1}; got {head}.")
+        raise InputError("qkv.head_range", last=sa.num_attention_heads - 1, head=head)
     enc = pretrained._encode(m, text)
     out = _forward(m, enc, None)
     h = out.hidden_states[layer][0]  # (N, d_model)
@@ -182,50 +183,47 @@ NPZ_MAX_BYTES = 64 * 2**20
 NPZ_MAX_N = 1024
 NPZ_MAX_D = 256
 NPZ_MAX_SLICES = 16  # B·H
-NPZ_LIMITS = (
-    f"an .npz with float arrays q, k, v of one shape [H, N, D] or [B, H, N, D]; "
-    f"N ≤ {NPZ_MAX_N}, D ≤ {NPZ_MAX_D}, B·H ≤ {NPZ_MAX_SLICES}, file ≤ {NPZ_MAX_BYTES // 2**20} MB"
+NPZ_LIMITS = Message(
+    "npz.limits", n=NPZ_MAX_N, d=NPZ_MAX_D, slices=NPZ_MAX_SLICES, mb=NPZ_MAX_BYTES // 2**20
 )
 
 
 def load_qkv_npz(data: bytes) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """q, k, v float32 ``[B, H, N, D]`` from an uploaded NPZ (no pickle), or InputError."""
     if len(data) > NPZ_MAX_BYTES:
-        raise InputError(f"That file is {len(data) / 2**20:.1f} MB; the limit is: {NPZ_LIMITS}.")
+        raise InputError("npz.too_big", size=len(data) / 2**20, limits=NPZ_LIMITS)
     try:
         npz = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError(
-            f"That is not a readable .npz file ({exc}). Expected {NPZ_LIMITS}."
-        ) from None
+        raise InputError("npz.unreadable", reason=str(exc), limits=NPZ_LIMITS) from None
     if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise InputError(f"That is a single .npy array, not an .npz. Expected {NPZ_LIMITS}.")
+        raise InputError("npz.single_array", limits=NPZ_LIMITS)
     with npz:
         missing = [key for key in ("q", "k", "v") if key not in npz.files]
         if missing:
+            found = ", ".join(npz.files) or "none"
             raise InputError(
-                f"The file has arrays {', '.join(npz.files) or 'none'}; missing "
-                f"{', '.join(missing)}. Expected {NPZ_LIMITS}."
+                "npz.missing", found=found, missing=", ".join(missing), limits=NPZ_LIMITS
             )
         try:
             arrays = {key: npz[key] for key in ("q", "k", "v")}
         except ValueError as exc:  # an object array: would need pickle
-            raise InputError(f"q, k, v must be plain float arrays ({exc}).") from None
+            raise InputError("npz.object_arrays", reason=str(exc)) from None
     shapes = {key: a.shape for key, a in arrays.items()}
     for key, a in arrays.items():
         if a.dtype.kind != "f":
-            raise InputError(f"{key} has dtype {a.dtype}; q, k, v must be float16/32/64.")
+            raise InputError("npz.dtype", array=key, dtype=str(a.dtype))
         if a.ndim not in (3, 4):
-            raise InputError(f"{key} has shape {a.shape}; expected [H, N, D] or [B, H, N, D].")
+            raise InputError("npz.rank", array=key, shape=str(a.shape))
     if len(set(shapes.values())) != 1:
-        raise InputError(f"q, k, v must share one shape; got {shapes}.")
+        raise InputError("npz.shapes_differ", shapes=str(shapes))
     shape = arrays["q"].shape
     *bh, n, d = shape if len(shape) == 4 else (1, *shape)
     if min(shape) < 1 or n > NPZ_MAX_N or d > NPZ_MAX_D or math.prod(bh) > NPZ_MAX_SLICES:
-        raise InputError(f"Shape {shape} is outside the limits: {NPZ_LIMITS}.")
+        raise InputError("npz.outside_limits", shape=str(shape), limits=NPZ_LIMITS)
     for key, a in arrays.items():
         if not np.isfinite(a).all():
-            raise InputError(f"{key} contains NaN or infinite values.")
+            raise InputError("npz.not_finite", array=key)
     q, k, v = (torch.from_numpy(np.asarray(arrays[key], dtype=np.float32)) for key in "qkv")
     if q.dim() == 3:
         q, k, v = q[None], k[None], v[None]
