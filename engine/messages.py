@@ -117,6 +117,84 @@ MESSAGES: dict[str, str] = {
     "npz.shapes_differ": "q, k, v must share one shape; got {shapes}.",
     "npz.outside_limits": "Shape {shape} is outside the limits: {limits}.",
     "npz.not_finite": "{array} contains NaN or infinite values.",
+    # engine.text and the models: typed text
+    "text.too_many_chars": "That text has {n:,} characters; the limit is {limit:,}.",
+    "nmt.no_tokens": "That text has nothing to translate; type a sentence.",
+    "nmt.too_many_tokens": "That input has {n} {unit}; the limit here is {limit}.",
+    "transformer.too_many_tokens": "That input has {n} tokens; this model reads at most {limit}.",
+    # engine.models.memn2n and engine.data.babi: a story and its question
+    "memn2n.no_facts": "The story has no sentences; a memory network needs facts to read.",
+    "memn2n.unknown_question": (
+        "None of the question's words are in the vocabulary ({words}); try 'Where is Mary?'."
+    ),
+    "babi.unknown_task": "Task {task} is not generated here; choose one of {tasks}.",
+    "babi.unknown_size": "Training size {size!r} is not one of {sizes}.",
+    "babi.unknown_split": "Split {split!r} is not one of {splits}.",
+    "babi.story_too_long": "The story is {n:,} characters; the limit is {limit:,}.",
+    "babi.no_story": "Write a story first: a few sentences such as 'Mary went to the kitchen.'",
+    "babi.no_question_line": "The story has no question line; add one or type a question.",
+    "babi.long_sentence": ("Sentence {n} has over {limit} words; split it into shorter sentences."),
+    "babi.no_question": "Type a question, such as 'Where is Mary?'.",
+    "babi.long_question": "The question has over {limit} words.",
+    # engine.models.pretrained: a local HuggingFace model
+    "pretrained.no_path": "Type the path of a local model directory.",
+    "pretrained.outside_allowlist": (
+        "{path} is outside the model allowlist. An operator can allow directories "
+        "with {env}=dir1{sep}dir2 before starting the studio."
+    ),
+    "pretrained.not_a_directory": "{path} is not a directory.",
+    "pretrained.no_model": (
+        "{path} holds no HuggingFace model: it needs config.json and *.safetensors "
+        "weights, as written by save_pretrained() (pickled *.bin files are not loaded)."
+    ),
+    "pretrained.unloadable": "{path} could not be loaded as a HuggingFace model: {reason}",
+    "pretrained.too_many_tokens": (
+        "That text is {n} tokens for {name}; the limit here is {limit} tokens."
+    ),
+    "pretrained.new_tokens": "New tokens must be 0–{limit}; got {n}.",
+    "pretrained.not_swappable": "{name} does not route attention through AttentionInterface.",
+    # engine.variants.in_pretrained: variants swapped into a pretrained encoder
+    "swap.not_swappable": "{name}: variants swap into encoders that use AttentionInterface.",
+    "swap.failed": "{title}: {reason}",
+    "qkv.no_layers": "{name} has no BERT-style self-attention layers to read Q/K/V from.",
+    # engine.variants: the variants' own parameters and inputs
+    "variant.unknown": "Unknown variant {name!r}; known: {known}.",
+    "sparse.summary_over_block": "Sparse summary tokens c must be at most the block size l.",
+    "linformer.k_over_n": "Linformer k must be at most n = {n}; got k = {k}.",
+    "reformer.odd_buckets": "Reformer buckets must be even; got {buckets}.",
+    "longformer.globals_over_n": "Longformer global tokens must be at most n = {n}.",
+    "bigbird.globals_over_n": "BigBird global blocks × block size must be at most n = {n}.",
+    "int8.head_dim": "INT8 emulation needs head size d ≤ {limit}; got {d}.",
+    "int8.scheme": "INT8 scheme must be 'sage' or 'naive'; got {scheme!r}.",
+    "kv_cache.heads": "d_model = {d_model} must be divisible by heads = {heads}.",
+    "kv_cache.length": "KV-cache length must be between 1 and {limit}; got {n}.",
+    "inputs.range": "{name} must be between {lo} and {hi}; got {value}.",
+    "inputs.structure": "structure must be one of {structures}; got {structure!r}.",
+    "inputs.long_structure": "long-sequence structure must be local or random; got {structure!r}.",
+    "compare.too_long": (
+        "Side-by-side maps are limited to n ≤ {limit}; got {n}. "
+        "Use the cost profile or the long-sequence map for longer inputs."
+    ),
+    "compare.no_variants": "Pick at least one variant to compare.",
+    # engine.profile: the cost sweep
+    "profile.over_budget": (
+        "{title} at n = {n} is predicted to need {need:.2f} GiB, over the {budget:.2f} GiB budget."
+    ),
+    "profile.length": "Sequence length must be between {lo} and {hi}; got {n}.",
+    "profile.no_variants": "Pick at least one variant to profile.",
+    "profile.no_lengths": "Pick at least one sequence length.",
+    # engine.projection: vectors projected to 2-D
+    "projection.shape": "Expected a [points, dimensions] array; got shape {shape}.",
+    "projection.empty": "There are no points to project.",
+    "projection.too_many_points": "{n:,} points is too many to project; the limit is {limit:,}.",
+    "projection.too_many_dims": (
+        "{n:,} dimensions is too many to project; the limit is {limit:,}."
+    ),
+    "projection.not_finite": "The vectors hold NaN or infinite values; they cannot be projected.",
+    # engine.walkthrough: the step-by-step layer
+    "walkthrough.d_model": "d_model must be one of {choices}; got {d_model}",
+    "walkthrough.heads": "heads must divide d_model={d_model} and be 1–{limit}; got {heads}",
+    "walkthrough.head": "head must be 0–{last}; got {head}",
     # engine.models.cards: the names of the curated examples
     "example.figure_3a": "Figure 3(a)",
     "example.negation": "negation",

@@ -158,8 +158,11 @@ def check_budget(
     need = predict_bytes(name, n, d, heads, hp)
     if need > budget:
         raise InputError(
-            f"{get(name).title} at n = {n} is predicted to need "
-            f"{need / 2**30:.2f} GiB, over the {budget / 2**30:.2f} GiB budget."
+            "profile.over_budget",
+            title=get(name).title,
+            n=n,
+            need=need / 2**30,
+            budget=budget / 2**30,
         )
     return need
 
@@ -215,7 +218,7 @@ def measure(
 def _check_length(n: int) -> None:
     lo, hi = LENGTH_LIMITS
     if not lo <= n <= hi:
-        raise InputError(f"Sequence length must be between {lo} and {hi}; got {n}.")
+        raise InputError("profile.length", lo=lo, hi=hi, n=n)
 
 
 def sweep(
@@ -237,9 +240,9 @@ def sweep(
     """
     lengths = sorted(set(int(n) for n in lengths))
     if not names:
-        raise InputError("Pick at least one variant to profile.")
+        raise InputError("profile.no_variants")
     if not lengths:
-        raise InputError("Pick at least one sequence length.")
+        raise InputError("profile.no_lengths")
     for n in lengths:
         _check_length(n)
     params = params or {}

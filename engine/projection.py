@@ -52,16 +52,16 @@ def method_for(n_points: int) -> str:
 def _check(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2:
-        raise InputError(f"Expected a [points, dimensions] array; got shape {X.shape}.")
+        raise InputError("projection.shape", shape=X.shape)
     n, d = X.shape
     if n == 0:
-        raise InputError("There are no points to project.")
+        raise InputError("projection.empty")
     if n > MAX_POINTS:
-        raise InputError(f"{n:,} points is too many to project; the limit is {MAX_POINTS:,}.")
+        raise InputError("projection.too_many_points", n=n, limit=MAX_POINTS)
     if d > MAX_DIMS:
-        raise InputError(f"{d:,} dimensions is too many to project; the limit is {MAX_DIMS:,}.")
+        raise InputError("projection.too_many_dims", n=d, limit=MAX_DIMS)
     if not np.isfinite(X).all():
-        raise InputError("The vectors hold NaN or infinite values; they cannot be projected.")
+        raise InputError("projection.not_finite")
     return X
 
 

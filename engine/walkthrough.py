@@ -35,13 +35,13 @@ class WalkthroughConfig:
 
     def check(self) -> None:
         if self.d_model not in D_MODEL_CHOICES:
-            raise InputError(f"d_model must be one of {D_MODEL_CHOICES}; got {self.d_model}")
+            raise InputError("walkthrough.d_model", choices=D_MODEL_CHOICES, d_model=self.d_model)
         if not 1 <= self.n_heads <= MAX_HEADS or self.d_model % self.n_heads:
             raise InputError(
-                f"heads must divide d_model={self.d_model} and be 1–{MAX_HEADS}; got {self.n_heads}"
+                "walkthrough.heads", d_model=self.d_model, limit=MAX_HEADS, heads=self.n_heads
             )
         if not 0 <= self.head < self.n_heads:
-            raise InputError(f"head must be 0–{self.n_heads - 1}; got {self.head}")
+            raise InputError("walkthrough.head", last=self.n_heads - 1, head=self.head)
 
 
 def token_embedding(token: str, d_model: int, seed: int) -> np.ndarray:

@@ -138,11 +138,11 @@ def dataset(task: int, split: str = "train", size: str = "1k") -> list[Sample]:
     ``dev`` is never trained on: it chooses between a task's own model and the joint one.
     """
     if task not in TASKS:
-        raise InputError(f"Task {task} is not generated here; choose one of {TASK_IDS}.")
+        raise InputError("babi.unknown_task", task=task, tasks=TASK_IDS)
     if size not in SIZES:
-        raise InputError(f"Training size {size!r} is not one of {', '.join(SIZES)}.")
+        raise InputError("babi.unknown_size", size=size, sizes=", ".join(SIZES))
     if split not in SPLITS:
-        raise InputError(f"Split {split!r} is not one of {', '.join(SPLITS)}.")
+        raise InputError("babi.unknown_split", split=split, splits=", ".join(SPLITS))
     n = SIZES[size] if split == "train" else TEST_QUESTIONS
     return samples(generate(task, n, _seed(task, split, size)), task)
 
@@ -154,11 +154,9 @@ def user_story(story: str, question: str) -> Sample:
     pasted bAbI story is used, with its answer and supporting facts.
     """
     if len(story) > MAX_STORY_CHARS:
-        raise InputError(
-            f"The story is {len(story):,} characters; the limit is {MAX_STORY_CHARS:,}."
-        )
+        raise InputError("babi.story_too_long", n=len(story), limit=MAX_STORY_CHARS)
     if not story.strip():
-        raise InputError("Write a story first: a few sentences such as 'Mary went to the kitchen.'")
+        raise InputError("babi.no_story")
     if _LINE.match(story.lstrip().splitlines()[0]):
         episode = parse(story)[-1]
         if question.strip():
@@ -166,23 +164,20 @@ def user_story(story: str, question: str) -> Sample:
             return Sample(facts, _checked_question(question), "", ())
         asked = samples([episode])
         if not asked:
-            raise InputError("The story has no question line; add one or type a question.")
+            raise InputError("babi.no_question_line")
         return asked[-1]
     facts = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", story) if words(s)]
     long = [i + 1 for i, s in enumerate(facts) if len(words(s)) > MAX_WORDS_PER_SENTENCE]
     if long:
-        raise InputError(
-            f"Sentence {long[0]} has over {MAX_WORDS_PER_SENTENCE} words; "
-            "split it into shorter sentences."
-        )
+        raise InputError("babi.long_sentence", n=long[0], limit=MAX_WORDS_PER_SENTENCE)
     return Sample(tuple(facts), _checked_question(question), "", ())
 
 
 def _checked_question(question: str) -> str:
     if not words(question):
-        raise InputError("Type a question, such as 'Where is Mary?'.")
+        raise InputError("babi.no_question")
     if len(words(question)) > MAX_WORDS_PER_SENTENCE:
-        raise InputError(f"The question has over {MAX_WORDS_PER_SENTENCE} words.")
+        raise InputError("babi.long_question", limit=MAX_WORDS_PER_SENTENCE)
     return question.strip()
 
 

@@ -33,6 +33,7 @@ from engine.attention import (
     padding_mask,
 )
 from engine.data.vocab import BOS_ID, EOS_ID, PAD_ID
+from engine.messages import Message
 
 if TYPE_CHECKING:
     from engine.trace import Trace
@@ -253,14 +254,19 @@ def task(name: str) -> Task:
 
     tasks = {
         "dates": Task(
-            "dates", dates.tokenize, "".join, dates.MAX_CHARS, "characters", dates.max_target_tokens
+            "dates",
+            dates.tokenize,
+            "".join,
+            dates.MAX_CHARS,
+            Message("unit.characters"),
+            dates.max_target_tokens,
         ),
         "en-fr": Task(
             "en-fr",
             enfr.tokenize_en,
             enfr.detokenize_fr,
             enfr.MAX_LEN,
-            "tokens",
+            Message("unit.tokens"),
             enfr.max_target_tokens,
         ),
     }
@@ -307,14 +313,13 @@ class Translator:
         from engine.text import InputError
 
         if not text or not text.strip():
-            raise InputError("Type a sentence (or a date) to translate.")
+            raise InputError("card.nmt.empty")
         toks = self.task.tokenize(text)
         if not toks:
-            raise InputError("That text has nothing to translate; type a sentence.")
+            raise InputError("nmt.no_tokens")
         if len(toks) > self.task.max_tokens:
             raise InputError(
-                f"That input has {len(toks)} {self.task.unit}; the limit here is "
-                f"{self.task.max_tokens}."
+                "nmt.too_many_tokens", n=len(toks), unit=self.task.unit, limit=self.task.max_tokens
             )
         return toks
 

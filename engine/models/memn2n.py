@@ -211,12 +211,9 @@ def answer(reader: Reader, sample: Sample) -> Trace:
     unknown = reader.vocab.unknown([w for x in (*sample.story, sample.question) for w in words(x)])
     kept = sample.story[-cfg.memory :]
     if not kept:
-        raise InputError("The story has no sentences; a memory network needs facts to read.")
+        raise InputError("memn2n.no_facts")
     if not [w for w in words(sample.question) if w in reader.vocab]:
-        raise InputError(
-            "None of the question's words are in the vocabulary "
-            f"({', '.join(unknown[:8])}); try 'Where is Mary?'."
-        )
+        raise InputError("memn2n.unknown_question", words=", ".join(unknown[:8]))
     enc = encode([sample], reader.vocab, reader.candidates, cfg.memory)
     story, query = torch.from_numpy(enc.story), torch.from_numpy(enc.query)
     times, mask = times_and_mask(torch.from_numpy(enc.n_facts), story.shape[1])

@@ -75,21 +75,17 @@ def _is_model_dir(p: Path) -> bool:
 def check_model_dir(path: str | os.PathLike) -> Path:
     """The resolved directory, or an InputError saying why it may not be loaded."""
     if not str(path).strip():
-        raise InputError("Type the path of a local model directory.")
+        raise InputError("pretrained.no_path")
     p = Path(path).expanduser().resolve()  # resolves ``..`` and symlinks before the check
     roots = allowed_roots()
     if not any(p == r or r in p.parents for r in roots):
         raise InputError(
-            f"{path} is outside the model allowlist. An operator can allow directories "
-            f"with {ALLOWLIST_ENV}=dir1{os.pathsep}dir2 before starting the studio."
+            "pretrained.outside_allowlist", path=path, env=ALLOWLIST_ENV, sep=os.pathsep
         )
     if not p.is_dir():
-        raise InputError(f"{path} is not a directory.")
+        raise InputError("pretrained.not_a_directory", path=path)
     if not _is_model_dir(p):
-        raise InputError(
-            f"{path} holds no HuggingFace model: it needs config.json and *.safetensors "
-            "weights, as written by save_pretrained() (pickled *.bin files are not loaded)."
-        )
+        raise InputError("pretrained.no_model", path=path)
     return p
 
 
@@ -172,7 +168,7 @@ def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
         )
         tokenizer = AutoTokenizer.from_pretrained(p, local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
-        raise InputError(f"{path} could not be loaded as a HuggingFace model: {exc}") from None
+        raise InputError("pretrained.unloadable", path=path, reason=str(exc)) from None
     model.eval()
     _use_studio_attention(model)
     return Pretrained(name or p.name, p, model, tokenizer, arch, _max_length(config, tokenizer))
@@ -234,17 +230,15 @@ def load_minilm() -> Pretrained:
 
 def _encode(m: Pretrained, text: str):
     if not text or not text.strip():
-        raise InputError("Type a sentence to begin.")
+        raise InputError("text.empty")
     if len(text) > MAX_CHARS:
-        raise InputError(f"That text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")
+        raise InputError("text.too_many_chars", n=len(text), limit=MAX_CHARS)
     enc = m.tokenizer(text, return_tensors="pt")
     if m.arch != "encoder":  # generate() and decoders take ids and mask only
         enc = {k: enc[k] for k in ("input_ids", "attention_mask") if k in enc}
     n = enc["input_ids"].shape[1]
     if n > m.max_tokens:
-        raise InputError(
-            f"That text is {n} tokens for {m.name}; the limit here is {m.max_tokens} tokens."
-        )
+        raise InputError("pretrained.too_many_tokens", n=n, name=m.name, limit=m.max_tokens)
     return enc
 
 
@@ -291,11 +285,11 @@ def trace(
     replaces every self-attention core of the model for this call only.
     """
     if not 0 <= max_new_tokens <= MAX_NEW_TOKENS:
-        raise InputError(f"New tokens must be 0–{MAX_NEW_TOKENS}; got {max_new_tokens}.")
+        raise InputError("pretrained.new_tokens", limit=MAX_NEW_TOKENS, n=max_new_tokens)
     if attend is None:
         return _trace(m, text, max_new_tokens)
     if not m.swappable:
-        raise InputError(f"{m.name} does not route attention through AttentionInterface.")
+        raise InputError("pretrained.not_swappable", name=m.name)
     if isinstance(attend, str):
         from engine.variants.registry import attend_fn
 

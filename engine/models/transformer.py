@@ -341,14 +341,12 @@ def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
     from engine.text import InputError
 
     if len(text) > MAX_CHARS:  # before tokenising: a pasted book should cost nothing
-        raise InputError(f"That text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")
+        raise InputError("text.too_many_chars", n=len(text), limit=MAX_CHARS)
     tokens = tokenize(tr.task, text) if text else []
     if not tokens:
-        raise InputError("Type a sentence to begin.")
+        raise InputError("text.empty")
     if len(tokens) > tr.max_src:
-        raise InputError(
-            f"That input has {len(tokens)} tokens; this model reads at most {tr.max_src}."
-        )
+        raise InputError("transformer.too_many_tokens", n=len(tokens), limit=tr.max_src)
     return tokens, torch.tensor([tr.src_vocab.encode(tokens)])
 
 

@@ -42,7 +42,7 @@ class BigBird(Variant):
 
     def check_length(self, n, hp):
         if hp["global_blocks"] * hp["block"] > n:
-            raise InputError(f"BigBird global blocks × block size must be at most n = {n}.")
+            raise InputError("bigbird.globals_over_n", n=n)
 
     def key_blocks(self, n: int, heads: int, hp: dict) -> torch.Tensor:
         """``[H, nb, 3 + g + r]`` key-block indices (−1 or ≥ nb mean outside)."""

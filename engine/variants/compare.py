@@ -23,12 +23,9 @@ def run_all(
     """
     n = q.shape[-2]
     if n > MAX_COMPARE_N:
-        raise InputError(
-            f"Side-by-side maps are limited to n ≤ {MAX_COMPARE_N}; got {n}. "
-            "Use the cost profile or the long-sequence map for longer inputs."
-        )
+        raise InputError("compare.too_long", limit=MAX_COMPARE_N, n=n)
     if not names:
-        raise InputError("Pick at least one variant to compare.")
+        raise InputError("compare.no_variants")
     params = params or {}
     refs = {c: get("full").trace(q, k, v, labels=labels, causal=c) for c in {False, True}}
     traces, rows = {}, []

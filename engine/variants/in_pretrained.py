@@ -108,7 +108,7 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
     from engine.variants.registry import attend_fn, get
 
     if not m.swappable or m.arch != "encoder":
-        raise InputError(f"{m.name}: variants swap into encoders that use AttentionInterface.")
+        raise InputError("swap.not_swappable", name=m.name)
     enc = pretrained._encode(m, text)
     n = int(enc["input_ids"].shape[1])
     base = _forward(m, enc, None)
@@ -121,7 +121,7 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
         try:
             out = _forward(m, enc, attend_fn(name, hp))
         except InputError as exc:  # a budget outside this text's limits: say which
-            raise InputError(f"{variant.title}: {exc}") from None
+            raise InputError("swap.failed", title=variant.title, reason=exc.message) from None
         errors = [
             float((h - h0).norm() / h0.norm())
             for h, h0 in zip(out.hidden_states[1:], base.hidden_states[1:], strict=True)
@@ -158,7 +158,7 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
 
     layers = getattr(getattr(m.model, "encoder", None), "layer", None)
     if layers is None or not hasattr(layers[0].attention, "self"):
-        raise InputError(f"{m.name} has no BERT-style self-attention layers to read Q/K/V from.")
+        raise InputError("qkv.no_layers", name=m.name)
     if not 0 <= layer < len(layers):
         raise InputError("qkv.layer_range", last=len(layers) - 1, layer=layer)
     sa = layers[layer].attention.self

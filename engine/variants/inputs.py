@@ -34,7 +34,7 @@ TEXT_LABEL = "seeded random multi-head layer (untrained)"
 def _check(name: str, value, limits) -> None:
     lo, hi = limits
     if not lo <= value <= hi:
-        raise InputError(f"{name} must be between {lo} and {hi}; got {value}.")
+        raise InputError("inputs.range", name=name, lo=lo, hi=hi, value=value)
 
 
 def synthetic(
@@ -52,7 +52,7 @@ def synthetic(
     _check("heads", heads, HEADS_LIMITS)
     _check("sharpness", sharpness, SHARPNESS_LIMITS)
     if structure not in STRUCTURES:
-        raise InputError(f"structure must be one of {', '.join(STRUCTURES)}; got {structure!r}.")
+        raise InputError("inputs.structure", structures=", ".join(STRUCTURES), structure=structure)
     g = torch.Generator().manual_seed(seed)
     noise = torch.randn(3, 1, heads, n, d, generator=g)
     q, k, v = noise[0], noise[1], noise[2]
@@ -103,7 +103,7 @@ def long_qk(n: int, d: int = 64, *, structure: str = "local", seed: int = 0):
     """
     _check("n", n, LONG_LENGTH_LIMITS)
     if structure not in ("local", "random"):
-        raise InputError(f"long-sequence structure must be local or random; got {structure!r}.")
+        raise InputError("inputs.long_structure", structure=structure)
     g = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, 1, 1, n, d, generator=g).unbind(0)
     if structure == "local":

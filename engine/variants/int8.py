@@ -53,7 +53,7 @@ def int8_scores(q, k, *, scheme: str, block: int = 64) -> torch.Tensor:
     """Dequantised scores ``[B, H, n, n]`` = (Q̂ K̂ᵀ) δ_Q δ_Kᵀ / √d for ``sage`` or ``naive``."""
     d = q.shape[-1]
     if d > MAX_HEAD_DIM:
-        raise InputError(f"INT8 emulation needs head size d ≤ {MAX_HEAD_DIM}; got {d}.")
+        raise InputError("int8.head_dim", limit=MAX_HEAD_DIM, d=d)
     if scheme == "sage":
         k = k - k.mean(dim=-2, keepdim=True)  # smoothing: softmax-invariant
         qh, dq = quantize(q, block)
@@ -62,7 +62,7 @@ def int8_scores(q, k, *, scheme: str, block: int = 64) -> torch.Tensor:
         qh, dq = quantize(q, None)
         kh, dk = quantize(k, None)
     else:
-        raise InputError(f"INT8 scheme must be 'sage' or 'naive'; got {scheme!r}.")
+        raise InputError("int8.scheme", scheme=scheme)
     integer = qh @ kh.transpose(-2, -1)  # exact INT32 sums, held in float32
     return integer * dq * dk.transpose(-2, -1) / math.sqrt(d)
 

@@ -60,7 +60,7 @@ class SeededLayer:
 
     def __init__(self, d_model: int = 256, heads: int = 4, seed: int = 0):
         if d_model % heads:
-            raise InputError(f"d_model = {d_model} must be divisible by heads = {heads}.")
+            raise InputError("kv_cache.heads", d_model=d_model, heads=heads)
         g = torch.Generator().manual_seed(seed)
         self.h, self.d = heads, d_model // heads
         self.W = torch.randn(3, d_model, d_model, generator=g) / d_model**0.5  # W_Q, W_K, W_V
@@ -96,7 +96,7 @@ def generate(layer: SeededLayer, x: torch.Tensor, *, use_cache: bool) -> DecodeR
 def compare(n: int, *, d_model: int = 256, heads: int = 4, seed: int = 0) -> dict:
     """Generate n tokens both ways: per-token times, speedup and agreement with full attention."""
     if not 1 <= n <= LENGTH_LIMIT:
-        raise InputError(f"KV-cache length must be between 1 and {LENGTH_LIMIT}; got {n}.")
+        raise InputError("kv_cache.length", limit=LENGTH_LIMIT, n=n)
     layer = SeededLayer(d_model, heads, seed)
     x = torch.randn(1, n, d_model, generator=torch.Generator().manual_seed(seed + 1))
     with_cache = generate(layer, x, use_cache=True)

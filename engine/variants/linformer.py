@@ -62,7 +62,7 @@ class Linformer(Variant):
 
     def check_length(self, n, hp):
         if hp["k"] > n:
-            raise InputError(f"Linformer k must be at most n = {n}; got k = {hp['k']}.")
+            raise InputError("linformer.k_over_n", n=n, k=hp["k"])
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         n, kk = q.shape[-2], hp["k"]

@@ -96,7 +96,7 @@ class Longformer(Variant):
 
     def check_length(self, n, hp):
         if hp["globals"] > n:
-            raise InputError(f"Longformer global tokens must be at most n = {n}.")
+            raise InputError("longformer.globals_over_n", n=n)
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         n = q.shape[-2]

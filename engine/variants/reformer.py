@@ -220,7 +220,7 @@ class Reformer(Variant):
 
     def check_length(self, n, hp):
         if hp["buckets"] % 2:
-            raise InputError(f"Reformer buckets must be even; got {hp['buckets']}.")
+            raise InputError("reformer.odd_buckets", buckets=hp["buckets"])
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         B, H, n, D = q.shape

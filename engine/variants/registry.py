@@ -49,7 +49,7 @@ def get(name: str) -> Variant:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise InputError(f"Unknown variant {name!r}; known: {', '.join(REGISTRY)}.") from None
+        raise InputError("variant.unknown", name=name, known=", ".join(REGISTRY)) from None
 
 
 def attend_fn(name: str, hp: dict | None = None):

@@ -35,7 +35,7 @@ class Sparse(Variant):
 
     def check_length(self, n, hp):
         if hp["summary"] > hp["block"]:
-            raise InputError("Sparse summary tokens c must be at most the block size l.")
+            raise InputError("sparse.summary_over_block")
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         n, l, c = q.shape[-2], hp["block"], hp["summary"]
