@@ -74,7 +74,11 @@ def panels(
     model's own translation.
     """
     card = models.card(name)
-    trace = models.trace(name, text, **(options or {}))
+    # A default value said out loud is the same trace: one cache entry, not two (the
+    # "Two models" view names every option; "Every model" names none).
+    defaults = {p.name: p.default for p in card.options}
+    options = {k: v for k, v in (options or {}).items() if defaults.get(k, object()) != v}
+    trace = models.trace(name, text, **options)
     own = card.alignments(trace)
     if not own:
         return {}
@@ -84,9 +88,7 @@ def panels(
     target = pair.tgt if pair else tuple(target) if target else first.target
     forced = (first.source, first.target) != (tuple(source), tuple(target))
     on_axes = (
-        models.forced_alignments(name, tuple(source), tuple(target), **(options or {}))
-        if forced
-        else own
+        models.forced_alignments(name, tuple(source), tuple(target), **options) if forced else own
     )
     return {
         label: Panel(
