@@ -103,6 +103,7 @@ MESSAGES: dict[str, str] = {
     # engine.variants.in_pretrained: Q/K/V of MiniLM, or an uploaded NPZ
     "qkv.layer_range": "Layer must be 0–{last}; got {layer}.",
     "qkv.head_range": "Head must be 0–{last}; got {head}.",
+    "swap.not_an_approximation": "a different model, not an approximation",
     "npz.limits": (
         "an .npz with float arrays q, k, v of one shape [H, N, D] or [B, H, N, D]; "
         "N ≤ {n}, D ≤ {d}, B·H ≤ {slices}, file ≤ {mb} MB"

@@ -128,7 +128,7 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
         ]
         emb = mean_pool(out.last_hidden_state, enc["attention_mask"])
         cosine = float(torch.nn.functional.cosine_similarity(emb, ref_emb).item())
-        notes = [] if variant.approximates_full else ["a different model, not an approximation"]
+        notes = [] if variant.approximates_full else [Message("swap.not_an_approximation")]
         results[name] = SwapResult(
             variant=name,
             params=variant.resolve(hp, n),

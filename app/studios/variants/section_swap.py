@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 from kit import chart, controls, data_table, t, table_exports, url_default, url_number, url_sync
-from kit.i18n import variant_title
+from kit.i18n import engine_text, variant_title
 from kit.url import names as url_names
 from state import variants as state
 from studios.variants.compare_inputs import EXAMPLE, param_widgets
@@ -53,8 +53,8 @@ def show() -> None:
             "cosine": r.cosine,
             "max_layer_error": max(r.layer_errors),
             "exact": r.exact,
-            "budget": json.dumps({k: v for k, v in r.params.items() if k != "seed"}),
-            "note": "; ".join(r.notes),
+            "budget": ", ".join(f"{k} = {v}" for k, v in r.params.items() if k != "seed") or "–",
+            "note": "; ".join(engine_text(n) for n in r.notes),
         }
         for name, r in results.items()
     ]
