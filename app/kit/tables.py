@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
 import streamlit as st
 
 from kit.i18n import catalog, language
@@ -34,6 +33,8 @@ def header(name: str) -> str:
 
 def data_table(rows, **kwargs) -> None:
     """``st.dataframe`` of ``rows`` (a DataFrame or records), headers translated, no index."""
+    import pandas as pd  # here, not at import: every page imports kit
+
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     config = {c: st.column_config.Column(header(str(c))) for c in frame.columns}
     st.dataframe(frame, hide_index=True, column_config=config, **kwargs)

@@ -55,21 +55,19 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         q, k, v = self.project(query, key, value)
-        if mask is not None and mask.dim() == 3:
-            mask = mask[:, None]  # (B, 1, Q|1, K)
-        out, weights = (attend or exact)(
-            q, k, v, mask=mask, causal=causal, want_weights=want_weights
-        )
-        B, _, T, _ = out.shape
-        out = out.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, h·d_k)
-        return self.W_O(out), weights  # weights (B, h, Q, K)
+        return self._heads(q, k, v, mask, causal, attend or exact, want_weights)
 
     def attend_projected(self, query, k, v, mask=None):
         """Exact attention of new queries over keys/values already split into heads
         ``(B, h, K, d_k)``: a decoding step reads its KV cache through this."""
         q = self.split(self.W_Q(query))
+        return self._heads(q, k, v, mask, False, exact, False)[0]
+
+    def _heads(self, q, k, v, mask, causal: bool, attend: Attend, want_weights: bool):
+        """The heads' attention, concatenated and projected by W^O; and their weights."""
         if mask is not None and mask.dim() == 3:
-            mask = mask[:, None]
-        out, _ = exact(q, k, v, mask=mask, want_weights=False)
+            mask = mask[:, None]  # (B, 1, Q|1, K)
+        out, weights = attend(q, k, v, mask=mask, causal=causal, want_weights=want_weights)
         B, _, T, _ = out.shape
-        return self.W_O(out.transpose(1, 2).reshape(B, T, self.d_model))
+        out = out.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, h·d_k)
+        return self.W_O(out), weights  # weights (B, h, Q, K)

@@ -7,17 +7,9 @@ import json
 
 import torch
 
+from tests.app.variants_support import _section, _texts
+
 torch.set_num_threads(1)
-
-
-def _section(at, name):
-    at.segmented_control(key="variants-section").set_value(name).run()
-    assert not at.exception, name
-    return at
-
-
-def _texts(at) -> str:
-    return " ".join(e.value for kind in ("info", "warning", "error") for e in at.get(kind))
 
 
 def heatmaps(at) -> int:

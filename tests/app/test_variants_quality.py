@@ -10,17 +10,9 @@ import numpy as np
 import pytest
 import torch
 
+from tests.app.variants_support import _section, _texts
+
 torch.set_num_threads(1)
-
-
-def _section(at, name):
-    at.segmented_control(key="variants-section").set_value(name).run()
-    assert not at.exception, name
-    return at
-
-
-def _texts(at) -> str:
-    return " ".join(e.value for kind in ("info", "warning", "error") for e in at.get(kind))
 
 
 def _figures(at) -> dict:
@@ -89,7 +81,7 @@ def test_minilm_swap_gives_a_cosine_per_variant(page):
     assert list(at.dataframe[0].value["variant"]) == ["linformer", "performer"]
     k = next(w for w in at.number_input if w.key.endswith("linformer-k"))
     k.set_value(4).run()
-    assert not at.exception and 'k = 4' in at.dataframe[0].value["budget"].iloc[0]
+    assert not at.exception and "k = 4" in at.dataframe[0].value["budget"].iloc[0]
     at.text_area(key="swap-text").set_value("word " * 100).run()
     assert not at.exception and "limit here is 64" in _texts(at)
     at.text_area(key="swap-text").set_value("").run()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 from kit import flag, t, url_choice, url_default, url_number, url_sync
-from kit.i18n import param_help, variant_param_label
+from kit.i18n import param_help, variant_param_label, variant_title
 from state import variants as state
 from studios.variants.compare_sources import minilm_widgets, npz_widgets
 
@@ -131,3 +131,19 @@ def source_widgets() -> dict | None:
         d=int(d),
         n_for_defaults=int(n),
     )
+
+
+def pick_variants(names: list[str], default, parse, key: str) -> list[str]:
+    """A multiselect of registry variants by title, its choice kept in ``?variants=``."""
+    from engine.variants.registry import REGISTRY
+
+    linked = url_default("variants", default, parse, key=key, choices=names)
+    picked = st.multiselect(
+        t("variants.variants"),
+        names,
+        linked,
+        format_func=lambda v: variant_title(REGISTRY[v]),
+        key=key,
+    )
+    url_sync(variants=picked)
+    return picked

@@ -13,14 +13,12 @@ from kit import (
     t,
     table_exports,
     url_choice,
-    url_default,
     url_number,
-    url_sync,
 )
 from kit.i18n import map_note, variant_title
 from kit.url import names as url_names
 from state import variants as state
-from studios.variants.compare_inputs import param_widgets, source_widgets
+from studios.variants.compare_inputs import param_widgets, pick_variants, source_widgets
 from views import variants as figs
 
 
@@ -37,17 +35,8 @@ def show() -> None:
 
     with controls():
         chosen = source_widgets()
-        names = list(REGISTRY)
         # "full" is always drawn as the reference; a lesson's link may name it too.
-        linked = url_default("variants", DEFAULT_PICK, drop_full, key="var-picked", choices=names)
-        picked = st.multiselect(
-            t("variants.variants"),
-            names,
-            linked,
-            format_func=lambda v: variant_title(REGISTRY[v]),
-            key="var-picked",
-        )
-    url_sync(variants=picked)
+        picked = pick_variants(list(REGISTRY), DEFAULT_PICK, drop_full, "var-picked")
     if chosen is None:  # an upload is awaited
         return
     n = chosen.pop("n_for_defaults")

@@ -9,7 +9,7 @@ from kit import chart, controls, data_table, t, table_exports, url_default, url_
 from kit.i18n import engine_text, variant_title
 from kit.url import names as url_names
 from state import variants as state
-from studios.variants.compare_inputs import EXAMPLE, param_widgets
+from studios.variants.compare_inputs import EXAMPLE, param_widgets, pick_variants
 from views import variants as figs
 
 
@@ -25,15 +25,7 @@ def show() -> None:
         )
         url_sync(text=text)
         names = list(in_pretrained.SWAPPABLE)
-        linked = url_default("variants", names, url_names, key="swap-picked", choices=names)
-        picked = st.multiselect(
-            t("variants.variants"),
-            names,
-            linked,
-            format_func=lambda v: variant_title(REGISTRY[v]),
-            key="swap-picked",
-        )
-    url_sync(variants=picked)
+        picked = pick_variants(names, names, url_names, "swap-picked")
     n = state.swap_token_count(text)
     defaults = in_pretrained.default_budgets(max(n, 1))
     budgets = {}
