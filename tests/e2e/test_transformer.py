@@ -1,6 +1,9 @@
 """The Transformer page in Chromium with the network cut: bertviz must draw from vendored JS."""
 
+import time
+
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from tests.e2e.support import assert_no_exception, wait_for_app
@@ -16,10 +19,28 @@ def open_tab(page, name: str) -> None:
     wait_for_app(page)
 
 
-def bertviz_texts(page) -> list[str]:
-    frame = page.frame_locator("iframe").first
-    frame.locator("svg text").first.wait_for(timeout=60_000)
-    return frame.locator("svg text").evaluate_all("els => els.map(e => e.textContent)")
+def bertviz_texts(page, timeout_s: float = 60.0) -> list[str]:
+    """The labels bertviz drew, once it has drawn some.
+
+    A view change replaces the iframe: the old one's text can satisfy a plain wait and then
+    vanish, and the new one draws a moment after the script run ends. So poll until the
+    frame on screen now holds text (or the time is up).
+    """
+    deadline = time.monotonic() + timeout_s
+    texts: list[str] = []
+    while time.monotonic() < deadline:
+        try:
+            texts = (
+                page.frame_locator("iframe")
+                .first.locator("svg text")
+                .evaluate_all("els => els.map(e => e.textContent)")
+            )
+        except PlaywrightError:  # the frame was swapped while being read
+            texts = []
+        if texts:
+            return texts
+        page.wait_for_timeout(250)
+    return texts
 
 
 def test_minilm_bertviz_head_and_model_views_draw_offline(studio_url, page):
