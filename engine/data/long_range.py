@@ -111,6 +111,7 @@ TASKS: dict[str, Task] = {
             64,
             "associative recall, n = 512, 64 key–value pairs (Zoology)",
         ),
+        Task("copy-128", "copy", 128, 8, "copying memory, n = 128, 8 symbols 120 tokens back"),
         Task("copy-256", "copy", 256, 16, "copying memory, n = 256, 16 symbols 240 tokens back"),
         Task("control-128", "control", 128, 0, "short-range control: the previous token, n = 128"),
     )

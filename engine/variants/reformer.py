@@ -176,6 +176,9 @@ def attend_group(qs, kv, plan: Plan, a: int, b: int, *, causal: bool, unshifted:
     W = plan.width[b - 1]
     g, bq = b - a, plan.q_rows.shape[1]
     D = qs.shape[1]
+    if W == 0:  # every key hashed far from these blocks' queries: they meet none here
+        m = None if unshifted else qs.new_full((g, bq, 1), NEG_INF)
+        return qs.new_zeros(g, bq, 0), m, qs.new_zeros(g, bq, D), qs.new_zeros(g, bq)
     q = qs.index_select(0, plan.q_rows[a:b].reshape(-1)).view(g, bq, D)
     kvg = kv.index_select(0, plan.k_rows[a:b, :W].reshape(-1)).view(g, W, 2 * D)
     s = torch.bmm(q, kvg[..., :D].transpose(1, 2))  # (g, bq, W)

@@ -390,3 +390,26 @@ def test_mamba_scan_is_the_same_across_segments(monkeypatch):
     monkeypatch.setattr(mamba, "SEGMENT_BYTES", 1)
     assert mamba.segment_steps(2, 8, 4) == mamba.CHUNK
     assert torch.allclose(mamba.selective_scan(x, delta, B, C, A), whole, atol=1e-5)
+
+
+def test_reformer_blocks_that_meet_no_key_train_without_error(monkeypatch):
+    """Queries and keys hashed to opposite buckets leave whole query blocks with no key.
+
+    Found by the copy task's training grid: a group of such blocks has an empty key run,
+    and the shifted softmax's max over zero keys raised. They now meet nothing (output 0).
+    """
+    from engine.variants import reformer
+
+    monkeypatch.setattr(reformer, "GROUP_BYTES", 1)  # one block per group
+    q = torch.zeros(2, 1, 64, 8)
+    q[..., 0] = 100.0  # large scores: the shifted path (not shift-free)
+    k, v = -q, torch.randn(2, 1, 64, 8)
+    q.requires_grad_()
+    hp = {"buckets": 8, "rounds": 2, "chunk": 4}
+    out, w = get("reformer").attend(hp)(q, k, v, causal=False, want_weights=True)
+    out.sum().backward()
+    assert torch.isfinite(out).all() and torch.isfinite(q.grad).all()
+    met = w.sum(-1) > 0
+    assert met.any() and not met.all()  # some queries met keys, the far ones none
+    assert torch.allclose(w.sum(-1)[met], torch.ones(()))
+    assert torch.equal(out[~met], torch.zeros_like(out[~met]))

@@ -75,9 +75,13 @@ def cost_chart(rows: list[dict], task: str) -> None:
 
 
 def key_position(labels, i: int, kind: str) -> int | None:
-    """Where query ``i``'s answer is read from: its key's earlier place, or the token before."""
+    """Where query ``i``'s answer is read from: its key's earlier place (recall), the
+    token before (control), or the symbol as far from the first slot as ``i`` (copy)."""
     if kind == "control":
         return i - 1 if i > 0 else None
+    if kind == "copy":  # the j-th slot answers the symbol at position j
+        first_slot = labels.index(labels[i])
+        return i - first_slot if i - first_slot < first_slot else None
     return next((j for j in range(i) if labels[j] == labels[i]), None)
 
 
