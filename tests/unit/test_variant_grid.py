@@ -121,3 +121,23 @@ def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
     assert amap.key_labels[0].startswith("k") and amap.key_labels[1].startswith("v")
     with pytest.raises(InputError, match="not found"):
         trained_trace("mqar-256", "performer", 0, directory=tmp_path)
+
+
+def test_a_task_schedule_is_the_same_for_every_variant():
+    """copy-128 trains longer than the recall tasks, and every variant gets that schedule."""
+    import argparse
+
+    args = argparse.Namespace(
+        task=["copy-128", "mqar-256"],
+        variant=["full", "mamba"],
+        seeds=[0],
+        steps=0,
+        quick=False,
+        out_dir="x",
+    )
+    jobs = grid.make_jobs(args, [])
+    by_task = {(j.task, j.schedule.steps, j.schedule.batch) for j in jobs}
+    assert by_task == {("copy-128", 400, 16), ("mqar-256", 180, 8)}
+    assert grid.schedule_for("copy-128", quick=True) == grid.QUICK
+    assert grid.schedule_for("copy-128", steps=7).steps == 7
+    assert "copy-128" in grid.GRID_TASKS
