@@ -170,3 +170,17 @@ def test_the_ringed_key_is_where_each_task_reads_its_answer():
     assert key_position(recall, 5, "mqar") == 2 and key_position(recall, 6, "mqar") == 0
     assert key_position(["v1", "v2"], 1, "control") == 0
     assert key_position(["v1", "v2"], 0, "control") is None
+
+
+def test_copy_task_rings_the_symbol_a_slot_copies(page):
+    """The structured long-range task: slot j (a '?') should find the symbol at position j."""
+    at = _section(page("variants"), "Quality")
+    at.segmented_control(key="q-task").set_value("copy-128").run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "copying memory" in captions
+    query = at.selectbox(key="q-query").value
+    assert query >= 120  # the asked positions are the 8 slots at the end
+    assert f"query {query} and the key it should read, at position {query - 120}" in captions
+    weights = at.dataframe[1].value
+    assert {"full", "chunked", "mamba"} <= set(weights["variant"])
