@@ -5,7 +5,7 @@ Pages import from here; nothing in the kit imports a page, a view or the engine'
 
 from kit.answers import answer_heading
 from kit.errors import friendly_errors
-from kit.exports import chart, export_buttons, table_exports
+from kit.exports import chart, export_buttons, html_chart, table_exports
 from kit.i18n import engine_text, language, language_picker, t
 from kit.page import page_bottom, page_top
 from kit.presenter import controls, palette, presenting
@@ -24,6 +24,7 @@ from kit.url import (
 __all__ = [
     "answer_heading",
     "chart",
+    "html_chart",
     "controls",
     "data_table",
     "engine_text",

@@ -65,6 +65,24 @@ def chart(fig, key: str, where=None, **kwargs) -> None:
     (where or st).plotly_chart(fig, key=key, config=plot_config(key), **kwargs)
 
 
+class LazyFigure:
+    """A figure the export bundle builds when it is downloaded (it calls ``to_json``)."""
+
+    def __init__(self, build: Callable[[], object], present: bool = False):
+        self.build, self.present = build, present
+
+    def to_json(self) -> str:
+        fig = self.build()
+        return (restyle(fig) if self.present else fig).to_json()
+
+
+def html_chart(markup: str, key: str, figure: Callable[[], object]) -> None:
+    """A figure drawn as HTML on screen (far lighter for the browser than Plotly), exported
+    in the view's bundle as its Plotly twin, built only if the bundle is downloaded."""
+    st.session_state.setdefault(FIGURES_KEY, {})[key] = LazyFigure(figure, presenting())
+    st.html(markup)
+
+
 def reset_figures() -> None:
     """Forget the figures of the previous run (a page's full run starts afresh)."""
     st.session_state[FIGURES_KEY] = {}

@@ -2,13 +2,14 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import chart, controls, engine_text, friendly_errors, page_bottom, page_top, t
+from kit import chart, controls, engine_text, friendly_errors, html_chart, page_bottom, page_top, t
 from kit.i18n import param_help, param_label
 from kit.url import example_and_text, url_choice
 from state import compare as state
 from state import models
 from studios.alignment.common import md
 from views.alignment import alignment_figure, alignment_grid, difference_figure
+from views.alignment_html import alignment_grid_html
 
 page_top()
 st.title(t("compare.title"))
@@ -73,10 +74,8 @@ def every_model():
         st.selectbox, "head", t("compare.head_shown"), choices, key="cmp-head", format_func=fmt
     )
     shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
-    chart(
-        alignment_grid([p.drawn(f"{short(titles[n])}<br>{p.label}") for n, p in shown.items()]),
-        key="cmp-all",
-    )
+    drawn = [p.drawn([short(titles[n]), p.label]) for n, p in shown.items()]
+    html_chart(alignment_grid_html(drawn), "cmp-all", lambda: alignment_grid(drawn))
     for n, p in shown.items():
         st.caption(f"{caption(p)} · {titles[n]}")
     st.dataframe(  # AER per model (rows) and head (columns)

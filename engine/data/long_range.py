@@ -118,6 +118,19 @@ TASKS: dict[str, Task] = {
 }
 
 
+def evidence(kind: str, x: torch.Tensor, i: int) -> int | None:
+    """Where the answer asked at position ``i`` of ``x [n]`` is read from: the key's earlier
+    place (mqar), the symbol as far from the first slot as ``i`` is (copy), the token
+    before (control). None where nothing is there."""
+    tokens = x.tolist()
+    if kind == "control":
+        return i - 1 if i > 0 else None
+    if kind == "copy":
+        j = i - tokens.index(SLOT)
+        return j if 0 <= j < tokens.index(SLOT) else None
+    return next((j for j in range(i) if tokens[j] == tokens[i]), None)
+
+
 def get(name: str) -> Task:
     try:
         return TASKS[name]

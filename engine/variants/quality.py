@@ -3,8 +3,9 @@
 ``trained_trace(task, variant, seed)`` loads the shipped checkpoint
 (assets/checkpoints/variants/<task>-<variant>-s<seed>), runs the first example of the
 task's fixed test set and answers with a Trace: every layer's effective map (flagged as
-the variant flags it), the tokens as labels, the asked positions, the answers and the
-model's predictions, so a view can show whether, say, Linformer's query finds its key.
+the variant flags it), the tokens as labels, the asked positions, the answers, the
+model's predictions and where each answer is read from (its evidence), so a view can
+show whether, say, Linformer's query finds its key.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Tra
         outputs={
             "asked": asked,
             "answers": [token_label(int(y[0, i])) for i in asked],
+            "evidence": [long_range.evidence(spec.kind, x[0], i) for i in asked],
             "predictions": [token_label(int(pred[i])) for i in asked],
             "accuracy_example": sum(int(pred[i] == y[0, i]) for i in asked) / max(len(asked), 1),
             "accuracy_test": meta["accuracy"],

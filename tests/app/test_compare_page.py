@@ -1,6 +1,8 @@
 """The Compare page through AppTest: every en→fr model's alignment of one sentence, on the
 same axes, with its AER; two models side by side with their difference."""
 
+import json
+
 import pytest
 
 
@@ -32,7 +34,13 @@ def test_bahdanau_and_transformer_alignments_side_by_side_with_their_aer(at):
     assert any(" · L1 H" in c for c in shown), "a Transformer head with its AER"
     # One panel per model with attention, in one figure (RNNencdec has none, and says so).
     with_attention = [n for n in families if n != "nmt-enfr-none"]
-    assert len(at.get("plotly_chart")) == 1
+    grids = [h.proto.body for h in at.get("html") if "kit-agrid" in h.proto.body]
+    assert len(grids) == 1 and not at.get("plotly_chart")  # drawn as HTML, not Plotly
+    assert grids[0].count('class="kit-agrid-panel"') == len(with_attention)
+    assert "class=sure" in grids[0], "the gold links are marked"
+    # The export bundle still gets the grid as a Plotly figure (built when downloaded).
+    exported = json.loads(at.session_state["kit-figures"]["cmp-all"].to_json())
+    assert sum(d["type"] == "heatmap" for d in exported["data"]) == len(with_attention)
     assert len(shown) == len(with_attention)
     assert any("No attention" in c for c in captions(at))
     assert all(("forced alignment" in c) or ("its own translation" in c) for c in shown)
@@ -83,3 +91,14 @@ def test_bad_input_is_explained(at, text, expected):
     at.text_area[0].set_value(text).run()
     assert not at.exception
     assert any(expected in i.value for i in at.info)
+
+
+def test_every_word_in_the_grid_is_escaped_text():
+    import numpy as np
+    from views.alignment_html import alignment_grid_html
+
+    hostile = "<img src=x onerror=alert(1)>"
+    panel = dict(weights=np.array([[0.25, 0.75]]), src=[hostile, "b"], tgt=['"q'], title=["m", "α"])
+    markup = alignment_grid_html([panel])
+    assert hostile not in markup and "&lt;img src=x onerror=alert(1)&gt;" in markup
+    assert 'title="&quot;q ← b: α = 0.750"' in markup  # the tooltip gives words and α

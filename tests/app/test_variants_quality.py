@@ -161,17 +161,6 @@ def test_links_restore_the_new_views():
     )
 
 
-def test_the_ringed_key_is_where_each_task_reads_its_answer():
-    from studios.variants.section_quality import key_position
-
-    copy = ["v1", "v2", "v0", "·", "·", "?", "?", "?"]
-    assert [key_position(copy, i, "copy") for i in (5, 6, 7)] == [0, 1, 2]
-    recall = ["k3", "v1", "k5", "v2", "·", "k5", "k3"]
-    assert key_position(recall, 5, "mqar") == 2 and key_position(recall, 6, "mqar") == 0
-    assert key_position(["v1", "v2"], 1, "control") == 0
-    assert key_position(["v1", "v2"], 0, "control") is None
-
-
 def test_copy_task_rings_the_symbol_a_slot_copies(page):
     """The structured long-range task: slot j (a '?') should find the symbol at position j."""
     at = _section(page("variants"), "Quality")

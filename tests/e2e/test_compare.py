@@ -13,13 +13,14 @@ def test_bahdanau_and_transformer_side_by_side_with_aer(studio_url, page):
     wait_for_app(page, timeout_ms=180_000)
     assert_no_exception(page)
     assert page.locator("h1").first.inner_text() == "Compare models"
-    # One panel per model with attention, all on the same source words.
-    grid = page.locator(".js-plotly-plot").first
-    grid.locator(".xtick text").first.wait_for(timeout=120_000)
-    titles = grid.locator(".annotation-text").all_text_contents()
+    # One panel per model with attention, all on the same source words (one HTML grid).
+    grid = page.locator("[data-testid=stHtml] .kit-agrid").first
+    grid.locator(".kit-agrid-src").first.wait_for(timeout=120_000)
+    titles = grid.locator(".kit-agrid-title").all_text_contents()
     assert any("RNNsearch" in t for t in titles) and any("Transformer" in t for t in titles)
-    ticks = grid.locator(".xaxislayer-above text").all_text_contents()  # every panel's x axis
-    assert ticks.count("european") == len(titles) >= 2
+    words = grid.locator(".kit-agrid-src").all_text_contents()  # under every panel
+    assert words.count("european") == len(titles) >= 2
+    assert grid.locator("td").first.get_attribute("title").count("α = ") == 1
     # Each panel states its AER against the grammar's gold links.
     page.get_by_text("· α ·", exact=False).first.wait_for(timeout=30_000)
     page.get_by_text("· L1 H", exact=False).first.wait_for(timeout=30_000)

@@ -63,3 +63,15 @@ def test_bad_sizes_are_refused():
         lr.Task("x", "mqar", 16, 8).batch(1, 0)
     with pytest.raises(ValueError, match="unknown task"):
         lr.get("listops")
+
+
+def test_evidence_is_where_each_task_reads_its_answer():
+    """The position the Quality section rings: a copy slot's symbol, a query's key."""
+    copy = torch.tensor([70, 71, 72, lr.BLANK, lr.BLANK, lr.SLOT, lr.SLOT, lr.SLOT])
+    assert [lr.evidence("copy", copy, i) for i in (5, 6, 7)] == [0, 1, 2]
+    recall = torch.tensor([5, 70, 7, 71, lr.BLANK, 7, 5])
+    assert lr.evidence("mqar", recall, 5) == 2 and lr.evidence("mqar", recall, 6) == 0
+    assert lr.evidence("control", recall, 3) == 2 and lr.evidence("control", recall, 0) is None
+    x, y = lr.get("copy-128").batch(1, seed=3)
+    for i in (y[0] != lr.IGNORE).nonzero().flatten().tolist():
+        assert x[0, lr.evidence("copy", x[0], i)] == y[0, i]  # the evidence holds the answer

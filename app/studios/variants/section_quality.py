@@ -74,21 +74,8 @@ def cost_chart(rows: list[dict], task: str) -> None:
     chart(fig, key="quality-chart")
 
 
-def key_position(labels, i: int, kind: str) -> int | None:
-    """Where query ``i``'s answer is read from: its key's earlier place (recall), the
-    token before (control), or the symbol as far from the first slot as ``i`` (copy)."""
-    if kind == "control":
-        return i - 1 if i > 0 else None
-    if kind == "copy":  # the j-th slot answers the symbol at position j
-        first_slot = labels.index(labels[i])
-        return i - first_slot if i - first_slot < first_slot else None
-    return next((j for j in range(i) if labels[j] == labels[i]), None)
-
-
 @st.fragment
 def maps(data: dict, task: str) -> None:
-    from engine.data import long_range
-
     st.subheader(t("variants.quality_maps"))
     variants = [v for v in data["table"] if task in data["table"][v]]
     with controls("quality-maps"):
@@ -124,8 +111,9 @@ def maps(data: dict, task: str) -> None:
             key="q-query",
             format_func=lambda i: f"{i}: {amap.query_labels[i]}",
         )
-    kind = long_range.get(task).kind
-    key = key_position(amap.query_labels, query, kind) if query is not None else None
+    asked_all = first.outputs["asked"]
+    key = first.outputs["evidence"][asked_all.index(query)] if query is not None else None
+    key = key if key is not None and key < amap.shape[3] else None  # cropped away
     panels, table = [], []
     for name in variants:
         tr = state.quality_trace(task, name, int(seed))

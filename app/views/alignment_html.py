@@ -1,0 +1,128 @@
+"""Many alignments at once as one HTML grid: the Compare page's "every model" view.
+
+Seven Plotly heatmaps cost the browser 100–150 ms to lay out and measure their ~165 tick
+labels on every typed sentence; the same maps as table cells cost a few milliseconds
+(bench/interaction.py: Compare's median edit 520–640 → 390–440 ms). The figure stays a
+Plotly figure in the view's export bundle; on screen each cell is a coloured box whose
+tooltip gives its words and α. Every word is escaped: source words are the user's text.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+from kit.i18n import t
+
+from views.alignment import POSSIBLE, SURE
+
+LEVELS = 100  # colour steps: finer than the eye tells apart on a projector
+
+
+@lru_cache(maxsize=8)
+def colours(scale: str) -> tuple[str, ...]:
+    """The Plotly colour scale ``scale`` sampled at LEVELS + 1 evenly spaced values."""
+    from plotly.colors import sample_colorscale
+
+    return tuple(sample_colorscale(scale, [i / LEVELS for i in range(LEVELS + 1)]))
+
+
+CSS = """
+<style>
+.kit-agrid {{ display:grid; grid-template-columns:repeat({columns}, minmax(0, 1fr));
+  gap:1.2rem 1.5rem; font-size:{font}px; line-height:1.1; }}
+.kit-agrid-panel {{ overflow-x:auto; }}
+.kit-agrid-title {{ text-align:center; margin-bottom:.3rem; }}
+.kit-agrid table {{ border-collapse:collapse; width:100%; }}
+.kit-agrid td {{ min-width:6px; max-width:{cell}px; height:{row}px; padding:0; }}
+.kit-agrid th {{ font-weight:normal; white-space:nowrap; }}
+.kit-agrid-tgt {{ text-align:right; padding-right:.35rem; }}
+.kit-agrid-src {{ writing-mode:vertical-rl; transform:rotate(180deg); text-align:left;
+  padding:.3rem 0 0; vertical-align:top; font-size:.85em; line-height:1; }}
+.kit-agrid td.sure {{ box-shadow:inset 0 0 0 3px {sure}; }}
+.kit-agrid td.possible {{ outline:3px dotted {possible}; outline-offset:-3px; }}
+.kit-agrid-key {{ display:flex; gap:1.5rem; align-items:center; flex-wrap:wrap;
+  margin:.2rem 0 .8rem; font-size:{font}px; }}
+.kit-agrid-bar {{ display:inline-block; width:160px; height:12px; vertical-align:middle;
+  background:linear-gradient(to right, {gradient}); margin:0 .4rem; }}
+.kit-agrid-swatch {{ display:inline-block; width:14px; height:14px; margin-right:.3rem;
+  vertical-align:middle; }}
+</style>
+"""
+
+
+def _panel(p: dict, palette: Sequence[str]) -> str:
+    w = np.clip(np.nan_to_num(np.asarray(p["weights"], dtype=float)), 0.0, 1.0)
+    level = np.rint(w * LEVELS).astype(int)
+    src = [html.escape(s) for s in p["src"]]
+    tgt = [html.escape(s) for s in p["tgt"]]
+    sure = {(i, j) for j, i in p.get("sure", ())}
+    possible = {(i, j) for j, i in p.get("possible", ())} - sure
+    rows = []
+    for i, word in enumerate(tgt):
+        cells = []
+        for j, source in enumerate(src):
+            gold = "sure" if (i, j) in sure else "possible" if (i, j) in possible else ""
+            mark = f" class={gold}" if gold else ""
+            cells.append(
+                f'<td{mark} style="background:{palette[level[i, j]]}" '
+                f'title="{word} ← {source}: α = {w[i, j]:.3f}"></td>'
+            )
+        rows.append(f'<tr><th class="kit-agrid-tgt">{word}</th>{"".join(cells)}</tr>')
+    foot = "".join(f'<th class="kit-agrid-src">{s}</th>' for s in src)
+    title = "<br>".join(html.escape(line) for line in p["title"])
+    return (
+        f'<div class="kit-agrid-panel"><div class="kit-agrid-title">{title}</div>'
+        f"<table>{''.join(rows)}<tr><th></th>{foot}</tr></table></div>"
+    )
+
+
+def alignment_grid_html(
+    panels: Sequence[dict],
+    *,
+    scale: str | None = None,
+    columns: int = 3,
+    large: bool | None = None,
+) -> str:
+    """Every panel (weights [target × source], src, tgt, title lines, optionally sure and
+    possible gold links as (source j, target i) pairs) in one grid with one colour key.
+
+    ``scale``: a Plotly colour scale name, and ``large``: projector sizes; both follow
+    presenter mode unless given.
+    """
+    if scale is None or large is None:
+        from kit.presenter import palette, presenting
+
+        scale = palette("sequential") if scale is None else scale
+        large = presenting() if large is None else large
+    labels = {
+        "alpha": "α",
+        "sure": t("views.alignment.gold_sure"),
+        "possible": t("views.alignment.gold_possible"),
+    }
+    palette = colours(scale)
+    css = CSS.format(
+        columns=max(1, min(columns, len(panels))),
+        font=18 if large else 14,
+        cell=30 if large else 24,
+        row=24 if large else 19,
+        sure=SURE,
+        possible=POSSIBLE,
+        gradient=", ".join(palette[:: LEVELS // 10]),
+    )
+    key = [f'<span>0<span class="kit-agrid-bar"></span>1 {html.escape(labels["alpha"])}</span>']
+    if any(p.get("sure") for p in panels):
+        key.append(
+            f'<span><span class="kit-agrid-swatch" style="box-shadow:inset 0 0 0 3px {SURE}">'
+            f"</span>{html.escape(labels['sure'])}</span>"
+        )
+    if any(set(p.get("possible", ())) - set(p.get("sure", ())) for p in panels):
+        key.append(
+            f'<span><span class="kit-agrid-swatch" style="outline:3px dotted {POSSIBLE};'
+            f'outline-offset:-3px"></span>{html.escape(labels["possible"])}</span>'
+        )
+    body = "".join(_panel(p, palette) for p in panels)
+    key_row = f'<div class="kit-agrid-key">{"".join(key)}</div>'
+    return f'{css}{key_row}<div class="kit-agrid">{body}</div>'
