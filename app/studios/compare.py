@@ -2,13 +2,14 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import chart, controls, engine_text, friendly_errors, html_chart, page_bottom, page_top, t
-from kit.i18n import param_help, param_label
+from kit import controls, engine_text, friendly_errors, html_chart, page_bottom, page_top, t
+from kit.presenter import palette
 from kit.url import example_and_text, url_choice
 from state import compare as state
 from state import models
 from studios.alignment.common import md
-from views.alignment import alignment_figure, alignment_grid, difference_figure
+from studios.compare_options import attention, options
+from views.alignment import alignment_grid, difference_figure
 from views.alignment_html import alignment_grid_html
 
 page_top()
@@ -22,32 +23,6 @@ with controls():
     task = url_choice(st.segmented_control, "task", t("compare.task"), tasks, **kw)
     cards = state.aligners(task)
     titles = {c.name: engine_text(c.title) for c in cards}
-    examples = [e.input for e in cards[0].examples]
-    label = t("compare.input", limits=engine_text(cards[0].limits.describe()))
-    text = example_and_text(examples, f"cmp-{task}", t("compare.example"), label, st.text_area)
-
-
-def options(params, key: str) -> dict:
-    """A widget per parameter a card or a variant states (beam width, window, …)."""
-    chosen = {}
-    for p in params:
-        k, label = f"{key}-{p.name}", param_label(p)
-        if p.choices:  # a variant's choice parameter
-            chosen[p.name] = st.selectbox(label, p.choices, p.choices.index(p.default), key=k)
-        elif isinstance(p.default, int | float):
-            lo, hi = type(p.default)(p.low), type(p.default)(p.high)
-            label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else label
-            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=param_help(p))
-    return chosen
-
-
-def attention(card, key: str) -> dict:
-    """A swappable model runs any attention variant of the registry in every layer."""
-    ways = ["exact", *state.variants()] if card.swappable else []
-    attend = st.selectbox(t("compare.attend"), ways, key=f"{key}-attend") if ways else None
-    if attend in (None, "exact"):
-        return {}
-    return {"attend": attend, "attend_hp": options(state.variant_params(attend), f"{key}-{attend}")}
 
 
 def short(title: str) -> str:
@@ -60,8 +35,7 @@ def caption(p) -> str:
     return f"{aer}{p.label} · {p.reading} · {t('compare.output')}: {md(p.translation)}"
 
 
-@st.fragment
-def every_model():
+def every_model(text: str):
     with friendly_errors(t("compare.what")):
         found = {c.name: state.panels(c.name, text) for c in cards}
     if without := [engine_text(c.title) for c in state.without_alignment(task or tasks[0])]:
@@ -92,8 +66,7 @@ def every_model():
     st.caption(t("compare.aer_gold" if gold else "compare.aer_no_gold"))
 
 
-@st.fragment
-def two_models():
+def two_models(text: str):
     names = list(titles)
     picked = []
     for col, side, default in zip(st.columns(2), "AB", (0, len(names) - 1), strict=True):
@@ -111,39 +84,39 @@ def two_models():
         b_all = state.panels(name_b, text, options_b, target=axes)
     shown = []
     for col, side, found in zip(st.columns(2), "AB", (a_all, b_all), strict=True):
-        with col:
-            heads = list(found)
-            start = heads.index(state.best(found).label)
-            p = found[
-                st.selectbox(t("compare.head_of", side=side), heads, start, key=f"cmp-head-{side}")
-            ]
-            fig = alignment_figure(**p.drawn(f"{side}: {titles[p.name]}"))
-            chart(fig, key=f"cmp-two-{side}")
-            st.caption(caption(p))
-            shown.append(p)
+        heads = list(found)
+        start = heads.index(state.best(found).label)
+        pick = col.selectbox(t("compare.head_of", side=side), heads, start, key=f"cmp-head-{side}")
+        shown.append(found[pick])
+    drawn = [p.drawn([f"{s}: {titles[p.name]}", p.label]) for s, p in zip("AB", shown, strict=True)]
+    both = alignment_grid_html(drawn, columns=2)
+    html_chart(both, "cmp-two", lambda: alignment_grid(drawn, columns=2))
+    for col, side, p in zip(st.columns(2), "AB", shown, strict=True):
+        col.caption(f"{side}: {caption(p)}")
     a, b = (p.alignment for p in shown)
     if a.source != b.source or a.target != b.target:
         st.info(t("compare.different_tokens"))
         return
-    chart(
-        difference_figure(a.weights - b.weights, a.source, a.target, title="α_A − α_B"),
-        key="cmp-diff",
-    )
+    delta, title = a.weights - b.weights, "α_A − α_B"
+    diff = [dict(weights=delta, src=a.source, tgt=a.target, title=[title])]
+    grid = alignment_grid_html(diff, scale=palette("diverging"), columns=2, zmin=-1, value="Δα")
+    html_chart(grid, "cmp-diff", lambda: difference_figure(delta, a.source, a.target, title=title))
     st.caption(t("compare.difference_caption"))
 
 
-modes = {"Every model": "every", "Two models": "two"}
-kw = dict(ids=list(modes.values()), key="cmp-mode", required=True)
-show = url_choice(
-    st.segmented_control,
-    "mode",
-    t("compare.show"),
-    modes,
-    **kw,
-    format_func=lambda m: t(f"compare.{modes[m]}"),
-)
-if show == "Two models":
-    two_models()
-else:
-    every_model()
-page_bottom(f"compare-{task}")
+@st.fragment
+def body():
+    """Input, view, figures, link and downloads: an edit here reruns this part only."""
+    with controls("input"):
+        examples = [e.input for e in cards[0].examples]
+        label = t("compare.input", limits=engine_text(cards[0].limits.describe()))
+        text = example_and_text(examples, f"cmp-{task}", t("compare.example"), label, st.text_area)
+    modes = {"Every model": "every", "Two models": "two"}
+    kw = dict(ids=list(modes.values()), key="cmp-mode", required=True)
+    fmt = lambda m: t(f"compare.{modes[m]}")  # noqa: E731
+    show = url_choice(st.segmented_control, "mode", t("compare.show"), modes, **kw, format_func=fmt)
+    (two_models if show == "Two models" else every_model)(text)
+    page_bottom(f"compare-{task}")  # here, so the link and the bundle follow every edit
+
+
+body()

@@ -21,18 +21,22 @@ from views.alignment import POSSIBLE, SURE
 LEVELS = 100  # colour steps: finer than the eye tells apart on a projector
 
 
+def colours(scale) -> tuple[str, ...]:
+    """A Plotly colour scale (a name, or [[position, colour], …]) at LEVELS + 1 steps."""
+    return _colours(scale if isinstance(scale, str) else tuple(map(tuple, scale)))
+
+
 @lru_cache(maxsize=8)
-def colours(scale: str) -> tuple[str, ...]:
-    """The Plotly colour scale ``scale`` sampled at LEVELS + 1 evenly spaced values."""
+def _colours(scale) -> tuple[str, ...]:
     from plotly.colors import sample_colorscale
 
+    scale = scale if isinstance(scale, str) else [list(stop) for stop in scale]
     return tuple(sample_colorscale(scale, [i / LEVELS for i in range(LEVELS + 1)]))
 
 
 CSS = """
 <style>
-.kit-agrid {{ display:grid; grid-template-columns:repeat({columns}, minmax(0, 1fr));
-  gap:1.2rem 1.5rem; font-size:{font}px; line-height:1.1; }}
+.kit-agrid {{ display:grid; gap:1.2rem 1.5rem; font-size:{font}px; line-height:1.1; }}
 .kit-agrid-panel {{ overflow-x:auto; }}
 .kit-agrid-title {{ text-align:center; margin-bottom:.3rem; }}
 .kit-agrid table {{ border-collapse:collapse; width:100%; }}
@@ -46,16 +50,17 @@ CSS = """
 .kit-agrid-key {{ display:flex; gap:1.5rem; align-items:center; flex-wrap:wrap;
   margin:.2rem 0 .8rem; font-size:{font}px; }}
 .kit-agrid-bar {{ display:inline-block; width:160px; height:12px; vertical-align:middle;
-  background:linear-gradient(to right, {gradient}); margin:0 .4rem; }}
+  margin:0 .4rem; }}
 .kit-agrid-swatch {{ display:inline-block; width:14px; height:14px; margin-right:.3rem;
   vertical-align:middle; }}
 </style>
 """
 
 
-def _panel(p: dict, palette: Sequence[str]) -> str:
-    w = np.clip(np.nan_to_num(np.asarray(p["weights"], dtype=float)), 0.0, 1.0)
-    level = np.rint(w * LEVELS).astype(int)
+def _panel(p: dict, palette: Sequence[str], zmin: float, zmax: float, value: str) -> str:
+    w = np.clip(np.nan_to_num(np.asarray(p["weights"], dtype=float)), zmin, zmax)
+    level = np.rint((w - zmin) / (zmax - zmin) * LEVELS).astype(int)
+    value = html.escape(value)
     src = [html.escape(s) for s in p["src"]]
     tgt = [html.escape(s) for s in p["tgt"]]
     sure = {(i, j) for j, i in p.get("sure", ())}
@@ -68,7 +73,7 @@ def _panel(p: dict, palette: Sequence[str]) -> str:
             mark = f" class={gold}" if gold else ""
             cells.append(
                 f'<td{mark} style="background:{palette[level[i, j]]}" '
-                f'title="{word} ← {source}: α = {w[i, j]:.3f}"></td>'
+                f'title="{word} ← {source}: {value} = {w[i, j]:.3f}"></td>'
             )
         rows.append(f'<tr><th class="kit-agrid-tgt">{word}</th>{"".join(cells)}</tr>')
     foot = "".join(f'<th class="kit-agrid-src">{s}</th>' for s in src)
@@ -82,15 +87,19 @@ def _panel(p: dict, palette: Sequence[str]) -> str:
 def alignment_grid_html(
     panels: Sequence[dict],
     *,
-    scale: str | None = None,
+    scale=None,
     columns: int = 3,
     large: bool | None = None,
+    zmin: float = 0.0,
+    zmax: float = 1.0,
+    value: str = "α",
 ) -> str:
     """Every panel (weights [target × source], src, tgt, title lines, optionally sure and
     possible gold links as (source j, target i) pairs) in one grid with one colour key.
 
-    ``scale``: a Plotly colour scale name, and ``large``: projector sizes; both follow
-    presenter mode unless given.
+    ``scale``: a Plotly colour scale, and ``large``: projector sizes; both follow
+    presenter mode unless given. ``zmin`` … ``zmax`` spans the scale, ``value`` names the
+    number (a difference of two maps: −1 … 1 on a diverging scale, "Δα").
     """
     if scale is None or large is None:
         from kit.presenter import palette, presenting
@@ -98,21 +107,23 @@ def alignment_grid_html(
         scale = palette("sequential") if scale is None else scale
         large = presenting() if large is None else large
     labels = {
-        "alpha": "α",
+        "alpha": value,
         "sure": t("views.alignment.gold_sure"),
         "possible": t("views.alignment.gold_possible"),
     }
     palette = colours(scale)
     css = CSS.format(
-        columns=max(1, min(columns, len(panels))),
         font=18 if large else 14,
         cell=30 if large else 24,
         row=24 if large else 19,
         sure=SURE,
         possible=POSSIBLE,
-        gradient=", ".join(palette[:: LEVELS // 10]),
     )
-    key = [f'<span>0<span class="kit-agrid-bar"></span>1 {html.escape(labels["alpha"])}</span>']
+    # Inline, like the column count: several grids on one page share the class rules.
+    gradient = f"background:linear-gradient(to right, {', '.join(palette[:: LEVELS // 10])})"
+    bar = f'<span class="kit-agrid-bar" style="{gradient}"></span>'
+    bar += f"{zmax:g} {html.escape(labels['alpha'])}"
+    key = [f"<span>{zmin:g}{bar}</span>"]
     if any(p.get("sure") for p in panels):
         key.append(
             f'<span><span class="kit-agrid-swatch" style="box-shadow:inset 0 0 0 3px {SURE}">'
@@ -123,6 +134,7 @@ def alignment_grid_html(
             f'<span><span class="kit-agrid-swatch" style="outline:3px dotted {POSSIBLE};'
             f'outline-offset:-3px"></span>{html.escape(labels["possible"])}</span>'
         )
-    body = "".join(_panel(p, palette) for p in panels)
+    body = "".join(_panel(p, palette, zmin, zmax, value) for p in panels)
     key_row = f'<div class="kit-agrid-key">{"".join(key)}</div>'
-    return f'{css}{key_row}<div class="kit-agrid">{body}</div>'
+    cols = f"grid-template-columns:repeat({max(1, columns)}, minmax(0, 1fr))"
+    return f'{css}{key_row}<div class="kit-agrid" style="{cols}">{body}</div>'

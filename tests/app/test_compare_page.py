@@ -15,6 +15,15 @@ def captions(at) -> list[str]:
     return [c.value for c in at.caption]
 
 
+def grids(at) -> list[str]:
+    """The HTML alignment grids on screen (the page draws its maps as HTML, not Plotly)."""
+    return [h.proto.body for h in at.get("html") if "kit-agrid" in h.proto.body]
+
+
+def panels(at) -> int:
+    return sum(g.count('class="kit-agrid-panel"') for g in grids(at))
+
+
 def test_bahdanau_and_transformer_alignments_side_by_side_with_their_aer(at):
     from state.compare import aligners
 
@@ -34,10 +43,9 @@ def test_bahdanau_and_transformer_alignments_side_by_side_with_their_aer(at):
     assert any(" · L1 H" in c for c in shown), "a Transformer head with its AER"
     # One panel per model with attention, in one figure (RNNencdec has none, and says so).
     with_attention = [n for n in families if n != "nmt-enfr-none"]
-    grids = [h.proto.body for h in at.get("html") if "kit-agrid" in h.proto.body]
-    assert len(grids) == 1 and not at.get("plotly_chart")  # drawn as HTML, not Plotly
-    assert grids[0].count('class="kit-agrid-panel"') == len(with_attention)
-    assert "class=sure" in grids[0], "the gold links are marked"
+    assert len(grids(at)) == 1 and not at.get("plotly_chart")  # drawn as HTML, not Plotly
+    assert panels(at) == len(with_attention)
+    assert "class=sure" in grids(at)[0], "the gold links are marked"
     # The export bundle still gets the grid as a Plotly figure (built when downloaded).
     exported = json.loads(at.session_state["kit-figures"]["cmp-all"].to_json())
     assert sum(d["type"] == "heatmap" for d in exported["data"]) == len(with_attention)
@@ -58,16 +66,20 @@ def test_two_models_and_their_difference(at):
     at.selectbox(key="cmp-A").set_value("nmt-enfr-additive")
     at.selectbox(key="cmp-B").set_value("transformer-enfr-sinusoidal").run()
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 3  # A, B and α_A − α_B
-    shown = [c for c in captions(at) if c.startswith("AER **")]
+    assert panels(at) == 3  # A, B and α_A − α_B
+    assert "α_A − α_B" in grids(at)[-1] and "Δα" in grids(at)[-1]
+    shown = [c for c in captions(at) if c[3:].startswith("AER **")]  # "A: AER …", "B: AER …"
     assert len(shown) == 2
+    exported = at.session_state["kit-figures"]
+    assert {"cmp-two", "cmp-diff"} <= set(exported)
+    assert json.loads(exported["cmp-diff"].to_json())["data"][0]["zmin"] == -1
 
 
 def test_two_dates_models_share_axes(at):
     at.segmented_control(key="cmp-task").set_value("dates").run()
     at.segmented_control(key="cmp-mode").set_value("Two models").run()
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 3
+    assert panels(at) == 3
     assert not at.info, "the two dates models read the same characters"
 
 
@@ -80,10 +92,10 @@ def test_one_model_with_two_attentions(at):
     at.selectbox(key="cmp-B").set_value(name).run()
     at.selectbox(key=f"cmp-B-{name}-attend").set_value("longformer").run()
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 3
+    assert panels(at) == 3
     at.selectbox(key=f"cmp-B-{name}-attend").set_value("linformer").run()
     assert not at.exception  # its default k is longer than a date: said, not raised
-    assert at.info or len(at.get("plotly_chart")) == 3
+    assert at.info or panels(at) == 3
 
 
 @pytest.mark.parametrize("text, expected", [("   ", "Type"), ("x" * 2_001, "limit")])

@@ -1,7 +1,10 @@
 """The Compare page in Chromium with the network cut: Bahdanau and Transformer alignments
 of one sentence side by side with their AER, then two models and their difference."""
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.support import assert_no_exception, wait_for_app
 
@@ -28,5 +31,13 @@ def test_bahdanau_and_transformer_side_by_side_with_aer(studio_url, page):
 
     page.get_by_role("radio", name="Two models", exact=True).click()
     wait_for_app(page, timeout_ms=120_000)
-    page.locator(".js-plotly-plot .gtitle", has_text="α_A − α_B").first.wait_for(timeout=60_000)
+    page.locator(".kit-agrid-title", has_text="α_A − α_B").first.wait_for(timeout=60_000)
+    assert_no_exception(page)
+    # An edit reruns the input, the figures and the view's link together: the link
+    # (and the bundle's link.txt) follow the sentence just typed.
+    box = page.get_by_label("Input", exact=False).first
+    box.fill("The minister did not sign the treaty.")
+    box.press("Control+Enter")
+    wait_for_app(page)
+    expect(page.locator("#kit-link-text")).to_have_value(re.compile("minister"), timeout=60_000)
     assert_no_exception(page)
