@@ -46,8 +46,8 @@ TARGET_MS = 500.0
 
 # A fingerprint of every figure drawn in the main area: tick and title texts, the heatmap
 # images (plotly paints a heatmap as one <image>), bar and marker geometry, and the
-# pages' HTML figures (a shaded story). It changes when, and only when, a figure is
-# redrawn with different content.
+# pages' HTML figures (a shaded story, an alignment grid). It changes when, and only
+# when, a figure is redrawn with different content.
 FIGURE_SIGNATURE = """() => {
   const parts = [];
   for (const h of document.querySelectorAll('[data-testid=stMain] [data-testid=stHtml]')) {
@@ -253,7 +253,8 @@ def settle(page) -> None:
     """
     wait_for_app(page)
     try:
-        page.locator("[data-testid=stMain] .js-plotly-plot").first.wait_for(timeout=60_000)
+        figure = "[data-testid=stMain] .js-plotly-plot, [data-testid=stMain] .kit-agrid"
+        page.locator(figure).first.wait_for(timeout=60_000)
     except Exception:  # a page with no figure at first (the edits may still draw one)
         pass
     page.wait_for_timeout(500)
