@@ -2,7 +2,7 @@
 
 For each page of app/catalog.py (home aside) the script makes the edits a teacher makes —
 type a new input, pick a head, change a step — and times each from the key press or click
-to the moment the page's Plotly figures have changed in the DOM *and* the script is idle
+to the moment the page's figures (Plotly, or HTML) have changed in the DOM *and* the script is idle
 again (``data-test-script-state="notRunning"``, no running indicator). Every typed input is
 new (the state caches cannot answer it), so the time includes the engine's work.
 
@@ -13,7 +13,9 @@ there is skipped and reported, and a page missing from the catalog is skipped.
     python bench/interaction.py [--repeats 5] [--pages basics,transformer]
 
 Target (issue 11, this 2-core machine): ≤ 500 ms median per page. Last stdout line: one
-JSON object.
+JSON object. Each page also reports ``cpu_steal_pct``: the share of CPU time the host gave
+to other virtual machines while that page was timed (this machine is shared; a page timed
+under 10–20 % steal reads 100–200 ms slower).
 """
 
 from __future__ import annotations
@@ -261,7 +263,17 @@ def settle(page) -> None:
     page.wait_for_function(IDLE, timeout=60_000)
 
 
+def cpu_times() -> tuple[int, int]:
+    """(steal, total) jiffies of this machine: /proc/stat's first line (0, 0 elsewhere)."""
+    try:
+        fields = [int(f) for f in open("/proc/stat").readline().split()[1:9]]
+    except (OSError, ValueError):
+        return 0, 0
+    return fields[7], sum(fields)
+
+
 def run_page(page, url: str, name: str, edits: list[Edit], repeats: int) -> dict:
+    steal0, total0 = cpu_times()
     page.goto(f"{url}/{name}")
     settle(page)
     result = {}
@@ -277,6 +289,9 @@ def run_page(page, url: str, name: str, edits: list[Edit], repeats: int) -> dict
         result[edit.name] = time_edit(page, edit, repeats)
     every = [s for r in result.values() for s in r.get("samples_ms", [])]
     summary = {"edits": result}
+    steal1, total1 = cpu_times()
+    if total1 > total0:  # CPU time the host gave other machines: a page timed under it is slow
+        summary["cpu_steal_pct"] = round(100 * (steal1 - steal0) / (total1 - total0), 1)
     if every:
         summary["median_ms"] = round(statistics.median(every), 1)
     return summary
