@@ -91,8 +91,8 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
     """Several alignments in ONE figure (a browser draws one plot far faster than seven),
     each panel its own source × target axes and one shared 0–1 colour scale.
 
-    Each panel: weights, src, tgt, title (a string, or its lines), and optionally sure /
-    possible gold links.
+    Each panel: weights, src, tgt, title (its lines), and optionally sure / possible gold
+    links.
     """
     n = len(panels)
     cols = max(1, min(columns, n))
@@ -140,10 +140,9 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
             autorange="reversed",
             automargin=False,
         )
-        title = p["title"] if isinstance(p["title"], str) else "<br>".join(p["title"])
         layout["annotations"].append(
             dict(
-                text=title,
+                text="<br>".join(p["title"]),
                 x=x0 + w / 2,
                 y=y1,
                 xref="paper",

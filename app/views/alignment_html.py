@@ -1,8 +1,9 @@
-"""Many alignments at once as one HTML grid: the Compare page's "every model" view.
+"""Many alignments at once as one HTML grid: the Compare page's maps (every model; A, B
+and their difference).
 
-Seven Plotly heatmaps cost the browser 100–150 ms to lay out and measure their ~165 tick
+Seven Plotly heatmaps cost the browser 100–200 ms to lay out and measure their ~165 tick
 labels on every typed sentence; the same maps as table cells cost a few milliseconds
-(bench/interaction.py: Compare's median edit 520–640 → 390–440 ms). The figure stays a
+(bench/interaction.py, quiet machine: Compare's median edit 557 → 354–384 ms). The figure stays a
 Plotly figure in the view's export bundle; on screen each cell is a coloured box whose
 tooltip gives its words and α. Every word is escaped: source words are the user's text.
 """
@@ -106,11 +107,6 @@ def alignment_grid_html(
 
         scale = palette("sequential") if scale is None else scale
         large = presenting() if large is None else large
-    labels = {
-        "alpha": value,
-        "sure": t("views.alignment.gold_sure"),
-        "possible": t("views.alignment.gold_possible"),
-    }
     palette = colours(scale)
     css = CSS.format(
         font=18 if large else 14,
@@ -122,17 +118,17 @@ def alignment_grid_html(
     # Inline, like the column count: several grids on one page share the class rules.
     gradient = f"background:linear-gradient(to right, {', '.join(palette[:: LEVELS // 10])})"
     bar = f'<span class="kit-agrid-bar" style="{gradient}"></span>'
-    bar += f"{zmax:g} {html.escape(labels['alpha'])}"
+    bar += f"{zmax:g} {html.escape(value)}"
     key = [f"<span>{zmin:g}{bar}</span>"]
     if any(p.get("sure") for p in panels):
         key.append(
             f'<span><span class="kit-agrid-swatch" style="box-shadow:inset 0 0 0 3px {SURE}">'
-            f"</span>{html.escape(labels['sure'])}</span>"
+            f"</span>{html.escape(t('views.alignment.gold_sure'))}</span>"
         )
     if any(set(p.get("possible", ())) - set(p.get("sure", ())) for p in panels):
         key.append(
             f'<span><span class="kit-agrid-swatch" style="outline:3px dotted {POSSIBLE};'
-            f'outline-offset:-3px"></span>{html.escape(labels["possible"])}</span>'
+            f'outline-offset:-3px"></span>{html.escape(t("views.alignment.gold_possible"))}</span>'
         )
     body = "".join(_panel(p, palette, zmin, zmax, value) for p in panels)
     key_row = f'<div class="kit-agrid-key">{"".join(key)}</div>'

@@ -126,8 +126,8 @@ def evidence(kind: str, x: torch.Tensor, i: int) -> int | None:
     if kind == "control":
         return i - 1 if i > 0 else None
     if kind == "copy":
-        j = i - tokens.index(SLOT)
-        return j if 0 <= j < tokens.index(SLOT) else None
+        first_slot = tokens.index(SLOT)
+        return i - first_slot if 0 <= i - first_slot < first_slot else None
     return next((j for j in range(i) if tokens[j] == tokens[i]), None)
 
 

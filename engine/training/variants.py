@@ -48,10 +48,10 @@ BUDGETS: dict[str, dict] = {
     "mamba": {"d_state": 8},
 }
 TASK_NAMES = list(long_range.TASKS)
-# The shipped run. Mamba is the slowest cell by far (7.9 s per step at n = 512 on the
-# shared CPU: 24 wall-minutes per seed). copy-256 is left out: full attention needs
-# ~400 steps of 16 there and the slow cells (Mamba, Reformer, BigBird) would double the
-# grid's time; ``--task copy-256`` runs it.
+# The shipped run (88 cells, 16.6 wall-minutes on 2 cores; Reformer and Mamba at
+# n = 512 are the slowest cells, 0.3–0.45 s per step). copy-256 is left out: full
+# attention needs ~400 steps of 16 there and the slow cells would cost 4× copy-128's;
+# ``--task copy-256`` runs it.
 GRID_TASKS = ["mqar-256", "mqar-512", "copy-128", "control-128"]
 SEEDS = (0, 1)
 TEST_SEED = 1_000_003  # the test set: one seed, never a training seed
