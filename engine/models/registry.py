@@ -21,204 +21,19 @@ from __future__ import annotations
 
 import json
 import logging
-from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
-
-import numpy as np
 
 from engine import checkpoints
-from engine.messages import Message, joined
+from engine.models.card import Alignment, Example, Limits, ModelCard
+from engine.models.cards import memn2n, nmt, pretrained, transformer
 from engine.text import InputError
-from engine.trace import Trace
-from engine.variants.base import Param
+
+__all__ = ["Alignment", "Example", "Limits", "ModelCard", "by_family", "by_task", "cards", "get"]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one input may be; stated to the user and checked before any model runs."""
-
-    max_chars: int
-    max_tokens: int | None = None
-    token_unit: str = Message("unit.tokens")
-    max_sentences: int | None = None
-    empty: str = Message("limits.empty")  # what to type, per family
-
-    def describe(self) -> str:
-        parts = [Message("limits.chars", chars=self.max_chars)]
-        if self.max_tokens is not None:
-            parts.append(Message("limits.tokens", tokens=self.max_tokens, unit=self.token_unit))
-        if self.max_sentences is not None:
-            parts.append(Message("limits.sentences", sentences=self.max_sentences))
-        return joined(parts)
-
-    def check(self, text: str) -> None:
-        if not isinstance(text, str) or not text.strip():
-            raise InputError(self.empty)
-        if len(text) > self.max_chars:
-            raise InputError("limits.too_long", n=len(text), limit=self.max_chars)
-
-
-@dataclass(frozen=True)
-class Example:
-    label: str
-    input: str
-
-
-@dataclass(frozen=True)
-class Alignment:
-    """A target × source weight matrix with its labels (end-of-sentence rows dropped)."""
-
-    label: str
-    weights: np.ndarray  # (T, S)
-    target: tuple[str, ...]
-    source: tuple[str, ...]
-
-
-@dataclass
-class ModelCard(ABC):
-    name: str
-    meta: dict = field(repr=False)
-    directory: Path | None = None  # None: assets/checkpoints
-    family: ClassVar[str]
-    paper: ClassVar[str]
-
-    # -- what a family states ------------------------------------------------------------
-    @property
-    @abstractmethod
-    def title(self) -> str: ...
-
-    @property
-    @abstractmethod
-    def task(self) -> str: ...
-
-    @property
-    def variant(self) -> str:
-        """The family-specific tag that tells this checkpoint from its siblings."""
-        return ""
-
-    @property
-    @abstractmethod
-    def limits(self) -> Limits: ...
-
-    @property
-    @abstractmethod
-    def examples(self) -> tuple[Example, ...]: ...
-
-    options: ClassVar[tuple[Param, ...]] = ()
-
-    @property
-    def train_command(self) -> str | None:
-        return self.meta.get("command")
-
-    @property
-    def evaluate_command(self) -> str | None:
-        return None
-
-    def results(self) -> dict | None:
-        """The measured evaluation of this model, or None when none is shipped."""
-        return None
-
-    @abstractmethod
-    def load(self) -> Any:
-        """The runnable model; not cached here, the caller keeps it."""
-
-    @abstractmethod
-    def _trace(self, model: Any, input: Any, **options) -> Trace: ...
-
-    # -- shared --------------------------------------------------------------------------
-    def check(self, input: Any) -> None:
-        """Refuse empty or over-long input with a message that names the limit."""
-        self.limits.check(input)
-
-    # True when a registry variant can replace the model's attention (``attend=``).
-    swappable: ClassVar[bool] = False
-
-    def resolve(self, options: dict) -> dict:
-        """Defaults filled in; unknown options and values outside their limits refused.
-
-        A swappable card also takes ``attend`` (a variant name from
-        ``engine.variants.registry``; None or "exact" for the model's own attention) and
-        ``attend_hp`` (that variant's parameters, checked when the function is built).
-        """
-        options = dict(options)
-        swap = {}
-        if self.swappable:
-            attend, hp = options.pop("attend", None), options.pop("attend_hp", None)
-            if attend not in (None, "exact"):
-                from engine.variants.registry import get
-
-                get(attend)  # an unknown name is refused here, with the known ones listed
-                swap = {"attend": attend, "attend_hp": dict(hp or {})}
-        known = {p.name: p for p in self.options}
-        unknown = sorted(set(options) - set(known))
-        if unknown:
-            extra = ["attend", "attend_hp"] if self.swappable else []
-            raise InputError(
-                "card.no_option",
-                name=self.name,
-                unknown=", ".join(unknown),
-                known=", ".join([*known, *extra]) or "none",
-            )
-        return {n: p.check(options.get(n, p.default)) for n, p in known.items()} | swap
-
-    def trace(self, input: Any, *, model: Any = None, **options) -> Trace:
-        """Run the model; ``outputs["warning"]`` says plainly when the answer is not to be
-        trusted (input far from the model's data), so no page presents it as an answer."""
-        if isinstance(input, str):
-            self.check(input)
-        resolved = self.resolve(options)
-        trace = self._trace(self.load() if model is None else model, input, **resolved)
-        warning = self.assess(trace)
-        if warning:
-            trace.outputs["warning"] = warning
-        return trace
-
-    def assess(self, trace: Trace) -> str | None:
-        """Why this answer should not be read as one, or None when nothing is off."""
-        return None
-
-    # True when traces carry target × source alignments (translation models with attention)
-    aligns: ClassVar[bool] = False
-
-    def alignments(self, trace: Trace) -> dict[str, Alignment]:
-        """Target × source alignments in ``trace`` (translation models), else empty."""
-        return {}
-
-    def forced_alignments(
-        self, source, target, *, model: Any = None, **options
-    ) -> dict[str, Alignment]:
-        """Alignments with ``target`` fed in instead of the model's own output; ``options``
-        as for :meth:`trace` where they change the attention (``attend=``)."""
-        return {}
-
-    def sort_key(self) -> tuple:
-        return (0, self.name)
-
-    def describe(self) -> dict:
-        """Everything a page or a CLI lists about the card, as plain data."""
-        return {
-            "name": self.name,
-            "family": self.family,
-            "title": self.title,
-            "paper": self.paper,
-            "task": self.task,
-            "variant": self.variant,
-            "limits": self.limits.describe(),
-            "options": {p.name: p.default for p in self.options},
-            "examples": [e.label for e in self.examples],
-            "train": self.train_command,
-            "evaluate": self.evaluate_command,
-            "measured": self.results() is not None,
-        }
-
-
 def _families() -> dict[str, type[ModelCard]]:
-    from engine.models.cards import memn2n, nmt, pretrained, transformer
-
     return {c.family: c for c in (nmt.NMTCard, transformer.TransformerCard, memn2n.MemN2NCard)} | {
         pretrained.PretrainedCard.family: pretrained.PretrainedCard
     }
@@ -245,13 +60,11 @@ def _discover(directory: Path) -> list[ModelCard]:
 
 def cards(directory: Path | None = None) -> list[ModelCard]:
     """Every model: shipped checkpoints (by family, then name), then pretrained models."""
-    from engine.models.cards.pretrained import pretrained_cards
-
     order = list(_families())
     shipped = _discover(Path(directory) if directory else checkpoints.CHECKPOINT_DIR)
 
     shipped.sort(key=lambda c: (order.index(c.family), c.sort_key()))
-    return shipped + pretrained_cards()
+    return shipped + pretrained.pretrained_cards()
 
 
 def get(name: str, directory: Path | None = None) -> ModelCard:

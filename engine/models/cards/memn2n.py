@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from engine import checkpoints
 from engine.messages import Message
-from engine.models.registry import Example, Limits, ModelCard
+from engine.models.card import Example, Limits, ModelCard
 from engine.text import InputError
 
 JOINT_EXAMPLE = (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from engine import checkpoints
 from engine.messages import Message
-from engine.models.registry import Alignment, Example, Limits, ModelCard
-from engine.variants.base import Param
+from engine.models.card import Alignment, Example, Limits, ModelCard
+from engine.params import Param
 
 SCORING_TITLES = {
     s: Message(f"card.scoring.{s}") for s in ("additive", "dot", "general", "concat", "none")

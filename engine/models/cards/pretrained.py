@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.messages import Message
-from engine.models.registry import Example, Limits, ModelCard
-from engine.variants.base import Param
+from engine.models.card import Example, Limits, ModelCard
+from engine.params import Param
 
 EXAMPLES = (
     Example(

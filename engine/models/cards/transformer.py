@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine import checkpoints
 from engine.messages import Message
 from engine.models.cards.nmt import TranslationCard, _alignment
-from engine.models.registry import Alignment, Limits
+from engine.models.card import Alignment, Limits
 
 PE_TITLES = {pe: Message(f"card.pe.{pe}") for pe in ("sinusoidal", "learned", "none")}
 
