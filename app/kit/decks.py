@@ -5,14 +5,22 @@ question and a studio view written as the pages' own links (``alignment?model=�
 ``parse`` validates every field and raises ``DeckError`` naming the file and the line, so
 a teacher fixing a deck at home sees where, not a traceback.
 
-No Streamlit and no engine here: the parser runs in tests, a CLI or a notebook alike.
-Model names are checked where the view is drawn (the registry knows which are shipped).
+A number a deck states about a model is written ``{result:MODEL:KEY}`` (or
+``{result:MODEL:KEY:FORMAT}``, a Python format spec such as ``.1f``) and read when the deck
+is read, from the results the model's card reports (``KEY`` a dotted path into them,
+``bleu_by_length.1-10.bleu``; a number picks an entry of a list): the text cannot drift from the shipped evaluation, and a
+name or key that is not there fails the deck's load like any other mistake.
+
+No Streamlit and no engine here: the parser runs in tests, a CLI or a notebook alike; the
+caller hands it the results lookup (``Results``). Model names in views are checked where
+the view is drawn (the registry knows which are shipped).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -22,6 +30,12 @@ MAX_BYTES = 64_000  # an uploaded deck: about twenty pages of text, far above an
 MAX_STEPS = 40
 LIMITS = {"title": 120, "summary": 600, "explain": 1500, "question": 400, "view": 2500}
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
+# {result:MODEL:KEY} or {result:MODEL:KEY:FORMAT}; anything else in braces is left alone
+# (a formula's \frac{a}{b}, say).
+RESULT = re.compile(r"\{result:(?P<model>[^:{}]*):(?P<key>[^:{}]*)(?::(?P<spec>[^{}]*))?\}")
+
+# A model's name → what its card measured (``card.results()``), None when it has nothing.
+Results = Callable[[str], dict | None]
 
 
 class DeckError(ValueError):
@@ -92,8 +106,35 @@ def _names(value: str) -> str:
 
 def _name(value: str) -> str:
     if not NAME.match(value):
-        raise ValueError("a model name such as nmt-enfr-additive")
+        raise ValueError("a model name as `python -m engine.models` lists them")
     return value
+
+
+def numbers(text: str, results: Results) -> str:
+    """``text`` with every ``{result:MODEL:KEY[:FORMAT]}`` replaced by the measured value;
+    ValueError names the first placeholder that cannot be read and why."""
+
+    def value(found: re.Match) -> str:
+        model, key, spec = found["model"], found["key"], found["spec"] or ""
+        where = found[0]
+        measured = results(model) if NAME.match(model) else None
+        if measured is None:
+            raise ValueError(f"{where}: no measured results for a model named {model!r}")
+        for part in key.split("."):
+            if isinstance(measured, list) and part.isdigit() and int(part) < len(measured):
+                measured = measured[int(part)]  # one entry of a list (per hop, per layer …)
+            elif isinstance(measured, dict) and part in measured:
+                measured = measured[part]
+            else:
+                raise ValueError(f"{where}: {model}'s results have no {key!r}")
+        if isinstance(measured, bool) or not isinstance(measured, int | float):
+            raise ValueError(f"{where}: {key!r} is not a number")
+        try:
+            return format(measured, spec)
+        except ValueError:
+            raise ValueError(f"{where}: {spec!r} is not a number format such as .1f") from None
+
+    return RESULT.sub(value, text)
 
 
 # Every page a step can show, its parameters and what each accepts (the same names the
@@ -190,8 +231,9 @@ def _line_of(source: str, key: str, step: int | None) -> int:
     return start + 1
 
 
-def parse(source: str | bytes, filename: str) -> Deck:
-    """Validate a deck's text; ``filename`` (``name.lang.toml``) names it in every message."""
+def parse(source: str | bytes, filename: str, results: Results) -> Deck:
+    """Validate a deck's text; ``filename`` (``name.lang.toml``) names it in every message,
+    ``results`` gives the measured values its ``{result:…}`` placeholders read."""
     if isinstance(source, bytes):
         if len(source) > MAX_BYTES:
             raise DeckError(f"{filename}: {len(source):,} bytes, over the {MAX_BYTES:,} limit")
@@ -223,6 +265,10 @@ def parse(source: str | bytes, filename: str) -> Deck:
             fail(key, None, "missing or not text")
         if len(value) > LIMITS[key]:
             fail(key, None, f"longer than {LIMITS[key]} characters")
+        try:
+            data[key] = numbers(value, results)
+        except ValueError as exc:
+            fail(key, None, str(exc))
     steps = data.get("steps")
     if not isinstance(steps, list) or not steps or not all(isinstance(s, dict) for s in steps):
         fail("steps", None, "a deck needs at least one [[steps]] table")
@@ -233,11 +279,11 @@ def parse(source: str | bytes, filename: str) -> Deck:
         lang or "en",
         data["title"],
         data.get("summary", ""),
-        tuple(_step(s, i, fail) for i, s in enumerate(steps)),
+        tuple(_step(s, i, fail, results) for i, s in enumerate(steps)),
     )
 
 
-def _step(raw: dict, i: int, fail) -> Step:
+def _step(raw: dict, i: int, fail, results: Results) -> Step:
     for key in raw:
         if key not in ("title", "explain", "question", "view", "predict"):
             fail(key, i, "unknown key; a step has title, explain, question, view, predict")
@@ -247,6 +293,12 @@ def _step(raw: dict, i: int, fail) -> Step:
             fail(key, i, "missing or not text")
         if len(value) > LIMITS[key]:
             fail(key, i, f"longer than {LIMITS[key]} characters")
+    texts = {}
+    for key in ("title", "explain", "question"):
+        try:
+            texts[key] = numbers(raw[key], results)
+        except ValueError as exc:
+            fail(key, i, str(exc))
     try:
         view = parse_view(raw["view"])
     except ValueError as exc:
@@ -261,7 +313,7 @@ def _step(raw: dict, i: int, fail) -> Step:
             fail("predict", i, f"should be {what}")
         if kind is int and not 1 <= predict <= 3:
             fail("predict", i, "should be a hop number (1, 2 or 3)")
-    return Step(raw["title"], raw["explain"], raw["question"], view, predict)
+    return Step(texts["title"], texts["explain"], texts["question"], view, predict)
 
 
 def shipped() -> dict[str, dict[str, Path]]:
@@ -273,10 +325,10 @@ def shipped() -> dict[str, dict[str, Path]]:
     return found
 
 
-def load(name: str, lang: str) -> Deck:
+def load(name: str, lang: str, results: Results) -> Deck:
     """A shipped deck in ``lang`` (English when that language has none)."""
     files = shipped().get(name)
     if not files:
         raise DeckError(f"no deck named {name!r}")
     path = files.get(lang) or files.get("en") or next(iter(files.values()))
-    return parse(path.read_bytes(), path.name)
+    return parse(path.read_bytes(), path.name, results)

@@ -1,9 +1,17 @@
-"""Friendly errors: input problems as they are, anything unexpected as one calm sentence."""
+"""Friendly errors: the engine's input errors as they are, anything else as a quotable bug.
+
+Only :class:`engine.text.InputError` is something the user can fix, so only it is shown as
+a calm message. Everything else (a ``ValueError`` included) is a bug: its traceback goes
+to the server log under a short id, and the page shows one line with that id, which a
+teacher can quote when reporting it. The audience never sees a stack trace, and the
+developer never loses one.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 
 import streamlit as st
 
@@ -13,23 +21,22 @@ from kit.i18n import engine_text, t
 log = logging.getLogger("attention_studio")
 
 
+def incident_id() -> str:
+    """A short random id, written both in the log line and on the page."""
+    return secrets.token_hex(4)
+
+
 @contextlib.contextmanager
 def friendly_errors(what: str | None = None):
-    """Show input problems as they are and anything unexpected as one calm sentence.
-
-    The full exception goes to the server log, where a developer can read it; the
-    audience in front of a projector never sees a stack trace.
-    """
+    """Show an InputError as it is; log anything else with its traceback and an id."""
     what = what or t("kit.this_step")
     try:
         yield
     except InputError as exc:
         st.info(engine_text(exc))
         st.stop()
-    except (ValueError, FileNotFoundError) as exc:
-        st.warning(t("kit.could_not_run", what=what, error=exc))
-        st.stop()
     except Exception as exc:  # noqa: BLE001 - the last line of defence for the audience
-        log.exception("unexpected error in %s", what)
-        st.error(t("kit.went_wrong", what=what, kind=type(exc).__name__))
+        incident = incident_id()
+        log.exception("error %s in %s (%s)", incident, what, type(exc).__name__)
+        st.error(t("kit.went_wrong", what=what, id=incident))
         st.stop()

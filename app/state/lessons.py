@@ -1,8 +1,11 @@
-"""Cached calls of the Lessons page that no other page makes: measured memory at one length."""
+"""Cached calls of the Lessons page that no other page makes: measured memory at one length,
+a model's results for a deck's numbers, and the registry's default model of a task."""
 
 from __future__ import annotations
 
 import streamlit as st
+
+from state import models
 
 HEADS_IN_A_LAYER = 12  # a BERT-base layer: what one head's cost becomes in a real model
 
@@ -26,3 +29,17 @@ def memory_at(names: tuple[str, ...], n: int, d: int = 64) -> list[dict]:
             )
         )
     return rows
+
+
+def results(name: str) -> dict | None:
+    """What a model's card measured (a deck's ``{result:…}`` reads it); None for a model
+    that is not shipped here or has no shipped evaluation."""
+    return models.results(name) if name in models.cards() else None
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def default(task: str, family: str) -> str:
+    """The name of the model the registry serves first for ``task`` in ``family``."""
+    from engine.models import registry
+
+    return registry.default(task, family=family).name

@@ -13,6 +13,7 @@ from kit import queue
 from kit.i18n import Lazy, t
 
 from engine.data.babi import Sample
+from engine.text import InputError
 from state import models
 
 MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
@@ -36,21 +37,61 @@ def answer(name: str, sample: Sample):
     return models.trace(name, sample)
 
 
-@st.cache_data(max_entries=32, show_spinner=Lazy("state.spinner_choosing"))
 def chosen(task: int) -> str:
-    """The task's own model or the joint one, whichever is more accurate on its dev set."""
-    from engine.evaluation.memn2n import choose
+    """The model that serves ``task``: the one the shipped evaluation chose on the task's dev
+    questions, as the cards report it; with no evaluation shipped, the first model trained
+    on the task (the registry lists a task's own model before the joint one)."""
+    names = shipped()
+    served = [n for n in names if str(task) in (models.results(n) or {}).get("served_tasks", {})]
+    knows = [n for n in names if task in models.card(n).tasks]
+    if not (served or knows):
+        raise InputError(t("memory.no_checkpoint"))
+    return (served or knows)[0]
 
-    return choose(task)[0]
+
+def offered(task: int) -> list[str]:
+    """The models that know ``task``, the one that serves it first."""
+    best = chosen(task)
+    return [best] + [n for n in shipped() if n != best and task in models.card(n).tasks]
 
 
-@st.cache_data(ttl=600, show_spinner=False)
+def widest() -> str:
+    """The model trained on the most tasks (the joint one when shipped): every task's
+    memories in one space."""
+    return max(shipped(), key=lambda n: len(models.card(n).tasks))
+
+
+def config(name: str):
+    """The loaded network's MemN2NConfig (hops, memory size, weight tying, …)."""
+    return reader(name).model.cfg
+
+
+def evaluate_command(name: str) -> str | None:
+    return models.card(name).evaluate_command
+
+
+def served(name: str, task: int) -> dict | None:
+    """What the shipped evaluation measured for ``task`` with model ``name``, if it serves it."""
+    return (models.results(name) or {}).get("served_tasks", {}).get(str(task))
+
+
 def evaluation() -> dict | None:
-    """What ``python -m engine.evaluate memn2n --task all --save`` measured, if shipped."""
-    from engine.checkpoints import load_result
-    from engine.evaluation.memn2n import EVAL_NAME
-
-    return load_result(EVAL_NAME)
+    """Every task's measured record, read from the cards that serve them, with the means;
+    None when ``python -m engine.evaluate memn2n --task all --save`` was not run."""
+    tasks = {}
+    for name in shipped():
+        tasks |= (models.results(name) or {}).get("served_tasks", {})
+    if not tasks:
+        return None
+    tasks = dict(sorted(tasks.items(), key=lambda kv: int(kv[0])))
+    accuracy = [r["accuracy"] for r in tasks.values()]
+    paper = [r["paper_accuracy"] for r in tasks.values()]
+    return {
+        "tasks": tasks,
+        "mean_accuracy": sum(accuracy) / len(accuracy),
+        "paper_mean_accuracy": sum(paper) / len(paper),
+        "command": evaluate_command(shipped()[0]),
+    }
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

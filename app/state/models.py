@@ -2,13 +2,18 @@
 
 A model is loaded once per process and shared (its attention comes back from the call,
 nothing is stored on the module); a trace is cached per (model, input, options), so
-a rerun that changes only a view option costs nothing.
+a rerun that changes only a view option costs nothing. Each of these is one cache layer:
+nothing cached here calls another cached function of this module except through
+:func:`card`, which is a plain lookup.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 from kit.i18n import Lazy, t
+
+# A card name for a model directory the user typed (not one the registry lists).
+DIRECTORY = "dir:"
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
@@ -20,21 +25,55 @@ def cards() -> dict:
 
 
 def card(name: str):
+    """The registry's card, or a card for a typed directory (``dir:<path>``).
+
+    A pretrained model's directory is checked against the allowlist on every call, so a
+    cached model obeys a changed list too.
+    """
     from engine.text import InputError
 
+    if name.startswith(DIRECTORY):
+        return directory_card(name.removeprefix(DIRECTORY))
     found = cards().get(name)
     if found is None:
         raise InputError(t("state.unknown_model", name=repr(name)))
+    if found.family == "pretrained":
+        from engine.models.pretrained import check_model_dir
+
+        check_model_dir(found.path)
     return found
+
+
+def directory_card(path: str):
+    """A PretrainedCard for an allowed local directory the user typed.
+
+    Belongs in engine/models/cards/pretrained.py (beside ``pretrained_cards``); here until
+    it moves there.
+    """
+    from engine.models.cards.pretrained import PretrainedCard, _arch
+    from engine.models.pretrained import check_model_dir
+
+    p = check_model_dir(path)  # an InputError naming why it may not be loaded
+    meta = {"path": str(p), "display": p.name, "arch": _arch(p)}
+    return PretrainedCard(f"{DIRECTORY}{p}", meta)
 
 
 def by_task(task: str) -> list:
     return [c for c in cards().values() if c.task == task]
 
 
+def by_family(family: str) -> list:
+    return [c for c in cards().values() if c.family == family]
+
+
 @st.cache_resource(max_entries=32, show_spinner=Lazy("state.spinner_loading"))
+def _loaded(name: str, _card):
+    return _card.load()
+
+
 def loaded(name: str):
-    return card(name).load()
+    """The runnable model, loaded once per process (the card is checked on every call)."""
+    return _loaded(name, card(name))
 
 
 @st.cache_data(max_entries=128, show_spinner=Lazy("state.spinner_running"))

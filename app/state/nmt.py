@@ -6,7 +6,13 @@ decoding call (nothing is stored on the module) and the models are in eval mode.
 
 from __future__ import annotations
 
+import random
+
+import streamlit as st
+
+from engine.data import enfr
 from state import models
+from state.alignments import VersusGold, gold_pair, versus_gold
 
 
 def cards(task: str) -> list:
@@ -14,17 +20,48 @@ def cards(task: str) -> list:
     return [c for c in models.by_task(task) if c.family == "nmt"]
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def default(task: str) -> str:
+    """The name of the checkpoint the registry serves first for ``task``."""
+    from engine.models import registry
+
+    return registry.default(task, "nmt").name
+
+
 def translate(name: str, text: str, beam: int):
     return models.trace(name, text, beam=beam)
-
-
-def forced_alignment(name: str, src: tuple[str, ...], tgt: tuple[str, ...]):
-    """α [T, S] with ``tgt`` fed to the decoder: how the model aligns a given translation."""
-    found = models.forced_alignments(name, tuple(src), tuple(tgt))
-    return found["α"].weights if found else None
 
 
 def train_record(name: str) -> dict:
     """How the checkpoint was trained: its command and the training run's numbers."""
     meta = models.card(name).meta
     return {"command": meta.get("command", ""), **meta.get("train", {})}
+
+
+def measured(task: str) -> list[tuple]:
+    """(card, its measured results) for every checkpoint of ``task`` that has them."""
+    found = [(c, models.results(c.name)) for c in cards(task)]
+    return [(c, r) for c, r in found if r]
+
+
+def draw_sentence() -> tuple[enfr.Pair, str]:
+    """A new sentence from the grammar, short enough for the models: its pair (with the
+    gold links) and its English text as a user would type it."""
+    pair = enfr.sample(random.randrange(10**9))
+    while len(pair.src) > enfr.MAX_LEN:  # the grammar can outgrow what the models read
+        pair = enfr.sample(random.randrange(10**9))
+    return pair, enfr.detokenize_en(pair.src)
+
+
+def on_gold(name: str, trace, drawn=()) -> VersusGold | None:
+    """α read on the grammar's gold pair and scored, when the sentence has one; else None.
+
+    A translation that differs from the gold one is read with the gold one fed in.
+    """
+    pair = gold_pair(trace.inputs["tokens"], drawn)
+    if pair is None:
+        return None
+    if tuple(trace.outputs["tokens"]) == pair.tgt:
+        return versus_gold(trace.maps["alignment"].weights[0, 0], pair, forced=False)
+    found = models.forced_alignments(name, tuple(pair.src), tuple(pair.tgt))
+    return versus_gold(found["α"].weights, pair, forced=True) if found else None

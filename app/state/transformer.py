@@ -1,7 +1,9 @@
-"""Cached loaders for the Transformer page: models once per process, traces per input.
+"""The Transformer page's calls into the model registry, and its readings of a map.
 
-Models are shared by every session, which is safe because attention comes back from
-``forward`` (no hooks, no state written on the module) and the models are in eval mode.
+Loading and tracing go through :mod:`state.models` (one cache for the models, one for the
+traces); this module only picks cards and reads maps. Models are shared by every session,
+which is safe because attention comes back from ``forward`` (no hooks, no state written
+on the module) and the models are in eval mode.
 """
 
 from __future__ import annotations
@@ -9,41 +11,51 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 from kit import queue
-from kit.i18n import Lazy, t
+from kit.i18n import t
 
 from state import models
 
-
-def translator(name: str):
-    """Our trained Transformer, loaded once through the model registry."""
-    return models.loaded(name)
+READINGS = ("heads", "mean", "rollout")  # each head, the mean over heads, rollout
 
 
-def pretrained(path: str, name: str):
-    """The allowlist is checked on every call, so a cached model obeys a changed list too."""
-    from engine.models.pretrained import check_model_dir
-
-    return _load_pretrained(str(check_model_dir(path)), name)
+def ours() -> list:
+    """Our trained Transformer cards, as the registry orders them."""
+    return models.by_family("transformer")
 
 
-@st.cache_resource(max_entries=4, show_spinner=Lazy("state.spinner_pretrained"))
-def _load_pretrained(path: str, name: str):
-    from engine.models import pretrained
-
-    return pretrained.load(path, name)
+def pretrained_cards() -> list:
+    """MiniLM (first) and every model directory the operator allowed, as cards."""
+    return models.by_family("pretrained")
 
 
-@st.cache_data(max_entries=32, show_spinner=Lazy("state.spinner_transformer"))
-def own_trace(name: str, text: str):
-    """Its Trace for ``text`` through the model card (with its warning when far from data)."""
-    return models.trace(name, text)
+def typed_directory(path: str) -> str:
+    """The card name of a model directory the user typed; the allowlist and the directory
+    are checked when the card is used, with an InputError that says what is wrong."""
+    return models.DIRECTORY + path
 
 
-@st.cache_data(max_entries=32, show_spinner=Lazy("state.spinner_running_pretrained"))
-def pretrained_trace(path: str, name: str, text: str, new_tokens: int):
-    from engine.models import pretrained as hf
+def measured(task: str) -> dict | None:
+    """The task's evaluation as its evaluated checkpoint's card reports it (every PE as an
+    ablation row), or None when ``evaluate transformer --save`` was not run."""
+    for card in ours():
+        result = models.results(card.name) if card.task == task else None
+        if result and result.get("checkpoint") == card.name:
+            return result
+    return None
 
-    return hf.trace(pretrained(path, name), text, max_new_tokens=new_tokens)
+
+def learned_pe() -> tuple[str, np.ndarray] | None:
+    """(checkpoint, its trained PE table [n_positions, d_model]) of the Transformer trained
+    with learned positions, or None when none is shipped."""
+    found = [c.name for c in ours() if c.variant == "learned"]
+    return (found[0], _learned_table(found[0])) if found else None
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def _learned_table(name: str) -> np.ndarray:
+    from engine.models.transformer import learned_positional_encoding
+
+    return learned_positional_encoding(name)
 
 
 @st.cache_resource(max_entries=1)
@@ -61,18 +73,15 @@ def joint_embedding(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, seed:
     return queue.run(t("state.queue_umap"), embed, q, k, mask=mask, seed=seed)
 
 
-READINGS = ("each head", "mean over heads", "rollout (Abnar & Zuidema 2020)")
-
-
 def read_heads(amap, reading: str, merge: bool, hide: bool, sinks):
     """The map as the page's toggles ask: word pieces merged, heads read one way, sinks hidden."""
     from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
 
     if merge:
         amap = merge_word_pieces(amap, keep=sinks)
-    if reading == READINGS[1]:
+    if reading == "mean":
         amap = head_average(amap)
-    elif reading == READINGS[2]:
+    elif reading == "rollout":
         amap = rollout(amap)
     return hide_sinks(amap, sinks) if hide else amap
 
@@ -91,38 +100,3 @@ def neuron(q: np.ndarray, k: np.ndarray, mask_row: np.ndarray | None):
     from engine.models.attentionviz import neuron_view
 
     return neuron_view(q, k, mask_row)
-
-
-def model_choices() -> tuple[list[str], dict]:
-    """Our shipped checkpoints, and the pretrained models the operator allowed."""
-    from engine.models.pretrained import list_models
-
-    ours = sorted(c.name for c in models.cards().values() if c.family == "transformer")
-    return ours, {name: str(path) for name, path in list_models().items()}
-
-
-DATE_EXAMPLES = [
-    "3 May 1979",
-    "Monday, 14 July 2025",
-    "the 1st of March, 1999",
-    "12/08/67",
-    "le 5 avril 2031",
-]
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def examples(task: str) -> list[str]:
-    """The grammar's teaching sentences (never in training), or a few typed dates."""
-    if task == "dates":
-        return DATE_EXAMPLES
-    from engine.data.enfr import EXAMPLES
-
-    return [" ".join(p.src) for p in EXAMPLES.values()]
-
-
-def measured(task: str) -> dict | None:
-    """What ``python -m engine.evaluate transformer --task … --save`` measured, if it was run."""
-    from engine.checkpoints import load_result
-    from engine.evaluation.transformer import eval_name
-
-    return load_result(eval_name(task))

@@ -1,31 +1,50 @@
-"""Cached computations of the Variants lab (engine calls only; no layout here)."""
+"""Cached computations of the Variants lab (engine calls only; no layout here).
+
+The models come from the registry (its default for a task, loaded once per process through
+``state.models``); the shipped results through ``engine.variants.quality``; every long run
+through ``kit.queue``. Pages get rows, Traces and AttentionMaps back, and draw them.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import time
-from pathlib import Path
 
 import streamlit as st
 from kit import queue
-from kit.i18n import t
+from kit.i18n import engine_text, t
 
-TRAINED_CHECKPOINT = "transformer-dates-sinusoidal"  # the "trained" input source
-QUALITY_FILE = "variants-eval.json"  # written by python -m engine.evaluate variants --save
+from state import models
+
 SWAP_MAX_TOKENS = 64  # every variant in all six layers, and their maps kept for the view
+SWEEP_KEY = "variants-sweep"  # this session's cost sweep: its request, items and status
 
 
-def trained_available() -> bool:
-    from engine import checkpoints
+@st.cache_resource(ttl=60, show_spinner=False)
+def _default_name(task: str, family: str | None) -> str | None:
+    """The registry's default model for ``task``, re-read each minute like the cards."""
+    from engine.models import registry
+    from engine.text import InputError
 
-    return TRAINED_CHECKPOINT in checkpoints.available("transformer-dates")
+    try:
+        return registry.default(task, family=family).name
+    except InputError:  # no model of that task is shipped here
+        return None
+
+
+def trained_name() -> str | None:
+    """The trained dates Transformer behind the "trained" input, or None when not shipped."""
+    return _default_name("dates", "transformer")
 
 
 def trained_max_length() -> int:
-    from state.transformer import translator
+    return models.loaded(trained_name()).max_src
 
-    return translator(TRAINED_CHECKPOINT).max_src
+
+def minilm():
+    """The pretrained sentence encoder (MiniLM), loaded once per process."""
+    return models.loaded(_default_name("sentence", "pretrained"))
 
 
 def compare(
@@ -45,10 +64,10 @@ def compare(
     ``minilm``: Q/K/V of MiniLM ``layer``, head ``heads`` for ``text``; ``npz``: the
     uploaded file's q, k, v.
     """
-    from state.transformer import translator
-
-    model = translator(TRAINED_CHECKPOINT) if source == "trained" else None
-    model = minilm() if source == "minilm" else model
+    model = models.loaded(trained_name()) if source == "trained" else None
+    if source == "minilm":
+        swap_tokens(text)  # the swap's token limit, checked in one place
+        model = minilm()
     digest = hashlib.sha1(upload).hexdigest() if upload is not None else None
     args = (source, text, synthetic, names, params_json, causal, heads, d, layer)
     return queue.run(
@@ -61,27 +80,29 @@ def compare(
     )
 
 
-def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, layer, upload):
-    from engine import kernels
-    from engine.variants import compare as cmp
+def _qkv(tr, source, text, synthetic, heads, d, layer, upload):
+    from engine.models import transformer
     from engine.variants import in_pretrained, inputs
 
     if source == "trained":
-        from engine.models import transformer
-
-        q, k, v, labels = transformer.layer_qkv(tr, text)
-    elif source == "minilm":
-        q, k, v, labels = in_pretrained.layer_qkv(tr, text, layer=layer, head=heads)
-    elif source == "npz":
+        return transformer.layer_qkv(tr, text)
+    if source == "minilm":
+        return in_pretrained.layer_qkv(tr, text, layer=layer, head=heads)
+    if source == "npz":
         q, k, v = in_pretrained.load_qkv_npz(upload)
-        labels = [str(i) for i in range(q.shape[-2])]
-    elif source == "text":
-        q, k, v, labels = inputs.text_layer(text, heads=heads, d=d)
-    else:
-        n, structure, sharpness, seed = synthetic
-        q, k, v, labels = inputs.synthetic(
-            n, d, heads, structure=structure, sharpness=sharpness, seed=seed
-        )
+        return q, k, v, [str(i) for i in range(q.shape[-2])]
+    if source == "text":
+        return inputs.text_layer(text, heads=heads, d=d)
+    n, structure, sharpness, seed = synthetic
+    return inputs.synthetic(n, d, heads, structure=structure, sharpness=sharpness, seed=seed)
+
+
+def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, layer, upload):
+    from engine import kernels
+    from engine.models import transformer
+    from engine.variants import compare as cmp
+
+    q, k, v, labels = _qkv(tr, source, text, synthetic, heads, d, layer, upload)
     params = json.loads(params_json)
     if source != "trained":  # the lab's own inputs run where the kernels are fastest
         device = kernels.default_device()
@@ -98,16 +119,33 @@ def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, 
     return traces, rows
 
 
-def pooled_map(n: int, structure: str, reduce: str):
-    """Pooled map, block, seconds, measured peak bytes and the path that ran (queued)."""
-    return queue.run(t("state.queue_long"), _pooled_map, n, structure, reduce)
+def long_map(n: int, structure: str, reduce: str):
+    """The pooled map of a long input as an AttentionMap, and what the run measured."""
+    from engine.trace import AttentionMap
+
+    pooled, block, seconds, peak, path = queue.run(
+        t("state.queue_long"), _pooled_map, n, structure, reduce
+    )
+    labels = [f"{i * block}" for i in range(pooled.shape[-1])]
+    amap = AttentionMap(
+        weights=pooled,
+        query_labels=labels,
+        key_labels=labels,
+        kind="self",
+        pooling=block,
+        normalized=False,
+        note=t("variants.long_note", reduce=t(f"variants.pool_{reduce}"), block=block),
+    )
+    full_bytes = n * n * 4  # the float32 map it never stores
+    stats = dict(path=path, block=block, s=f"{seconds:.2f}", share=f"{100 * peak / full_bytes:.1f}")
+    return amap, stats | dict(peak=f"{peak / 2**20:.1f}", full=f"{full_bytes / 2**20:.0f}")
 
 
 def _pooled_map(n: int, structure: str, reduce: str):
     from engine import kernels, profile
     from engine.variants.inputs import long_qk
 
-    q, k = (t.to(kernels.default_device()) for t in long_qk(n, structure=structure))
+    q, k = (x.to(kernels.default_device()) for x in long_qk(n, structure=structure))
     cells = -(-n // 128)  # keys per cell for ≤ 128 cells a side …
     block = max(16, -(-cells // 16) * 16)  # … rounded up to the kernel's multiple of 16
     result = []
@@ -118,18 +156,44 @@ def _pooled_map(n: int, structure: str, reduce: str):
             lambda: result.append(kernels.pooled_attention_map(q, k, block=block, reduce=reduce))
         )
         seconds = time.perf_counter() - t0
-    pooled = result[0]
-    return pooled.cpu().numpy(), block, seconds, peak, kernels.active_path(q.device)
+    return result[0].cpu().numpy(), block, seconds, peak, kernels.active_path(q.device)
 
 
-def sweep(picked: tuple, lengths: tuple, d: int, time_budget: float, budget: float):
-    """(measured points and skips, stopped) of a cost sweep, queued; Stop keeps what ran."""
-    return queue.run(
-        t("state.queue_sweep"),
-        _sweep,
-        *(picked, lengths, d, time_budget, budget),
-        cancel_label=t("state.stop_sweep"),
-    )
+def predictions(picked, lengths, d: int, budget: float) -> list[dict]:
+    """The cost model's memory and FLOPs for every variant × n, before anything runs."""
+    from engine import profile
+
+    rows = []
+    for n in sorted(lengths):
+        for v in picked:
+            memory = profile.predict_bytes(v, n, d, 1)
+            rows.append(
+                {
+                    "variant": v,
+                    "n": n,
+                    "predicted_memory": profile.human_bytes(memory),
+                    "predicted_gflop": profile.flops(v, n, d, 1) / 1e9,
+                    "over_budget": memory > budget,
+                }
+            )
+    return rows
+
+
+def sweep_session(request: tuple | None) -> tuple[list, str]:
+    """This session's cost sweep: (items, status), status one of idle, done or stopped.
+
+    A new ``request`` (variants, lengths, d, time budget, memory budget) is kept until it
+    has run, so a rerun while the sweep runs waits for the same queued job.
+    """
+    held = st.session_state.setdefault(SWEEP_KEY, {"items": [], "status": "idle"})
+    if request is not None:
+        held["request"] = request
+    if pending := held.get("request"):
+        items, stopped = queue.run(
+            t("state.queue_sweep"), _sweep, *pending, cancel_label=t("state.stop_sweep")
+        )
+        held.update(items=items, status="stopped" if stopped else "done", request=None)
+    return held["items"], held["status"]
 
 
 def _sweep(picked, lengths, d, time_budget, budget, *, cancel, progress):
@@ -147,8 +211,32 @@ def _sweep(picked, lengths, d, time_budget, budget, *, cancel, progress):
     return items, cancel.is_set()
 
 
-def kv_compare(n: int):
-    return queue.run(t("state.queue_kv"), _kv_compare, n)
+def sweep_tables(items: list) -> dict[str, list[dict]]:
+    """A sweep's measurements, fitted exponents and skipped cells, as table rows."""
+    from engine import profile
+
+    points = [p for p in items if isinstance(p, profile.Point)]
+    measured = [
+        {**r, "peak_mib": r["peak_bytes"] / 2**20, "predicted_mib": r["predicted_bytes"] / 2**20}
+        for r in profile.as_rows(points)
+    ]
+    return {
+        "measured": measured,
+        "exponents": profile.as_rows(profile.summarize(points)) if points else [],
+        "table": [{k: v for k, v in r.items() if k != "times_s"} for r in measured],
+        "skipped": profile.as_rows([s for s in items if isinstance(s, profile.Skip)]),
+    }
+
+
+def kv_compare(n: int) -> tuple[dict, list[dict]]:
+    """Decoding with and without the KV cache, and its per-token timings as rows (queued)."""
+    res = queue.run(t("state.queue_kv"), _kv_compare, n)
+    steps = zip(res["step_seconds_cache"], res["step_seconds_no_cache"], strict=True)
+    rows = [
+        {"t": i + 1, "ms_cache": 1000 * a, "ms_no_cache": 1000 * b}
+        for i, (a, b) in enumerate(steps)
+    ]
+    return res, rows
 
 
 def _kv_compare(n: int):
@@ -184,43 +272,22 @@ def kv_length_limit() -> int:
     return LENGTH_LIMIT
 
 
-def minilm():
-    """all-MiniLM-L6-v2, loaded once per process (shared with the Transformer page)."""
-    from engine.models import pretrained as hf
-    from state.transformer import pretrained
-
-    return pretrained(str(hf.minilm_path()), hf.MINILM)
-
-
-def quality_path() -> Path:
-    from engine import checkpoints
-
-    return checkpoints.CHECKPOINT_DIR / QUALITY_FILE
-
-
-def quality_results(path: Path | None = None) -> dict:
-    """The shipped variant-quality results, or an InputError saying what is wrong."""
+@st.cache_data(ttl=60, show_spinner=False)
+def quality_results() -> dict:
+    """The shipped variant-quality grid, or an InputError that says how to write it."""
     from engine.text import InputError
+    from engine.variants import quality
 
-    path = quality_path() if path is None else path
+    data = quality.results()
     try:
-        data = _read_quality(str(path), path.stat().st_mtime)
-    except FileNotFoundError:
-        raise InputError(t("variants.quality_missing", path=path.name)) from None
-    except (ValueError, KeyError, TypeError):
-        raise InputError(t("variants.quality_corrupt", path=path.name)) from None
-    return data
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def _read_quality(path: str, mtime: float) -> dict:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    for key in ("cells", "table", "lra_published", "tasks"):
-        if not isinstance(data[key], list | dict):
-            raise ValueError(key)
-    for row in data["table"].values():
-        for cell in row.values():
-            float(cell["mean"]), float(cell["spread"]), float(cell["ms_per_step"])
+        for key in ("cells", "table", "lra_published", "tasks"):
+            if not isinstance(data[key], list | dict):
+                raise TypeError(key)
+        for row in data["table"].values():
+            for cell in row.values():
+                float(cell["mean"]), float(cell["spread"]), float(cell["ms_per_step"])
+    except (KeyError, TypeError, ValueError):  # None (missing or not JSON) lands here too
+        raise InputError(t("variants.quality_missing")) from None
     return data
 
 
@@ -252,6 +319,21 @@ def quality_rows(data: dict) -> list[dict]:
     return rows
 
 
+def quality_table(data: dict, rows: list[dict]) -> list[dict]:
+    """One line per variant: accuracy ± spread and cost per task, LRA's published average."""
+    wide = {}
+    for r in rows:
+        line = wide.setdefault(r["variant"], {"variant": r["variant"]})
+        line[r["task"]] = f"{r['accuracy']:.3f} ± {r['spread']:.3f}"
+        line[f"{r['task']} ms/step"] = r["ms_per_step"]
+        line[f"{r['task']} MiB"] = r["peak_rss_mib"]
+    published = t("variants.quality_published")
+    for line in wide.values():
+        lra = data["lra_published"]["average_accuracy"].get(line["variant"])
+        line[published] = f"{lra:.2f}" if lra is not None else "—"
+    return list(wide.values())
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def quality_trace(task: str, variant: str, seed: int):
     """One trained cell on its task's first test example (a Trace)."""
@@ -260,33 +342,66 @@ def quality_trace(task: str, variant: str, seed: int):
     return trained_trace(task, variant, seed)
 
 
-def swap(text: str, names: tuple, budgets_json: str) -> dict:
-    """Every chosen variant in every MiniLM layer on ``text`` (queued)."""
-    model = minilm()
-    args = (text, names, budgets_json)
-    return queue.run(t("variants.queue_swap"), _swap, model, *args, key=repr(args))
-
-
-def _swap(m, text: str, names: tuple, budgets_json: str) -> dict:
-    from engine.models import pretrained as hf
-    from engine.text import InputError
-    from engine.variants import in_pretrained
-
-    if text.strip() and len(text) <= hf.MAX_CHARS:
-        n = len(m.tokenizer(text)["input_ids"])
-        if n > SWAP_MAX_TOKENS:
-            raise InputError(t("variants.swap_too_long", n=n, limit=SWAP_MAX_TOKENS))
-    return in_pretrained.swap(m, text, names, json.loads(budgets_json))
+def quality_read(traces: dict, layer: int, head: int, query: int, key: int | None) -> list:
+    """Per trained variant: where its ``query`` looks, what it answers, its test accuracy."""
+    table = []
+    for name, tr in traces.items():
+        w = tr.maps["attention"].weights[layer, head]
+        at = tr.outputs["asked"].index(query)
+        table.append(
+            {
+                "variant": name,
+                "weight_on_key": float(w[query, key]) if key is not None else float("nan"),
+                "strongest_key": int(w[query].argmax()),
+                "answer": tr.outputs["answers"][at],
+                "prediction": tr.outputs["predictions"][at],
+                "test_accuracy": float(tr.outputs["accuracy_test"]),
+            }
+        )
+    return table
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def swap_token_count(text: str) -> int:
-    """MiniLM tokens of ``text`` ([CLS] and [SEP] included), for the budgets' defaults."""
-    from engine.models import pretrained as hf
+def swap_tokens(text: str) -> int:
+    """MiniLM tokens of ``text`` ([CLS] and [SEP] included): the swap's one length check.
 
-    if len(text) > hf.MAX_CHARS:
-        return 0
-    return len(minilm().tokenizer(text)["input_ids"])
+    Over ``SWAP_MAX_TOKENS`` is an InputError; the character limit and empty text are the
+    engine's to check when the model runs.
+    """
+    from engine.text import InputError
+
+    n = len(minilm().tokenizer(text)["input_ids"])
+    if n > SWAP_MAX_TOKENS:
+        raise InputError(t("variants.swap_too_long", n=n, limit=SWAP_MAX_TOKENS))
+    return n
+
+
+def swap(text: str, names: tuple, budgets_json: str) -> dict:
+    """Every chosen variant in every MiniLM layer on ``text`` (queued)."""
+    swap_tokens(text)
+    args = (text, names, budgets_json)
+    return queue.run(t("variants.queue_swap"), _swap, minilm(), *args, key=repr(args))
+
+
+def _swap(m, text: str, names: tuple, budgets_json: str) -> dict:
+    from engine.variants import in_pretrained
+
+    return in_pretrained.swap(m, text, names, json.loads(budgets_json))
+
+
+def swap_rows(results: dict) -> list[dict]:
+    """One row per swapped variant: cosine, worst layer, exactness, budget, notes."""
+    return [
+        {
+            "variant": name,
+            "cosine": r.cosine,
+            "max_layer_error": max(r.layer_errors),
+            "exact": r.exact,
+            "budget": ", ".join(f"{k} = {v}" for k, v in r.params.items() if k != "seed") or "–",
+            "note": "; ".join(engine_text(n) for n in r.notes),
+        }
+        for name, r in results.items()
+    ]
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

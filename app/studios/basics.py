@@ -1,7 +1,17 @@
 """Attention basics: softmax(QKᵀ/√d_k)V for the user's sentence, one step at a time."""
 
 import streamlit as st
-from kit import chart, controls, friendly_errors, page_bottom, page_top, t, url_default, url_sync
+from kit import (
+    chart,
+    controls,
+    friendly_errors,
+    page_bottom,
+    page_top,
+    t,
+    url_choice,
+    url_default,
+    url_sync,
+)
 from views import walkthrough as view
 
 from engine.text import InputError
@@ -24,20 +34,22 @@ text = ctl.text_area(
     height=80,
 )
 c1, c2, c3, c4 = ctl.columns(4)
-d_default = url_default("d_model", 64, int, choices=D_MODEL_CHOICES)
-d_model = c1.selectbox(
+d_model = url_choice(
+    c1.selectbox,
+    "d_model",
     "d_model",
     D_MODEL_CHOICES,
-    index=D_MODEL_CHOICES.index(d_default) if d_default in D_MODEL_CHOICES else 2,
+    default=D_MODEL_CHOICES.index(64),
     help=t("basics.d_model_help"),
     key="basics_d_model",
 )
 head_choices = [h for h in (1, 2, 4, 8, 16) if h <= MAX_HEADS and d_model % h == 0]
-h_default = url_default("heads", 4, int, choices=head_choices)
-n_heads = c2.selectbox(
+n_heads = url_choice(
+    c2.selectbox,
+    "heads",
     t("basics.heads"),
     head_choices,
-    index=head_choices.index(h_default) if h_default in head_choices else 0,
+    default=head_choices.index(4) if 4 in head_choices else 0,
     help=t("basics.heads_help", n=MAX_HEADS),
     key="basics_heads",
 )
@@ -59,7 +71,7 @@ seed = c4.number_input(
     url_default("seed", 0, int, key="basics_seed", lo=0, hi=10_000),
     key="basics_seed",
 )
-url_sync(text=text, d_model=d_model, heads=n_heads, head=head, seed=seed)
+url_sync(text=text, head=head, seed=seed)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -90,19 +102,17 @@ st.markdown(
 # through the steps, and the browser redraws one or two figures per edit, not sixteen.
 @st.fragment
 def steps(trace) -> None:
-    step_default = url_default("step", 4, int, key="basics_step", lo=0, hi=len(view.STEPS) - 1)
-    step = (
-        st.segmented_control(
-            t("basics.step"),
-            view.STEPS,
-            default=view.STEPS[step_default],
-            format_func=view.step_name,
-            key="basics_step",
-        )
-        or view.STEPS[4]
+    step = url_choice(
+        st.segmented_control,
+        "step",
+        t("basics.step"),
+        view.STEPS,
+        ids=range(len(view.STEPS)),  # a link names a step by its number
+        default=4,
+        key="basics_step",
+        format_func=view.step_name,
     )
     index = view.STEPS.index(step)
-    url_sync(step=index)
     st.header(view.step_name(step))
     text, figures = view.step(index, trace)
     if text:

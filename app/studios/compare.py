@@ -3,14 +3,14 @@ on the same axes with their AER against gold links, and the difference between a
 
 import streamlit as st
 from kit import controls, engine_text, friendly_errors, html_chart, page_bottom, page_top, t
+from kit.i18n import param_help, param_label
 from kit.presenter import palette
 from kit.url import example_and_text, url_choice
 from state import compare as state
 from state import models
-from studios.alignment.common import md
-from studios.compare_options import attention, options
 from views.alignment import alignment_grid, difference_figure
 from views.alignment_html import alignment_grid_html
+from views.alignment_sections import md
 
 page_top()
 st.title(t("compare.title"))
@@ -35,7 +35,31 @@ def caption(p) -> str:
     return f"{aer}{p.label} · {p.reading} · {t('compare.output')}: {md(p.translation)}"
 
 
-def every_model(text: str):
+def options(params, key: str) -> dict:
+    """A widget per parameter a card or a variant states (beam width, window, …)."""
+    chosen = {}
+    for p in params:
+        k, label = f"{key}-{p.name}", param_label(p)
+        if p.choices:  # a variant's choice parameter
+            chosen[p.name] = st.selectbox(label, p.choices, p.choices.index(p.default), key=k)
+        elif isinstance(p.default, int | float):
+            lo, hi = type(p.default)(p.low), type(p.default)(p.high)
+            label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else label
+            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=param_help(p))
+    return chosen
+
+
+def attention(card, key: str) -> dict:
+    """A swappable model runs any attention variant of the registry in every layer."""
+    ways = ["exact", *state.variants()] if card.swappable else []
+    attend = st.selectbox(t("compare.attend"), ways, key=f"{key}-attend") if ways else None
+    if attend in (None, "exact"):
+        return {}
+    return {"attend": attend, "attend_hp": options(state.variant_params(attend), f"{key}-{attend}")}
+
+
+def every(text: str):
+    """Every model of the task on the same axes, one head each, and the AER table."""
     with friendly_errors(t("compare.what")):
         found = {c.name: state.panels(c.name, text) for c in cards}
     if without := [engine_text(c.title) for c in state.without_alignment(task or tasks[0])]:
@@ -43,9 +67,13 @@ def every_model(text: str):
     gold = any(p.scored for f in found.values() for p in f.values())
     heads = sorted({lab for f in found.values() for lab in f if len(f) > 1})
     choices = (["lowest AER"] if gold else []) + heads
-    fmt = lambda h: t("compare.lowest_aer") if h == "lowest AER" else h  # noqa: E731
     pick = url_choice(
-        st.selectbox, "head", t("compare.head_shown"), choices, key="cmp-head", format_func=fmt
+        st.selectbox,
+        "head",
+        t("compare.head_shown"),
+        choices,
+        key="cmp-head",
+        format_func=lambda h: t("compare.lowest_aer") if h == "lowest AER" else h,
     )
     shown = {n: f.get(pick) or state.best(f) for n, f in found.items()}
     drawn = [p.drawn([short(titles[n]), p.label]) for n, p in shown.items()]
@@ -66,7 +94,8 @@ def every_model(text: str):
     st.caption(t("compare.aer_gold" if gold else "compare.aer_no_gold"))
 
 
-def two_models(text: str):
+def two(text: str):
+    """Two models (or one with two attentions) on the same axes, and their difference."""
     names = list(titles)
     picked = []
     for col, side, default in zip(st.columns(2), "AB", (0, len(names) - 1), strict=True):
@@ -104,6 +133,9 @@ def two_models(text: str):
     st.caption(t("compare.difference_caption"))
 
 
+SECTIONS = {"every": every, "two": two}
+
+
 @st.fragment
 def body():
     """Input, view, figures, link and downloads: an edit here reruns this part only."""
@@ -111,11 +143,16 @@ def body():
         examples = [e.input for e in cards[0].examples]
         label = t("compare.input", limits=engine_text(cards[0].limits.describe()))
         text = example_and_text(examples, f"cmp-{task}", t("compare.example"), label, st.text_area)
-    modes = {"Every model": "every", "Two models": "two"}
-    kw = dict(ids=list(modes.values()), key="cmp-mode", required=True)
-    fmt = lambda m: t(f"compare.{modes[m]}")  # noqa: E731
-    show = url_choice(st.segmented_control, "mode", t("compare.show"), modes, **kw, format_func=fmt)
-    (two_models if show == "Two models" else every_model)(text)
+    shown = url_choice(
+        st.segmented_control,
+        "mode",
+        t("compare.show"),
+        list(SECTIONS),
+        key="cmp-mode",
+        required=True,
+        format_func=lambda m: t(f"compare.section_{m}"),
+    )
+    SECTIONS[shown](text)
     page_bottom(f"compare-{task}")  # here, so the link and the bundle follow every edit
 
 

@@ -1,12 +1,34 @@
-"""Home: what the studio does, and a link to every page. Imports nothing heavy."""
+"""Home: what the studio does, which models it runs (read from the model registry: trained
+by this project, or shipped pretrained), and a link to every page."""
 
 import streamlit as st
 from catalog import PAGES
-from kit import page_bottom, page_top, t
+from kit import engine_text, page_bottom, page_top, t
+from state import models
+
+
+def models_shipped() -> None:
+    """The registry's cards: a card with a training command was trained here; one without
+    (MiniLM, a chat model) ships pretrained and runs unchanged."""
+    cards = list(models.cards().values())
+    trained: dict[tuple[str, str], int] = {}  # (the family's name, its paper) → checkpoints
+    for c in cards:
+        if c.train_command is not None:
+            family = (engine_text(c.title).split(" · ")[0], c.paper)
+            trained[family] = trained.get(family, 0) + 1
+    pretrained = [engine_text(c.title) for c in cards if c.train_command is None]
+    st.subheader(t("home.models"))
+    lines = [t("home.family", name=a, paper=b, n=n) for (a, b), n in trained.items()]
+    st.markdown(t("home.trained") + "\n" + "\n".join(f"- {line}" for line in lines))
+    if pretrained:
+        listed = "\n".join(f"- {title}" for title in pretrained)
+        st.markdown(t("home.pretrained") + "\n" + listed)
+
 
 page_top()
 st.title("Attention Studio")
 st.markdown(t("home.intro"))
+models_shipped()
 
 st.subheader(t("home.studios"))
 for page in PAGES:

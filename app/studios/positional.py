@@ -3,11 +3,11 @@
 import streamlit as st
 from kit import chart, controls, friendly_errors, page_bottom, page_top, t
 from kit.url import ints, url_choice, url_default, url_sync
+from state import transformer as tr_state
 from views import positional as figs
 
 from engine import positional as pe_lib
-
-LEARNED_PE = "transformer-enfr-learned"
+from engine.text import InputError
 
 page_top()
 st.title(t("positional.title"))
@@ -43,16 +43,9 @@ with friendly_errors(t("positional.what")):
     pe_lib.check_d_model(d_model)
     pe_lib.check_length(length)
     if abs(k) > 100_000:
-        raise ValueError(t("positional.k_limit"))
+        raise InputError(t("positional.k_limit"))
     url_sync(d_model=d_model, length=length, k=k)
     pe = pe_lib.sinusoidal(length, d_model)
-
-
-@st.cache_data(max_entries=2, show_spinner=False)
-def learned_table(name: str):
-    from engine.models.transformer import learned_positional_encoding
-
-    return learned_positional_encoding(name)  # [n_positions, d_model]
 
 
 def curves() -> None:
@@ -86,11 +79,15 @@ def rotation() -> None:
 
 def learned() -> None:
     with friendly_errors(t("positional.learned_what")):
-        table = learned_table(LEARNED_PE)
-    n_pe, d_pe = table.shape
-    st.markdown(t("positional.learned_text", name=LEARNED_PE, n=n_pe, d=d_pe))
+        found = tr_state.learned_pe()  # the checkpoint trained with --pe learned, if shipped
+    if found is None:
+        st.info(t("positional.no_learned"))
+        return
+    name, trained = found
+    n_pe, d_pe = trained.shape
+    st.markdown(t("positional.learned_text", name=name, n=n_pe, d=d_pe))
     for title, tab, key in (
-        (t("positional.learned_name"), table, "learned"),
+        (t("positional.learned_name"), trained, "trained"),
         (t("positional.sinusoidal_name"), pe_lib.sinusoidal(n_pe, d_pe), "sines"),
     ):
         col_table, col_sim = st.columns(2)
@@ -105,33 +102,28 @@ def learned() -> None:
         chart(sim, f"fig-pe-sim-{key}", col_sim)
 
 
-# Section identities (the widget's state), each shown and headed through positional.toml.
 SECTIONS = {
-    "Sine and cosine curves": ("curves", curves),
-    "The full table": ("table", table),
-    "Similarity PE · PEᵀ": ("similarity", similarity),
-    "Rotation by k": ("rotation", rotation),
-    "Learned, beside the sinusoidal": ("learned", learned),
+    "curves": curves,
+    "table": table,
+    "similarity": similarity,
+    "rotation": rotation,
+    "learned": learned,
 }
 
 
 # One section on screen at a time; picking another reruns only this part.
 @st.fragment
 def sections() -> None:
-    ids = [name for name, _ in SECTIONS.values()]
-    fmt = lambda s: t(f"positional.section_{SECTIONS[s][0]}")  # noqa: E731
     section = url_choice(
         st.segmented_control,
         "section",
         t("positional.section"),
         list(SECTIONS),
-        ids=ids,
         key="pe_section",
-        format_func=fmt,
+        format_func=lambda s: t(f"positional.section_{s}"),
     )
-    name, body = SECTIONS[section]
-    st.header(t(f"positional.header_{name}", k=k))
-    body()
+    st.header(t(f"positional.header_{section}", k=k))
+    SECTIONS[section]()
 
 
 sections()

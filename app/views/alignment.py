@@ -108,7 +108,6 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
     gap_x = 0.12  # room for the next panel's target words
     w = (1 - gap_x * (cols - 1)) / cols
     data: list[dict] = []
-    hover = t("views.alignment.hover_target") + ": %{y}<br>" + t("views.alignment.hover_source")
     layout = dict(
         font=FONT,
         height=height,
@@ -123,54 +122,68 @@ def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
         r, c = divmod(k, cols)
         ax = "" if k == 0 else str(k + 1)
         x0, y1 = c * (w + gap_x), 1 - r * row_px / paper
-        xs, ys = unique_labels(list(p["src"])), unique_labels(list(p["tgt"]))
-        layout[f"xaxis{ax}"] = dict(
-            domain=[x0, x0 + w],
-            anchor=f"y{ax}",
-            type="category",
-            tickangle=-45,
-            dtick=1,
-            automargin=False,
-        )
-        layout[f"yaxis{ax}"] = dict(
-            domain=[y1 - (title_px + map_px) / paper, y1 - title_px / paper],
-            anchor=f"x{ax}",
-            type="category",
-            dtick=1,
-            autorange="reversed",
-            automargin=False,
-        )
-        layout["annotations"].append(
-            dict(
-                text="<br>".join(p["title"]),
-                x=x0 + w / 2,
-                y=y1,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="top",
-                showarrow=False,
-                font=dict(size=14),
-            )
-        )
-        data.append(
-            dict(
-                type="heatmap",
-                z=np.asarray(p["weights"], dtype=float),
-                x=xs,
-                y=ys,
-                coloraxis="coloraxis",
-                xaxis=f"x{ax}",
-                yaxis=f"y{ax}",
-                hovertemplate=hover + ": %{x}<br>α = %{z:.3f}<extra></extra>",
-            )
-        )
-        for m in _gold_markers(xs, ys, p.get("sure", ()), p.get("possible", ())):
-            m.update(xaxis=f"x{ax}", yaxis=f"y{ax}", showlegend=m["name"] not in legend_shown)
-            m["marker"]["size"] = 12
-            legend_shown.add(m["name"])
-            data.append(m)
+        top, bottom = y1 - title_px / paper, y1 - (title_px + map_px) / paper
+        layout[f"xaxis{ax}"], layout[f"yaxis{ax}"] = _panel_axes(ax, [x0, x0 + w], [bottom, top])
+        layout["annotations"].append(_panel_title(p["title"], x0 + w / 2, y1))
+        for trace in _panel_traces(p, ax):
+            if trace["type"] == "scatter":  # a gold-link legend entry, shown once
+                trace["showlegend"] = trace["name"] not in legend_shown
+                legend_shown.add(trace["name"])
+            data.append(trace)
     return _figure(data, layout)
+
+
+def _panel_axes(ax: str, x_domain: list, y_domain: list) -> tuple[dict, dict]:
+    """One grid panel's source (x) and target (y) axes, in the paper's fractions."""
+    xaxis = dict(
+        domain=x_domain, anchor=f"y{ax}", type="category", tickangle=-45, dtick=1, automargin=False
+    )
+    yaxis = dict(
+        domain=y_domain,
+        anchor=f"x{ax}",
+        type="category",
+        dtick=1,
+        autorange="reversed",
+        automargin=False,
+    )
+    return xaxis, yaxis
+
+
+def _panel_title(lines: Sequence[str], x: float, y: float) -> dict:
+    return dict(
+        text="<br>".join(lines),
+        x=x,
+        y=y,
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="top",
+        showarrow=False,
+        font=dict(size=14),
+    )
+
+
+def _panel_traces(p: dict, ax: str) -> list[dict]:
+    """One grid panel's heatmap (on the shared colour axis) and its gold-link markers."""
+    xs, ys = unique_labels(list(p["src"])), unique_labels(list(p["tgt"]))
+    hover = t("views.alignment.hover_target") + ": %{y}<br>" + t("views.alignment.hover_source")
+    traces = [
+        dict(
+            type="heatmap",
+            z=np.asarray(p["weights"], dtype=float),
+            x=xs,
+            y=ys,
+            coloraxis="coloraxis",
+            xaxis=f"x{ax}",
+            yaxis=f"y{ax}",
+            hovertemplate=hover + ": %{x}<br>α = %{z:.3f}<extra></extra>",
+        )
+    ]
+    for m in _gold_markers(xs, ys, p.get("sure", ()), p.get("possible", ())):
+        m.update(xaxis=f"x{ax}", yaxis=f"y{ax}")
+        m["marker"]["size"] = 12
+        traces.append(m)
+    return traces
 
 
 def difference_figure(
@@ -216,26 +229,27 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
         margin=dict(l=10, r=10, t=60, b=10),
         yaxis=dict(range=[0, 1], title=dict(text="α_ij")),
         xaxis=dict(title=dict(text=t("views.axis.source_word")), tickangle=-45, type="category"),
+        **_play_controls(n),
+    )
+    frames = [
+        dict(data=[bar(i)], name=str(i), layout=dict(title=dict(text=label(i)))) for i in range(n)
+    ]
+    return go.Figure(data=[bar(0)], layout=layout, frames=frames, _validate=False)
+
+
+def _play_controls(n: int) -> dict:
+    """Plotly's play / pause buttons and a step slider over ``n`` animation frames."""
+    play = dict(frame=dict(duration=700, redraw=True), fromcurrent=True)
+    pause = dict(mode="immediate", frame=dict(duration=0))
+    buttons = [
+        dict(label=t("views.alignment.play"), method="animate", args=[None, play]),
+        dict(label=t("views.alignment.pause"), method="animate", args=[[None], pause]),
+    ]
+    jump = dict(mode="immediate", frame=dict(duration=0, redraw=True))
+    steps = [dict(label=str(i + 1), method="animate", args=[[str(i)], jump]) for i in range(n)]
+    return dict(
         updatemenus=[
-            dict(
-                type="buttons",
-                showactive=False,
-                x=0,
-                y=-0.35,
-                xanchor="left",
-                buttons=[
-                    dict(
-                        label=t("views.alignment.play"),
-                        method="animate",
-                        args=[None, dict(frame=dict(duration=700, redraw=True), fromcurrent=True)],
-                    ),
-                    dict(
-                        label=t("views.alignment.pause"),
-                        method="animate",
-                        args=[[None], dict(mode="immediate", frame=dict(duration=0))],
-                    ),
-                ],
-            )
+            dict(type="buttons", showactive=False, x=0, y=-0.35, xanchor="left", buttons=buttons)
         ],
         sliders=[
             dict(
@@ -244,24 +258,10 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
                 x=0.2,
                 len=0.8,
                 currentvalue=dict(prefix=t("views.alignment.step_prefix")),
-                steps=[
-                    dict(
-                        label=str(i + 1),
-                        method="animate",
-                        args=[
-                            [str(i)],
-                            dict(mode="immediate", frame=dict(duration=0, redraw=True)),
-                        ],
-                    )
-                    for i in range(n)
-                ],
+                steps=steps,
             )
         ],
     )
-    frames = [
-        dict(data=[bar(i)], name=str(i), layout=dict(title=dict(text=label(i)))) for i in range(n)
-    ]
-    return go.Figure(data=[bar(0)], layout=layout, frames=frames, _validate=False)
 
 
 def vector_strip(v: np.ndarray, title: str, name: str) -> go.Figure:
@@ -335,11 +335,16 @@ def additive_parts_figure(
                 hovertemplate=f"%{{y}}: {sym} = %{{x:.3f}}<extra></extra>",
             )
         )
+    return _figure(data, _parts_layout(titles, domains, len(ys)))
+
+
+def _parts_layout(titles: Sequence[str], domains: list, n_rows: int) -> dict:
+    """Side-by-side panels on one shared row axis (the source words), each titled."""
     layout = dict(
         font=FONT,
         showlegend=False,
         margin=dict(l=10, r=10, t=50, b=10),
-        height=int(min(900, max(320, 120 + 28 * len(ys)))),
+        height=int(min(900, max(320, 120 + 28 * n_rows))),
         yaxis=dict(autorange="reversed", type="category"),
         annotations=[
             dict(
@@ -359,7 +364,7 @@ def additive_parts_figure(
         layout["xaxis" if col == 1 else f"xaxis{col}"] = dict(
             domain=d, anchor="y", showticklabels=col > 3
         )
-    return _figure(data, layout)
+    return layout
 
 
 def bleu_by_length_figure(results: dict[str, dict]) -> go.Figure:

@@ -101,6 +101,36 @@ def head_grid(amap, title: str) -> go.Figure:
     return figure([trace], layout)
 
 
+def _cells(z, dims: list[str], y: list[str], bound: float, n: int) -> dict:
+    """One heatmap panel of the neuron view: rows ``y`` × dimensions, centred on 0."""
+    return dict(
+        type="heatmap",
+        z=z,
+        x=dims,
+        y=y,
+        zmin=-bound,
+        zmax=bound,
+        colorscale=DIVERGING,
+        reversescale=True,
+        showscale=False,
+        hovertemplate=f"%{{y}} {t('views.alignment.dim')} %{{x}}: %{{z:.3f}}<extra></extra>",
+        **subplot_ref(n),
+    )
+
+
+def _bars(x, labels: list[str], name: str, colour: str) -> dict:
+    """Horizontal bars, one per key, in the fourth panel (scores, then weights)."""
+    return dict(
+        type="bar",
+        x=x,
+        y=labels,
+        orientation="h",
+        name=name,
+        marker=dict(color=colour),
+        **subplot_ref(4),
+    )
+
+
 def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
     """bertviz's neuron view for one query: q_i, each k_j, q_i∘k_j, q_i·k_j/√d_k and α_ij.
 
@@ -122,38 +152,12 @@ def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
         | axes(4, cols[2], bottom, y=dict(rows_axis, showticklabels=False))
     )
 
-    def cells(z, y, bound, n):
-        return dict(
-            type="heatmap",
-            z=z,
-            x=dims,
-            y=y,
-            zmin=-bound,
-            zmax=bound,
-            colorscale=DIVERGING,
-            reversescale=True,
-            showscale=False,
-            hovertemplate=f"%{{y}} {t('views.alignment.dim')} %{{x}}: %{{z:.3f}}<extra></extra>",
-            **subplot_ref(n),
-        )
-
-    def bars(x, name, colour):
-        return dict(
-            type="bar",
-            x=x,
-            y=labels,
-            orientation="h",
-            name=name,
-            marker=dict(color=colour),
-            **subplot_ref(4),
-        )
-
     data = [
-        cells(nv.q[None, :], unique_labels([query_label]), m, 1),
-        cells(nv.k, labels, m, 2),
-        cells(nv.product, labels, m_prod, 3),
-        bars(nv.scores, "q·k/√d_k", "#8c8c8c"),
-        bars(nv.alpha, "α (softmax)", "#1f4e9c"),
+        _cells(nv.q[None, :], dims, unique_labels([query_label]), m, 1),
+        _cells(nv.k, dims, labels, m, 2),
+        _cells(nv.product, dims, labels, m_prod, 3),
+        _bars(nv.scores, labels, "q·k/√d_k", "#8c8c8c"),
+        _bars(nv.alpha, labels, "α (softmax)", "#1f4e9c"),
     ]
     titles = (
         (t("views.neuron.query", label=query_label), (cols[0][0] + cols[1][1]) / 2, top[1]),

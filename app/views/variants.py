@@ -138,6 +138,51 @@ GRID_CELLS = 64  # a small-multiple panel is ~300 px wide: more cells than this 
 TICKS_MAX = 32  # more tick labels than this overlap in one panel
 
 
+def _panel_heatmap(i: int, z, xs, ys, top: float, diverging: bool, value_name: str) -> dict:
+    return dict(
+        type="heatmap",
+        z=z.astype(np.float32),
+        x=xs,
+        y=ys,
+        zmin=-top if diverging else 0.0,
+        zmax=top,
+        colorscale="RdBu" if diverging else "Viridis",
+        reversescale=diverging,
+        showscale=i == 1,
+        colorbar=dict(title=dict(text=value_name), len=0.5),
+        hovertemplate="%{y} → %{x}<br>" + value_name + " = %{z:.4f}<extra></extra>",
+        **subplot_ref(i),
+    )
+
+
+def _ring(i: int, x, y) -> dict:
+    """A red ring on one cell of panel ``i`` (the key a query should find)."""
+    return dict(
+        type="scatter",
+        x=[x],
+        y=[y],
+        mode="markers",
+        marker=dict(symbol="circle-open", size=14, color="red", line=dict(width=3)),
+        hoverinfo="skip",
+        showlegend=False,
+        **subplot_ref(i),
+    )
+
+
+def _panel_title(text: str, x_dom, y_dom) -> dict:
+    return dict(
+        text=text,
+        x=sum(x_dom) / 2,
+        y=y_dom[1],
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=13),
+    )
+
+
 def map_grid(
     panels: list[dict],
     *,
@@ -162,72 +207,22 @@ def map_grid(
     top = max((float(np.nanmax(np.abs(p["z"]))) for p in panels), default=1.0) or 1.0
     for i, p in enumerate(panels, start=1):
         z, f = display_pool(np.asarray(p["z"], dtype=float), GRID_CELLS)
-        xl, yl = _labels(p["x"], f), _labels(p["y"], f)
+        xs, ys = unique_labels(_labels(p["x"], f)), unique_labels(_labels(p["y"], f))
         flags = list(p.get("flags", ())) + ([f"display pooled ×{f}"] if f > 1 else [])
-        xs, ys = unique_labels(xl), unique_labels(yl)
-        data.append(
-            dict(
-                type="heatmap",
-                z=z.astype(np.float32),
-                x=xs,
-                y=ys,
-                zmin=-top if diverging else 0.0,
-                zmax=top,
-                colorscale="RdBu" if diverging else "Viridis",
-                reversescale=diverging,
-                showscale=i == 1,
-                colorbar=dict(title=dict(text=value_name), len=0.5),
-                hovertemplate="%{y} → %{x}<br>" + value_name + " = %{z:.4f}<extra></extra>",
-                **subplot_ref(i),
-            )
-        )
+        data.append(_panel_heatmap(i, z, xs, ys, top, diverging, value_name))
         if marker is not None:
-            q, k = marker
-            data.append(
-                dict(
-                    type="scatter",
-                    x=[xs[k // f]],
-                    y=[ys[q // f]],
-                    mode="markers",
-                    marker=dict(symbol="circle-open", size=14, color="red", line=dict(width=3)),
-                    hoverinfo="skip",
-                    showlegend=False,
-                    **subplot_ref(i),
-                )
-            )
+            data.append(_ring(i, xs[marker[1] // f], ys[marker[0] // f]))
         c, r = (i - 1) % columns, (i - 1) // columns
         # Tick labels are most of a redraw's cost in the browser: the first panel names
         # the tokens (when they fit), the others rely on it and on the hover.
         ticks = i == 1 and len(xs) <= TICKS_MAX
-        layout.update(
-            axes(
-                i,
-                xs_dom[c],
-                ys_dom[r],
-                x=dict(type="category", showticklabels=ticks, tickangle=-45, showgrid=False),
-                y=dict(type="category", autorange="reversed", showticklabels=ticks, showgrid=False),
-            )
-        )
+        x_axis = dict(type="category", showticklabels=ticks, tickangle=-45, showgrid=False)
+        y_axis = dict(type="category", autorange="reversed", showticklabels=ticks, showgrid=False)
+        layout.update(axes(i, xs_dom[c], ys_dom[r], x=x_axis, y=y_axis))
         title = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
-        notes.append(
-            dict(
-                text=title,
-                x=sum(xs_dom[c]) / 2,
-                y=ys_dom[r][1],
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=13),
-            )
-        )
-    layout.update(
-        font=FONT,
-        annotations=notes,
-        height=int(60 + 300 * rows),
-        margin=dict(l=10, r=10, t=40, b=10),
-    )
+        notes.append(_panel_title(title, xs_dom[c], ys_dom[r]))
+    margin = dict(l=10, r=10, t=40, b=10)
+    layout.update(font=FONT, annotations=notes, height=int(60 + 300 * rows), margin=margin)
     if grey_gaps:
         layout["plot_bgcolor"] = "rgba(128,128,128,0.75)"
     return figure(data, layout)

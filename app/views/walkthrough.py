@@ -64,6 +64,7 @@ def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figu
 
 
 def _matrix(z, x, y, title, value_name, **kw):
+    """A token × dimension matrix (X, Q, K, V, the output): signed, so diverging."""
     return heatmap(
         z,
         x,
@@ -72,99 +73,89 @@ def _matrix(z, x, y, title, value_name, **kw):
         x_title=t("views.axis.dimension"),
         y_title=t("views.axis.token"),
         value_name=value_name,
+        diverging=True,
         **kw,
     )
 
 
-def step(index: int, trace) -> tuple[str, list[tuple[str, go.Figure]]]:
-    """(markdown above the figures, [(key, figure)] side by side) for walkthrough step ``index``."""
-    tokens, d_k = trace.inputs["tokens"], trace.inputs["d_k"]
-    head, n_heads = trace.inputs["head"], trace.inputs["n_heads"]
-    v, m = trace.vectors, trace.metrics
-    dims = [f"d{i}" for i in range(v["X"].shape[1])]
-    kdims = [f"d{i}" for i in range(d_k)]
-    if index == 0:
-        text = t("views.walkthrough.text0")
-        return text, [
-            (
-                "fig-x",
-                _matrix(v["X"], dims, tokens, t("views.walkthrough.x_title"), "x", diverging=True),
-            )
-        ]
-    if index == 1:
-        text = t("views.walkthrough.text1", head=head)
-        return text, [
-            (f"fig-{n}", _matrix(v[n], kdims, tokens, n, n.lower(), diverging=True, annotate=False))
-            for n in ("Q", "K", "V")
-        ]
-    if index == 2:
-        text = t("views.walkthrough.text2")
-        fig = heatmap(
-            v["scores"],
-            tokens,
-            tokens,
-            title=t("views.walkthrough.scores_title"),
-            value_name=t("views.walkthrough.score"),
-            diverging=True,
-        )
-        return text, [("fig-scores", fig)]
-    if index == 3:
-        text = t(
-            "views.walkthrough.text3",
-            d_k=d_k,
-            spread=f"{m['score_std']:.2f}",
-            scaled=f"{m['scaled_std']:.2f}",
-            root=f"{math.sqrt(d_k):.2f}",
-        )
-        fig = heatmap(
-            v["scaled"],
-            tokens,
-            tokens,
-            title="QKᵀ / √d_k",
-            value_name=t("views.walkthrough.score"),
-            diverging=True,
-        )
-        return text, [("fig-scaled", fig)]
-    if index == 4:
-        text = t("views.walkthrough.text4")
-        return text, [
-            ("fig-softmax", attention_figure(trace.maps["softmax"], title="α = softmax(QKᵀ/√d_k)"))
-        ]
-    if index == 5:
-        text = t("views.walkthrough.text5")
-        return text, [
-            (
-                "fig-out",
-                _matrix(
-                    v["output"],
-                    kdims,
-                    tokens,
-                    t("views.walkthrough.output_title"),
-                    "out",
-                    diverging=True,
-                ),
-            )
-        ]
-    if index == 6:
-        text = t(
-            "views.walkthrough.text6",
-            **{k: f"{m[k]:.2f}" for k in ("mean_max_weight", "mean_max_weight_unscaled")}
-            | {k: f"{m[k]:.2f}" for k in ("mean_entropy", "mean_entropy_unscaled")},
-            uniform=f"{m['uniform_entropy']:.2f}",
-        )
-        entropy = entropy_figure(tokens, v["entropy"], v["entropy_unscaled"], m["uniform_entropy"])
-        unscaled = attention_figure(
-            trace.maps["unscaled"], title=t("views.walkthrough.unscaled_title")
-        )
-        return text, [("fig-unscaled", unscaled), ("fig-entropy", entropy)]
-    if index == 7:
-        text = t("views.walkthrough.text7")
-        return text, [
-            (
-                "fig-causal",
-                attention_figure(trace.maps["causal"], title=t("views.walkthrough.causal_title")),
-            )
-        ]
+def _facts(trace) -> dict:
+    """What every step reads from the walkthrough's Trace."""
+    return dict(
+        tokens=trace.inputs["tokens"],
+        d_k=trace.inputs["d_k"],
+        v=trace.vectors,
+        m=trace.metrics,
+        dims=[f"d{i}" for i in range(trace.vectors["X"].shape[1])],
+        kdims=[f"d{i}" for i in range(trace.inputs["d_k"])],
+    )
+
+
+def _embeddings(trace, f):
+    x = _matrix(f["v"]["X"], f["dims"], f["tokens"], t("views.walkthrough.x_title"), "x")
+    return t("views.walkthrough.text0"), [("fig-x", x)]
+
+
+def _queries_keys_values(trace, f):
+    text = t("views.walkthrough.text1", head=trace.inputs["head"])
+    return text, [
+        (f"fig-{n}", _matrix(f["v"][n], f["kdims"], f["tokens"], n, n.lower(), annotate=False))
+        for n in ("Q", "K", "V")
+    ]
+
+
+def _scores(trace, f):
+    title, value = t("views.walkthrough.scores_title"), t("views.walkthrough.score")
+    tokens = f["tokens"]
+    fig = heatmap(f["v"]["scores"], tokens, tokens, title=title, value_name=value, diverging=True)
+    return t("views.walkthrough.text2"), [("fig-scores", fig)]
+
+
+def _scaling(trace, f):
+    m, d_k = f["m"], f["d_k"]
+    text = t(
+        "views.walkthrough.text3",
+        d_k=d_k,
+        spread=f"{m['score_std']:.2f}",
+        scaled=f"{m['scaled_std']:.2f}",
+        root=f"{math.sqrt(d_k):.2f}",
+    )
+    value, tokens = t("views.walkthrough.score"), f["tokens"]
+    fig = heatmap(
+        f["v"]["scaled"], tokens, tokens, title="QKᵀ / √d_k", value_name=value, diverging=True
+    )
+    return text, [("fig-scaled", fig)]
+
+
+def _softmax(trace, f):
+    fig = attention_figure(trace.maps["softmax"], title="α = softmax(QKᵀ/√d_k)")
+    return t("views.walkthrough.text4"), [("fig-softmax", fig)]
+
+
+def _weighted_values(trace, f):
+    title = t("views.walkthrough.output_title")
+    fig = _matrix(f["v"]["output"], f["kdims"], f["tokens"], title, "out")
+    return t("views.walkthrough.text5"), [("fig-out", fig)]
+
+
+def _without_scaling(trace, f):
+    m, v = f["m"], f["v"]
+    shown = ("mean_max_weight", "mean_max_weight_unscaled", "mean_entropy", "mean_entropy_unscaled")
+    text = t(
+        "views.walkthrough.text6",
+        **{k: f"{m[k]:.2f}" for k in shown},
+        uniform=f"{m['uniform_entropy']:.2f}",
+    )
+    entropy = entropy_figure(f["tokens"], v["entropy"], v["entropy_unscaled"], m["uniform_entropy"])
+    unscaled = attention_figure(trace.maps["unscaled"], title=t("views.walkthrough.unscaled_title"))
+    return text, [("fig-unscaled", unscaled), ("fig-entropy", entropy)]
+
+
+def _causal(trace, f):
+    fig = attention_figure(trace.maps["causal"], title=t("views.walkthrough.causal_title"))
+    return t("views.walkthrough.text7"), [("fig-causal", fig)]
+
+
+def _all_heads(trace, f):
     amap = trace.maps["all_heads"]
     return "", [
         (
@@ -173,5 +164,24 @@ def step(index: int, trace) -> tuple[str, list[tuple[str, go.Figure]]]:
                 amap, 0, h, title=t("views.walkthrough.head", h=h), annotate=False, height=320
             ),
         )
-        for h in range(n_heads)
+        for h in range(trace.inputs["n_heads"])
     ]
+
+
+# One function per entry of STEPS, in order.
+_STEP_VIEWS = (
+    _embeddings,
+    _queries_keys_values,
+    _scores,
+    _scaling,
+    _softmax,
+    _weighted_values,
+    _without_scaling,
+    _causal,
+    _all_heads,
+)
+
+
+def step(index: int, trace) -> tuple[str, list[tuple[str, go.Figure]]]:
+    """(markdown above the figures, [(key, figure)] side by side) for walkthrough step ``index``."""
+    return _STEP_VIEWS[min(index, len(_STEP_VIEWS) - 1)](trace, _facts(trace))

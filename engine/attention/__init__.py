@@ -1,7 +1,6 @@
 """Core attention scoring functions; each returns ``(output, weights)``."""
 
 from engine.attention.attend import Attend, exact
-from engine.attention.masks import causal_mask, masked_softmax, padding_mask
 from engine.attention.multihead import MultiHeadAttention
 from engine.attention.scoring import (
     AdditiveAttention,
@@ -10,6 +9,7 @@ from engine.attention.scoring import (
     GeneralAttention,
     scaled_dot_product_attention,
 )
+from engine.masks import causal_mask, masked_softmax, padding_mask
 
 __all__ = [
     "AdditiveAttention",

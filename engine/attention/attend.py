@@ -20,8 +20,9 @@ from collections.abc import Callable
 
 import torch
 
-from engine.attention.masks import padding_lengths, softmax_from_lse
+from engine import kernels
 from engine.attention.scoring import scaled_dot_product_attention
+from engine.masks import padding_lengths, softmax_from_lse
 
 Attend = Callable[..., tuple[torch.Tensor, torch.Tensor | None]]
 
@@ -43,8 +44,6 @@ def exact(q, k, v, *, mask=None, causal: bool = False, want_weights: bool = True
         return scaled_dot_product_attention(q, k, v, mask, causal=causal)
     if lengths is not None and causal and n_q != n_k:
         return scaled_dot_product_attention(q, k, v, mask, causal=causal)
-    from engine import kernels
-
     if lengths is None:
         out, lse = kernels.attention(q, k, v, causal=causal)
     else:

@@ -18,7 +18,7 @@ import math
 import torch
 from torch import nn
 
-from engine.attention.masks import allowed, masked_softmax
+from engine.masks import allowed, masked_softmax
 
 
 def scaled_dot_product_attention(

@@ -23,6 +23,7 @@ from engine import checkpoints
 from engine.data.babi import TASK_IDS, dataset
 from engine.data.babi_encode import encode, times_and_mask
 from engine.models import registry
+from engine.models.cards.memn2n import MemN2NCard
 from engine.models.memn2n import Reader, checkpoint_name
 
 # Sukhbaatar et al. 2015, "End-To-End Memory Networks", Table 1: test error (%) on the
@@ -40,7 +41,9 @@ PAPER_PE_LS_RN_JOINT_1K_ERROR = dict(enumerate((
     0.3, 0.1, 0.2, 6.9, 0.0, 2.7, 40.4, 9.4, 88.0, 0.0), start=1))
 # fmt: on
 TARGETS = {1: 0.99, 4: 0.95, 15: 0.95}
-EVAL_NAME = "memn2n-eval"  # --save writes assets/checkpoints/memn2n-eval.json
+# The file --save writes is the card's (memn2n-eval.json). This alias is kept only while
+# app/state/memn2n.py imports it; the app reads results through the cards otherwise.
+EVAL_NAME = MemN2NCard.result_name
 
 
 def paper_accuracy(task: int, joint: bool = False) -> float:
@@ -150,6 +153,6 @@ def main(argv: list[str]) -> int:
         "command": "python -m engine.evaluate memn2n " + " ".join(argv),
     }
     if args.save:
-        checkpoints.save_result(EVAL_NAME, summary, args.checkpoints)
+        checkpoints.save_result(MemN2NCard.result_name, summary, args.checkpoints)
     print(json.dumps(summary))
     return 0

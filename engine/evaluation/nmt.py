@@ -105,11 +105,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--beam", type=int, default=1, help="beam width (1 = batched greedy)")
     p.add_argument("--save", action="store_true", help="write nmt-eval-<task>.json for the page")
     a = p.parse_args(argv)
-    default = "nmt-dates" if a.task == "dates" else "nmt-enfr-additive"
-    name = a.model or default
+    name = a.model or registry.default(a.task, family="nmt", directory=a.dir).name
     # --limit N measures the first N/buckets test pairs of every length bucket.
     test = load_splits(a.task, a.seed, 0, a.limit or 2000)["test"]
-    tr = registry.get(name, a.dir).load()
+    card = registry.get(name, a.dir)
+    tr = card.load()
     result = evaluate(tr, test, a.beam)
     if a.beam > 1:  # the batched greedy numbers too, for comparison
         greedy = evaluate(tr, test, 1)
@@ -123,6 +123,6 @@ def main(argv: list[str]) -> int:
             print(f"{n}: bleu {r['bleu']} by length {r['bleu_by_length']}", file=sys.stderr)
     line = json.dumps(result, ensure_ascii=False)
     if a.save:
-        checkpoints.save_result(f"nmt-eval-{a.task}", result, a.dir)
+        checkpoints.save_result(card.result_name, result, a.dir)
     print(line)
     return 0

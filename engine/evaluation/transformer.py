@@ -31,6 +31,7 @@ from engine.models.transformer import (
     task_module,
 )
 from engine.training.transformer import batch_tensors
+from engine.translation_quality import aer, argmax_links, bleu, exact_match
 
 
 @torch.no_grad()
@@ -52,8 +53,6 @@ def unigram_f1(hyps: list[list[str]], refs: list[list[str]]) -> float:
 
 def scores(tr: Translator, pairs) -> dict:
     """BLEU on tokens (words for en-fr, characters for dates), exact match, unigram F1."""
-    from engine.translation_quality import bleu, exact_match
-
     hyps = translate(tr, pairs)
     refs = [list(p.tgt) for p in pairs]
     return {
@@ -66,8 +65,6 @@ def scores(tr: Translator, pairs) -> dict:
 @torch.no_grad()
 def head_aer(tr: Translator, pairs, batch: int = 250) -> np.ndarray:
     """``[L, H]`` AER of each cross-attention head's argmax links on gold-target forcing."""
-    from engine.translation_quality import aer, argmax_links
-
     cfg = tr.model.cfg
     items = [[[] for _ in range(cfg.n_heads)] for _ in range(cfg.n_layers)]
     for i in range(0, len(pairs), batch):
@@ -99,14 +96,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--save",
         action="store_true",
-        help="also write the JSON to assets/checkpoints/transformer-<task>-eval.json, "
-        "where the studio page reads it",
+        help="also write the JSON to assets/checkpoints/transformer-eval-<task>.json "
+        "(the card's result_name), where the studio page reads it",
     )
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     test = task_module(args.task).splits(seed=args.seed)["test"][:: max(1, args.every)]
     name = checkpoint_name(args.task, args.pe)
-    tr = registry.get(name).load()
+    card = registry.get(name)
+    tr = card.load()
     result = {
         "task": args.task,
         "pe": args.pe,
@@ -140,11 +138,12 @@ def main(argv: list[str]) -> int:
             print(f"PE {pe:10s}: BLEU {s['bleu']:6.2f}  unigram F1 {s['unigram_f1']:.3f}")
     result["command"] = "python -m engine.evaluate transformer " + " ".join(argv)
     if args.save:
-        checkpoints.save_result(eval_name(args.task), result)
+        checkpoints.save_result(card.result_name, result)
     print(json.dumps(result))
     return 0
 
 
 def eval_name(task: str) -> str:
-    """The name ``--save`` stores the measured numbers under, for the page to show."""
-    return checkpoint_name(task, "eval")
+    """The task's result file, as its cards name it. Kept only while app/state/transformer.py
+    imports it; the app reads results through ``card.results()`` otherwise."""
+    return registry.default(task, family="transformer").result_name

@@ -6,7 +6,8 @@ from the shipped weights, not copied from the training log. Beside the accuracie
 training time per step and peak memory from each cell's JSON, mean and spread
 (max − min) over seeds, and Long Range Arena's published averages (Tay et al. 2020,
 Table 1) for the variants it covers, labelled as published, not ours. The last stdout
-line is one JSON object; ``--save`` also writes assets/checkpoints/variants-eval.json.
+line is one JSON object; ``--save`` also writes assets/checkpoints/variants-eval.json
+(``engine.models.variant_lm.RESULT``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import torch
 
 from engine import checkpoints
 from engine.data import long_range
+from engine.models import variant_lm
 from engine.training import variants as grid
+from engine.variants.registry import attend_fn
 
 # Tay et al. 2020, "Long Range Arena", Table 1: average accuracy over the LRA tasks.
 LRA_PUBLISHED = {
@@ -40,14 +43,12 @@ LRA_PUBLISHED = {
 
 def evaluate(directory: Path | None = None) -> dict:
     """Rescore every shipped cell; the result the evaluate command prints."""
-    from engine.variants.registry import attend_fn
-
     torch.set_num_threads(1)
-    directory = Path(directory) if directory is not None else grid.OUT_DIR
+    directory = Path(directory) if directory is not None else variant_lm.OUT_DIR
     cells = []
     for name in checkpoints.available("", directory):
-        model, meta = grid.load(name, directory)
-        if meta.get("family") != grid.FAMILY:
+        model, meta = variant_lm.load(name, directory)
+        if meta.get("family") != variant_lm.FAMILY:
             continue
         task = long_range.get(meta["task"])
         if meta["n"] != task.n:  # a --quick cell: its task was shrunk
@@ -71,7 +72,7 @@ def evaluate(directory: Path | None = None) -> dict:
             }
         )
     return {
-        "family": grid.FAMILY,
+        "family": variant_lm.FAMILY,
         "cells": cells,
         "table": summarise(cells),
         "lra_published": LRA_PUBLISHED,
@@ -122,8 +123,8 @@ def markdown(result: dict) -> str:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m engine.evaluate variants", description=__doc__)
-    p.add_argument("--dir", type=Path, default=grid.OUT_DIR, help="where the cells are")
-    p.add_argument("--save", action="store_true", help="write variants-eval.json")
+    p.add_argument("--dir", type=Path, default=variant_lm.OUT_DIR, help="where the cells are")
+    p.add_argument("--save", action="store_true", help=f"write {variant_lm.RESULT}.json")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown too")
     args = p.parse_args(argv)
     result = evaluate(args.dir)
@@ -133,6 +134,6 @@ def main(argv: list[str]) -> int:
     if args.markdown:
         print(markdown(result))
     if args.save:
-        checkpoints.save_result("variants-eval", result)
+        checkpoints.save_result(variant_lm.RESULT, result)
     print(json.dumps(result))
     return 0

@@ -20,13 +20,6 @@ from __future__ import annotations
 
 import torch
 
-from engine.attention.patterns import (
-    bigbird_block_mask,
-    kept_fraction,
-    longformer_block_mask,
-    num_blocks,
-    sliding_window_block_mask,
-)
 from engine.kernels import reference
 from engine.kernels.dispatch import (
     active_path,
@@ -34,6 +27,13 @@ from engine.kernels.dispatch import (
     resolve,
     triton_module,
     unsupported_input,
+)
+from engine.patterns import (
+    bigbird_block_mask,
+    kept_fraction,
+    longformer_block_mask,
+    num_blocks,
+    sliding_window_block_mask,
 )
 
 __all__ = [
@@ -90,7 +90,7 @@ def block_sparse_attention(
     query block I computes key block J; empty blocks are skipped entirely, so the time
     follows the number of kept blocks. Within a kept block every pair attends (with
     ``causal``, only keys j ≤ i; with ``window``, only pairs with |i − j| ≤ window or a
-    global token i or j < ``n_global``, the meanings of engine.attention.patterns). Rows
+    global token i or j < ``n_global``, the meanings of engine.patterns). Rows
     whose blocks are all dropped: ``out = 0``, ``lse = −inf``. q, k and v share one
     length N.
     """

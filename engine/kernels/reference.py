@@ -21,7 +21,7 @@ import math
 
 import torch
 
-from engine.attention.patterns import longformer_allowed
+from engine.patterns import longformer_allowed
 
 CHUNK_BYTES = 16 * 2**20
 

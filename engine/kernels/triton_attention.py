@@ -24,9 +24,9 @@ import torch
 import triton
 import triton.language as tl
 
-from engine.attention.masks import causal_mask
 from engine.kernels.dispatch import interpreting
 from engine.kernels.reference import default_scale
+from engine.masks import causal_mask
 
 LOG2E = 1.4426950408889634
 

@@ -1,6 +1,7 @@
 """``python -m engine.models``: the model registry from a shell.
 
-    python -m engine.models                      # one line per model card
+    python -m engine.models                      # one line per model card (* = default)
+    python -m engine.models default TASK [--family F] [--variant V]   # who serves TASK
     python -m engine.models show NAME            # the card as JSON (limits, commands, results)
     python -m engine.models trace NAME "TEXT" [--option k=v ...] [--out trace.json|.npz]
 
@@ -34,6 +35,10 @@ def main(argv: list[str]) -> int:
     sub = ap.add_subparsers(dest="cmd")
     show = sub.add_parser("show")
     show.add_argument("name")
+    default = sub.add_parser("default")
+    default.add_argument("task", help="en-fr, dates, babi, sentence, …")
+    default.add_argument("--family", default=None)
+    default.add_argument("--variant", default=None)
     tr = sub.add_parser("trace")
     tr.add_argument("name")
     tr.add_argument("text")
@@ -44,8 +49,12 @@ def main(argv: list[str]) -> int:
         if a.cmd is None:
             cards = registry.cards()
             for c in cards:
-                print(f"{c.name:32} {c.family:11} {c.task:9} {c.title}", file=sys.stderr)
+                mark = "*" if c.is_default else " "
+                print(f"{mark} {c.name:32} {c.family:11} {c.task:9} {c.title}", file=sys.stderr)
             print(json.dumps([c.name for c in cards]))
+        elif a.cmd == "default":
+            card = registry.default(a.task, family=a.family, variant=a.variant)
+            print(json.dumps(card.name))
         elif a.cmd == "show":
             card = registry.get(a.name)
             print(json.dumps(card.describe() | {"results": card.results()}, ensure_ascii=False))

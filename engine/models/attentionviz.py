@@ -18,7 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
+from engine.masks import masked_softmax
 from engine.projection import method_for, umap_2d
 
 
@@ -79,10 +81,6 @@ def neuron_view(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None = None) ->
 
     ``mask`` ``[K]`` is True where the query may attend (a decoder's causal row).
     """
-    import torch
-
-    from engine.attention.masks import masked_softmax
-
     q, k = np.asarray(q, np.float64), np.asarray(k, np.float64)
     product = q[None, :] * k
     scores = product.sum(-1) / np.sqrt(q.shape[0])

@@ -18,13 +18,15 @@ queried with s_{i-1} so only the scoring changes. ``scoring="none"`` is RNNencde
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from engine import checkpoints
 from engine.attention import (
     AdditiveAttention,
     ConcatAttention,
@@ -32,11 +34,11 @@ from engine.attention import (
     GeneralAttention,
     padding_mask,
 )
-from engine.data.vocab import BOS_ID, EOS_ID, PAD_ID
+from engine.data import dates, enfr
+from engine.data.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
 from engine.messages import Message
-
-if TYPE_CHECKING:
-    from engine.trace import Trace
+from engine.text import InputError
+from engine.trace import AttentionMap, Trace
 
 SCORINGS = ("additive", "dot", "general", "concat", "none")
 
@@ -250,8 +252,6 @@ class Task:
 
 
 def task(name: str) -> Task:
-    from engine.data import dates, enfr
-
     tasks = {
         "dates": Task(
             "dates",
@@ -293,9 +293,6 @@ class Translator:
 
     @classmethod
     def load(cls, name: str, directory=None) -> Translator:
-        from engine import checkpoints
-        from engine.data.vocab import Vocab
-
         state, meta = checkpoints.load(name, directory)
         model = RNNSearch(NMTConfig(**meta["config"]))
         model.load_state_dict(state)
@@ -310,8 +307,6 @@ class Translator:
 
     def tokens(self, text: str) -> list[str]:
         """The model's source tokens for ``text``; empty or over-long input is refused."""
-        from engine.text import InputError
-
         if not text or not text.strip():
             raise InputError("card.nmt.empty")
         toks = self.task.tokenize(text)
@@ -324,12 +319,6 @@ class Translator:
         return toks
 
     def translate(self, text: str, beam: int = 5) -> Trace:
-        import time
-
-        import numpy as np
-
-        from engine.trace import AttentionMap, Trace
-
         t0 = time.perf_counter()
         src = self.tokens(text)
         unknown = self.src_vocab.unknown(src)
@@ -361,6 +350,8 @@ class Translator:
                 "tokens": out_tokens,
                 "steps": steps,
                 "log_prob": best.score,
+                # the confidence a card compares with its model's floor (steps include </s>)
+                "log_prob_per_token": best.score / max(1, len(steps)),
                 "unknown": unknown,
             },
             maps=maps,

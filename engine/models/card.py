@@ -1,8 +1,8 @@
 """The card types: what every model states, and the one way it is traced.
 
 A family's card (``engine/models/cards/*``) subclasses :class:`ModelCard`; the registry
-discovers them. This module imports no card and no registry, so cards, the registry and
-the evaluation CLIs all import it without a cycle.
+discovers them. This module imports no card and not the model registry, so cards, the
+registry and the evaluation CLIs all import it without a cycle.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from engine import checkpoints
 from engine.messages import Message, joined
 from engine.params import Param
 from engine.text import InputError
 from engine.trace import Trace
+from engine.variants import registry as variants
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,28 @@ class ModelCard(ABC):
     def evaluate_command(self) -> str | None:
         return None
 
+    # The variant (see :attr:`variant`) that serves a task when no checkpoint is asked for;
+    # ``engine.models.registry.default`` reads it.
+    default_variant: ClassVar[str | None] = None
+
+    @property
+    def is_default(self) -> bool:
+        return self.default_variant is not None and self.variant == self.default_variant
+
+    @property
+    def result_name(self) -> str | None:
+        """The evaluation file that holds this model's numbers (``checkpoints.result_name``),
+        beside the checkpoint; the evaluate command writes it under this name."""
+        return None
+
+    def saved_results(self) -> dict | None:
+        """The whole evaluation file this card reads its numbers from, or None."""
+        if self.result_name is None:
+            return None
+        return checkpoints.load_result(self.result_name, self.directory)
+
     def results(self) -> dict | None:
-        """The measured evaluation of this model, or None when none is shipped."""
+        """This model's part of :meth:`saved_results`, or None when none is shipped."""
         return None
 
     @abstractmethod
@@ -132,9 +154,7 @@ class ModelCard(ABC):
         if self.swappable:
             attend, hp = options.pop("attend", None), options.pop("attend_hp", None)
             if attend not in (None, "exact"):
-                from engine.variants.registry import get
-
-                get(attend)  # an unknown name is refused here, with the known ones listed
+                variants.get(attend)  # an unknown name is refused here, naming the known ones
                 swap = {"attend": attend, "attend_hp": dict(hp or {})}
         known = {p.name: p for p in self.options}
         unknown = sorted(set(options) - set(known))
@@ -195,5 +215,6 @@ class ModelCard(ABC):
             "examples": [e.label for e in self.examples],
             "train": self.train_command,
             "evaluate": self.evaluate_command,
+            "default": self.is_default,
             "measured": self.results() is not None,
         }

@@ -50,8 +50,9 @@ MAX_NEW_TOKENS = 32
 ARCHES = ("encoder", "decoder", "encoder-decoder")
 STUDIO_ATTENTION = "attention_studio"  # the name registered with AttentionInterface
 
-# The attend function in effect for this thread's forward passes (None: the model's own).
-_ATTEND: ContextVar = ContextVar("attention_studio_attend", default=None)
+# The attend function in effect for this thread's forward passes (None: the model's own),
+# or a dict layer index → attend function to replace attention in chosen layers only.
+ATTEND: ContextVar = ContextVar("attention_studio_attend", default=None)
 
 
 def minilm_path() -> Path:
@@ -170,7 +171,7 @@ def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
     except (OSError, ValueError, KeyError) as exc:
         raise InputError("pretrained.unloadable", path=path, reason=str(exc)) from None
     model.eval()
-    _use_studio_attention(model)
+    use_studio_attention(model)
     return Pretrained(name or p.name, p, model, tokenizer, arch, _max_length(config, tokenizer))
 
 
@@ -183,7 +184,9 @@ def _studio_attention(module, query, key, value, attention_mask, scaling=None, *
     """
     import torch
 
-    attend = _ATTEND.get()
+    attend = ATTEND.get()
+    if isinstance(attend, dict):  # chosen layers only; the others keep their own attention
+        attend = attend.get(getattr(module, "layer_idx", None))
     eager = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
     if attend is None or query.shape[-2] != key.shape[-2]:
         if eager is None:
@@ -206,7 +209,7 @@ def _studio_attention(module, query, key, value, attention_mask, scaling=None, *
     return out.transpose(1, 2).contiguous(), weights.to(query.dtype)
 
 
-def _use_studio_attention(model) -> None:
+def use_studio_attention(model) -> None:
     """Register the studio's attention once and switch ``model`` to it where it can be.
 
     A model whose code does not dispatch through AttentionInterface keeps eager
@@ -228,7 +231,8 @@ def load_minilm() -> Pretrained:
     return load(minilm_path(), MINILM)
 
 
-def _encode(m: Pretrained, text: str):
+def encode(m: Pretrained, text: str):
+    """The tokenizer's tensors for ``text``, or an InputError for empty or over-long text."""
     if not text or not text.strip():
         raise InputError("text.empty")
     if len(text) > MAX_CHARS:
@@ -296,11 +300,11 @@ def trace(
         name, attend = attend, attend_fn(attend, attend_hp)
     else:
         name = getattr(attend, "__name__", "custom")
-    token = _ATTEND.set(attend)
+    token = ATTEND.set(attend)
     try:
         tr = _trace(m, text, max_new_tokens)
     finally:
-        _ATTEND.reset(token)
+        ATTEND.reset(token)
     tr.inputs.update(attend=name, attend_hp=dict(attend_hp or {}))
     variant = getattr(attend, "variant", None)
     if variant is not None:
@@ -319,7 +323,7 @@ def trace(
 def _trace(m: Pretrained, text: str, max_new_tokens: int) -> Trace:
     import torch
 
-    enc = _encode(m, text)
+    enc = encode(m, text)
     tok = m.tokenizer
     t0 = time.perf_counter()
     maps, vectors, outputs = {}, {}, {}

@@ -4,13 +4,18 @@ Every model the studio can run answers through one card::
 
     card = registry.get("nmt-enfr-additive")
     trace = card.trace("the agreement was signed .", beam=5)   # -> Trace
+    registry.default("en-fr")                          # the card that serves a task
+    registry.default("en-fr", family="transformer")
+    registry.for_babi_task(3)                          # the MemN2N checkpoint for task 3
 
 A card states what the model is (family, paper, task), what it accepts (limits,
 options, curated examples), how well it does (its evaluation JSON, or None when not
-measured) and how to reproduce it (the train and evaluate commands). Checkpoints are
+measured; the evaluate command writes the file the card names in ``result_name``) and
+how to reproduce it (the train and evaluate commands). Checkpoints are
 discovered from ``assets/checkpoints/*.json`` (each names its ``family``), so a newly
 trained checkpoint appears in the app with no page edit; a family is one module in
-``engine/models/cards/`` plus one line in :data:`FAMILIES`.
+``engine/models/cards/`` plus one line in :func:`_families`. Which checkpoint serves a
+task by default is the family's to say (``ModelCard.default_variant``).
 
 Nothing here caches a model: :meth:`ModelCard.load` builds one and the caller keeps it
 (the app in ``st.cache_resource``, a CLI in a local variable) and hands it back to
@@ -28,7 +33,19 @@ from engine.models.card import Alignment, Example, Limits, ModelCard
 from engine.models.cards import memn2n, nmt, pretrained, transformer
 from engine.text import InputError
 
-__all__ = ["Alignment", "Example", "Limits", "ModelCard", "by_family", "by_task", "cards", "get"]
+__all__ = [
+    "Alignment",
+    "Example",
+    "Limits",
+    "ModelCard",
+    "by_family",
+    "by_task",
+    "cards",
+    "default",
+    "for_babi_task",
+    "get",
+    "names",
+]
 
 log = logging.getLogger(__name__)
 
@@ -84,3 +101,33 @@ def by_task(task: str, directory: Path | None = None) -> list[ModelCard]:
 
 def by_family(family: str, directory: Path | None = None) -> list[ModelCard]:
     return [c for c in cards(directory) if c.family == family]
+
+
+def default(
+    task: str,
+    family: str | None = None,
+    *,
+    variant: str | None = None,
+    directory: Path | None = None,
+) -> ModelCard:
+    """The card that serves ``task`` when no checkpoint is named.
+
+    ``family`` narrows the choice (``default("en-fr", family="transformer")``); ``variant``
+    asks for one sibling (``variant="learned"``). Otherwise the family's
+    ``default_variant``, the first family in registry order winning; a family that names
+    none (pretrained) serves with its first card.
+    """
+    found = [
+        c
+        for c in cards(directory)
+        if c.task == task and family in (None, c.family) and variant in (None, c.variant)
+    ]
+    if not found:
+        wanted = " ".join(x for x in (family, task, variant) if x)
+        raise InputError("card.unknown_model", name=wanted, known=", ".join(names(directory)))
+    return next((c for c in found if variant or c.is_default), found[0])
+
+
+def for_babi_task(babi_task: int, directory: Path | None = None) -> ModelCard:
+    """The MemN2N card that answers bAbI task ``babi_task`` (``MemN2NCard.best_for``)."""
+    return get(memn2n.MemN2NCard.best_for(babi_task, directory), directory)

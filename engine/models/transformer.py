@@ -21,14 +21,20 @@ trained projections, feed-forward and norms unchanged.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
 from torch import nn
 
+from engine import checkpoints
 from engine.attention import Attend, MultiHeadAttention, padding_mask
+from engine.data.vocab import Vocab
 from engine.positional import sinusoidal
+from engine.text import InputError
+from engine.trace import AttentionMap, Trace
+from engine.variants.registry import attend_fn
 
 PE_KINDS = ("sinusoidal", "learned", "none")
 PAD, BOS, EOS = 0, 1, 2
@@ -314,9 +320,6 @@ class Translator:
 
 
 def load(name: str, directory=None) -> Translator:
-    from engine import checkpoints
-    from engine.data.vocab import Vocab
-
     state, meta = checkpoints.load(name, directory)
     model = Transformer(TransformerConfig(**meta["config"]))
     model.load_state_dict({k: v.float() for k, v in state.items()})
@@ -328,8 +331,6 @@ def load(name: str, directory=None) -> Translator:
 
 def learned_positional_encoding(name: str, directory=None) -> np.ndarray:
     """The encoder's trained PE table ``[n_positions, d_model]`` (``--pe learned`` checkpoints)."""
-    from engine import checkpoints
-
     state, meta = checkpoints.load(name, directory)
     if meta["config"]["pe"] != "learned":
         raise ValueError(f"checkpoint {name!r} was trained with pe={meta['config']['pe']}")
@@ -338,8 +339,6 @@ def learned_positional_encoding(name: str, directory=None) -> np.ndarray:
 
 def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
     """Tokenise user text the way the task does; refuse empty or over-long input."""
-    from engine.text import InputError
-
     if len(text) > MAX_CHARS:  # before tokenising: a pasted book should cost nothing
         raise InputError("text.too_many_chars", n=len(text), limit=MAX_CHARS)
     tokens = tokenize(tr.task, text) if text else []
@@ -368,12 +367,10 @@ def layer_qkv(tr: Translator, text: str, layer: int = 0):
     return q, k, v, tokens
 
 
-def _attend(attend, attend_hp):
+def attend_function(attend, attend_hp):
     """A callable, or a registry variant's name (with its parameters) → an attend function."""
     if attend is None or callable(attend):
         return attend
-    from engine.variants.registry import attend_fn
-
     return attend_fn(attend, attend_hp)
 
 
@@ -392,7 +389,7 @@ def translate(tr: Translator, text: str, *, attend=None, attend_hp: dict | None 
     ``attend``: None (exact), a variant name from engine.variants.registry with its
     parameters ``attend_hp``, or any function with the attend signature.
     """
-    fn = _attend(attend, attend_hp)
+    fn = attend_function(attend, attend_hp)
     tokens, src = source_ids(tr, text)
     n = max_new(tr, len(tokens))
     with torch.no_grad():
@@ -406,11 +403,7 @@ def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = No
     ``attend`` as in :func:`translate`; the encoder_self map is then the variant's map
     (exact, or implied where the variant never forms one, as its flags say).
     """
-    import time
-
-    from engine.trace import AttentionMap, Trace
-
-    fn = _attend(attend, attend_hp)
+    fn = attend_function(attend, attend_hp)
     tokens, src = source_ids(tr, text)
     t0 = time.perf_counter()
     n = max_new(tr, len(tokens))
@@ -450,6 +443,7 @@ def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = No
             "unknown": tr.src_vocab.unknown(tokens),
             "steps": produced,
             "log_prob": float(log_prob),
+            "log_prob_per_token": float(log_prob) / max(1, len(produced)),
         },
         maps=maps,
         vectors=vectors,

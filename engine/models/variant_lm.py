@@ -14,18 +14,36 @@ answer at every position.
 
 Bidirectional (causal=False) for every variant; Mamba is causal by construction, which
 the tasks allow (every answer's evidence comes before its query).
+
+The grid's cells (``python -m engine.train variants``) ship under
+``assets/checkpoints/variants/<task>-<variant>-s<seed>``; :func:`load` reads one back and
+:func:`trained_trace` runs the first example of its task's fixed test set, so a page can
+show whether, say, Linformer's query finds its key. :func:`results` is the grid's score
+sheet (``python -m engine.evaluate variants --save``).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 from torch import nn
 
+from engine import checkpoints
 from engine.attention.attend import Attend, exact
 from engine.attention.multihead import MultiHeadAttention
+from engine.data import long_range
 from engine.positional import sinusoidal
+from engine.text import InputError
+from engine.trace import AttentionMap, Trace
+from engine.variants.registry import attend_fn, get
+
+FAMILY = "variant-quality"
+OUT_DIR = checkpoints.CHECKPOINT_DIR / "variants"
+TEST_SEED = 1_000_003  # the test set: one seed, never a training seed
+RESULT = checkpoints.result_name("variants")  # python -m engine.evaluate variants --save
+SHOW_N = 128  # tokens a trace shows: the first SHOW_N rows and columns of each map
 
 
 @dataclass
@@ -107,3 +125,80 @@ class VariantModel(nn.Module):
             if want_weights:
                 maps.append(w)
         return self.out(self.norm(h)), maps
+
+
+def checkpoint_name(task: str, variant: str, seed: int) -> str:
+    return f"{task}-{variant}-s{seed}"
+
+
+def load(name: str, directory: Path | None = None) -> tuple[VariantModel, dict]:
+    """A trained cell: the model in float32 and its JSON (``name`` = task-variant-sSEED)."""
+    state, meta = checkpoints.load(name, Path(directory) if directory else OUT_DIR)
+    model = VariantModel(VariantModelConfig(**meta["config"]))
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    return model.eval(), meta
+
+
+def results(directory: Path | None = None) -> dict | None:
+    """The shipped grid's evaluation (``RESULT``), or None when not saved or unreadable."""
+    return checkpoints.load_result(RESULT, directory)
+
+
+def token_label(t: int) -> str:
+    if t == long_range.BLANK:
+        return "·"
+    if t == long_range.SLOT:
+        return "?"
+    if t < long_range.VALUE0:
+        return f"k{t - long_range.KEY0}"
+    return f"v{t - long_range.VALUE0}"
+
+
+def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Trace:
+    """The cell ``task × variant × seed`` on test example 0, maps cropped to SHOW_N.
+
+    The Trace holds every layer's effective map (flagged as the variant flags it), the
+    tokens as labels, the asked positions, the answers, the model's predictions and
+    where each answer is read from (its evidence).
+    """
+    name = checkpoint_name(task, variant, seed)
+    try:
+        model, meta = load(name, directory)
+    except checkpoints.CheckpointError as exc:
+        raise InputError(str(exc)) from None
+    spec = long_range.Task(meta["task"], long_range.get(task).kind, meta["n"], meta["pairs"])
+    x, y = spec.batch(1, TEST_SEED)
+    with torch.no_grad():
+        attend = attend_fn(variant, {**meta["params"], "seed": seed})
+        logits, maps = model(x, attend, want_weights=True)
+    pred = logits.argmax(-1)[0]
+    asked = (y[0] != long_range.IGNORE).nonzero().flatten().tolist()
+    labels = [token_label(int(t)) for t in x[0]]
+    m = min(SHOW_N, spec.n)
+    v = get(variant)
+    weights = torch.stack([w[0, :, :m, :m] for w in maps]).float().numpy()  # [L, H, m, m]
+    amap = AttentionMap(
+        weights=weights,
+        query_labels=labels[:m],
+        key_labels=labels[:m],
+        kind=v.map_kind,
+        exact=v.map_exact,
+        implied=v.map_implied,
+        normalized=v.map_normalized and m == spec.n,
+        layer_labels=[f"layer {i}" for i in range(len(maps))],
+        note=(f"first {m} of {spec.n} tokens. " if m < spec.n else "") + v.map_note,
+    )
+    return Trace(
+        model=f"variant-quality:{name}",
+        task=task,
+        inputs={"task": task, "variant": variant, "seed": seed, "params": meta["params"]},
+        outputs={
+            "asked": asked,
+            "answers": [token_label(int(y[0, i])) for i in asked],
+            "evidence": [long_range.evidence(spec.kind, x[0], i) for i in asked],
+            "predictions": [token_label(int(pred[i])) for i in asked],
+            "accuracy_example": sum(int(pred[i] == y[0, i]) for i in asked) / max(len(asked), 1),
+            "accuracy_test": meta["accuracy"],
+        },
+        maps={"attention": amap},
+    )

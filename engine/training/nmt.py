@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from engine import checkpoints
+from engine.data import dates, enfr
 from engine.data.vocab import PAD_ID, Vocab
 from engine.models.bahdanau import SCORINGS, NMTConfig, RNNSearch
 
@@ -51,11 +52,7 @@ def load_splits(task: str, seed: int, n_train: int, n_test: int = 2000):
     """The task's splits; a smaller ``n_test`` gives a prefix of each length bucket of the
     full test split (the generator's stream does not depend on the split sizes)."""
     if task == "dates":
-        from engine.data import dates
-
         return dates.splits(seed, n_train=n_train, n_test=n_test)
-    from engine.data import enfr
-
     return enfr.splits(seed, n_train=n_train, n_test=n_test)
 
 

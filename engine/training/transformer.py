@@ -18,6 +18,7 @@ from torch import nn
 
 from engine import checkpoints
 from engine._cli import recorded_command
+from engine.data.vocab import Vocab
 from engine.models.transformer import (
     PAD,
     PE_KINDS,
@@ -94,8 +95,6 @@ def train(
     log=print,
 ):
     """Train one model; returns (model, meta) without writing anything."""
-    from engine.data.vocab import Vocab
-
     torch.manual_seed(seed)
     data = task_module(task).splits(seed=seed)
     train_set, valid = data["train"], data["valid"][:n_valid]

@@ -26,11 +26,17 @@ from pathlib import Path
 import torch
 
 from engine import checkpoints
+from engine._cli import recorded_command
 from engine.data import long_range
-from engine.models.variant_lm import VariantModel, VariantModelConfig
-
-FAMILY = "variant-quality"
-OUT_DIR = checkpoints.CHECKPOINT_DIR / "variants"
+from engine.models.variant_lm import (
+    FAMILY,
+    OUT_DIR,
+    TEST_SEED,
+    VariantModel,
+    VariantModelConfig,
+    checkpoint_name,
+)
+from engine.variants.registry import attend_fn
 
 # Each variant's budget in training, chosen so that at n = 256 none of them covers the
 # whole sequence (else it would be full attention under another name).
@@ -54,7 +60,6 @@ TASK_NAMES = list(long_range.TASKS)
 # ``--task copy-256`` runs it.
 GRID_TASKS = ["mqar-256", "mqar-512", "copy-128", "control-128"]
 SEEDS = (0, 1)
-TEST_SEED = 1_000_003  # the test set: one seed, never a training seed
 TEST_SIZE = 256
 
 
@@ -99,10 +104,6 @@ def task_for(job: Job) -> long_range.Task:
     return long_range.Task(task.name, task.kind, QUICK_TASK_N, max(1, task.pairs // 4))
 
 
-def checkpoint_name(task: str, variant: str, seed: int) -> str:
-    return f"{task}-{variant}-s{seed}"
-
-
 def build(task: long_range.Task, schedule: Schedule) -> VariantModel:
     return VariantModel(VariantModelConfig(vocab=long_range.VOCAB, n_max=task.n, **schedule.model))
 
@@ -123,8 +124,6 @@ def score(model: VariantModel, attend, task: long_range.Task, size: int, batch: 
 
 def run_job(job: Job) -> dict:
     """Train one cell, score it, write its checkpoint; returns the JSON it wrote."""
-    from engine.variants.registry import attend_fn
-
     torch.set_num_threads(1)
     torch.manual_seed(job.seed)
     task, sch = task_for(job), job.schedule
@@ -204,14 +203,6 @@ def run_job(job: Job) -> dict:
     return meta
 
 
-def load(name: str, directory: Path | None = None) -> tuple[VariantModel, dict]:
-    """A trained cell: the model in float32 and its JSON (``name`` = task-variant-sSEED)."""
-    state, meta = checkpoints.load(name, Path(directory) if directory else OUT_DIR)
-    model = VariantModel(VariantModelConfig(**meta["config"]))
-    model.load_state_dict({k: v.float() for k, v in state.items()})
-    return model.eval(), meta
-
-
 def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None, log=print):
     """Run every job; a process pool (one fresh process per job) or Ray. Returns metas."""
     results = []
@@ -260,8 +251,6 @@ def schedule_for(task: str, quick: bool = False, steps: int = 0) -> Schedule:
 
 
 def make_jobs(args, argv) -> list[Job]:
-    from engine._cli import recorded_command
-
     base = recorded_command("engine.train variants", [], "--out-dir").strip()
     extra = " --quick" if args.quick else ""
     extra += f" --steps {args.steps}" if args.steps else ""

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import torch
 
-from engine.attention.masks import causal_mask
+from engine.masks import causal_mask, padding_lengths
 from engine.params import Param
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace
@@ -139,8 +139,6 @@ class Variant(ABC):
         return attend
 
     def _attend(self, q, k, v, mask, causal, want_weights, hp):
-        from engine.attention.masks import padding_lengths
-
         B, H, n, _ = q.shape
         if k.shape[-2] != n:
             raise InputError("variant.self_only", title=self.title, n=n, m=k.shape[-2])

@@ -2,7 +2,7 @@
 
 Keys and queries are cut into blocks of b tokens. Query block a sees key blocks
 a−1, a, a+1 (the window), the first g blocks (global: they also see everything), and
-r random blocks drawn per head from a seed (engine.attention.patterns.bigbird_key_blocks,
+r random blocks drawn per head from a seed (engine.patterns.bigbird_key_blocks,
 the blocks the kernels' BigBird mask keeps). Each query sees (3 + g + r)·b keys, so time
 is O(n·(3 + g + r)·b·d) and memory O(n·(3 + g + r)·b): linear in n for fixed b, g, r.
 On CUDA, with b a power of two in 16…128, it runs the Triton block-sparse kernel.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.attention import patterns
+from engine import patterns
 from engine.text import InputError
 from engine.variants.base import Output, Param, Variant, generator
 from engine.variants.blocks import (

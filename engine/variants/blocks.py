@@ -16,7 +16,10 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.attention.masks import causal_mask, masked_softmax
+from engine import kernels
+from engine.kernels.dispatch import resolve, unsupported_input
+from engine.masks import causal_mask, masked_softmax, softmax_from_lse
+from engine.variants.base import Output, default_scale
 
 NEG_INF = float("-inf")
 GROUP_BYTES = 2 * 2**20  # working set per group of query blocks: well inside L2 + L3
@@ -137,8 +140,6 @@ def sparse_output(q, k, v, key_idx, allowed, *, causal: bool, want_map: bool, n_
     The first ``n_global`` queries are global tokens that see every (causally allowed)
     key; their rows replace the blocked result.
     """
-    from engine.variants.base import Output, default_scale
-
     B, H, n, D = q.shape
     scale = default_scale(D)
     allowed = allowed.expand(B, H, *allowed.shape[-3:])
@@ -168,8 +169,6 @@ def band_allowed(q_pos, key_idx, n: int, *, causal: bool) -> torch.Tensor:
 def on_triton(q, k, v, block: int) -> bool:
     """True when ``auto`` runs the Triton block-sparse kernel here: CUDA tensors it takes
     and ``block`` a power of two in 16…128."""
-    from engine.kernels.dispatch import resolve, unsupported_input
-
     why = unsupported_input(q, k, v)
     if why is None and (block & (block - 1) or not 16 <= block <= 128):
         why = f"block {block}"
@@ -182,10 +181,6 @@ def kernel_block_sparse(q, k, v, block_mask, block: int, *, causal, want_map, pa
     ``pattern`` (a callable giving the ``[n, n]`` or ``[H, n, n]`` token pattern the
     kernel computes) is built only for the map: p_ij = exp(s_ij − lse_i).
     """
-    from engine import kernels
-    from engine.attention.masks import softmax_from_lse
-    from engine.variants.base import Output
-
     out, lse = kernels.block_sparse_attention(
         q, k, v, block_mask.to(q.device), block_size=block, causal=causal, path="triton", **kw
     )

@@ -9,6 +9,10 @@
 - :func:`layer_qkv` gives Q, K, V of one MiniLM layer (and head) for the user's text,
   ``[1, H, N, D]``: attention as a trained model computes it, with real structure.
 - :func:`load_qkv_npz` reads a user's own Q/K/V (arrays q, k, v) with stated limits.
+- :func:`variant_perplexity` swaps a variant into the chat model (SmolLM2, a causal
+  decoder) in every layer or chosen layers and measures perplexity on a text and the
+  greedy continuation beside the model's own; :func:`variants_in_llm` runs every
+  variant of the registry that can be causal and says why the others cannot.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ import numpy as np
 import torch
 
 from engine.messages import Message
+from engine.models import pretrained
 from engine.text import InputError
+from engine.variants.registry import REGISTRY, attend_fn, get
 
 EXACT_TOL = 1e-4  # max relative layer error still called exact (float32 reordering noise)
 SWAPPABLE = (
@@ -79,16 +85,14 @@ class SwapResult:
 
 
 def _forward(m, enc, attend):
-    from engine.models import pretrained
-
     # The variant reaches every layer through the context variable that
     # pretrained.trace sets too; set here directly to keep the hidden states.
-    token = pretrained._ATTEND.set(attend)
+    token = pretrained.ATTEND.set(attend)
     try:
         with torch.no_grad():
             out = m.model(**enc, output_attentions=True, output_hidden_states=True)
     finally:
-        pretrained._ATTEND.reset(token)
+        pretrained.ATTEND.reset(token)
     return out
 
 
@@ -104,12 +108,9 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
     Returns ``{"tokens", "n", "original_maps" [L, H, N, N], "results": {name: SwapResult}}``;
     ``budgets[name]`` overrides :func:`default_budgets` for that variant.
     """
-    from engine.models import pretrained
-    from engine.variants.registry import attend_fn, get
-
     if not m.swappable or m.arch != "encoder":
         raise InputError("swap.not_swappable", name=m.name)
-    enc = pretrained._encode(m, text)
+    enc = pretrained.encode(m, text)
     n = int(enc["input_ids"].shape[1])
     base = _forward(m, enc, None)
     ref_emb = mean_pool(base.last_hidden_state, enc["attention_mask"])
@@ -154,8 +155,6 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     BERT's self-attention reads the previous layer's output, so its own query/key/value
     projections applied to ``hidden_states[layer]`` reproduce the q, k, v it used.
     """
-    from engine.models import pretrained
-
     layers = getattr(getattr(m.model, "encoder", None), "layer", None)
     if layers is None or not hasattr(layers[0].attention, "self"):
         raise InputError("qkv.no_layers", name=m.name)
@@ -164,7 +163,7 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     sa = layers[layer].attention.self
     if head is not None and not 0 <= head < sa.num_attention_heads:
         raise InputError("qkv.head_range", last=sa.num_attention_heads - 1, head=head)
-    enc = pretrained._encode(m, text)
+    enc = pretrained.encode(m, text)
     out = _forward(m, enc, None)
     h = out.hidden_states[layer][0]  # (N, d_model)
     shape = (h.shape[0], sa.num_attention_heads, sa.attention_head_size)
@@ -228,3 +227,168 @@ def load_qkv_npz(data: bytes) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]
     if q.dim() == 3:
         q, k, v = q[None], k[None], v[None]
     return q.contiguous(), k.contiguous(), v.contiguous()
+
+
+# -- variants inside the chat model ----------------------------------------------------------
+LLM_MIN_TOKENS = 8
+LLM_MAX_TOKENS = 1024  # one teacher-forced pass; maps are formed per layer, H·T² each
+PROMPT_TOKENS = 24  # the continuation starts from the text's first tokens
+NEW_TOKENS = 12
+
+
+def llm_budgets(n: int) -> dict[str, dict]:
+    """:func:`default_budgets` for a text of ``n`` tokens, plus the variants with no budget."""
+    return default_budgets(n) | {"kv_cache": {}, "int8": {}}
+
+
+def causal_reason(name: str) -> Message | None:
+    """Why variant ``name`` cannot run inside a decoder, or None when it can."""
+    variant = get(name)
+    if variant.causal_support == "never":
+        return Message("llm_variant.not_causal", title=variant.title)
+    return None
+
+
+def _llm_attend(n_layers: int, attend, layers) -> tuple[list[int], object]:
+    """The ATTEND value for ``layers`` (None: all) and the sorted layer list, checked."""
+    if layers is None:
+        return list(range(n_layers)), attend
+    chosen = sorted({int(li) for li in layers})
+    if not chosen or chosen[0] < 0 or chosen[-1] >= n_layers:
+        raise InputError("llm_variant.layers", last=n_layers - 1, layers=list(layers))
+    return chosen, dict.fromkeys(chosen, attend)
+
+
+def _llm_logits(chat, ids: list[int], attend, *, last: bool = False) -> torch.Tensor:
+    """Logits ``[T, V]`` of one causal pass (``[1, V]`` with ``last``), ``attend`` in
+    place of attention (None: the model's own).
+
+    No KV cache: every position runs through the variant, which only takes
+    self-attention over one length (cached decoding steps would fall back to eager).
+    """
+    token = pretrained.ATTEND.set(attend)
+    try:
+        with torch.no_grad():
+            out = chat.model(
+                input_ids=torch.tensor([ids]), use_cache=False, logits_to_keep=int(last)
+            )
+    finally:
+        pretrained.ATTEND.reset(token)
+    return out.logits[0].float()
+
+
+def _nll(logits: torch.Tensor, ids: list[int]) -> float:
+    """Mean −log p(x_{t+1} | x_≤t) over the text (nats); perplexity is its exp."""
+    return float(torch.nn.functional.cross_entropy(logits[:-1], torch.tensor(ids[1:])))
+
+
+def _greedy(chat, prompt: list[int], attend, n_new: int) -> list[int]:
+    ids = list(prompt)
+    for _ in range(n_new):
+        ids.append(int(_llm_logits(chat, ids, attend, last=True)[-1].argmax()))
+    return ids[len(prompt) :]
+
+
+def _check_llm(chat, ids: list[int]) -> None:
+    if not chat.model.config._attn_implementation == pretrained.STUDIO_ATTENTION:
+        raise InputError("pretrained.not_swappable", name=chat.name)
+    if not LLM_MIN_TOKENS <= len(ids) <= LLM_MAX_TOKENS:
+        raise InputError(
+            "llm_variant.text_tokens", n=len(ids), low=LLM_MIN_TOKENS, high=LLM_MAX_TOKENS
+        )
+
+
+def full_reference(chat, ids: list[int], *, new_tokens: int = NEW_TOKENS) -> dict:
+    """The model's own attention on ``ids``: the logits, perplexity and continuation."""
+    _check_llm(chat, ids)
+    logits = _llm_logits(chat, ids, None)
+    prompt = ids[: min(PROMPT_TOKENS, len(ids))]
+    nll = _nll(logits, ids)
+    return {
+        "logits": logits,
+        "nll": nll,
+        "ppl": math.exp(nll),
+        "prompt_ids": prompt,
+        "continuation_ids": _greedy(chat, prompt, None, new_tokens),
+    }
+
+
+def variant_perplexity(
+    chat,
+    variant: str,
+    hp: dict | None,
+    ids: list[int],
+    layers=None,
+    *,
+    new_tokens: int = NEW_TOKENS,
+    reference: dict | None = None,
+) -> dict:
+    """Variant ``variant`` (parameters ``hp``, else :func:`llm_budgets`) in place of
+    attention in ``layers`` (None: all) of the chat model, on the text ``ids``.
+
+    Returns perplexity under the variant and under the model's own attention, the
+    next-token agreement between them, the largest logit difference, and the greedy
+    continuation of the text's first tokens beside the model's own. A variant that
+    cannot be causal is not run: ``runs`` is False and ``reason`` says why.
+    """
+    v = get(variant)
+    reason = causal_reason(variant)
+    base = {"variant": variant, "title": v.title}
+    if reason is not None:
+        return base | {"runs": False, "reason": reason}
+    ref = reference if reference is not None else full_reference(chat, ids, new_tokens=new_tokens)
+    _check_llm(chat, ids)
+    hp = llm_budgets(len(ids)).get(variant, {}) if hp is None else dict(hp)
+    params = v.resolve(hp, len(ids))
+    chosen, attend = _llm_attend(chat.n_layers, attend_fn(variant, hp), layers)
+    logits = _llm_logits(chat, ids, attend)
+    nll = _nll(logits, ids)
+    agree = (logits[:-1].argmax(-1) == ref["logits"][:-1].argmax(-1)).float().mean()
+    continuation = _greedy(chat, ref["prompt_ids"], attend, len(ref["continuation_ids"]))
+    decode = chat.tokenizer.decode
+    return base | {
+        "runs": True,
+        "params": params,
+        "layers": chosen,
+        "n_tokens": len(ids),
+        "nll": nll,
+        "ppl": math.exp(nll),
+        "nll_full": ref["nll"],
+        "ppl_full": ref["ppl"],
+        "agreement": float(agree),
+        "max_logit_diff": float((logits - ref["logits"]).abs().max()),
+        "prompt": decode(ref["prompt_ids"]),
+        "continuation": decode(continuation),
+        "continuation_full": decode(ref["continuation_ids"]),
+        "approximates_full": v.approximates_full,
+        "notes": [] if v.approximates_full else [Message("swap.not_an_approximation")],
+    }
+
+
+def variants_in_llm(
+    chat,
+    ids: list[int],
+    variants=None,
+    layers=None,
+    budgets: dict | None = None,
+    *,
+    new_tokens: int = NEW_TOKENS,
+    should_stop=None,
+    progress=None,
+) -> dict[str, dict]:
+    """:func:`variant_perplexity` for every variant (default: the whole registry), the
+    model's own attention computed once. ``progress(i, n)`` after each; ``should_stop()``
+    before each (True: stop and return what is done)."""
+    names = list(variants or REGISTRY)
+    ref = full_reference(chat, ids, new_tokens=new_tokens)
+    budgets = budgets or {}
+    results = {}
+    for i, name in enumerate(names):
+        if should_stop is not None and should_stop():
+            break
+        results[name] = variant_perplexity(
+            chat, name, budgets.get(name), ids, layers, reference=ref
+        )
+        if progress is not None:
+            progress(i + 1, len(names))
+    return results

@@ -24,7 +24,7 @@ import math
 
 import torch
 
-from engine.attention.masks import causal_mask, masked_softmax
+from engine.masks import causal_mask, masked_softmax
 from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from engine import kernels
-from engine.attention.masks import softmax_from_lse
+from engine.masks import softmax_from_lse
 from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
 

@@ -1,6 +1,6 @@
 """Longformer (Beltagy et al. 2020): sliding-window attention plus global tokens.
 
-Token i sees keys with |i − j| ≤ w (engine.attention.patterns: w keys on each side); the
+Token i sees keys with |i − j| ≤ w (engine.patterns: w keys on each side); the
 first g tokens are global: they see every key and every query sees them. On a CPU it is
 computed in query blocks against a gathered band (the paper's "sliding chunks" trick), so
 time is O(n·(w + g)·d) and memory O(n·(w + g)) — linear in n; on CUDA it runs the Triton
@@ -15,7 +15,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.attention import patterns
+from engine import patterns
 from engine.text import InputError
 from engine.variants.base import Output, Param, Variant, default_scale
 from engine.variants.blocks import (

@@ -22,7 +22,7 @@ def show(at, section: str):
 def test_default_example_renders_every_section(at):
     assert not at.exception
     headers = []
-    for section in ("Alignment", "Step by step", "Side by side", "Head view", "Measured"):
+    for section in ("alignment", "steps", "side-by-side", "head-view", "measured"):
         headers += [h.value for h in show(at, section).header]
     for h in (
         "Soft alignment α_ij",
@@ -33,7 +33,7 @@ def test_default_example_renders_every_section(at):
         "Measured on the test split",
     ):
         assert h in headers
-    show(at, "Alignment")
+    show(at, "alignment")
     assert at.text_area[0].value.startswith("The agreement on the european economic area")
     assert [m.label for m in at.metric][:2] == [
         "AER (argmax vs sure + possible)",
@@ -63,7 +63,7 @@ def test_unknown_words_are_listed_and_typed_text_survives_reruns(at):
 
 
 def test_step_slider_and_beam_change(at):
-    show(at, "Step by step")
+    show(at, "steps")
     at.slider(key="nmt-step").set_value(2).run()
     assert not at.exception
     assert "At step **2**" in markdown(at)
@@ -76,7 +76,7 @@ def test_drawn_sentence_has_gold(at):
 
 
 def test_dates_task(at):
-    at.radio(key="nmt-task").set_value("Dates → ISO 8601").run()
+    at.radio(key="nmt-task").set_value("dates").run()
     assert not at.exception
     assert at.text_area[0].value == "Tuesday, 3 May 1979"
     at.text_area[0].set_value("x" * 41).run()

@@ -61,7 +61,7 @@ def test_head_choice_redraws_every_transformer_panel(at):
 
 
 def test_two_models_and_their_difference(at):
-    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    at.segmented_control(key="cmp-mode").set_value("two").run()
     assert not at.exception
     at.selectbox(key="cmp-A").set_value("nmt-enfr-additive")
     at.selectbox(key="cmp-B").set_value("transformer-enfr-sinusoidal").run()
@@ -77,7 +77,7 @@ def test_two_models_and_their_difference(at):
 
 def test_two_dates_models_share_axes(at):
     at.segmented_control(key="cmp-task").set_value("dates").run()
-    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    at.segmented_control(key="cmp-mode").set_value("two").run()
     assert not at.exception
     assert panels(at) == 3
     assert not at.info, "the two dates models read the same characters"
@@ -86,7 +86,7 @@ def test_two_dates_models_share_axes(at):
 def test_one_model_with_two_attentions(at):
     """The dates Transformer as shipped against itself with a registry variant in every layer."""
     at.segmented_control(key="cmp-task").set_value("dates").run()
-    at.segmented_control(key="cmp-mode").set_value("Two models").run()
+    at.segmented_control(key="cmp-mode").set_value("two").run()
     name = "transformer-dates-sinusoidal"
     at.selectbox(key="cmp-A").set_value(name).run()
     at.selectbox(key="cmp-B").set_value(name).run()

@@ -8,6 +8,7 @@ import pytest
 from catalog import PAGES
 from kit import decks
 from kit.i18n import catalog
+from state.lessons import results
 from streamlit.testing.v1 import AppTest
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -17,7 +18,7 @@ def views() -> list[decks.View]:
     found = {}
     for name, files in decks.shipped().items():
         for lang in files:
-            for step in decks.load(name, lang).steps:
+            for step in decks.load(name, lang, results).steps:
                 found[step.view.link()] = step.view
     return list(found.values())
 

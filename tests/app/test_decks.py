@@ -1,8 +1,22 @@
-"""The deck parser: every field validated, every bad deck named by file and line."""
+"""The deck parser: every field validated, every bad deck named by file and line, every
+number a deck states read from the model cards' results."""
 
 import pytest
 from kit import decks
 from kit.decks import DeckError, parse, parse_view
+
+from engine.models import registry
+
+
+def card_results(name: str) -> dict | None:
+    """What the shipped model's card measured, as the Lessons page reads it."""
+    return next((c.results() for c in registry.cards() if c.name == name), None)
+
+
+def no_results(name: str) -> None:
+    """A deck with no placeholder never asks."""
+    raise AssertionError(f"asked for {name}'s results")
+
 
 GOOD = """\
 title = "A deck"
@@ -30,7 +44,7 @@ def broken(old: str, new: str) -> str:
 
 
 def test_a_good_deck_parses():
-    deck = parse(GOOD, "mine.zh.toml")
+    deck = parse(GOOD, "mine.zh.toml", no_results)
     assert (deck.name, deck.lang, deck.title, len(deck.steps)) == ("mine", "zh", "A deck", 2)
     first, second = deck.steps
     assert first.view.page == "alignment" and first.view.params["text"].endswith("treaty.")
@@ -59,7 +73,7 @@ def test_a_good_deck_parses():
 )
 def test_a_bad_deck_names_its_file_and_line(text, line, words):
     with pytest.raises(DeckError) as err:
-        parse(text, "mine.en.toml")
+        parse(text, "mine.en.toml", no_results)
     message = str(err.value)
     assert message.startswith(f"mine.en.toml, line {line}"), message
     assert words in message, message
@@ -67,9 +81,9 @@ def test_a_bad_deck_names_its_file_and_line(text, line, words):
 
 def test_too_big_or_not_utf8_is_refused_before_parsing():
     with pytest.raises(DeckError, match="over the 64,000 limit"):
-        parse(b"#" * (decks.MAX_BYTES + 1), "big.toml")
+        parse(b"#" * (decks.MAX_BYTES + 1), "big.toml", no_results)
     with pytest.raises(DeckError, match="not UTF-8"):
-        parse(b"title = '\xff'", "latin.toml")
+        parse(b"title = '\xff'", "latin.toml", no_results)
 
 
 def test_a_copied_full_url_is_a_view():
@@ -82,6 +96,49 @@ def test_shipped_decks_parse_in_both_languages_with_the_same_views():
     assert set(shipped) >= {"bahdanau", "memory", "transformer", "variants"}
     for name, files in shipped.items():
         assert set(files) == {"en", "zh"}, name
-        en, zh = (decks.load(name, lang) for lang in ("en", "zh"))
+        en, zh = (decks.load(name, lang, card_results) for lang in ("en", "zh"))
         assert [s.view for s in en.steps] == [s.view for s in zh.steps], name
         assert [s.predict for s in en.steps] == [s.predict for s in zh.steps], name
+
+
+# ---- numbers read from the results, not typed ------------------------------------------
+
+MEASURED = 'explain = "Why."'
+
+
+def test_a_placeholder_reads_the_cards_measured_value():
+    text = broken(
+        MEASURED,
+        'explain = "BLEU {result:nmt-enfr-additive:bleu:.1f}, '
+        'n = {result:nmt-enfr-additive:n_test:,}."',
+    )
+    measured = card_results("nmt-enfr-additive")
+    assert measured is not None, "the shipped additive model has an evaluation"
+    deck = parse(text, "mine.en.toml", card_results)
+    assert deck.steps[0].explain == f"BLEU {measured['bleu']:.1f}, n = {measured['n_test']:,}."
+    nested = broken(MEASURED, 'explain = "{result:nmt-enfr-none:bleu_by_length.41-50.bleu}"')
+    by_length = card_results("nmt-enfr-none")["bleu_by_length"]["41-50"]["bleu"]
+    assert parse(nested, "mine.en.toml", card_results).steps[0].explain == str(by_length)
+    braces = broken(MEASURED, 'explain = "$\\\\frac{a}{b}$"')  # other braces are left alone
+    assert parse(braces, "mine.en.toml", no_results).steps[0].explain == "$\\frac{a}{b}$"
+
+
+@pytest.mark.parametrize(
+    "placeholder, words",
+    [
+        (
+            "{result:nmt-enfr-nothing:bleu}",
+            "no measured results for a model named 'nmt-enfr-nothing'",
+        ),
+        ("{result:nmt-enfr-additive:blue}", "nmt-enfr-additive's results have no 'blue'"),
+        ("{result:nmt-enfr-additive:bleu_by_length}", "'bleu_by_length' is not a number"),
+        ("{result:nmt-enfr-additive:bleu:.1q}", "'.1q' is not a number format"),
+    ],
+)
+def test_a_deck_naming_a_missing_result_fails_with_its_line(placeholder, words):
+    text = broken(MEASURED, f'explain = "BLEU {placeholder}."')
+    with pytest.raises(DeckError) as err:
+        parse(text, "mine.en.toml", card_results)
+    message = str(err.value)
+    assert message.startswith("mine.en.toml, line 6: step 1, explain: " + placeholder), message
+    assert words in message, message

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGE = Path(__file__).resolve().parents[2] / "app" / "studios" / "lessons" / "page.py"
+PAGE = Path(__file__).resolve().parents[2] / "app" / "studios" / "lessons.py"
 
 
 @pytest.mark.parametrize("deck, step", [("transformer", "2"), ("transformer", "3")])

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 from kit import decks
+from state.lessons import results
 from streamlit.testing.v1 import AppTest
 
-PAGE = Path(__file__).resolve().parents[2] / "app" / "studios" / "lessons" / "page.py"
+PAGE = Path(__file__).resolve().parents[2] / "app" / "studios" / "lessons.py"
 
 
 def open_page(**params) -> AppTest:
@@ -29,7 +30,7 @@ def texts(at) -> str:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", sorted(decks.shipped()))
 def test_every_shipped_deck_steps_through(name, lang):
-    deck = decks.load(name, lang)
+    deck = decks.load(name, lang, results)
     assert deck.lang == lang, "every shipped deck has both languages"
     at = open_page(deck=name, lang=lang)
     for i, step in enumerate(deck.steps):
@@ -98,27 +99,27 @@ def test_an_uploaded_deck_is_stepped_like_a_shipped_one():
     at = open_page(deck="upload")
     at.file_uploader[0].set_value(("copy.en.toml", raw, "application/toml")).run()
     assert not at.exception and not at.error
-    assert at.header[0].value == decks.load("memory", "en").steps[0].title
+    assert at.header[0].value == decks.load("memory", "en", results).steps[0].title
 
 
 def test_unknown_deck_and_step_fall_back_with_a_note():
     at = open_page(deck="no-such-deck", step="99")
     assert not at.exception
     assert any("no-such-deck" in i.value for i in at.info)
-    first = decks.load(sorted(decks.shipped())[0], "en")
+    first = decks.load(sorted(decks.shipped())[0], "en", results)
     assert at.header[0].value == first.steps[0].title  # another deck starts at its step 1
 
 
 def test_a_step_past_the_end_opens_the_last_step():
     at = open_page(deck="memory", step="99")
     assert not at.exception
-    assert at.header[0].value == decks.load("memory", "en").steps[-1].title
+    assert at.header[0].value == decks.load("memory", "en", results).steps[-1].title
 
 
 def test_bad_step_number_opens_the_first_step():
     at = open_page(deck="memory", step="<script>")
     assert not at.exception
-    assert at.header[0].value == decks.load("memory", "en").steps[0].title
+    assert at.header[0].value == decks.load("memory", "en", results).steps[0].title
 
 
 def test_without_positions_both_copies_of_a_word_are_the_top_cell():

@@ -9,7 +9,7 @@ def memory(request):
     from streamlit.testing.v1 import AppTest
 
     def _open():
-        at = AppTest.from_file(str(APP_DIR / "studios" / "memory" / "page.py"), default_timeout=180)
+        at = AppTest.from_file(str(APP_DIR / "studios" / "memory.py"), default_timeout=180)
         at.run()
         assert not at.exception
         return at
@@ -22,7 +22,7 @@ def charts(at):
 
 
 def own(at, story, question="Where is Mary?"):
-    at.radio(key="mem_source").set_value("Your own story").run()
+    at.radio(key="mem_source").set_value("own").run()
     at.text_area(key="mem_story").set_value(story)
     at.text_input(key="mem_question").set_value(question)
     at.run()
@@ -38,7 +38,7 @@ def test_generated_story_shows_answer_heatmap_story_and_map(memory):
     at.select_slider(key="mem_hop").set_value("hop 1").run()
     assert not at.exception
     # The UMAP map is its own section, drawn when picked.
-    at.segmented_control(key="mem_section").set_value("Memory map").run()
+    at.segmented_control(key="mem_section").set_value("map").run()
     assert not at.exception and len(charts(at)) == 1
     at.radio(key="mem_colour").set_value("entity").run()
     assert not at.exception and len(charts(at)) == 1

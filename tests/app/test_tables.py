@@ -23,7 +23,7 @@ def test_headers(monkeypatch, lang, name, shown):
 def test_variants_tables_keep_their_data_names():
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file("../../app/studios/variants/page.py", default_timeout=300)
+    at = AppTest.from_file("../../app/studios/variants.py", default_timeout=300)
     at.query_params.update(section="profile", lang="zh")
     at.run()
     assert not at.exception

@@ -5,7 +5,7 @@ import pytest
 from engine import checkpoints
 from engine.models.pretrained import ALLOWLIST_ENV
 
-PRETRAINED = "Pretrained (HuggingFace, local files)"
+PRETRAINED = "pretrained"
 
 
 def text_box(at):
@@ -25,7 +25,7 @@ def ours(page):
     return at
 
 
-SECTIONS = ("Layers × heads", "bertviz", "Neuron view", "Query–key map (AttentionViz)")
+SECTIONS = ("grid", "bertviz", "neuron", "qk")
 
 
 def visit_sections(at) -> dict:
@@ -55,8 +55,8 @@ def test_our_model_every_map_and_reading(ours):
     for kind in ("encoder_self", "decoder_self", "cross"):
         at.selectbox(key="attention").set_value(kind).run()
         assert not at.exception, kind
-        for reading in at.radio[1].options:
-            at.radio[1].set_value(reading).run()
+        for reading in ("heads", "mean", "rollout")[: len(at.radio(key="reading").options)]:
+            at.radio(key="reading").set_value(reading).run()
             assert not at.exception, (kind, reading)
 
 
@@ -82,7 +82,7 @@ def test_minilm_with_merging_sinks_and_rollout(page):
     at.run()
     assert not at.exception
     assert any("word pieces merged" in c.value for c in at.caption)
-    at.radio[1].set_value(at.radio[1].options[2]).run()  # rollout
+    at.radio(key="reading").set_value("rollout").run()
     assert not at.exception
 
 
@@ -98,7 +98,7 @@ def test_model_paths_outside_the_allowlist_or_without_a_model(page, tmp_path, mo
     monkeypatch.setenv(ALLOWLIST_ENV, str(tmp_path / "allowed"))
     at = page("transformer")
     at.radio(key="family").set_value(PRETRAINED).run()
-    at.selectbox(key="hf-model").set_value("Another allowed directory…").run()
+    at.selectbox(key="hf-model").set_value("other").run()
     assert not at.exception and "Type the path" in messages(at)
     at.text_input(key="hf-path").set_value("/etc").run()
     assert not at.exception and "outside the model allowlist" in messages(at)
@@ -131,7 +131,7 @@ def test_neuron_view_bars_equal_the_attention_row(kind):
 
 def test_layer_and_head_drive_the_neuron_view(ours):
     at = ours
-    at.segmented_control(key="transformer-section").set_value("Neuron view").run()
+    at.segmented_control(key="transformer-section").set_value("neuron").run()
     n_layers = len(at.select_slider[0].options)
     n_heads = len(at.select_slider[1].options)
     at.select_slider[0].set_value(n_layers - 1).run()

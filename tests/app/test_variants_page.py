@@ -21,7 +21,7 @@ def heatmaps(at) -> int:
 
 
 def _synthetic(at):
-    at.radio(key="var-source").set_value("Synthetic Q/K/V").run()
+    at.radio(key="var-source").set_value("synthetic").run()
     assert not at.exception
     return at
 
@@ -36,15 +36,15 @@ def test_compare_default_shows_errors_table_and_maps(page):
     assert {"linformer", "performer", "mamba"} <= set(errors["variant"])
     assert (errors.loc[errors["variant"] == "longformer", "missed_mass"] >= 0).all()
     assert heatmaps(at) >= 7  # full + six variants
-    at.radio[1].set_value("pattern overlay").run()
+    at.radio[1].set_value("overlay").run()
     assert not at.exception and len(at.get("plotly_chart")) >= 1
-    at.radio[1].set_value("difference vs full").run()
+    at.radio[1].set_value("difference").run()
     assert not at.exception
 
 
 def test_text_input_and_bad_text(page):
     at = page("variants")
-    at.radio[0].set_value("Text through a seeded random layer").run()
+    at.radio[0].set_value("text").run()
     assert not at.exception
     assert "seeded random multi-head layer" in " ".join(c.value for c in at.caption)
     at.text_area[0].set_value("").run()
@@ -72,7 +72,7 @@ def test_causal_refused_for_bidirectional_variants(page):
 
 
 def test_cost_profile_sweep_and_budget(page):
-    at = _section(page("variants"), "Cost profile")
+    at = _section(page("variants"), "profile")
     at.multiselect(key="profile-variants").set_value(["full", "performer"]).run()
     at.multiselect[1].set_value([64, 128]).run()
     at.button[0].click().run()  # Run sweep
@@ -91,13 +91,13 @@ def test_cost_profile_sweep_and_budget(page):
 def test_long_kv_and_int8_sections(page):
     at = page("variants")
     at.session_state["long-n"] = 1024  # the 16k default is the e2e test's and the bench's
-    at = _section(at, "Long sequences")
+    at = _section(at, "long")
     assert any("pooled ×" in m.value or "Kernel path" in m.value for m in at.markdown)
     assert len(at.get("plotly_chart")) == 1
-    at = _section(at, "KV cache")
+    at = _section(at, "kv")
     at.slider[0].set_value(16).run()
     assert not at.exception and len(at.get("plotly_chart")) == 1
-    at = _section(at, "INT8")
+    at = _section(at, "int8")
     rows = at.dataframe[0].value
     assert list(rows["scheme"]) == ["sage", "naive"]
     assert rows.loc[0, "cosine"] > 0.99
@@ -105,7 +105,7 @@ def test_long_kv_and_int8_sections(page):
 
 def test_trained_transformer_with_variants_swapped_in(page):
     at = page("variants")
-    at.radio[0].set_value("A date through the trained Transformer").run()
+    at.radio[0].set_value("trained").run()
     assert not at.exception
     rows = at.dataframe[0].value
     assert "translation" in rows and rows.loc[rows["variant"] == "longformer", "translation"].any()

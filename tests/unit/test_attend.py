@@ -9,9 +9,9 @@ builder keeps the promised band, and kernels and variants agree on it.
 import pytest
 import torch
 
-from engine import checkpoints
-from engine.attention import MultiHeadAttention, exact, patterns, scaled_dot_product_attention
-from engine.attention.masks import padding_lengths, padding_mask
+from engine import checkpoints, patterns
+from engine.attention import MultiHeadAttention, exact, scaled_dot_product_attention
+from engine.masks import padding_lengths, padding_mask
 from engine.text import InputError
 from engine.variants import REGISTRY, attend_fn, get
 
@@ -149,12 +149,12 @@ def test_minilm_with_an_exact_variant_through_attention_interface(minilm, name):
     assert abs(swapped.maps["encoder_self"].weights - w).max() < 1e-5
     assert swapped.inputs["attend"] == name
     # the same hidden states, and the model itself is left as it was
-    token = pretrained._ATTEND.set(attend_fn(name))
+    token = pretrained.ATTEND.set(attend_fn(name))
     try:
         with torch.no_grad():
             via = minilm.model(**enc, output_hidden_states=True)
     finally:
-        pretrained._ATTEND.reset(token)
+        pretrained.ATTEND.reset(token)
     for a, b in zip(via.hidden_states, own.hidden_states, strict=True):
         assert torch.allclose(a, b, atol=1e-4)
     again = pretrained.trace(minilm, text)

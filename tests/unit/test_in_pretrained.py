@@ -4,6 +4,7 @@ of a layer as the lab's input; uploaded NPZ files are checked before use."""
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 import pytest
@@ -114,3 +115,81 @@ def test_not_an_npz_and_pickled_objects_are_refused():
         ip.load_qkv_npz(buf.getvalue())
     with pytest.raises(InputError, match="MB"):
         ip.load_qkv_npz(b"0" * (ip.NPZ_MAX_BYTES + 1))
+
+
+# -- variants inside the chat model (SmolLM2, a causal decoder) ------------------------------
+PARAGRAPH = (
+    "It was a bright cold day in April, and the clocks in the old town were striking "
+    "thirteen. The baker opened his shop, the children ran to school, and the river "
+    "carried the last of the winter ice down to the sea."
+)
+
+
+@pytest.fixture(scope="module")
+def chat():
+    from engine.models import chat as chat_model
+
+    if not chat_model.available():
+        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
+    return chat_model.load()
+
+
+@pytest.fixture(scope="module")
+def ids(chat):
+    return chat.tokenizer(PARAGRAPH, add_special_tokens=False)["input_ids"][:32]
+
+
+@pytest.mark.parametrize("name", ["full", "kv_cache"])
+def test_an_exact_variant_in_the_llm_gives_the_models_own_logits(chat, ids, name):
+    from engine.variants.registry import attend_fn
+
+    own = ip._llm_logits(chat, ids, None)
+    with torch.no_grad():
+        eager = chat.model(input_ids=torch.tensor([ids]), use_cache=False).logits[0]
+    assert torch.equal(own, eager)  # nothing asked: the model's own eager attention
+    swapped = ip._llm_logits(chat, ids, attend_fn(name))
+    assert swapped.dtype == torch.float32
+    assert torch.allclose(swapped, eager, atol=1e-4, rtol=1e-5)
+
+
+def test_a_bidirectional_variant_is_refused_with_a_reason(chat, ids):
+    for name in ("linformer", "performer"):
+        r = ip.variant_perplexity(chat, name, None, ids)
+        assert r["runs"] is False and r["reason"].key == "llm_variant.not_causal"
+    assert ip.causal_reason("longformer") is None
+
+
+def test_a_variant_in_chosen_layers_only(chat, ids):
+    ref = ip.full_reference(chat, ids, new_tokens=2)
+    hp = {"window": 2, "globals": 0}
+    one = ip.variant_perplexity(chat, "longformer", hp, ids, [3], reference=ref)
+    every = ip.variant_perplexity(chat, "longformer", hp, ids, reference=ref)
+    assert one["layers"] == [3] and every["layers"] == list(range(chat.n_layers))
+    assert 0 < one["max_logit_diff"] < every["max_logit_diff"]
+    assert one["ppl_full"] == every["ppl_full"] == pytest.approx(ref["ppl"])
+    with pytest.raises(InputError) as caught:
+        ip.variant_perplexity(chat, "longformer", hp, ids, [chat.n_layers], reference=ref)
+    assert caught.value.message.key == "llm_variant.layers"
+
+
+def test_every_registry_variant_runs_causally_or_says_why_not(chat, ids):
+    from engine.variants.registry import REGISTRY
+
+    results = ip.variants_in_llm(chat, ids[:16], new_tokens=1)
+    assert list(results) == list(REGISTRY)
+    for name, r in results.items():
+        if REGISTRY[name].causal_support == "never":
+            assert not r["runs"] and r["reason"]
+            continue
+        assert r["runs"] and math.isfinite(r["ppl"]) and r["n_tokens"] == 16
+        assert r["continuation_full"] and isinstance(r["continuation"], str)
+    for name in ("full", "flash", "kv_cache"):
+        assert results[name]["ppl"] == pytest.approx(results[name]["ppl_full"], rel=1e-4)
+        assert results[name]["agreement"] == 1.0
+    assert results["longformer"]["agreement"] <= 1.0
+
+
+def test_a_text_too_short_for_perplexity_is_refused(chat):
+    with pytest.raises(InputError) as caught:
+        ip.full_reference(chat, [1, 2, 3])
+    assert caught.value.message.key == "llm_variant.text_tokens"

@@ -151,7 +151,7 @@ def test_decode_step_on_a_growing_cache(gen, dtype, T):
 @interpreted
 @pytest.mark.parametrize("causal", [False, True])
 def test_block_sparse_token_window_matches_the_longformer_pattern(gen, causal):
-    from engine.attention import patterns
+    from engine import patterns
 
     n, bs, w, g = 77, 16, 5, 2
     bm = K.longformer_block_mask(n, window=w, global_tokens=range(g), block_size=bs)

@@ -123,3 +123,91 @@ def test_minilm_card_takes_an_exact_variant():
     base = card.trace(text).maps["encoder_self"].weights
     flash = card.trace(text, attend="flash").maps["encoder_self"].weights
     assert abs(base - flash).max() < 1e-5
+
+
+def test_each_family_names_one_default_per_task_and_the_registry_serves_it():
+    for family in ("nmt", "transformer", "memn2n"):
+        for task in {c.task for c in registry.by_family(family)}:
+            marked = [c for c in registry.by_family(family) if c.task == task and c.is_default]
+            assert len(marked) == 1, (family, task, marked)
+            assert registry.default(task, family=family) == marked[0]
+    # the first family in registry order serves a task no family is asked for
+    assert registry.default("en-fr").family == "nmt"
+    assert registry.default("sentence").name == "minilm"  # its family names no default
+    learned = registry.default("en-fr", family="transformer", variant="learned")
+    assert (learned.family, learned.variant) == ("transformer", "learned")
+    with pytest.raises(InputError, match="Unknown model"):
+        registry.default("en-fr", family="memn2n")
+
+
+def test_a_family_default_is_found_in_any_checkpoint_directory(tmp_path):
+    for name in ("nmt-enfr-dot", "nmt-enfr-additive"):
+        for path in checkpoints.paths(name):
+            shutil.copy(path, tmp_path / path.name)
+    assert registry.default("en-fr", directory=tmp_path).name == "nmt-enfr-additive"
+    (tmp_path / "nmt-enfr-additive.safetensors").unlink()
+    assert registry.default("en-fr", directory=tmp_path).name == "nmt-enfr-dot"  # the first
+
+
+def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards():
+    from engine.models import variant_lm
+
+    named = {c.result_name for c in CARDS if c.result_name}
+    named |= {c.confidence_result for c in CARDS if hasattr(c, "confidence_result")}
+    named.add(variant_lm.RESULT)
+    shipped = {
+        p.stem
+        for p in checkpoints.CHECKPOINT_DIR.glob("*.json")
+        if not p.with_suffix(".safetensors").exists()
+    }
+    assert shipped == named  # no result file that no card reads, none a card misses
+    for name in shipped:
+        subject, _, task = name.partition("-eval")
+        assert name == checkpoints.result_name(subject, task.removeprefix("-"))
+    for card in CARDS:
+        if card.result_name:
+            assert card.saved_results() == checkpoints.load_result(card.result_name)
+
+
+def test_translation_confidence_is_a_trace_output():
+    for name in ("nmt-enfr-additive", "transformer-enfr-sinusoidal"):
+        card = registry.get(name)
+        out = card.trace(card.examples[0].input).outputs
+        assert out["log_prob_per_token"] * len(out["steps"]) == pytest.approx(out["log_prob"])
+        assert card.confidence_floor is not None
+        assert out["log_prob_per_token"] >= card.confidence_floor  # a grammar sentence
+
+
+def test_each_babi_task_is_served_by_the_checkpoint_its_dev_questions_chose():
+    from engine.data.babi import TASK_IDS
+    from engine.evaluation.memn2n import choose
+
+    saved = registry.default("babi").saved_results()["tasks"]
+    for task in TASK_IDS:
+        card = registry.for_babi_task(task)
+        assert card.family == "memn2n" and card.knows(task)
+        dev = saved[str(task)]["dev_accuracy"]
+        assert dev[card.name] == max(dev.values()), task
+    cache: dict = {}
+    for task in (2, 3):  # rescored today: the task's own model wins on 2, the joint one on 3
+        assert registry.for_babi_task(task).name == choose(task, cache=cache)[0]
+
+
+def test_without_an_evaluation_the_joint_model_serves_the_tasks_it_knows(tmp_path):
+    from engine.models.cards.memn2n import MemN2NCard
+
+    for name in ("memn2n-joint", "memn2n-task2"):
+        for path in checkpoints.paths(name):
+            shutil.copy(path, tmp_path / path.name)
+    assert MemN2NCard.best_for(2, tmp_path) == "memn2n-joint"
+    checkpoints.save_result(
+        MemN2NCard.result_name, {"tasks": {"2": {"model": "memn2n-task2"}}}, tmp_path
+    )
+    assert registry.for_babi_task(2, tmp_path).name == "memn2n-task2"
+    (tmp_path / "memn2n-joint.safetensors").unlink()
+    checkpoints.save_result(
+        MemN2NCard.result_name, {"tasks": {"2": {"model": "memn2n-joint"}}}, tmp_path
+    )
+    assert MemN2NCard.best_for(2, tmp_path) == "memn2n-task2"  # the chosen one is not shipped
+    with pytest.raises(checkpoints.CheckpointError, match="task 3"):
+        MemN2NCard.best_for(3, tmp_path)

@@ -144,7 +144,7 @@ def _pattern(name, n, hp, causal=False):
 
 
 def test_longformer_pattern_is_band_plus_globals():
-    n, w, g = 40, 3, 2  # window w: |i − j| ≤ w, the meaning of engine.attention.patterns
+    n, w, g = 40, 3, 2  # window w: |i − j| ≤ w, the meaning of engine.patterns
     p = _pattern("longformer", n, {"window": w, "globals": g})
     i, j = np.indices((n, n))
     want = (np.abs(i - j) <= w) | (i < g) | (j < g)

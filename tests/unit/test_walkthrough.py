@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from engine.positional import sinusoidal
 from engine.text import InputError
 from engine.walkthrough import MAX_TOKENS, WalkthroughConfig, walkthrough
 
@@ -22,9 +23,15 @@ def test_steps_are_consistent():
 
 
 def test_same_word_same_embedding_and_reproducible():
-    a = walkthrough("the dog the", WalkthroughConfig(seed=1))
-    b = walkthrough("the dog the", WalkthroughConfig(seed=1))
-    assert np.array_equal(a.vectors["X"], b.vectors["X"])
+    cfg = WalkthroughConfig(seed=1)
+    a = walkthrough("the dog The", cfg)
+    words = a.vectors["X"] - sinusoidal(3, cfg.d_model)  # X less the positions it was given
+    assert np.allclose(words[0], words[2], atol=1e-5)  # "the" and "The": one vector
+    assert not np.allclose(words[0], words[1], atol=1e-2)  # "dog": another
+    b = walkthrough("the dog The", cfg)
+    assert np.array_equal(a.vectors["X"], b.vectors["X"])  # reproducible
+    other_seed = walkthrough("the dog The", WalkthroughConfig(seed=2))
+    assert not np.allclose(a.vectors["X"], other_seed.vectors["X"], atol=1e-2)
 
 
 @pytest.mark.parametrize("text", ["", "   \n", "word " * (MAX_TOKENS + 1)])

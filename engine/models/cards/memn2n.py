@@ -8,10 +8,17 @@ supporting facts, which the trace then reports).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from engine import checkpoints
+from engine.data.babi import MAX_STORY_CHARS, dataset, user_story, words
+from engine.data.babi_tasks import TASKS
 from engine.messages import Message
+from engine.models import memn2n
 from engine.models.card import Example, Limits, ModelCard
 from engine.text import InputError
+
+RESULT = checkpoints.result_name("memn2n")  # one file for every MemN2N checkpoint
 
 JOINT_EXAMPLE = (
     "Mary moved to the bathroom.\nJohn went to the hallway.\n"
@@ -26,8 +33,6 @@ def as_text(sample) -> str:
 
 def parse(text: str):
     """Story lines and the question (the last line ending in '?') → a Sample."""
-    from engine.data.babi import user_story
-
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if lines and lines[-1].endswith("?") and not lines[-1][:1].isdigit():
         return user_story("\n".join(lines[:-1]), lines[-1])
@@ -37,6 +42,8 @@ def parse(text: str):
 class MemN2NCard(ModelCard):
     family = "memn2n"
     paper = "Sukhbaatar, Szlam, Weston & Fergus 2015"
+    default_variant = "joint"  # one model that reads every task
+    result_name = RESULT
 
     @property
     def tasks(self) -> list[int]:
@@ -50,10 +57,33 @@ class MemN2NCard(ModelCard):
     def variant(self) -> str:
         return "joint" if len(self.tasks) > 1 else f"task {self.tasks[0]}"
 
+    def knows(self, babi_task: int) -> bool:
+        """True when this checkpoint was trained on ``babi_task`` (1–20)."""
+        return babi_task in self.tasks
+
+    @classmethod
+    def best_for(cls, babi_task: int, directory: Path | None = None) -> str:
+        """The checkpoint that serves ``babi_task``: the one ``memn2n-eval.json`` chose (its
+        own model or the joint one, whichever was more accurate on the task's dev
+        questions). Without that file: the joint model when it knows the task, else the
+        task's own. A checkpoint named there but not shipped is passed over."""
+        shipped = set(checkpoints.available("memn2n-", directory))
+        saved = checkpoints.load_result(RESULT, directory) or {}
+        chosen = saved.get("tasks", {}).get(str(babi_task), {}).get("model")
+        if chosen in shipped:
+            return chosen
+        joint, own = memn2n.checkpoint_name("joint"), memn2n.checkpoint_name(babi_task)
+        if joint in shipped and babi_task in checkpoints.load_meta(joint, directory)["tasks"]:
+            return joint
+        if own in shipped:
+            return own
+        raise checkpoints.CheckpointError(
+            f"no MemN2N checkpoint answers bAbI task {babi_task}; "
+            "train one with `python -m engine.train memn2n`"
+        )
+
     @property
     def title(self) -> str:
-        from engine.data.babi_tasks import TASKS
-
         c = self.meta["config"]
         which = (
             Message("card.memn2n.joint", n=len(self.tasks))
@@ -64,8 +94,6 @@ class MemN2NCard(ModelCard):
 
     @property
     def limits(self) -> Limits:
-        from engine.data.babi import MAX_STORY_CHARS
-
         return Limits(
             max_chars=MAX_STORY_CHARS,
             max_sentences=self.meta["config"]["memory"],
@@ -74,8 +102,6 @@ class MemN2NCard(ModelCard):
 
     @property
     def examples(self) -> tuple[Example, ...]:
-        from engine.data.babi import dataset
-
         if len(self.tasks) > 1:
             return (Example(Message("example.where_is_mary"), JOINT_EXAMPLE),)
         t = self.tasks[0]
@@ -86,15 +112,11 @@ class MemN2NCard(ModelCard):
 
     @property
     def evaluate_command(self) -> str:
-        from engine.evaluation.memn2n import EVAL_NAME  # noqa: F401  (the file --save writes)
-
         return "python -m engine.evaluate memn2n --task all --save"
 
     def results(self) -> dict | None:
-        """The tasks this model answers best in ``memn2n-eval.json`` (it serves those)."""
-        from engine.evaluation.memn2n import EVAL_NAME
-
-        saved = checkpoints.load_result(EVAL_NAME)
+        """The tasks this model answers best in the family's file (it serves those)."""
+        saved = self.saved_results()
         if saved is None:
             return None
         served = {t: r for t, r in saved.get("tasks", {}).items() if r.get("model") == self.name}
@@ -116,8 +138,6 @@ class MemN2NCard(ModelCard):
 
     def assess(self, trace) -> str | None:
         """Unknown words in the question, or in much of the story, make the answer a guess."""
-        from engine.data.babi import words
-
         unknown = set(trace.outputs.get("unknown_words", []))
         asked = [w for w in words(trace.inputs["question"]) if w in unknown]
         story = [w for s in trace.inputs["story"] for w in words(s)]
@@ -127,11 +147,7 @@ class MemN2NCard(ModelCard):
         return None
 
     def load(self):
-        from engine.models.memn2n import load
-
-        return load(self.name, self.directory)
+        return memn2n.load(self.name, self.directory)
 
     def _trace(self, model, input):
-        from engine.models.memn2n import answer
-
-        return answer(model, parse(input) if isinstance(input, str) else input)
+        return memn2n.answer(model, parse(input) if isinstance(input, str) else input)

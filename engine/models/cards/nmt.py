@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import ClassVar
+
 from engine import checkpoints
+from engine.data import dates, enfr
 from engine.messages import Message
+from engine.models.bahdanau import Translator
 from engine.models.card import Alignment, Example, Limits, ModelCard
 from engine.params import Param
 
@@ -20,14 +25,12 @@ DATE_EXAMPLES = (
 END = "</s>"
 EMPTY = Message("card.nmt.empty")
 UNKNOWN_SHARE = 1 / 3  # above this, the output says more about <unk> than about the input
+# Each translation model's confidence floor, measured by ``python -m engine.evaluate confidence``.
+CONFIDENCE_RESULT = checkpoints.result_name("confidence")
 
 
 def translation_warning(card, trace) -> str | None:
     """Unknown words, confidence below the model's measured floor, or an impossible date."""
-    import datetime as dt
-
-    from engine.evaluation.confidence import RESULT, per_token_log_prob
-
     src, unknown = trace.inputs["tokens"], trace.outputs.get("unknown", [])
     if len(unknown) > UNKNOWN_SHARE * len(src):
         words = ", ".join(f"“{w}”" for w in unknown[:8])
@@ -37,8 +40,8 @@ def translation_warning(card, trace) -> str | None:
             dt.date.fromisoformat(trace.outputs["translation"])
         except ValueError:
             return Message("warn.not_a_date", output=trace.outputs["translation"])
-    floor = (checkpoints.load_result(RESULT) or {}).get(card.name, {}).get("floor")
-    confidence = per_token_log_prob(trace)
+    floor = card.confidence_floor
+    confidence = trace.outputs["log_prob_per_token"]
     if floor is not None and confidence < floor:
         what = Message("warn.what.date" if card.task == "dates" else "warn.what.sentence")
         return Message("warn.low_confidence", what=what, confidence=confidence, floor=floor)
@@ -63,8 +66,6 @@ class TranslationCard(ModelCard):
 
     @property
     def examples(self) -> tuple[Example, ...]:
-        from engine.data import enfr
-
         if self.task == "dates":
             return tuple(Example(d, d) for d in DATE_EXAMPLES)
         names = {
@@ -77,6 +78,15 @@ class TranslationCard(ModelCard):
             for k, p in enfr.EXAMPLES.items()
         )
 
+    confidence_result: ClassVar[str] = CONFIDENCE_RESULT
+
+    @property
+    def confidence_floor(self) -> float | None:
+        """The 1st percentile of this model's per-token log-probability on held-out grammar
+        inputs; below it, an answer is flagged. None when not measured."""
+        saved = checkpoints.load_result(self.confidence_result, self.directory) or {}
+        return saved.get(self.name, {}).get("floor")
+
     def assess(self, trace) -> str | None:
         return translation_warning(self, trace)
 
@@ -85,6 +95,7 @@ class NMTCard(TranslationCard):
     family = "nmt"
     paper = "Bahdanau, Cho & Bengio 2014 (RNNsearch); Luong et al. 2015 (scorings)"
     options = (Param("beam", "Beam width", 5, 1, 10, help="1 = greedy decoding"),)
+    default_variant = "additive"  # RNNsearch as Bahdanau et al. built it
 
     @property
     def variant(self) -> str:
@@ -97,8 +108,6 @@ class NMTCard(TranslationCard):
 
     @property
     def limits(self) -> Limits:
-        from engine.data import dates, enfr
-
         if self.task == "dates":
             return Limits(max_chars=dates.MAX_CHARS, empty=EMPTY)
         return Limits(
@@ -113,9 +122,13 @@ class NMTCard(TranslationCard):
         beam = " --beam 5" if self.task == "en-fr" else ""
         return f"python -m engine.evaluate nmt --task {self.task}{beam} --save"
 
+    @property
+    def result_name(self) -> str:
+        return checkpoints.result_name("nmt", self.task)
+
     def results(self) -> dict | None:
-        """``nmt-eval-<task>.json``: the default model at the top, the others under ``models``."""
-        saved = checkpoints.load_result(f"nmt-eval-{self.task}")
+        """The task's default model at the top of its file, the others under ``models``."""
+        saved = self.saved_results()
         if saved is None:
             return None
         if saved.get("model") == self.name:
@@ -123,8 +136,6 @@ class NMTCard(TranslationCard):
         return saved.get("models", {}).get(self.name)
 
     def load(self):
-        from engine.models.bahdanau import Translator
-
         return Translator.load(self.name, self.directory)
 
     def _trace(self, model, input, *, beam: int):

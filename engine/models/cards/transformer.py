@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import torch
+
 from engine import checkpoints
 from engine.messages import Message
-from engine.models.cards.nmt import TranslationCard, _alignment
+from engine.models import transformer
 from engine.models.card import Alignment, Limits
+from engine.models.cards.nmt import TranslationCard, _alignment
 
 PE_TITLES = {pe: Message(f"card.pe.{pe}") for pe in ("sinusoidal", "learned", "none")}
 
@@ -15,6 +18,7 @@ class TransformerCard(TranslationCard):
     paper = "Vaswani et al. 2017"
     swappable = True  # a variant replaces every encoder self-attention core
     aligns = True  # every cross-attention head is a target × source alignment
+    default_variant = "sinusoidal"  # the paper's positional encoding
 
     @property
     def variant(self) -> str:
@@ -29,11 +33,9 @@ class TransformerCard(TranslationCard):
 
     @property
     def limits(self) -> Limits:
-        from engine.models.transformer import MAX_CHARS
-
         unit = Message("unit.characters" if self.task == "dates" else "unit.words_and_marks")
         return Limits(
-            max_chars=MAX_CHARS,
+            max_chars=transformer.MAX_CHARS,
             max_tokens=self.meta["config"]["max_len"],
             token_unit=unit,
             empty=Message("text.empty"),
@@ -45,11 +47,13 @@ class TransformerCard(TranslationCard):
             f"python -m engine.evaluate transformer --task {self.task} --pe {self.variant} --save"
         )
 
-    def results(self) -> dict | None:
-        """``transformer-<task>-eval.json``: the evaluated PE in full, the others as ablation."""
-        from engine.evaluation.transformer import eval_name
+    @property
+    def result_name(self) -> str:
+        return checkpoints.result_name("transformer", self.task)
 
-        saved = checkpoints.load_result(eval_name(self.task))
+    def results(self) -> dict | None:
+        """The evaluated PE in full, the others as the file's ``pe_ablation``."""
+        saved = self.saved_results()
         if saved is None:
             return None
         if saved.get("checkpoint") == self.name:
@@ -57,13 +61,9 @@ class TransformerCard(TranslationCard):
         return saved.get("pe_ablation", {}).get(self.variant)
 
     def load(self):
-        from engine.models import transformer
-
         return transformer.load(self.name, self.directory)
 
     def _trace(self, model, input, **swap):
-        from engine.models import transformer
-
         return transformer.trace(model, input, **swap)
 
     def alignments(self, trace) -> dict[str, Alignment]:
@@ -76,12 +76,8 @@ class TransformerCard(TranslationCard):
         }
 
     def forced_alignments(self, source, target, *, model=None, **options) -> dict[str, Alignment]:
-        import torch
-
-        from engine.models.transformer import _attend
-
         swap = self.resolve(options)
-        fn = _attend(swap.get("attend"), swap.get("attend_hp"))
+        fn = transformer.attend_function(swap.get("attend"), swap.get("attend_hp"))
         tr = model or self.load()
         src = torch.tensor([tr.src_vocab.encode(list(source))])
         tgt_in = torch.tensor([tr.tgt_vocab.encode(list(target), add_bos=True)])

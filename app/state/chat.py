@@ -1,0 +1,250 @@
+"""The chat model, loaded once per process, and the runs of the Chat model page.
+
+One SmolLM2 is shared by every session (eval mode; attention comes back from each call,
+nothing is stored on the module). A generation, a head detection, a cache-policy sweep or
+a variant comparison is seconds of work, so each goes through the bounded queue
+(``kit.queue``: position, progress, Cancel), whose small result cache also answers a
+rerun with the same request at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+
+import streamlit as st
+from kit import queue
+from kit.i18n import Lazy, t
+
+DEFAULT_PROMPT = "What is the capital of France?"
+SAMPLINGS = ("greedy", "sample")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the page asks the model to write (the queue's key is its repr)."""
+
+    prompt: str = DEFAULT_PROMPT
+    template: bool = True
+    max_new_tokens: int = 20
+    sampling: str = "greedy"
+    temperature: float = 0.7
+    top_k: int = 50
+    top_p: float = 0.9
+    seed: int = 0
+
+    def sampling_kwargs(self) -> dict:
+        """The engine's sampling arguments: greedy is temperature 0 (top-k, top-p unused)."""
+        if self.sampling == "greedy":
+            return dict(temperature=0.0, top_k=0, top_p=1.0, seed=self.seed)
+        return dict(
+            temperature=self.temperature, top_k=self.top_k, top_p=self.top_p, seed=self.seed
+        )
+
+
+def available() -> bool:
+    from engine.models import chat
+
+    return chat.available()
+
+
+def chat_dir() -> str:
+    from engine.models import chat
+
+    return str(chat.CHAT_DIR)
+
+
+@st.cache_resource(max_entries=1, show_spinner=Lazy("chat.loading"))
+def model():
+    """The one SmolLM2 of this server process."""
+    from engine.models import chat
+
+    return chat.load()
+
+
+def limits() -> dict:
+    """The engine's bounds for the page's inputs (the engine checks them again)."""
+    from engine.models import chat
+
+    bounds = {p.name: (p.low, p.high) for p in chat.OPTIONS if not p.choices}
+    # Sampling at temperature 0 would be greedy again: the sampler's lowest is above it.
+    bounds["temperature"] = (0.05, chat.TEMPERATURE.high)
+    return bounds | {"chars": chat.MAX_CHARS}
+
+
+def policy(name: str = "full", window: int = 0, sinks: int = 0, budget: int = 0):
+    """A checked cache policy (InputError when a value is out of range)."""
+    from engine.models.cache_policy import CachePolicy
+
+    p = CachePolicy(name, window=window, sinks=sinks, budget=budget)
+    p.check()
+    return p
+
+
+def generate(request: Request, cache=None):
+    """The Trace of one generation (every step's attention row), through the queue."""
+    chat = model()
+    cache = cache or policy()
+    # Two generations may show their progress on one page: each needs its own label.
+    label = t("chat.queue_generate" if cache.name == "full" else "chat.queue_cut")
+    return queue.run(
+        label,
+        _generate,
+        chat,
+        request,
+        cache,
+        t("chat.progress_tokens"),
+        key=repr((request, cache)),
+        cancel_label=t("chat.stop"),
+    )
+
+
+def _generate(chat, request: Request, cache, unit: str, cancel, progress):
+    from engine.models import chat as chat_lib
+
+    steps = itertools.count()
+
+    def should_stop() -> bool:  # polled before each step: also the progress bar's tick
+        progress(next(steps), request.max_new_tokens, unit)
+        return cancel.is_set()
+
+    return chat_lib.generate(
+        chat,
+        request.prompt,
+        template=request.template,
+        max_new_tokens=request.max_new_tokens,
+        policy=cache,
+        should_stop=should_stop,
+        **request.sampling_kwargs(),
+    )
+
+
+def request_dict(request: Request) -> dict:
+    return asdict(request)
+
+
+def step_rows(trace) -> list[dict]:
+    """One row per generation step: the query, the token written, its probability, the cache."""
+    out = trace.outputs
+    n_prompt, tokens = out["n_prompt"], out["tokens"]
+    return [
+        {
+            "step": s + 1,
+            "query": tokens[n_prompt - 1 + s],
+            "written": tokens[n_prompt + s],
+            "log_prob": float(lp),
+            "kv_tokens": int(out["kv_tokens"][s]),
+            "kv_bytes": int(out["kv_bytes"][s]),
+        }
+        for s, lp in enumerate(out["log_probs"])
+    ]
+
+
+# ---- sinks ------------------------------------------------------------------------------
+
+
+def sink_profile(weights, first: int) -> dict:
+    """Mass on the first tokens, local width and entropy per layer × head (a few ms)."""
+    from engine.analysis import sinks
+
+    return sinks.sink_profile(weights, first=min(first, weights.shape[-1]))
+
+
+@st.cache_data(max_entries=16, show_spinner=Lazy("chat.spinner_control"))
+def first_token_control(prompt: str, template: bool) -> dict:
+    """The prompt run again with its first token replaced (two forward passes, < 1 s)."""
+    from engine.analysis import sinks
+
+    return sinks.first_token_control(model(), prompt, template=template)
+
+
+# ---- head types -------------------------------------------------------------------------
+
+HEAD_TYPES = ("previous", "duplicate", "induction")
+DETECT_SEED, DETECT_N = 0, 50  # TransformerLens's default: one [BOS, r, r] with |r| = 50
+
+
+def detect_heads() -> dict:
+    """Previous-token, duplicate and induction scores of every head (queued, ~1 s)."""
+    return queue.run(t("chat.queue_heads"), _detect, model(), key=repr((DETECT_SEED, DETECT_N)))
+
+
+def _detect(chat) -> dict:
+    from engine.analysis import heads
+
+    return heads.detect_heads(chat, seed=DETECT_SEED, n=DETECT_N)
+
+
+def ranked_heads(scores) -> list[str]:
+    """Every head as ``"layer.head"``, highest score first."""
+    import numpy as np
+
+    order = np.argsort(-np.asarray(scores), axis=None, kind="stable")
+    n_heads = scores.shape[1]
+    return [f"{i // n_heads}.{i % n_heads}" for i in order.tolist()]
+
+
+@st.cache_data(max_entries=16, show_spinner=Lazy("chat.spinner_repeat"))
+def repeated(prompt: str, limit: int = 24) -> tuple:
+    """The prompt's first ``limit`` raw tokens written twice after BOS, as detect_heads reads
+    random ones, and every head's map on it: (weights [L, H, T, T], labels, n)."""
+    from engine.analysis.forward import self_attention
+    from engine.models import chat as chat_lib
+
+    chat = model()
+    ids = chat_lib.encode(chat, prompt, template=False)[:limit]
+    tok = chat.tokenizer
+    bos = tok.bos_token_id if tok.bos_token_id is not None else ids[0]
+    seq = [bos, *ids, *ids]
+    return self_attention(chat, seq), chat_lib.token_labels(chat, seq), len(ids)
+
+
+# ---- cache policies ---------------------------------------------------------------------
+
+POLICIES = ("full", "window", "sinks", "h2o")
+
+
+def same_prefix(a, b) -> int:
+    """How many generated tokens two runs of one prompt share before they first differ."""
+    n = a.outputs["n_prompt"]
+    ids_a, ids_b = a.outputs["token_ids"][n:], b.outputs["token_ids"][n:]
+    pairs = zip(ids_a, ids_b, strict=False)  # one run may have stopped earlier
+    return next((i for i, (x, y) in enumerate(pairs) if x != y), min(len(ids_a), len(ids_b)))
+
+
+# ---- a lesson step ----------------------------------------------------------------------
+
+
+def lesson(params: dict) -> dict:
+    """What a lesson step's chat view draws (``views.chat.draw_lesson``), from its link's
+    parameters (validated by kit.decks): the generation and its section's measures."""
+    if not available():
+        return {"missing": chat_dir()}
+    chat = model()
+    request = Request(
+        prompt=params.get("text", DEFAULT_PROMPT),
+        template=params.get("template", "1") == "1",
+        max_new_tokens=int(params.get("tokens", Request.max_new_tokens)),
+    )
+    trace = generate(request)
+    section = params.get("section", "timeline")
+    if "generation" not in trace.maps:  # it wrote nothing: its output (none) is the view
+        section = "output"
+    shown = {"chat": chat, "trace": trace, "section": section}
+    if section == "timeline":
+        n_steps = trace.maps["generation"].shape[2]
+        shown["step"] = min(int(params.get("token", 1)), n_steps) - 1
+        shown["layer"] = int(params.get("layer", chat.n_layers // 2))
+    elif section == "sinks":
+        shown["measure"] = params.get("measure", "mass_first")
+        shown["profile"] = sink_profile(trace.maps["prompt"].weights, int(params.get("first", 1)))
+        shown["control"] = first_token_control(request.prompt, request.template)
+    elif section == "cache":
+        numbers = {
+            k: int(params.get(k, v)) for k, v in (("window", 16), ("sinks", 4), ("budget", 8))
+        }
+        shown["cut"] = cut = generate(request, policy(params.get("policy", "sinks"), **numbers))
+        shown["same"] = same_prefix(trace, cut)
+    elif section == "heads":
+        shown["heads"], shown["kind"] = detect_heads(), params.get("kind", "induction")
+    return shown

@@ -1,0 +1,275 @@
+"""Alignment studio: RNNsearch (Bahdanau, Cho & Bengio 2014) translating, with its soft alignment.
+
+Widgets → one cached translation (a Trace) → one section at a time. A section is a function
+below, keyed in SECTIONS by its one id: the widget's value, ``?section=`` in a link (lesson
+decks use them) and the locale key ``alignment.section_<id>``. The alignment map is
+[1, 1, target steps, source words].
+"""
+
+import numpy as np
+import streamlit as st
+from kit import (
+    answer_heading,
+    chart,
+    controls,
+    engine_text,
+    friendly_errors,
+    page_bottom,
+    page_top,
+    t,
+    url_choice,
+    url_default,
+    url_number,
+    url_sync,
+)
+from kit.reveal import page_toggle
+from state import nmt as state
+from views.alignment import additive_parts_figure, alignment_figure, steps_animation, vector_strip
+from views.alignment_sections import md, measured_table, soft_alignment
+from views.bertviz_view import head_view_html, render
+
+TASKS = ("en-fr", "dates")
+BEAMS = (1, 5, 10)  # the beam widths "Side by side" compares
+
+
+def choose_model(task: str):
+    """The model's card; every shipped checkpoint of the task is offered, none is named here."""
+    cards = {c.name: c for c in state.cards(task)}
+    if not cards:
+        st.info(t("alignment.no_model", task=task))
+        st.stop()
+    names = list(cards)
+    return cards[
+        url_choice(
+            st.selectbox,
+            "model",
+            t("alignment.model"),
+            names,
+            default=names.index(state.default(task)),
+            format_func=lambda n: engine_text(cards[n].title),
+            key=f"nmt-model-{task}",
+        )
+    ]
+
+
+def input_text(card) -> str:
+    """The text box; what was typed survives reruns and visits to other pages."""
+    task = card.task
+    key, saved = f"nmt-text-{task}", f"nmt-saved-{task}"
+    examples = {e.label: e.input for e in card.examples}
+
+    def use_example():
+        st.session_state[key] = examples[st.session_state[f"nmt-example-{task}"]]
+
+    def draw():
+        pair, sentence = state.draw_sentence()
+        st.session_state.setdefault("nmt-drawn", []).append(pair)
+        st.session_state[key] = sentence
+
+    if key not in st.session_state:
+        fallback = st.session_state.get(saved, next(iter(examples.values())))
+        st.session_state[key] = url_default("text", fallback)
+    c1, c2 = st.columns([3, 1])
+    c1.selectbox(
+        t("alignment.example"),
+        list(examples),
+        key=f"nmt-example-{task}",
+        on_change=use_example,
+        format_func=engine_text,
+    )
+    if task == "en-fr":
+        c2.button(t("alignment.draw"), on_click=draw, help=t("alignment.draw_help"), key="nmt-draw")
+    label = t("alignment.input", limits=engine_text(card.limits.describe()))
+    text = st.text_area(label, key=key, height=90)
+    st.session_state[saved] = text
+    url_sync(text=text)
+    return text
+
+
+# ---- the sections: each draws from the one Trace of the page's input --------------------
+
+
+def alignment(card, trace, text: str, beam: int) -> None:
+    """α_ij, scored on the grammar's gold links when the sentence has them."""
+    en_fr = card.task == "en-fr"
+    drawn = st.session_state.get("nmt-drawn", [])
+    scored = state.on_gold(card.name, trace, drawn) if en_fr else None
+    soft_alignment(trace.maps["alignment"], trace.inputs["tokens"], scored, gold_expected=en_fr)
+
+
+def steps(card, trace, text: str, beam: int) -> None:
+    """The decoding as an animation, then inside the score at one step."""
+    st.header(t("alignment.steps_header"))
+    alpha = trace.maps["alignment"].weights[0, 0]
+    chart(steps_animation(alpha, trace.inputs["tokens"], trace.outputs["steps"]), key="nmt-anim")
+    at_step(card, trace)
+
+
+# Moving the step slider reruns only this part: the animation above does not depend on it.
+@st.fragment
+def at_step(card, trace) -> None:
+    alpha, src = trace.maps["alignment"].weights[0, 0], trace.inputs["tokens"]
+    words = trace.outputs["steps"]
+    i = url_number(st.slider, "step", t("alignment.step_i"), 1, len(words), 1, key="nmt-step") - 1
+    top = np.argsort(alpha[i])[::-1][:3]
+    most = ", ".join(f"“{md(src[j])}” ({alpha[i, j]:.2f})" for j in top)
+    st.markdown(t("alignment.step_text", i=i + 1, word=md(words[i]), most=most))
+    v = trace.vectors
+    c1, c2 = st.columns(2)
+    chart(vector_strip(v["contexts"][i], t("alignment.context"), "c_i"), "nmt-ctx", c1)
+    chart(vector_strip(v["states"][i], t("alignment.state"), "s_{i−1}"), "nmt-state", c2)
+    st.header(t("alignment.inside_header"))
+    if "tanh" not in v:
+        st.info(t("alignment.no_parts", title=engine_text(card.title)))
+        chart(vector_strip(v["e"][i], t("alignment.e_at", i=i + 1), "e"), key="nmt-e")
+        return
+    chart(vector_strip(v["W_a s"][i], t("alignment.was_at", i=i + 1), "W_a s"), key="nmt-was")
+    chart(additive_parts_figure(v, alpha[i], src, i), key="nmt-parts")
+    st.caption(t("alignment.parts_caption"))
+
+
+def _panel(trace, title: str, key: str) -> None:
+    a = trace.maps["alignment"]
+    src = trace.inputs["tokens"]
+    chart(alignment_figure(a.weights[0, 0], src, a.query_labels, title=title, flags=a.flags), key)
+
+
+# Switching between the two comparisons redraws this section only.
+@st.fragment
+def side_by_side(card, trace, text: str, beam: int) -> None:
+    """This sentence through every scoring function, or through several beam widths."""
+    st.header(t("alignment.section_side-by-side"))
+    what = url_choice(
+        st.segmented_control,
+        "compare",
+        t("alignment.compare"),
+        ["scoring", "beams"],
+        required=True,
+        format_func=lambda s: t(f"alignment.{s}"),
+        key="nmt-compare",
+    )
+    with friendly_errors(t("alignment.compare_what")):
+        if what == "beams":
+            for col, b in zip(st.columns(len(BEAMS)), BEAMS, strict=True):
+                tr = state.translate(card.name, text, b)
+                with col:
+                    st.markdown(
+                        f"**{t('alignment.beam_n', b=b)}** (log p = {tr.outputs['log_prob']:.2f}): "
+                        f"{md(tr.outputs['translation'])}"
+                    )
+                    _panel(tr, t("alignment.beam_n", b=b), f"nmt-beam-{b}")
+            return
+        # Only models with attention have an α to compare.
+        others = [c for c in state.cards(card.task) if c.aligns] or [card]
+        cols = st.columns(max(1, min(len(others), 3)))
+        for k, other in enumerate(others):
+            tr = state.translate(other.name, text, beam)
+            trained = state.train_record(other.name).get("steps", "?")
+            with cols[k % len(cols)]:
+                st.markdown(
+                    f"**{engine_text(other.title)}** "
+                    f"({t('alignment.training_steps', n=trained)}): {md(tr.outputs['translation'])}"
+                )
+                _panel(tr, other.variant, f"nmt-cmp-{other.name}")
+
+
+def head_view(card, trace, text: str, beam: int) -> None:
+    """bertviz's head view of the decoder's cross-attention, rendered offline."""
+    st.header(t("alignment.head_view_header"))
+    st.caption(t("alignment.head_view_caption"))
+    a, src = trace.maps["alignment"], trace.inputs["tokens"]
+    with friendly_errors(t("alignment.head_view_what")):
+        html = head_view_html(
+            cross_attention=a.weights, encoder_tokens=src, decoder_tokens=list(a.query_labels)
+        )
+        render(html, height=max(400, 40 + 24 * max(len(src), len(a.query_labels))))
+
+
+def measured(card, trace, text: str, beam: int) -> None:
+    """What the shipped evaluation measured on the test split, for every model of the task."""
+    measured_table(state.measured(card.task), card.evaluate_command)
+
+
+SECTIONS = {
+    "alignment": alignment,
+    "steps": steps,
+    "side-by-side": side_by_side,
+    "head-view": head_view,
+    "measured": measured,
+}
+
+
+# Input, translation, section, link and downloads: an edit here reruns this part only (the
+# title, the task and the model stay as drawn).
+@st.fragment
+def body(card) -> None:
+    with controls("input"):
+        text = input_text(card)
+        beam = next(p for p in card.options if p.name == "beam")
+        beam = url_number(
+            st.slider,
+            "beam",
+            t("alignment.beam"),
+            beam.low,
+            beam.high,
+            beam.default,
+            key="nmt-beam",
+        )
+    with friendly_errors(t("alignment.what")):
+        trace = state.translate(card.name, text, beam)
+    answer_heading(trace, md(trace.outputs["translation"]))
+    if trace.outputs["unknown"]:
+        words = ", ".join(f"“{md(w)}”" for w in trace.outputs["unknown"])
+        st.warning(t("alignment.unknown", words=words))
+    summary(card, trace, beam)
+    shown = url_choice(
+        st.segmented_control,
+        "section",
+        t("alignment.show"),
+        list(SECTIONS),
+        required=True,
+        format_func=lambda s: t(f"alignment.section_{s}"),
+        key="nmt-section",
+    )
+    draw = SECTIONS[shown]
+    page_toggle("alignment", trace.maps.get("alignment"), when=draw is not measured)
+    if draw is measured or card.aligns:  # every other section draws the alignment map
+        draw(card, trace, text, beam)
+    else:
+        st.info(t("alignment.no_alignment"))
+    page_bottom(f"alignment-{card.name}", trace)
+
+
+def summary(card, trace, beam: int) -> None:
+    """The model, the decoding, its time, and how the checkpoint was trained."""
+    rec = state.train_record(card.name)
+    st.caption(
+        t(
+            "alignment.summary",
+            title=engine_text(card.title),
+            beam=beam,
+            ms=f"{trace.timings['translate_ms']:.0f}",
+            steps=rec.get("steps", "?"),
+            batch=rec.get("batch", "?"),
+            cpu=rec.get("cpu_s", "?"),
+            command=rec["command"],
+        )
+    )
+
+
+page_top()
+st.title(t("alignment.title"))
+st.caption(t("alignment.caption"))
+with controls():
+    task = url_choice(
+        st.radio,
+        "task",
+        t("alignment.task"),
+        TASKS,
+        resets=("model", "text", "step"),
+        horizontal=True,
+        format_func=lambda s: t(f"alignment.task_{s}"),
+        key="nmt-task",
+    )
+    chosen = choose_model(task)
+body(chosen)

@@ -1,0 +1,158 @@
+"""Chat model: a real decoder (SmolLM2-135M-Instruct) read while it writes, offline.
+
+One prompt at the top; each section reads the same generation. At step s of the timeline
+the query is the last known token (step 1: the prompt's last token), the step appends that
+token's K/V to the cache, and the model writes the next token.
+"""
+
+import streamlit as st
+from kit import controls, flag, friendly_errors, page_bottom, page_top, t
+from kit.url import url_choice, url_default, url_number, url_sync
+from state import chat as state
+from studios.chat_measures import cache, heads, sinks
+from views import chat as figs
+
+
+def ask() -> state.Request:
+    """The prompt and the decoding settings, applied together by Generate (a form)."""
+    lim, d = state.limits(), state.Request()
+    with controls(), st.form("chat-form", border=False):
+        prompt = st.text_area(
+            t("chat.prompt", n=lim["chars"]),
+            url_default("text", d.prompt, key="chat-text"),
+            key="chat-text",
+            height=90,
+        )
+        c1, c2, c3, c4 = st.columns([2, 2, 3, 2])
+        template = c1.toggle(
+            t("chat.template"),
+            url_default("template", d.template, flag, key="chat-template"),
+            key="chat-template",
+            help=t("chat.template_help"),
+        )
+        lo, hi = lim["max_new_tokens"]
+        tokens = url_number(
+            c2.number_input,
+            "tokens",
+            t("chat.max_new", lo=lo, hi=hi),
+            lo,
+            hi,
+            d.max_new_tokens,
+            key="chat-tokens",
+        )
+        sampling = url_choice(
+            c3.radio,
+            "sampling",
+            t("chat.sampling"),
+            state.SAMPLINGS,
+            key="chat-sampling",
+            format_func=lambda s: t(f"chat.sampling_{s}"),
+            horizontal=True,
+        )
+        seed = url_number(c4.number_input, "seed", t("chat.seed"), 0, 2**31 - 1, 0, key="chat-seed")
+        c5, c6, c7 = st.columns(3)
+        temperature = url_number(
+            c5.number_input,
+            "temperature",
+            t("chat.temperature"),
+            *lim["temperature"],
+            d.temperature,
+            key="chat-temperature",
+            cast=float,
+            step=0.1,
+        )
+        top_k = url_number(
+            c6.number_input, "top_k", t("chat.top_k"), *lim["top_k"], d.top_k, key="chat-top-k"
+        )
+        top_p = url_number(
+            c7.number_input,
+            "top_p",
+            t("chat.top_p"),
+            *lim["top_p"],
+            d.top_p,
+            key="chat-top-p",
+            cast=float,
+            step=0.05,
+        )
+        st.form_submit_button(t("chat.generate"), type="primary", key="chat-generate")
+    url_sync(text=prompt, template=template)
+    return state.Request(
+        prompt,
+        template,
+        int(tokens),
+        sampling,
+        float(temperature),
+        int(top_k),
+        float(top_p),
+        int(seed),
+    )
+
+
+def timeline(chat, trace, request) -> None:
+    out = trace.outputs
+    st.markdown(t("chat.output", text=figs.inert(out["generated"])))
+    if out.get("stopped"):
+        st.info(t("chat.stopped", n=len(out["log_probs"])))
+    ms = trace.timings
+    st.caption(t("chat.timing", prefill=ms["prefill_ms"], decode=ms["decode_ms"]))
+    steps(trace, chat)
+
+
+@st.fragment
+def steps(trace, chat) -> None:
+    """The step slider and the figures it drives: a move reruns only this part."""
+    if "generation" not in trace.maps:
+        st.info(t("chat.no_steps"))
+        return
+    n_layers, _, n_steps, _ = trace.maps["generation"].shape
+    c1, c2 = controls("chat-steps").columns([3, 2])
+    s = 0
+    if n_steps > 1:
+        s = url_number(c1.slider, "token", t("chat.step"), 1, n_steps, 1, key="chat-step") - 1
+    layer = url_number(
+        c2.slider, "layer", t("chat.layer"), 0, n_layers - 1, n_layers // 2, key="chat-layer"
+    )
+    figs.draw_step(trace, chat, s, layer)
+
+
+SECTIONS = {
+    "timeline": timeline,
+    "sinks": sinks,
+    "cache": cache,
+    "heads": heads,
+}
+
+page_top()
+st.title(t("chat.title"))
+st.caption(t("chat.intro"))
+if not state.available():
+    st.info(t("chat.missing", path=state.chat_dir()))
+    page_bottom("chat")
+    st.stop()
+with friendly_errors(t("chat.what_load")):
+    chat = state.model()
+st.caption(
+    t(
+        "chat.card",
+        name=chat.name,
+        layers=chat.n_layers,
+        heads=chat.n_heads,
+        kv=chat.n_kv_heads,
+        d=chat.head_dim,
+    )
+)
+request = ask()
+with friendly_errors(t("chat.what_generate")):
+    trace = state.generate(request)
+section = url_choice(
+    st.segmented_control,
+    "section",
+    t("chat.section"),
+    list(SECTIONS),
+    key="chat-section",
+    format_func=lambda s: t(f"chat.section_{s}"),
+)
+st.header(t(f"chat.section_{section}"))
+with friendly_errors(t(f"chat.what_{section}")):
+    SECTIONS[section](chat, trace, request)
+page_bottom(f"chat-{section}", trace, tables={"steps": lambda: state.step_rows(trace)})

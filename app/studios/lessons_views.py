@@ -1,0 +1,192 @@
+"""A lesson step's view, drawn inline from the step's link: one function per page a deck can
+show (the keys of VIEWS are the pages' url names, as in the link).
+
+The same state calls and drawing as the pages (app/state, app/views), with the step's
+parameters in place of the pages' widgets.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+from kit import answer_heading, chart, engine_text, friendly_errors, t
+from kit.i18n import map_note
+from kit.reveal import predict
+from state import lessons as lesson_state
+from state import models
+from state import nmt as nmt_state
+from state import variants as var_state
+from state.memn2n import answer, chosen, stories
+from views import positional as pe_figs
+from views import variants as var_figs
+from views.alignment_sections import md, measured_table, soft_alignment
+from views.heatmap import attention_figure
+from views.memory import draw_hops, md_escape
+from views.transformer import head_grid
+
+from engine import positional as pe_lib
+from engine.text import InputError
+
+
+def _card(name: str, family: str):
+    card = models.card(name)  # an unknown model is an InputError: a calm note, not a trace
+    if card.family != family:
+        raise InputError(t("lessons.wrong_family", model=name, family=family))
+    return card
+
+
+def _option(card, name: str):
+    """The default the card states for one of its options (the beam width, …)."""
+    return next(p.default for p in card.options if p.name == name)
+
+
+def _unknown(trace) -> None:
+    if trace.outputs["unknown"]:
+        st.warning(t("lessons.unknown", words=", ".join(map(md, trace.outputs["unknown"]))))
+
+
+def alignment(params: dict, guess, key: str) -> None:
+    with friendly_errors(t("lessons.the_view")):
+        card = _card(params["model"], "nmt")
+        beam = int(params.get("beam", _option(card, "beam")))
+        trace = nmt_state.translate(card.name, params["text"], beam)
+    answer_heading(trace, md(trace.outputs["translation"]))
+    st.caption(t("lessons.model_line", title=engine_text(card.title), beam=beam))
+    _unknown(trace)
+    if params.get("section") == "measured":
+        measured_table(nmt_state.measured(card.task), card.evaluate_command)
+        return
+    if "alignment" not in trace.maps:
+        st.info(t("lessons.no_attention"))
+        return
+    a = trace.maps["alignment"]
+    if guess is not None and not predict(
+        key, a.weights[0, 0], a.query_labels, a.key_labels, row=guess
+    ):
+        return
+    en_fr = card.task == "en-fr"
+    drawn = st.session_state.get("nmt-drawn", [])  # sentences drawn on the Alignment page
+    scored = nmt_state.on_gold(card.name, trace, drawn) if en_fr else None
+    soft_alignment(a, trace.inputs["tokens"], scored, gold_expected=en_fr)
+
+
+def transformer(params: dict, guess, key: str) -> None:
+    with friendly_errors(t("lessons.the_view")):
+        card = _card(params["model"], "transformer")
+        trace = models.trace(card.name, params["text"])
+        kind = params.get("attention", "cross")
+        amap = trace.maps[kind]
+        n_layers, n_heads = amap.shape[:2]
+        layer = int(params.get("layer", n_layers - 1))
+        head = int(params.get("head", 0))
+        if layer >= n_layers or head >= n_heads:
+            raise InputError(t("lessons.no_head", layers=n_layers, heads=n_heads))
+    answer_heading(trace, md(trace.outputs["translation"]))
+    st.caption(engine_text(card.title))
+    _unknown(trace)
+    w = amap.weights[layer, head]
+    if guess is not None and not predict(key, w, amap.query_labels, amap.key_labels, row=guess):
+        return
+    if params.get("section") == "grid":
+        chart(head_grid(amap, kind), f"{key}-grid", width="stretch")
+    else:
+        chart(attention_figure(amap, layer, head), f"{key}-head", width="stretch")
+
+
+def memory(params: dict, guess, key: str) -> None:
+    with friendly_errors(t("lessons.the_view")):
+        if "text" in params:  # story lines, the question on the last line
+            name = params.get("model") or lesson_state.default("babi", "memn2n")
+            trace = models.trace(name, params["text"])
+        else:
+            task = int(params.get("task", 1))
+            name = params.get("model") or chosen(task)
+            trace = answer(name, stories(task)[int(params.get("story", 0))])
+    out, amap = trace.outputs, trace.maps["memory"]
+    verdict = ""
+    if out.get("expected"):
+        verdict = t("lessons.right" if out["expected"] == out["answer"] else "lessons.wrong")
+    question, said = md_escape(trace.inputs["question"]), md_escape(out["answer"])
+    p = out["probability"]
+    st.markdown(t("lessons.qa", question=question, answer=said, p=p, verdict=verdict, model=name))
+    if out.get("warning"):
+        st.warning(engine_text(out["warning"]))
+    rows = [t("lessons.hop", n=i + 1) for i in range(amap.shape[0])]
+    if guess is not None and not predict(
+        key, amap.weights[:, 0, 0, :], rows, amap.key_labels, row=int(guess) - 1, unit="sentence"
+    ):
+        return
+    draw_hops(amap, out["candidates"], out["probabilities"], out["support"])
+
+
+def positional(params: dict, guess, key: str) -> None:
+    k = int(params.get("k", 5))
+    d_model, length = int(params.get("d_model", 64)), int(params.get("length", 100))
+    with friendly_errors(t("lessons.the_view")):
+        pe_lib.check_d_model(d_model)
+        pe_lib.check_length(length)
+        pe = pe_lib.sinusoidal(length, d_model)
+    section = params.get("section", "rotation")
+    if section == "table":
+        chart(pe_figs.table_figure(pe, "PE"), f"{key}-table")
+    elif section == "similarity":
+        sim = pe_lib.similarity(pe)
+        fig = pe_figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520)
+        chart(fig, f"{key}-sim")
+    else:
+        err = pe_lib.verify_rotation(k, length, d_model)
+        st.markdown(t("lessons.rotation", k=k, length=length, err=err))
+        show = min(d_model, 16)
+        M = pe_lib.rotation(k, d_model)[:show, :show]
+        chart(pe_figs.rotation_figure(M, k), f"{key}-rotation")
+
+
+def variants(params: dict, guess, key: str) -> None:
+    names = tuple(params.get("variants", "longformer,performer").split(","))
+    if params["section"] == "long":
+        _memory(names, int(params.get("n", 8192)))
+        return
+    text = params.get("text", "The quick brown fox jumps over the lazy dog .")
+    with friendly_errors(t("lessons.the_view")):
+        picked = tuple(n for n in names if n != "full")
+        traces, rows = var_state.compare(
+            source="text", text=text, synthetic=(0, "clustered", 1.0, 0), names=picked,
+            params_json=json.dumps({}), causal=False, heads=2, d=32,
+        )  # fmt: skip
+    cols = ("variant", "rel_error", "top5_overlap", "missed_mass")
+    st.dataframe([{c: r[c] for c in cols} for r in rows], hide_index=True)
+    head = int(params.get("head", 0))
+    shown = st.columns(len(traces))
+    for col, (name, trace) in zip(shown, reversed(traces.items()), strict=True):
+        amap = trace.maps["attention"]
+        chart(var_figs.map_figure(amap, head, title=name), f"{key}-{name}", col)
+        col.caption(map_note(amap.note))
+
+
+def _memory(names: tuple[str, ...], n: int) -> None:
+    with friendly_errors(t("lessons.the_view")):
+        rows = lesson_state.memory_at(names, n)
+    headers = [t(f"lessons.mem_{c}") for c in rows[0]]
+    st.dataframe([dict(zip(headers, r.values(), strict=True)) for r in rows], hide_index=True)
+    full = next((r for r in rows if r["variant"] == "full"), None)
+    if full:
+        st.markdown(
+            t(
+                "lessons.mem_full",
+                n=n,
+                square=n * n * 4 / 2**20,
+                mib=full["measured_mib"],
+                gib=full["layer_gib"],
+                heads=lesson_state.HEADS_IN_A_LAYER,
+            )
+        )
+
+
+VIEWS = {
+    "alignment": alignment,
+    "transformer": transformer,
+    "memory": memory,
+    "positional": positional,
+    "variants": variants,
+}

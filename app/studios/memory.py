@@ -1,0 +1,205 @@
+"""Memory (MemN2N): which memories an End-To-End Memory Network reads at each hop.
+
+Widgets → one cached answer (a Trace) → the hops or the memory map, one at a time.
+"""
+
+import numpy as np
+import streamlit as st
+from kit import (
+    chart,
+    controls,
+    engine_text,
+    friendly_errors,
+    page_bottom,
+    page_top,
+    t,
+    url_choice,
+    url_default,
+    url_number,
+    url_sync,
+)
+from kit.reveal import page_toggle
+from state import memn2n as state
+from views.memory import draw_hops, md_escape
+from views.memory import memory_map as map_figure
+
+from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story
+from engine.text import InputError
+
+EXAMPLE_STORY = (
+    "Mary moved to the bathroom.\nJohn went to the hallway.\n"
+    "Daniel went back to the kitchen.\nMary travelled to the office."
+)
+EXAMPLE_QUESTION = "Where is Mary?"
+N_STORIES = 200
+
+
+def own_story(names: list[str]):
+    """(model name, Sample) from the user's story and question."""
+    st.caption(t("memory.own_help", chars=f"{MAX_STORY_CHARS:,}", words=MAX_WORDS_PER_SENTENCE))
+    story = url_default("text", EXAMPLE_STORY, key="mem_story")
+    text = st.text_area(t("memory.story"), story, height=160, key="mem_story")
+    question = url_default("question", EXAMPLE_QUESTION, key="mem_question")
+    question = st.text_input(t("memory.question"), question, key="mem_question")
+    joint = names.index(state.widest())  # the model that knows every task
+    name = url_choice(
+        st.selectbox, "model", t("memory.model"), names, key="mem_model", default=joint
+    )
+    url_sync(text=text, question=question, task=None, story=None)
+    with friendly_errors(t("memory.reading_what")):
+        return name, user_story(text, question)
+
+
+def generated_story():
+    """(model name, Sample) from the task's test set, with the shipped accuracy beside it."""
+    c1, c2, c3 = st.columns([3, 1, 2])
+    task = url_choice(
+        c1.selectbox,
+        "task",
+        t("memory.task"),
+        TASK_IDS,
+        key="mem_task",
+        format_func=lambda k: f"{k}: {t(f'memory.babi.task{k}')}",
+        resets=("model",),  # the link's model was another task's
+    )
+    label = t("memory.story_index", last=N_STORIES - 1)
+    index = url_number(c2.number_input, "story", label, 0, N_STORIES - 1, 0, key="mem_story_index")
+    url_sync(text=None, question=None)
+    with friendly_errors(t("memory.choosing_what")):
+        offered = state.offered(task)  # the model that serves the task first
+    # One widget per task: a new task starts from its own better model, not from the
+    # model picked for the previous task.
+    key = f"mem_model_task{task}"
+    name = url_choice(c3.selectbox, "model", t("memory.model_first"), offered, key=key)
+    measured = state.served(name, task)
+    if measured:
+        hits = measured["support_hit_per_hop"]
+        facts = dict(
+            name=name,
+            n=f"{measured['n_test']:,}",
+            accuracy=f"{measured['accuracy']:.3f}",
+            paper=f"{measured['paper_accuracy']:.3f}",
+            which=" / ".join(str(k + 1) for k in range(len(hits))),
+            hops=" / ".join(f"{h:.2f}" for h in hits),
+            command=state.evaluate_command(name),
+        )
+        st.caption(t("memory.task_measured", **facts))
+    return name, state.stories(task)[int(index)]
+
+
+def answer_line(name: str, sample, trace) -> None:
+    """The question, the answer with its probability and verdict, and what was left out."""
+    out, cfg = trace.outputs, state.config(name)
+    if out.get("warning"):
+        st.warning(engine_text(out["warning"]))
+    verdict = ""
+    if out["expected"]:
+        right = out["expected"] == out["answer"]
+        wrong = t("memory.wrong", answer=md_escape(out["expected"]))
+        verdict = t("memory.correct") if right else wrong
+    facts = dict(question=md_escape(sample.question), answer=out["answer"], verdict=verdict)
+    facts |= dict(p=f"{out['probability']:.3f}", name=name, hops=cfg.hops, tying=cfg.tying)
+    st.markdown(t("memory.qa", **facts))
+    if out["unknown_words"]:
+        words = ", ".join(md_escape(w) for w in out["unknown_words"][:20])
+        st.info(t("memory.dropped_words", words=words))
+    if out["dropped_sentences"]:
+        k, memory = out["dropped_sentences"], cfg.memory
+        st.info(t("memory.dropped", n=len(sample.story), memory=memory, k=k))
+
+
+def hops(trace, sample) -> None:
+    out = trace.outputs
+    draw_hops(trace.maps["memory"], out["candidates"], out["probabilities"], out["support"])
+
+
+@st.fragment
+def map(trace, sample) -> None:  # the section's id (?section=map) shadows a builtin unused here
+    """A fragment: recolouring redraws the map only (the projection is cached)."""
+    st.subheader(t("memory.map_header"))
+    colour = url_choice(
+        st.radio,
+        "colour",
+        t("memory.colour_by"),
+        ["task", "entity"],
+        key="mem_colour",
+        horizontal=True,
+        format_func=lambda c: t(f"memory.colour_{c}"),
+    )
+    name = state.widest()  # every task's memories in one space
+    st.caption(t("memory.map_caption", name=name, n=f"{state.MAP_MEMORIES:,}"))
+    with friendly_errors(t("memory.map_what")):
+        coords, task_of, subject_of, texts, n = state.memory_map(name, sample)
+    tasks = [t("memory.task_n", n=g.removeprefix("task ")) for g in task_of]  # "task 2"
+    groups = (tasks if colour == "task" else subject_of) + [t("memory.this_story")] * n
+    current = np.r_[np.zeros(len(texts), bool), np.ones(n, bool)]
+    title = t("memory.map_title", by=t(f"memory.colour_{colour}"))
+    sentences = texts + list(trace.maps["memory"].key_labels)
+    chart(map_figure(coords, groups, sentences, current, title), key="mem-umap")
+
+
+def every_task(results: dict) -> None:
+    """The shipped evaluation on every task, beside the paper's numbers (a table)."""
+    columns = ("accuracy", "paper_accuracy", "paper_joint_accuracy", "support_hit_any_hop")
+    # Headings looked up once, not once per row: the table is redrawn on each rerun.
+    heads = [t(f"memory.col_{h}") for h in ("accuracy", "paper", "paper_joint", "support")]
+    task, model = t("memory.col_task"), t("memory.col_model")
+    with st.expander(t("memory.every_task", mean=f"{results['mean_accuracy']:.3f}")):
+        st.table(  # a row per task, so every column holds one type (Arrow needs that)
+            [
+                {task: f"{k}: {t(f'memory.babi.task{k}')}"}
+                | {h: r[c] for h, c in zip(heads, columns, strict=True)}
+                | {model: r["model"]}
+                for k, r in results["tasks"].items()
+            ]
+        )
+        mean, paper = f"{results['mean_accuracy']:.4f}", f"{results['paper_mean_accuracy']:.4f}"
+        command = results["command"]
+        st.caption(t("memory.every_task_caption", mean=mean, paper=paper, command=command))
+
+
+SECTIONS = {"hops": hops, "map": map}
+
+page_top()
+st.title(t("memory.title"))
+st.caption(t("memory.caption"))
+
+with friendly_errors(t("memory.loading_what")):
+    names = state.shipped()
+    if not names:
+        raise InputError(t("memory.no_checkpoint"))
+
+with controls():
+    source = url_choice(
+        st.radio,
+        "own",
+        t("memory.source"),
+        ["babi", "own"],
+        ids=[0, 1],
+        key="mem_source",
+        horizontal=True,
+        format_func=lambda s: t(f"memory.source_{s}"),
+    )
+    name, sample = own_story(names) if source == "own" else generated_story()
+
+with friendly_errors(t("memory.answering_what")):
+    trace = state.answer(name, sample)
+answer_line(name, sample, trace)
+
+# One section on screen at a time: the UMAP map is drawn only when asked for.
+shown = url_choice(
+    st.segmented_control,
+    "section",
+    t("memory.show"),
+    list(SECTIONS),
+    key="mem_section",
+    required=True,
+    format_func=lambda s: t(f"memory.section_{s}"),
+)
+page_toggle("memory", trace.maps["memory"], when=SECTIONS[shown] is hops)
+SECTIONS[shown](trace, sample)
+
+results = state.evaluation()  # the shipped `evaluate memn2n --save` numbers, or None
+if results:
+    every_task(results)
+page_bottom(f"memory-{name}", trace)

@@ -1,0 +1,263 @@
+"""Transformer studio: our encoder–decoder trained here, and pretrained HuggingFace models.
+
+Widgets → one cached Trace → the section on screen. Every map is [layer, head, query, key].
+"""
+
+from dataclasses import dataclass
+
+import streamlit as st
+import views.bertviz_view as bv
+from kit import (
+    chart,
+    controls,
+    flag,
+    friendly_errors,
+    page_bottom,
+    page_top,
+    t,
+    url_choice,
+    url_default,
+    url_sync,
+)
+from kit.i18n import Lazy
+from kit.reveal import page_toggle
+from state import transformer as state
+from studios import transformer_models
+from views.heatmap import attention_figure
+from views.qk_map import dot_distance_figure, qk_scatter
+from views.transformer import head_grid, neuron_figure
+
+KINDS = ("encoder_self", "decoder_self", "cross")
+
+
+def kind_name(kind: str) -> str:
+    return t(f"transformer.kind_{kind}") if kind in KINDS else kind
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the page picked, handed to the section on screen."""
+
+    trace: object
+    kind: str
+    title: str  # the map's name, e.g. "cross-attention (decoder → encoder)"
+    amap: object  # the map as read (merged, averaged or rolled out, sinks hidden)
+    merge: bool
+    hide: bool
+    sinks: tuple
+
+    @property
+    def raw(self):
+        """The map as the model returned it."""
+        return self.trace.maps[self.kind]
+
+    def vectors(self):
+        """This map's (queries, keys) [L, H, T, d_k], or (None, None) when not returned."""
+        v = self.trace.vectors
+        return v.get(f"queries.{self.kind}"), v.get(f"keys.{self.kind}")
+
+
+def layer_head(raw) -> tuple[int, int]:
+    """The layer and head every section looks at (one pair of widgets, kept across sections)."""
+    n_layers, n_heads = raw.shape[:2]
+    s1, s2 = st.columns(2)
+    layer = url_choice(
+        s1.select_slider,
+        "layer",
+        t("transformer.layer"),
+        range(n_layers),
+        key=f"layer-{n_layers}",
+        format_func=raw.layer_labels.__getitem__,
+    )
+    head = url_choice(
+        s2.select_slider,
+        "head",
+        t("transformer.head"),
+        range(n_heads),
+        key=f"head-{n_heads}",
+        format_func=raw.head_labels.__getitem__,
+    )
+    return layer, head
+
+
+def grid(s: Shown) -> None:
+    """Layers × heads: every head as a thumbnail, and the chosen one enlarged."""
+    chart(head_grid(s.amap, s.title), width="stretch", key="tr-grid")
+    enlarged(s)
+
+
+# Layer and head rerun only the enlarged head: the grid above stays as drawn.
+@st.fragment
+def enlarged(s: Shown) -> None:
+    layer, head = layer_head(s.raw)
+    shown_head = head if s.amap.shape[1] == s.raw.shape[1] else 0
+    layer = min(layer, s.amap.shape[0] - 1)
+    chart(attention_figure(s.amap, layer, shown_head), width="stretch", key="tr-head")
+    if s.amap.note:
+        st.caption(s.amap.note)
+
+
+@st.cache_data(max_entries=16, show_spinner=Lazy("transformer.spinner_bertviz"))
+def bertviz_html(view: str, arguments: dict, layer: int) -> str:
+    """``arguments`` are bertviz_view's keyword arguments (numpy weights and token lists)."""
+    if view == "head":
+        return bv.head_view_html(**arguments, layer=layer)
+    return bv.model_view_html(**arguments)
+
+
+def bertviz(s: Shown) -> None:
+    """bertviz's head and model views, drawn from vendored JavaScript (nothing fetched)."""
+    layer, _ = layer_head(s.raw)
+    view = url_choice(
+        st.radio,
+        "view",
+        t("transformer.bertviz_view"),
+        ["head", "model"],
+        key="bertviz-view",
+        horizontal=True,
+        format_func=lambda v: t(f"transformer.bertviz_{v}"),
+    )
+    one_map = len(s.trace.maps) == 1
+    maps = {
+        k: state.read_heads(m, "heads", s.merge, s.hide, s.sinks) if one_map else m
+        for k, m in s.trace.maps.items()
+    }
+    if not one_map and (s.merge or s.hide):
+        st.caption(t("transformer.bertviz_raw"))
+    n_tok = max(max(m.shape[2:]) for m in maps.values())
+    height = min(2400, 200 + 24 * n_tok) if view == "head" else 160 + 140 * s.raw.shape[0]
+    with friendly_errors(t("transformer.bertviz_what")):
+        bv.render(bertviz_html(view, bv.trace_arguments(maps), layer), height=height)
+    st.caption(t("transformer.bertviz_caption"))
+
+
+def neuron(s: Shown) -> None:
+    """bertviz's neuron view: how one query's scores and weights come out of q and k."""
+    raw, (q_all, k_all) = s.raw, s.vectors()
+    if q_all is None:
+        st.info(t("transformer.no_vectors"))
+        return
+    layer, head = layer_head(raw)
+    i = url_choice(
+        st.selectbox,
+        "query",
+        t("transformer.query_token"),
+        range(raw.shape[2]),
+        key="neuron-query",
+        format_func=lambda j: f"{j}: {raw.query_labels[j]}",
+    )
+    mask = state.allowed_keys(s.kind, raw.shape[2], raw.shape[3])
+    nv = state.neuron(q_all[layer, head, i], k_all[layer, head], None if mask is None else mask[i])
+    chart(neuron_figure(nv, raw.query_labels[i], raw.key_labels), width="stretch", key="tr-neuron")
+    where = f"{raw.layer_labels[layer]} · {raw.head_labels[head]}"
+    st.caption(t("transformer.neuron_caption", where=where))
+
+
+def qk(s: Shown) -> None:
+    """AttentionViz (Yeh et al. 2023): one head's queries and keys in one 2-D embedding."""
+    raw, (q_all, k_all) = s.raw, s.vectors()
+    if q_all is None:
+        st.info(t("transformer.no_vectors"))
+        return
+    layer, head = layer_head(raw)
+    colour = url_choice(
+        st.radio,
+        "colour",
+        t("transformer.colour_by"),
+        ["position", "token"],
+        key="qk-colour",
+        horizontal=True,
+        format_func=lambda c: t(f"transformer.colour_{c}"),
+    )
+    mask = state.allowed_keys(s.kind, raw.shape[2], raw.shape[3])
+    with friendly_errors(t("transformer.qk_what")):
+        emb = state.joint_embedding(q_all[layer, head], k_all[layer, head], mask, 0)
+    title = f"{raw.layer_labels[layer]} · {raw.head_labels[head]} ({emb.method.upper()})"
+    scatter = qk_scatter(emb, raw.query_labels, raw.key_labels, colour_by=colour, title=title)
+    chart(scatter, width="stretch", key="tr-qk")
+    chart(dot_distance_figure(emb, mask), width="stretch", key="tr-qk-r")
+    st.caption(t("transformer.qk_caption"))
+
+
+SECTIONS = {"grid": grid, "bertviz": bertviz, "neuron": neuron, "qk": qk}
+
+
+# A section change reruns only this part: the model, its Trace and the map stay.
+@st.fragment
+def sections(shown: Shown) -> None:
+    # One section on screen at a time: an edit redraws only what is visible.
+    section = url_choice(
+        st.segmented_control,
+        "section",
+        t("transformer.section"),
+        list(SECTIONS),
+        key="transformer-section",
+        format_func=lambda s: t(f"transformer.section_{s}"),
+    )
+    SECTIONS[section](shown)
+
+
+def reading_controls(trace, sinks) -> tuple[str, str, bool, bool]:
+    """(map kind, reading, merge word pieces, hide sinks) as the user set them."""
+    c1, c2 = st.columns([2, 3])
+    kind = url_choice(
+        c1.selectbox,
+        "attention",
+        t("transformer.attention"),
+        list(trace.maps),
+        key="attention",
+        format_func=kind_name,
+    )
+    reading = url_choice(
+        c2.radio,
+        "reading",
+        t("transformer.read_heads"),
+        state.READINGS if kind != "cross" else state.READINGS[:2],  # rollout: self only
+        key="reading",
+        horizontal=True,
+        format_func=lambda r: t(f"transformer.reading_{r}"),
+        help=t("transformer.read_heads_help"),
+    )
+    c3, c4 = st.columns(2)
+    merge = c3.toggle(
+        t("transformer.merge"),
+        url_default("merge", False, flag, key="merge"),
+        help=t("transformer.merge_help"),
+        key="merge",
+    )
+    hide = c4.toggle(
+        t("transformer.hide", sinks=" / ".join(sinks)),
+        url_default("hide", False, flag, key="hide-sinks"),
+        help=t("transformer.hide_help"),
+        key="hide-sinks",
+    )
+    url_sync(merge=merge, hide=hide)
+    return kind, reading, merge, hide
+
+
+PICKERS = {"ours": transformer_models.ours, "pretrained": transformer_models.pretrained}
+
+page_top()
+st.title(t("transformer.title"))
+st.caption(t("transformer.caption"))
+state.umap_warm_up()
+
+with controls():
+    family = url_choice(
+        st.radio,
+        "family",
+        t("transformer.family"),
+        list(PICKERS),
+        key="family",
+        horizontal=True,
+        format_func=lambda f: t(f"transformer.{f}"),
+        resets=("model", "text", "example"),  # the link's model was the other family's
+    )
+    trace, sinks = PICKERS[family]()
+    kind, reading, merge, hide = reading_controls(trace, sinks)
+with friendly_errors(t("transformer.reading_what")):
+    amap = state.read_heads(trace.maps[kind], reading, merge, hide, sinks)
+
+page_toggle("transformer", amap)
+sections(Shown(trace, kind, kind_name(kind), amap, merge, hide, tuple(sinks)))
+page_bottom(f"transformer-{trace.model}", trace)

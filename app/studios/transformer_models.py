@@ -1,0 +1,111 @@
+"""The Transformer page's model pickers: each returns (Trace, attention sinks).
+
+Both families answer through their model cards: the card lists the models, states the
+limits and examples, loads (once per process) and traces (once per input).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from kit import engine_text, example_and_text, friendly_errors, t, url_choice, url_number
+from state import models
+from state import transformer as state
+
+OTHER = "other"  # the option for a directory the user types
+
+
+def example_text(card, key: str) -> str:
+    examples = [e.input for e in card.examples]
+    return example_and_text(examples, key, t("transformer.example"), t("transformer.input"))
+
+
+def show_measured(result: dict | None) -> None:
+    """The evaluation numbers, their method and the command that measured them."""
+    if result is None:
+        return
+    with st.expander(t("transformer.measured", n=result["n_test"])):
+        rows = result.get("pe_ablation") or {result["pe"]: result}
+        st.table(
+            {pe: {k: r[k] for k in ("bleu", "exact_match", "unigram_f1")} for pe, r in rows.items()}
+        )
+        if "aer" in result:
+            st.markdown(t("transformer.aer_intro", name=result["checkpoint"]))
+            st.table(result["aer"])
+        st.caption(t("transformer.measured_caption", command=result["command"]))
+
+
+def ours():
+    """Our encoder–decoder, trained here: a checkpoint, its facts, its translation."""
+    names = [c.name for c in state.ours()]
+    if not names:
+        st.info(t("transformer.no_model"))
+        st.stop()
+    name = url_choice(
+        st.selectbox,
+        "model",
+        t("transformer.checkpoint"),
+        names,
+        key="checkpoint",
+        help=t("transformer.checkpoint_help"),
+    )
+    with friendly_errors(t("transformer.checkpoint_what")):
+        card, tr = models.card(name), models.loaded(name)
+    cfg = tr.model.cfg
+    facts = dict(task=card.task, pe=cfg.pe, layers=cfg.n_layers, heads=cfg.n_heads, d=cfg.d_model)
+    facts |= dict(max_src=tr.max_src, chars=f"{card.limits.max_chars:,}", max_new=tr.max_new)
+    st.caption(t("transformer.ours_caption" + ("_dates" if card.task == "dates" else ""), **facts))
+    show_measured(state.measured(card.task))
+    text = example_text(card, name)
+    with friendly_errors(t("transformer.ours_what")):
+        trace = models.trace(name, text)
+    st.markdown(t("transformer.output", text=trace.outputs["translation"]))
+    if trace.outputs.get("warning"):  # far from its data: say so before any heatmap
+        st.warning(engine_text(trace.outputs["warning"]))
+    elif trace.outputs["unknown"]:
+        st.warning(t("transformer.unknown", words=", ".join(trace.outputs["unknown"])))
+    return trace, ("<s>", "</s>")
+
+
+def pretrained_name() -> str:
+    """The card picked: MiniLM, an allowed model, or the directory the user types."""
+    from engine.models.pretrained import ALLOWLIST_ENV
+
+    cards = state.pretrained_cards()
+    shown = {c.name: c.meta["display"] for c in cards} | {OTHER: t("transformer.other")}
+    choice = url_choice(
+        st.selectbox,
+        "model",
+        t("transformer.model"),
+        list(shown),
+        ids=[c.meta["display"] for c in cards] + [OTHER],  # links name the directory
+        key="hf-model",
+        format_func=shown.get,
+    )
+    if choice != OTHER:
+        return choice
+    tip = t("transformer.local_dir_help", env=ALLOWLIST_ENV)
+    return state.typed_directory(st.text_input(t("transformer.local_dir"), key="hf-path", help=tip))
+
+
+def pretrained():
+    """A pretrained HuggingFace model from local files: its facts, input and trace."""
+    name = pretrained_name()
+    with friendly_errors(t("transformer.loading_what")):
+        card, m = models.card(name), models.loaded(name)
+    facts = dict(name=m.name, arch=m.arch, tokens=m.max_tokens, chars=f"{card.limits.max_chars:,}")
+    st.caption(t("transformer.pretrained_caption", **facts))
+    text = example_text(card, m.name)
+    options = {}
+    new = {p.name: p for p in card.options}.get("max_new_tokens")  # decoders only
+    if new is not None:
+        lo, hi = int(new.low), int(new.high)
+        label = t("transformer.generate", n=hi)
+        options[new.name] = url_number(
+            st.slider, "new", label, lo, hi, new.default, key="hf-generate"
+        )
+    with friendly_errors(t("transformer.pretrained_what")):
+        trace = models.trace(name, text, **options)
+    if "generated" in trace.outputs:
+        how = t("transformer.how_" + ("causal" if m.arch == "decoder" else "forced"))
+        st.markdown(t("transformer.generated", text=trace.outputs["generated"], how=how))
+    return trace, m.sinks

@@ -1,0 +1,408 @@
+"""Variants lab: every efficient attention variant on the same input, side by side."""
+
+import json
+
+import numpy as np
+import streamlit as st
+from kit import (
+    chart,
+    controls,
+    data_table,
+    friendly_errors,
+    page_bottom,
+    page_top,
+    t,
+    table_exports,
+    url_choice,
+    url_default,
+    url_number,
+    url_sync,
+)
+from kit.i18n import map_note, variant_title
+from kit.url import names as url_names
+from state import variants as state
+from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, source_widgets
+from views import variants as figs
+
+from engine import kernels
+
+# Each section's own parameters: a link's values belong to the section it was copied on.
+PARAMS = (
+    *("source", "causal", "n", "structure", "sharpness", "seed", "heads", "d", "text"),
+    *("variants", "head", "view", "pool", "layer", "qhead", "task", "cost"),
+)
+DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
+FULL = "full (reference)"  # the reference Trace's name in state.compare's answer
+VIEWS = ["maps", "difference", "overlay"]  # the Compare maps: as they are, Δ, what is seen
+COSTS = ["ms_per_step", "flops"]
+
+
+def without_full(raw: str) -> list[str]:
+    """``?variants=`` without "full", which Compare always draws as the reference."""
+    return [v for v in url_names(raw) if v != "full"]
+
+
+def compare() -> None:
+    from engine.variants import REGISTRY
+
+    with controls():
+        chosen = source_widgets()
+        picked = pick_variants(list(REGISTRY), DEFAULT_PICK, without_full, "var-picked")
+    if chosen is None:  # an upload is awaited
+        return
+    n, defaults = chosen.pop("n_for_defaults"), chosen.pop("defaults", {})
+    params = {}
+    with st.expander(t("variants.hyper")):
+        for name in picked:
+            if REGISTRY[name].params:
+                # Budgets sized for n: a new length starts from its own defaults.
+                where = chosen["source"] + (str(n) if defaults else "")
+                params[name] = param_widgets(REGISTRY[name], n, where, defaults.get(name))
+    with st.spinner(t("variants.running")):
+        traces, rows = state.compare(
+            names=tuple(picked), params_json=json.dumps(params, sort_keys=True), **chosen
+        )
+    compare_maps(traces, picked)
+    st.subheader(t("variants.error_header"))
+    st.caption(t("variants.error_caption"))
+    data_table(rows)
+    table_exports(rows, "variants-errors")
+
+
+# Head and view rerun only the maps: the variants have run and the table stays.
+@st.fragment
+def compare_maps(traces: dict, picked: list[str]) -> None:
+    from engine.variants import REGISTRY
+    from engine.variants import compare as cmp
+
+    ref = traces[FULL]
+    n_heads = ref.maps["attention"].shape[1]
+    with controls("maps"):
+        label = t("variants.head", last=n_heads - 1)
+        head = url_number(st.number_input, "head", label, 0, n_heads - 1, 0, key="var-head")
+        view = url_choice(
+            st.radio,
+            "view",
+            t("variants.show"),
+            VIEWS,
+            key="var-view",
+            horizontal=True,
+            format_func=lambda v: t(f"variants.view_{v}"),
+        )
+    shown = [FULL, *picked] if view == "maps" else picked
+    panels = []
+    for name in shown:
+        tr, amap = traces[name], traces[name].maps["attention"]
+        title = name if name in REGISTRY else t("variants.full")  # short: the flags follow
+        panel = dict(x=amap.key_labels, y=amap.query_labels, title=title, flags=amap.flags)
+        if view == "maps":
+            panels.append({**panel, "z": amap.weights[0, head]})
+        elif view == "difference":
+            diff = cmp.difference(tr, ref)[0, head]
+            panels.append({**panel, "z": diff, "title": t("variants.minus_full", name=title)})
+        elif "pattern" in tr.maps:  # full attention where the variant can see, blank elsewhere
+            hidden = tr.maps["pattern"].weights[0, head] == 0
+            z = np.where(hidden, np.nan, ref.maps["attention"].weights[0, head])
+            panels.append({**panel, "z": z, "title": t("variants.overlay_title", name=title)})
+        else:
+            st.info(t("variants.no_pattern", name=variant_title(REGISTRY[name])))
+    if panels:
+        value = "Δα" if view == "difference" else "α"
+        # Overlay: hidden cells are blank, so the grey behind them shows.
+        kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
+        chart(figs.map_grid(panels, **kw), key=f"maps-{view}")
+    notes = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
+    st.caption(" · ".join(map_note(n) for n in notes if n))
+
+
+def quality() -> None:
+    data = state.quality_results()
+    rows = state.quality_rows(data)
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    st.markdown(t("variants.quality_intro"))
+    data_table(state.quality_table(data, rows))
+    st.caption(t("variants.quality_caption", source=data["lra_published"]["source"]))
+    table_exports(rows, "variants-quality")
+    first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
+    label = t("variants.quality_task")
+    kw = dict(default=first, key="q-task", format_func=task_name)
+    task = url_choice(st.segmented_control, "task", label, tasks, **kw)
+    st.caption(data["tasks"].get(task, task))
+    quality_cost(rows, task)
+    quality_maps(data, task)
+
+
+def task_name(task: str) -> str:
+    """A task's short name in the reader's language (a task the catalog lacks: its id)."""
+    name = t(f"variants.task_{task.replace('-', '_')}")
+    return task if name.startswith("variants.task_") else name
+
+
+@st.fragment
+def quality_cost(rows: list[dict], task: str) -> None:
+    cost = url_choice(
+        st.radio,
+        "cost",
+        t("variants.quality_cost"),
+        COSTS,
+        key="q-cost",
+        horizontal=True,
+        format_func=lambda c: t(f"variants.quality_cost_{c}"),
+    )
+    fig = figs.accuracy_cost_figure(
+        [r for r in rows if r["task"] == task],
+        cost,
+        title=t("variants.quality_chart_title", task=task),
+        x_title=t(f"variants.quality_cost_{cost}"),
+    )
+    chart(fig, key="quality-chart")
+
+
+@st.fragment
+def quality_maps(data: dict, task: str) -> None:
+    st.subheader(t("variants.quality_maps"))
+    variants = [v for v in data["table"] if task in data["table"][v]]
+    with controls("quality-maps"):
+        c1, c2, c3, c4 = st.columns(4)
+        label = t("variants.seed_trained")
+        seed = url_number(c1.number_input, "seed", label, 0, 1, 0, key="q-seed")
+        traces = {name: state.quality_trace(task, name, int(seed)) for name in variants}
+        first = traces[variants[0]]
+        amap = first.maps["attention"]
+        n_layers, n_heads = amap.shape[:2]
+        label = t("variants.layer", last=n_layers - 1)
+        last = n_layers - 1
+        layer = url_number(c2.number_input, "layer", label, 0, last, last, key="q-layer")
+        label = t("variants.head", last=n_heads - 1)
+        head = url_number(c3.number_input, "head", label, 0, n_heads - 1, 0, key="q-head")
+        asked = [i for i in first.outputs["asked"] if i < amap.shape[2]]
+        query = c4.selectbox(
+            t("variants.quality_query"),
+            asked,
+            key="q-query",
+            format_func=lambda i: f"{i}: {amap.query_labels[i]}",
+        )
+    outputs = first.outputs
+    key = outputs["evidence"][outputs["asked"].index(query)] if query is not None else None
+    key = key if key is not None and key < amap.shape[3] else None  # cropped away
+    panels = []
+    for name, tr in traces.items():
+        m = tr.maps["attention"]
+        panel = dict(x=m.key_labels, y=m.query_labels, title=name, flags=m.flags)
+        panels.append({**panel, "z": m.weights[layer, head]})
+    if key is not None:
+        st.caption(t("variants.quality_marker", query=query, pos=key))
+    st.caption(map_note(amap.note))
+    marker = (query, key) if key is not None else None
+    chart(figs.map_grid(panels, marker=marker), key="quality-maps")
+    data_table(state.quality_read(traces, layer, head, query, key) if query is not None else [])
+
+
+def swap() -> None:
+    from engine.variants import REGISTRY, in_pretrained
+
+    st.markdown(t("variants.swap_intro"))
+    with controls():
+        label = t("variants.swap_text", n=state.SWAP_MAX_TOKENS)
+        text = st.text_area(label, url_default("text", EXAMPLE, key="swap-text"), key="swap-text")
+        url_sync(text=text)
+        names = list(in_pretrained.SWAPPABLE)
+        picked = pick_variants(names, names, url_names, "swap-picked")
+    n = state.swap_tokens(text)
+    defaults = in_pretrained.default_budgets(max(n, 1))
+    budgets = {}
+    with st.expander(t("variants.swap_budgets")):
+        st.caption(t("variants.swap_budgets_caption", n=n))
+        for name in picked:
+            if REGISTRY[name].params:
+                budgets[name] = param_widgets(REGISTRY[name], n, f"swap-{n}", defaults.get(name))
+    with st.spinner(t("variants.swap_running")):
+        res = state.swap(text, tuple(picked), json.dumps(budgets, sort_keys=True))
+    results = res["results"]
+    exact = [variant_title(REGISTRY[v]) for v, r in results.items() if r.exact]
+    st.markdown(t("variants.swap_exact", names=", ".join(exact) or "—", n=res["n"]))
+    rows = state.swap_rows(results)
+    data_table(rows)
+    st.caption(t("variants.swap_caption"))
+    table_exports(rows, "variants-minilm-swap")
+    c1, c2 = st.columns(2)
+    chart(figs.cosine_figure({n: r.cosine for n, r in results.items()}), "swap-cosine", c1)
+    errors = {name: r.layer_errors for name, r in results.items()}
+    chart(figs.layer_error_figure(errors), key="swap-errors", where=c2)
+    swap_maps(res)
+
+
+@st.fragment
+def swap_maps(res: dict) -> None:
+    original = res["original_maps"]
+    n_layers, n_heads = original.shape[:2]
+    with controls("swap-maps"):
+        c1, c2 = st.columns(2)
+        label = t("variants.layer", last=n_layers - 1)
+        layer = url_number(c1.number_input, "layer", label, 0, n_layers - 1, 0, key="swap-layer")
+        label = t("variants.head", last=n_heads - 1)
+        head = url_number(c2.number_input, "head", label, 0, n_heads - 1, 0, key="swap-head")
+    tokens = res["tokens"]
+    panels = [dict(z=original[layer, head], x=tokens, y=tokens, title=t("variants.swap_original"))]
+    for name, r in res["results"].items():
+        flags = ["exact"] if r.map_exact else ["implied"] if r.map_implied else []
+        panels.append(dict(z=r.maps[layer, head], x=tokens, y=tokens, title=name, flags=flags))
+    chart(figs.map_grid(panels), key="swap-maps")
+
+
+def profile() -> None:
+    from engine import profile as cost
+    from engine.variants import REGISTRY
+
+    st.markdown(t("variants.profile_intro"))
+    names = list(REGISTRY)
+    picked = st.multiselect(t("variants.profile_variants"), names, names, key="profile-variants")
+    lengths = st.multiselect(
+        t("variants.lengths", lo=cost.LENGTH_LIMITS[0], hi=cost.LENGTH_LIMITS[1]),
+        [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
+        list(cost.DEFAULT_LENGTHS),
+        key="profile-lengths",
+    )
+    c1, c2, c3 = st.columns(3)
+    d = c1.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="profile-d")
+    label, default_s = t("variants.time_budget"), int(cost.TIME_BUDGET_S)
+    time_budget = c2.slider(label, 5, 120, default_s, key="profile-time")
+    mem_gib = c3.slider(t("variants.mem_budget"), 0.25, 4.0, 2.0, step=0.25, key="profile-mem")
+    predictions = state.predictions(picked, lengths, d, mem_gib * 2**30)
+    with st.expander(t("variants.prediction")):
+        data_table(predictions)
+        table_exports(predictions, "variants-predictions")
+    request = None
+    if st.button(t("variants.run_sweep"), type="primary", key="profile-run"):
+        request = (tuple(picked), tuple(sorted(set(lengths))), d, time_budget, mem_gib * 2**30)
+    items, status = state.sweep_session(request)
+    if status == "stopped":
+        st.warning(t("variants.sweep_stopped", n=len(items)))
+    if not items:
+        st.info(t("variants.sweep_hint"))
+        return
+    profile_results(state.sweep_tables(items), cost.EXPONENT_TOLERANCE)
+
+
+def profile_results(tables: dict, tolerance: float) -> None:
+    measured = tables["measured"]
+    if measured:
+        title, y_title = t("variants.time_title"), t("variants.seconds")
+        chart(figs.loglog_figure(measured, "median_s", title=title, y_title=y_title), "chart-time")
+        title = t("variants.memory_title")
+        fig = figs.loglog_figure(
+            measured, "peak_mib", predicted="predicted_mib", title=title, y_title="MiB"
+        )
+        chart(fig, key="chart-mem")
+        st.markdown(t("variants.exponents", tolerance=tolerance))
+        data_table(tables["exponents"])
+        table_exports(tables["exponents"], "variants-exponents")
+        st.markdown(t("variants.measurements"))
+        data_table(tables["table"])
+        table_exports(tables["table"], "variants-profile")
+    if tables["skipped"]:
+        st.markdown(t("variants.not_run"))
+        data_table(tables["skipped"])
+        table_exports(tables["skipped"], "variants-skipped")
+
+
+def long() -> None:
+    from engine.variants.inputs import LONG_LENGTH_LIMITS
+
+    lo, hi = LONG_LENGTH_LIMITS
+    st.markdown(t("variants.long_intro"))
+    c1, c2, c3 = st.columns(3)
+    n = url_choice(
+        c1.select_slider,
+        "n",
+        t("variants.long_n", lo=lo, hi=hi),
+        [256, 1024, 2048, 4096, 8192, 16384, 32768],
+        default=5,
+        key="long-n",
+    )
+    structure = c2.selectbox(
+        t("variants.long_structure"),
+        ["local", "random"],
+        format_func=lambda s: t(f"variants.structure_{s}"),
+        key="long-structure",
+    )
+    reduce = c3.selectbox(
+        t("variants.long_pool"),
+        ["mean", "max"],
+        format_func=lambda r: t(f"variants.pool_{r}"),
+        key="long-reduce",
+    )
+    with st.spinner(t("variants.long_running")):
+        amap, stats = state.long_map(int(n), structure, reduce)
+    st.markdown(t("variants.long_stats", **stats))
+    title = t("variants.long_title", n=n)
+    chart(figs.map_figure(amap, 0, title=title, value_name=f"{reduce} p"), key="pooled")
+
+
+def kv() -> None:
+    limit = state.kv_length_limit()
+    st.markdown(t("variants.kv_intro"))
+    n = url_number(st.slider, "n", t("variants.kv_tokens", n=limit), 16, limit, 256, key="kv-n")
+    with st.spinner(t("variants.kv_running")):
+        res, rows = state.kv_compare(int(n))
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("variants.kv_speedup"), f"{res['speedup']:.1f}×")
+    c2.metric(t("variants.kv_with"), f"{res['total_cache_s']:.3f} s")
+    c3.metric(t("variants.kv_without"), f"{res['total_no_cache_s']:.3f} s")
+    diffs = (res["max_abs_diff_cache_vs_full"], res["max_abs_diff_no_cache_vs_full"])
+    st.caption(t("variants.kv_diff", cache=f"{diffs[0]:.1e}", no_cache=f"{diffs[1]:.1e}"))
+    chart(figs.per_token_figure(res), key="kv-chart")
+    table_exports(rows, "variants-kv-cache")
+
+
+def int8() -> None:
+    st.markdown(t("variants.int8_intro"))
+    c1, c2, c3, c4 = st.columns(4)
+    n = url_number(c1.number_input, "n", "n (16 … 1024)", 16, 1024, 256, key="int8-n", step=16)
+    d = c2.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="int8-d")
+    outlier = c3.slider(t("variants.int8_bias"), 0.0, 50.0, 20.0, key="int8-bias")
+    block = c4.number_input(t("variants.int8_block"), 1, 1024, 64, key="int8-block")
+    rows = state.int8_rows(int(n), int(d), float(outlier), int(block), 0)
+    data_table(rows)
+    table_exports(rows, "variants-int8")
+
+
+# Section id (widget value = URL value = locale key suffix) → the function that draws it.
+SECTIONS = {
+    "compare": compare,
+    "quality": quality,
+    "swap": swap,
+    "profile": profile,
+    "long": long,
+    "kv": kv,
+    "int8": int8,
+}
+
+
+def draw(section: str) -> None:
+    with friendly_errors(t(f"variants.what_{section}")):
+        SECTIONS[section]()
+    page_bottom(f"variants-{section}")
+
+
+# Input, figures, link and downloads: an edit in a section reruns this part only. A click
+# inside a fragment cannot interrupt a run in progress, so the two sections whose runs
+# take seconds to minutes (the sweep's Stop, the long map's Cancel) run as the page.
+fragment = st.fragment(draw)
+PREEMPTIBLE = (profile, long)
+
+page_top()
+st.title(t("variants.title"))
+st.caption(t("variants.caption"))
+st.caption(t("variants.kernel_path", path=kernels.active_path(kernels.default_device())))
+# One section at a time, so a page load computes only what is on screen.
+section = url_choice(
+    st.segmented_control,
+    "section",
+    t("variants.section"),
+    list(SECTIONS),
+    key="variants-section",
+    resets=PARAMS,
+    format_func=lambda s: t(f"variants.section_{s}"),
+)
+(draw if SECTIONS[section] in PREEMPTIBLE else fragment)(section)

@@ -1,0 +1,178 @@
+"""The Variants lab's inputs: where Q/K/V come from, which variants run, their budgets.
+
+Each source is a function returning keyword arguments of ``state.compare`` (names and
+params aside) with ``n_for_defaults`` and, where the budgets depend on the input,
+``defaults``; an upload not yet given returns None.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from kit import flag, t, url_choice, url_default, url_number, url_sync
+from kit.i18n import param_help, variant_param_label, variant_title
+from state import variants as state
+
+EXAMPLE = (
+    "The quick brown fox jumps over the lazy dog because the dog "
+    "was too lazy to chase the quick brown fox ."
+)
+
+
+def param_widgets(variant, n: int, source: str, defaults: dict | None = None) -> dict:
+    """One widget per hyper-parameter, its limits in the label; ``defaults`` override."""
+    values = {}
+    for p in variant.params:
+        key = f"hp-{source}-{variant.name}-{p.name}"  # per input: defaults fit its length
+        label, help = variant_param_label(variant, p), param_help(p, variant) or None
+        if p.choices:
+            values[p.name] = st.selectbox(label, p.choices, key=key, help=help)
+        else:
+            default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
+            default = (defaults or {}).get(p.name, default)  # already sized for n
+            values[p.name] = st.number_input(label, value=default, step=1, key=key, help=help)
+    return values
+
+
+def pick_variants(names: list[str], default, parse, key: str) -> list[str]:
+    """A multiselect of registry variants by title, its choice kept in ``?variants=``."""
+    from engine.variants.registry import REGISTRY
+
+    linked = url_default("variants", default, parse, key=key, choices=names)
+    picked = st.multiselect(
+        t("variants.variants"),
+        names,
+        linked,
+        format_func=lambda v: variant_title(REGISTRY[v]),
+        key=key,
+    )
+    url_sync(variants=picked)
+    return picked
+
+
+def minilm() -> dict:
+    """Text, layer and head: Q/K/V as the pretrained model computes them (one head)."""
+    from engine.variants import in_pretrained
+
+    c1, c2 = st.columns(2)
+    layer = url_number(
+        c1.number_input, "layer", t("variants.layer", last=5), 0, 5, 2, key="var-layer"
+    )
+    head = url_number(
+        c2.number_input, "qhead", t("variants.qkv_head", last=11), 0, 11, 0, key="var-qhead"
+    )
+    text = st.text_area(
+        t("variants.swap_text", n=state.SWAP_MAX_TOKENS),
+        url_default("text", EXAMPLE, key="var-mtext"),
+        key="var-mtext",
+    )
+    url_sync(text=text)
+    n = max(state.swap_tokens(text), 1)
+    st.caption(t("variants.minilm_caption"))
+    defaults = in_pretrained.default_budgets(n)
+    return dict(text=text, layer=int(layer), heads=int(head), n_for_defaults=n, defaults=defaults)
+
+
+def npz() -> dict | None:
+    """An uploaded q, k, v file, checked before anything runs; None until one is given."""
+    from engine.variants import in_pretrained as ip
+
+    limits = t(
+        "variants.npz_limits",
+        n=ip.NPZ_MAX_N,
+        d=ip.NPZ_MAX_D,
+        slices=ip.NPZ_MAX_SLICES,
+        mb=ip.NPZ_MAX_BYTES // 2**20,
+    )
+    upload = st.file_uploader(t("variants.npz_upload"), type=["npz"], key="var-npz", help=limits)
+    st.caption(limits)
+    if upload is None:
+        st.info(t("variants.npz_hint"))
+        return None
+    data = upload.getvalue()
+    n = state.npz_length(data)  # an InputError here says what is wrong with the file
+    return dict(upload=data, n_for_defaults=n, defaults=ip.default_budgets(n))
+
+
+def trained() -> dict:
+    """A date through the registry's trained dates Transformer."""
+    limit = state.trained_max_length()
+    text = st.text_input(t("variants.date", n=limit), "12 March 2021", key="var-date")
+    st.caption(t("variants.date_caption", name=state.trained_name()))
+    return dict(text=text, n_for_defaults=max(1, len(text)))
+
+
+def text() -> dict:
+    """A text through a seeded random multi-head layer."""
+    from engine.text import tokenize
+    from engine.variants import inputs
+
+    c1, c2 = st.columns(2)
+    heads = url_number(c1.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-text-heads")
+    d = url_number(c2.number_input, "d", t("variants.head_size"), 8, 128, 32, key="var-text-d")
+    text = st.text_area(
+        t("variants.text", n=inputs.TEXT_TOKEN_LIMIT),
+        url_default("text", EXAMPLE, key="var-text"),
+        key="var-text",
+    )
+    url_sync(text=text)
+    st.caption(t("variants.text_caption"))
+    return dict(text=text, heads=int(heads), d=int(d), n_for_defaults=max(1, len(tokenize(text))))
+
+
+def synthetic() -> dict:
+    """Seeded Q/K/V of a chosen length and structure."""
+    from engine.variants import compare, inputs
+
+    s1, s2, s3, s4, s5, s6 = st.columns(6)
+    lo, top = inputs.LENGTH_LIMITS[0], compare.MAX_COMPARE_N
+    n = url_number(s1.number_input, "n", f"n ({lo} … {top})", lo, top, 128, key="var-n", step=16)
+    structure = url_choice(
+        s2.selectbox,
+        "structure",
+        t("variants.structure"),
+        inputs.STRUCTURES,
+        default=2,
+        key="var-structure",
+        format_func=lambda s: t(f"variants.structure_{s}"),
+    )
+    label = t("variants.sharpness")
+    sharpness = url_number(
+        s3.slider, "sharpness", label, 0.1, 8.0, 1.0, key="var-sharpness", cast=float
+    )
+    seed = url_number(s4.number_input, "seed", t("variants.seed"), 0, 9999, 0, key="var-seed")
+    heads = url_number(s5.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-heads")
+    d = url_number(s6.number_input, "d", t("variants.head_size"), 8, 128, 32, key="var-d")
+    synthetic = (int(n), structure, float(sharpness), int(seed))
+    return dict(synthetic=synthetic, heads=int(heads), d=int(d), n_for_defaults=int(n))
+
+
+# Source id (widget value = URL value = locale key suffix) → its widgets.
+SOURCES = {"minilm": minilm, "synthetic": synthetic, "text": text, "trained": trained, "npz": npz}
+
+
+def source_widgets() -> dict | None:
+    """The chosen input as keyword arguments of ``state.compare``; None while an upload
+    is awaited."""
+    ids = [s for s in SOURCES if s != "trained" or state.trained_name() is not None]
+    source = url_choice(
+        st.radio,
+        "source",
+        t("variants.input"),
+        ids,
+        key="var-source",
+        horizontal=True,
+        format_func=lambda s: t(f"variants.source_{s}"),
+    )
+    causal = st.checkbox(
+        t("variants.causal"),
+        url_default("causal", False, flag, key="var-causal"),
+        key="var-causal",
+        help=t("variants.causal_help"),
+    )
+    url_sync(causal=causal)
+    chosen = SOURCES[source]()
+    if chosen is None:
+        return None
+    # What a source does not set: the synthetic defaults, unused by that source.
+    common = dict(text="", synthetic=(0, "clustered", 1.0, 0), heads=2, d=32)
+    return common | dict(source=source, causal=bool(causal)) | chosen

@@ -1,0 +1,375 @@
+"""Figures of the Chat model page: one generation step, layer × head grids, sinks, cache cost.
+
+Everything here draws what the engine returned; nothing is recomputed. Weights go to the
+browser rounded to 3 decimals (float32, base64): a step's figures are a few tens of KB.
+The ``draw_*`` functions draw a whole part of a section (the page and a lesson step share
+them); the ``*_figure`` functions build one figure each.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import streamlit as st
+from kit import chart
+from kit.i18n import t
+from kit.presenter import palette
+
+from views.heatmap import FONT, figure, heatmap, unique_labels
+
+DECIMALS = 3
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def inert(text: str) -> str:
+    """Model or user text made inert in st.markdown (no links, HTML or formatting); line
+    breaks and special tokens such as ``<|im_end|>`` stay visible as they are."""
+    return _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", "↵ ")
+
+
+def head_labels(n_heads: int, n_kv_heads: int) -> list[str]:
+    """Query heads named with their key/value group: in Llama's ``repeat_kv`` query head h
+    reads KV head h // (H / H_kv), so consecutive heads share one group."""
+    per = max(1, n_heads // max(1, n_kv_heads))
+    return [t("chat.fig_head_in_group", head=h, group=h // per) for h in range(n_heads)]
+
+
+def _group_lines(n_rows: int, per: int) -> list[dict]:
+    """Horizontal rules between key/value groups on a category axis of ``n_rows`` rows."""
+    return [
+        dict(
+            type="line",
+            xref="paper",
+            x0=0,
+            x1=1,
+            y0=r - 0.5,
+            y1=r - 0.5,
+            line=dict(color="white", width=4),
+        )
+        for r in range(per, n_rows, per)
+    ]
+
+
+def step_layers_figure(rows: np.ndarray, keys: Sequence[str], title: str):
+    """The new query's attention over the cache, one row per layer ([L, K], heads aggregated)."""
+    layers = [f"L{i}" for i in range(rows.shape[0])]
+    return heatmap(
+        np.round(rows, DECIMALS),
+        keys,
+        layers,
+        title=title,
+        y_title=t("chat.fig_layer"),
+        zmin=0.0,
+        zmax=1.0,
+        annotate=False,
+    )
+
+
+def gqa_figure(rows: np.ndarray, keys: Sequence[str], n_kv_heads: int, title: str):
+    """One layer's query heads ([H, K]) drawn in their key/value groups, a rule between groups."""
+    n_heads = rows.shape[0]
+    fig = heatmap(
+        np.round(rows, DECIMALS),
+        keys,
+        head_labels(n_heads, n_kv_heads),
+        title=title,
+        y_title=t("chat.fig_query_head"),
+        zmin=0.0,
+        zmax=1.0,
+        annotate=False,
+        height=max(300, 150 + 30 * n_heads),
+    )
+    fig.update_layout(shapes=_group_lines(n_heads, max(1, n_heads // max(1, n_kv_heads))))
+    return fig
+
+
+def top_figure(top: Sequence[Sequence], chosen: str, title: str):
+    """The top-k next-token probabilities at one step; the token the run kept is highlighted."""
+    tokens = unique_labels([str(tok) for tok, _ in top])
+    probs = [round(float(p), DECIMALS) for _, p in top]
+    colours = palette("qualitative") or ["#1f77b4", "#ff7f0e"]
+    marker = [colours[1] if str(tok) == chosen else colours[0] for tok, _ in top]
+    data = [
+        dict(
+            type="bar",
+            x=probs,
+            y=tokens,
+            orientation="h",
+            marker=dict(color=marker),
+            hovertemplate="%{y}: p = %{x:.3f}<extra></extra>",
+        )
+    ]
+    layout = dict(
+        title=dict(text=title),
+        font=FONT,
+        height=max(240, 90 + 34 * len(tokens)),
+        margin=dict(l=10, r=10, t=50, b=40),
+        xaxis=dict(title=dict(text=t("chat.fig_probability")), range=[0, 1]),
+        yaxis=dict(autorange="reversed", type="category", automargin=True),
+    )
+    return figure(data, layout)
+
+
+def cache_figure(kv_tokens: Sequence[int], kv_bytes: Sequence[int], step: int, title: str):
+    """KV-cache size after each step (bytes; tokens in the hover), the current step marked."""
+    steps = list(range(1, len(kv_bytes) + 1))
+    mib = [b / 2**20 for b in kv_bytes]
+    tokens = [int(n) for n in kv_tokens]
+    colours = palette("qualitative") or ["#1f77b4", "#ff7f0e"]
+    hover = t("chat.fig_cache_hover")
+    data = [
+        dict(
+            type="scatter",
+            mode="lines+markers",
+            x=steps,
+            y=mib,
+            customdata=tokens,
+            line=dict(color=colours[0]),
+            hovertemplate=hover + "<extra></extra>",
+            showlegend=False,
+        ),
+        dict(
+            type="scatter",
+            mode="markers",
+            x=[step + 1],
+            y=[mib[step]],
+            customdata=[tokens[step]],
+            marker=dict(size=16, color=colours[1], symbol="diamond"),
+            hovertemplate=hover + "<extra></extra>",
+            showlegend=False,
+        ),
+    ]
+    layout = dict(
+        title=dict(text=title),
+        font=FONT,
+        height=300,
+        margin=dict(l=60, r=10, t=50, b=50),
+        xaxis=dict(title=dict(text=t("chat.fig_step")), dtick=max(1, len(steps) // 10)),
+        yaxis=dict(title=dict(text="MiB"), rangemode="tozero"),
+    )
+    return figure(data, layout)
+
+
+def layer_head_figure(
+    values: np.ndarray, n_kv_heads: int, title: str, value_name: str, *, zmax: float | None = None
+):
+    """A [L, H] score per layer and head, heads named with their key/value group."""
+    values = np.asarray(values, dtype=float)
+    n_layers, n_heads = values.shape
+    fig = heatmap(
+        np.round(values, DECIMALS),
+        head_labels(n_heads, n_kv_heads),
+        [f"L{i}" for i in range(n_layers)],
+        title=title,
+        x_title=t("chat.fig_query_head"),
+        y_title=t("chat.fig_layer"),
+        value_name=value_name,
+        zmin=0.0,
+        zmax=zmax,
+        annotate=False,
+    )
+    per = max(1, n_heads // max(1, n_kv_heads))
+    fig.update_layout(
+        shapes=[
+            dict(
+                type="line",
+                yref="paper",
+                y0=0,
+                y1=1,
+                x0=c - 0.5,
+                x1=c - 0.5,
+                line=dict(color="white", width=4),
+            )
+            for c in range(per, n_heads, per)
+        ]
+    )
+    return fig
+
+
+def lines_figure(
+    x: Sequence,
+    series: dict[str, Sequence[float]],
+    title: str,
+    x_title: str,
+    y_title: str,
+    *,
+    log_y: bool = False,
+    y_range: Sequence[float] | None = None,
+):
+    """One line per named series over a shared x (layers, or cache budgets)."""
+    colours = palette("qualitative") or [None] * 8
+    data = [
+        dict(
+            type="scatter",
+            mode="lines+markers",
+            x=list(x),
+            y=[None if v is None else round(float(v), 4) for v in ys],
+            name=html.escape(name),
+            line=dict(color=colours[i % len(colours)]),
+            hovertemplate=f"{html.escape(name)}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+        )
+        for i, (name, ys) in enumerate(series.items())
+    ]
+    yaxis = dict(title=dict(text=y_title), type="log" if log_y else "linear")
+    if y_range is not None:
+        yaxis["range"] = list(y_range)
+    layout = dict(
+        title=dict(text=title),
+        font=FONT,
+        height=380,
+        margin=dict(l=70, r=10, t=50, b=50),
+        legend=dict(orientation="h", y=-0.2),
+        xaxis=dict(title=dict(text=x_title)),
+        yaxis=yaxis,
+    )
+    return figure(data, layout)
+
+
+def head_map_figure(weights: np.ndarray, tokens: Sequence[str], title: str):
+    """One head's map on the user's own text (queries down, keys across)."""
+    return heatmap(np.round(weights, DECIMALS), tokens, tokens, title=title, annotate=False)
+
+
+def kept_figure(kept: Sequence[Sequence[int]], tokens: Sequence[str], title: str):
+    """What the cache holds at each step: steps down, text positions across, kept = 1."""
+    n = max((max(k) for k in kept if k), default=0) + 1
+    z = np.zeros((len(kept), n), dtype=np.float32)
+    for s, positions in enumerate(kept):
+        z[s, list(positions)] = 1.0
+    fig = heatmap(
+        z,
+        list(tokens)[:n],
+        [str(s + 1) for s in range(len(kept))],
+        title=title,
+        y_title=t("chat.fig_step"),
+        value_name=t("chat.fig_kept"),
+        zmin=0.0,
+        zmax=1.0,
+        annotate=False,
+    )
+    fig.update_traces(showscale=False)
+    return fig
+
+
+# ---- whole parts of a section -------------------------------------------------------------
+
+
+def draw_step(trace, chat, s: int, layer: int, key: str = "chat-step") -> None:
+    """Generation step ``s`` (0-based): what the query read, per layer and per head of
+    ``layer`` in its KV group, the next-token candidates and the cache so far."""
+    amap, out = trace.maps["generation"], trace.outputs
+    n_keys, tokens = out["n_prompt"] + s, out["tokens"]
+    query, written = tokens[n_keys - 1], tokens[n_keys]
+    st.markdown(
+        t(
+            "chat.step_label",
+            s=s + 1,
+            n=amap.shape[2],
+            query=inert(query),
+            keys=n_keys,
+            written=inert(written),
+        )
+    )
+    keys = amap.key_labels[:n_keys]
+    mean = amap.mean_over_heads()[:, s, :n_keys]
+    title = t("chat.fig_mean_title", heads=chat.n_heads)
+    chart(step_layers_figure(mean, keys, title), key=f"{key}-layers")
+    left, right = st.columns([3, 2])
+    rows = amap.weights[layer, :, s, :n_keys]
+    title = t("chat.fig_gqa_title", layer=layer, heads=chat.n_heads, groups=chat.n_kv_heads)
+    chart(gqa_figure(rows, keys, chat.n_kv_heads, title), f"{key}-gqa", left)
+    top = top_figure(out["top"][s], written, t("chat.fig_top_title", query=query))
+    chart(top, f"{key}-top", right)
+    kv_n, kv_b = out["kv_tokens"], out["kv_bytes"]
+    st.markdown(
+        t(
+            "chat.kv_formula",
+            layers=chat.n_layers,
+            kv=chat.n_kv_heads,
+            d=chat.head_dim,
+            b=chat.dtype_bytes,
+            n=kv_n[s],
+            mib=kv_b[s] / 2**20,
+        )
+    )
+    chart(cache_figure(kv_n, kv_b, s, t("chat.fig_cache_title")), key=f"{key}-cache")
+
+
+def draw_sinks(prof: dict, measure: str, control: dict, n_layers: int, n_kv_heads: int, key: str):
+    """The sink measure per layer × head, and StreamingLLM's first-token-by-layer figure
+    for the prompt as written and with its first token replaced."""
+    title = t(f"chat.fig_{measure}_title", n=prof["first"], q=prof["n_queries"])
+    zmax = 1.0 if measure == "mass_first" else None
+    grid = layer_head_figure(prof[measure], n_kv_heads, title, t(f"chat.unit_{measure}"), zmax=zmax)
+    chart(grid, key=f"{key}-grid")
+    first, replaced = control["tokens"]
+    lines = {
+        t("chat.sinks_original", token=first): control["original"],
+        t("chat.sinks_replaced", token=replaced): control["replaced"],
+    }
+    fig = lines_figure(
+        range(n_layers),
+        lines,
+        t("chat.fig_first_title"),
+        t("chat.fig_layer"),
+        t("chat.fig_first_y"),
+        y_range=(0, 1),
+    )
+    chart(fig, key=f"{key}-first")
+    moved = [i for i, m in enumerate(control["moved"]) if m]
+    st.markdown(
+        t(
+            "chat.sinks_control",
+            first=inert(first),
+            replaced=inert(replaced),
+            moved=len(moved),
+            layers=n_layers,
+            which=", ".join(f"L{i}" for i in moved) or "—",
+        )
+    )
+
+
+def draw_cut(full, cut, same: int, key: str) -> None:
+    """The continuation with the full cache beside the one under a policy, and what the
+    policy's cache held at each step."""
+    left, right = st.columns(2)
+    left.markdown(t("chat.cache_full", text=inert(full.outputs["generated"])))
+    name = t(f"chat.policy_{cut.outputs['policy']['name']}")
+    right.markdown(t("chat.cache_cut", policy=name, text=inert(cut.outputs["generated"])))
+    n = len(full.outputs["log_probs"])
+    st.caption(t("chat.cache_same", n=same, of=n, prompt=full.outputs["n_prompt"]))
+    out = cut.outputs
+    chart(kept_figure(out["kept"], out["tokens"], t("chat.fig_kept_title")), key=f"{key}-kept")
+
+
+def draw_head_scores(found: dict, kind: str, n_kv_heads: int, key: str) -> None:
+    title = t("chat.fig_heads_title", kind=t(f"chat.kind_{kind}"), n=found["n"])
+    grid = layer_head_figure(found[kind], n_kv_heads, title, t("chat.fig_score"), zmax=1.0)
+    chart(grid, key=f"{key}-grid")
+
+
+def draw_lesson(shown: dict, key: str) -> None:
+    """A lesson step's chat view (``state.chat.lesson``): the section's main figures."""
+    if "missing" in shown:
+        st.info(t("chat.missing", path=shown["missing"]))
+        return
+    trace, chat, section = shown["trace"], shown["chat"], shown["section"]
+    st.markdown(t("chat.output", text=inert(trace.outputs["generated"])))
+    if section == "timeline":
+        draw_step(trace, chat, shown["step"], shown["layer"], key)
+    elif section == "sinks":
+        draw_sinks(
+            shown["profile"],
+            shown["measure"],
+            shown["control"],
+            chat.n_layers,
+            chat.n_kv_heads,
+            key,
+        )
+    elif section == "cache":
+        draw_cut(trace, shown["cut"], shown["same"], key)
+    elif section == "heads":
+        draw_head_scores(shown["heads"], shown["kind"], chat.n_kv_heads, key)

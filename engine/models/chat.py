@@ -1,0 +1,437 @@
+"""A real chat model, offline: SmolLM2-135M-Instruct writing one token at a time.
+
+The model (Llama: 30 layers, 9 query heads sharing 3 key/value heads, head size 64,
+RoPE, ChatML) is converted once by ``scripts/setup.sh`` into a float32 safetensors
+directory (:mod:`engine.models.convert_gguf`); this module only reads that directory.
+
+:func:`generate` runs the decoder the way a KV cache does, with its own loop over the
+model's layers (the StreamingLLM code does the same), so that at every step it can say
+exactly what the cache holds and where the new query looked:
+
+1. prefill: the prompt but its last token, in one causal pass; their keys (before
+   RoPE) and values go into the cache;
+2. step t = 0, 1, …: the last known token is the query. The cache policy chooses the
+   positions kept; the step appends the token's K/V; the query attends over the kept
+   positions; the next token is chosen from the logits (greedy, or sampled with
+   temperature / top-k / top-p from a ``torch.Generator`` seeded with ``seed``).
+
+Keys are cached before RoPE and rotated at every step at their *text* position, or at
+their slot inside the cache under StreamingLLM (``CachePolicy.cache_positions``). With
+the full cache, step t's attention row is row P − 1 + t of one teacher-forced causal
+pass over prompt + generated tokens (tests/unit/test_chat.py checks it).
+"""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from engine.models import convert_gguf
+from engine.models.cache_policy import FULL, CachePolicy, keep
+from engine.models.pretrained import use_studio_attention
+from engine.params import Param
+from engine.text import InputError
+from engine.trace import AttentionMap, Trace
+
+CHAT_DIR: Path = convert_gguf.OUT_DIR
+NAME = convert_gguf.NAME
+MAX_CHARS = 2_000  # refuse before tokenising a pasted book
+MAX_PROMPT_TOKENS = 256  # with the template's system turn (≈ 35 tokens); maps are L·H·P²
+MAX_NEW_TOKENS = 64
+MAX_TOP = 20
+ALLOWED_CONTROLS = "\n\t\r"  # line breaks and tabs are text; other controls are not
+
+# The sampling options with their limits; the chat card shows the same ones.
+TEMPLATE = Param("template", "Chat template", "chat", choices=("chat", "raw"))
+NEW_TOKENS = Param("max_new_tokens", "New tokens", 20, 1, MAX_NEW_TOKENS)
+TEMPERATURE = Param(
+    "temperature", "Temperature", 0.0, 0.0, 2.0, help="0 = greedy: always the likeliest token"
+)
+TOP_K = Param("top_k", "Top-k", 0, 0, 200, help="sample among the k likeliest tokens; 0 = all")
+TOP_P = Param(
+    "top_p", "Top-p", 1.0, 0.01, 1.0, help="sample among the likeliest tokens holding mass p"
+)
+SEED = Param("seed", "Seed", 0, 0, 2**31 - 1, help="the same seed gives the same tokens")
+TOP = Param("top", "Next-token candidates shown", 5, 1, MAX_TOP)
+OPTIONS = (TEMPLATE, NEW_TOKENS, TEMPERATURE, TOP_K, TOP_P, SEED)
+
+
+def available(path: Path = CHAT_DIR) -> bool:
+    """True when the converted directory is there and complete."""
+    return convert_gguf.is_complete(Path(path))
+
+
+@dataclass
+class Chat:
+    model: Any
+    tokenizer: Any
+    name: str
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    dtype_bytes: int
+    special_ids: frozenset[int] = field(default_factory=frozenset)
+    path: Path = CHAT_DIR
+
+    # What pages listing pretrained models read (engine.models.pretrained.Pretrained's names).
+    arch: ClassVar[str] = "decoder"
+    max_tokens: ClassVar[int] = MAX_PROMPT_TOKENS
+
+    @property
+    def sinks(self) -> tuple[str, ...]:
+        """The boundary tokens (``<|im_start|>``, ``<|im_end|>``, …) of the chat template."""
+        t = self.tokenizer
+        return tuple(dict.fromkeys(n for n in (t.bos_token, t.eos_token, t.unk_token) if n))
+
+    @property
+    def groups(self) -> int:
+        """Query heads per key/value head (grouped-query attention): head h reads K/V h // g."""
+        return self.n_heads // self.n_kv_heads
+
+    def kv_bytes(self, n_tokens: int) -> int:
+        """Bytes of the cache holding ``n_tokens``: K and V, every layer and KV head."""
+        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * self.dtype_bytes * n_tokens
+
+
+def load(path: str | Path = CHAT_DIR) -> Chat:
+    """The converted model in eval mode, eager attention, read from local files only."""
+    import torch  # heavy: kept out of start-up
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: kept out of start-up
+    from transformers.utils import logging as hf_logging  # heavy: kept out of start-up
+
+    p = Path(path)
+    if not available(p):
+        raise InputError("chat.missing", path=str(p), command="bash scripts/setup.sh")
+    hf_logging.disable_progress_bar()
+    model = AutoModelForCausalLM.from_pretrained(
+        p,
+        local_files_only=True,
+        use_safetensors=True,
+        attn_implementation="eager",
+        dtype=torch.float32,
+    )
+    model.eval()
+    # Eager attention unless a variant is asked for (engine.variants.in_pretrained).
+    use_studio_attention(model)
+    tokenizer = AutoTokenizer.from_pretrained(p, local_files_only=True)
+    c = model.config
+    special = {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
+    special |= set(tokenizer.all_special_ids)
+    return Chat(
+        model=model,
+        tokenizer=tokenizer,
+        name=NAME,
+        n_layers=c.num_hidden_layers,
+        n_heads=c.num_attention_heads,
+        n_kv_heads=c.num_key_value_heads,
+        head_dim=getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads,
+        dtype_bytes=next(model.parameters()).element_size(),
+        special_ids=frozenset(special),
+        path=p,
+    )
+
+
+# -- text in -------------------------------------------------------------------------------
+def check_prompt(prompt: str) -> str:
+    """The prompt, or an InputError: empty, too long, or holding control characters."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise InputError("chat.empty")
+    if len(prompt) > MAX_CHARS:
+        raise InputError("chat.too_many_chars", n=len(prompt), limit=MAX_CHARS)
+    controls = [c for c in prompt if unicodedata.category(c) == "Cc" and c not in ALLOWED_CONTROLS]
+    if controls:
+        raise InputError("chat.control_chars", n=len(controls), first=f"U+{ord(controls[0]):04X}")
+    return prompt
+
+
+def encode(chat: Chat, prompt: str, *, template: bool = True) -> list[int]:
+    """Token ids of ``prompt``: one ChatML user turn and the assistant's opening, or raw text.
+
+    Special tokens typed in the prompt stay special (that is how the tokenizer reads
+    them); a prompt made of nothing else is refused.
+    """
+    check_prompt(prompt)
+    tok = chat.tokenizer
+    own = tok(prompt, add_special_tokens=False)["input_ids"]
+    if all(i in chat.special_ids for i in own):
+        raise InputError("chat.only_special")
+    if template:
+        ids = tok.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True
+        )
+        ids = list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    else:
+        ids = list(own)
+    if len(ids) > MAX_PROMPT_TOKENS:
+        raise InputError("chat.too_many_tokens", n=len(ids), limit=MAX_PROMPT_TOKENS)
+    return ids
+
+
+_VISIBLE = str.maketrans({"\n": "↵", "\t": "⇥", "\r": "␍"})
+
+
+def token_labels(chat: Chat, ids: list[int]) -> list[str]:
+    """Each token as the text it stands for; special tokens as themselves (``<|im_start|>``).
+
+    A token holding part of a multi-byte character decodes to U+FFFD alone; it is shown
+    by its byte-level name instead. Line breaks and tabs are drawn (↵, ⇥).
+    """
+    tok = chat.tokenizer
+    out = []
+    for i, raw in zip(ids, tok.convert_ids_to_tokens(ids), strict=True):
+        text = raw if i in chat.special_ids else tok.decode([i])
+        out.append((raw if "\ufffd" in text else text).translate(_VISIBLE))
+    return out
+
+
+# -- the decoding loop ---------------------------------------------------------------------
+def _rotate_half(x):
+    import torch  # heavy: kept out of start-up
+
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Decoder:
+    """The model's layers run over a KV cache that a :class:`CachePolicy` trims.
+
+    ``keys[l]``, ``values[l]``: ``[H_kv, N, d]`` for the N cached positions
+    ``positions`` (text positions, ascending); keys are stored before RoPE.
+    ``scores``: attention each text position has received (mean over layers and heads,
+    summed over queries), −inf once evicted; H2O reads it.
+    """
+
+    def __init__(self, chat: Chat, policy: CachePolicy = FULL):
+        import torch  # heavy: kept out of start-up
+
+        self.chat, self.policy = chat, policy
+        empty = torch.zeros(chat.n_kv_heads, 0, chat.head_dim)
+        self.keys = [empty] * chat.n_layers
+        self.values = [empty] * chat.n_layers
+        self.positions: list[int] = []
+        self.scores: list[float] = []
+        self.n = 0  # tokens read so far
+
+    def prefill(self, ids: list[int]):
+        """``ids`` in one causal pass with every position kept.
+
+        Returns logits ``[T, V]`` and weights ``[L, H, T, T]`` (torch, float32).
+        """
+        import torch  # heavy: kept out of start-up
+
+        t = len(ids)
+        new = list(range(self.n, self.n + t))
+        if self.n:
+            raise ValueError("prefill runs on an empty cache")
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        logits, weights = self._forward(ids, new, new, mask)
+        self.positions, self.n = new, t
+        self.scores = weights.mean(dim=(0, 1)).sum(0).tolist()
+        return logits, weights
+
+    def step(self, token: int):
+        """One token: the policy trims the cache, the token's K/V is appended, it attends.
+
+        Returns logits ``[V]``, weights ``[L, H, N]`` over the kept positions, and
+        ``kept`` (the text positions in the cache after this step appended its K/V).
+        """
+        import torch  # heavy: kept out of start-up
+
+        n = self.n + 1
+        self.scores.append(0.0)
+        kept = keep(self.policy, n, self.scores)
+        held = kept[:-1]
+        if held != self.positions:
+            slot = {p: i for i, p in enumerate(self.positions)}
+            if any(p not in slot for p in held) or kept[-1] != n - 1:
+                raise RuntimeError(f"{self.policy.name} took back an evicted position")
+            index = torch.tensor([slot[p] for p in held], dtype=torch.long)
+            self.keys = [k.index_select(1, index) for k in self.keys]
+            self.values = [v.index_select(1, index) for v in self.values]
+            for p in set(self.positions) - set(held):
+                self.scores[p] = float("-inf")
+        rope = list(range(len(kept))) if self.policy.cache_positions else kept
+        logits, weights = self._forward([token], rope[-1:], rope, None)
+        self.positions, self.n = kept, n
+        received = weights[:, :, 0].mean(dim=(0, 1)).tolist()
+        for p, r in zip(kept, received, strict=True):
+            self.scores[p] += r
+        return logits[0], weights[:, :, 0], kept
+
+    def _forward(self, ids, q_pos, k_pos, mask):
+        """New tokens ``ids`` at RoPE positions ``q_pos``, attending to the cache
+        (after their K/V are appended) whose keys sit at RoPE positions ``k_pos``."""
+        import torch  # heavy: kept out of start-up
+
+        c = self.chat
+        m = c.model.model
+        hkv, g, d, t = c.n_kv_heads, c.groups, c.head_dim, len(ids)
+        with torch.no_grad():
+            x = m.embed_tokens(torch.tensor(ids))  # (T, d_model)
+            cos_q, sin_q = (a[0] for a in m.rotary_emb(x, torch.tensor([q_pos])))  # (T, d)
+            cos_k, sin_k = (a[0] for a in m.rotary_emb(x, torch.tensor([k_pos])))  # (N, d)
+            weights = []
+            for li, layer in enumerate(m.layers):
+                a = layer.self_attn
+                h = layer.input_layernorm(x)
+                q = a.q_proj(h).view(t, hkv * g, d).transpose(0, 1)  # (H, T, d)
+                k = a.k_proj(h).view(t, hkv, d).transpose(0, 1)  # (H_kv, T, d)
+                v = a.v_proj(h).view(t, hkv, d).transpose(0, 1)
+                self.keys[li] = keys = torch.cat([self.keys[li], k], 1)  # (H_kv, N, d)
+                self.values[li] = values = torch.cat([self.values[li], v], 1)
+                q = q * cos_q + _rotate_half(q) * sin_q
+                keys = keys * cos_k + _rotate_half(keys) * sin_k
+                # e_ij = q_i · k_j / √d, query head h = kv head · g + j reads kv head h // g
+                e = (q.view(hkv, g, t, d) @ keys.transpose(1, 2)[:, None]) * a.scaling
+                if mask is not None:
+                    e = e + mask
+                alpha = torch.softmax(e, dim=-1, dtype=torch.float32)  # (H_kv, g, T, N)
+                o = (alpha @ values[:, None]).reshape(hkv * g, t, d).transpose(0, 1)
+                x = x + a.o_proj(o.reshape(t, hkv * g * d))
+                x = x + layer.mlp(layer.post_attention_layernorm(x))
+                weights.append(alpha.reshape(hkv * g, t, -1))
+            logits = c.model.lm_head(m.norm(x))  # (T, V)
+        return logits, torch.stack(weights)  # (L, H, T, N)
+
+
+# -- choosing the next token ---------------------------------------------------------------
+def _choose(logits, temperature: float, top_k: int, top_p: float, generator) -> int:
+    """Greedy when temperature is 0; else sample softmax(logits / T) cut to the top k
+    tokens, then to the smallest set holding mass ``top_p`` (the order transformers uses)."""
+    import torch  # heavy: kept out of start-up
+
+    if temperature == 0.0:
+        return int(torch.argmax(logits))
+    z = logits / temperature
+    if top_k:
+        cut = torch.topk(z, min(top_k, z.numel())).values[-1]
+        z = z.masked_fill(z < cut, float("-inf"))
+    if top_p < 1.0:
+        probs, order = torch.sort(torch.softmax(z, -1), descending=True)
+        # drop a token once the mass before it already reaches p (the first always stays)
+        drop = (torch.cumsum(probs, -1) - probs) >= top_p
+        z = z.masked_fill(torch.zeros_like(drop).scatter(0, order, drop), float("-inf"))
+    return int(torch.multinomial(torch.softmax(z, -1), 1, generator=generator))
+
+
+def generate(
+    chat: Chat,
+    prompt: str,
+    *,
+    template: bool = True,
+    max_new_tokens: int = 20,
+    temperature: float = 0.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    seed: int = 0,
+    policy: CachePolicy = FULL,
+    top: int = 5,
+    should_stop=None,
+) -> Trace:
+    """Write up to ``max_new_tokens`` tokens after ``prompt``, keeping every step's attention.
+
+    ``maps["generation"]``: ``[L, H, S, K]``, step s's query (the last known token)
+    over all K = prompt + generated positions, 0 where the cache did not hold the key.
+    ``maps["prompt"]``: ``[L, H, P, P]``, each prompt token's attention when it was
+    read (the last row is step 0's). ``top`` and ``log_probs`` are the model's own
+    distribution (softmax of the logits); the sampler then applies temperature,
+    top-k and top-p. Generation ends at ``<|im_end|>``/``<|endoftext|>``, after
+    ``max_new_tokens``, or when ``should_stop()`` returns True (``outputs["stopped"]``).
+    """
+    import torch  # heavy: kept out of start-up
+
+    max_new_tokens = NEW_TOKENS.check(max_new_tokens)
+    temperature = TEMPERATURE.check(temperature)
+    top_k, top_p = TOP_K.check(top_k), TOP_P.check(top_p)
+    seed, top = SEED.check(seed), TOP.check(top)
+    ids = encode(chat, prompt, template=bool(template))
+    p = len(ids)
+    policy.check(p)
+    stops = {chat.tokenizer.eos_token_id, chat.tokenizer.convert_tokens_to_ids("<|endoftext|>")}
+    generator = torch.Generator().manual_seed(seed)
+    L, H = chat.n_layers, chat.n_heads
+    k_max = p + max_new_tokens
+    gen = torch.zeros(L, H, max_new_tokens, k_max)
+    prompt_map = torch.zeros(L, H, p, p)
+
+    t0 = time.perf_counter()
+    dec = Decoder(chat, policy)
+    if p > 1:
+        _, w = dec.prefill(ids[:-1])
+        prompt_map[:, :, : p - 1, : p - 1] = w
+    t1 = time.perf_counter()
+    out_ids = list(ids)
+    top_rows, log_probs, kept_rows, stopped = [], [], [], False
+    for s in range(max_new_tokens):
+        if should_stop is not None and should_stop():
+            stopped = True
+            break
+        logits, w, kept = dec.step(out_ids[-1])
+        gen[:, :, s, kept] = w
+        if s == 0:
+            prompt_map[:, :, p - 1, kept] = w
+        log_p = torch.log_softmax(logits.float(), -1)
+        best = torch.topk(log_p, top)
+        top_rows.append([[label, float(np.exp(lp))] for label, lp in _labelled(chat, best, log_p)])
+        nxt = _choose(logits, temperature, top_k, top_p, generator)
+        log_probs.append(float(log_p[nxt]))
+        kept_rows.append(kept)
+        out_ids.append(nxt)
+        if nxt in stops:
+            break
+    t2 = time.perf_counter()
+
+    steps = len(kept_rows)
+    labels = token_labels(chat, out_ids)
+    maps = {
+        "prompt": AttentionMap(prompt_map.numpy(), labels[:p], labels[:p], "self"),
+    }
+    if steps:
+        k = p + steps
+        maps["generation"] = AttentionMap(
+            gen[:, :, :steps, :k].numpy(),
+            labels[p - 1 : p - 1 + steps],
+            labels[:k],
+            "self",
+            note=f"step t: the query is the last known token; cache policy {policy.name}",
+        )
+    outputs = {
+        "tokens": labels,
+        "token_ids": out_ids,
+        "special": [i in chat.special_ids for i in out_ids],
+        "n_prompt": p,
+        "generated": chat.tokenizer.decode(out_ids[p:], skip_special_tokens=True),
+        "top": top_rows,
+        "log_probs": log_probs,
+        "kv_tokens": [len(r) for r in kept_rows],
+        "kv_bytes": [chat.kv_bytes(len(r)) for r in kept_rows],
+        "kept": kept_rows,
+        "sampling": {
+            "method": "greedy" if temperature == 0.0 else "sample",
+            "temperature": temperature,
+            "top_k": top_k,
+            "top_p": top_p,
+            "seed": seed,
+        },
+        "policy": policy.describe(),
+        "stopped": stopped,
+    }
+    return Trace(
+        model=chat.name,
+        task="chat",
+        inputs={"prompt": prompt, "template": bool(template), "max_new_tokens": max_new_tokens},
+        outputs=outputs,
+        maps=maps,
+        timings={"prefill_ms": (t1 - t0) * 1e3, "decode_ms": (t2 - t1) * 1e3},
+    )
+
+
+def _labelled(chat: Chat, best, log_p):
+    ids = best.indices.tolist()
+    return zip(token_labels(chat, ids), best.values.tolist(), strict=True)

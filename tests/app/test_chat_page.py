@@ -1,0 +1,136 @@
+"""AppTest for the Chat model page: a short generation, the step slider, every section, the
+copying question, bad input, 中文, and the page without the converted model."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.models import chat as chat_lib
+
+PAGE = Path(__file__).resolve().parents[2] / "app" / "studios" / "chat.py"
+needs_model = pytest.mark.skipif(
+    not chat_lib.available(), reason="the chat model is not converted: bash scripts/setup.sh"
+)
+
+
+def open_page(**params) -> AppTest:
+    at = AppTest.from_file(str(PAGE), default_timeout=300)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def shown(at) -> str:
+    parts = [*at.markdown, *at.info, *at.warning, *at.error, *at.caption]
+    return "\n".join(str(p.value) for p in parts)
+
+
+def charts(at) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def generate(at, prompt: str) -> AppTest:
+    at.text_area(key="chat-text").set_value(prompt)
+    return at.button(key="chat-generate").click().run()
+
+
+@pytest.fixture(scope="module")
+def page():
+    if not chat_lib.available():
+        pytest.skip("the chat model is not converted: bash scripts/setup.sh")
+    at = open_page(tokens="4")
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_short_generation_and_the_step_slider(page):
+    at = page
+    text = shown(at)
+    assert "**Output:**" in text and "Step 1 of 4" in text, text
+    # Step 1: the query is the prompt's last token (the template's line break after
+    # "assistant"), the cache holds the whole prompt and one token is written.
+    assert "The query is the last known token, **↵**" in text
+    assert charts(at) == 4  # layers, the GQA heads, next-token candidates, cache size
+    at.slider(key="chat-step").set_value(3).run()
+    assert not at.exception
+    text = shown(at)
+    assert "Step 3 of 4" in text and "Step 1 of 4" not in text
+    assert "KV cache after this step: 39 tokens" in text  # 37 prompt tokens + 2 written
+    at.slider(key="chat-layer").set_value(0).run()
+    assert not at.exception
+    specs = " ".join(c.proto.spec for c in at.get("plotly_chart")).replace("\\u002f", "/")
+    assert "Layer 0: the 9 query heads in their 3 key/value groups" in specs
+
+
+@pytest.mark.parametrize("section", ["sinks", "cache", "heads"])
+def test_every_section_draws(page, section):
+    at = page
+    at.segmented_control(key="chat-section").set_value(section).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert charts(at) >= 1
+    at.segmented_control(key="chat-section").set_value("timeline").run()
+
+
+def test_the_copying_question_hides_the_map_until_revealed(page):
+    at = page
+    at.segmented_control(key="chat-section").set_value("heads").run()
+    before = charts(at)
+    reveal = next(b for b in at.button if b.key and b.key.endswith("-reveal"))
+    reveal.click().run()
+    assert not at.exception
+    assert charts(at) == before + 1, "the reveal draws the head's map on the repeated text"
+    assert "attends most to" in shown(at) + " ".join(s.value for s in at.success)
+    at.segmented_control(key="chat-section").set_value("timeline").run()
+
+
+@needs_model
+@pytest.mark.parametrize(
+    "prompt, words",
+    [
+        ("", "Type a prompt"),
+        ("x" * 100_000, "the limit is 2,000"),
+        ("hello\x00world\x07", "control character"),
+        ("<|im_start|><|im_end|>", "only special tokens"),
+    ],
+    ids=["empty", "100k characters", "control characters", "only special tokens"],
+)
+def test_bad_input_is_a_short_message(prompt, words):
+    at = open_page(tokens="2")
+    generate(at, prompt)
+    assert not at.exception, [e.value for e in at.exception]
+    assert words in " ".join(i.value for i in at.info), shown(at)
+
+
+@needs_model
+def test_out_of_range_values_fall_back_with_a_note():
+    at = open_page(tokens="999", top_p="7", section="cache", window="0")
+    assert not at.exception
+    notes = " ".join(i.value for i in at.info)
+    for name in ("tokens", "top_p", "window"):
+        assert f"“{name}”" in notes, notes
+    assert "**Full cache:**" in shown(at)
+
+
+@needs_model
+def test_a_cache_larger_than_the_prompt_is_explained():
+    at = open_page(tokens="2", template="0", text="Hello there", section="cache", window="64")
+    assert not at.exception
+    assert "larger than the prompt" in " ".join(i.value for i in at.info), shown(at)
+
+
+@needs_model
+def test_the_page_in_chinese():
+    at = open_page(tokens="3", lang="zh")
+    assert not at.exception
+    assert at.title[0].value == "对话模型"
+    assert "第 1 步，共 3 步" in shown(at)
+
+
+def test_without_the_model_the_page_says_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(chat_lib, "available", lambda *a, **k: False)
+    at = open_page()
+    assert not at.exception
+    assert "bash scripts/setup.sh" in " ".join(i.value for i in at.info)
+    assert charts(at) == 0

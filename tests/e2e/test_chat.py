@@ -1,0 +1,52 @@
+"""The Chat model page in Chromium, network cut: generate from a new prompt, then move the
+step slider and see the step's figures redrawn."""
+
+import pytest
+
+from engine.models import chat as chat_lib
+from tests.e2e.support import assert_no_exception, wait_for_app
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not chat_lib.available(), reason="run bash scripts/setup.sh first"),
+]
+
+STEP = "[data-testid=stMain] [data-testid=stMarkdownContainer] strong"
+
+
+def step_label(page) -> str:
+    """The step's bold heading, "Step s of n.", as the page shows it."""
+    return page.locator(STEP, has_text="Step ").first.inner_text()
+
+
+def test_generate_then_move_the_step_slider(studio_url, page):
+    page.goto(f"{studio_url}/chat?tokens=6")
+    wait_for_app(page, timeout_ms=240_000)
+    assert_no_exception(page)
+    page.get_by_text("Output:").first.wait_for(timeout=120_000)
+
+    box = page.get_by_label("Prompt", exact=False)
+    box.fill("Name three colours of the rainbow. <b>bold</b>")
+    page.get_by_role("button", name="Generate").click()
+    wait_for_app(page, timeout_ms=240_000)
+    assert_no_exception(page)
+    page.wait_for_function(
+        "document.querySelectorAll('[data-testid=stMain] .js-plotly-plot').length >= 4",
+        timeout=120_000,
+    )
+    # The prompt is shown as text in the figures' labels, never as markup.
+    assert page.locator("[data-testid=stMain] b", has_text="bold").count() == 0
+    assert step_label(page).startswith("Step 1 of")
+
+    slider = page.get_by_role("slider", name="Generation step")
+    slider.focus()
+    slider.press("ArrowRight")
+    slider.press("ArrowRight")
+    page.wait_for_function(
+        f"""() => [...document.querySelectorAll('{STEP}')]
+            .some(e => e.textContent.startsWith('Step 3 of'))""",
+        timeout=60_000,
+    )
+    wait_for_app(page)
+    assert_no_exception(page)
+    assert "token=3" in page.url

@@ -1,0 +1,162 @@
+"""The chat model's decoding loop: each step's captured attention row is the row of one
+teacher-forced pass; sampling is reproducible; bad input gives a message, not a traceback."""
+
+import numpy as np
+import pytest
+import torch
+
+from engine.models import chat as chat_model
+from engine.models.cache_policy import CachePolicy
+from engine.text import InputError
+
+PROMPT = "What is the capital of France?"
+
+
+@pytest.fixture(scope="module")
+def chat():
+    if not chat_model.available():
+        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
+    torch.set_num_threads(1)
+    return chat_model.load()
+
+
+@pytest.fixture(scope="module")
+def greedy(chat):
+    return chat_model.generate(chat, PROMPT, max_new_tokens=6)
+
+
+def teacher_forced(chat, ids):
+    with torch.no_grad():
+        out = chat.model(input_ids=torch.tensor([ids]), output_attentions=True)
+    weights = torch.stack([a[0] for a in out.attentions]).numpy()  # (L, H, T, T)
+    return weights, torch.log_softmax(out.logits[0], -1)
+
+
+def test_each_step_row_is_the_row_of_one_teacher_forced_pass(chat, greedy):
+    ids, p = greedy.outputs["token_ids"], greedy.outputs["n_prompt"]
+    steps = len(greedy.outputs["kept"])
+    assert steps == 6
+    full, log_p = teacher_forced(chat, ids)
+    g = greedy.maps["generation"]
+    assert g.shape == (chat.n_layers, chat.n_heads, steps, p + steps)
+    assert np.abs(g.weights - full[:, :, p - 1 : p - 1 + steps, : p + steps]).max() < 1e-4
+    assert np.abs(greedy.maps["prompt"].weights - full[:, :, :p, :p]).max() < 1e-4
+    want = [float(log_p[p - 1 + s, ids[p + s]]) for s in range(steps)]
+    assert np.allclose(greedy.outputs["log_probs"], want, atol=1e-4)
+    # greedy: every chosen token is the teacher-forced argmax
+    assert [int(log_p[p - 1 + s].argmax()) for s in range(steps)] == ids[p:]
+
+
+def test_the_trace_says_what_each_step_is(chat, greedy):
+    out, g = greedy.outputs, greedy.maps["generation"]
+    p = out["n_prompt"]
+    assert g.query_labels == tuple(out["tokens"][p - 1 : p - 1 + len(out["kept"])])
+    assert g.key_labels == tuple(out["tokens"])
+    assert out["tokens"][0] == "<|im_start|>" and out["special"][0]
+    assert "<|im_end|>" in out["tokens"][:p] and not out["special"][p]
+    assert out["kept"] == [list(range(p + s)) for s in range(len(out["kept"]))]
+    assert out["kv_tokens"] == [p + s for s in range(len(out["kept"]))]
+    assert chat.kv_bytes(1) == 2 * 30 * 3 * 64 * 4
+    assert out["kv_bytes"] == [chat.kv_bytes(n) for n in out["kv_tokens"]]
+    assert all(len(row) == 5 for row in out["top"])
+    assert out["top"][0][0][0] == out["tokens"][p]  # greedy takes the likeliest
+    assert out["sampling"]["method"] == "greedy" and out["policy"]["name"] == "full"
+    assert out["generated"].startswith("The capital of France")
+    assert {"prefill_ms", "decode_ms"} <= set(greedy.timings)
+
+
+def test_raw_text_has_no_template_and_no_added_tokens(chat):
+    text = "Paris is the capital of"
+    ids = chat_model.encode(chat, text, template=False)
+    assert ids == chat.tokenizer(text, add_special_tokens=False)["input_ids"]
+    templated = chat_model.encode(chat, text)
+    assert templated[0] == chat.tokenizer.convert_tokens_to_ids("<|im_start|>")
+    assert len(templated) > len(ids) + 20  # the system turn
+
+
+def test_the_same_seed_gives_the_same_tokens(chat):
+    kw = {"template": False, "max_new_tokens": 8, "temperature": 1.2, "top_p": 0.95}
+    runs = [chat_model.generate(chat, "Once upon a time", seed=s, **kw) for s in (7, 7, 8)]
+    a, b, c = (r.outputs["token_ids"] for r in runs)
+    assert a == b
+    assert a != c  # at temperature 1.2 two seeds part within 8 tokens here
+    assert runs[0].outputs["sampling"] == {
+        "method": "sample",
+        "temperature": 1.2,
+        "top_k": 0,
+        "top_p": 0.95,
+        "seed": 7,
+    }
+
+
+@pytest.mark.parametrize("cut", [{"top_k": 1}, {"top_p": 0.01}])
+def test_a_sampler_cut_to_one_token_is_greedy(chat, cut):
+    kw = {"template": False, "max_new_tokens": 5}
+    greedy = chat_model.generate(chat, "Once upon a time", **kw)
+    sampled = chat_model.generate(chat, "Once upon a time", temperature=1.5, seed=3, **cut, **kw)
+    assert sampled.outputs["token_ids"] == greedy.outputs["token_ids"]
+
+
+def test_generation_can_be_cancelled(chat):
+    calls = []
+
+    def stop():
+        calls.append(1)
+        return len(calls) > 2
+
+    tr = chat_model.generate(chat, PROMPT, max_new_tokens=10, should_stop=stop)
+    assert tr.outputs["stopped"] and len(tr.outputs["kept"]) == 2
+    assert tr.maps["generation"].shape[2] == 2
+
+
+@pytest.mark.parametrize(
+    "prompt,key",
+    [
+        ("", "chat.empty"),
+        ("   \n ", "chat.empty"),
+        ("x" * (chat_model.MAX_CHARS + 1), "chat.too_many_chars"),
+        ("word " * 20_000, "chat.too_many_chars"),
+        ("hello\x00world", "chat.control_chars"),
+        ("bell\x07", "chat.control_chars"),
+        ("<|im_start|><|im_end|>", "chat.only_special"),
+        ("<|endoftext|>", "chat.only_special"),
+        ("the " * 300, "chat.too_many_tokens"),
+    ],
+)
+def test_bad_prompts_are_refused_with_a_message(chat, prompt, key):
+    with pytest.raises(InputError) as caught:
+        chat_model.generate(chat, prompt)
+    assert caught.value.message.key == key
+
+
+def test_line_breaks_and_tabs_are_text(chat):
+    ids = chat_model.encode(chat, "one\ttwo\nthree", template=False)
+    assert chat_model.token_labels(chat, ids).count("↵") == 1
+
+
+@pytest.mark.parametrize(
+    "options,key",
+    [
+        ({"max_new_tokens": 0}, "param.out_of_range"),
+        ({"max_new_tokens": chat_model.MAX_NEW_TOKENS + 1}, "param.out_of_range"),
+        ({"temperature": -0.5}, "param.out_of_range"),
+        ({"top_p": 0.0}, "param.out_of_range"),
+        ({"top_k": 1.5}, "param.not_whole"),
+        ({"seed": "abc"}, "param.not_a_number"),
+        ({"policy": CachePolicy("window", window=0)}, "cache.window"),
+        ({"policy": CachePolicy("window", window=500)}, "cache.larger_than_prompt"),
+        ({"policy": CachePolicy("sinks", window=30, sinks=20)}, "cache.sinks"),
+        ({"policy": CachePolicy("fifo")}, "cache.unknown_policy"),
+    ],
+)
+def test_options_out_of_range_are_refused(chat, options, key):
+    with pytest.raises(InputError) as caught:
+        chat_model.generate(chat, PROMPT, **options)
+    assert caught.value.message.key == key
+
+
+def test_a_missing_directory_says_how_to_make_it(tmp_path):
+    assert not chat_model.available(tmp_path)
+    with pytest.raises(InputError) as caught:
+        chat_model.load(tmp_path)
+    assert caught.value.message.key == "chat.missing"

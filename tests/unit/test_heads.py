@@ -1,0 +1,98 @@
+"""Head types (TransformerLens head_detector definitions): masks, "mul" scores, the real model."""
+
+import numpy as np
+import pytest
+import torch
+
+from engine.analysis import heads
+
+torch.set_num_threads(1)
+
+N = 6
+TOKENS = heads.repeated_random_tokens(1000, N, seed=3, bos_id=999, exclude=[999])  # BOS r r
+T = len(TOKENS)
+
+
+def pure_previous_map(T):
+    w = np.eye(T, k=-1)
+    w[0, 0] = 1.0  # the first query can only read itself
+    return w
+
+
+def pure_induction_map(tokens):
+    """Each query of the second copy reads the token after its earlier copy; the first
+    copy has nothing to copy and parks on BOS, as induction heads do."""
+    T, n = len(tokens), (len(tokens) - 1) // 2
+    w = np.zeros((T, T))
+    w[: n + 1, 0] = 1.0
+    for i in range(n + 1, T):
+        w[i, i - n + 1] = 1.0
+    return w
+
+
+def test_repeated_random_tokens_are_bos_then_two_copies_of_distinct_tokens():
+    assert T == 2 * N + 1 and TOKENS[0] == 999
+    r = TOKENS[1 : N + 1]
+    assert TOKENS[N + 1 :] == r and len(set(r)) == N and 999 not in r
+    assert heads.repeated_random_tokens(1000, N, seed=3, exclude=[999]) == r * 2
+    assert heads.repeated_random_tokens(1000, N, seed=4) != r * 2
+
+
+def test_masks_follow_the_head_detector_definitions():
+    prev, dup, ind = (heads.masks(TOKENS)[k] for k in heads.HEAD_TYPES)
+    for m in (prev, dup, ind):
+        assert m.shape == (T, T) and not np.triu(m).any()  # strictly causal
+    assert set(zip(*np.nonzero(prev), strict=True)) == {(i, i - 1) for i in range(1, T)}
+    assert set(zip(*np.nonzero(dup), strict=True)) == {(i, i - N) for i in range(N + 1, T)}
+    # induction: the token after the earlier copy (the first of the second copy reads 2)
+    assert set(zip(*np.nonzero(ind), strict=True)) == {(i, i - N + 1) for i in range(N + 1, T)}
+
+
+def test_a_pure_previous_token_head_scores_one_as_previous_token_only():
+    w = pure_previous_map(T)
+    m = heads.masks(TOKENS)
+    assert heads.head_score(w, m["previous"]) == pytest.approx(1.0)
+    assert heads.head_score(w, m["induction"]) == pytest.approx(0.0)
+    assert heads.head_score(w, m["duplicate"]) == pytest.approx(0.0)
+
+
+def test_a_pure_induction_head_scores_one_as_induction_and_lower_on_the_others():
+    w = pure_induction_map(TOKENS)
+    scores = heads.head_scores(np.tile(w, (2, 3, 1, 1)), TOKENS)
+    assert all(s.shape == (2, 3) for s in scores.values())
+    np.testing.assert_allclose(scores["induction"], 1.0)
+    assert (scores["previous"] < 1.0).all() and (scores["duplicate"] < 1.0).all()
+
+
+def test_bos_is_excluded_from_both_sides_of_the_ratio():
+    w = pure_previous_map(T)
+    w = 0.5 * w + 0.5 * np.eye(T)[[0] * T]  # half of every row on BOS
+    w[0] = np.eye(T)[0]
+    m = heads.previous_token_mask(T)
+    assert heads.head_score(w, m) == pytest.approx(1.0)
+    assert heads.head_score(w, m, exclude_bos=False) < 0.6
+
+
+def test_a_uniform_head_scores_its_share_of_predicted_cells():
+    w = np.tril(np.ones((T, T)))
+    w /= w.sum(-1, keepdims=True)
+    w[:, 0] = 0
+    expected = sum(w[i, i - 1] for i in range(1, T)) / w.sum()
+    assert heads.head_score(w, heads.previous_token_mask(T)) == pytest.approx(expected)
+
+
+@pytest.fixture(scope="module")
+def chat():
+    from engine.models import chat as chat_model
+
+    return chat_model.load()
+
+
+def test_detector_on_the_real_model_finds_scores_in_range_and_an_induction_head(chat):
+    r = heads.detect_heads(chat, seed=0, n=20)
+    for name in heads.HEAD_TYPES:
+        assert r[name].shape == (30, 9)
+        assert (r[name] >= 0).all() and (r[name] <= 1).all()
+    assert r["tokens"][0] == chat.tokenizer.bos_token_id and len(r["tokens"]) == 41
+    # SmolLM2 copies: some head puts most of its non-BOS attention on the induction cells
+    assert r["induction"].max() > 0.5 and r["previous"].max() > 0.5
