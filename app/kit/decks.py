@@ -174,6 +174,21 @@ PARAMS = {
         "head": _int(0, 7),
         "n": _int(64, 16384),
     },
+    "chat": {
+        "section": _one_of("timeline", "sinks", "cache", "heads", "variants"),
+        "text": _text(2000),
+        "template": _one_of("0", "1"),
+        "tokens": _int(1, 64),
+        "token": _int(1, 64),
+        "layer": _int(0, 29),
+        "first": _int(1, 4),
+        "measure": _one_of("mass_first", "local_width", "entropy"),
+        "policy": _one_of("full", "window", "sinks", "h2o"),
+        "window": _int(1, 4096),
+        "sinks": _int(1, 16),
+        "budget": _int(1, 4096),
+        "kind": _one_of("previous", "duplicate", "induction"),
+    },
 }
 REQUIRED = {
     "alignment": ("model", "text"),
@@ -181,6 +196,7 @@ REQUIRED = {
     "transformer": ("model", "text"),
     "positional": (),
     "variants": ("section",),
+    "chat": ("section",),
 }
 PREDICTS = {"alignment": str, "transformer": str, "memory": int}
 

@@ -10,7 +10,8 @@ rerun with the same request at once.
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 from kit import queue
@@ -119,10 +120,6 @@ def _generate(chat, request: Request, cache, unit: str, cancel, progress):
     )
 
 
-def request_dict(request: Request) -> dict:
-    return asdict(request)
-
-
 def step_rows(trace) -> list[dict]:
     """One row per generation step: the query, the token written, its probability, the cache."""
     out = trace.outputs
@@ -185,18 +182,29 @@ def ranked_heads(scores) -> list[str]:
 
 
 @st.cache_data(max_entries=16, show_spinner=Lazy("chat.spinner_repeat"))
-def repeated(prompt: str, limit: int = 24) -> tuple:
+def repeated(prompt: str, limit: int = 24):
     """The prompt's first ``limit`` raw tokens written twice after BOS, as detect_heads reads
-    random ones, and every head's map on it: (weights [L, H, T, T], labels, n)."""
+    random ones: (every head's map on it without BOS, rows renormalised; n tokens a copy)."""
     from engine.analysis.forward import self_attention
     from engine.models import chat as chat_lib
+    from engine.rollout import hide_sinks
+    from engine.trace import AttentionMap
 
     chat = model()
     ids = chat_lib.encode(chat, prompt, template=False)[:limit]
     tok = chat.tokenizer
     bos = tok.bos_token_id if tok.bos_token_id is not None else ids[0]
     seq = [bos, *ids, *ids]
-    return self_attention(chat, seq), chat_lib.token_labels(chat, seq), len(ids)
+    labels = chat_lib.token_labels(chat, seq)
+    amap = AttentionMap(self_attention(chat, seq), labels, labels, "self")
+    return hide_sinks(amap, labels[:1]), len(ids)
+
+
+def without_first(amap):
+    """The map with its first token (the sink) hidden and each row renormalised."""
+    from engine.rollout import hide_sinks
+
+    return hide_sinks(amap, amap.key_labels[:1])
 
 
 # ---- cache policies ---------------------------------------------------------------------
@@ -248,3 +256,96 @@ def lesson(params: dict) -> dict:
     elif section == "heads":
         shown["heads"], shown["kind"] = detect_heads(), params.get("kind", "induction")
     return shown
+
+
+# ---- the cost of a cache policy on a real text -----------------------------------------
+
+TEXT = Path(__file__).resolve().parents[2] / "assets" / "text" / "pride-and-prejudice.txt"
+SWEEP_BUDGETS = (8, 16, 32, 64, 128, 256)
+SWEEP_N = (64, 2048)  # tokens of the text read (the default 128 runs in seconds)
+# H2O re-chooses its heavy hitters every 16 positions here (exactly: every position, ~30×
+# slower on a CPU); the page says so beside the numbers.
+H2O_INTERVAL = 16
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def text_ids() -> list[int]:
+    """The shipped English text's first tokens (more than any sweep reads)."""
+    chat = model()
+    # ~4.4 characters a token in this prose: 30,000 characters hold > SWEEP_N[1] + 1 tokens.
+    return chat.tokenizer.encode(TEXT.read_text(encoding="utf-8")[:30_000])
+
+
+def sweep(n: int, budgets: tuple[int, ...]) -> list[dict]:
+    """Window, sinks + window and H2O at each cache size over n tokens of the text, each
+    beside the full cache (queued, with progress and Cancel)."""
+    return queue.run(
+        t("chat.queue_sweep"),
+        _sweep,
+        model(),
+        text_ids(),
+        n,
+        budgets,
+        t("chat.progress_positions"),
+        key=repr((n, budgets)),
+        cancel_label=t("chat.stop_sweep"),
+    )
+
+
+def _sweep(chat, ids, n, budgets, unit, cancel, progress) -> list[dict]:
+    from engine.analysis import cache_eval
+
+    rows = cache_eval.budget_sweep(
+        chat,
+        ids,
+        budgets,
+        n_eval=n + 1,  # n positions predict the token after them
+        h2o_interval=H2O_INTERVAL,
+        should_stop=cancel.is_set,
+        progress=lambda done, total: progress(done, total, unit),
+    )
+    keep = ("budget", "agreement", "kl", "ppl", "ppl_full", "evicted_from", "n_predicted")
+    keep += ("agreement_evicted", "kl_evicted", "ppl_evicted", "ppl_full_evicted", "stopped")
+    return [{"policy": r["policy"]["name"], **{k: r[k] for k in keep}} for r in rows]
+
+
+# ---- variants inside the model ---------------------------------------------------------
+
+VARIANTS_N = (8, 1024)  # tokens of the text (engine.variants.in_pretrained's limits)
+VARIANTS_DEFAULT = ("longformer", "bigbird", "int8", "performer")
+
+
+def variant_names() -> list:
+    """Every variant of the registry, in its order."""
+    from engine.variants.registry import REGISTRY
+
+    return list(REGISTRY.values())
+
+
+def variants(n: int, names: tuple[str, ...], layers: tuple[int, ...]) -> dict:
+    """Each variant in place of the model's attention (in ``layers``; empty: all) on n
+    tokens of the text: perplexity and continuation beside full attention (queued)."""
+    return queue.run(
+        t("chat.queue_variants"),
+        _variants,
+        model(),
+        text_ids()[:n],
+        names,
+        layers,
+        t("chat.progress_variants"),
+        key=repr((n, names, layers)),
+        cancel_label=t("chat.stop_variants"),
+    )
+
+
+def _variants(chat, ids, names, layers, unit, cancel, progress) -> dict:
+    from engine.variants import in_pretrained
+
+    return in_pretrained.variants_in_llm(
+        chat,
+        ids,
+        variants=list(names),
+        layers=list(layers) or None,
+        should_stop=cancel.is_set,
+        progress=lambda done, total: progress(done, total, unit),
+    )

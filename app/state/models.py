@@ -27,8 +27,9 @@ def cards() -> dict:
 def card(name: str):
     """The registry's card, or a card for a typed directory (``dir:<path>``).
 
-    A pretrained model's directory is checked against the allowlist on every call, so a
-    cached model obeys a changed list too.
+    Both are checked on every call (a typed directory against the allowlist, a listed one
+    by the registry's re-reading each minute), and :func:`loaded` asks here first, so a
+    cached model obeys a changed allowlist too.
     """
     from engine.text import InputError
 
@@ -37,10 +38,6 @@ def card(name: str):
     found = cards().get(name)
     if found is None:
         raise InputError(t("state.unknown_model", name=repr(name)))
-    if found.family == "pretrained":
-        from engine.models.pretrained import check_model_dir
-
-        check_model_dir(found.path)
     return found
 
 

@@ -14,6 +14,7 @@ from kit import (
     controls,
     engine_text,
     friendly_errors,
+    html_chart,
     page_bottom,
     page_top,
     t,
@@ -25,6 +26,7 @@ from kit import (
 from kit.reveal import page_toggle
 from state import nmt as state
 from views.alignment import additive_parts_figure, alignment_figure, steps_animation, vector_strip
+from views.alignment_html import vector_strip_html
 from views.alignment_sections import md, measured_table, soft_alignment
 from views.bertviz_view import head_view_html, render
 
@@ -116,16 +118,23 @@ def at_step(card, trace) -> None:
     st.markdown(t("alignment.step_text", i=i + 1, word=md(words[i]), most=most))
     v = trace.vectors
     c1, c2 = st.columns(2)
-    chart(vector_strip(v["contexts"][i], t("alignment.context"), "c_i"), "nmt-ctx", c1)
-    chart(vector_strip(v["states"][i], t("alignment.state"), "s_{i−1}"), "nmt-state", c2)
+    with c1:
+        strip(v["contexts"][i], t("alignment.context"), "c_i", "nmt-ctx")
+    with c2:
+        strip(v["states"][i], t("alignment.state"), "s_{i−1}", "nmt-state")
     st.header(t("alignment.inside_header"))
     if "tanh" not in v:
         st.info(t("alignment.no_parts", title=engine_text(card.title)))
-        chart(vector_strip(v["e"][i], t("alignment.e_at", i=i + 1), "e"), key="nmt-e")
+        strip(v["e"][i], t("alignment.e_at", i=i + 1), "e", "nmt-e")
         return
-    chart(vector_strip(v["W_a s"][i], t("alignment.was_at", i=i + 1), "W_a s"), key="nmt-was")
+    strip(v["W_a s"][i], t("alignment.was_at", i=i + 1), "W_a s", "nmt-was")
     chart(additive_parts_figure(v, alpha[i], src, i), key="nmt-parts")
     st.caption(t("alignment.parts_caption"))
+
+
+def strip(v, title: str, name: str, key: str) -> None:
+    """A vector as an HTML strip on screen, its Plotly twin in the export bundle."""
+    html_chart(vector_strip_html(v, title, name), key, lambda: vector_strip(v, title, name))
 
 
 def _panel(trace, title: str, key: str) -> None:

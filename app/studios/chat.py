@@ -9,7 +9,7 @@ import streamlit as st
 from kit import controls, flag, friendly_errors, page_bottom, page_top, t
 from kit.url import url_choice, url_default, url_number, url_sync
 from state import chat as state
-from studios.chat_measures import cache, heads, sinks
+from studios.chat_measures import cache, heads, sinks, variants
 from views import chat as figs
 
 
@@ -31,15 +31,9 @@ def ask() -> state.Request:
             help=t("chat.template_help"),
         )
         lo, hi = lim["max_new_tokens"]
-        tokens = url_number(
-            c2.number_input,
-            "tokens",
-            t("chat.max_new", lo=lo, hi=hi),
-            lo,
-            hi,
-            d.max_new_tokens,
-            key="chat-tokens",
-        )
+        label = t("chat.max_new", lo=lo, hi=hi)
+        kw = dict(key="chat-tokens")
+        tokens = url_number(c2.number_input, "tokens", label, lo, hi, d.max_new_tokens, **kw)
         sampling = url_choice(
             c3.radio,
             "sampling",
@@ -50,42 +44,30 @@ def ask() -> state.Request:
             horizontal=True,
         )
         seed = url_number(c4.number_input, "seed", t("chat.seed"), 0, 2**31 - 1, 0, key="chat-seed")
-        c5, c6, c7 = st.columns(3)
-        temperature = url_number(
-            c5.number_input,
-            "temperature",
-            t("chat.temperature"),
-            *lim["temperature"],
-            d.temperature,
-            key="chat-temperature",
-            cast=float,
-            step=0.1,
-        )
-        top_k = url_number(
-            c6.number_input, "top_k", t("chat.top_k"), *lim["top_k"], d.top_k, key="chat-top-k"
-        )
-        top_p = url_number(
-            c7.number_input,
-            "top_p",
-            t("chat.top_p"),
-            *lim["top_p"],
-            d.top_p,
-            key="chat-top-p",
-            cast=float,
-            step=0.05,
-        )
+        temperature, top_k, top_p = sampler(lim, d)
         st.form_submit_button(t("chat.generate"), type="primary", key="chat-generate")
     url_sync(text=prompt, template=template)
     return state.Request(
-        prompt,
-        template,
-        int(tokens),
-        sampling,
-        float(temperature),
-        int(top_k),
-        float(top_p),
+        prompt, template, int(tokens), sampling, float(temperature), int(top_k), float(top_p),
         int(seed),
+    )  # fmt: skip
+
+
+def sampler(lim: dict, d: state.Request) -> tuple:
+    """Temperature, top-k and top-p: used when the decoding samples."""
+    c5, c6, c7 = st.columns(3)
+    temperature = url_number(
+        c5.number_input, "temperature", t("chat.temperature"), *lim["temperature"],
+        d.temperature, key="chat-temperature", cast=float, step=0.1,
+    )  # fmt: skip
+    top_k = url_number(
+        c6.number_input, "top_k", t("chat.top_k"), *lim["top_k"], d.top_k, key="chat-top-k"
     )
+    top_p = url_number(
+        c7.number_input, "top_p", t("chat.top_p"), *lim["top_p"], d.top_p,
+        key="chat-top-p", cast=float, step=0.05,
+    )  # fmt: skip
+    return temperature, top_k, top_p
 
 
 def timeline(chat, trace, request) -> None:
@@ -120,6 +102,7 @@ SECTIONS = {
     "sinks": sinks,
     "cache": cache,
     "heads": heads,
+    "variants": variants,
 }
 
 page_top()

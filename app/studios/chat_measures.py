@@ -6,13 +6,15 @@ Each takes (chat, trace, request): the loaded model, the page's generation and i
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart, controls, t
+from kit import chart, controls, data_table, t
+from kit.i18n import variant_title
 from kit.reveal import predict, state_key
-from kit.url import url_choice, url_number
+from kit.url import ints, names, url_choice, url_default, url_number, url_sync
 from state import chat as state
 from views import chat as figs
 
 MEASURES = ("mass_first", "local_width", "entropy")
+METRICS = ("ppl", "agreement", "kl")
 
 
 def sinks(chat, trace, request) -> None:
@@ -62,25 +64,36 @@ def heads(chat, trace, request) -> None:
     )
     layer, head = map(int, pick.split("."))
     amap = trace.maps["prompt"]
+    hide = st.toggle(
+        t("chat.heads_hide", token=amap.key_labels[0]),
+        value=True,
+        key="chat-hide",
+        help=t("chat.heads_hide_help"),
+    )
+    if hide:
+        amap = state.without_first(amap)
     title = t("chat.fig_head_map", layer=layer, head=head)
-    chart(figs.head_map_figure(amap.weights[layer, head], amap.key_labels, title), "chat-head-map")
+    fig = figs.head_map_figure(amap.weights[layer, head], amap.key_labels, title)
+    chart(fig, key="chat-head-map")
     reveal(request, state.ranked_heads(found["induction"])[0])
 
 
 def reveal(request, best: str) -> None:
     """Which head copies? The best induction head reads the prompt written twice; the class
     guesses where it looks from a token of the second copy, then reveals."""
-    weights, labels, n = state.repeated(request.prompt)
+    amap, n = state.repeated(request.prompt)
     if n < 3:
         st.caption(t("chat.heads_short"))
         return
     layer, head = map(int, best.split("."))
     st.markdown(t("chat.heads_reveal", layer=layer, head=head, n=n))
-    row = 1 + n + 1  # the second copy's second token: its first copy is followed by a third
+    labels = [label.strip() or label for label in amap.key_labels]
+    row = n + 1  # the second copy's second token: in the first copy a third token follows it
     key = state_key("chat-heads", request.prompt, best)
-    if predict(key, weights[layer, head], labels, labels, row=row, unit="word"):
+    weights = amap.weights[layer, head]
+    if predict(key, weights, labels, labels, row=row, unit="word"):
         title = t("chat.fig_head_map", layer=layer, head=head)
-        chart(figs.head_map_figure(weights[layer, head], labels, title), "chat-reveal-map")
+        chart(figs.head_map_figure(weights, amap.key_labels, title), "chat-reveal-map")
 
 
 def cache(chat, trace, request) -> None:
@@ -100,3 +113,94 @@ def cache(chat, trace, request) -> None:
     budget = url_number(c4.number_input, "budget", t("chat.budget"), 1, 4096, 8, key="chat-budget")
     cut = state.generate(request, state.policy(name, window, sinks, budget))
     figs.draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
+    cost()
+
+
+def cost() -> None:
+    """Agreement, KL and perplexity against the cache budget on the shipped English text."""
+    st.subheader(t("chat.sweep_heading"))
+    st.markdown(t("chat.sweep_intro", interval=state.H2O_INTERVAL))
+    with controls("chat-sweep"), st.form("chat-sweep-form", border=False):
+        c1, c2 = st.columns([1, 2])
+        lo, hi = state.SWEEP_N
+        n = url_number(
+            c1.number_input,
+            "n",
+            t("chat.sweep_n", lo=lo, hi=hi),
+            lo,
+            hi,
+            128,
+            key="chat-n",
+            step=64,
+        )
+        first = url_default(
+            "budgets", [16, 32], ints, key="chat-budgets", choices=state.SWEEP_BUDGETS
+        )
+        budgets = c2.multiselect(
+            t("chat.sweep_budgets"), state.SWEEP_BUDGETS, first, key="chat-budgets"
+        )
+        st.form_submit_button(t("chat.sweep_run"), key="chat-sweep-run")
+    url_sync(budgets=budgets)
+    if not budgets:
+        st.info(t("chat.sweep_no_budget"))
+        return
+    rows = state.sweep(int(n), tuple(sorted(budgets)))
+    if rows and rows[0]["stopped"]:
+        st.info(t("chat.sweep_stopped", n=rows[0]["n_predicted"]))
+    metric = url_choice(
+        st.segmented_control,
+        "metric",
+        t("chat.sweep_metric"),
+        METRICS,
+        key="chat-metric",
+        format_func=lambda m: t(f"chat.metric_{m}"),
+    )
+    names = {p: t(f"chat.policy_{p}") for p in state.POLICIES}
+    title = t("chat.fig_sweep_title", n=rows[0]["n_predicted"] if rows else n)
+    fig = figs.sweep_figure(rows, metric, names, names["full"], title)
+    chart(fig, key="chat-sweep")
+    data_table(rows)
+
+
+def variants(chat, trace, request) -> None:
+    st.markdown(t("chat.variants_intro"))
+    titles = {v.name: variant_title(v) for v in state.variant_names()}
+    with controls("chat-variants"), st.form("chat-variants-form", border=False):
+        c1, c2, c3 = st.columns([1, 3, 2])
+        lo, hi = state.VARIANTS_N
+        n = url_number(
+            c1.number_input, "vn", t("chat.variants_n", lo=lo, hi=hi), lo, hi, 64, key="chat-vn"
+        )
+        first = url_default(
+            "variants",
+            list(state.VARIANTS_DEFAULT),
+            names,
+            key="chat-variants",
+            choices=list(titles),
+        )
+        picked = c2.multiselect(
+            t("chat.variants_pick"),
+            list(titles),
+            first,
+            key="chat-variants",
+            format_func=titles.get,
+        )
+        first = url_default("layers", [], ints, key="chat-vlayers", lo=0, hi=chat.n_layers - 1)
+        layers = c3.multiselect(
+            t("chat.variants_layers"),
+            range(chat.n_layers),
+            first,
+            key="chat-vlayers",
+            help=t("chat.variants_layers_help"),
+        )
+        run = st.form_submit_button(t("chat.variants_run"), key="chat-variants-run")
+    url_sync(variants=picked, layers=layers)
+    asked = (int(n), tuple(picked), tuple(sorted(layers)))
+    if run:
+        st.session_state["chat-variants-asked"] = asked
+    if not picked:
+        st.info(t("chat.variants_none"))
+    elif st.session_state.get("chat-variants-asked") != asked:
+        st.info(t("chat.variants_press"))  # seconds to minutes of work: only when asked
+    else:
+        figs.draw_variants(state.variants(*asked), titles, "chat-variants")

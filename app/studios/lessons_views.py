@@ -13,11 +13,13 @@ import streamlit as st
 from kit import answer_heading, chart, engine_text, friendly_errors, t
 from kit.i18n import map_note
 from kit.reveal import predict
+from state import chat as chat_state
 from state import lessons as lesson_state
 from state import models
 from state import nmt as nmt_state
 from state import variants as var_state
 from state.memn2n import answer, chosen, stories
+from views import chat as chat_figs
 from views import positional as pe_figs
 from views import variants as var_figs
 from views.alignment_sections import md, measured_table, soft_alignment
@@ -183,10 +185,17 @@ def _memory(names: tuple[str, ...], n: int) -> None:
         )
 
 
+def chat(params: dict, guess, key: str) -> None:
+    with friendly_errors(t("lessons.the_view")):
+        shown = chat_state.lesson(params)
+    chat_figs.draw_lesson(shown, key)
+
+
 VIEWS = {
     "alignment": alignment,
     "transformer": transformer,
     "memory": memory,
     "positional": positional,
     "variants": variants,
+    "chat": chat,
 }

@@ -34,6 +34,11 @@ def kind_name(kind: str) -> str:
     return t(f"transformer.kind_{kind}") if kind in KINDS else kind
 
 
+def drawn(trace) -> dict:
+    """The trace's encoder, decoder and cross maps (a chat trace also carries its own)."""
+    return {k: m for k, m in trace.maps.items() if k in KINDS} or trace.maps
+
+
 @dataclass(frozen=True)
 class Shown:
     """What the page picked, handed to the section on screen."""
@@ -117,10 +122,10 @@ def bertviz(s: Shown) -> None:
         horizontal=True,
         format_func=lambda v: t(f"transformer.bertviz_{v}"),
     )
-    one_map = len(s.trace.maps) == 1
+    one_map = len(drawn(s.trace)) == 1
     maps = {
         k: state.read_heads(m, "heads", s.merge, s.hide, s.sinks) if one_map else m
-        for k, m in s.trace.maps.items()
+        for k, m in drawn(s.trace).items()
     }
     if not one_map and (s.merge or s.hide):
         st.caption(t("transformer.bertviz_raw"))
@@ -204,7 +209,7 @@ def reading_controls(trace, sinks) -> tuple[str, str, bool, bool]:
         c1.selectbox,
         "attention",
         t("transformer.attention"),
-        list(trace.maps),
+        list(drawn(trace)),
         key="attention",
         format_func=kind_name,
     )

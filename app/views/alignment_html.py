@@ -1,5 +1,6 @@
 """Many alignments at once as one HTML grid: the Compare page's maps (every model; A, B
-and their difference).
+and their difference); and one vector as a coloured HTML strip (the Alignment page's
+c_i, s_{i−1} and W_a s at the chosen decoding step).
 
 Seven Plotly heatmaps cost the browser 100–200 ms to lay out and measure their ~165 tick
 labels on every typed sentence; the same maps as table cells cost a few milliseconds
@@ -134,3 +135,44 @@ def alignment_grid_html(
     key_row = f'<div class="kit-agrid-key">{"".join(key)}</div>'
     cols = f"grid-template-columns:repeat({max(1, columns)}, minmax(0, 1fr))"
     return f'{css}{key_row}<div class="kit-agrid" style="{cols}">{body}</div>'
+
+
+STRIP_CSS = """
+<style>
+.kit-strip {{ margin:.2rem 0 .8rem; font-size:{font}px; }}
+.kit-strip-title {{ margin-bottom:.3rem; }}
+.kit-strip-cells {{ display:flex; height:{height}px; }}
+.kit-strip-cells span {{ flex:1 1 0; min-width:1px; }}
+.kit-strip-key {{ margin-top:.3rem; font-size:.85em; }}
+.kit-strip-bar {{ display:inline-block; width:120px; height:10px; vertical-align:middle;
+  margin:0 .4rem; }}
+</style>
+"""
+
+
+def vector_strip_html(v, title: str, name: str, *, scale=None, large: bool | None = None) -> str:
+    """One vector as a row of coloured cells, blue below 0 and red above (the colours of
+    views.alignment.vector_strip, its Plotly twin), scaled to ±max|v|; each cell's tooltip
+    gives its dimension and value. Redrawn on every step, where a Plotly strip costs the
+    browser a full plot."""
+    if scale is None or large is None:
+        from kit.presenter import palette, presenting
+
+        scale = palette("diverging") if scale is None else scale
+        large = presenting() if large is None else large
+    palette = colours(scale)[::-1]  # RdBu runs red → blue; the strip reads low → high
+    v = np.nan_to_num(np.asarray(v, dtype=float).ravel())
+    m = float(np.abs(v).max()) or 1.0
+    level = np.rint((v + m) / (2 * m) * LEVELS).astype(int)
+    dim, value = html.escape(t("views.axis.dimension")), html.escape(name)
+    cells = "".join(
+        f'<span style="background:{palette[lv]}" title="{dim} {k}: {value} = {x:.3f}"></span>'
+        for k, (lv, x) in enumerate(zip(level, v, strict=True))
+    )
+    gradient = f"background:linear-gradient(to right, {', '.join(palette[:: LEVELS // 10])})"
+    key = f'{-m:.2f}<span class="kit-strip-bar" style="{gradient}"></span>{m:.2f} {value}'
+    css = STRIP_CSS.format(font=18 if large else 14, height=28 if large else 22)
+    return (
+        f'{css}<div class="kit-strip"><div class="kit-strip-title">{html.escape(title)}</div>'
+        f'<div class="kit-strip-cells">{cells}</div><div class="kit-strip-key">{key}</div></div>'
+    )

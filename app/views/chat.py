@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import streamlit as st
-from kit import chart
-from kit.i18n import t
+from kit import chart, data_table
+from kit.i18n import engine_text, t
 from kit.presenter import palette
 
 from views.heatmap import FONT, figure, heatmap, unique_labels
@@ -254,6 +254,24 @@ def kept_figure(kept: Sequence[Sequence[int]], tokens: Sequence[str], title: str
     return fig
 
 
+def sweep_figure(rows: Sequence[dict], metric: str, names: dict[str, str], full: str, title: str):
+    """One measure against the cache budget, a line per policy (perplexity on a log axis,
+    with the full cache's as a flat line)."""
+    budgets = sorted({r["budget"] for r in rows})
+    series = {
+        names[p]: [
+            next(r[metric] for r in rows if r["policy"] == p and r["budget"] == b) for b in budgets
+        ]
+        for p in dict.fromkeys(r["policy"] for r in rows)
+    }
+    if metric == "ppl":
+        series[full] = [rows[0]["ppl_full"]] * len(budgets)
+    y_title = t(f"chat.metric_{metric}")
+    fig = lines_figure(budgets, series, title, t("chat.fig_budget"), y_title, log_y=metric == "ppl")
+    fig.update_layout(xaxis=dict(type="log", tickvals=budgets, ticktext=[str(b) for b in budgets]))
+    return fig
+
+
 # ---- whole parts of a section -------------------------------------------------------------
 
 
@@ -262,7 +280,7 @@ def draw_step(trace, chat, s: int, layer: int, key: str = "chat-step") -> None:
     ``layer`` in its KV group, the next-token candidates and the cache so far."""
     amap, out = trace.maps["generation"], trace.outputs
     n_keys, tokens = out["n_prompt"] + s, out["tokens"]
-    query, written = tokens[n_keys - 1], tokens[n_keys]
+    query, written = tokens[n_keys - 1], tokens[n_keys]  # quoted: a leading space is kept
     st.markdown(
         t(
             "chat.step_label",
@@ -349,6 +367,68 @@ def draw_head_scores(found: dict, kind: str, n_kv_heads: int, key: str) -> None:
     title = t("chat.fig_heads_title", kind=t(f"chat.kind_{kind}"), n=found["n"])
     grid = layer_head_figure(found[kind], n_kv_heads, title, t("chat.fig_score"), zmax=1.0)
     chart(grid, key=f"{key}-grid")
+
+
+def variants_figure(ran: Sequence[dict], titles: dict[str, str]):
+    """Perplexity with each variant inside the model (log axis), full attention dashed."""
+    full = ran[0]["ppl_full"]
+    names = [titles[r["variant"]] for r in ran]
+    data = [
+        dict(type="bar", x=[round(r["ppl"], 3) for r in ran], y=unique_labels(names),
+             orientation="h", hovertemplate="%{y}: %{x:.2f}<extra></extra>", showlegend=False)
+    ]  # fmt: skip
+    layout = dict(
+        title=dict(text=t("chat.fig_variants_title", n=ran[0]["n_tokens"])),
+        font=FONT,
+        height=max(260, 110 + 34 * len(ran)),
+        margin=dict(l=10, r=10, t=50, b=50),
+        xaxis=dict(title=dict(text=t("chat.metric_ppl")), type="log"),
+        yaxis=dict(autorange="reversed", type="category", automargin=True),
+        shapes=[dict(type="line", yref="paper", y0=0, y1=1, x0=full, x1=full,
+                     line=dict(dash="dash"))],
+    )  # fmt: skip
+    return figure(data, layout)
+
+
+def draw_variants(results: dict, titles: dict[str, str], key: str) -> None:
+    """Perplexity and continuation of each variant inside the model beside full attention;
+    a variant that cannot be causal says why instead."""
+    ran = [r for r in results.values() if r["runs"]]
+    for r in results.values():
+        if not r["runs"]:
+            st.caption(
+                t(
+                    "chat.variants_refused",
+                    title=titles[r["variant"]],
+                    reason=engine_text(r["reason"]),
+                )
+            )
+    if not ran:
+        return
+    first = ran[0]
+    st.markdown(
+        t(
+            "chat.variants_prompt",
+            prompt=inert(first["prompt"]),
+            full=inert(first["continuation_full"]),
+            ppl=first["ppl_full"],
+            n=first["n_tokens"],
+        )
+    )
+    chart(variants_figure(ran, titles), key=f"{key}-ppl")
+    data_table(
+        [
+            {
+                "variant": titles[r["variant"]],
+                "ppl": r["ppl"],
+                "ppl_full": r["ppl_full"],
+                "agreement": r["agreement"],
+                "max_logit_diff": r["max_logit_diff"],
+                "continuation": r["continuation"],
+            }
+            for r in ran
+        ]
+    )
 
 
 def draw_lesson(shown: dict, key: str) -> None:

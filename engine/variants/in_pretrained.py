@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from engine.messages import Message
+from engine.models import chat as chat_model
 from engine.models import pretrained
 from engine.text import InputError
 from engine.variants.registry import REGISTRY, attend_fn, get
@@ -290,7 +291,7 @@ def _greedy(chat, prompt: list[int], attend, n_new: int) -> list[int]:
 
 
 def _check_llm(chat, ids: list[int]) -> None:
-    if not chat.model.config._attn_implementation == pretrained.STUDIO_ATTENTION:
+    if chat.model.config._attn_implementation != pretrained.STUDIO_ATTENTION:
         raise InputError("pretrained.not_swappable", name=chat.name)
     if not LLM_MIN_TOKENS <= len(ids) <= LLM_MAX_TOKENS:
         raise InputError(
@@ -299,8 +300,10 @@ def _check_llm(chat, ids: list[int]) -> None:
 
 
 def full_reference(chat, ids: list[int], *, new_tokens: int = NEW_TOKENS) -> dict:
-    """The model's own attention on ``ids``: the logits, perplexity and continuation."""
+    """The model's own attention on ``ids``: the logits, perplexity and the greedy
+    continuation (``new_tokens``, 1 … 64) of the text's first tokens."""
     _check_llm(chat, ids)
+    new_tokens = chat_model.NEW_TOKENS.check(new_tokens)
     logits = _llm_logits(chat, ids, None)
     prompt = ids[: min(PROMPT_TOKENS, len(ids))]
     nll = _nll(logits, ids)
@@ -330,6 +333,7 @@ def variant_perplexity(
     next-token agreement between them, the largest logit difference, and the greedy
     continuation of the text's first tokens beside the model's own. A variant that
     cannot be causal is not run: ``runs`` is False and ``reason`` says why.
+    ``reference``: :func:`full_reference` of the same ``ids``, to compute it once.
     """
     v = get(variant)
     reason = causal_reason(variant)

@@ -50,7 +50,7 @@ def test_a_short_generation_and_the_step_slider(page):
     assert "**Output:**" in text and "Step 1 of 4" in text, text
     # Step 1: the query is the prompt's last token (the template's line break after
     # "assistant"), the cache holds the whole prompt and one token is written.
-    assert "The query is the last known token, **↵**" in text
+    assert "The query is the last known token, «↵»" in text
     assert charts(at) == 4  # layers, the GQA heads, next-token candidates, cache size
     at.slider(key="chat-step").set_value(3).run()
     assert not at.exception
@@ -134,3 +134,22 @@ def test_without_the_model_the_page_says_how_to_get_it(monkeypatch):
     assert not at.exception
     assert "bash scripts/setup.sh" in " ".join(i.value for i in at.info)
     assert charts(at) == 0
+
+
+def test_variants_inside_the_model_run_when_asked(page):
+    at = page
+    at.segmented_control(key="chat-section").set_value("variants").run()
+    assert not at.exception
+    assert "Run the variants" in " ".join(i.value for i in at.info), "nothing runs unasked"
+    at.number_input(key="chat-vn").set_value(16)
+    at.multiselect(key="chat-variants").set_value(["kv_cache", "performer"])
+    at.button(key="chat-variants-run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert charts(at) == 1
+    text = shown(at)
+    assert "Performer (FAVOR+): not run" in text and "bidirectional" in text, text
+    table = at.dataframe[0].value
+    assert list(table["variant"]) == ["KV-cache decoding"]
+    # The KV cache is exact: the same perplexity as full attention.
+    assert abs(table["ppl"][0] - table["ppl_full"][0]) < 1e-3 * table["ppl_full"][0]
+    at.segmented_control(key="chat-section").set_value("timeline").run()

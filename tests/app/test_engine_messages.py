@@ -108,7 +108,7 @@ def test_nested_messages_and_terms_are_translated():
 
 
 def zh_alignment() -> AppTest:
-    at = AppTest.from_file(str(APP / "studios/alignment/page.py"), default_timeout=180)
+    at = AppTest.from_file(str(APP / "studios/alignment.py"), default_timeout=180)
     at.query_params["lang"] = "zh"
     return at.run()
 

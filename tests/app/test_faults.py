@@ -47,3 +47,39 @@ def test_a_corrupt_evaluation_file_reads_as_not_measured(damaged):
     names = registry.names()
     assert "transformer-enfr-sinusoidal" not in names  # skipped, with a log line
     assert registry.get("memn2n-task1").results() is None
+
+
+ERRORS_SCRIPT = """
+import streamlit as st
+from kit import friendly_errors
+from engine.text import InputError
+
+with friendly_errors("the test step"):
+    if st.query_params.get("kind") == "input":
+        raise InputError("Type a sentence first.")
+    raise ValueError("an internal detail the audience should not read")
+"""
+
+
+def test_only_input_errors_are_calm_messages(caplog):
+    """An InputError is shown as it is; anything else, a ValueError included, is a bug:
+    logged with its traceback under an id, and shown as one line with that id."""
+    import re
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(ERRORS_SCRIPT)
+    at.query_params["kind"] = "input"
+    at.run()
+    assert not at.exception and not at.error
+    assert [i.value for i in at.info] == ["Type a sentence first."]
+
+    at = AppTest.from_string(ERRORS_SCRIPT)
+    with caplog.at_level("ERROR", logger="attention_studio"):
+        at.run()
+    assert not at.exception and not at.info and len(at.error) == 1
+    line = at.error[0].value
+    assert "the test step" in line and "internal detail" not in line
+    incident = re.search(r"\b([0-9a-f]{8})\b", line).group(1)
+    logged = [r for r in caplog.records if incident in r.getMessage()]
+    assert len(logged) == 1 and logged[0].exc_info[0] is ValueError  # with its traceback

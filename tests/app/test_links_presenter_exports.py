@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from engine.trace import Trace
 
 APP = Path(__file__).resolve().parents[2] / "app"
-ALIGNMENT = str(APP / "studios/alignment/page.py")
+ALIGNMENT = str(APP / "studios/alignment.py")
 
 
 def opened(query: dict, path: str = ALIGNMENT) -> AppTest:
@@ -42,7 +42,7 @@ def test_a_link_restores_the_alignment_view():
     assert at.slider(key="nmt-beam").value == 3
     assert not notes(at)
     at = opened({"section": "steps", "step": "2"})
-    assert at.segmented_control(key="nmt-section").value == "Step by step"
+    assert at.segmented_control(key="nmt-section").value == "steps"
     assert at.slider(key="nmt-step").value == 2
     assert "At step **2**" in "\n".join(m.value for m in at.markdown)
 
@@ -50,7 +50,7 @@ def test_a_link_restores_the_alignment_view():
 def test_widgets_write_the_view_into_the_url():
     at = opened({})
     at.slider(key="nmt-beam").set_value(7).run()
-    at.segmented_control(key="nmt-section").set_value("Step by step").run()
+    at.segmented_control(key="nmt-section").set_value("steps").run()
     q = at.query_params
     assert q["beam"] == "7" and q["section"] == "steps" and q["task"] == "en-fr"
     assert q["model"] and q["text"] and q["step"] == "1"
@@ -74,7 +74,7 @@ def test_a_bad_link_falls_back_to_defaults_with_a_note(query):
     (param,) = query
     assert len(notes(at)) == 1 and f"“{param}”" in notes(at)[0]
     assert at.query_params.get(param) != query[param]  # dropped or replaced
-    assert at.segmented_control(key="nmt-section").value == "Alignment"
+    assert at.segmented_control(key="nmt-section").value == "alignment"
     assert at.slider(key="nmt-beam").value == 5
 
 
@@ -170,7 +170,7 @@ def test_a_prepared_link_opens_the_same_state_on_every_page(name):
 
 
 def test_a_link_names_every_page_widget_it_restores():
-    at = opened({}, str(APP / "studios/transformer/page.py"))
+    at = opened({}, str(APP / "studios/transformer.py"))
     assert {"family", "model", "example", "text", "attention", "reading", "section"} <= set(
         at.query_params
     )

@@ -57,7 +57,7 @@ def test_the_window_keeps_exactly_its_last_w_positions(results):
     assert r["last_kept"] == list(range(N - 1 - W, N - 1))
     assert r["evicted_from"] == W
     # before the first eviction the window is the full cache
-    assert r["per_position"]["agree"][:W].all() and r["per_position"]["kl"][:W].max() == 0
+    assert r["per_position"]["agree"][:W].all() and r["per_position"]["kl"][:W].max() < 1e-6
     assert r["agreement"] < 1 and r["kl"] > 0
 
 

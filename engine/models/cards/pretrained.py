@@ -133,13 +133,14 @@ class ChatCard(PretrainedCard):
 
 
 def _read_map(tr: Trace) -> AttentionMap:
-    """Prompt rows and generation rows as one causal map over the T − 1 tokens read."""
+    """Prompt rows and generation rows as one causal map over the tokens read: the prompt
+    and every generated token but the last (it was written, never read)."""
     prompt, gen = tr.maps["prompt"], tr.maps["generation"]
     p, steps = prompt.shape[2], gen.shape[2]
-    t = p - 1 + steps if steps else p
+    t = p - 1 + max(steps, 1)
     w = np.zeros((*prompt.shape[:2], t, t), np.float32)
     w[:, :, :p, :p] = prompt.weights
-    w[:, :, p - 1 : t, :t] = gen.weights[:, :, :, :t]
+    w[:, :, p - 1 : t, :t] = gen.weights[:, :, :, :t] if steps else prompt.weights[:, :, -1:]
     labels = tr.outputs["tokens"][:t]
     return AttentionMap(w, labels, labels, "self")
 
