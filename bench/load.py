@@ -9,8 +9,9 @@ Streamlit's XSRF cookie), open /_stcore/stream, send BackMsg rerun_script messag
 changes and widget values) and read ForwardMsg deltas until script_finished, so the load is
 the server's alone, not thirty Chromiums' on the same cores. The classroom flow: open the
 alignment page, type a sentence, change the decoding step, open the memory page, answer
-another story, open the Variants lab, with a student's pause between actions. Widgets are
-found by their label in the deltas, so the flow survives page refactors.
+another story, open the Variants lab, open the chat model and move its step slider, with a
+student's pause between actions. Widgets are found by their label in the deltas, so the flow
+survives page refactors.
 
 Measured per N: p50/p95 seconds from a widget change to its script_finished (and from a
 page change to its script_finished), errors (exceptions or error alerts drawn, failed or
@@ -238,7 +239,8 @@ def _first_get(url: str) -> str:
 
 
 async def classroom_flow(s: Session, rng: random.Random, pause) -> tuple[list, list]:
-    """Alignment → type → step-by-step view → step → memory → another story → Variants lab."""
+    """Alignment → type → step-by-step view → step → memory → another story → Variants lab
+    → the chat model → its step slider."""
     opens, changes = [], []
     opens.append(await s.open("alignment"))
     await pause()
@@ -253,6 +255,10 @@ async def classroom_flow(s: Session, rng: random.Random, pause) -> tuple[list, l
     changes.append(await s.change("Story", rng.randrange(1, 200)))
     await pause()
     opens.append(await s.open("variants"))
+    await pause()
+    opens.append(await s.open("chat"))  # the default prompt: one generation, shared
+    await pause()
+    changes.append(await s.change("Generation step", rng.randrange(2, 8)))
     return opens, changes
 
 

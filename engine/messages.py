@@ -199,6 +199,15 @@ MESSAGES: dict[str, str] = {
     "linformer.k_over_n": "Linformer k must be at most n = {n}; got k = {k}.",
     "reformer.odd_buckets": "Reformer buckets must be even; got {buckets}.",
     "longformer.globals_over_n": "Longformer global tokens must be at most n = {n}.",
+    "variant.over_n": "{label} must be at most n = {n}; got {value}.",
+    "variant.over_blocks": (
+        "{label} must be at most the number of blocks ⌈n / block⌉ = {blocks}; got {value}."
+    ),
+    "gqa.groups": "Key/value groups G = {groups} must divide the query heads H = {heads}.",
+    "differential.odd_head": (
+        "Differential attention splits each head in two halves: head size d must be even; "
+        "got {d}."
+    ),
     "bigbird.globals_over_n": "BigBird global blocks × block size must be at most n = {n}.",
     "int8.head_dim": "INT8 emulation needs head size d ≤ {limit}; got {d}.",
     "int8.scheme": "INT8 scheme must be 'sage' or 'naive'; got {scheme!r}.",

@@ -13,7 +13,6 @@ from kit import queue
 from kit.i18n import Lazy, t
 
 from engine.data.babi import Sample
-from engine.text import InputError
 from state import models
 
 MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
@@ -37,16 +36,13 @@ def answer(name: str, sample: Sample):
     return models.trace(name, sample)
 
 
+@st.cache_data(ttl=60, max_entries=32, show_spinner=False)
 def chosen(task: int) -> str:
-    """The model that serves ``task``: the one the shipped evaluation chose on the task's dev
-    questions, as the cards report it; with no evaluation shipped, the first model trained
-    on the task (the registry lists a task's own model before the joint one)."""
-    names = shipped()
-    served = [n for n in names if str(task) in (models.results(n) or {}).get("served_tasks", {})]
-    knows = [n for n in names if task in models.card(n).tasks]
-    if not (served or knows):
-        raise InputError(t("memory.no_checkpoint"))
-    return (served or knows)[0]
+    """The model that serves bAbI ``task``, as the engine decided it (the shipped
+    evaluation's choice on the task's dev questions; no scoring here)."""
+    from engine.models import registry
+
+    return registry.for_babi_task(task).name
 
 
 def offered(task: int) -> list[str]:
@@ -56,9 +52,8 @@ def offered(task: int) -> list[str]:
 
 
 def widest() -> str:
-    """The model trained on the most tasks (the joint one when shipped): every task's
-    memories in one space."""
-    return max(shipped(), key=lambda n: len(models.card(n).tasks))
+    """The registry's default MemN2N: the joint model, every task's memories in one space."""
+    return models.default("babi", "memn2n")
 
 
 def config(name: str):

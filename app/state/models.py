@@ -55,6 +55,14 @@ def directory_card(path: str):
     return PretrainedCard(f"{DIRECTORY}{p}", meta)
 
 
+@st.cache_data(ttl=60, max_entries=32, show_spinner=False)
+def default(task: str, family: str | None = None) -> str:
+    """The name of the card the registry says serves ``task`` when none is named."""
+    from engine.models import registry
+
+    return registry.default(task, family).name
+
+
 def by_task(task: str) -> list:
     return [c for c in cards().values() if c.task == task]
 

@@ -106,21 +106,26 @@ def _keeps(stream: _Stream, t0: int, t1: int) -> list[np.ndarray]:
     return out
 
 
-def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps):
+def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps, *, scores: bool):
     """Positions t0 … t0 + C − 1 through every layer, each query over its kept positions.
 
-    Writes their K/V into ``stream`` and adds their attention to its H2O scores. Returns
-    the log-probabilities ``(C, V)`` and what each query gave each key, the mean over
-    layers and heads of α ``(C, n)``, with the n key positions it is over."""
+    Writes their K/V into ``stream``. With ``scores`` (H2O needs them) also adds their
+    attention to its H2O scores and returns what each query gave each key, the mean over
+    layers and heads of α ``(C, n)``, with the n key positions it is over; the first item
+    returned is the log-probabilities ``(C, V)``."""
     m = chat.model.model
     hkv, g, d = chat.n_kv_heads, chat.groups, chat.head_dim
     C = len(ids)
     rows = torch.arange(t0, t0 + C)
     cols_np = np.unique(np.concatenate(keeps))  # every key some query of the block reads
-    cols = torch.from_numpy(cols_np)
-    mask = torch.zeros(C, len(cols_np), dtype=torch.bool)
+    n = len(cols_np)
+    # a run of positions is read as a view; anything else (sinks + window, H2O) gathered
+    cols = slice(cols_np[0], cols_np[-1] + 1) if cols_np[-1] - cols_np[0] + 1 == n else None
+    cols = torch.from_numpy(cols_np) if cols is None else cols
+    mask = torch.zeros(C, n, dtype=torch.bool)
     for r, kept in enumerate(keeps):
         mask[r, np.searchsorted(cols_np, kept)] = True
+    blocked = ~mask
     x = m.embed_tokens(torch.as_tensor(ids))  # (C, d_model)
     cos, sin = (a[0] for a in m.rotary_emb(x, rows[None]))  # (C, d)
     sink = None
@@ -137,7 +142,7 @@ def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps):
             slot_q[r] = len(kept) - 1
             sink[r, np.searchsorted(cols_np, kept[shifted])] = True
         cos_s, sin_s = (a[0] for a in m.rotary_emb(x, slot_q[None]))
-    received = torch.zeros(C, len(cols_np))
+    received = torch.zeros(C, n) if scores else None
     for li, layer in enumerate(m.layers):
         a = layer.self_attn
         h = layer.input_layernorm(x)
@@ -148,28 +153,34 @@ def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps):
         K = stream.keys[li][:, cols].transpose(1, 2)[:, None]  # (H_kv, 1, d, n)
         V = stream.values[li][:, cols][:, None]  # (H_kv, 1, n, d)
         # e_tj = q_t · k_j / √d; query head h reads K/V head h // g (grouped-query attention)
+        q = q * a.scaling
         e = _rotate(q, cos, sin).view(hkv, g, C, d) @ K
         if sink is not None:
             e = torch.where(sink, _rotate(q, cos_s, sin_s).view(hkv, g, C, d) @ K, e)
-        e = (e * a.scaling).masked_fill(~mask, -math.inf)
-        alpha = torch.softmax(e, dim=-1)  # (H_kv, g, C, n)
-        received += alpha.sum(dim=(0, 1))
+        alpha = torch.softmax(e.masked_fill_(blocked, -math.inf), dim=-1)  # (H_kv, g, C, n)
+        if scores:
+            received += alpha.sum(dim=(0, 1))
         o = (alpha @ V).reshape(hkv * g, C, d).transpose(0, 1).reshape(C, hkv * g * d)
         x = x + a.o_proj(o)
         x = x + layer.mlp(layer.post_attention_layernorm(x))
+    logp = torch.log_softmax(chat.model.lm_head(m.norm(x)), dim=-1)
+    if not scores:
+        return logp, None
     received = (received / (chat.n_layers * chat.n_heads)).double().numpy()
     stream.scores[cols_np] += received.sum(0)
-    return torch.log_softmax(chat.model.lm_head(m.norm(x)), dim=-1), (received, cols_np)
+    return logp, (received, cols_np)
 
 
-def _share(stream: _Stream, full: _Stream, t0: int, t1: int, received) -> None:
+def _share(stream: _Stream, full: _Stream, t0: int, t1: int, received, r0: int) -> None:
     """A policy that has evicted nothing so far holds exactly the full cache's K/V, and
-    its positions have received exactly the full cache's attention."""
+    its positions have received exactly the full cache's attention (``received``: the
+    full cache's block, whose row r0 is position t0)."""
     for li in range(len(full.keys)):
         stream.keys[li][:, t0:t1] = full.keys[li][:, t0:t1]
         stream.values[li][:, t0:t1] = full.values[li][:, t0:t1]
-    rows, cols = received
-    stream.scores[cols] += rows.sum(0)
+    if received is not None:
+        rows, cols = received
+        stream.scores[cols] += rows[r0 : r0 + t1 - t0].sum(0)
 
 
 def _check_ids(ids: Sequence[int], n_eval: int | None) -> list[int]:
@@ -203,6 +214,7 @@ def evaluate_policies(
     if chunk < 1 or h2o_interval < 1:
         raise ValueError(f"chunk and h2o_interval must be ≥ 1; got {chunk}, {h2o_interval}")
     n = len(ids) - 1  # positions that predict a next token
+    h2o = any(p.name == "h2o" for p in policies)
     full = _new_stream(chat, CachePolicy("full"), n)
     streams = [_new_stream(chat, p, n) for p in policies]
     started, stopped, done = time.perf_counter(), False, 0
@@ -213,7 +225,9 @@ def evaluate_policies(
                 stopped = True
                 break
             t1 = min(t0 + chunk, n)
-            logp_full, (rows, cols) = _forward(chat, full, ids[t0:t1], t0, _keeps(full, t0, t1))
+            logp_full, received = _forward(
+                chat, full, ids[t0:t1], t0, _keeps(full, t0, t1), scores=h2o
+            )
             nll_full = -logp_full.gather(1, target[t0:t1, None])[:, 0]
             full.nll += nll_full.tolist()
             best_full = logp_full.argmax(-1)
@@ -226,13 +240,16 @@ def evaluate_policies(
                     s.kept_tokens += [len(k) for k in keeps]
                     evicts = [len(k) < t + 1 for t, k in zip(range(b0, b1), keeps, strict=True)]
                     if s.shared and not any(evicts):
-                        _share(s, full, b0, b1, (rows[b0 - t0 : b1 - t0], cols))
+                        _share(s, full, b0, b1, received, b0 - t0)
                         parts.append(logp_full[b0 - t0 : b1 - t0])
                         continue
                     if s.shared:
                         s.evicted_from = b0 + evicts.index(True)
                         s.shared = False
-                    parts.append(_forward(chat, s, ids[b0:b1], b0, keeps)[0])
+                    logp, _ = _forward(
+                        chat, s, ids[b0:b1], b0, keeps, scores=s.policy.name == "h2o"
+                    )
+                    parts.append(logp)
                     s.last_kept = keeps[-1].tolist()
                 logp = torch.cat(parts)
                 s.nll += (-logp.gather(1, target[t0:t1, None])[:, 0]).tolist()

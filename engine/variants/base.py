@@ -36,6 +36,10 @@ class Output:
     ``weights [B, H, N, N]`` is the effective map (see the class flags for what kind);
     ``pattern [N, N]`` or ``[B, H, N, N]`` (bool) marks the keys each query may see.
     ``path`` says which implementation ran (the Triton kernels on CUDA, else PyTorch).
+    ``extra`` holds what a variant chose or computed beside the map, for drawing (the
+    blocks a query selected, gate values, a sink's mass, each softmax of a difference);
+    ``extra["values"]`` is set where the map multiplies values other than the input ``v``
+    (pooled or up-projected), so ``out = weights @ extra["values"]``.
     """
 
     out: torch.Tensor
@@ -43,6 +47,7 @@ class Output:
     pattern: torch.Tensor | None = None
     notes: list[str] = field(default_factory=list)
     path: str = "pytorch"  # which implementation ran: "pytorch" or "triton"
+    extra: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 class Variant(ABC):
@@ -63,6 +68,9 @@ class Variant(ABC):
     map_exact: ClassVar[bool] = True
     map_implied: ClassVar[bool] = False
     map_normalized: ClassVar[bool] = True
+    # True where weights can be negative (a difference of softmaxes, a signed kernel):
+    # drawn on a diverging scale, never read as a distribution.
+    map_signed: ClassVar[bool] = False
     map_kind: ClassVar[str] = "self"
     map_note: ClassVar[str] = ""
     # "optional": honours causal=True/False; "never": bidirectional only; "always": causal only.
@@ -199,7 +207,10 @@ class Variant(ABC):
                 "notes": res.notes,
             },
             maps=maps,
-            vectors={"output": res.out.detach().float().cpu().numpy()},
+            vectors={
+                "output": res.out.detach().float().cpu().numpy(),
+                **{k: t.detach().float().cpu().numpy() for k, t in res.extra.items()},
+            },
             metrics={
                 "flops": self.flops(n, d, hp) * q.shape[0] * q.shape[1],
                 "memory_bytes": self.memory(n, d, hp) * q.shape[0] * q.shape[1],

@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.models import chat as chat_lib
+from tests.app.test_locales import english, interface_strings
 
 PAGE = Path(__file__).resolve().parents[2] / "app" / "studios" / "chat.py"
 needs_model = pytest.mark.skipif(
@@ -121,11 +122,18 @@ def test_a_cache_larger_than_the_prompt_is_explained():
 
 
 @needs_model
-def test_the_page_in_chinese():
+def test_the_page_in_chinese_every_section():
     at = open_page(tokens="3", lang="zh")
     assert not at.exception
     assert at.title[0].value == "对话模型"
     assert "第 1 步，共 3 步" in shown(at)
+    seen = interface_strings(at)
+    for section in ("sinks", "cache", "heads", "variants"):
+        at.segmented_control(key="chat-section").set_value(section).run()
+        assert not at.exception, (section, [e.value for e in at.exception])
+        seen += interface_strings(at)
+    left = sorted({(kind, text) for kind, text in seen if english(text)})
+    assert not left, left
 
 
 def test_without_the_model_the_page_says_how_to_get_it(monkeypatch):

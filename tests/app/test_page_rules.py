@@ -11,8 +11,9 @@
 - no checkpoint or result name is typed anywhere in app/: the registry and the cards say
   which model and which file (the names come from assets/checkpoints/*.json, so the list
   cannot go stale);
-- a section has one id: the key of the page's ``SECTIONS`` dict is the function that draws
-  it, appears once in the page, and names its label ``<page>.section_<id>``;
+- a section has one id: the key of the page's ``SECTIONS`` dict is the name of the function
+  that draws it, is the only place the page lists it, and names its label
+  ``<page>.section_<id>``;
 - no ``# noqa: E731`` (a lambda assigned to a name to translate between two names);
 - no code in app/ computes a softmax or an exponential (strings and comments may name them:
   the check reads Python tokens, so a caption saying "softmax" is fine);
@@ -114,8 +115,27 @@ def named_checkpoints(text: str, names: list[str]) -> list[str]:
     return [n for n in names if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
 
 
+def id_mentions(tree: ast.AST) -> list[str]:
+    """Strings written where a table of ids would be: in a list, tuple, set or dict literal,
+    or compared (``section == "compare"``). A map's name in ``trace.maps["alignment"]`` is
+    another idea that happens to share a word, and is not counted."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            found += [e for e in node.elts]
+        elif isinstance(node, ast.Dict):
+            found += [k for k in node.keys if k is not None] + list(node.values)
+        elif isinstance(node, ast.Compare):
+            found += [node.left, *node.comparators]
+    return [n.value for n in found if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
 def section_problems(page: str, source: str, catalog: dict) -> list[str]:
-    """How a page's ``SECTIONS`` dict breaks "one id per section" (empty when it holds)."""
+    """How a page's ``SECTIONS`` dict breaks "one id per section" (empty when it holds).
+
+    The id is the dict's key, the URL's value and the label's key suffix; the function
+    that draws it has that name (``-`` written ``_``, as Python spells it).
+    """
     tree = ast.parse(source)
     sections = next(
         (
@@ -130,19 +150,17 @@ def section_problems(page: str, source: str, catalog: dict) -> list[str]:
         return []
     if not isinstance(sections, ast.Dict):
         return ["SECTIONS is not a dict literal"]
-    strings = [
-        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-    ]
+    mentions = id_mentions(tree)
     problems = []
     for key, value in zip(sections.keys, sections.values, strict=True):
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
             problems.append(f"a SECTIONS key is not a string: {ast.unparse(key)}")
             continue
         sid = key.value
-        if not (isinstance(value, ast.Name) and value.id == sid):
-            problems.append(f"section {sid!r} is drawn by {ast.unparse(value)}, not {sid}()")
-        if strings.count(sid) != 1:
-            problems.append(f"section id {sid!r} is written {strings.count(sid)} times")
+        if not (isinstance(value, ast.Name) and value.id == sid.replace("-", "_")):
+            problems.append(f"section {sid!r} is drawn by {ast.unparse(value)}, not by its id")
+        if mentions.count(sid) != 1:
+            problems.append(f"section id {sid!r} is written {mentions.count(sid)} times")
         if f"{page}.section_{sid}" not in catalog:
             problems.append(f"no label {page}.section_{sid} in locales/en/{page}.toml")
     return problems
@@ -258,14 +276,15 @@ def test_the_checks_can_fail():
 
 
 def test_the_section_rule_can_fail():
-    catalog = {"p.section_a": "A", "p.section_b": "B"}
-    good = 'def a(): ...\ndef b(): ...\nSECTIONS = {"a": a, "b": b}\n'
+    catalog = {"p.section_a": "A", "p.section_b-c": "B"}
+    good = 'SECTIONS = {"a": a, "b-c": b_c}\nw = maps["a"] + f("a")\n'
     assert section_problems("p", good, catalog) == []
-    renamed = 'SECTIONS = {"a": show_a, "b": b}\n'
+    renamed = 'SECTIONS = {"a": show_a, "b-c": b_c}\n'
     assert "drawn by show_a" in section_problems("p", renamed, catalog)[0]
-    twice = 'SECTIONS = {"a": a, "b": b}\nIDS = ["a"]\n'
-    assert section_problems("p", twice, catalog) == ["section id 'a' is written 2 times"]
+    listed = 'SECTIONS = {"a": a, "b-c": b_c}\nIDS = ["a"]\n'
+    assert section_problems("p", listed, catalog) == ["section id 'a' is written 2 times"]
+    compared = 'SECTIONS = {"a": a, "b-c": b_c}\nif s == "b-c": pass\n'
+    assert section_problems("p", compared, catalog) == ["section id 'b-c' is written 2 times"]
     unlabelled = 'SECTIONS = {"a": a, "c": c}\n'
-    assert section_problems("p", unlabelled, catalog) == [
-        "no label p.section_c in locales/en/p.toml"
-    ]
+    missing = ["no label p.section_c in locales/en/p.toml"]
+    assert section_problems("p", unlabelled, catalog) == missing
