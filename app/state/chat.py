@@ -201,10 +201,14 @@ def repeated(prompt: str, limit: int = 24):
 
 
 def without_first(amap):
-    """The map with its first token (the sink) hidden and each row renormalised."""
+    """The map with its first token (the sink) hidden and each row renormalised; as it
+    is when that would hide everything (every token is the first one's)."""
     from engine.rollout import hide_sinks
 
-    return hide_sinks(amap, amap.key_labels[:1])
+    first = amap.key_labels[0]
+    if all(label == first for label in amap.key_labels):
+        return amap
+    return hide_sinks(amap, [first])
 
 
 # ---- cache policies ---------------------------------------------------------------------

@@ -6,12 +6,14 @@ Each takes (chat, trace, request): the loaded model, the page's generation and i
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart, controls, data_table, t
+from kit import chart, controls, data_table, engine_text, t
 from kit.i18n import variant_title
 from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
 from state import chat as state
 from views import chat as figs
+
+from engine.text import InputError
 
 MEASURES = ("mass_first", "local_width", "entropy")
 METRICS = ("ppl", "agreement", "kl")
@@ -20,6 +22,9 @@ METRICS = ("ppl", "agreement", "kl")
 def sinks(chat, trace, request) -> None:
     amap = trace.maps["prompt"]
     st.markdown(t("chat.sinks_intro"))
+    if amap.shape[-1] < 2:
+        st.info(t("chat.sinks_short"))
+        return
     c1, c2 = controls("chat-sinks").columns([2, 3])
     first = url_number(c1.slider, "first", t("chat.sinks_first"), 1, 4, 1, key="chat-first")
     measure = url_choice(
@@ -111,8 +116,12 @@ def cache(chat, trace, request) -> None:
     window = url_number(c2.number_input, "window", t("chat.window"), 1, 4096, 16, key="chat-window")
     sinks = url_number(c3.number_input, "sinks", t("chat.sinks"), 1, 16, 4, key="chat-sinks")
     budget = url_number(c4.number_input, "budget", t("chat.budget"), 1, 4096, 8, key="chat-budget")
-    cut = state.generate(request, state.policy(name, window, sinks, budget))
-    figs.draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
+    try:
+        cut = state.generate(request, state.policy(name, window, sinks, budget))
+    except InputError as exc:  # a cache larger than this prompt: the sweep below still runs
+        st.info(engine_text(exc))
+    else:
+        figs.draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
     cost()
 
 

@@ -161,3 +161,26 @@ def test_variants_inside_the_model_run_when_asked(page):
     # The KV cache is exact: the same perplexity as full attention.
     assert abs(table["ppl"][0] - table["ppl_full"][0]) < 1e-3 * table["ppl_full"][0]
     at.segmented_control(key="chat-section").set_value("timeline").run()
+
+
+@needs_model
+def test_a_copied_link_opens_the_same_view():
+    link = {
+        "text": "Tell me a joke about cats.",
+        "template": "1",
+        "tokens": "5",
+        "sampling": "sample",
+        "temperature": "0.9",
+        "top_k": "20",
+        "top_p": "0.8",
+        "seed": "3",
+        "section": "timeline",
+        "token": "3",
+        "layer": "5",
+    }
+    at = open_page(**link)
+    assert not at.exception
+    assert not [i.value for i in at.info if "could not be used" in i.value]
+    for key, value in link.items():
+        assert at.query_params[key] in (value, [value]), key
+    assert "Step 3 of" in shown(at)

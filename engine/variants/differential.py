@@ -1,0 +1,115 @@
+"""Differential attention (Ye et al. 2024, "Differential Transformer", arXiv 2410.05258).
+
+Each head splits its queries and keys into two halves of d/2 and subtracts one softmax map
+from the other, so attention that both maps put on irrelevant context (the "noise")
+cancels:
+
+    DiffAttn(X) = (softmax(Q₁K₁ᵀ/√(d/2)) − λ · softmax(Q₂K₂ᵀ/√(d/2))) V       (eq. 1)
+    λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init,  λ_init = 0.8 − 0.6·exp(−0.3·(l − 1))
+
+with λ_q1, λ_k1, λ_q2, λ_k2 ∈ R^{d/2} learned per layer (here seeded from N(0, 0.1²), the
+paper's initialisation) and l the layer's depth (1-based). V keeps all d channels.
+The paper then normalises each head's output (GroupNorm, "headwise norm") and multiplies
+by (1 − λ_init); that step is per token and nonlinear, outside the map, and is applied
+only with ``head_norm = on`` (the map then no longer gives the output by itself).
+
+The map is exact and *signed*: rows sum to 1 − λ and entries go negative. Both softmaxes
+come with it in ``extra["softmax1"]``, ``extra["softmax2"]``, and λ in ``extra["lambda"]``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from engine.masks import causal_mask
+from engine.text import InputError
+from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern, generator
+
+LAMBDA_STD = 0.1  # the paper's initialisation of the λ vectors
+NORM_EPS = 1e-5
+
+
+def lambda_init(layer: int) -> float:
+    """λ_init = 0.8 − 0.6·exp(−0.3·(l − 1)) for the l-th layer (l ≥ 1)."""
+    return 0.8 - 0.6 * math.exp(-0.3 * (layer - 1))
+
+
+def lambda_value(half: int, layer: int, seed: int) -> float:
+    """λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init with seeded λ vectors of size d/2."""
+    g = generator(seed)
+    lq1, lk1, lq2, lk2 = (torch.randn(half, generator=g, dtype=torch.float64) * LAMBDA_STD for _ in range(4))
+    return float(torch.exp(lq1 @ lk1) - torch.exp(lq2 @ lk2)) + lambda_init(layer)
+
+
+def two_softmaxes(q, k, *, causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(Q₁K₁ᵀ/√(d/2)) and softmax(Q₂K₂ᵀ/√(d/2)), ``[B, H, N, N]`` each."""
+    half = q.shape[-1] // 2
+    n = q.shape[-2]
+    maps = []
+    for part in (slice(0, half), slice(half, 2 * half)):
+        s = (q[..., part] @ k[..., part].transpose(-2, -1)) / math.sqrt(half)
+        if causal:
+            s = s.masked_fill(~causal_mask(n, n, device=q.device), float("-inf"))
+        maps.append(torch.softmax(s, dim=-1))
+    return maps[0], maps[1]
+
+
+def head_norm(out: torch.Tensor, lam_init: float) -> torch.Tensor:
+    """The paper's headwise normalisation: each head's output per token scaled to unit RMS
+    over its channels (GroupNorm with one group per head), times (1 − λ_init)."""
+    return F.layer_norm(out, out.shape[-1:], eps=NORM_EPS) * (1 - lam_init)
+
+
+class Differential(Variant):
+    name = "differential"
+    title = "Differential attention"
+    paper = "Ye et al. 2024, Differential Transformer"
+    time_complexity = "O(n²·d)"
+    memory_complexity = "O(n²)"
+    params = (
+        Param("layer", "layer depth l", 1, 1, 64, help="sets λ_init = 0.8 − 0.6·exp(−0.3(l − 1))"),
+        Param(
+            "head_norm",
+            "headwise norm × (1 − λ_init)",
+            "off",
+            choices=("off", "on"),
+            help="the paper's per-head normalisation after the map",
+        ),
+    )
+    map_normalized = False
+    map_signed = True
+    map_note = (
+        "Signed exact map softmax₁ − λ·softmax₂: rows sum to 1 − λ and entries can be "
+        "negative (draw on a diverging scale)."
+    )
+
+    def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
+        d = q.shape[-1]
+        if d % 2:
+            raise InputError("differential.odd_head", d=d)
+        lam = lambda_value(d // 2, hp["layer"], hp["seed"])
+        a1, a2 = two_softmaxes(q, k, causal=causal)
+        w = a1 - lam * a2
+        out = w @ v
+        notes = [f"λ = {lam:.3f} (λ_init = {lambda_init(hp['layer']):.3f})."]
+        if hp["head_norm"] == "on":
+            out = head_norm(out, lambda_init(hp["layer"]))
+            notes.append("Output normalised per head after the map: it is not map · V.")
+        if not want_map:
+            return Output(out, notes=notes)
+        extra = {"softmax1": a1, "softmax2": a2, "lambda": torch.tensor([lam], dtype=q.dtype)}
+        return Output(out, w, dense_pattern(q.shape[-2], causal), notes=notes, extra=extra)
+
+    def flops(self, n, d, hp):
+        # Two QKᵀ of d/2 each (= one of d), two softmaxes, the difference, then W V.
+        return 2.0 * n * n * d + 10.0 * n * n + 2.0 * n * n + 2.0 * n * n * d
+
+    def memory(self, n, d, hp):
+        return 3.0 * n * n * FLOAT_BYTES  # both softmaxes and their difference
+
+    def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
+        """K (both halves) and V per head: the cache of multi-head attention."""
+        return 2 * heads * d * FLOAT_BYTES

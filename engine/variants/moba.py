@@ -1,0 +1,171 @@
+"""MoBA, mixture of block attention (Lu et al. 2025, arXiv 2502.13189).
+
+Keys are cut into blocks of b tokens. Each query scores every block by its affinity with
+the block's mean key and attends only to the k best blocks, causally:
+
+    gate_i(c) = q_i · mean_{j ∈ block c} K_j,        blocks c after the query's own: −∞
+    out_i = softmax over the keys j ≤ i of the selected blocks
+
+The query's own block is always selected (its gate is set to +∞ before the top-k, as
+in the paper's code), so k counts it: k blocks in all, k − 1 chosen by the gate. With k
+the number of blocks every past block is selected and MoBA is causal full attention.
+
+Each query gathers its k·b keys (rows of ``ROWS`` queries at a time): O(n·k·b·d) time
+for the attention and O(n·(n/b)·d) for the gates. The map is exact (the softmax over the
+selected keys). ``extra["gates"] [B, H, N, n/b]`` holds each gate (0 for future blocks,
+which are never selected) and ``extra["selected"]`` the chosen blocks as 0/1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from engine.text import InputError
+from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale
+
+ROWS = 256  # query rows gathered at once: their (rows × k·b × d) keys stay a few MiB
+NEG_INF = float("-inf")
+
+
+def n_blocks(n: int, b: int) -> int:
+    return math.ceil(n / b)
+
+
+def block_means(x: torch.Tensor, b: int) -> torch.Tensor:
+    """``[B, H, N, D]`` → ``[B, H, ⌈N/b⌉, D]``: the mean over each block's tokens (the last
+    block may be short: it is averaged over the tokens it has)."""
+    B, H, N, D = x.shape
+    nb = n_blocks(N, b)
+    sums = F.pad(x, (0, 0, 0, nb * b - N)).view(B, H, nb, b, D).sum(dim=3)
+    sizes = torch.full((nb,), float(b), dtype=x.dtype)
+    sizes[-1] = N - (nb - 1) * b
+    return sums / sizes[:, None]
+
+
+def gather_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool):
+    """Each query against its own keys: ``key_pos, allowed [B, H, N, kk]``.
+
+    Returns ``out [B, H, N, D]``, ``lse [B, H, N]`` (−inf where no key is allowed: that
+    row's output is 0) and, with ``want_map``, the dense ``[B, H, N, N]`` weights.
+    """
+    B, H, N, D = q.shape
+    kk = key_pos.shape[-1]
+    outs, lses = [], []
+    weights = q.new_zeros(B, H, N, N) if want_map else None
+    for r0 in range(0, N, ROWS):
+        pos = key_pos[:, :, r0 : r0 + ROWS].clamp(0, N - 1)
+        R = pos.shape[2]
+        idx = pos.reshape(B, H, R * kk, 1).expand(-1, -1, -1, D)
+        ks = torch.gather(k, 2, idx).view(B, H, R, kk, D)
+        vs = torch.gather(v, 2, idx).view(B, H, R, kk, D)
+        s = (ks @ q[:, :, r0 : r0 + R, :, None]).squeeze(-1) * scale  # (B, H, R, kk)
+        s = s.masked_fill(~allowed[:, :, r0 : r0 + R], NEG_INF)
+        lse = torch.logsumexp(s, dim=-1)
+        safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
+        p = torch.exp(s - safe[..., None])
+        outs.append((p[..., None, :] @ vs).squeeze(-2))
+        lses.append(lse)
+        if want_map:
+            weights[:, :, r0 : r0 + R].scatter_add_(-1, pos, p)
+    return torch.cat(outs, dim=2), torch.cat(lses, dim=2), weights
+
+
+def block_keys(blocks: torch.Tensor, b: int, n: int, causal: bool = True):
+    """Selected block ids ``[B, H, N, k]`` → key positions and allowed ``[B, H, N, k·b]``
+    (inside the sequence, not in the future, and a block id ≥ 0)."""
+    B, H, N, kk = blocks.shape
+    pos = (blocks[..., None] * b + torch.arange(b)).view(B, H, N, kk * b)
+    ok = (blocks >= 0)[..., None].expand(B, H, N, kk, b).reshape(B, H, N, kk * b)
+    ok = ok & (pos < n)
+    if causal:
+        ok = ok & (pos <= torch.arange(N)[:, None])
+    return pos, ok
+
+
+def scatter_pattern(pos, ok, n: int) -> torch.Tensor:
+    """``[B, H, N, N]`` bool: the keys each query's gathered positions allow."""
+    hits = torch.zeros(*pos.shape[:-1], n)
+    return hits.scatter_add_(-1, pos.clamp(0, n - 1), ok.to(hits.dtype)) > 0
+
+
+def moba_gates(q, k, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``gates [B, H, N, nb]`` = q_i · mean K of block c, and which blocks are past or own."""
+    N = q.shape[-2]
+    gates = q @ block_means(k, b).transpose(-2, -1)
+    own = torch.arange(N)[:, None] // b
+    c = torch.arange(gates.shape[-1])
+    return gates, c <= own  # (N, nb): causal blocks
+
+
+def moba_select(gates, causal_blocks, b: int, top_k: int) -> torch.Tensor:
+    """Block ids ``[B, H, N, k]`` (−1 where fewer than k blocks exist yet)."""
+    N, nb = causal_blocks.shape
+    own = torch.arange(N) // b
+    g = gates.detach().masked_fill(~causal_blocks, NEG_INF)
+    g = g.masked_fill(torch.arange(nb) == own[:, None], float("inf"))  # own block always
+    top = torch.topk(g, min(top_k, nb), dim=-1)
+    return torch.where(torch.isfinite(top.values) | (top.values > 0), top.indices, -1)
+
+
+class MoBA(Variant):
+    name = "moba"
+    title = "MoBA (mixture of block attention)"
+    paper = "Lu et al. 2025, MoBA: Mixture of Block Attention for Long-Context LLMs"
+    time_complexity = "O(n·(k·b + n/b)·d)"
+    memory_complexity = "O(n·k·b)"
+    params = (
+        Param("block", "block size b", 8, 1, 4096, help="keys are scored and picked in blocks"),
+        Param(
+            "top_k",
+            "blocks per query k",
+            2,
+            1,
+            512,
+            help="the query's own block is always one of the k",
+        ),
+    )
+    map_note = "Exact weights over the keys of the k blocks each query selected (causal)."
+    causal_support = "always"
+    approximates_full = True
+
+    def check_length(self, n, hp):
+        if hp["block"] > n:
+            raise InputError("variant.over_n", label=self.params[0].label, n=n, value=hp["block"])
+        nb = n_blocks(n, hp["block"])
+        if hp["top_k"] > nb:
+            raise InputError(
+                "variant.over_blocks", label=self.params[1].label, blocks=nb, value=hp["top_k"]
+            )
+
+    def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
+        B, H, N, D = q.shape
+        b = hp["block"]
+        gates, causal_blocks = moba_gates(q, k, b)
+        blocks = moba_select(gates, causal_blocks, b, hp["top_k"])
+        pos, ok = block_keys(blocks, b, N)
+        out, _, w = gather_rows(q, k, v, pos, ok, scale=default_scale(D), want_map=want_map)
+        if not want_map:
+            return Output(out)
+        selected = torch.zeros_like(gates).scatter_(-1, blocks.clamp(min=0), 1.0)
+        selected = selected * (blocks >= 0).any(-1, keepdim=True)  # every row has its own
+        pattern = scatter_pattern(pos, ok, N)
+        extra = {"gates": gates.masked_fill(~causal_blocks, 0.0).detach(), "selected": selected}
+        return Output(out, w, pattern, extra=extra)
+
+    def flops(self, n, d, hp):
+        b, kb = hp["block"], hp["top_k"] * hp["block"]
+        nb = n_blocks(n, b)
+        return 4.0 * n * kb * d + 5.0 * n * kb + 2.0 * n * nb * d + n * d
+
+    def memory(self, n, d, hp):
+        b, kb = hp["block"], hp["top_k"] * hp["block"]
+        rows = min(n, ROWS)
+        # The gates, key positions and mask for every query; one row group's gathered k, v.
+        return (n * n_blocks(n, b) + 3.0 * n * kb + 2.0 * rows * kb * d) * FLOAT_BYTES
+
+    def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
+        """Keys and values of every token stay cached (any block may be picked later)."""
+        return 2 * heads * d * FLOAT_BYTES

@@ -1,0 +1,175 @@
+"""Native Sparse Attention (Yuan et al. 2025, arXiv 2502.11089): three branches, gated.
+
+For each query t (causal), three attentions over three sets of keys, mixed by gates:
+
+    o_t = g_cmp · Attn(q_t, K̃_cmp, Ṽ_cmp) + g_slc · Attn(q_t, K_slc, V_slc)
+          + g_win · Attn(q_t, K_win, V_win),           g = sigmoid(q_t W_g) ∈ (0, 1)³
+
+* compressed: each block of l tokens becomes one key and one value (the paper's learned
+  MLP φ with an intra-block position encoding; here its simplest instance, the mean),
+  and t sees the blocks that end at or before t;
+* selected: the compressed branch's probabilities score the blocks (with the paper's
+  l = l' = stride they are the block scores p_slc directly); t attends to every token of
+  the top-n blocks, plus the initial block and its own block, which are always kept;
+* sliding window: the w most recent tokens.
+
+Blocks here do not overlap (stride = l) and scores are per head (the paper shares them
+across a GQA group). Time O(n·(n/l + (k + 2)·l + w)·d) for k = top-n; the n/l compressed keys are the
+quadratic part, l times smaller than full attention.
+
+The map is exact and linear in V: the compressed branch's weight on a block is spread
+evenly over its l tokens (its value is their mean), so out = map · V; rows sum to
+g_cmp + g_slc + g_win (not normalised; g_cmp is missing before the first block ends).
+``extra["gates"] [B, H, N, 3]`` (cmp, slc, win) and ``extra["selected"] [B, H, N, n/l]``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from engine.text import InputError
+from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale, generator
+from engine.variants.moba import (
+    NEG_INF,
+    ROWS,
+    block_keys,
+    block_means,
+    gather_rows,
+    n_blocks,
+    scatter_pattern,
+)
+
+
+def gate_weights(d: int, seed: int, dtype) -> torch.Tensor:
+    """W_g ``[d, 3]``: the (untrained) gate projection, seeded."""
+    return (torch.randn(d, 3, generator=generator(seed)) / math.sqrt(d)).to(dtype)
+
+
+def compressed_branch(q, k, v, l: int):
+    """``(out, p_cmp [B, H, N, nb], visible [N, nb])``: attention over block means, the
+    blocks that end at or before the query. Rows with no finished block: out 0, p 0."""
+    N, D = q.shape[-2], q.shape[-1]
+    kc, vc = block_means(k, l), block_means(v, l)
+    ends = (torch.arange(kc.shape[-2]) + 1) * l - 1
+    visible = ends <= torch.arange(N)[:, None]  # (N, nb)
+    s = (q @ kc.transpose(-2, -1)) * default_scale(D)
+    s = s.masked_fill(~visible, NEG_INF)
+    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+    p = torch.exp(s - torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse)))
+    return p @ vc, p, visible
+
+
+def select_blocks(p_cmp, l: int, top_n: int) -> torch.Tensor:
+    """Block ids ``[B, H, N, top_n + 2]``: the initial block, the own block, then the top-n
+    other finished blocks by p_cmp; −1 where there is none (or it repeats)."""
+    N, nb = p_cmp.shape[-2], p_cmp.shape[-1]
+    own = torch.arange(N) // l
+    initial = torch.where(own > 0, 0, -1)  # in block 0 the own block is the initial one
+    forced = torch.stack([initial, own], dim=-1).expand(*p_cmp.shape[:-1], 2)
+    if top_n == 0:
+        return forced
+    c = torch.arange(nb)
+    others = (c > 0) & (c < own[:, None])  # finished, not the initial block
+    score = p_cmp.detach().masked_fill(~others, NEG_INF)
+    top = torch.topk(score, min(top_n, nb), dim=-1)
+    chosen = torch.where(torch.isfinite(top.values), top.indices, -1)
+    return torch.cat([forced, chosen], dim=-1)
+
+
+def window_keys(n: int, w: int, batch: int, heads: int):
+    """Key positions and allowed ``[B, H, N, w]`` of a causal window of w keys."""
+    pos = torch.arange(n)[:, None] - (w - 1) + torch.arange(w)
+    return pos.expand(batch, heads, n, w), (pos >= 0).expand(batch, heads, n, w)
+
+
+def spread_blocks(p_cmp: torch.Tensor, l: int, n: int) -> torch.Tensor:
+    """Block weights ``[B, H, N, nb]`` → token weights ``[B, H, N, n]``: p/|block| on each."""
+    sizes = torch.full((p_cmp.shape[-1],), float(l), dtype=p_cmp.dtype)
+    sizes[-1] = n - (p_cmp.shape[-1] - 1) * l
+    return (p_cmp / sizes).repeat_interleave(l, dim=-1)[..., :n]
+
+
+class NSA(Variant):
+    name = "nsa"
+    title = "Native Sparse Attention (compressed + selected + window)"
+    paper = "Yuan et al. 2025, Native Sparse Attention"
+    time_complexity = "O(n·(n/l + (k + 2)·l + w)·d)"
+    memory_complexity = "O(n·(n/l + (k + 2)·l + w))"
+    params = (
+        Param("block", "block size l", 8, 1, 4096, help="compression and selection block"),
+        Param(
+            "top_n",
+            "selected blocks n",
+            2,
+            0,
+            512,
+            help="chosen by the compressed scores, beside the initial and own blocks",
+        ),
+        Param("window", "window w (recent keys)", 8, 1, 4096, help="keys t − w < j ≤ t"),
+    )
+    map_normalized = False
+    map_note = (
+        "Exact map of the three gated branches (compressed blocks spread over their "
+        "tokens); rows sum to the gates' total, not 1."
+    )
+    causal_support = "always"
+
+    def check_length(self, n, hp):
+        for i, name in ((0, "block"), (2, "window")):
+            if hp[name] > n:
+                raise InputError("variant.over_n", label=self.params[i].label, n=n, value=hp[name])
+        nb = n_blocks(n, hp["block"])
+        if hp["top_n"] > nb:
+            raise InputError(
+                "variant.over_blocks", label=self.params[1].label, blocks=nb, value=hp["top_n"]
+            )
+
+    def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
+        B, H, N, D = q.shape
+        l, w = hp["block"], hp["window"]
+        scale = default_scale(D)
+        gates = torch.sigmoid(q @ gate_weights(D, hp["seed"], q.dtype))  # (B, H, N, 3)
+        o_cmp, p_cmp, _ = compressed_branch(q, k, v, l)
+        blocks = select_blocks(p_cmp, l, hp["top_n"])
+        pos_s, ok_s = block_keys(blocks, l, N)
+        o_slc, _, w_slc = gather_rows(q, k, v, pos_s, ok_s, scale=scale, want_map=want_map)
+        pos_w, ok_w = window_keys(N, w, B, H)
+        o_win, _, w_win = gather_rows(q, k, v, pos_w, ok_w, scale=scale, want_map=want_map)
+        g_cmp, g_slc, g_win = gates.unbind(-1)
+        out = g_cmp[..., None] * o_cmp + g_slc[..., None] * o_slc + g_win[..., None] * o_win
+        if not want_map:
+            return Output(out)
+        weights = (
+            g_cmp[..., None] * spread_blocks(p_cmp, l, N)
+            + g_slc[..., None] * w_slc
+            + g_win[..., None] * w_win
+        )
+        pattern = scatter_pattern(pos_s, ok_s, N) | scatter_pattern(pos_w, ok_w, N)
+        pattern |= spread_blocks(p_cmp, l, N) > 0
+        selected = torch.zeros(B, H, N, n_blocks(N, l), dtype=q.dtype)
+        selected.scatter_add_(-1, blocks.clamp(min=0), (blocks >= 0).to(q.dtype))
+        extra = {"gates": gates.detach(), "selected": (selected > 0).to(q.dtype)}
+        return Output(out, weights, pattern, extra=extra)
+
+    def flops(self, n, d, hp):
+        l, w = hp["block"], hp["window"]
+        sel = (hp["top_n"] + 2) * l
+        nb = n_blocks(n, l)
+        # Block means; compressed, selected and window attentions; gates and the mix.
+        return 2.0 * n * d + 4.0 * n * (nb + sel + w) * d + 5.0 * n * (nb + sel + w) + 12.0 * n * d
+
+    def memory(self, n, d, hp):
+        l, w = hp["block"], hp["window"]
+        sel = (hp["top_n"] + 2) * l
+        rows = min(n, ROWS)
+        # Compressed scores; key positions and masks; one row group's gathered k, v.
+        per_query = n_blocks(n, l) + 3.0 * (sel + w)
+        return (n * per_query + 2.0 * rows * max(sel, w) * d) * FLOAT_BYTES
+
+    def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
+        """Every token's key and value stay cached (selection may return to any block),
+        plus one compressed key and value per block of l tokens."""
+        hp = self.resolve(hp)
+        return int(2 * heads * d * FLOAT_BYTES * (1 + 1 / hp["block"]))
