@@ -204,10 +204,7 @@ MESSAGES: dict[str, str] = {
         "{label} must be at most the number of blocks ⌈n / block⌉ = {blocks}; got {value}."
     ),
     "gqa.groups": "Key/value groups G = {groups} must divide the query heads H = {heads}.",
-    "differential.odd_head": (
-        "Differential attention splits each head in two halves: head size d must be even; "
-        "got {d}."
-    ),
+    "variant.even_head": "{title} works on pairs of channels: head size d must be even; got {d}.",
     "bigbird.globals_over_n": "BigBird global blocks × block size must be at most n = {n}.",
     "int8.head_dim": "INT8 emulation needs head size d ≤ {limit}; got {d}.",
     "int8.scheme": "INT8 scheme must be 'sage' or 'naive'; got {scheme!r}.",

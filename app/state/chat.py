@@ -257,6 +257,8 @@ def lesson(params: dict) -> dict:
         }
         shown["cut"] = cut = generate(request, policy(params.get("policy", "sinks"), **numbers))
         shown["same"] = same_prefix(trace, cut)
+        shown["n"] = SWEEP_DEFAULT[0]
+        shown["sweep"] = sweep(*SWEEP_DEFAULT)
     elif section == "heads":
         shown["heads"], shown["kind"] = detect_heads(), params.get("kind", "induction")
     return shown
@@ -266,7 +268,8 @@ def lesson(params: dict) -> dict:
 
 TEXT = Path(__file__).resolve().parents[2] / "assets" / "text" / "pride-and-prejudice.txt"
 SWEEP_BUDGETS = (8, 16, 32, 64, 128, 256)
-SWEEP_N = (64, 2048)  # tokens of the text read (the default 128 runs in seconds)
+SWEEP_N = (64, 2048)  # tokens of the text read
+SWEEP_DEFAULT = (128, (16, 32))  # n, budgets: seconds on one thread
 # H2O re-chooses its heavy hitters every 16 positions here (exactly: every position, ~30×
 # slower on a CPU); the page says so beside the numbers.
 H2O_INTERVAL = 16

@@ -1,5 +1,5 @@
 """Cached calls of the Lessons page that no other page makes: measured memory at one length,
-a model's results for a deck's numbers, and the registry's default model of a task."""
+and a model's results for a deck's numbers."""
 
 from __future__ import annotations
 
@@ -35,11 +35,3 @@ def results(name: str) -> dict | None:
     """What a model's card measured (a deck's ``{result:…}`` reads it); None for a model
     that is not shipped here or has no shipped evaluation."""
     return models.results(name) if name in models.cards() else None
-
-
-@st.cache_data(ttl=60, show_spinner=False)
-def default(task: str, family: str) -> str:
-    """The name of the model the registry serves first for ``task`` in ``family``."""
-    from engine.models import registry
-
-    return registry.default(task, family=family).name

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import random
 
-import streamlit as st
-
 from engine.data import enfr
 from state import models
 from state.alignments import VersusGold, gold_pair, versus_gold
@@ -20,12 +18,9 @@ def cards(task: str) -> list:
     return [c for c in models.by_task(task) if c.family == "nmt"]
 
 
-@st.cache_data(ttl=60, show_spinner=False)
 def default(task: str) -> str:
-    """The name of the checkpoint the registry serves first for ``task``."""
-    from engine.models import registry
-
-    return registry.default(task, "nmt").name
+    """The name of the RNNsearch checkpoint the registry serves for ``task``."""
+    return models.default(task, "nmt")
 
 
 def translate(name: str, text: str, beam: int):

@@ -6,7 +6,7 @@ Each takes (chat, trace, request): the loaded model, the page's generation and i
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart, controls, data_table, engine_text, t
+from kit import chart, controls, engine_text, t
 from kit.i18n import variant_title
 from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
@@ -131,22 +131,18 @@ def cost() -> None:
     st.markdown(t("chat.sweep_intro", interval=state.H2O_INTERVAL))
     with controls("chat-sweep"), st.form("chat-sweep-form", border=False):
         c1, c2 = st.columns([1, 2])
-        lo, hi = state.SWEEP_N
-        n = url_number(
-            c1.number_input,
-            "n",
-            t("chat.sweep_n", lo=lo, hi=hi),
-            lo,
-            hi,
-            128,
-            key="chat-n",
-            step=64,
-        )
+        (lo, hi), (n0, budgets0) = state.SWEEP_N, state.SWEEP_DEFAULT
+        label = t("chat.sweep_n", lo=lo, hi=hi)
+        n = url_number(c1.number_input, "n", label, lo, hi, n0, key="chat-n", step=64)
         first = url_default(
-            "budgets", [16, 32], ints, key="chat-budgets", choices=state.SWEEP_BUDGETS
+            "budgets", list(budgets0), ints, key="chat-budgets", choices=state.SWEEP_BUDGETS
         )
         budgets = c2.multiselect(
-            t("chat.sweep_budgets"), state.SWEEP_BUDGETS, first, key="chat-budgets"
+            t("chat.sweep_budgets"),
+            state.SWEEP_BUDGETS,
+            first,
+            key="chat-budgets",
+            placeholder=t("chat.sweep_no_budget"),
         )
         st.form_submit_button(t("chat.sweep_run"), key="chat-sweep-run")
     url_sync(budgets=budgets)
@@ -164,11 +160,7 @@ def cost() -> None:
         key="chat-metric",
         format_func=lambda m: t(f"chat.metric_{m}"),
     )
-    names = {p: t(f"chat.policy_{p}") for p in state.POLICIES}
-    title = t("chat.fig_sweep_title", n=rows[0]["n_predicted"] if rows else n)
-    fig = figs.sweep_figure(rows, metric, names, names["full"], title)
-    chart(fig, key="chat-sweep")
-    data_table(rows)
+    figs.draw_sweep(rows, metric, n, "chat-sweep")
 
 
 def variants(chat, trace, request) -> None:
@@ -193,6 +185,7 @@ def variants(chat, trace, request) -> None:
             first,
             key="chat-variants",
             format_func=titles.get,
+            placeholder=t("chat.variants_none"),
         )
         first = url_default("layers", [], ints, key="chat-vlayers", lo=0, hi=chat.n_layers - 1)
         layers = c3.multiselect(
@@ -200,6 +193,7 @@ def variants(chat, trace, request) -> None:
             range(chat.n_layers),
             first,
             key="chat-vlayers",
+            placeholder=t("chat.variants_all_layers"),
             help=t("chat.variants_layers_help"),
         )
         run = st.form_submit_button(t("chat.variants_run"), key="chat-variants-run")

@@ -99,7 +99,7 @@ def transformer(params: dict, guess, key: str) -> None:
 def memory(params: dict, guess, key: str) -> None:
     with friendly_errors(t("lessons.the_view")):
         if "text" in params:  # story lines, the question on the last line
-            name = params.get("model") or lesson_state.default("babi", "memn2n")
+            name = params.get("model") or models.default("babi", "memn2n")
             trace = models.trace(name, params["text"])
         else:
             task = int(params.get("task", 1))

@@ -363,6 +363,14 @@ def draw_cut(full, cut, same: int, key: str) -> None:
     chart(kept_figure(out["kept"], out["tokens"], t("chat.fig_kept_title")), key=f"{key}-kept")
 
 
+def draw_sweep(rows: list[dict], metric: str, n: int, key: str) -> None:
+    """The cache-policy sweep: one measure against the budget, and every number in a table."""
+    names = {p: t(f"chat.policy_{p}") for p in ("full", "window", "sinks", "h2o")}
+    title = t("chat.fig_sweep_title", n=rows[0]["n_predicted"] if rows else n)
+    chart(sweep_figure(rows, metric, names, names["full"], title), key=key)
+    data_table(rows)
+
+
 def draw_head_scores(found: dict, kind: str, n_kv_heads: int, key: str) -> None:
     title = t("chat.fig_heads_title", kind=t(f"chat.kind_{kind}"), n=found["n"])
     grid = layer_head_figure(found[kind], n_kv_heads, title, t("chat.fig_score"), zmax=1.0)
@@ -451,5 +459,6 @@ def draw_lesson(shown: dict, key: str) -> None:
         )
     elif section == "cache":
         draw_cut(trace, shown["cut"], shown["same"], key)
+        draw_sweep(shown["sweep"], "ppl", shown["n"], f"{key}-sweep")
     elif section == "heads":
         draw_head_scores(shown["heads"], shown["kind"], chat.n_kv_heads, key)

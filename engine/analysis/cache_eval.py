@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from engine.models.cache_policy import CachePolicy, keep
 from engine.text import InputError
@@ -128,20 +129,9 @@ def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps, *, score
     blocked = ~mask
     x = m.embed_tokens(torch.as_tensor(ids))  # (C, d_model)
     cos, sin = (a[0] for a in m.rotary_emb(x, rows[None]))  # (C, d)
-    sink = None
+    sinks = None
     if stream.policy.cache_positions:
-        # slot(j) = rank of j among the kept; the query sits in slot |kept| − 1. Where the
-        # slot distance differs from the text distance t − j, j must be a leading sink
-        # (rank j = j): its score uses the query rotated at its slot.
-        slot_q, sink = torch.zeros(C, dtype=torch.long), torch.zeros_like(mask)
-        for r, kept in enumerate(keeps):
-            t, rank = t0 + r, np.arange(len(kept))
-            shifted = (t - kept) != (len(kept) - 1 - rank)
-            if not np.array_equal(kept[shifted], rank[shifted]):
-                raise ValueError("cache positions need the kept set to be sinks + a recent run")
-            slot_q[r] = len(kept) - 1
-            sink[r, np.searchsorted(cols_np, kept[shifted])] = True
-        cos_s, sin_s = (a[0] for a in m.rotary_emb(x, slot_q[None]))
+        sinks, cos_s, sin_s = _sink_slots(m, x, keeps, t0, cols_np)
     received = torch.zeros(C, n) if scores else None
     for li, layer in enumerate(m.layers):
         a = layer.self_attn
@@ -150,18 +140,24 @@ def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps, *, score
         k = a.k_proj(h).view(C, hkv, d).transpose(0, 1)  # (H_kv, C, d)
         stream.keys[li][:, t0 : t0 + C] = _rotate(k, cos, sin)
         stream.values[li][:, t0 : t0 + C] = a.v_proj(h).view(C, hkv, d).transpose(0, 1)
-        K = stream.keys[li][:, cols].transpose(1, 2)[:, None]  # (H_kv, 1, d, n)
-        V = stream.values[li][:, cols][:, None]  # (H_kv, 1, n, d)
+        K, V = stream.keys[li][:, cols], stream.values[li][:, cols]  # (H_kv, n, d)
+        qr = _rotate(q, cos, sin)
+        if sinks is not None:
+            # [q at t, q at its slot] · [k_j off the sinks, k_j on them]: one product
+            # gives each key the score of its own rotation
+            qr = torch.cat([qr, _rotate(q, cos_s, sin_s)], dim=-1)  # (H, C, 2d)
+            K = torch.cat([K * ~sinks, K * sinks], dim=-1)  # (H_kv, n, 2d)
         # e_tj = q_t · k_j / √d; query head h reads K/V head h // g (grouped-query attention)
-        q = q * a.scaling
-        e = _rotate(q, cos, sin).view(hkv, g, C, d) @ K
-        if sink is not None:
-            e = torch.where(sink, _rotate(q, cos_s, sin_s).view(hkv, g, C, d) @ K, e)
-        alpha = torch.softmax(e.masked_fill_(blocked, -math.inf), dim=-1)  # (H_kv, g, C, n)
         if scores:
+            e = (qr * a.scaling).view(hkv, g, C, -1) @ K.transpose(1, 2)[:, None]
+            alpha = torch.softmax(e.masked_fill_(blocked, -math.inf), dim=-1)  # (H_kv, g, C, n)
             received += alpha.sum(dim=(0, 1))
-        o = (alpha @ V).reshape(hkv * g, C, d).transpose(0, 1).reshape(C, hkv * g * d)
-        x = x + a.o_proj(o)
+            o = (alpha @ V[:, None]).view(hkv * g, C, d)
+        else:  # the same softmax(e) v, fused, when α itself is not needed
+            o = F.scaled_dot_product_attention(
+                qr[None], K[None], V[None], attn_mask=mask, scale=a.scaling, enable_gqa=True
+            )[0]
+        x = x + a.o_proj(o.transpose(0, 1).reshape(C, hkv * g * d))
         x = x + layer.mlp(layer.post_attention_layernorm(x))
     logp = torch.log_softmax(chat.model.lm_head(m.norm(x)), dim=-1)
     if not scores:
@@ -169,6 +165,31 @@ def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps, *, score
     received = (received / (chat.n_layers * chat.n_heads)).double().numpy()
     stream.scores[cols_np] += received.sum(0)
     return logp, (received, cols_np)
+
+
+def _sink_slots(m, x, keeps, t0: int, cols_np: np.ndarray):
+    """StreamingLLM's slots: key j sits in slot rank(j) among the kept, the query in slot
+    |kept| − 1. Inside the recent run slot distance = text distance; where they differ,
+    j must be a leading sink (rank j = j), scored with the query rotated at its slot.
+
+    Returns the sink columns ``(n, 1)`` (bool) and cos/sin of each query's slot ``(C, d)``.
+    A row that has evicted nothing has its slot at t, so both rotations agree there."""
+    slot_q = torch.zeros(len(keeps), dtype=torch.long)
+    shifted = []
+    for r, kept in enumerate(keeps):
+        rank = np.arange(len(kept))
+        moved = kept[(t0 + r - kept) != (len(kept) - 1 - rank)]
+        if not np.array_equal(moved, rank[: len(moved)]):
+            raise ValueError("cache positions need the kept set to be sinks + a recent run")
+        slot_q[r] = len(kept) - 1
+        shifted.append(moved)
+    sink_pos = np.unique(np.concatenate(shifted))
+    for r, (kept, moved) in enumerate(zip(keeps, shifted, strict=True)):
+        # a row with its slot off t must read every sink column at its slot
+        if slot_q[r] != t0 + r and not np.isin(np.intersect1d(kept, sink_pos), moved).all():
+            raise ValueError("a sink column is also read inside a recent run")
+    cos_s, sin_s = (a[0] for a in m.rotary_emb(x, slot_q[None]))
+    return torch.from_numpy(np.isin(cols_np, sink_pos))[:, None], cos_s, sin_s
 
 
 def _share(stream: _Stream, full: _Stream, t0: int, t1: int, received, r0: int) -> None:

@@ -40,7 +40,9 @@ def lambda_init(layer: int) -> float:
 def lambda_value(half: int, layer: int, seed: int) -> float:
     """λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init with seeded λ vectors of size d/2."""
     g = generator(seed)
-    lq1, lk1, lq2, lk2 = (torch.randn(half, generator=g, dtype=torch.float64) * LAMBDA_STD for _ in range(4))
+    lq1, lk1, lq2, lk2 = (
+        torch.randn(half, generator=g, dtype=torch.float64) * LAMBDA_STD for _ in range(4)
+    )
     return float(torch.exp(lq1 @ lk1) - torch.exp(lq2 @ lk2)) + lambda_init(layer)
 
 
@@ -82,14 +84,13 @@ class Differential(Variant):
     map_normalized = False
     map_signed = True
     map_note = (
-        "Signed exact map softmax₁ − λ·softmax₂: rows sum to 1 − λ and entries can be "
-        "negative (draw on a diverging scale)."
+        "Signed exact map softmax₁ − λ·softmax₂: rows sum to 1 − λ and entries can be negative."
     )
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         d = q.shape[-1]
         if d % 2:
-            raise InputError("differential.odd_head", d=d)
+            raise InputError("variant.even_head", title=self.title, d=d)
         lam = lambda_value(d // 2, hp["layer"], hp["seed"])
         a1, a2 = two_softmaxes(q, k, causal=causal)
         w = a1 - lam * a2

@@ -46,7 +46,8 @@ def rope(x: torch.Tensor) -> torch.Tensor:
 
 
 def weights(heads: int, d: int, d_c: int, d_r: int, seed: int, dtype) -> dict:
-    """W_DKV ``[2Hd, d_c]``, W_KR ``[2Hd, d_R]``, W_UK, W_UV ``[H, d_c, d]``, W_QR ``[H, d, d_R]``."""
+    """Seeded W_DKV ``[2Hd, d_c]``, W_KR ``[2Hd, d_R]``, W_UK and W_UV ``[H, d_c, d]``,
+    W_QR ``[H, d, d_R]``."""
     g = generator(seed)
 
     def w(*shape, fan_in):

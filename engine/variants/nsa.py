@@ -14,8 +14,8 @@ For each query t (causal), three attentions over three sets of keys, mixed by ga
 * sliding window: the w most recent tokens.
 
 Blocks here do not overlap (stride = l) and scores are per head (the paper shares them
-across a GQA group). Time O(n·(n/l + (k + 2)·l + w)·d) for k = top-n; the n/l compressed keys are the
-quadratic part, l times smaller than full attention.
+across a GQA group). Time O(n·(n/l + (k + 2)·l + w)·d) for k = top-n; the n/l compressed
+keys are the quadratic part, l times smaller than full attention.
 
 The map is exact and linear in V: the compressed branch's weight on a block is spread
 evenly over its l tokens (its value is their mean), so out = map · V; rows sum to

@@ -7,18 +7,28 @@ from __future__ import annotations
 
 from engine.text import InputError
 from engine.variants.base import Variant
+from engine.variants.based import Based
 from engine.variants.bigbird import BigBird
 from engine.variants.chunked import Chunked
+from engine.variants.deltanet import DeltaNet, GatedDeltaNet
+from engine.variants.differential import Differential
 from engine.variants.flash import Flash
 from engine.variants.full import Full
+from engine.variants.gla import GLA
+from engine.variants.gqa import GQA
 from engine.variants.int8 import Int8
 from engine.variants.kv_cache import KVCache
 from engine.variants.linear import Linear
 from engine.variants.linformer import Linformer
 from engine.variants.longformer import Longformer
 from engine.variants.mamba import Mamba
+from engine.variants.mla import MLA
+from engine.variants.moba import MoBA
+from engine.variants.nsa import NSA
 from engine.variants.performer import Performer
 from engine.variants.reformer import Reformer
+from engine.variants.retnet import RetNet
+from engine.variants.sinks import Sinks
 from engine.variants.sparse import Sparse
 
 REGISTRY: dict[str, Variant] = {
@@ -37,6 +47,18 @@ REGISTRY: dict[str, Variant] = {
         Mamba(),
         KVCache(),
         Int8(),
+        # 2023–2026: what today's models ship (issue 20)
+        GQA(),
+        MLA(),
+        Sinks(),
+        Differential(),
+        MoBA(),
+        NSA(),
+        RetNet(),
+        GLA(),
+        DeltaNet(),
+        GatedDeltaNet(),
+        Based(),
     )
 }
 

@@ -99,8 +99,8 @@ class Sinks(Variant):
     )
     map_normalized = False
     map_note = (
-        "Exact weights of window + sink tokens; rows sum to 1 − m, the mass m the learned "
-        "sink logit takes (drawn as a sink column after the keys)."
+        "Exact weights of window + sink tokens; rows sum to 1 − m, where m, the mass the "
+        "learned sink logit takes, is the sink's own column beside the keys (sink_mass)."
     )
 
     def check_length(self, n, hp):

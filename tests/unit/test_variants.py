@@ -114,12 +114,13 @@ def test_approximations_are_exact_at_full_budget(name, hp):
 
 @pytest.mark.parametrize("name", [n for n in names() if n != "mamba"])
 def test_map_is_the_map_the_output_used(name):
-    """Honest maps: out = weights · V, and normalised maps have rows summing to 1."""
+    """Honest maps: out = weights · V (the pooled or up-projected values where the variant
+    says so), and normalised maps have rows summing to 1."""
     q, k, v = qkv(n=37)
     variant = get(name)
     causal = variant.causal_support == "always"
     res = variant.run(q, k, v, causal=causal)
-    assert torch.allclose(res.weights @ v, res.out, atol=1e-4)
+    assert torch.allclose(res.weights @ res.extra.get("values", v), res.out, atol=1e-4)
     if variant.map_normalized:
         assert torch.allclose(res.weights.sum(-1), torch.ones(1), atol=1e-4)
     if res.pattern is not None:
