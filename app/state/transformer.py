@@ -90,7 +90,7 @@ def allowed_keys(kind: str, n_q: int, n_k: int) -> np.ndarray | None:
     """[Q, K] True where a query may attend: causal for the decoder, everything otherwise."""
     if kind != "decoder_self":
         return None
-    from engine.attention.masks import causal_mask
+    from engine.masks import causal_mask
 
     return causal_mask(n_q, n_k).numpy()
 

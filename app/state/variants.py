@@ -1,7 +1,7 @@
 """Cached computations of the Variants lab (engine calls only; no layout here).
 
 The models come from the registry (its default for a task, loaded once per process through
-``state.models``); the shipped results through ``engine.variants.quality``; every long run
+``state.models``); the shipped results through ``engine.models.variant_lm``; every long run
 through ``kit.queue``. Pages get rows, Traces and AttentionMaps back, and draw them.
 """
 
@@ -275,8 +275,8 @@ def kv_length_limit() -> int:
 @st.cache_data(ttl=60, show_spinner=False)
 def quality_results() -> dict:
     """The shipped variant-quality grid, or an InputError that says how to write it."""
+    from engine.models import variant_lm as quality
     from engine.text import InputError
-    from engine.variants import quality
 
     data = quality.results()
     try:
@@ -337,7 +337,7 @@ def quality_table(data: dict, rows: list[dict]) -> list[dict]:
 @st.cache_data(max_entries=64, show_spinner=False)
 def quality_trace(task: str, variant: str, seed: int):
     """One trained cell on its task's first test example (a Trace)."""
-    from engine.variants.quality import trained_trace
+    from engine.models.variant_lm import trained_trace
 
     return trained_trace(task, variant, seed)
 

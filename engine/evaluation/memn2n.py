@@ -41,9 +41,6 @@ PAPER_PE_LS_RN_JOINT_1K_ERROR = dict(enumerate((
     0.3, 0.1, 0.2, 6.9, 0.0, 2.7, 40.4, 9.4, 88.0, 0.0), start=1))
 # fmt: on
 TARGETS = {1: 0.99, 4: 0.95, 15: 0.95}
-# The file --save writes is the card's (memn2n-eval.json). This alias is kept only while
-# app/state/memn2n.py imports it; the app reads results through the cards otherwise.
-EVAL_NAME = MemN2NCard.result_name
 
 
 def paper_accuracy(task: int, joint: bool = False) -> float:

@@ -142,8 +142,3 @@ def main(argv: list[str]) -> int:
     print(json.dumps(result))
     return 0
 
-
-def eval_name(task: str) -> str:
-    """The task's result file, as its cards name it. Kept only while app/state/transformer.py
-    imports it; the app reads results through ``card.results()`` otherwise."""
-    return registry.default(task, family="transformer").result_name

@@ -15,16 +15,21 @@ Computed as query blocks against their gathered band plus the s sink columns
 (engine.variants.blocks): O(n·(w + s)·d) time. The sink logit then only rescales each
 row by 1 − m_i = sigmoid(lse_i − σ_h), so it costs nothing per key. The map is exact;
 with the learned sink its rows sum to 1 − m_i: the missing mass is the sink's column,
-given as ``extra["sink_mass"] [B, H, N]`` (drawn as one column after the keys).
+given as ``extra["sink_mass"] [B, H, N]``, and the Trace carries ``maps["with_sink"]``,
+the n × (n + 1) map with that column last, whose rows sum to 1.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from engine.text import InputError
+from engine.trace import AttentionMap
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale
 from engine.variants.blocks import band_allowed, block_attention, blocked_memory, query_positions
+
+SINK_LABEL = "⟨sink⟩"
 
 
 def _block(w: int) -> int:
@@ -120,6 +125,22 @@ class Sinks(Variant):
         if not want_map:
             return Output(out)
         return Output(out, p, pattern, extra={"sink_mass": mass})
+
+    def trace(self, q, k, v, **kw):
+        """The base Trace plus ``maps["with_sink"]``: the map with the sink's column appended
+        (key label ``⟨sink⟩``), whose rows sum to 1 — where the missing mass went."""
+        tr = super().trace(q, k, v, **kw)
+        amap = tr.maps["attention"]
+        mass = tr.vectors["sink_mass"][..., None]  # (B, H, N, 1)
+        tr.maps["with_sink"] = AttentionMap(
+            weights=np.concatenate([amap.weights, mass], axis=-1),
+            query_labels=amap.query_labels,
+            key_labels=[*amap.key_labels, SINK_LABEL],
+            kind=amap.kind,
+            layer_labels=amap.layer_labels,
+            note="The map with the learned sink's column last: each row sums to 1.",
+        )
+        return tr
 
     def _keys(self, hp):
         w, s = hp["window"], hp["sinks"]

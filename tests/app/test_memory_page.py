@@ -55,10 +55,9 @@ def test_every_task_answers(memory):
 def test_measured_accuracy_of_the_shown_model_is_stated(memory):
     """The shipped evaluation's numbers appear beside the model they measure, and only
     beside that model."""
-    from engine.checkpoints import load_result
-    from engine.evaluation.memn2n import EVAL_NAME
+    from engine.models import registry
 
-    measured = load_result(EVAL_NAME)["tasks"]["16"]
+    measured = registry.default("babi").saved_results()["tasks"]["16"]
     at = memory()
     at.selectbox(key="mem_task").set_value(16).run()
     assert not at.exception

@@ -26,7 +26,7 @@ def _npz(**arrays) -> bytes:
 
 
 def test_quality_table_chart_and_trained_maps(page):
-    from engine.variants import quality
+    from engine.models import variant_lm as quality
 
     at = _section(page("variants"), "quality")
     table = at.dataframe[0].value
@@ -57,7 +57,7 @@ def test_quality_without_results_says_so(page, tmp_path, monkeypatch, content):
     import streamlit as st
 
     from engine import checkpoints
-    from engine.variants import quality
+    from engine.models import variant_lm as quality
 
     path = tmp_path / f"{quality.RESULT}.json"
     if content != "missing":

@@ -433,3 +433,13 @@ def test_flop_model_is_linear_or_quadratic_as_stated(variant):
     # n² or n·(n/b) (MoBA's gates, NSA's compressed keys): quadratic at large n
     quadratic = "n²" in variant.time_complexity or "n/" in variant.time_complexity
     assert ratio == pytest.approx(4.0 if quadratic else 2.0, rel=0.15)
+
+
+def test_sinks_trace_draws_the_missing_mass_as_a_sink_column():
+    q, k, v = (t.float() for t in qkv(n=20))
+    tr = Sinks().trace(q, k, v, causal=True, hp={"window": 4, "sinks": 1, "sink_logit": 2.0})
+    amap, with_sink = tr.maps["attention"], tr.maps["with_sink"]
+    assert not amap.normalized and with_sink.normalized  # rows with the sink sum to 1
+    assert with_sink.key_labels[-1] == "⟨sink⟩" and with_sink.shape[-1] == 21
+    assert (with_sink.weights[..., -1] > 0.05).all()
+    assert abs(with_sink.weights.sum(-1) - 1).max() < 1e-5
