@@ -8,8 +8,9 @@ a teacher fixing a deck at home sees where, not a traceback.
 A number a deck states about a model is written ``{result:MODEL:KEY}`` (or
 ``{result:MODEL:KEY:FORMAT}``, a Python format spec such as ``.1f``) and read when the deck
 is read, from the results the model's card reports (``KEY`` a dotted path into them,
-``bleu_by_length.1-10.bleu``; a number picks an entry of a list): the text cannot drift from the shipped evaluation, and a
-name or key that is not there fails the deck's load like any other mistake.
+``bleu_by_length.1-10.bleu``; a number picks an entry of a list): the text cannot drift
+from the shipped evaluation, and a name or key that is not there fails the deck's load like
+any other mistake.
 
 No Streamlit and no engine here: the parser runs in tests, a CLI or a notebook alike; the
 caller hands it the results lookup (``Results``). Model names in views are checked where

@@ -90,7 +90,8 @@ class Based(Variant):
 
     def memory(self, n, d, hp):
         f = 1 + hp["features"] + hp["features"] ** 2
-        return (2.0 * n * f + f * (d + 1)) * FLOAT_BYTES
+        # φ(Q), φ(K), the normaliser's product φ(Q)·z and the projections (≈ 4·n·f measured).
+        return (4.0 * n * f + f * (d + 1)) * FLOAT_BYTES
 
     def state_bytes(self, d: int, heads: int, hp: dict | None = None) -> int:
         hp = self.resolve(hp)

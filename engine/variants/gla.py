@@ -99,8 +99,9 @@ def chunk_flops(n: int, d: int, chunk: int = CHUNK) -> float:
 
 
 def chunk_memory(n: int, d: int, chunk: int = CHUNK) -> float:
-    """The (n × C × d) decays of the pairs, the padded inputs, the state."""
-    return (n * chunk * d + n * chunk + 6.0 * n * d + d * d) * FLOAT_BYTES
+    """The (n × C × d) differences, masked, and decays of the pairs (three at once at the
+    peak), the padded inputs, the state."""
+    return (3.0 * n * chunk * d + n * chunk + 6.0 * n * d + d * d) * FLOAT_BYTES
 
 
 class GLA(Variant):

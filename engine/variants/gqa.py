@@ -48,7 +48,7 @@ class GQA(Variant):
     title = "GQA / MQA (shared key/value heads)"
     paper = "Ainslie et al. 2023, GQA; Shazeer 2019, Fast Transformer Decoding (MQA)"
     time_complexity = "O(n²·d)"
-    memory_complexity = "O(n²)"
+    memory_complexity = "O(n·d)"
     params = (
         Param(
             "groups",
@@ -98,8 +98,9 @@ class GQA(Variant):
         return 4.0 * n * n * d + 5.0 * n * n + 2.0 * n * d
 
     def memory(self, n, d, hp):
-        # The map, and the pooled k, v expanded to the query heads.
-        return (1.0 * n * n + 2.0 * n * d) * FLOAT_BYTES
+        # Without the map the fused kernel holds no n × n block: the pooled k, v and their
+        # copies expanded to the query heads, lse (measured peak with the output: 6·n·d).
+        return 5.0 * n * d * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         hp = self.resolve(hp)

@@ -165,7 +165,9 @@ class MLA(Variant):
 
     def memory(self, n, d, hp):
         d_c, d_r = hp["latent"], 2 * hp["rope_pairs"]
-        return (1.0 * n * n + n * (d_c + d_r) + 2.0 * n * d_c) * FLOAT_BYTES
+        # Both score terms and their sum, n² each (measured: 3.07·n² at n = 4096); the
+        # latent, k^R and Σ p c.
+        return (3.0 * n * n + n * (d_c + d_r) + 2.0 * n * d_c) * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         hp = self.resolve(hp)

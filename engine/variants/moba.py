@@ -163,8 +163,9 @@ class MoBA(Variant):
     def memory(self, n, d, hp):
         b, kb = hp["block"], hp["top_k"] * hp["block"]
         rows = min(n, ROWS)
-        # The gates, key positions and mask for every query; one row group's gathered k, v.
-        return (n * n_blocks(n, b) + 3.0 * n * kb + 2.0 * rows * kb * d) * FLOAT_BYTES
+        # The gates and their two masked copies and top-k (4 × n·n/b, measured); key
+        # positions and mask for every query; one row group's gathered k, v.
+        return (4.0 * n * n_blocks(n, b) + 3.0 * n * kb + 2.0 * rows * kb * d) * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         """Keys and values of every token stay cached (any block may be picked later)."""

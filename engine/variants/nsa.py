@@ -165,7 +165,7 @@ class NSA(Variant):
         sel = (hp["top_n"] + 2) * l
         rows = min(n, ROWS)
         # Compressed scores; key positions and masks; one row group's gathered k, v.
-        per_query = n_blocks(n, l) + 3.0 * (sel + w)
+        per_query = 4.0 * n_blocks(n, l) + 3.0 * (sel + w)  # scores, masked, p; selection
         return (n * per_query + 2.0 * rows * max(sel, w) * d) * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:

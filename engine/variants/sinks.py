@@ -89,9 +89,9 @@ class Sinks(Variant):
         Param(
             "sink_logit",
             "learned sink logit σ",
-            0.0,
-            -20.0,
-            20.0,
+            0,
+            -20,
+            20,
             help="one extra logit per row (each head), dropped after the softmax",
         ),
         Param(

@@ -42,30 +42,13 @@ TERMS = re.compile(
 # Section identities (English: the widget's value), visited one after another.
 SECTIONS = {
     "basics": ("basics_step", ["1 · Embeddings X", "Without the scaling", "All heads"]),
-    "positional": (
-        "pe_section",
-        [
-            "Sine and cosine curves",
-            "The full table",
-            "Similarity PE · PEᵀ",
-            "Rotation by k",
-            "Learned, beside the sinusoidal",
-        ],
-    ),
-    "alignment": (
-        "nmt-section",
-        ["Alignment", "Step by step", "Side by side", "Head view", "Measured"],
-    ),
-    "memory": ("mem_section", ["Hops", "Memory map"]),
-    "transformer": (
-        "transformer-section",
-        ["Layers × heads", "bertviz", "Neuron view", "Query–key map (AttentionViz)"],
-    ),
-    "compare": ("cmp-mode", ["Every model", "Two models"]),
-    "variants": (
-        "variants-section",
-        ["Compare", "Quality", "MiniLM swap", "Cost profile", "Long sequences", "KV cache"],
-    ),
+    "positional": ("pe_section", ["curves", "table", "similarity", "rotation", "learned"]),
+    "alignment": ("nmt-section", ["alignment", "steps", "side-by-side", "head-view", "measured"]),
+    "memory": ("mem_section", ["hops", "map"]),
+    "transformer": ("transformer-section", ["grid", "bertviz", "neuron", "qk"]),
+    "compare": ("cmp-mode", ["every", "two"]),
+    "variants": ("variants-section", ["compare", "quality", "swap", "profile", "long", "kv"]),
+    "chat": ("chat-section", ["timeline", "sinks", "cache", "heads", "variants"]),
 }
 
 
@@ -121,6 +104,7 @@ def test_every_page_runs_in_chinese_with_no_english_interface(url):
     for value in values:
         at.segmented_control(key=key).set_value(value).run()
         assert not at.exception, (value, [e.value for e in at.exception])
+        assert at.segmented_control(key=key).value == value, "the section was not shown"
         seen += interface_strings(at)
     assert len(seen) >= 3, seen
     left = sorted({(kind, text) for kind, text in seen if english(text)})
