@@ -100,7 +100,7 @@ MESSAGES: dict[str, str] = {
     ),
     "babi.support_not_numbers": "Line {n}: supporting ids must be line numbers, got {ids!r}.",
     "babi.support_later": "Line {n}: supporting ids must point to earlier lines of its story.",
-    # engine.variants.in_pretrained: Q/K/V of MiniLM, or an uploaded NPZ
+    # engine.models.in_pretrained: Q/K/V of MiniLM, or an uploaded NPZ
     "qkv.layer_range": "Layer must be 0–{last}; got {layer}.",
     "qkv.head_range": "Head must be 0–{last}; got {head}.",
     "swap.not_an_approximation": "a different model, not an approximation",
@@ -182,14 +182,14 @@ MESSAGES: dict[str, str] = {
         "A cache of {size} tokens is larger than the prompt ({n} tokens), so it would evict "
         "nothing at first; choose at most {n}."
     ),
-    # engine.variants.in_pretrained: variants inside the chat model
+    # engine.models.in_pretrained: variants inside the chat model
     "llm_variant.not_causal": (
         "{title} is bidirectional: every query reads every key, so inside a decoder it would "
         "read the tokens it must predict."
     ),
     "llm_variant.layers": "Layers must be between 0 and {last}; got {layers}.",
     "llm_variant.text_tokens": "The text is {n} tokens; perplexity here takes {low} to {high}.",
-    # engine.variants.in_pretrained: variants swapped into a pretrained encoder
+    # engine.models.in_pretrained: variants swapped into a pretrained encoder
     "swap.not_swappable": "{name}: variants swap into encoders that use AttentionInterface.",
     "swap.failed": "{title}: {reason}",
     "qkv.no_layers": "{name} has no BERT-style self-attention layers to read Q/K/V from.",

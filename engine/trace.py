@@ -43,7 +43,8 @@ class AttentionMap:
     ``normalized`` says each row is a distribution (sums to 1); a row may also be
     all zeros when every key is masked for that query (padding). ``pooling`` is the
     block size a long map was averaged over (1 = not pooled). ``implied`` marks
-    maps reconstructed for a method that never materialises them.
+    maps reconstructed for a method that never materialises them. ``signed`` marks maps
+    whose weights can be negative: drawn on a diverging scale, never read as a distribution.
     """
 
     weights: np.ndarray
@@ -55,6 +56,7 @@ class AttentionMap:
     pooling: int = 1
     masked_only: bool = False
     normalized: bool = True
+    signed: bool = False  # weights may be negative (a difference of maps, a signed kernel)
     layer_labels: tuple[str, ...] = ()
     head_labels: tuple[str, ...] = ()
     note: str = ""
@@ -116,6 +118,8 @@ class AttentionMap:
             out.append(f"pooled ×{self.pooling}")
         if self.masked_only:
             out.append("masked-only")
+        if self.signed:
+            out.append("signed")
         return out
 
     def head(self, layer: int, head: int) -> np.ndarray:
@@ -134,6 +138,7 @@ class AttentionMap:
             "pooling": self.pooling,
             "masked_only": self.masked_only,
             "normalized": self.normalized,
+            "signed": self.signed,
             "layer_labels": list(self.layer_labels),
             "head_labels": list(self.head_labels),
             "note": self.note,

@@ -318,7 +318,7 @@ def _sweep(chat, ids, n, budgets, unit, cancel, progress) -> list[dict]:
 
 # ---- variants inside the model ---------------------------------------------------------
 
-VARIANTS_N = (8, 1024)  # tokens of the text (engine.variants.in_pretrained's limits)
+VARIANTS_N = (8, 1024)  # tokens of the text (engine.models.in_pretrained's limits)
 VARIANTS_DEFAULT = ("longformer", "bigbird", "int8", "performer")
 
 
@@ -346,7 +346,7 @@ def variants(n: int, names: tuple[str, ...], layers: tuple[int, ...]) -> dict:
 
 
 def _variants(chat, ids, names, layers, unit, cancel, progress) -> dict:
-    from engine.variants import in_pretrained
+    from engine.models import in_pretrained
 
     return in_pretrained.variants_in_llm(
         chat,

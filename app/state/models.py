@@ -12,9 +12,6 @@ from __future__ import annotations
 import streamlit as st
 from kit.i18n import Lazy, t
 
-# A card name for a model directory the user typed (not one the registry lists).
-DIRECTORY = "dir:"
-
 
 @st.cache_resource(ttl=60, show_spinner=False)
 def cards() -> dict:
@@ -31,6 +28,7 @@ def card(name: str):
     by the registry's re-reading each minute), and :func:`loaded` asks here first, so a
     cached model obeys a changed allowlist too.
     """
+    from engine.models.cards.pretrained import DIRECTORY, directory_card
     from engine.text import InputError
 
     if name.startswith(DIRECTORY):
@@ -39,20 +37,6 @@ def card(name: str):
     if found is None:
         raise InputError(t("state.unknown_model", name=repr(name)))
     return found
-
-
-def directory_card(path: str):
-    """A PretrainedCard for an allowed local directory the user typed.
-
-    Belongs in engine/models/cards/pretrained.py (beside ``pretrained_cards``); here until
-    it moves there.
-    """
-    from engine.models.cards.pretrained import PretrainedCard, _arch
-    from engine.models.pretrained import check_model_dir
-
-    p = check_model_dir(path)  # an InputError naming why it may not be loaded
-    meta = {"path": str(p), "display": p.name, "arch": _arch(p)}
-    return PretrainedCard(f"{DIRECTORY}{p}", meta)
 
 
 @st.cache_data(ttl=60, max_entries=32, show_spinner=False)

@@ -31,7 +31,9 @@ def pretrained_cards() -> list:
 def typed_directory(path: str) -> str:
     """The card name of a model directory the user typed; the allowlist and the directory
     are checked when the card is used, with an InputError that says what is wrong."""
-    return models.DIRECTORY + path
+    from engine.models.cards.pretrained import DIRECTORY
+
+    return DIRECTORY + path
 
 
 def measured(task: str) -> dict | None:

@@ -81,8 +81,7 @@ def compare(
 
 
 def _qkv(tr, source, text, synthetic, heads, d, layer, upload):
-    from engine.models import transformer
-    from engine.variants import in_pretrained, inputs
+    from engine.models import in_pretrained, inputs, transformer
 
     if source == "trained":
         return transformer.layer_qkv(tr, text)
@@ -384,7 +383,7 @@ def swap(text: str, names: tuple, budgets_json: str) -> dict:
 
 
 def _swap(m, text: str, names: tuple, budgets_json: str) -> dict:
-    from engine.variants import in_pretrained
+    from engine.models import in_pretrained
 
     return in_pretrained.swap(m, text, names, json.loads(budgets_json))
 
@@ -407,6 +406,6 @@ def swap_rows(results: dict) -> list[dict]:
 @st.cache_data(max_entries=4, show_spinner=False)
 def npz_length(data: bytes) -> int:
     """N of an uploaded q, k, v file, or the InputError that says what is wrong with it."""
-    from engine.variants.in_pretrained import load_qkv_npz
+    from engine.models.in_pretrained import load_qkv_npz
 
     return int(load_qkv_npz(data)[0].shape[-2])

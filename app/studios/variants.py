@@ -199,7 +199,8 @@ def quality_maps(data: dict, task: str) -> None:
 
 
 def swap() -> None:
-    from engine.variants import REGISTRY, in_pretrained
+    from engine.models import in_pretrained
+    from engine.variants import REGISTRY
 
     st.markdown(t("variants.swap_intro"))
     with controls():

@@ -51,7 +51,7 @@ def pick_variants(names: list[str], default, parse, key: str) -> list[str]:
 
 def minilm() -> dict:
     """Text, layer and head: Q/K/V as the pretrained model computes them (one head)."""
-    from engine.variants import in_pretrained
+    from engine.models import in_pretrained
 
     c1, c2 = st.columns(2)
     layer = url_number(
@@ -74,7 +74,7 @@ def minilm() -> dict:
 
 def npz() -> dict | None:
     """An uploaded q, k, v file, checked before anything runs; None until one is given."""
-    from engine.variants import in_pretrained as ip
+    from engine.models import in_pretrained as ip
 
     limits = t(
         "variants.npz_limits",

@@ -141,4 +141,3 @@ def main(argv: list[str]) -> int:
         checkpoints.save_result(card.result_name, result)
     print(json.dumps(result))
     return 0
-

@@ -117,7 +117,7 @@ def load(path: str | Path = CHAT_DIR) -> Chat:
         dtype=torch.float32,
     )
     model.eval()
-    # Eager attention unless a variant is asked for (engine.variants.in_pretrained).
+    # Eager attention unless a variant is asked for (engine.models.in_pretrained).
     use_studio_attention(model)
     tokenizer = AutoTokenizer.from_pretrained(p, local_files_only=True)
     c = model.config

@@ -37,9 +37,11 @@ from typing import Any
 
 import numpy as np
 
+from engine.attention import exact
 from engine.models import convert_gguf
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace
+from engine.variants.registry import attend_fn
 
 # huggingface_hub reads this once at import; set it before transformers is ever imported.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -201,8 +203,6 @@ def _studio_attention(module, query, key, value, attention_mask, scaling=None, *
     eager = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
     if attend is None or query.shape[-2] != key.shape[-2]:
         if eager is None:
-            from engine.attention import exact
-
             attend = exact
         else:
             return eager(module, query, key, value, attention_mask, scaling=scaling, **kwargs)
@@ -306,8 +306,6 @@ def trace(
     if not m.swappable:
         raise InputError("pretrained.not_swappable", name=m.name)
     if isinstance(attend, str):
-        from engine.variants.registry import attend_fn
-
         name, attend = attend, attend_fn(attend, attend_hp)
     else:
         name = getattr(attend, "__name__", "custom")

@@ -228,6 +228,7 @@ class Variant(ABC):
             exact=self.map_exact,
             implied=self.map_implied,
             normalized=self.map_normalized,
+            signed=self.map_signed,
             layer_labels=[f"b{i}" for i in range(w.shape[0])],
             note=" ".join([self.map_note, *notes]).strip(),
         )

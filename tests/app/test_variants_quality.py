@@ -72,7 +72,7 @@ def test_quality_without_results_says_so(page, tmp_path, monkeypatch, content):
 
 
 def test_minilm_swap_gives_a_cosine_per_variant(page):
-    from engine.variants.in_pretrained import SWAPPABLE
+    from engine.models.in_pretrained import SWAPPABLE
 
     at = _section(page("variants"), "swap")
     rows = at.dataframe[0].value

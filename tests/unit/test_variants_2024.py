@@ -443,3 +443,17 @@ def test_sinks_trace_draws_the_missing_mass_as_a_sink_column():
     assert with_sink.key_labels[-1] == "⟨sink⟩" and with_sink.shape[-1] == 21
     assert (with_sink.weights[..., -1] > 0.05).all()
     assert abs(with_sink.weights.sum(-1) - 1).max() < 1e-5
+
+
+@pytest.mark.parametrize(
+    "variant,signed",
+    [(Differential(), True), (RetNet(), True), (GLA(), True), (DeltaNet(), True)]
+    + [(GatedDeltaNet(), True), (Based(), False), (Sinks(), False), (GQA(), False)],
+    ids=lambda x: getattr(x, "name", str(x)),
+)
+def test_maps_say_when_they_are_signed(variant, signed):
+    q, k, v = (t.float() for t in qkv(n=24))
+    amap = variant.trace(q, k, v).maps["attention"]
+    assert amap.signed == signed and ("signed" in amap.flags) == signed
+    if signed:
+        assert not amap.normalized and float(amap.weights.min()) < 0

@@ -97,7 +97,7 @@ class ChatCard(PretrainedCard):
     paper = "Allal et al. 2025 (SmolLM2); Touvron et al. 2023 (Llama); Ainslie et al. 2023 (GQA)"
 
     @property
-    def swappable(self) -> bool:  # variants run through engine.variants.in_pretrained
+    def swappable(self) -> bool:  # variants run through engine.models.in_pretrained
         return False
 
     @property
@@ -155,6 +155,20 @@ def pretrained_cards() -> list[PretrainedCard]:
     if chat.available():
         found.insert(1, ChatCard("smollm2", chat_meta()))
     return found
+
+
+# A card for a model directory the user typed rather than one the registry lists.
+DIRECTORY = "dir:"
+
+
+def directory_card(path: str) -> PretrainedCard:
+    """A card for an allowed local model directory; an InputError says why one is refused.
+
+    The allowlist is checked here, on every call, so a card obeys a changed list.
+    """
+    p = pretrained.check_model_dir(path)
+    meta = {"path": str(p), "display": p.name, "arch": _arch(p)}
+    return PretrainedCard(f"{DIRECTORY}{p}", meta)
 
 
 def chat_meta() -> dict:
