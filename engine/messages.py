@@ -119,7 +119,6 @@ MESSAGES: dict[str, str] = {
     "npz.outside_limits": "Shape {shape} is outside the limits: {limits}.",
     "npz.not_finite": "{array} contains NaN or infinite values.",
     # engine.text and the models: typed text
-    "text.too_many_chars": "That text has {n:,} characters; the limit is {limit:,}.",
     "nmt.no_tokens": "That text has nothing to translate; type a sentence.",
     "nmt.too_many_tokens": "That input has {n} {unit}; the limit here is {limit}.",
     "transformer.too_many_tokens": "That input has {n} tokens; this model reads at most {limit}.",

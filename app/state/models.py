@@ -67,9 +67,7 @@ def loaded(name: str):
 
 @st.cache_data(max_entries=128, show_spinner=Lazy("state.spinner_running"))
 def trace(name: str, input, **options):
-    c = card(name)
-    c.check(input)  # refuse before loading anything
-    return c.trace(input, model=loaded(name), **options)
+    return card(name).trace(input, loader=lambda: loaded(name), **options)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -81,7 +81,8 @@ def compare(
 
 
 def _qkv(tr, source, text, synthetic, heads, d, layer, upload):
-    from engine.models import in_pretrained, inputs, transformer
+    from engine.models import in_pretrained, transformer
+    from engine.variants import inputs
 
     if source == "trained":
         return transformer.layer_qkv(tr, text)

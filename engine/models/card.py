@@ -168,13 +168,20 @@ class ModelCard(ABC):
             )
         return {n: p.check(options.get(n, p.default)) for n, p in known.items()} | swap
 
-    def trace(self, input: Any, *, model: Any = None, **options) -> Trace:
+    def trace(self, input: Any, *, model: Any = None, loader=None, **options) -> Trace:
         """Run the model; ``outputs["warning"]`` says plainly when the answer is not to be
-        trusted (input far from the model's data), so no page presents it as an answer."""
+        trusted (input far from the model's data), so no page presents it as an answer.
+
+        This is the one place an input's limits are checked, before anything loads: a
+        caller that keeps its models passes ``loader`` (called only once the input and
+        options are accepted) or an already loaded ``model``.
+        """
         if isinstance(input, str):
             self.check(input)
         resolved = self.resolve(options)
-        trace = self._trace(self.load() if model is None else model, input, **resolved)
+        if model is None:
+            model = loader() if loader is not None else self.load()
+        trace = self._trace(model, input, **resolved)
         warning = self.assess(trace)
         if warning:
             trace.outputs["warning"] = warning

@@ -243,11 +243,12 @@ def load_minilm() -> Pretrained:
 
 
 def encode(m: Pretrained, text: str):
-    """The tokenizer's tensors for ``text``, or an InputError for empty or over-long text."""
+    """The tokenizer's tensors for ``text``, or an InputError for empty or over-long text
+    (over-long in characters with the card's own message, then in tokens)."""
     if not text or not text.strip():
         raise InputError("text.empty")
     if len(text) > MAX_CHARS:
-        raise InputError("text.too_many_chars", n=len(text), limit=MAX_CHARS)
+        raise InputError("limits.too_long", n=len(text), limit=MAX_CHARS)
     enc = m.tokenizer(text, return_tensors="pt")
     if m.arch != "encoder":  # generate() and decoders take ids and mask only
         enc = {k: enc[k] for k in ("input_ids", "attention_mask") if k in enc}

@@ -338,9 +338,10 @@ def learned_positional_encoding(name: str, directory=None) -> np.ndarray:
 
 
 def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
-    """Tokenise user text the way the task does; refuse empty or over-long input."""
-    if len(text) > MAX_CHARS:  # before tokenising: a pasted book should cost nothing
-        raise InputError("text.too_many_chars", n=len(text), limit=MAX_CHARS)
+    """Tokenise user text the way the task does; refuse empty or over-long input (a pasted
+    book is refused before tokenising, with the card's own message)."""
+    if len(text) > MAX_CHARS:
+        raise InputError("limits.too_long", n=len(text), limit=MAX_CHARS)
     tokens = tokenize(tr.task, text) if text else []
     if not tokens:
         raise InputError("text.empty")

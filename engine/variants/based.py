@@ -97,3 +97,7 @@ class Based(Variant):
         hp = self.resolve(hp)
         f = 1 + hp["features"] + hp["features"] ** 2
         return heads * f * (d + 1) * FLOAT_BYTES
+
+    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """What a decoder holds after n tokens, per layer: the state, whatever n."""
+        return self.state_bytes(d, heads, hp)

@@ -126,6 +126,10 @@ class DeltaNet(Variant):
     def state_bytes(self, d: int, heads: int, hp: dict | None = None) -> int:
         return heads * d * d * FLOAT_BYTES
 
+    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """What a decoder holds after n tokens, per layer: the state, whatever n."""
+        return self.state_bytes(d, heads, hp)
+
 
 class GatedDeltaNet(DeltaNet):
     name = "gated_deltanet"

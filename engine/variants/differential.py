@@ -115,3 +115,7 @@ class Differential(Variant):
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         """K (both halves) and V per head: the cache of multi-head attention."""
         return 2 * heads * d * FLOAT_BYTES
+
+    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """What a decoder holds after n tokens, per layer: n tokens of cache."""
+        return n * self.cache_bytes_per_token(d, heads, hp)

@@ -105,3 +105,7 @@ class GQA(Variant):
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         hp = self.resolve(hp)
         return cache_bytes_per_token(d, heads, hp["groups"])
+
+    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """What a decoder holds after n tokens, per layer: n tokens of cache."""
+        return n * self.cache_bytes_per_token(d, heads, hp)

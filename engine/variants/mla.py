@@ -172,3 +172,7 @@ class MLA(Variant):
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         hp = self.resolve(hp)
         return cache_bytes_per_token(hp["latent"], 2 * hp["rope_pairs"])
+
+    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """What a decoder holds after n tokens, per layer: n tokens of cache."""
+        return n * self.cache_bytes_per_token(d, heads, hp)

@@ -79,3 +79,7 @@ class RetNet(Variant):
 
     def state_bytes(self, d: int, heads: int, hp: dict | None = None) -> int:
         return heads * d * d * FLOAT_BYTES
+
+    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """What a decoder holds after n tokens, per layer: the state, whatever n."""
+        return self.state_bytes(d, heads, hp)

@@ -457,3 +457,11 @@ def test_maps_say_when_they_are_signed(variant, signed):
     assert amap.signed == signed and ("signed" in amap.flags) == signed
     if signed:
         assert not amap.normalized and float(amap.weights.min()) < 0
+
+
+def test_cache_after_n_tokens_grows_for_caches_and_not_for_states():
+    kv = (GQA(), MLA(), Differential(), MoBA(), NSA())
+    for variant in kv:
+        assert variant.cache_bytes(2048, 64, 8) == 2 * variant.cache_bytes(1024, 64, 8)
+    for variant in (RetNet(), GLA(), DeltaNet(), GatedDeltaNet(), Based(), Sinks()):
+        assert variant.cache_bytes(4096, 64, 8) == variant.cache_bytes(2048, 64, 8)
