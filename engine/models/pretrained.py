@@ -325,6 +325,7 @@ def trace(
                     exact=variant.map_exact,
                     implied=variant.map_implied,
                     normalized=variant.map_normalized,
+                    signed=variant.map_signed,
                     note=f"computed by {variant.title}. {variant.map_note}",
                 )
     return tr

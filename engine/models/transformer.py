@@ -432,6 +432,7 @@ def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = No
             note = f"computed by {variant.title}. {variant.map_note}"
             flags = {"exact": variant.map_exact, "implied": variant.map_implied}
             flags["normalized"] = variant.map_normalized
+            flags["signed"] = variant.map_signed
         w = getattr(inter, kind)[0].numpy()
         maps[kind] = AttentionMap(w, ql, kl, KINDS[kind], note=note, **flags)
         vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.model.queries_keys(inter, kind)

@@ -185,6 +185,7 @@ def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Tra
         exact=v.map_exact,
         implied=v.map_implied,
         normalized=v.map_normalized and m == spec.n,
+        signed=v.map_signed,
         layer_labels=[f"layer {i}" for i in range(len(maps))],
         note=(f"first {m} of {spec.n} tokens. " if m < spec.n else "") + v.map_note,
     )

@@ -27,7 +27,9 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
+from engine import kernels
 from engine.masks import causal_mask
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern, generator
 
@@ -88,11 +90,24 @@ def naive(q, c, k_r, W, *, causal: bool):
     return p @ v_c, p, v_c
 
 
-def absorbed(q, c, k_r, W, *, causal: bool):
-    """Attend against the latent: W_UK in the query, W_UV after the sum: ``(out, p)``."""
-    d, d_r = q.shape[-1], k_r.shape[-1]
+def absorbed(q, c, k_r, W, *, causal: bool, want_map: bool = True):
+    """Attend against the latent: W_UK in the query, W_UV after the sum: ``(out, p)``.
+
+    Scores are [q̃; q^R]·[c_j; k^R_j]: one attention whose keys are the cached latent and
+    RoPE key and whose values are the latent itself. Without the map it runs as such
+    through the fused kernel (no n × n block held); with it, densely (p is None without).
+    """
+    B, H, N, d = q.shape
+    d_r = k_r.shape[-1]
     q_abs = q @ W["W_UK"].transpose(-2, -1)  # q̃ = W_UKᵀ q^C, (B, H, N, d_c)
     q_r = rope(q @ W["W_QR"])
+    if not want_map:
+        qa = torch.cat([q_abs, q_r], dim=-1)
+        ka = torch.cat([c, k_r], dim=-1).expand(B, H, N, -1)  # shared by the heads
+        # The fused CPU kernel wants one head size: the values [c; 0] give Σ p c in front.
+        va = F.pad(c, (0, d_r)).expand(B, H, N, -1)
+        o, _ = kernels.attention(qa, ka, va, causal=causal, scale=1 / math.sqrt(d + d_r))
+        return o[..., : c.shape[-1]] @ W["W_UV"], None
     s = q_abs @ c.transpose(-2, -1) + q_r @ k_r.transpose(-2, -1)  # c, k^R shared by heads
     p = _scores_softmax(s / math.sqrt(d + d_r), causal)
     return (p @ c) @ W["W_UV"], p  # (Σ_j p_j c_j) W_UV
@@ -118,7 +133,7 @@ class MLA(Variant):
     title = "Multi-head latent attention (DeepSeek-V2)"
     paper = "DeepSeek-AI 2024, DeepSeek-V2 (multi-head latent attention)"
     time_complexity = "O(n²·(d_c + d_R))"
-    memory_complexity = "O(n²)"
+    memory_complexity = "O(n·(d_c + d_R))"
     params = (
         Param("latent", "latent size d_c", 32, 2, 512, help="numbers cached per token (shared)"),
         Param(
@@ -138,6 +153,8 @@ class MLA(Variant):
         ),
     )
     map_note = "Exact softmax weights; they multiply the values up-projected from the latent."
+    # Keys and values come through seeded, untrained projections: a different model.
+    approximates_full = False
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         B, H, N, D = q.shape
@@ -148,7 +165,7 @@ class MLA(Variant):
         if hp["form"] == "naive":
             out, p, v_c = naive(q, c, k_r, W, causal=causal)
         else:
-            out, p = absorbed(q, c, k_r, W, causal=causal)
+            out, p = absorbed(q, c, k_r, W, causal=causal, want_map=want_map)
             v_c = c @ W["W_UV"] if want_map else None  # formed for the drawing only
         if not want_map:
             return Output(out, notes=notes)
@@ -165,9 +182,9 @@ class MLA(Variant):
 
     def memory(self, n, d, hp):
         d_c, d_r = hp["latent"], 2 * hp["rope_pairs"]
-        # Both score terms and their sum, n² each (measured: 3.07·n² at n = 4096); the
-        # latent, k^R and Σ p c.
-        return (3.0 * n * n + n * (d_c + d_r) + 2.0 * n * d_c) * FLOAT_BYTES
+        # The fused kernel holds no n × n block: [q̃; q^R], [c; k^R] and [c; 0] per head,
+        # its output, Σ p c W_UV; the latent and k^R.
+        return (4.0 * n * (d_c + d_r) + 2.0 * n * d_c + n * d) * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         hp = self.resolve(hp)

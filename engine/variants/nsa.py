@@ -115,6 +115,8 @@ class NSA(Variant):
         "tokens); rows sum to the gates' total, not 1."
     )
     causal_support = "always"
+    # The gates (untrained) scale the three branches: rows sum to their total, not 1.
+    approximates_full = False
 
     def check_length(self, n, hp):
         for i, name in ((0, "block"), (2, "window")):

@@ -103,6 +103,8 @@ def test_mla_naive_equals_absorbed(is_causal, hp):
     assert torch.allclose(absorbed.weights, naive.weights, atol=TOL)
     assert torch.allclose(absorbed.weights @ absorbed.extra["values"], absorbed.out, atol=TOL)
     assert torch.allclose(absorbed.weights.sum(-1), torch.ones((), dtype=q.dtype), atol=TOL)
+    fused = MLA().run(q, k, v, causal=is_causal, hp=hp, want_map=False)  # the kernel path
+    assert torch.allclose(fused.out, naive.out, atol=TOL)
     d_c = hp.get("latent", 32)
     assert absorbed.extra["latent"].shape == (2, 1, 37, d_c)  # one latent per token, shared
 
@@ -201,6 +203,10 @@ def test_differential_attention_direct(is_causal, layer, seed):
     assert float(res.extra["lambda"]) == pytest.approx(lam, abs=1e-12)
     assert torch.allclose(res.weights.sum(-1), torch.full((), 1 - lam, dtype=w.dtype), atol=TOL)
     assert float(res.weights.min()) < 0  # signed
+    fast = Differential().run(
+        q, k, v, causal=is_causal, hp={"layer": layer, "seed": seed}, want_map=False
+    )
+    assert torch.allclose(fast.out, w @ v, atol=TOL)  # two fused attentions, subtracted
 
 
 def test_differential_flags_head_norm_and_odd_heads():
