@@ -17,6 +17,16 @@ import streamlit as st
 from kit import queue
 from kit.i18n import Lazy, t
 
+from engine.analysis import cache_eval, heads
+from engine.analysis import sinks as sink_measures
+from engine.analysis.forward import self_attention
+from engine.models import chat as chat_lib
+from engine.models import in_pretrained
+from engine.models.cache_policy import CachePolicy
+from engine.rollout import hide_sinks
+from engine.trace import AttentionMap
+from engine.variants.registry import REGISTRY
+
 DEFAULT_PROMPT = "What is the capital of France?"
 SAMPLINGS = ("greedy", "sample")
 
@@ -44,38 +54,29 @@ class Request:
 
 
 def available() -> bool:
-    from engine.models import chat
-
-    return chat.available()
+    return chat_lib.available()
 
 
 def chat_dir() -> str:
-    from engine.models import chat
-
-    return str(chat.CHAT_DIR)
+    return str(chat_lib.CHAT_DIR)
 
 
 @st.cache_resource(max_entries=1, show_spinner=Lazy("chat.loading"))
 def model():
     """The one SmolLM2 of this server process."""
-    from engine.models import chat
-
-    return chat.load()
+    return chat_lib.load()
 
 
 def limits() -> dict:
     """The engine's bounds for the page's inputs (the engine checks them again)."""
-    from engine.models import chat
-
-    bounds = {p.name: (p.low, p.high) for p in chat.OPTIONS if not p.choices}
+    bounds = {p.name: (p.low, p.high) for p in chat_lib.OPTIONS if not p.choices}
     # Sampling at temperature 0 would be greedy again: the sampler's lowest is above it.
-    bounds["temperature"] = (0.05, chat.TEMPERATURE.high)
-    return bounds | {"chars": chat.MAX_CHARS}
+    bounds["temperature"] = (0.05, chat_lib.TEMPERATURE.high)
+    return bounds | {"chars": chat_lib.MAX_CHARS}
 
 
 def policy(name: str = "full", window: int = 0, sinks: int = 0, budget: int = 0):
     """A checked cache policy (InputError when a value is out of range)."""
-    from engine.models.cache_policy import CachePolicy
 
     p = CachePolicy(name, window=window, sinks=sinks, budget=budget)
     p.check()
@@ -101,7 +102,6 @@ def generate(request: Request, cache=None):
 
 
 def _generate(chat, request: Request, cache, unit: str, cancel, progress):
-    from engine.models import chat as chat_lib
 
     steps = itertools.count()
 
@@ -142,17 +142,13 @@ def step_rows(trace) -> list[dict]:
 
 def sink_profile(weights, first: int) -> dict:
     """Mass on the first tokens, local width and entropy per layer × head (a few ms)."""
-    from engine.analysis import sinks
-
-    return sinks.sink_profile(weights, first=min(first, weights.shape[-1]))
+    return sink_measures.sink_profile(weights, first=min(first, weights.shape[-1]))
 
 
 @st.cache_data(max_entries=16, show_spinner=Lazy("chat.spinner_control"))
 def first_token_control(prompt: str, template: bool) -> dict:
     """The prompt run again with its first token replaced (two forward passes, < 1 s)."""
-    from engine.analysis import sinks
-
-    return sinks.first_token_control(model(), prompt, template=template)
+    return sink_measures.first_token_control(model(), prompt, template=template)
 
 
 # ---- head types -------------------------------------------------------------------------
@@ -167,7 +163,6 @@ def detect_heads() -> dict:
 
 
 def _detect(chat) -> dict:
-    from engine.analysis import heads
 
     return heads.detect_heads(chat, seed=DETECT_SEED, n=DETECT_N)
 
@@ -185,10 +180,6 @@ def ranked_heads(scores) -> list[str]:
 def repeated(prompt: str, limit: int = 24):
     """The prompt's first ``limit`` raw tokens written twice after BOS, as detect_heads reads
     random ones: (every head's map on it without BOS, rows renormalised; n tokens a copy)."""
-    from engine.analysis.forward import self_attention
-    from engine.models import chat as chat_lib
-    from engine.rollout import hide_sinks
-    from engine.trace import AttentionMap
 
     chat = model()
     ids = chat_lib.encode(chat, prompt, template=False)[:limit]
@@ -203,7 +194,6 @@ def repeated(prompt: str, limit: int = 24):
 def without_first(amap):
     """The map with its first token (the sink) hidden and each row renormalised; as it
     is when that would hide everything (every token is the first one's)."""
-    from engine.rollout import hide_sinks
 
     first = amap.key_labels[0]
     if all(label == first for label in amap.key_labels):
@@ -300,7 +290,6 @@ def sweep(n: int, budgets: tuple[int, ...]) -> list[dict]:
 
 
 def _sweep(chat, ids, n, budgets, unit, cancel, progress) -> list[dict]:
-    from engine.analysis import cache_eval
 
     rows = cache_eval.budget_sweep(
         chat,
@@ -324,7 +313,6 @@ VARIANTS_DEFAULT = ("longformer", "bigbird", "int8", "performer")
 
 def variant_names() -> list:
     """Every variant of the registry, in its order."""
-    from engine.variants.registry import REGISTRY
 
     return list(REGISTRY.values())
 
@@ -346,7 +334,6 @@ def variants(n: int, names: tuple[str, ...], layers: tuple[int, ...]) -> dict:
 
 
 def _variants(chat, ids, names, layers, unit, cancel, progress) -> dict:
-    from engine.models import in_pretrained
 
     return in_pretrained.variants_in_llm(
         chat,

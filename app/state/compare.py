@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from kit.i18n import t
 
 from engine.models.registry import Alignment, ModelCard
+from engine.variants.registry import get, names
 from state import models
 from state.alignments import VersusGold, gold_pair, versus_gold
 
@@ -44,13 +45,11 @@ def tasks() -> list[str]:
 
 def variants() -> list[str]:
     """The attention variants a swappable model can run with (``attend=``)."""
-    from engine.variants.registry import names
 
     return names()
 
 
 def variant_params(name: str) -> tuple:
-    from engine.variants.registry import get
 
     return get(name).params
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine import profile
 from state import models
 
 HEADS_IN_A_LAYER = 12  # a BERT-base layer: what one head's cost becomes in a real model
@@ -13,7 +14,6 @@ HEADS_IN_A_LAYER = 12  # a BERT-base layer: what one head's cost becomes in a re
 @st.cache_data(max_entries=4, show_spinner="Measuring peak memory…")
 def memory_at(names: tuple[str, ...], n: int, d: int = 64) -> list[dict]:
     """Measured peak bytes of one head of each variant at length ``n`` (one timed run)."""
-    from engine import profile
 
     profile.warm_tracker()
     rows = []

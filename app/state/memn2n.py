@@ -12,7 +12,11 @@ import streamlit as st
 from kit import queue
 from kit.i18n import Lazy, t
 
-from engine.data.babi import Sample
+from engine import projection
+from engine.data.babi import Sample, dataset, subject
+from engine.models import registry
+from engine.models.memn2n import memory_vectors
+from engine.projection import umap_2d
 from state import models
 
 MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
@@ -20,7 +24,6 @@ MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
 
 def reader(name: str):
     """The loaded network (cached once per process by state.models)."""
-    from engine import projection
 
     projection.warm_up_in_background()  # once per process; the map needs it later
     return models.loaded(name)
@@ -40,7 +43,6 @@ def answer(name: str, sample: Sample):
 def chosen(task: int) -> str:
     """The model that serves bAbI ``task``, as the engine decided it (the shipped
     evaluation's choice on the task's dev questions; no scoring here)."""
-    from engine.models import registry
 
     return registry.for_babi_task(task).name
 
@@ -92,7 +94,6 @@ def evaluation() -> dict | None:
 @st.cache_data(max_entries=32, show_spinner=False)
 def stories(task: int, n: int = 200) -> list[Sample]:
     """The first ``n`` questions of the task's fixed test set."""
-    from engine.data.babi import dataset
 
     return dataset(task, "test")[:n]
 
@@ -114,8 +115,6 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
 
     Returns (vectors (N, d), task per row, subject per row, sentence per row).
     """
-    from engine.data.babi import dataset, subject
-    from engine.models.memn2n import memory_vectors
 
     r = reader(name)
     tasks = r.meta["tasks"]
@@ -143,7 +142,6 @@ def memory_map(name: str, sample: Sample, seed: int = 0):
     Returns (coords (N + n, 2), task per corpus row, subject per corpus row, sentence per
     corpus row, n): the last n rows of coords are this story's memories.
     """
-    from engine.models.memn2n import memory_vectors
 
     vectors, task_of, subject_of, texts = corpus(name)
     current = memory_vectors(reader(name), [sample])[0]
@@ -152,6 +150,5 @@ def memory_map(name: str, sample: Sample, seed: int = 0):
 
 
 def _project(corpus_vectors: np.ndarray, current: np.ndarray, seed: int) -> np.ndarray:
-    from engine.projection import umap_2d
 
     return umap_2d(np.concatenate([corpus_vectors, current]), seed=seed)

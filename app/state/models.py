@@ -12,11 +12,14 @@ from __future__ import annotations
 import streamlit as st
 from kit.i18n import Lazy, t
 
+from engine.models import registry
+from engine.models.cards.pretrained import DIRECTORY, directory_card
+from engine.text import InputError
+
 
 @st.cache_resource(ttl=60, show_spinner=False)
 def cards() -> dict:
     """Name → card for every model; re-read each minute so a new checkpoint appears."""
-    from engine.models import registry
 
     return {c.name: c for c in registry.cards()}
 
@@ -28,8 +31,6 @@ def card(name: str):
     by the registry's re-reading each minute), and :func:`loaded` asks here first, so a
     cached model obeys a changed allowlist too.
     """
-    from engine.models.cards.pretrained import DIRECTORY, directory_card
-    from engine.text import InputError
 
     if name.startswith(DIRECTORY):
         return directory_card(name.removeprefix(DIRECTORY))
@@ -42,7 +43,6 @@ def card(name: str):
 @st.cache_data(ttl=60, max_entries=32, show_spinner=False)
 def default(task: str, family: str | None = None) -> str:
     """The name of the card the registry says serves ``task`` when none is named."""
-    from engine.models import registry
 
     return registry.default(task, family).name
 

@@ -13,6 +13,13 @@ import streamlit as st
 from kit import queue
 from kit.i18n import t
 
+from engine.masks import causal_mask
+from engine.models.attentionviz import joint_embedding as embed
+from engine.models.attentionviz import neuron_view
+from engine.models.cards.pretrained import DIRECTORY
+from engine.models.transformer import learned_positional_encoding
+from engine.projection import warm_up_in_background
+from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
 from state import models
 
 READINGS = ("heads", "mean", "rollout")  # each head, the mean over heads, rollout
@@ -31,7 +38,6 @@ def pretrained_cards() -> list:
 def typed_directory(path: str) -> str:
     """The card name of a model directory the user typed; the allowlist and the directory
     are checked when the card is used, with an InputError that says what is wrong."""
-    from engine.models.cards.pretrained import DIRECTORY
 
     return DIRECTORY + path
 
@@ -55,7 +61,6 @@ def learned_pe() -> tuple[str, np.ndarray] | None:
 
 @st.cache_data(max_entries=2, show_spinner=False)
 def _learned_table(name: str) -> np.ndarray:
-    from engine.models.transformer import learned_positional_encoding
 
     return learned_positional_encoding(name)
 
@@ -63,21 +68,18 @@ def _learned_table(name: str) -> np.ndarray:
 @st.cache_resource(max_entries=1)
 def umap_warm_up() -> None:
     """Start numba's compilation in the background the first time the page opens."""
-    from engine.projection import warm_up_in_background
 
     warm_up_in_background()
 
 
 def joint_embedding(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, seed: int):
     """UMAP of queries and keys together, through the heavy-work queue."""
-    from engine.models.attentionviz import joint_embedding as embed
 
     return queue.run(t("state.queue_umap"), embed, q, k, mask=mask, seed=seed)
 
 
 def read_heads(amap, reading: str, merge: bool, hide: bool, sinks):
     """The map as the page's toggles ask: word pieces merged, heads read one way, sinks hidden."""
-    from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
 
     if merge:
         amap = merge_word_pieces(amap, keep=sinks)
@@ -92,13 +94,11 @@ def allowed_keys(kind: str, n_q: int, n_k: int) -> np.ndarray | None:
     """[Q, K] True where a query may attend: causal for the decoder, everything otherwise."""
     if kind != "decoder_self":
         return None
-    from engine.masks import causal_mask
 
     return causal_mask(n_q, n_k).numpy()
 
 
 def neuron(q: np.ndarray, k: np.ndarray, mask_row: np.ndarray | None):
     """The neuron view of one query (q_i∘k_j, scores and α from the engine)."""
-    from engine.models.attentionviz import neuron_view
 
     return neuron_view(q, k, mask_row)

@@ -15,6 +15,18 @@ import streamlit as st
 from kit import queue
 from kit.i18n import engine_text, t
 
+from engine import kernels, profile
+from engine.models import in_pretrained, registry, transformer
+from engine.models import variant_lm as quality
+from engine.models.in_pretrained import load_qkv_npz
+from engine.models.variant_lm import trained_trace
+from engine.text import InputError
+from engine.trace import AttentionMap
+from engine.variants import compare as cmp
+from engine.variants import inputs, kv_cache
+from engine.variants.inputs import long_qk
+from engine.variants.int8 import int8_attention, output_agreement
+from engine.variants.kv_cache import LENGTH_LIMIT
 from state import models
 
 SWAP_MAX_TOKENS = 64  # every variant in all six layers, and their maps kept for the view
@@ -24,8 +36,6 @@ SWEEP_KEY = "variants-sweep"  # this session's cost sweep: its request, items an
 @st.cache_resource(ttl=60, show_spinner=False)
 def _default_name(task: str, family: str | None) -> str | None:
     """The registry's default model for ``task``, re-read each minute like the cards."""
-    from engine.models import registry
-    from engine.text import InputError
 
     try:
         return registry.default(task, family=family).name
@@ -81,8 +91,6 @@ def compare(
 
 
 def _qkv(tr, source, text, synthetic, heads, d, layer, upload):
-    from engine.models import in_pretrained, transformer
-    from engine.variants import inputs
 
     if source == "trained":
         return transformer.layer_qkv(tr, text)
@@ -98,9 +106,6 @@ def _qkv(tr, source, text, synthetic, heads, d, layer, upload):
 
 
 def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, layer, upload):
-    from engine import kernels
-    from engine.models import transformer
-    from engine.variants import compare as cmp
 
     q, k, v, labels = _qkv(tr, source, text, synthetic, heads, d, layer, upload)
     params = json.loads(params_json)
@@ -121,7 +126,6 @@ def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, 
 
 def long_map(n: int, structure: str, reduce: str):
     """The pooled map of a long input as an AttentionMap, and what the run measured."""
-    from engine.trace import AttentionMap
 
     pooled, block, seconds, peak, path = queue.run(
         t("state.queue_long"), _pooled_map, n, structure, reduce
@@ -142,8 +146,6 @@ def long_map(n: int, structure: str, reduce: str):
 
 
 def _pooled_map(n: int, structure: str, reduce: str):
-    from engine import kernels, profile
-    from engine.variants.inputs import long_qk
 
     q, k = (x.to(kernels.default_device()) for x in long_qk(n, structure=structure))
     cells = -(-n // 128)  # keys per cell for ≤ 128 cells a side …
@@ -161,7 +163,6 @@ def _pooled_map(n: int, structure: str, reduce: str):
 
 def predictions(picked, lengths, d: int, budget: float) -> list[dict]:
     """The cost model's memory and FLOPs for every variant × n, before anything runs."""
-    from engine import profile
 
     rows = []
     for n in sorted(lengths):
@@ -197,7 +198,6 @@ def sweep_session(request: tuple | None) -> tuple[list, str]:
 
 
 def _sweep(picked, lengths, d, time_budget, budget, *, cancel, progress):
-    from engine import profile
 
     items, total = [], max(1, len(picked) * len(lengths))
     points = profile.sweep(
@@ -213,7 +213,6 @@ def _sweep(picked, lengths, d, time_budget, budget, *, cancel, progress):
 
 def sweep_tables(items: list) -> dict[str, list[dict]]:
     """A sweep's measurements, fitted exponents and skipped cells, as table rows."""
-    from engine import profile
 
     points = [p for p in items if isinstance(p, profile.Point)]
     measured = [
@@ -240,8 +239,6 @@ def kv_compare(n: int) -> tuple[dict, list[dict]]:
 
 
 def _kv_compare(n: int):
-    from engine import profile
-    from engine.variants import kv_cache
 
     with profile.single_thread():
         return kv_cache.compare(n)
@@ -252,11 +249,7 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
     """Cosine / relative L1 of SageAttention-style and naive INT8 against fp32."""
     import torch
 
-    from engine import kernels
-    from engine.variants.inputs import synthetic
-    from engine.variants.int8 import int8_attention, output_agreement
-
-    q, k, v, _ = synthetic(n, d, 2, structure="random", seed=seed)
+    q, k, v, _ = inputs.synthetic(n, d, 2, structure="random", seed=seed)
     k = k + torch.linspace(0, outlier, d)  # a per-channel bias shared by every token
     ref, _ = kernels.attention(q, k, v)
     rows = []
@@ -267,7 +260,6 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
 
 
 def kv_length_limit() -> int:
-    from engine.variants.kv_cache import LENGTH_LIMIT
 
     return LENGTH_LIMIT
 
@@ -275,8 +267,6 @@ def kv_length_limit() -> int:
 @st.cache_data(ttl=60, show_spinner=False)
 def quality_results() -> dict:
     """The shipped variant-quality grid, or an InputError that says how to write it."""
-    from engine.models import variant_lm as quality
-    from engine.text import InputError
 
     data = quality.results()
     try:
@@ -337,7 +327,6 @@ def quality_table(data: dict, rows: list[dict]) -> list[dict]:
 @st.cache_data(max_entries=64, show_spinner=False)
 def quality_trace(task: str, variant: str, seed: int):
     """One trained cell on its task's first test example (a Trace)."""
-    from engine.models.variant_lm import trained_trace
 
     return trained_trace(task, variant, seed)
 
@@ -368,7 +357,6 @@ def swap_tokens(text: str) -> int:
     Over ``SWAP_MAX_TOKENS`` is an InputError; the character limit and empty text are the
     engine's to check when the model runs.
     """
-    from engine.text import InputError
 
     n = len(minilm().tokenizer(text)["input_ids"])
     if n > SWAP_MAX_TOKENS:
@@ -384,7 +372,6 @@ def swap(text: str, names: tuple, budgets_json: str) -> dict:
 
 
 def _swap(m, text: str, names: tuple, budgets_json: str) -> dict:
-    from engine.models import in_pretrained
 
     return in_pretrained.swap(m, text, names, json.loads(budgets_json))
 
@@ -407,6 +394,5 @@ def swap_rows(results: dict) -> list[dict]:
 @st.cache_data(max_entries=4, show_spinner=False)
 def npz_length(data: bytes) -> int:
     """N of an uploaded q, k, v file, or the InputError that says what is wrong with it."""
-    from engine.models.in_pretrained import load_qkv_npz
 
     return int(load_qkv_npz(data)[0].shape[-2])

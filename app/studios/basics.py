@@ -15,7 +15,13 @@ from kit import (
 from views import walkthrough as view
 
 from engine.text import InputError
-from engine.walkthrough import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, WalkthroughConfig
+from engine.walkthrough import (
+    D_MODEL_CHOICES,
+    MAX_HEADS,
+    MAX_TOKENS,
+    WalkthroughConfig,
+    walkthrough,
+)
 
 EXAMPLE = "The animal didn't cross the street because it was too tired"
 
@@ -76,7 +82,6 @@ url_sync(text=text, head=head, seed=seed)
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def run(text: str, d_model: int, n_heads: int, head: int, seed: int):
-    from engine.walkthrough import walkthrough
 
     return walkthrough(text, WalkthroughConfig(d_model, n_heads, head, seed))
 

@@ -11,6 +11,8 @@ from kit import engine_text, example_and_text, friendly_errors, t, url_choice, u
 from state import models
 from state import transformer as state
 
+from engine.models.pretrained import ALLOWLIST_ENV
+
 OTHER = "other"  # the option for a directory the user types
 
 
@@ -68,7 +70,6 @@ def ours():
 
 def pretrained_name() -> str:
     """The card picked: MiniLM, an allowed model, or the directory the user types."""
-    from engine.models.pretrained import ALLOWLIST_ENV
 
     cards = state.pretrained_cards()
     shown = {c.name: c.meta["display"] for c in cards} | {OTHER: t("transformer.other")}

@@ -25,6 +25,11 @@ from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, sourc
 from views import variants as figs
 
 from engine import kernels
+from engine import profile as cost_model
+from engine.models import in_pretrained
+from engine.variants import REGISTRY
+from engine.variants import compare as cmp
+from engine.variants.inputs import LONG_LENGTH_LIMITS
 
 # Each section's own parameters: a link's values belong to the section it was copied on.
 PARAMS = (
@@ -43,7 +48,6 @@ def without_full(raw: str) -> list[str]:
 
 
 def compare() -> None:
-    from engine.variants import REGISTRY
 
     with controls():
         chosen = source_widgets()
@@ -72,8 +76,6 @@ def compare() -> None:
 # Head and view rerun only the maps: the variants have run and the table stays.
 @st.fragment
 def compare_maps(traces: dict, picked: list[str]) -> None:
-    from engine.variants import REGISTRY
-    from engine.variants import compare as cmp
 
     ref = traces[FULL]
     n_heads = ref.maps["attention"].shape[1]
@@ -199,8 +201,6 @@ def quality_maps(data: dict, task: str) -> None:
 
 
 def swap() -> None:
-    from engine.models import in_pretrained
-    from engine.variants import REGISTRY
 
     st.markdown(t("variants.swap_intro"))
     with controls():
@@ -252,21 +252,18 @@ def swap_maps(res: dict) -> None:
 
 
 def profile() -> None:
-    from engine import profile as cost
-    from engine.variants import REGISTRY
-
     st.markdown(t("variants.profile_intro"))
     names = list(REGISTRY)
     picked = st.multiselect(t("variants.profile_variants"), names, names, key="profile-variants")
     lengths = st.multiselect(
-        t("variants.lengths", lo=cost.LENGTH_LIMITS[0], hi=cost.LENGTH_LIMITS[1]),
+        t("variants.lengths", lo=cost_model.LENGTH_LIMITS[0], hi=cost_model.LENGTH_LIMITS[1]),
         [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
-        list(cost.DEFAULT_LENGTHS),
+        list(cost_model.DEFAULT_LENGTHS),
         key="profile-lengths",
     )
     c1, c2, c3 = st.columns(3)
     d = c1.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="profile-d")
-    label, default_s = t("variants.time_budget"), int(cost.TIME_BUDGET_S)
+    label, default_s = t("variants.time_budget"), int(cost_model.TIME_BUDGET_S)
     time_budget = c2.slider(label, 5, 120, default_s, key="profile-time")
     mem_gib = c3.slider(t("variants.mem_budget"), 0.25, 4.0, 2.0, step=0.25, key="profile-mem")
     predictions = state.predictions(picked, lengths, d, mem_gib * 2**30)
@@ -282,7 +279,7 @@ def profile() -> None:
     if not items:
         st.info(t("variants.sweep_hint"))
         return
-    profile_results(state.sweep_tables(items), cost.EXPONENT_TOLERANCE)
+    profile_results(state.sweep_tables(items), cost_model.EXPONENT_TOLERANCE)
 
 
 def profile_results(tables: dict, tolerance: float) -> None:
@@ -308,7 +305,6 @@ def profile_results(tables: dict, tolerance: float) -> None:
 
 
 def long() -> None:
-    from engine.variants.inputs import LONG_LENGTH_LIMITS
 
     lo, hi = LONG_LENGTH_LIMITS
     st.markdown(t("variants.long_intro"))

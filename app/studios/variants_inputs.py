@@ -12,6 +12,12 @@ from kit import flag, t, url_choice, url_default, url_number, url_sync
 from kit.i18n import param_help, variant_param_label, variant_title
 from state import variants as state
 
+from engine.models import in_pretrained
+from engine.models import in_pretrained as ip
+from engine.text import tokenize
+from engine.variants import compare, inputs
+from engine.variants.registry import REGISTRY
+
 EXAMPLE = (
     "The quick brown fox jumps over the lazy dog because the dog "
     "was too lazy to chase the quick brown fox ."
@@ -35,7 +41,6 @@ def param_widgets(variant, n: int, source: str, defaults: dict | None = None) ->
 
 def pick_variants(names: list[str], default, parse, key: str) -> list[str]:
     """A multiselect of registry variants by title, its choice kept in ``?variants=``."""
-    from engine.variants.registry import REGISTRY
 
     linked = url_default("variants", default, parse, key=key, choices=names)
     picked = st.multiselect(
@@ -51,7 +56,6 @@ def pick_variants(names: list[str], default, parse, key: str) -> list[str]:
 
 def minilm() -> dict:
     """Text, layer and head: Q/K/V as the pretrained model computes them (one head)."""
-    from engine.models import in_pretrained
 
     c1, c2 = st.columns(2)
     layer = url_number(
@@ -74,7 +78,6 @@ def minilm() -> dict:
 
 def npz() -> dict | None:
     """An uploaded q, k, v file, checked before anything runs; None until one is given."""
-    from engine.models import in_pretrained as ip
 
     limits = t(
         "variants.npz_limits",
@@ -103,8 +106,6 @@ def trained() -> dict:
 
 def text() -> dict:
     """A text through a seeded random multi-head layer."""
-    from engine.text import tokenize
-    from engine.variants import inputs
 
     c1, c2 = st.columns(2)
     heads = url_number(c1.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-text-heads")
@@ -121,7 +122,6 @@ def text() -> dict:
 
 def synthetic() -> dict:
     """Seeded Q/K/V of a chosen length and structure."""
-    from engine.variants import compare, inputs
 
     s1, s2, s3, s4, s5, s6 = st.columns(6)
     lo, top = inputs.LENGTH_LIMITS[0], compare.MAX_COMPARE_N

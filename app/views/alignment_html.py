@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 from kit.i18n import t
+from kit.presenter import palette, presenting
 
 from views.alignment import POSSIBLE, SURE
 
@@ -104,11 +105,9 @@ def alignment_grid_html(
     number (a difference of two maps: −1 … 1 on a diverging scale, "Δα").
     """
     if scale is None or large is None:
-        from kit.presenter import palette, presenting
-
         scale = palette("sequential") if scale is None else scale
         large = presenting() if large is None else large
-    palette = colours(scale)
+    swatches = colours(scale)
     css = CSS.format(
         font=18 if large else 14,
         cell=30 if large else 24,
@@ -117,7 +116,7 @@ def alignment_grid_html(
         possible=POSSIBLE,
     )
     # Inline, like the column count: several grids on one page share the class rules.
-    gradient = f"background:linear-gradient(to right, {', '.join(palette[:: LEVELS // 10])})"
+    gradient = f"background:linear-gradient(to right, {', '.join(swatches[:: LEVELS // 10])})"
     bar = f'<span class="kit-agrid-bar" style="{gradient}"></span>'
     bar += f"{zmax:g} {html.escape(value)}"
     key = [f"<span>{zmin:g}{bar}</span>"]
@@ -131,7 +130,7 @@ def alignment_grid_html(
             f'<span><span class="kit-agrid-swatch" style="outline:3px dotted {POSSIBLE};'
             f'outline-offset:-3px"></span>{html.escape(t("views.alignment.gold_possible"))}</span>'
         )
-    body = "".join(_panel(p, palette, zmin, zmax, value) for p in panels)
+    body = "".join(_panel(p, swatches, zmin, zmax, value) for p in panels)
     key_row = f'<div class="kit-agrid-key">{"".join(key)}</div>'
     cols = f"grid-template-columns:repeat({max(1, columns)}, minmax(0, 1fr))"
     return f'{css}{key_row}<div class="kit-agrid" style="{cols}">{body}</div>'
@@ -156,20 +155,18 @@ def vector_strip_html(v, title: str, name: str, *, scale=None, large: bool | Non
     gives its dimension and value. Redrawn on every step, where a Plotly strip costs the
     browser a full plot."""
     if scale is None or large is None:
-        from kit.presenter import palette, presenting
-
         scale = palette("diverging") if scale is None else scale
         large = presenting() if large is None else large
-    palette = colours(scale)[::-1]  # RdBu runs red → blue; the strip reads low → high
+    swatches = colours(scale)[::-1]  # RdBu runs red → blue; the strip reads low → high
     v = np.nan_to_num(np.asarray(v, dtype=float).ravel())
     m = float(np.abs(v).max()) or 1.0
     level = np.rint((v + m) / (2 * m) * LEVELS).astype(int)
     dim, value = html.escape(t("views.axis.dimension")), html.escape(name)
     cells = "".join(
-        f'<span style="background:{palette[lv]}" title="{dim} {k}: {value} = {x:.3f}"></span>'
+        f'<span style="background:{swatches[lv]}" title="{dim} {k}: {value} = {x:.3f}"></span>'
         for k, (lv, x) in enumerate(zip(level, v, strict=True))
     )
-    gradient = f"background:linear-gradient(to right, {', '.join(palette[:: LEVELS // 10])})"
+    gradient = f"background:linear-gradient(to right, {', '.join(swatches[:: LEVELS // 10])})"
     key = f'{-m:.2f}<span class="kit-strip-bar" style="{gradient}"></span>{m:.2f} {value}'
     css = STRIP_CSS.format(font=18 if large else 14, height=28 if large else 22)
     return (

@@ -288,3 +288,36 @@ def test_the_section_rule_can_fail():
     unlabelled = 'SECTIONS = {"a": a, "c": c}\n'
     missing = ["no label p.section_c in locales/en/p.toml"]
     assert section_problems("p", unlabelled, catalog) == missing
+
+
+PROJECT = ("engine", "kit", "state", "views", "studios", "catalog")
+
+
+def local_project_imports(source: str) -> list[str]:
+    """Imports of project modules inside a function: they could hide an import cycle, and
+    nothing heavy is deferred by them (engine keeps its heavy libraries behind its own
+    function-local imports)."""
+    found = []
+    for fn in ast.walk(ast.parse(source)):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    name = node.module
+                elif isinstance(node, ast.Import):
+                    name = node.names[0].name
+                else:
+                    continue
+                if name.split(".")[0] in PROJECT:
+                    found.append(f"line {node.lineno}: {name}")
+    return found
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in sorted(APP.rglob("*.py"))])
+def test_no_project_module_is_imported_inside_a_function(path):
+    found = local_project_imports(path.read_text())
+    assert not found, f"{_id(path)}: {found}"
+
+
+def test_the_local_import_rule_can_fail():
+    source = "def f():\n    from engine.models import registry\n    import numpy\n"
+    assert local_project_imports(source) == ["line 2: engine.models"]
