@@ -23,9 +23,11 @@ from engine.analysis.forward import self_attention
 from engine.models import chat as chat_lib
 from engine.models import in_pretrained
 from engine.models.cache_policy import CachePolicy
+from engine.models.cards.pretrained import CHAT_CARD
 from engine.rollout import hide_sinks
 from engine.trace import AttentionMap
 from engine.variants.registry import REGISTRY
+from state import models
 
 DEFAULT_PROMPT = "What is the capital of France?"
 SAMPLINGS = ("greedy", "sample")
@@ -61,10 +63,10 @@ def chat_dir() -> str:
     return str(chat_lib.CHAT_DIR)
 
 
-@st.cache_resource(max_entries=1, show_spinner=Lazy("chat.loading"))
 def model():
-    """The one SmolLM2 of this server process."""
-    return chat_lib.load()
+    """The one SmolLM2 of this server process, loaded through its card and kept in the app's
+    model cache, so the Transformer page listing it shares the same copy."""
+    return models.loaded(CHAT_CARD)
 
 
 def limits() -> dict:

@@ -16,7 +16,7 @@ from kit import queue
 from kit.i18n import engine_text, t
 
 from engine import kernels, profile
-from engine.models import in_pretrained, registry, transformer
+from engine.models import in_pretrained, transformer
 from engine.models import variant_lm as quality
 from engine.models.in_pretrained import load_qkv_npz
 from engine.models.variant_lm import trained_trace
@@ -33,19 +33,12 @@ SWAP_MAX_TOKENS = 64  # every variant in all six layers, and their maps kept for
 SWEEP_KEY = "variants-sweep"  # this session's cost sweep: its request, items and status
 
 
-@st.cache_resource(ttl=60, show_spinner=False)
-def _default_name(task: str, family: str | None) -> str | None:
-    """The registry's default model for ``task``, re-read each minute like the cards."""
-
-    try:
-        return registry.default(task, family=family).name
-    except InputError:  # no model of that task is shipped here
-        return None
-
-
 def trained_name() -> str | None:
     """The trained dates Transformer behind the "trained" input, or None when not shipped."""
-    return _default_name("dates", "transformer")
+    try:
+        return models.default("dates", "transformer")
+    except InputError:  # no model of that task is shipped here
+        return None
 
 
 def trained_max_length() -> int:
@@ -54,7 +47,7 @@ def trained_max_length() -> int:
 
 def minilm():
     """The pretrained sentence encoder (MiniLM), loaded once per process."""
-    return models.loaded(_default_name("sentence", "pretrained"))
+    return models.loaded(models.default("sentence", "pretrained"))
 
 
 def compare(

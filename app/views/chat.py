@@ -37,19 +37,21 @@ def head_labels(n_heads: int, n_kv_heads: int) -> list[str]:
     return [t("chat.fig_head_in_group", head=h, group=h // per) for h in range(n_heads)]
 
 
-def _group_lines(n_rows: int, per: int) -> list[dict]:
-    """Horizontal rules between key/value groups on a category axis of ``n_rows`` rows."""
+def _group_lines(n: int, per: int, *, across: str = "x") -> list[dict]:
+    """White rules between key/value groups on a category axis of ``n`` heads: drawn across
+    the plot's x (between rows) or across its y (between columns)."""
+    along = "y" if across == "x" else "x"
     return [
-        dict(
-            type="line",
-            xref="paper",
-            x0=0,
-            x1=1,
-            y0=r - 0.5,
-            y1=r - 0.5,
-            line=dict(color="white", width=4),
-        )
-        for r in range(per, n_rows, per)
+        {
+            "type": "line",
+            f"{across}ref": "paper",
+            f"{across}0": 0,
+            f"{across}1": 1,
+            f"{along}0": r - 0.5,
+            f"{along}1": r - 0.5,
+            "line": {"color": "white", "width": 4},
+        }
+        for r in range(per, n, per)
     ]
 
 
@@ -172,20 +174,7 @@ def layer_head_figure(
         annotate=False,
     )
     per = max(1, n_heads // max(1, n_kv_heads))
-    fig.update_layout(
-        shapes=[
-            dict(
-                type="line",
-                yref="paper",
-                y0=0,
-                y1=1,
-                x0=c - 0.5,
-                x1=c - 0.5,
-                line=dict(color="white", width=4),
-            )
-            for c in range(per, n_heads, per)
-        ]
-    )
+    fig.update_layout(shapes=_group_lines(n_heads, per, across="y"))
     return fig
 
 

@@ -153,9 +153,12 @@ def pretrained_cards() -> list[PretrainedCard]:
         arch = "encoder" if display == pretrained.MINILM else _arch(path)
         found.append(PretrainedCard(name, {"path": str(path), "display": display, "arch": arch}))
     if chat.available():
-        found.insert(1, ChatCard("smollm2", chat_meta()))
+        found.insert(1, ChatCard(CHAT_CARD, chat_meta()))
     return found
 
+
+# The chat model's card: the chat page and every page listing pretrained models share it.
+CHAT_CARD = "smollm2"
 
 # A card for a model directory the user typed rather than one the registry lists.
 DIRECTORY = "dir:"
