@@ -31,6 +31,7 @@ import torch
 from engine.analysis import cache_eval, heads, sinks
 from engine.analysis.forward import self_attention
 from engine.models import chat as chat_model
+from engine.models import precision
 from engine.models.cache_policy import CachePolicy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,6 +67,15 @@ def speed(chat, ids: list[int]) -> dict:
     policy_s, policy_cpu, one = timed(
         lambda: cache_eval.evaluate_policy(chat, ids, policy), repeats=1
     )
+    # The same work with float32 products (engine.models.precision): the ratio, one run.
+    with precision.only(torch.float32):
+        gen32_s, _, trace32 = timed(
+            lambda: chat_model.generate(chat, PROMPT, max_new_tokens=30, temperature=0.0)
+        )
+        policy32_s, _, one32 = timed(
+            lambda: cache_eval.evaluate_policy(chat, ids, policy), repeats=1
+        )
+    same = trace32.outputs["token_ids"] == trace.outputs["token_ids"]
     return {
         "load_warm_s": round(load_s, 3),
         "load_warm_cpu_s": round(load_cpu, 3),
@@ -78,6 +88,17 @@ def speed(chat, ids: list[int]) -> dict:
         "ppl_one_policy_s": round(policy_s, 2),
         "ppl_one_policy_cpu_s": round(policy_cpu, 2),
         "ppl_one_policy_tokens": one["n_predicted"],
+        "ppl_one_policy": round(one["ppl"], 3),
+        "ppl_full": round(one["ppl_full"], 3),
+        "float32_products": {
+            "generate_30_s": round(gen32_s, 3),
+            "generate_speedup": round(gen32_s / gen_s, 2),
+            "same_tokens": same,
+            "ppl_one_policy_s": round(policy32_s, 2),
+            "ppl_speedup": round(policy32_s / policy_s, 2),
+            "ppl_one_policy": round(one32["ppl"], 3),
+            "ppl_full": round(one32["ppl_full"], 3),
+        },
         "load_average": load_average(),
     }
 

@@ -34,8 +34,8 @@ that many positions stale).
 All policies of one run advance together with the full cache, block by block, so the KL
 needs no stored distributions; a policy that has evicted nothing yet shares the full
 cache's numbers. Each policy holds the K/V of every position, 2 · L · H_kv · d · 4 bytes
-a token (46 KB for SmolLM2: 94 MB for 2k tokens). Cost: two model passes over the text
-for one policy (≈ 21 s of one CPU thread for 2k tokens, bench/RESULTS.md).
+a token (46 KB for SmolLM2: 94 MB for 2k tokens). Cost: two model passes over the text, in
+bfloat16 products, for one policy (≈ 13 s of one CPU thread for 2k tokens, bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from engine.models import precision
 from engine.models.cache_policy import CachePolicy, keep
 from engine.text import InputError
 
@@ -242,7 +243,9 @@ def evaluate_policies(
     streams = [_new_stream(chat, p, n) for p in policies]
     started, stopped, done = time.perf_counter(), False, 0
     target = torch.as_tensor(ids[1:])
-    with torch.inference_mode():
+    # bfloat16 products: ≈ 2× float32 on this CPU over blocks of positions, and the
+    # full cache and every policy are read with the same arithmetic (precision.py: why).
+    with torch.inference_mode(), precision.only(torch.bfloat16, unless_set=True):
         for t0 in range(0, n, chunk):
             if should_stop is not None and should_stop():
                 stopped = True

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.models import convert_gguf
+from engine.models import convert_gguf, precision
 from engine.models.cache_policy import FULL, CachePolicy, keep
 from engine.models.pretrained import use_studio_attention
 from engine.params import Param
@@ -117,6 +117,8 @@ def load(path: str | Path = CHAT_DIR) -> Chat:
         dtype=torch.float32,
     )
     model.eval()
+    # Matrix products at half precision, the rest float32 (engine.models.precision: why).
+    precision.to_half(model)
     # Eager attention unless a variant is asked for (engine.models.in_pretrained).
     use_studio_attention(model)
     tokenizer = AutoTokenizer.from_pretrained(p, local_files_only=True)
@@ -131,7 +133,7 @@ def load(path: str | Path = CHAT_DIR) -> Chat:
         n_heads=c.num_attention_heads,
         n_kv_heads=c.num_key_value_heads,
         head_dim=getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads,
-        dtype_bytes=next(model.parameters()).element_size(),
+        dtype_bytes=4,  # the K/V cache is float32 (the products return float32)
         special_ids=frozenset(special),
         path=p,
     )

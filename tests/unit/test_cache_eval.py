@@ -9,6 +9,7 @@ import torch
 
 from engine.analysis import cache_eval
 from engine.models import chat as chat_model
+from engine.models import precision
 from engine.models.cache_policy import CachePolicy
 from engine.text import InputError
 
@@ -22,6 +23,15 @@ POLICIES = {
     "sinks": CachePolicy("sinks", window=W - 4, sinks=4),
     "h2o": CachePolicy("h2o", window=W // 2, budget=W // 2),
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_arithmetic():
+    """Float32 products throughout: the block-wise evaluation and the decoder's steps are
+    then the same computation but for the order of sums, which is what is tested here.
+    (The app's evaluations multiply in bfloat16: test_bfloat16_moves_perplexity_little.)"""
+    with precision.only(torch.float32):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +117,13 @@ def test_bad_lengths_are_refused(chat, ids):
         cache_eval.evaluate_policy(chat, ids[:1], CachePolicy())
     with pytest.raises(InputError):
         cache_eval.evaluate_policy(chat, ids, CachePolicy(), n_eval=N + 1)
+
+
+def test_bfloat16_moves_perplexity_little(chat, ids, results):
+    """What the app runs: bfloat16 products (twice float32's speed over blocks here)."""
+    with precision.only(torch.bfloat16):
+        rough = cache_eval.evaluate_policies(chat, ids, [POLICIES["sinks"]], chunk=24)[0]
+    exact = results["sinks"]
+    assert rough["ppl"] == pytest.approx(exact["ppl"], rel=0.02)
+    assert rough["ppl_full"] == pytest.approx(exact["ppl_full"], rel=0.02)
+    assert rough["agreement"] >= exact["agreement"] - 0.05

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from engine.models import chat as chat_model
+from engine.models import precision
 from engine.models.cache_policy import MAX_CACHE, MAX_SINKS, POLICIES, CachePolicy, keep
 from engine.text import InputError
 
@@ -110,6 +111,15 @@ def test_a_cache_larger_than_the_prompt_is_refused():
 
 
 # -- inside the decoding loop ----------------------------------------------------------------
+@pytest.fixture(scope="module", autouse=True)
+def one_arithmetic():
+    """Float32 products throughout: the block-wise evaluation and the decoder's steps are
+    then the same computation but for the order of sums, which is what is tested here.
+    (The app's evaluations multiply in bfloat16: test_bfloat16_moves_perplexity_little.)"""
+    with precision.only(torch.float32):
+        yield
+
+
 @pytest.fixture(scope="module")
 def chat():
     if not chat_model.available():

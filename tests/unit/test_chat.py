@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from engine.models import chat as chat_model
+from engine.models import precision
 from engine.models.cache_policy import CachePolicy
 from engine.text import InputError
 
@@ -32,11 +33,15 @@ def teacher_forced(chat, ids):
     return weights, torch.log_softmax(out.logits[0], -1)
 
 
-def test_each_step_row_is_the_row_of_one_teacher_forced_pass(chat, greedy):
-    ids, p = greedy.outputs["token_ids"], greedy.outputs["n_prompt"]
+def test_each_step_row_is_the_row_of_one_teacher_forced_pass(chat):
+    # One arithmetic for both (a step multiplies in float16, a pass in float32: see below),
+    # so that what is compared is the cache loop, not two roundings of the products.
+    with precision.only(torch.float32):
+        greedy = chat_model.generate(chat, PROMPT, max_new_tokens=6)
+        ids, p = greedy.outputs["token_ids"], greedy.outputs["n_prompt"]
+        full, log_p = teacher_forced(chat, ids)
     steps = len(greedy.outputs["kept"])
     assert steps == 6
-    full, log_p = teacher_forced(chat, ids)
     g = greedy.maps["generation"]
     assert g.shape == (chat.n_layers, chat.n_heads, steps, p + steps)
     assert np.abs(g.weights - full[:, :, p - 1 : p - 1 + steps, : p + steps]).max() < 1e-4
@@ -45,6 +50,38 @@ def test_each_step_row_is_the_row_of_one_teacher_forced_pass(chat, greedy):
     assert np.allclose(greedy.outputs["log_probs"], want, atol=1e-4)
     # greedy: every chosen token is the teacher-forced argmax
     assert [int(log_p[p - 1 + s].argmax()) for s in range(steps)] == ids[p:]
+
+
+def test_the_two_half_precisions_agree(chat, greedy):
+    """A step's float16 product moves the maps by far less than what is drawn, and not
+    the greedy answer; the bfloat16 path (long evaluations) moves a probability by < 0.06."""
+    ids, p = greedy.outputs["token_ids"], greedy.outputs["n_prompt"]
+    steps = len(greedy.outputs["kept"])
+    full, _ = teacher_forced(chat, ids)  # float32 arithmetic: T > STEP_ROWS tokens at once
+    g = greedy.maps["generation"].weights
+    assert np.abs(g - full[:, :, p - 1 : p - 1 + steps, : p + steps]).max() < 0.01
+    with precision.only(torch.float32):
+        again = chat_model.generate(chat, PROMPT, max_new_tokens=6)
+    assert again.outputs["token_ids"] == ids
+    with precision.only(torch.bfloat16):
+        rough, log_p = teacher_forced(chat, ids)
+    assert np.abs(rough - full).max() < 0.05
+    assert np.abs(np.exp(log_p.numpy()) - np.exp(teacher_forced(chat, ids)[1].numpy())).max() < 0.06
+
+
+def test_half_linear_falls_back_when_float16_overflows():
+    torch.manual_seed(0)
+    w = torch.randn(8, 16)
+    lin = precision.HalfLinear(w)
+    x = torch.randn(1, 16)
+    assert torch.allclose(lin(x), x @ w.T, rtol=1e-2, atol=1e-2)
+    big = x * 5e4  # products past float16's 6.5e4: the bfloat16 path answers
+    y = lin(big)
+    assert torch.isfinite(y).all()
+    assert torch.allclose(y, big @ w.T, rtol=2e-2, atol=2e-2 * float((big @ w.T).abs().max()))
+    with pytest.raises(ValueError):
+        with precision.only(torch.float64):
+            pass
 
 
 def test_the_trace_says_what_each_step_is(chat, greedy):
@@ -181,9 +218,10 @@ def test_the_card_states_licence_and_provenance_and_draws_like_any_decoder(chat)
         "top_p",
         "seed",
     }
-    tr = card.trace(PROMPT, model=chat, max_new_tokens=3, template="raw")
-    read = tr.maps["decoder_self"]
-    full, _ = teacher_forced(chat, tr.outputs["token_ids"][: read.shape[2]])
+    with precision.only(torch.float32):  # one arithmetic: the step's row is exact
+        tr = card.trace(PROMPT, model=chat, max_new_tokens=3, template="raw")
+        read = tr.maps["decoder_self"]
+        full, _ = teacher_forced(chat, tr.outputs["token_ids"][: read.shape[2]])
     assert np.abs(read.weights - full).max() < 1e-4
     assert tr.inputs["template"] is False
     with pytest.raises(InputError):

@@ -1,0 +1,133 @@
+"""Half-precision weights for the chat model on a CPU, float32 everywhere else.
+
+A decoder step reads every weight of the model once for one token, so on a CPU it is
+bound by memory bandwidth: float32 SmolLM2 moves 540 MB a token (≈ 55 ms on one thread
+here). The weights are therefore held once, in float16 (270 MB), and multiplied by the
+path that suits the shape:
+
+- up to ``STEP_ROWS`` tokens (a decoder step): in float16. PyTorch's CPU matrix–vector
+  kernel for float16 streams the weights ≈ 2.5× faster than float32 (and than
+  bfloat16's), accumulating in float32; the result is rounded to float16 once;
+- more tokens (a prompt, a text the page reads): in float32 arithmetic on the float16
+  weights, rounding nothing more (a float16 product of that shape has no fast kernel);
+- ``only(torch.bfloat16)``: asked for by the long evaluations (the cache-policy sweep
+  over thousands of tokens), which this CPU multiplies ≈ 2.3× faster than float32 with
+  its AVX-512 BF16 dot-product instructions. Its perplexities match float32's to three
+  figures (bench/RESULTS.md); single greedy answers can flip where two tokens tie, so
+  nothing the user watches being written takes this path.
+
+Rounding the weights to float16 (11 significant bits) moves them far less than they
+already moved: the shipped weights are the GGUF's Q4_1 (4 bits, one scale and one
+minimum per 32 weights), dequantised. Norms, RoPE, softmax, the residual stream and
+every attention weight shown are float32. The largest input any linear layer sees
+(``down_proj``, ≈ 3 × 10³ on the shipped text) is far inside float16's range
+(6.5 × 10⁴); a float16 product that overflows anyway is recomputed in float32.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+STEP_ROWS = 4  # up to this many rows (tokens) a product takes the float16 path
+# Set by only(), per thread: one session's evaluation never changes another's products.
+_local = threading.local()
+
+
+def _stack() -> list[torch.dtype]:
+    if not hasattr(_local, "only"):
+        _local.only = []
+    return _local.only
+
+
+@contextmanager
+def only(dtype: torch.dtype, *, unless_set: bool = False) -> Iterator[None]:
+    """Every :class:`HalfLinear` product inside takes the ``dtype`` path, whatever its shape.
+
+    ``torch.float32`` multiplies the float16 weights in float32 arithmetic, rounding
+    nothing more: slow (float32's bandwidth), but a decoder step and a teacher-forced
+    pass then differ only in the order of their sums (tests/unit/test_chat.py).
+    ``unless_set``: an outer ``only()`` keeps its path (a test comparing a long
+    evaluation with decoder steps asks for one arithmetic around both).
+    """
+    if dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise ValueError(f"HalfLinear multiplies in float16, bfloat16 or float32, not {dtype}")
+    stack = _stack()
+    stack.append(stack[-1] if unless_set and stack else dtype)
+    try:
+        yield
+    finally:
+        _stack().pop()
+
+
+class HalfLinear(nn.Module):
+    """``y = x Wᵀ`` with W held in float16, x and y in the caller's dtype."""
+
+    def __init__(self, weight: torch.Tensor):
+        super().__init__()
+        w = weight.detach()
+        self.register_buffer("w16", w.to(torch.float16), persistent=False)
+        self.wbf16: torch.Tensor | None = None  # made on the first bfloat16 product
+        self.in_features, self.out_features = w.shape[1], w.shape[0]
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The weights as float32 (for code that reads them, e.g. tied embeddings)."""
+        return self.w16.float()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.numel() // max(1, x.shape[-1])
+        only_ = _stack()
+        path = only_[-1] if only_ else torch.float16 if rows <= STEP_ROWS else torch.float32
+        if path == torch.bfloat16:
+            if self.wbf16 is None:
+                self.wbf16 = self.w16.to(torch.bfloat16)
+            return F.linear(x.to(torch.bfloat16), self.wbf16).to(x.dtype)
+        if path == torch.float16:
+            y = F.linear(x.to(torch.float16), self.w16)
+            if torch.isfinite(y).all():
+                return y.to(x.dtype)
+        return F.linear(x.float(), self.w16.float()).to(x.dtype)
+
+
+class HalfEmbedding(nn.Module):
+    """Token embeddings read from the float16 copy of a tied ``lm_head``, as float32."""
+
+    def __init__(self, table: HalfLinear, padding_idx: int | None = None):
+        super().__init__()
+        self.table = table
+        self.padding_idx = padding_idx
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.table.weight
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return F.embedding(ids, self.table.w16).float()
+
+
+def to_half(model: nn.Module) -> int:
+    """Every ``nn.Linear`` of ``model`` (no biases here) made a :class:`HalfLinear`, in place.
+
+    A tied input embedding reads the same half-precision table as ``lm_head``. Returns
+    the number of layers replaced; the float32 weights are freed.
+    """
+    embed = model.get_input_embeddings()
+    tied = embed.weight is model.get_output_embeddings().weight
+    replaced = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear):
+                if child.bias is not None:
+                    raise ValueError(f"{name} has a bias; HalfLinear has none")
+                setattr(parent, name, HalfLinear(child.weight))
+                replaced += 1
+    if tied:
+        head = model.get_output_embeddings()
+        model.set_input_embeddings(HalfEmbedding(head, embed.padding_idx))
+    return replaced
