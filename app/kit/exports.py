@@ -54,15 +54,16 @@ def plot_config(name: str) -> dict:
     }
 
 
-def chart(fig, key: str, where=None, **kwargs) -> None:
+def chart(fig, key: str, where=None, **kwargs):
     """``st.plotly_chart`` for every figure of the studio: palettes, export config, bundle.
 
-    ``where`` is a column or container to draw in (``st`` by default).
+    ``where`` is a column or container to draw in (``st`` by default). Returns what
+    ``st.plotly_chart`` returns (the selection event when ``on_select`` is given).
     """
     if presenting():
         fig = restyle(fig)
     st.session_state.setdefault(FIGURES_KEY, {})[key] = fig
-    (where or st).plotly_chart(fig, key=key, config=plot_config(key), **kwargs)
+    return (where or st).plotly_chart(fig, key=key, config=plot_config(key), **kwargs)
 
 
 class LazyFigure:

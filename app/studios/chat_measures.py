@@ -53,8 +53,9 @@ def heads(chat, trace, request) -> None:
         format_func=lambda k: t(f"chat.kind_{k}"),
     )
     scores = found[kind]
-    figs.draw_head_scores(found, kind, chat.n_kv_heads, "chat-heads")
+    event = figs.draw_head_scores(found, kind, chat.n_kv_heads, "chat-heads")
     ranked = state.ranked_heads(scores)
+    choose_clicked(figs.clicked_head(event), "pick", f"chat-pick-{kind}")
     pick = url_choice(
         st.selectbox,
         "pick",
@@ -81,6 +82,17 @@ def heads(chat, trace, request) -> None:
     fig = figs.head_map_figure(amap.weights[layer, head], amap.key_labels, title)
     chart(fig, key="chat-head-map")
     reveal(request, state.ranked_heads(found["induction"])[0])
+
+
+def choose_clicked(head: str | None, param: str, key: str) -> None:
+    """A head clicked in the grid becomes the list's choice (the list still leads until
+    the next new click: a selection stays on the chart across reruns)."""
+    last = f"{key}-clicked"
+    if head is None or st.session_state.get(last) == head:
+        return
+    st.session_state[last] = head
+    st.session_state.pop(key, None)  # the list re-reads ?pick= (kit.url.url_default)
+    st.query_params[param] = head
 
 
 def reveal(request, best: str) -> None:

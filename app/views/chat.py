@@ -360,10 +360,49 @@ def draw_sweep(rows: list[dict], metric: str, n: int, key: str) -> None:
     data_table(rows)
 
 
-def draw_head_scores(found: dict, kind: str, n_kv_heads: int, key: str) -> None:
+def head_grid_figure(values: np.ndarray, n_kv_heads: int, title: str, value_name: str):
+    """:func:`layer_head_figure` drawn as one square marker per head, so that a click on a
+    head can choose it: Streamlit reports clicks on scatter points but not on heatmap
+    cells (streamlit/streamlit#8760). ``customdata`` of each point is [layer, head]."""
+    fig = layer_head_figure(values, n_kv_heads, title, value_name, zmax=1.0)
+    cell = fig.data[0]
+    n_layers, n_heads = np.shape(values)
+    layer, head = np.divmod(np.arange(n_layers * n_heads), n_heads)
+    side = max(6, min(24, int(0.8 * (fig.layout.height - 110) / max(n_layers, 1))))
+    scatter = dict(
+        type="scatter",
+        mode="markers",
+        x=[cell.x[h] for h in head],
+        y=[cell.y[i] for i in layer],
+        customdata=np.stack([layer, head], 1).tolist(),
+        marker=dict(
+            symbol="square",
+            size=side,
+            color=np.asarray(cell.z, dtype=np.float32).ravel(),
+            cmin=0.0,
+            cmax=1.0,
+            colorscale=cell.colorscale,
+            colorbar=cell.colorbar,
+            line=dict(width=0),
+        ),
+        hovertemplate=cell.hovertemplate.replace("%{z:.4f}", "%{marker.color:.3f}"),
+        showlegend=False,
+    )
+    return figure([scatter], fig.layout.to_plotly_json())
+
+
+def draw_head_scores(found: dict, kind: str, n_kv_heads: int, key: str):
+    """The layer × head grid of one head type; returns the chart's selection event."""
     title = t("chat.fig_heads_title", kind=t(f"chat.kind_{kind}"), n=found["n"])
-    grid = layer_head_figure(found[kind], n_kv_heads, title, t("chat.fig_score"), zmax=1.0)
-    chart(grid, key=f"{key}-grid")
+    grid = head_grid_figure(found[kind], n_kv_heads, title, t("chat.fig_score"))
+    return chart(grid, key=f"{key}-grid", on_select="rerun", selection_mode="points")
+
+
+def clicked_head(event) -> str | None:
+    """``"layer.head"`` of the head clicked in :func:`head_grid_figure`, if one is."""
+    points = (getattr(event, "selection", None) or {}).get("points") or []
+    data = points[0].get("customdata") if points else None
+    return f"{int(data[0])}.{int(data[1])}" if data and len(data) == 2 else None
 
 
 def variants_figure(ran: Sequence[dict], titles: dict[str, str]):

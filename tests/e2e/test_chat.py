@@ -50,3 +50,21 @@ def test_generate_then_move_the_step_slider(studio_url, page):
     wait_for_app(page)
     assert_no_exception(page)
     assert "token=3" in page.url
+
+
+def test_click_a_head_in_the_grid_to_see_its_map(studio_url, page):
+    """The layer × head grid is clickable: the clicked head's map is drawn on the prompt."""
+    page.goto(f"{studio_url}/chat?tokens=3&section=heads&kind=previous")
+    wait_for_app(page, timeout_ms=240_000)
+    assert_no_exception(page)
+    grid = page.locator(".st-key-chat-heads-grid")
+    grid.locator("path.point").first.wait_for(state="attached", timeout=180_000)
+    # the head in layer 3, query head 4 (the 3·9 + 4 = 31st marker): click its centre
+    box = grid.locator("path.point").nth(3 * 9 + 4).bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function(
+        "() => document.body.innerText.includes('L3 H4 on your prompt')", timeout=60_000
+    )
+    wait_for_app(page)
+    assert_no_exception(page)
+    assert "pick=3.4" in page.url
