@@ -185,7 +185,8 @@ def chat_meta() -> dict:
             f"PyPI {convert_gguf.PACKAGE} {convert_gguf.VERSION} "
             f"({convert_gguf.GGUF_FILE}, GGUF Q4_1 of {convert_gguf.UPSTREAM}), "
             "dequantised to float32 safetensors by scripts/setup.sh "
-            "(python -m engine.models.convert_gguf)"
+            "(python -m engine.models.convert_gguf); held in float16 at run time, "
+            "products in float16 / float32 (engine.models.precision)"
         ),
     }
 
