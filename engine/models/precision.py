@@ -130,4 +130,15 @@ def to_half(model: nn.Module) -> int:
     if tied:
         head = model.get_output_embeddings()
         model.set_input_embeddings(HalfEmbedding(head, embed.padding_idx))
+    # What stays float32 (norms) may be a view into the safetensors file's memory map,
+    # which would keep all 540 MB of it mapped; copies let the map go.
+    with torch.no_grad():
+        for p in model.parameters():
+            p.data = p.data.clone()
+        for module in model.modules():
+            if isinstance(module, HalfLinear):
+                continue  # its float16 copies are its own already
+            for name, b in list(module.named_buffers(recurse=False)):
+                if b is not None:
+                    setattr(module, name, b.clone())
     return replaced
