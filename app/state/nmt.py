@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import random
 
+import streamlit as st
+
+from engine.data import coverage as grammar
 from engine.data import enfr
 from state import models
 from state.alignments import VersusGold, gold_pair, versus_gold
@@ -60,3 +63,39 @@ def on_gold(name: str, trace, drawn=()) -> VersusGold | None:
         return versus_gold(trace.maps["alignment"].weights[0, 0], pair, forced=False)
     found = models.forced_alignments(name, tuple(pair.src), tuple(pair.tgt))
     return versus_gold(found["α"].weights, pair, forced=True) if found else None
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def coverage(text: str) -> grammar.Coverage:
+    """Each word known or not to the en→fr grammar, the construction covered or not, and
+    replacements (up to ~0.2 s for a sentence of unknown words: cached per text)."""
+    return grammar.coverage(text)
+
+
+def vocabulary(query: str = "", part: str | None = None) -> list[grammar.Entry]:
+    """The grammar's words (with their French) whose English or French contains ``query``."""
+    q = query.strip().lower()
+    return [
+        e
+        for e in grammar.vocabulary()
+        if (part is None or e.part == part)
+        and (not q or q in e.en or q in e.forms or q in e.fr.lower())
+    ]
+
+
+def parts() -> list[str]:
+    """The vocabulary's parts of speech, in the order the engine lists them."""
+    return list(dict.fromkeys(e.part for e in grammar.vocabulary()))
+
+
+def patterns() -> tuple[grammar.Pattern, ...]:
+    return grammar.patterns()
+
+
+def sentence(tokens) -> str:
+    """Tokens as a sentence to type back into the box."""
+    return grammar.detokenize(tokens)
+
+
+def fr_sentence(tokens) -> str:
+    return enfr.detokenize_fr(tokens)

@@ -25,6 +25,7 @@ from kit import (
 )
 from kit.reveal import page_toggle
 from state import nmt as state
+from studios.alignment_coverage import coverage_panel, vocabulary
 from views.alignment import additive_parts_figure, alignment_figure, steps_animation, vector_strip
 from views.alignment_html import vector_strip_html
 from views.alignment_sections import md, measured_table, soft_alignment
@@ -54,10 +55,14 @@ def choose_model(task: str):
     ]
 
 
+def text_key(task: str) -> str:
+    return f"nmt-text-{task}"
+
+
 def input_text(card) -> str:
     """The text box; what was typed survives reruns and visits to other pages."""
     task = card.task
-    key, saved = f"nmt-text-{task}", f"nmt-saved-{task}"
+    key, saved = text_key(task), f"nmt-saved-{task}"
     examples = {e.label: e.input for e in card.examples}
 
     def use_example():
@@ -205,6 +210,7 @@ SECTIONS = {
     "side-by-side": side_by_side,
     "head-view": head_view,
     "measured": measured,
+    "vocabulary": vocabulary,
 }
 
 
@@ -224,6 +230,8 @@ def body(card) -> None:
             beam.default,
             key="nmt-beam",
         )
+    if card.task == "en-fr":  # before the models read it: what the grammar knows of it
+        coverage_panel(text, text_key(card.task))
     with friendly_errors(t("alignment.what")):
         trace = state.translate(card.name, text, beam)
     answer_heading(trace, md(trace.outputs["translation"]))
@@ -235,14 +243,15 @@ def body(card) -> None:
         st.segmented_control,
         "section",
         t("alignment.show"),
-        list(SECTIONS),
+        [s for s in SECTIONS if card.task == "en-fr" or SECTIONS[s] is not vocabulary],
         required=True,
         format_func=lambda s: t(f"alignment.section_{s}"),
         key="nmt-section",
     )
     draw = SECTIONS[shown]
-    page_toggle("alignment", trace.maps.get("alignment"), when=draw is not measured)
-    if draw is measured or card.aligns:  # every other section draws the alignment map
+    own = draw in (measured, vocabulary)  # sections that draw no alignment map
+    page_toggle("alignment", trace.maps.get("alignment"), when=not own)
+    if own or card.aligns:
         draw(card, trace, text, beam)
     else:
         st.info(t("alignment.no_alignment"))

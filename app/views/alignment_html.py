@@ -173,3 +173,26 @@ def vector_strip_html(v, title: str, name: str, *, scale=None, large: bool | Non
         f'{css}<div class="kit-strip"><div class="kit-strip-title">{html.escape(title)}</div>'
         f'<div class="kit-strip-cells">{cells}</div><div class="kit-strip-key">{key}</div></div>'
     )
+
+
+def coverage_html(words, known: str, unknown: str) -> str:
+    """The typed words as they reach the en→fr models: known words on green, unknown ones on
+    red and struck through (they are read as <unk>); a tooltip says which. ``words`` are
+    ``engine.data.coverage.Word``; every word is escaped (it is the user's text)."""
+    chips = []
+    for w in words:
+        style = (
+            "background:#e3f2e6; color:#14532d"
+            if w.known
+            else "background:#fde0df; color:#7f1d1d; text-decoration:line-through"
+        )
+        cls, tip = ("kit-known", known) if w.known else ("kit-unknown", unknown)
+        chips.append(
+            f"<span class='{cls}' title='{html.escape(tip)}' style='{style}; padding:1px 5px; "
+            f"margin:2px; border-radius:4px; display:inline-block'>{html.escape(w.text)}</span>"
+        )
+    return (
+        "<div class='kit-coverage' style='font-size:17px; line-height:1.9'>"
+        + "".join(chips)
+        + "</div>"
+    )

@@ -81,3 +81,56 @@ def test_dates_task(at):
     assert at.text_area[0].value == "Tuesday, 3 May 1979"
     at.text_area[0].set_value("x" * 41).run()
     assert any("40" in i.value for i in at.info)
+
+
+def coverage_html(at) -> str:
+    return " ".join(h.proto.body for h in at.get("html") if "kit-coverage" in h.proto.body)
+
+
+def test_unknown_word_is_marked_and_a_replacement_applies(at):
+    at.text_area[0].set_value("The zorblax signed the treaty.").run()
+    assert not at.exception
+    marks = coverage_html(at)
+    assert "kit-unknown" in marks and "zorblax" in marks
+    assert marks.count("kit-known") == 5  # the, signed, the, treaty, .
+    offered = at.button(key="nmt-fix-1-0")
+    replacement = offered.label
+    offered.click().run()
+    assert not at.exception
+    assert at.text_area[0].value == f"The {replacement} signed the treaty."
+    assert "kit-unknown" not in coverage_html(at)
+    assert any("A sentence of the grammar" in s.value for s in at.success)
+
+
+def test_apply_all_replaces_every_unknown_word(at):
+    at.text_area[0].set_value("The minister didn't sign the treatys.").run()
+    at.button(key="nmt-fix-all").click().run()
+    assert not at.exception
+    assert at.text_area[0].value == "The minister did not sign the treaty."
+    assert any("active verb" in s.value and "negation" in s.value for s in at.success)
+
+
+def test_known_words_in_an_uncovered_construction_are_explained(at):
+    at.text_area[0].set_value("The exam was difficult.").run()
+    assert not at.exception
+    assert "kit-unknown" not in coverage_html(at)
+    assert any("stop at “difficult”" in i.value for i in at.info)
+
+
+def test_vocabulary_and_patterns_open_and_filter(at):
+    at.button(key="nmt-browse").click().run()
+    assert not at.exception
+    assert at.segmented_control(key="nmt-section").value == "vocabulary"
+    assert "What the English → French models know" in [h.value for h in at.header]
+    words, patterns = at.dataframe[0].value, at.dataframe[1].value
+    assert len(words) > 900 and "traité (m)" in set(words["French"])
+    assert len(patterns) == 13 and "Le professeur aime le livre." in set(patterns["its French"])
+    at.text_input(key="nmt-vocab-query").set_value("treat").run()
+    assert set(at.dataframe[0].value["English"]) == {"treaty", "treatment"}
+
+
+def test_dates_task_has_no_grammar_check(at):
+    at.radio(key="nmt-task").set_value("dates").run()
+    assert not at.exception
+    assert not coverage_html(at)
+    assert "vocabulary" not in at.segmented_control(key="nmt-section").options

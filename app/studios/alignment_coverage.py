@@ -1,0 +1,114 @@
+"""The Alignment page's check before translating, and its vocabulary section.
+
+Before the models read a sentence: each typed word marked known or unknown to the en→fr
+grammar, the construction covered or not, replacements from the grammar that one click
+applies, and a button to the section listing the grammar's words (with their French) and
+its sentence patterns. ``engine.data.coverage`` decides all of it; this module draws it.
+"""
+
+import streamlit as st
+from kit import t
+from state import nmt as state
+from views.alignment_html import coverage_html
+from views.alignment_sections import md
+
+SECTION_KEY = "nmt-section"  # the page's section picker
+
+
+def coverage_panel(text: str, key: str) -> None:
+    """The typed words marked, the construction's verdict and the replacements on offer;
+    ``key`` is the text box's, so a replacement rewrites what was typed."""
+    cov = state.coverage(text)
+    if not cov.words:
+        return
+    st.html(coverage_html(cov.words, t("alignment.word_known"), t("alignment.word_unknown")))
+    if cov.covered:
+        names = ", ".join(t(f"alignment.pattern_{p}") for p in cov.patterns)
+        st.success(t("alignment.covered", patterns=names))
+    elif not cov.unknown:
+        tokens = cov.tokens
+        word = md(tokens[cov.read]) if cov.read < len(tokens) else t("alignment.sentence_end")
+        st.info(t("alignment.not_covered", read=cov.read, total=len(tokens), word=word))
+    replacements(cov, key)
+    st.button(t("alignment.browse"), key="nmt-browse", on_click=_browse)
+
+
+def replacements(cov, key: str) -> None:
+    """One row per unknown word: its replacements as buttons, best first, then "apply all"."""
+    offered = [(i, w) for i, w in enumerate(cov.words) if not w.known and w.suggestions]
+    if not cov.unknown:
+        return
+    st.info(t("alignment.unknown_before", n=len(cov.unknown)))
+    for i, w in offered:
+        cols = st.columns([3, 3, 3, 3, 4], gap="small")  # the last column keeps them close
+        cols[0].markdown(f"“{md(w.text)}” →")
+        for k, s in enumerate(w.suggestions):
+            cols[k + 1].button(
+                s.text or t("alignment.remove_word"),
+                key=f"nmt-fix-{i}-{k}",
+                help=t(f"alignment.how_{s.how}"),
+                on_click=_replace,
+                args=(key, cov.tokens, i, s.text),
+            )
+    if offered:
+        whole = state.sentence(cov.replaced())
+        st.button(
+            t("alignment.apply_all"),
+            key="nmt-fix-all",
+            help=whole,
+            on_click=_set,
+            args=(key, whole),
+        )
+
+
+def _replace(key: str, tokens, i: int, text: str) -> None:
+    _set(key, state.sentence([*tokens[:i], *text.split(), *tokens[i + 1 :]]))
+
+
+def _set(key: str, text: str) -> None:
+    st.session_state[key] = text
+
+
+def _browse() -> None:
+    st.session_state[SECTION_KEY] = vocabulary.__name__  # a section's id is its function's name
+
+
+# Filtering the list reruns this section only.
+@st.fragment
+def vocabulary(card, trace, text: str, beam: int) -> None:
+    """Every word of the grammar with its French, and its sentence patterns with examples."""
+    st.header(t("alignment.vocabulary_header"))
+    c1, c2 = st.columns([2, 1])
+    query = c1.text_input(t("alignment.vocabulary_search"), key="nmt-vocab-query")
+    part = c2.selectbox(
+        t("alignment.vocabulary_part"),
+        [None, *state.parts()],
+        format_func=lambda p: t(f"alignment.part_{p or 'all'}"),
+        key="nmt-vocab-part",
+    )
+    entries = state.vocabulary(query, part)
+    st.caption(t("alignment.vocabulary_caption", n=len(entries)))
+    rows = [
+        {
+            t("alignment.col_en"): e.en,
+            t("alignment.col_forms"): e.forms,
+            t("alignment.col_fr"): e.fr,
+            t("alignment.col_part"): t(f"alignment.part_{e.part}"),
+        }
+        for e in entries
+    ]
+    st.dataframe(rows, hide_index=True, height=320)
+    st.subheader(t("alignment.patterns_header"))
+    st.caption(t("alignment.patterns_caption"))
+    st.dataframe(
+        [
+            {
+                t("alignment.col_pattern"): t(f"alignment.pattern_{p.id}"),
+                t("alignment.col_template"): p.template,
+                t("alignment.col_example_en"): state.sentence(p.example.src),
+                t("alignment.col_example_fr"): state.fr_sentence(p.example.tgt),
+            }
+            for p in state.patterns()
+        ],
+        hide_index=True,
+    )
