@@ -4,6 +4,7 @@ import streamlit as st
 from kit import chart, controls, friendly_errors, page_bottom, page_top, t
 from kit.url import ints, url_choice, url_default, url_sync
 from state import transformer as tr_state
+from views import claims as claims_view
 from views import positional as figs
 
 from engine import positional as pe_lib
@@ -127,4 +128,5 @@ def sections() -> None:
 
 
 sections()
+claims_view.show("pe")  # the seed's "sin/cos is enough", against the shipped ablation
 page_bottom("positional", tables={"encoding": pe})

@@ -155,6 +155,7 @@ def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards(
     named = {c.result_name for c in CARDS if c.result_name}
     named |= {c.confidence_result for c in CARDS if hasattr(c, "confidence_result")}
     named.add(variant_lm.RESULT)
+    named.add(checkpoints.result_name("claims"))  # bench/claims.py; app/views/claims.py reads it
     shipped = {
         p.stem
         for p in checkpoints.CHECKPOINT_DIR.glob("*.json")
