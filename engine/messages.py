@@ -168,6 +168,35 @@ MESSAGES: dict[str, str] = {
     "chat.too_many_tokens": (
         "That prompt is {n} tokens; the limit here is {limit} (the chat template adds about 35)."
     ),
+    # engine.analysis.retrieval: a question over a passage store, answered by the chat model
+    "retrieval.empty": "Type a question to retrieve passages for, such as “Where is Mary?”.",
+    "retrieval.too_long": "That question has {n:,} characters; the limit is {limit:,}.",
+    "retrieval.k": "k must be a whole number from 1 to {limit}; got {value!r}.",
+    "retrieval.floor": "The similarity floor must be a number from -1 to 1; got {value!r}.",
+    "retrieval.none_over_floor": (
+        "No passage reaches the similarity floor {floor:.2f} (the closest scores {best:.2f}); "
+        "lower the floor or ask another question."
+    ),
+    "retrieval.empty_store": "The store holds no passages to retrieve from.",
+    "retrieval.k_clamped": (
+        "The store holds only {n} passages, so all {n} are ranked (k = {k} was asked)."
+    ),
+    "retrieval.mode": "Unknown prompt mode {mode!r}; known: {known}.",
+    "retrieval.no_passages": (
+        "There are no passages to put in the prompt; retrieve some first, or ask without context."
+    ),
+    "retrieval.truncated": (
+        "{n} passage(s) did not fit in the model's {limit} tokens and were left out: {ids}."
+    ),
+    # engine.analysis.induction: the induction toy's shipped training timeline
+    "induction.no_timeline": (
+        "The {layers}-layer induction timeline is not shipped; train it with "
+        "`python -m engine.train induction --layers {layers}`."
+    ),
+    "induction.bad_timeline": (
+        "The {layers}-layer induction timeline cannot be read ({reason}); train it again with "
+        "`python -m engine.train induction --layers {layers}`."
+    ),
     "cache.unknown_policy": "Unknown cache policy {name!r}; known: {known}.",
     "cache.window": (
         "The window must be a whole number of tokens from {low} to {high}; got {value!r}."
@@ -185,6 +214,26 @@ MESSAGES: dict[str, str] = {
     "llm_variant.not_causal": (
         "{title} is bidirectional: every query reads every key, so inside a decoder it would "
         "read the tokens it must predict."
+    ),
+    "llm_variant.needs_training": "{title} needs training: {why}",
+    "llm_variant.why_gqa": (
+        "the model already shares 3 key/value heads among 9 query heads; fewer groups means "
+        "mean-pooling its K/V heads and then uptraining, as the GQA paper does."
+    ),
+    "llm_variant.why_mla": (
+        "its latent down- and up-projections of keys and values are learned; this model has none."
+    ),
+    "llm_variant.why_differential": (
+        "its second query/key pair and λ are learned with the model; halves of this model's "
+        "heads are not such a pair."
+    ),
+    "llm_variant.why_recurrent": (
+        "its decays, gates or delta-rule step sizes are learned, and the model's queries and "
+        "keys were trained for a softmax, not for this recurrence."
+    ),
+    "llm_variant.why_based": (
+        "its Taylor feature map matches exp(q·k) only near 0, and this model's scores are "
+        "far larger; Based models are trained with it from the start."
     ),
     "llm_variant.layers": "Layers must be between 0 and {last}; got {layers}.",
     "llm_variant.text_tokens": "The text is {n} tokens; perplexity here takes {low} to {high}.",

@@ -159,6 +159,14 @@ def test_a_bidirectional_variant_is_refused_with_a_reason(chat, ids):
     assert ip.causal_reason("longformer") is None
 
 
+def test_a_variant_that_needs_training_says_so(chat, ids):
+    for name in ("retnet", "mla", "differential"):
+        r = ip.variant_perplexity(chat, name, None, ids)
+        assert r["runs"] is False and r["reason"].key == "llm_variant.needs_training"
+    for name in ("sinks", "moba", "nsa"):  # training-free: the issue asks for their cost
+        assert ip.causal_reason(name) is None
+
+
 def test_a_variant_in_chosen_layers_only(chat, ids):
     ref = ip.full_reference(chat, ids, new_tokens=2)
     hp = {"window": 2, "globals": 0}
@@ -178,7 +186,7 @@ def test_every_registry_variant_runs_causally_or_says_why_not(chat, ids):
     results = ip.variants_in_llm(chat, ids[:16], new_tokens=1)
     assert list(results) == list(REGISTRY)
     for name, r in results.items():
-        if REGISTRY[name].causal_support == "never":
+        if REGISTRY[name].causal_support == "never" or name in ip.NEEDS_TRAINING:
             assert not r["runs"] and r["reason"]
             continue
         assert r["runs"] and math.isfinite(r["ppl"]) and r["n_tokens"] == 16
