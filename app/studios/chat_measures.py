@@ -12,6 +12,7 @@ from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
 from state import chat as state
 from views import chat as figs
+from views import claims as claims_view
 
 from engine.text import InputError
 
@@ -135,6 +136,7 @@ def cache(chat, trace, request) -> None:
     else:
         figs.draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
     cost()
+    claims_view.show("kv_cache")  # the seed's "no KV cache → collapses", measured
 
 
 def cost() -> None:
