@@ -124,6 +124,9 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
     N_q ≠ N_k, other devices).
     """
     if fused_fits(q, k, v, causal):
+        # torch's fused CPU kernel reads its inputs as if the last dim were contiguous:
+        # a view from einsum/transposes (last-dim stride ≠ 1) gave outputs of 1e35.
+        q, k, v = (x.contiguous() for x in (q, k, v))
         out, lse = _FUSED(q, k, v, 0.0, causal, scale=default_scale(q.shape[-1], scale))
         return out, lse.float()
     B, H, n_q, D = q.shape

@@ -293,3 +293,14 @@ def test_probabilities_from_lse_equal_naive(chunking, gen, n_q, n_k, causal):
     _, _, ref_p = naive(q, k, causal=causal)
     assert p.shape == ref_p.shape and p.dtype == q.dtype
     assert torch.allclose(p, ref_p, atol=1e-6)
+
+
+def test_exact_attention_reads_views_whose_last_dim_is_not_contiguous():
+    """q from an einsum has strides (…, 1, T): the fused CPU kernel needs contiguous rows."""
+    torch.manual_seed(0)
+    w, x = torch.randn(2, 16, 8), torch.randn(1, 5, 8)
+    q = torch.einsum("hed,btd->bhte", w, x)
+    assert q.stride(-1) != 1
+    out, _ = reference.attention(q, q, q, causal=True)
+    want = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    assert torch.allclose(out, want, atol=1e-5)
