@@ -161,11 +161,34 @@ def _session() -> str:
     return ctx.session_id if ctx is not None else "bare"
 
 
-def run(label: str, fn, *args, key: str | None = None, cancel_label: str | None = None, **kwargs):
+def _show_status(queue: WorkQueue, job: Job, label: str) -> None:
+    """Where a job stands: its place in the queue, its progress, or how long it has run."""
+    position = queue.position(job)
+    done, total, text = job.done_steps
+    if position:
+        st.info(t("queue.waiting", label=label, position=position))
+    elif total:
+        st.progress(min(1.0, done / total), f"{label}: {text} ({done} / {total})")
+    else:
+        seconds = time.monotonic() - (job.started or time.monotonic())
+        st.info(t("queue.running", label=label, seconds=f"{seconds:.0f}"))
+
+
+def run(
+    label: str,
+    fn,
+    *args,
+    key: str | None = None,
+    cancel_label: str | None = None,
+    watch=None,
+    **kwargs,
+):
     """``fn(*args, **kwargs)`` through the queue, with position, progress and Cancel shown.
 
     ``key`` names the result when the arguments hold objects (a loaded model) whose
     content is not a fair cache key; by default the arguments' content is the key.
+    ``watch()``, when given, is called at each poll while the job runs: a page draws what
+    the job has made so far (a model training live), in its own placeholder.
 
     Returns the result, a cached result at once, or — for a cooperative job the user
     cancelled — what it finished. A non-cooperative job that is cancelled stops the
@@ -196,16 +219,10 @@ def run(label: str, fn, *args, key: str | None = None, cancel_label: str | None 
         if not shown:  # a job done within one poll never shows a status or a button
             cancel.button(cancel_label or t("queue.cancel"), key=cancel_key)
             shown = True
-        position = queue.position(job)
-        done, total, text = job.done_steps
         with status.container():
-            if position:
-                st.info(t("queue.waiting", label=label, position=position))
-            elif total:
-                st.progress(min(1.0, done / total), f"{label}: {text} ({done} / {total})")
-            else:
-                seconds = time.monotonic() - (job.started or time.monotonic())
-                st.info(t("queue.running", label=label, seconds=f"{seconds:.0f}"))
+            _show_status(queue, job, label)
+        if watch is not None:
+            watch()
         time.sleep(POLL_S)
     status.empty()
     cancel.empty()

@@ -1,0 +1,177 @@
+"""Cached loaders for the Watch-attention-learn page: the induction toy's shipped timelines.
+
+A timeline is read once per process and file version (``st.cache_data`` keyed on the
+files' size and time), so moving the step slider only picks one step out of arrays
+already in memory and redraws.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import streamlit as st
+import torch
+from kit import queue
+from kit.i18n import t
+
+from engine.analysis import induction as analysis
+from engine.training import induction as training
+
+LAYERS = (2, 1)  # the model that forms an induction head, then the one-layer control
+# Train it now: 800 steps pass the phase change of the shipped seed (steps 448–615) and
+# take about 15 s of one core; the 60 s limit stops a run on a crowded server.
+LIVE_STEPS = 800
+LIVE_SECONDS = 60.0
+LIVE_SLOTS = 2  # live trainings at once on the whole server (each holds one core)
+SEEDS = (0, 999)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _load(n_layers: int, stamp: tuple) -> dict:
+    """``stamp`` is only a cache key: a retrained timeline has another."""
+    return analysis.load_timeline(n_layers)
+
+
+def timeline(n_layers: int) -> dict:
+    """The shipped timeline (``engine.analysis.induction.load_timeline``) plus its
+    ``curves`` (best heads per step) and ``fall`` (the steepest fall of the loss).
+    Raises the engine's InputError when the files are missing or unreadable."""
+    tl = _load(n_layers, analysis.timeline_stamp(n_layers))
+    return {
+        **tl,
+        "curves": analysis.headline(tl),
+        "fall": analysis.steepest_fall(tl["steps"], tl["loss"]),
+    }
+
+
+def at_step(tl: dict, step: int) -> int:
+    """The index of ``step`` among the saved steps (the nearest one below, if not saved)."""
+    steps = np.asarray(tl["steps"])
+    return int(max(np.searchsorted(steps, step, side="right") - 1, 0))
+
+
+def probe_block(tl: dict) -> str:
+    """The probe's repeated block r, as token ids (the probe is [BOS, r, r, r, r])."""
+    probe = tl["meta"]["probe"]
+    return " ".join(str(tok) for tok in probe[1 : 1 + analysis.PROBE_BLOCK])
+
+
+def series(found: dict[int, dict]) -> dict[str, dict[int, tuple]]:
+    """``{measure: {n_layers: (steps, values)}}`` for the curves figure; K-composition
+    only where there are two layers to compose."""
+    out: dict[str, dict[int, tuple]] = {}
+    for n_layers, tl in found.items():
+        values = {"loss": tl["loss"], "icl": tl["icl"], **tl["curves"]}
+        for measure in ("loss", "icl", "previous", "induction", "k_composition"):
+            if measure in values:
+                out.setdefault(measure, {})[n_layers] = (tl["steps"], values[measure])
+    return out
+
+
+def rows(found: dict[int, dict]) -> list[dict]:
+    """The curves as a table, one row per model and saved step (the page's CSV/JSON)."""
+    out = []
+    for n_layers, tl in found.items():
+        for i, step in enumerate(tl["steps"]):
+            row = {"layers": n_layers, "step": int(step), "loss": float(tl["loss"][i])}
+            row["icl"] = float(tl["icl"][i])
+            row |= {k: float(v[i]) for k, v in tl["curves"].items()}
+            out.append(row)
+    return out
+
+
+class Film:
+    """What a live training has shown so far: its snapshots, written by the worker thread
+    and read by the page's polls (``version`` changes with each new one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.shots: list[tuple[int, dict]] = []
+
+    def add(self, step: int, shot: dict) -> None:
+        with self._lock:
+            self.shots.append((step, shot))
+
+    def latest(self) -> tuple[int, tuple[int, dict] | None]:
+        with self._lock:
+            return len(self.shots), (self.shots[-1] if self.shots else None)
+
+    def so_far(self) -> dict | None:
+        """The snapshots so far as a timeline (``training.stack``), None before the first."""
+        with self._lock:
+            shots = list(self.shots)
+        return training.stack(shots) if shots else None
+
+
+class Busy(Exception):
+    """Every live-training slot of the server is taken."""
+
+
+@st.cache_resource(max_entries=1)
+def _slots() -> threading.BoundedSemaphore:
+    return threading.BoundedSemaphore(LIVE_SLOTS)
+
+
+def _train(n_layers: int, seed: int, steps: int, film: Film, slots, text: str, *, cancel, progress):
+    """The queue's job: ``training.train`` at one thread (so the film is the command line's,
+    bit for bit), stopped by Cancel or the time limit; returns the timeline, with
+    ``meta["stopped"]`` None, "cancel" or "time"."""
+    if not slots.acquire(blocking=False):
+        raise Busy
+    threads, started, stopped = torch.get_num_threads(), time.monotonic(), []
+    torch.set_num_threads(1)  # this worker thread only (OpenMP's setting is per thread)
+
+    def should_stop() -> bool:
+        if cancel.is_set():
+            stopped.append("cancel")
+        elif time.monotonic() - started > LIVE_SECONDS:
+            stopped.append("time")
+            cancel.set()  # so the queue does not keep a cut film as this seed's result
+        return bool(stopped)
+
+    def on_step(step: int, loss: float) -> None:
+        progress(step, steps, text.format(loss=loss))
+
+    try:
+        _, tl = training.train(
+            n_layers, seed=seed, steps=steps, on_snapshot=film.add, on_step=on_step,
+            should_stop=should_stop, log=lambda *_: None,
+        )  # fmt: skip
+    finally:
+        torch.set_num_threads(threads)
+        slots.release()
+    tl["meta"]["stopped"] = stopped[0] if stopped else None
+    return tl
+
+
+def train_live(n_layers: int, seed: int, film: Film, watch) -> dict:
+    """Train a fresh toy through the server's queue (progress, Cancel, one job per session)
+    while ``watch()`` draws ``film``; the same seed gives the same film, so a finished run
+    is shared from the queue's result cache. Raises :class:`Busy` when every slot is taken."""
+    return queue.run(
+        t("learning.live_label", layers=n_layers, seed=seed),
+        _train,
+        n_layers, seed, LIVE_STEPS, film, _slots(), t("learning.live_progress"),
+        key=repr((n_layers, seed, LIVE_STEPS)),
+        watch=watch,
+    )  # fmt: skip
+
+
+def as_timeline(tl: dict) -> dict:
+    """A live run's timeline in the shape :func:`timeline` gives a shipped one."""
+    curves = analysis.headline(tl)
+    change = analysis.phase_change(tl["steps"], tl["loss"], curves["induction"])
+    meta = {**tl["meta"], "phase_change": change}
+    return {
+        **tl,
+        "meta": meta,
+        "curves": curves,
+        "fall": analysis.steepest_fall(tl["steps"], tl["loss"]),
+    }
+
+
+def command(n_layers: int, seed: int, steps: int) -> str:
+    """The command line that saves the same run (its last map equal to the live one's)."""
+    return f"python -m engine.train induction --layers {n_layers} --seed {seed} --steps {steps}"

@@ -1,0 +1,211 @@
+"""Watch attention learn: the induction-head phase change (Olsson et al. 2022), step by step.
+
+The shipped timelines of a two-layer attention-only Transformer and its one-layer control
+(``python -m engine.train induction``): a step slider, the probe's head maps at that step,
+and the curves (loss, in-context learning, previous-token, induction, K-composition) with
+the step and the phase-change window marked. A lesson step asks first whether the loss
+will fall smoothly. A slider move reruns only the fragment below it, from arrays in memory.
+"""
+
+import streamlit as st
+from kit import chart, engine_text, page_bottom, page_top, t, url_choice, url_number
+from state import learning as state
+from views import learning as figs
+
+from engine.text import InputError
+
+GUESSES = ("smooth", "sudden", "never")
+
+
+def timelines() -> dict[int, dict]:
+    """Every timeline that loads; a short message for each that does not."""
+    found = {}
+    for n_layers in state.LAYERS:
+        try:
+            found[n_layers] = state.timeline(n_layers)
+        except InputError as exc:
+            st.info(engine_text(exc))
+    return found
+
+
+def _reveal(value: bool) -> None:
+    st.session_state["learn-revealed"] = value
+
+
+def lesson(tl: dict) -> bool:
+    """Predict, then reveal: will the loss fall smoothly? True once revealed."""
+    with st.container(border=True):
+        st.markdown(f"**{t('learning.lesson_heading')}**")
+        st.markdown(t("learning.lesson_question", steps=int(tl["steps"][-1])))
+        guess = st.pills(
+            t("learning.lesson_pick"),
+            GUESSES,
+            format_func=lambda g: t(f"learning.guess_{g}"),
+            key="learn-guess",
+        )
+        if not st.session_state.get("learn-revealed", False):
+            st.button(t("learning.reveal"), type="primary", key="learn-reveal",
+                      on_click=_reveal, args=(True,))  # fmt: skip
+            st.caption(t("learning.hidden"))
+            return False
+        fall, window = tl["fall"], tl["meta"]["phase_change"]
+        answer = t("learning.answer", share=fall["share"], start=fall["start"], end=fall["end"],
+                   n=len(tl["steps"]) - 1)  # fmt: skip
+        if window is not None:
+            answer += " " + t("learning.answer_window", **window)
+        # The engine's verdict: an induction score crossing 0.5 as the loss falls.
+        shape = "smooth" if window is None else "sudden"
+        if guess is None:
+            st.info(answer + " " + t("learning.no_guess"))
+        elif guess == shape:
+            st.success(t("learning.right", answer=answer))
+        else:
+            st.warning(t("learning.wrong", answer=answer, guess=t(f"learning.guess_{guess}")))
+        st.button(t("learning.again"), key="learn-again", on_click=_reveal, args=(False,))
+    return True
+
+
+def step_slider(found: dict[int, dict]) -> int:
+    """The saved step the maps and curves show, kept in the link (``?step=``)."""
+    steps = [int(s) for s in next(iter(found.values()))["steps"]]
+    return url_choice(
+        st.select_slider, "step", t("learning.step"), steps, key="learn-step",
+        default=len(steps) - 1, help=t("learning.step_help"),
+    )  # fmt: skip
+
+
+def draw_maps(found: dict[int, dict], step: int, key: str) -> None:
+    """The probe's head maps at ``step``: the two-layer model, the one-layer control beside."""
+    columns = st.columns([2, 1]) if len(found) > 1 else [st]
+    for where, (n_layers, tl) in zip(columns, found.items(), strict=False):
+        i = state.at_step(tl, step)
+        scores = dict(
+            block=state.probe_block(tl),
+            previous=tl["curves"]["previous"][i],
+            induction=tl["curves"]["induction"][i],
+            loss=tl["loss"][i],
+        )
+        title = t("learning.maps_title", layers=n_layers, step=int(tl["steps"][i]))
+        stacked = len(columns) > 1 and n_layers == 1  # the narrow column: heads one below another
+        fig = figs.head_maps_figure(tl["maps"][i], title, stacked=stacked)
+        chart(fig, f"{key}-{n_layers}", where)
+        where.caption(t(f"learning.maps_caption_{n_layers}l", **scores))
+
+
+def draw_curves(found: dict[int, dict], step: int, key: str) -> None:
+    """Loss, ICL score and head scores against step, the step and the window marked."""
+    window = next((tl["meta"]["phase_change"] for tl in found.values()), None)
+    chart(figs.curves_figure(state.series(found), step, window), key)
+    if window is not None:
+        st.caption(t("learning.window_caption", **window))
+    st.caption(t("learning.curves_caption"))
+
+
+def maps(found: dict[int, dict]) -> None:
+    if found:
+        draw_maps(found, step_slider(found), "learn-maps")
+
+
+def curves(found: dict[int, dict]) -> None:
+    if found:
+        draw_curves(found, step_slider(found), "learn-curves")
+
+
+def live(found: dict[int, dict]) -> None:
+    """Train it now: a fresh toy for at most a minute, its map and loss streamed."""
+    c1, c2 = st.columns(2)
+    lo, hi = state.SEEDS
+    seed = url_number(c1.number_input, "seed", t("learning.live_seed", lo=lo, hi=hi), lo, hi, 0,
+                      key="learn-seed")  # fmt: skip
+    layers = url_choice(
+        c2.radio, "layers", t("learning.live_layers"), list(state.LAYERS), key="learn-layers",
+        horizontal=True, format_func=lambda n: t("learning.fig.model", layers=n),
+    )  # fmt: skip
+    facts = dict(steps=state.LIVE_STEPS, seconds=int(state.LIVE_SECONDS), slots=state.LIVE_SLOTS)
+    st.caption(t("learning.live_caption", **facts))
+    if st.button(t("learning.live_train"), type="primary", key="learn-train"):
+        wanted = (int(layers), int(seed))
+        if st.session_state.get("learn-live") != wanted:  # the same run again keeps its film
+            st.session_state["learn-film"] = state.Film()
+        st.session_state["learn-live"] = wanted
+        st.session_state.pop("learn-result", None)
+    request = st.session_state.get("learn-live")
+    if request is not None:
+        stream(request)
+    result = st.session_state.get("learn-result")
+    if result is not None:
+        film(*result)
+
+
+def stream(request: tuple[int, int]) -> None:
+    """Run the request through the queue, drawing each new snapshot as it comes."""
+    film_so_far = st.session_state.setdefault("learn-film", state.Film())
+    area, drawn = st.empty(), [0]
+
+    def watch() -> None:
+        version, _ = film_so_far.latest()
+        if version == drawn[0]:
+            return  # nothing new: no redraw
+        drawn[0] = version
+        tl = film_so_far.so_far()
+        title = t("learning.live_title", step=int(tl["steps"][-1]))
+        last = tl["maps"].shape[1] - 1
+        fig = figs.live_figure(tl["steps"], tl["loss"], tl["maps"][-1, last], last, title)
+        chart(fig, f"learn-live-{version}", area)
+
+    try:
+        tl = state.train_live(*request, film_so_far, watch)
+    except state.Busy:
+        st.warning(t("learning.live_busy", n=state.LIVE_SLOTS))
+        tl = None
+    del st.session_state["learn-live"]
+    area.empty()
+    if tl is not None:
+        st.session_state["learn-result"] = (request, tl)
+
+
+def film(request: tuple[int, int], tl: dict) -> None:
+    """A finished (or stopped) live run: its own step slider, maps and curves."""
+    layers, seed = request
+    stopped = tl["meta"].get("stopped")
+    if stopped:
+        st.info(t(f"learning.live_stopped_{stopped}", step=int(tl["steps"][-1])))
+    if len(tl["steps"]) < 2:
+        return
+    shown = {layers: state.as_timeline(tl)}
+    steps = [int(s) for s in tl["steps"]]
+    step = st.select_slider(t("learning.live_step"), steps, steps[-1], key="learn-live-step")
+    draw_maps(shown, step, "learn-live-maps")
+    draw_curves(shown, step, "learn-live-curves")
+    command = state.command(layers, seed, tl["meta"]["steps"])
+    timing = dict(seconds=tl["meta"]["train_seconds"], cpu=tl["meta"]["train_cpu_seconds"])
+    st.caption(t("learning.live_same", command=command, **timing))
+
+
+SECTIONS = {"maps": maps, "curves": curves, "live": live}
+
+
+@st.fragment
+def timeline_view(found: dict[int, dict]) -> None:
+    """One section; a slider move (or a live run's poll) reruns only this fragment."""
+    section = url_choice(
+        st.segmented_control, "section", t("learning.section"), list(SECTIONS),
+        key="learn-section", format_func=lambda s: t(f"learning.section_{s}"),
+    )  # fmt: skip
+    SECTIONS[section](found)
+
+
+page_top()
+st.title(t("learning.title"))
+st.markdown(t("learning.intro"))
+found = timelines()
+gate = st.sidebar.checkbox(
+    t("reveal.toggle"),
+    value=st.query_params.get("predict") == "1",
+    key="learn-predict",
+    help=t("learning.predict_help"),
+)
+if found and not lesson(next(iter(found.values()))) and gate:
+    st.stop()
+timeline_view(found)
+page_bottom("learning", tables={"timeline": state.rows(found)})

@@ -1,0 +1,205 @@
+"""``python -m engine.train induction [--layers 2|1] [--seed 0]``: the induction-head
+phase change (Olsson et al. 2022, arXiv 2209.11895) on one CPU core.
+
+The data are sequences [BOS, r, r, r, …] cut to ``max_len`` tokens: a block r of
+n ∈ [4, 20] random tokens repeated. The block length changes from sequence to
+sequence, so no position-only rule predicts the repeats; the only general way to use the
+context is "find the earlier copy of the current token and predict what followed it" —
+an induction head, which takes two layers (a previous-token head in layer 0 whose output
+a layer-1 head's keys read: K-composition). The one-layer control can only learn which
+tokens occur in the context.
+
+At log-spaced steps the run saves a snapshot (:func:`engine.analysis.induction.snapshot`):
+held-out loss, in-context-learning score, the probe's attention maps, the head scores
+and the K-composition. The timeline and the final weights go to
+``assets/checkpoints/induction/`` — their own folder, beside the checkpoints the model
+registry serves, since the toy is studied through its timeline rather than run on text.
+Single-threaded and seeded: the same seed gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save_file
+
+from engine import checkpoints
+from engine._cli import recorded_command
+from engine.analysis import induction as analysis
+from engine.models.induction import BOS, AttentionOnlyTransformer, InductionConfig, build
+
+OUT_DIR = analysis.TIMELINE_DIR
+STEPS = 3000
+BATCH = 32
+LR = 1e-3
+N_HEADS = 2
+BLOCK = (4, 20)  # the shortest and longest repeated block
+N_SNAPSHOTS = 20
+HELD_OUT = 256  # sequences for the held-out loss and ICL score
+QUICK_STEPS = 40
+
+
+def repeated_blocks(gen: torch.Generator, batch: int, cfg: InductionConfig) -> torch.Tensor:
+    """``[batch, max_len]``: BOS then a random block of n ∈ BLOCK tokens repeated (tokens
+    drawn with replacement from the content vocabulary, so a block may hold a token twice)."""
+    lo, hi = BLOCK
+    n = torch.randint(lo, hi + 1, (batch, 1), generator=gen)
+    r = torch.randint(1, cfg.vocab_size, (batch, hi), generator=gen)
+    body = torch.gather(r, 1, torch.arange(cfg.max_len - 1)[None, :] % n)  # r[i mod n]
+    return torch.cat([torch.full((batch, 1), BOS), body], dim=1)
+
+
+def snapshot_steps(steps: int, n: int = N_SNAPSHOTS) -> list[int]:
+    """Step 0 and ``n − 1`` log-spaced steps from 10 to ``steps`` (fewer when they round
+    to the same step): a phase change is sudden, and a log axis keeps its neighbourhood
+    and the early plateau equally visible."""
+    if steps <= 10:
+        return list(range(steps + 1))
+    logs = np.geomspace(10, steps, n - 1)
+    return sorted({0, *(int(round(s)) for s in logs)})
+
+
+def train(
+    n_layers: int = 2,
+    *,
+    seed: int = 0,
+    steps: int = STEPS,
+    on_snapshot: Callable[[int, dict], None] | None = None,
+    on_step: Callable[[int, float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    log=print,
+) -> tuple[AttentionOnlyTransformer, dict]:
+    """Train one model; returns (model, timeline) and writes nothing.
+
+    ``on_snapshot(step, snapshot)`` sees each snapshot as it is taken (a live view),
+    ``on_step(step, loss)`` each optimizer step with its batch loss (a progress bar);
+    ``should_stop()`` is asked before every step (a cancel button): a stopped run's
+    timeline ends with a snapshot of the step it stopped at. Bit-for-bit reproducible at one thread
+    (``torch.set_num_threads(1)``, as :func:`main` sets); with more, reductions split
+    differently and the last bits of a map may differ."""
+    cfg = InductionConfig(n_layers=n_layers, n_heads=N_HEADS)
+    model = build(cfg, seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.0)
+    data = torch.Generator().manual_seed(seed)
+    held_out = repeated_blocks(torch.Generator().manual_seed(10_000 + seed), HELD_OUT, cfg)
+    probe = analysis.probe_tokens(cfg.vocab_size, seed)
+    wanted = snapshot_steps(steps)
+    shots: list[tuple[int, dict]] = []
+    t0, cpu0 = time.perf_counter(), time.thread_time()
+    for step in range(steps + 1):
+        stop = should_stop is not None and step < steps and should_stop()
+        if step in wanted or stop:  # a stopped run ends on a snapshot of where it stopped
+            shot = analysis.snapshot(model, probe, held_out)
+            shots.append((step, shot))
+            log(
+                f"step {step:5d}  loss {shot['loss']:.3f}  icl {shot['icl']:+.2f}  "
+                f"induction {shot['induction'][-1].max():.2f}  "
+                f"{time.perf_counter() - t0:5.1f} s"
+            )
+            if on_snapshot is not None:
+                on_snapshot(step, shot)
+        if step == steps or stop:
+            break
+        x = repeated_blocks(data, BATCH, cfg)
+        logits, _ = model(x[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, cfg.vocab_size), x[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if on_step is not None:
+            on_step(step + 1, loss.item())
+    timeline = stack(shots)
+    timeline["meta"] = {
+        "family": "induction",
+        "paper": "Olsson et al. 2022, In-context learning and induction heads (arXiv 2209.11895)",
+        "config": cfg.to_dict(),
+        "seed": seed,
+        "steps": shots[-1][0],
+        "batch": BATCH,
+        "lr": LR,
+        "block": list(BLOCK),
+        "probe": probe,
+        "train_seconds": round(time.perf_counter() - t0, 1),
+        "train_cpu_seconds": round(time.thread_time() - cpu0, 1),  # this thread alone
+    }
+    return model, timeline
+
+
+def stack(shots: list[tuple[int, dict]]) -> dict:
+    """Snapshots → one dict of arrays with a leading step axis."""
+    out = {"steps": np.array([s for s, _ in shots], dtype=np.int64)}
+    for key in shots[0][1]:
+        out[key] = np.stack([np.asarray(shot[key]) for _, shot in shots])
+    return out
+
+
+def save(model, timeline: dict, command: str, out_dir: Path | None = None) -> dict:
+    """Weights (``induction-<L>l``) and timeline (``…-timeline``) as safetensors + JSON.
+
+    The timeline's maps are stored as float16 (half the bytes; a map is drawn, not
+    computed with); its JSON holds the config, the headline curves and the phase change."""
+    out_dir = Path(out_dir) if out_dir is not None else OUT_DIR
+    meta = dict(timeline["meta"], command=command)
+    curves = analysis.headline(timeline)
+    meta["phase_change"] = analysis.phase_change(
+        timeline["steps"], timeline["loss"], curves["induction"]
+    )
+    meta["final_loss"] = round(float(timeline["loss"][-1]), 4)
+    meta["max_induction"] = round(float(curves["induction"].max()), 4)
+    n_layers = meta["config"]["n_layers"]
+    name = f"induction-{n_layers}l"
+    checkpoints.save(name, model.state_dict(), meta, out_dir)
+    arrays = {
+        k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in timeline.items() if k != "meta"
+    }
+    arrays["maps"] = arrays["maps"].half()
+    path = out_dir / f"{analysis.timeline_name(n_layers)}.safetensors"
+    save_file(arrays, str(path))
+    path.chmod(0o644)
+    meta_t = dict(
+        meta,
+        curves={k: [round(float(x), 4) for x in v] for k, v in curves.items()},
+        steps=[int(s) for s in timeline["steps"]],
+    )
+    (out_dir / f"{analysis.timeline_name(n_layers)}.json").write_text(
+        json.dumps(meta_t, indent=1, sort_keys=True) + "\n"
+    )
+    return meta
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m engine.train induction",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--layers", type=int, choices=(1, 2), default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=STEPS)
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{QUICK_STEPS} steps into --out-dir or a temporary directory",
+    )
+    ap.add_argument("--out-dir", help="where to write (default assets/checkpoints/induction)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    steps = QUICK_STEPS if args.quick else args.steps
+    model, timeline = train(args.layers, seed=args.seed, steps=steps)
+    out_dir = args.out_dir or (tempfile.mkdtemp(prefix="induction-quick-") if args.quick else None)
+    command = recorded_command("engine.train induction", argv, "--out-dir")
+    meta = save(model, timeline, command, out_dir)
+    print(
+        f"final loss {meta['final_loss']}  max induction score {meta['max_induction']}  "
+        f"phase change {meta['phase_change']}  {meta['train_seconds']} s "
+        f"({meta['train_cpu_seconds']} CPU s)"
+    )
+    return 0

@@ -1,0 +1,200 @@
+"""AppTest for the Watch-attention-learn page: the step slider over the shipped timelines,
+the lesson step, and bad input (a step that was not saved, a missing or truncated
+timeline) answered with a short message while the page shows what it can."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import streamlit as st
+from catalog import APP_DIR
+from streamlit.testing.v1 import AppTest
+
+from engine.analysis import induction as analysis
+from engine.text import InputError
+
+PAGE = str(APP_DIR / "studios" / "learning.py")
+
+
+def shipped(n_layers: int) -> dict:
+    try:
+        return analysis.load_timeline(n_layers)
+    except InputError:
+        pytest.skip("no shipped induction timeline: python -m engine.train induction")
+
+
+@pytest.fixture
+def timeline_dir(monkeypatch, tmp_path):
+    """The page reads its timelines from a copy the test may break."""
+    for n_layers in (1, 2):
+        shipped(n_layers)
+        for suffix in (".safetensors", ".json"):
+            name = analysis.timeline_name(n_layers) + suffix
+            shutil.copy(analysis.TIMELINE_DIR / name, tmp_path / name)
+    monkeypatch.setattr(analysis, "TIMELINE_DIR", tmp_path)
+    st.cache_data.clear()
+    yield tmp_path
+    st.cache_data.clear()
+
+
+def open_page(**params) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def charts(at):
+    return at.get("plotly_chart")
+
+
+def captions(at) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def test_the_slider_walks_the_saved_steps_and_redraws_the_maps():
+    two = shipped(2)
+    at = open_page()
+    slider = at.select_slider(key="learn-step")
+    assert [int(s) for s in slider.options] == [int(s) for s in two["steps"]]
+    assert int(slider.value) == int(two["steps"][-1])  # the finished model first
+    assert len(charts(at)) == 2  # the two-layer model and the one-layer control
+    change = two["meta"]["phase_change"]
+    curves = analysis.headline(two)
+    for step in (change["start"], change["end"]):
+        at.select_slider(key="learn-step").set_value(step).run()
+        assert not at.exception
+        i = list(two["steps"]).index(step)
+        assert f"best layer-1 induction score {curves['induction'][i]:.2f}" in captions(at)
+    assert at.query_params["step"] == str(change["end"])  # a copied link opens this step
+
+
+def test_the_curves_mark_the_phase_change():
+    change = shipped(2)["meta"]["phase_change"]
+    at = open_page(section="curves")
+    assert len(charts(at)) == 1
+    assert f"steps {change['start']}–{change['end']}" in captions(at)
+
+
+def test_a_step_that_was_not_saved_is_a_note_and_the_last_step():
+    two = shipped(2)
+    at = open_page(step="999999")
+    assert any("“step” could not be used" in i.value for i in at.info)
+    assert int(at.select_slider(key="learn-step").value) == int(two["steps"][-1])
+    assert len(charts(at)) == 2
+
+
+def test_a_missing_timeline_leaves_the_other(timeline_dir):
+    (timeline_dir / f"{analysis.timeline_name(2)}.safetensors").unlink()
+    at = open_page()
+    assert any("2-layer induction timeline is not shipped" in i.value for i in at.info)
+    assert len(charts(at)) == 1  # the control still shows
+    for path in timeline_dir.iterdir():
+        path.unlink()
+    at = open_page()
+    assert sum("is not shipped" in i.value for i in at.info) == 2
+    assert not charts(at)
+
+
+def test_a_truncated_timeline_is_a_short_message(timeline_dir):
+    path = timeline_dir / f"{analysis.timeline_name(2)}.safetensors"
+    path.write_bytes(path.read_bytes()[:1000])
+    at = open_page()
+    assert any("cannot be read" in i.value for i in at.info)
+    assert len(charts(at)) == 1
+
+
+def test_the_lesson_hides_the_film_until_the_reveal():
+    at = open_page(predict="1")
+    assert not charts(at), "the curves would give the answer away"
+    at.button(key="learn-reveal").click().run()  # no guess: the answer alone
+    assert not at.exception and len(charts(at)) == 2
+    assert any("No guess" in i.value for i in at.info)
+    at.button(key="learn-again").click().run()
+    at.get("button_group")[0].set_value("sudden").run()
+    at.button(key="learn-reveal").click().run()
+    assert any("Right." in s.value and "phase change" in s.value for s in at.success)
+    at.button(key="learn-again").click().run()
+    at.get("button_group")[0].set_value("smooth").run()
+    at.button(key="learn-reveal").click().run()
+    assert any(w.value.startswith("Not “Smoothly") for w in at.warning)
+
+
+# ---- train it now ----------------------------------------------------------------------
+
+
+def train_now(at: AppTest, seed: int = 7, layers: int = 2) -> AppTest:
+    at.segmented_control(key="learn-section").set_value("live").run()
+    at.number_input(key="learn-seed").set_value(seed)
+    at.radio(key="learn-layers").set_value(layers)
+    at.button(key="learn-train").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_live_run_ends_on_the_command_lines_last_map(monkeypatch, tmp_path):
+    """Same seed, same film: the live run's last probe map is the one the train command
+    saves for that seed and step count (float16 on disk, so compared at float16)."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    from state import learning as state
+
+    monkeypatch.setattr(state, "LIVE_STEPS", 30)
+    at = train_now(AppTest.from_file(PAGE, default_timeout=300).run())
+    request, live = at.session_state["learn-result"]
+    assert request == (2, 7) and live["meta"]["stopped"] is None
+    assert int(live["steps"][-1]) == 30
+    assert len(charts(at)) == 2  # the finished run's maps and curves
+    assert "--layers 2 --seed 7 --steps 30" in captions(at)
+    cli = [sys.executable, "-m", "engine.train", "induction", "--layers", "2", "--seed", "7"]
+    subprocess.run([*cli, "--steps", "30", "--out-dir", str(tmp_path)], check=True,
+                   capture_output=True, cwd=analysis.checkpoints.ROOT)  # fmt: skip
+    saved = analysis.load_timeline(2, tmp_path)
+    assert np.array_equal(live["steps"], saved["steps"])
+    assert np.array_equal(live["maps"][-1].astype(np.float16), saved["maps"][-1].astype(np.float16))
+    assert np.array_equal(live["loss"], saved["loss"])
+
+
+def test_a_live_run_when_every_slot_is_taken_says_busy(monkeypatch):
+    import threading
+
+    from state import learning as state
+
+    taken = threading.BoundedSemaphore(1)
+    taken.acquire()
+    monkeypatch.setattr(state, "_slots", lambda: taken)
+    monkeypatch.setattr(state, "LIVE_STEPS", 10)
+    at = train_now(AppTest.from_file(PAGE, default_timeout=120).run(), seed=11)
+    assert any("already training" in w.value for w in at.warning)
+    assert "learn-result" not in at.session_state and "learn-live" not in at.session_state
+
+
+def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
+    import threading
+
+    from state import learning as state
+
+    cancel, slots = threading.Event(), threading.BoundedSemaphore(1)
+
+    def progress(done, total, text):
+        assert text.startswith("loss ") and total == 200
+        if done == 12:
+            cancel.set()
+
+    tl = state._train(2, 0, 200, state.Film(), slots, "loss {loss:.2f}", cancel=cancel,
+                      progress=progress)  # fmt: skip
+    assert tl["meta"]["stopped"] == "cancel" and tl["steps"][-1] == tl["meta"]["steps"] == 12
+    assert slots.acquire(blocking=False), "the slot was given back"
+    slots.release()
+    monkeypatch.setattr(state, "LIVE_SECONDS", 0.0)
+    film = state.Film()
+    cancel = threading.Event()
+    tl = state._train(1, 0, 200, film, slots, "{loss}", cancel=cancel, progress=lambda *_: None)
+    assert tl["meta"]["stopped"] == "time" and list(tl["steps"]) == [0]
+    assert cancel.is_set(), "a film cut by the clock is not cached as the seed's result"
+    assert film.latest()[0] == 1  # the page saw the one snapshot taken
