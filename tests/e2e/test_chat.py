@@ -60,8 +60,13 @@ def test_click_a_head_in_the_grid_to_see_its_map(studio_url, page):
     grid = page.locator(".st-key-chat-heads-grid")
     grid.locator("path.point").first.wait_for(state="attached", timeout=180_000)
     # the head in layer 3, query head 4 (the 3·9 + 4 = 31st marker): click its centre
-    box = grid.locator("path.point").nth(3 * 9 + 4).bounding_box()
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    point = grid.locator("path.point").nth(3 * 9 + 4)
+    point.scroll_into_view_if_needed()  # a mouse click lands only inside the viewport
+    box = point.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x - 4, y)  # Plotly picks the clicked point from its hover
+    page.mouse.move(x, y)
+    page.mouse.click(x, y)
     page.wait_for_function(
         "() => document.body.innerText.includes('L3 H4 on your prompt')", timeout=60_000
     )
