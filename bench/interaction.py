@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
+from engine.variants import names as variant_names  # noqa: E402 - the root is added above
 from tests.e2e.support import (  # noqa: E402 - the repository root is added just above
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -136,8 +137,16 @@ SCENARIOS: dict[str, list[Edit]] = {
         Edit("head", "slider", "^Head$", None),
         Edit("step", "slider", "^Layer$", None),
     ],
-    "variants": [  # the default source: Q/K/V of a MiniLM head for the user's text
-        Edit("type", "textarea", "Your text", lambda i: f"the fox number {i} jumps over a dog"),
+    # The default source (Q/K/V of a MiniLM head for the user's text) with every registered
+    # variant picked: 20+ map panels beside full attention (issue 20).
+    "variants": [
+        Edit(
+            "type",
+            "textarea",
+            "Your text",
+            lambda i: f"the fox number {i} jumps over a dog",
+            goto="?variants=" + ",".join(v for v in variant_names() if v != "full"),
+        ),
         Edit("head", "number", "MiniLM head", _cycle("1", "0")),
         Edit("step", "choice", "difference vs full|^maps$", _cycle("difference vs full", "maps")),
     ],

@@ -44,7 +44,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import kernels, profile  # noqa: E402 - the repository root is added just above
-from engine.variants import get  # noqa: E402
+from engine.variants import based, deltanet, get, gla, gqa, retnet  # noqa: E402
 from engine.variants.mamba import selective_parameters  # noqa: E402
 
 TOLERANCE = profile.EXPONENT_TOLERANCE
@@ -172,6 +172,105 @@ def cpu_pairs(B: int, H: int, d: int) -> list[Pair]:
     ]  # fmt: skip
 
 
+# Today's variants (issue 20) with a public CPU implementation of the same computation:
+# torch's SDPA (GQA), transformers' gpt-oss eager path (learned sink logit + window) and
+# the pure-PyTorch references of flash-linear-attention (``fla-core``, with ``einops``).
+TODAY = ("gqa", "sinks", "retnet", "gla", "deltanet", "gated_deltanet", "based")
+SINK_WINDOW = 128
+# The rest, and why no peer is timed (the table prints these).
+NO_PEER = {
+    "mla": "no CPU reference on PyPI: DeepSeek's model.py (absorbed form) is not packaged",
+    "differential": "the PyPI differential-transformer (0.0.3) is a whole module with its "
+    "projections and GroupNorm; not set up against our Q/K/V split",
+    "moba": "MoonshotAI's MoBA is not on PyPI and needs flash-attn (CUDA); fla's "
+    "parallel_moba is a Triton kernel",
+    "nsa": "fla's naive_nsa requires ≥ 16 query heads per KV head (a Triton tile size kept "
+    "in its reference); ours scores blocks per head",
+}
+
+
+def today_pairs(B: int, H: int, d: int) -> list[Pair]:
+    """Today's variants against public implementations, on the quantities ours derives
+    from q, k, v (its gates, β, feature projections), as the Mamba pair does."""
+    from types import SimpleNamespace
+
+    from fla.ops.based.naive import naive_chunk_based
+    from fla.ops.delta_rule.naive import delta_rule_chunkwise
+    from fla.ops.gated_delta_rule.naive import naive_chunk_gated_delta_rule
+    from fla.ops.gla.naive import naive_recurrent_gla
+    from fla.ops.retention.naive import naive_retention
+    from transformers.models.gpt_oss.modeling_gpt_oss import eager_attention_forward
+
+    def gqa_pair(n):
+        q, k, v = inputs(B, H, n, d)
+        kg, vg = (gqa.pool_groups(t, 1) for t in (k, v))
+        sdpa = lambda: F.scaled_dot_product_attention(q, kg, vg, enable_gqa=True)  # noqa: E731
+        return ours("gqa", q, k, v, {"groups": 1}), sdpa
+
+    def sinks_pair(n):
+        q, k, v = inputs(B, H, n, d)
+        hp = {"window": SINK_WINDOW, "sinks": 0, "logit": "on", "sink_logit": 0.0}
+        i = torch.arange(n)
+        band = (i[:, None] >= i) & (i[:, None] - i < SINK_WINDOW)
+        mask = torch.zeros(n, n).masked_fill(~band, float("-inf"))
+        module = SimpleNamespace(num_key_value_groups=1, sinks=torch.zeros(H), training=False)
+        scale = d**-0.5
+        peer = lambda: eager_attention_forward(module, q, k, v, mask, scale)  # noqa: E731
+        return ours("sinks", q, k, v, hp, causal=True), peer
+
+    def retnet_pair(n):
+        q, k, v = inputs(B, H, n, d)
+        qr, kr = retnet.rotate(q, k, 1.0)  # the rotation ours applies; fla's scales by d^-½
+        return ours("retnet", q, k, v, causal=True), lambda: naive_retention(qr, kr, v)
+
+    def gla_pair(n):
+        q, k, v = inputs(B, H, n, d)
+        g = gla.gate_log_alpha(k, 0)
+        qt, kt, vt, gt = (t.transpose(1, 2) for t in (q, k, v, g))  # fla: [B, T, H, D]
+        return ours("gla", q, k, v, causal=True), lambda: naive_recurrent_gla(qt, kt, vt, gt)
+
+    def delta_pair(name, gated):
+        def build(n):
+            q, k, v = inputs(B, H, n, d)
+            beta, log_alpha = deltanet.write_strength(k, 0, gated)
+            qn, kn = deltanet.normalize(q), deltanet.normalize(k)
+            if gated:  # fla's chunk form takes [B, T, H, ·]
+                qt, kt, vt = (t.transpose(1, 2) for t in (qn, kn, v))
+                g_t, b_t = log_alpha.transpose(1, 2), beta.transpose(1, 2)
+                peer = lambda: naive_chunk_gated_delta_rule(qt, kt, vt, g_t, b_t)  # noqa: E731
+            else:
+                peer = lambda: delta_rule_chunkwise(qn, kn, v, beta)  # noqa: E731
+            return ours(name, q, k, v, causal=True), peer
+
+        return build
+
+    def based_pair(n):
+        q, k, v = inputs(B, H, n, d)
+        W_q, W_k = based.projections(d, 16, 0, q.dtype)
+        qf, kf = q @ W_q, k @ W_k
+        return ours("based", q, k, v, causal=True), lambda: naive_chunk_based(qf, kf, v)
+
+    return [
+        Pair("gqa", "GQA (G = 1: MQA), exact", "torch SDPA enable_gqa on the same pooled K/V",
+             lambda ns: 2.0, gqa_pair),
+        Pair("sinks", f"Window {SINK_WINDOW} + learned sink logit (causal)",
+             "transformers gpt-oss eager_attention_forward (sinks, window mask)",
+             model_slope("sinks", d, lambda n: {"window": SINK_WINDOW, "sinks": 0,
+                                                "logit": "on"}), sinks_pair),
+        Pair("retnet", "RetNet retention (chunkwise)", "fla naive_retention (parallel form)",
+             model_slope("retnet", d), retnet_pair),
+        Pair("gla", "GLA (chunkwise)", "fla naive_recurrent_gla on the same gates",
+             model_slope("gla", d), gla_pair),
+        Pair("deltanet", "DeltaNet (recurrent)", "fla delta_rule_chunkwise on the same β",
+             model_slope("deltanet", d), delta_pair("deltanet", False)),
+        Pair("gated_deltanet", "Gated DeltaNet (recurrent)",
+             "fla naive_chunk_gated_delta_rule on the same α, β",
+             model_slope("gated_deltanet", d), delta_pair("gated_deltanet", True)),
+        Pair("based", "Based, d' = 16 (causal)", "fla naive_chunk_based on the same projections",
+             model_slope("based", d), based_pair),
+    ]  # fmt: skip
+
+
 def clock(kind: str) -> Callable[[], float]:
     return time.process_time if kind == "cpu" else time.perf_counter
 
@@ -191,7 +290,13 @@ def time_pair(build, n: int, repeats: int, now) -> tuple[list[float], list[float
 
 
 def run_cpu(args) -> dict:
-    pairs = [p for p in cpu_pairs(args.B, args.H, args.d) if not args.only or p.name in args.only]
+    wanted = set(args.only)
+    pairs = []
+    if not wanted or wanted - set(TODAY) - set(NO_PEER):  # the seed's peers, when asked
+        pairs += cpu_pairs(args.B, args.H, args.d)
+    if not wanted or wanted & set(TODAY):
+        pairs += today_pairs(args.B, args.H, args.d)
+    pairs = [p for p in pairs if not wanted or p.name in wanted]
     now = clock(args.clock)
     rows, summary = [], {}
     print(f"{'ours':<44} {'n':>6} {'ours ms':>10} {'peer ms':>10} {'ratio':>6}   peer")
@@ -227,7 +332,11 @@ def run_cpu(args) -> dict:
         print(f"  {name:<11} {s['ratio_at_max_n']:>5.2f}× ({s['paired_ratio_at_max_n']:.2f})  "
               f"exponent {s['exponent']} ({s['expected_exponent']}; "
               f"peer {s['peer_exponent']})")  # fmt: skip
-    return {"rows": rows, "summary": summary}
+    if not wanted or wanted & set(NO_PEER):
+        print("\nno peer timed:")
+        for name, why in NO_PEER.items():
+            print(f"  {name:<11} {why}")
+    return {"rows": rows, "summary": summary, "no_peer": NO_PEER}
 
 
 # ---------------------------------------------------------------- GPU (CUDA only)

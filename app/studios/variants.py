@@ -9,6 +9,7 @@ from kit import (
     controls,
     data_table,
     friendly_errors,
+    html_chart,
     page_bottom,
     page_top,
     t,
@@ -23,6 +24,8 @@ from kit.url import names as url_names
 from state import variants as state
 from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, source_widgets
 from views import variants as figs
+from views import variants_quality as quality_figs
+from views.variants_html import map_grid_html
 
 from engine import kernels
 from engine import profile as cost_model
@@ -112,7 +115,8 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
         value = "Δα" if view == "difference" else "α"
         # Overlay: hidden cells are blank, so the grey behind them shows.
         kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
-        chart(figs.map_grid(panels, **kw), key=f"maps-{view}")
+        grid = map_grid_html(panels, **kw)
+        html_chart(grid, f"maps-{view}", lambda: figs.map_grid(panels, **kw))
     notes = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
     st.caption(" · ".join(map_note(n) for n in notes if n))
 
@@ -132,6 +136,8 @@ def quality() -> None:
     st.caption(data["tasks"].get(task, task))
     quality_cost(rows, task)
     quality_maps(data, task)
+    quality_figs.draw_recall_state(data)
+    quality_figs.draw_needle()
 
 
 def task_name(task: str) -> str:
@@ -196,7 +202,8 @@ def quality_maps(data: dict, task: str) -> None:
         st.caption(t("variants.quality_marker", query=query, pos=key))
     st.caption(map_note(amap.note))
     marker = (query, key) if key is not None else None
-    chart(figs.map_grid(panels, marker=marker), key="quality-maps")
+    grid = map_grid_html(panels, marker=marker)
+    html_chart(grid, "quality-maps", lambda: figs.map_grid(panels, marker=marker))
     data_table(state.quality_read(traces, layer, head, query, key) if query is not None else [])
 
 
@@ -248,7 +255,7 @@ def swap_maps(res: dict) -> None:
     for name, r in res["results"].items():
         flags = ["exact"] if r.map_exact else ["implied"] if r.map_implied else []
         panels.append(dict(z=r.maps[layer, head], x=tokens, y=tokens, title=name, flags=flags))
-    chart(figs.map_grid(panels), key="swap-maps")
+    html_chart(map_grid_html(panels), "swap-maps", lambda: figs.map_grid(panels))
 
 
 def profile() -> None:

@@ -36,7 +36,7 @@ def display_pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray,
         return np.nanmean(padded.reshape(m // f, f, m // f, f), axis=(1, 3)), f
 
 
-def _labels(labels, f: int) -> list[str]:
+def pooled_labels(labels, f: int) -> list[str]:
     if f == 1:
         return list(labels)
     return [
@@ -59,8 +59,8 @@ def map_figure(
     flags = list(amap.flags) + ([f"display pooled ×{f}"] if f > 1 else [])
     return heatmap(
         pooled,
-        _labels(amap.key_labels, f),
-        _labels(amap.query_labels, f),
+        pooled_labels(amap.key_labels, f),
+        pooled_labels(amap.query_labels, f),
         title=title,
         flags=flags,
         diverging=diverging,
@@ -207,9 +207,11 @@ def map_grid(
     top = max((float(np.nanmax(np.abs(p["z"]))) for p in panels), default=1.0) or 1.0
     for i, p in enumerate(panels, start=1):
         z, f = display_pool(np.asarray(p["z"], dtype=float), GRID_CELLS)
-        xs, ys = unique_labels(_labels(p["x"], f)), unique_labels(_labels(p["y"], f))
+        xs = unique_labels(pooled_labels(p["x"], f))
+        ys = unique_labels(pooled_labels(p["y"], f))
         flags = list(p.get("flags", ())) + ([f"display pooled ×{f}"] if f > 1 else [])
-        data.append(_panel_heatmap(i, z, xs, ys, top, diverging, value_name))
+        signed = diverging or "signed" in flags  # a signed map on the diverging scale
+        data.append(_panel_heatmap(i, z, xs, ys, top, signed, value_name))
         if marker is not None:
             data.append(_ring(i, xs[marker[1] // f], ys[marker[0] // f]))
         c, r = (i - 1) % columns, (i - 1) // columns

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import statistics
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
 
 from engine import checkpoints
+from engine.analysis import needle, recall_state
 from engine.data import long_range
 from engine.models import variant_lm
 from engine.training import variants as grid
-from engine.variants.registry import attend_fn
+from engine.variants.registry import attend_fn, names
 
 # Tay et al. 2020, "Long Range Arena", Table 1: average accuracy over the LRA tasks.
 LRA_PUBLISHED = {
@@ -41,36 +44,102 @@ LRA_PUBLISHED = {
 }
 
 
-def evaluate(directory: Path | None = None) -> dict:
-    """Rescore every shipped cell; the result the evaluate command prints."""
+# What Zoology and Based found, printed beside our recall-vs-state rows (not ours).
+RECALL_PUBLISHED = {
+    "label": "published, not ours",
+    "findings": [
+        {
+            "source": "Arora et al. 2023, Zoology (arXiv 2312.04927)",
+            "finding": "attention solves MQAR at a model dimension that stays constant as "
+            "the sequence grows; gated-convolution models need a dimension growing with the "
+            "sequence length and the number of key-value pairs; a 70M attention model beats a "
+            "1.4B gated-convolution model on associative recall, and recall explains 82% of "
+            "their perplexity gap on the Pile",
+        },
+        {
+            "source": "Arora et al. 2024, Based (arXiv 2402.18668)",
+            "finding": "a trade-off between the state a model keeps and its recall: models "
+            "with a fixed recurrent state (H3, Mamba, RWKV) struggle at recall, attention's KV "
+            "cache grows with the input; a recurrent model solving MQAR needs a state growing "
+            "with the number of key-value pairs; Based's window and feature size move along "
+            "the recall-memory Pareto frontier",
+        },
+    ],
+}
+
+
+def not_in_grid(cells: list[dict]) -> dict[str, str]:
+    """Every registered variant without a cell, and why: it cannot train in the grid's
+    model (``NOT_IN_GRID``), or it has a budget but was not trained in ``directory``."""
+    trained = {c["variant"] for c in cells}
+    missing = {}
+    for name in names():
+        if name in trained:
+            continue
+        if name in grid.NOT_IN_GRID:
+            missing[name] = grid.NOT_IN_GRID[name]
+        else:
+            missing[name] = f"not trained here: python -m engine.train variants --variant {name}"
+    return missing
+
+
+def missing_cells(cells: list[dict]) -> list[str]:
+    """The grid's cells (GRID_TASKS × BUDGETS × SEEDS) with no checkpoint, by name."""
+    have = {(c["task"], c["variant"], c["seed"]) for c in cells}
+    return [
+        variant_lm.checkpoint_name(task, variant, seed)
+        for task in grid.GRID_TASKS
+        for variant in grid.BUDGETS
+        for seed in grid.SEEDS
+        if (task, variant, seed) not in have
+    ]
+
+
+def rescore(name: str, directory: Path) -> dict | None:
+    """One cell reloaded and scored again on its task's test set (None: not a grid cell)."""
+    torch.set_num_threads(1)
+    model, meta = variant_lm.load(name, directory)
+    if meta.get("family") != variant_lm.FAMILY:
+        return None
+    task = long_range.get(meta["task"])
+    if meta["n"] != task.n:  # a --quick cell: its task was shrunk
+        task = long_range.Task(task.name, task.kind, meta["n"], meta["pairs"])
+    attend = attend_fn(meta["variant"], {**meta["params"], "seed": meta["seed"]})
+    acc = grid.score(model, attend, task, meta["test"]["size"])
+    return {
+        "variant": meta["variant"],
+        "task": meta["task"],
+        "seed": meta["seed"],
+        "accuracy": round(acc, 6),
+        "trained_accuracy": meta["accuracy"],
+        "status": meta["status"],
+        "seconds_per_step": meta["seconds_per_step"],
+        "cpu_seconds_per_step": meta.get("cpu_seconds_per_step"),
+        "peak_rss_mib": meta["peak_rss_mib"],
+        "attention_flops_per_layer": meta["attention_flops_per_layer"],
+        "attention_memory_bytes_per_layer": meta["attention_memory_bytes_per_layer"],
+        "steps": meta["steps"],
+        "command": meta["command"],
+        "n": meta["n"],
+        "config": meta["config"],
+    }
+
+
+def evaluate(directory: Path | None = None, jobs: int = 1) -> dict:
+    """Rescore every shipped cell (``jobs`` processes); the result the command prints."""
     torch.set_num_threads(1)
     directory = Path(directory) if directory is not None else variant_lm.OUT_DIR
-    cells = []
-    for name in checkpoints.available("", directory):
-        model, meta = variant_lm.load(name, directory)
-        if meta.get("family") != variant_lm.FAMILY:
-            continue
-        task = long_range.get(meta["task"])
-        if meta["n"] != task.n:  # a --quick cell: its task was shrunk
-            task = long_range.Task(task.name, task.kind, meta["n"], meta["pairs"])
-        attend = attend_fn(meta["variant"], {**meta["params"], "seed": meta["seed"]})
-        acc = grid.score(model, attend, task, meta["test"]["size"])
-        cells.append(
-            {
-                "variant": meta["variant"],
-                "task": meta["task"],
-                "seed": meta["seed"],
-                "accuracy": round(acc, 6),
-                "trained_accuracy": meta["accuracy"],
-                "status": meta["status"],
-                "seconds_per_step": meta["seconds_per_step"],
-                "peak_rss_mib": meta["peak_rss_mib"],
-                "attention_flops_per_layer": meta["attention_flops_per_layer"],
-                "attention_memory_bytes_per_layer": meta["attention_memory_bytes_per_layer"],
-                "steps": meta["steps"],
-                "command": meta["command"],
-            }
-        )
+    found = checkpoints.available("", directory)
+    if jobs > 1:
+        ctx = multiprocessing.get_context("spawn")  # no forked torch thread pools
+        with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            scored = list(pool.map(rescore, found, [directory] * len(found)))
+    else:
+        scored = [rescore(name, directory) for name in found]
+    cells, shapes = [], {}
+    for cell in filter(None, scored):
+        shapes[cell["variant"], cell["task"]] = (cell.pop("n"), cell.pop("config"))
+        cells.append(cell)
     return {
         "family": variant_lm.FAMILY,
         "cells": cells,
@@ -78,7 +147,22 @@ def evaluate(directory: Path | None = None) -> dict:
         "lra_published": LRA_PUBLISHED,
         "tasks": {t.name: t.description for t in long_range.TASKS.values()},
         "budgets": grid.BUDGETS,
+        "not_in_grid": not_in_grid(cells),
+        "missing_cells": missing_cells(cells),
+        # Zoology's axes: MQAR accuracy against the bytes the model keeps (see
+        # engine.analysis.recall_state), with the papers' findings beside ours.
+        "recall_state": recall_state.table(cells, grid.BUDGETS, shapes),
+        "recall_published": RECALL_PUBLISHED,
     }
+
+
+def step_seconds(cell: dict) -> float:
+    """A cell's time per training step: its process's CPU time where recorded (one torch
+    thread, so on a quiet machine it equals the wall time; on a loaded one it is the
+    cell's own cost), else the wall time (cells trained before CPU time was recorded, on a
+    quiet machine)."""
+    cpu = cell.get("cpu_seconds_per_step")
+    return cpu if cpu else cell["seconds_per_step"]
 
 
 def summarise(cells: list[dict]) -> dict:
@@ -93,7 +177,7 @@ def summarise(cells: list[dict]) -> dict:
             "mean": round(statistics.fmean(accs), 4),
             "spread": round(max(accs) - min(accs), 4),
             "seeds": sorted(c["seed"] for c in cs),
-            "ms_per_step": round(1000 * statistics.fmean(c["seconds_per_step"] for c in cs), 1),
+            "ms_per_step": round(1000 * statistics.fmean(step_seconds(c) for c in cs), 1),
             "peak_rss_mib": max(c["peak_rss_mib"] for c in cs),
         }
     order = list(grid.BUDGETS)
@@ -121,18 +205,70 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def recall_markdown(result: dict) -> str:
+    """Recall against state as Markdown: each MQAR row, accuracy per seed, state bytes."""
+    lines = [
+        "| variant | task | accuracy per seed | mean | state bytes | bytes/token | state |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    rows = sorted(result["recall_state"], key=lambda r: (r["task"], r["state_bytes"]))
+    for r in rows:
+        seeds = " / ".join(f"{a:.3f}" for a in r["accuracy"])
+        cells = [r["variant"], r["task"], seeds, f"{r['mean']:.3f}", f"{r['state_bytes']:,}"]
+        cells += [f"{r['bytes_per_token']:,.0f}", r["kind"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def needle_markdown(probe: dict) -> str:
+    """The probe as Markdown: per variant, accuracy per length (mean over depths and
+    seeds), and the worst depth at the trained length."""
+    lengths = probe["lengths"]
+    trained = lengths.index(probe["trained_n"]) if probe["trained_n"] in lengths else None
+    head = ["variant", *(f"L = {n}" for n in lengths), "worst depth at trained n"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---|" * (len(head) - 1)]
+    for variant, grid_ in probe["mean"].items():
+        per_len = [statistics.fmean(row[j] for row in grid_) for j in range(len(lengths))]
+        worst = "—"
+        if trained is not None:
+            col = [row[trained] for row in grid_]
+            i = min(range(len(col)), key=col.__getitem__)
+            worst = f"{col[i]:.2f} at f = {probe['depths'][i]:g}"
+        lines.append("| " + " | ".join([variant, *(f"{a:.2f}" for a in per_len), worst]) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m engine.evaluate variants", description=__doc__)
     p.add_argument("--dir", type=Path, default=variant_lm.OUT_DIR, help="where the cells are")
     p.add_argument("--save", action="store_true", help=f"write {variant_lm.RESULT}.json")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown too")
+    p.add_argument(
+        "--needle",
+        action="store_true",
+        help=f"also run the needle probe on the {needle.TASK} cells "
+        f"(with --save: {needle.RESULT}.json)",
+    )
+    p.add_argument("--variant", nargs="+", help="probe only these variants (--save merges them in)")
+    p.add_argument("--jobs", type=int, default=1, help="cells rescored in parallel")
+    p.add_argument("--needle-only", action="store_true", help="the probe alone, no rescoring")
     args = p.parse_args(argv)
-    result = evaluate(args.dir)
+    if args.needle or args.needle_only:
+        probe = needle.run(args.dir, variants=args.variant, log=print)
+        if args.save:
+            probe = needle.merge(needle.results(), probe)
+            checkpoints.save_result(needle.RESULT, probe)
+        if args.markdown:
+            print(needle_markdown(probe))
+        if args.needle_only:
+            print(json.dumps(probe))
+            return 0
+    result = evaluate(args.dir, args.jobs)
     if not result["cells"]:
         print(f"no variant-quality checkpoints in {args.dir}; run python -m engine.train variants")
         return 1
     if args.markdown:
-        print(markdown(result))
+        print(markdown(result), recall_markdown(result), sep="\n\n")
     if args.save:
         checkpoints.save_result(variant_lm.RESULT, result)
     print(json.dumps(result))

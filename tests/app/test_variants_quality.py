@@ -41,15 +41,15 @@ def test_quality_table_chart_and_trained_maps(page):
     specs = list(_figures(at).values())
     scatter = next(s for s in specs if s["data"][0]["type"] == "scatter")
     assert len(scatter["data"][0]["x"]) == len(table)  # one point per variant
-    grid = next(s for s in specs if any(d["type"] == "heatmap" for d in s["data"]))
-    assert sum(d["type"] == "heatmap" for d in grid["data"]) == len(table)
+    grid = "".join(h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body)
+    assert grid.count('class="kit-vgrid-panel"') == len(table)  # the maps: one HTML grid
     assert "Red ring" in " ".join(c.value for c in at.caption)  # the key is marked
     weights = at.dataframe[1].value
     assert set(weights["variant"]) == set(table["variant"])
     at.radio(key="q-cost").set_value("flops").run()
     assert not at.exception
     at.segmented_control(key="q-task").set_value("control-128").run()
-    assert not at.exception and len(at.dataframe) == 2
+    assert not at.exception and len(at.dataframe) == 3  # + the recall-vs-state rows
 
 
 @pytest.mark.parametrize("content", ["missing", "{not json", '{"cells": 3}'])
@@ -81,7 +81,7 @@ def test_minilm_swap_gives_a_cosine_per_variant(page):
     assert rows.loc[rows["variant"].isin(["full", "flash"]), "exact"].all()
     assert rows.loc[rows["variant"].isin(["full", "flash"]), "cosine"].min() > 0.9999
     assert "Exact here" in " ".join(m.value for m in at.markdown)
-    assert len(at.get("plotly_chart")) == 3  # cosines, layer errors, and the maps
+    assert len(at.get("plotly_chart")) == 2  # cosines and layer errors (the maps are HTML)
     bars = next(f for f in _figures(at).values() if f["data"][0]["type"] == "bar")
     assert len(bars["data"][0]["x"]) == len(SWAPPABLE)
     at.number_input(key="swap-layer").set_value(5).run()
@@ -108,7 +108,7 @@ def test_compare_defaults_to_minilm_qkv_with_default_budgets(page):
         for w in at.number_input
         if w.key.startswith("hp-minilm") and w.key.endswith("-linformer-k")
     )
-    assert len(at.get("plotly_chart")) == 1  # the maps, small multiples in one figure
+    assert any("kit-vgrid" in h.proto.body for h in at.get("html"))  # the maps, one grid
     assert 1 <= k.value < 32  # about half the keys of the example text, not the synthetic 32
     at.text_area(key="var-mtext").set_value("A much shorter text.").run()
     assert not at.exception and not _texts(at)  # the budgets follow the new length
@@ -183,3 +183,28 @@ def test_copy_task_rings_the_symbol_a_slot_copies(page):
     assert f"query {query} and the key it should read, at position {query - 120}" in captions
     weights = at.dataframe[1].value
     assert {"full", "chunked", "mamba"} <= set(weights["variant"])
+
+
+def test_recall_against_state_and_the_needle_heatmaps(page):
+    """Issue 20, item 7: Zoology's chart (one point per MQAR row of the results, on a log
+    axis of state bytes, the papers' findings beside it) and one needle heatmap per
+    probed variant."""
+    from engine.analysis import needle
+    from engine.models import variant_lm as quality
+
+    at = _section(page("variants"), "quality")
+    titled = {s["layout"].get("title", {}).get("text", ""): s for s in _figures(at).values()}
+    recall = next(s for title, s in titled.items() if title.startswith("MQAR accuracy"))
+    rows = quality.results()["recall_state"]
+    points = [d for d in recall["data"] if d["mode"] == "markers+text"]
+    assert sum(len(d["x"]) for d in points) == len(rows)
+    assert {x for d in points for x in d["x"]} == {r["state_bytes"] for r in rows}
+    assert recall["layout"]["xaxis"]["type"] == "log"
+    prose = " ".join(m.value for m in at.markdown)
+    assert "Zoology (arXiv 2312.04927)" in prose and "Based (arXiv 2402.18668)" in prose
+    assert "Published findings, not ours" in prose
+    probe = needle.results()
+    heat = next(s for title, s in titled.items() if title.startswith("Needle accuracy"))
+    maps = [d for d in heat["data"] if d["type"] == "heatmap"]
+    assert [m["z"] for m in maps] == list(probe["mean"].values())
+    assert len(maps[0]["x"]) == len(probe["lengths"]) and len(maps[0]["y"]) == len(probe["depths"])

@@ -22,15 +22,15 @@ def test_variants_compare_sweep_stop_and_long_map(studio_url, page):
     assert_no_exception(page)
     assert "Variants lab" in page.locator("h1").first.inner_text()
     page.locator("[data-testid=stDataFrame]").first.wait_for(timeout=60_000)
-    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
-    # full + six variants side by side: small multiples, one heatmap each, in one figure
-    assert page.locator(".js-plotly-plot .hm").count() >= 7
+    page.locator(".kit-vgrid-panel").first.wait_for(timeout=60_000)
+    # full + six variants side by side: small multiples, one panel each, in one HTML grid
+    assert page.locator(".kit-vgrid-panel").count() >= 7
     assert page.get_by_text("implied").count() >= 1  # Performer / Linformer / Mamba flags
 
     _section(page, "Quality")
     page.locator(".js-plotly-plot .scatterlayer .point").first.wait_for(timeout=60_000)
     assert page.get_by_text("not ours").count() >= 1  # LRA's numbers, labelled published
-    assert page.locator(".js-plotly-plot .hm").count() >= 11  # every trained variant's map
+    assert page.locator(".kit-vgrid-panel").count() >= 11  # every trained variant's map
 
     _section(page, "MiniLM swap")
     page.get_by_text("Exact here").wait_for(timeout=120_000)

@@ -1,0 +1,183 @@
+"""Figures of the Variants lab's quality section beyond the table: recall against the
+state a model keeps (Zoology, Based), and the needle probe as depth × length heatmaps.
+
+Both read what ``python -m engine.evaluate variants`` saved: the grid's evaluation
+(``recall_state``, ``recall_published``, ``not_in_grid``) and the probe
+(engine.analysis.needle.results). Each ``draw_*`` draws its figure with its captions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+from kit import chart, data_table, t
+
+from engine.analysis import needle
+from views.heatmap import FONT, SEQUENTIAL, axes, cell_domains, figure, subplot_ref
+
+SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
+COLUMNS = 4  # needle heatmaps per row
+CELL_PX = 210  # height of one row of needle heatmaps
+
+
+def recall_state_figure(rows: list[dict], chance: float) -> dict:
+    """MQAR accuracy (mean over seeds, bars: their range) against the bytes kept."""
+    data = []
+    for task in sorted({r["task"] for r in rows}):
+        for kind in ("grows", "fixed"):
+            pts = [r for r in rows if r["task"] == task and r["kind"] == kind]
+            if not pts:
+                continue
+            data.append(
+                dict(
+                    type="scatter",
+                    name=t(f"variants_quality.kind_{kind}", task=task),
+                    legendgroup=task,
+                    x=[r["state_bytes"] for r in pts],
+                    y=[r["mean"] for r in pts],
+                    error_y=dict(
+                        type="data",
+                        symmetric=False,
+                        array=[max(r["accuracy"]) - r["mean"] for r in pts],
+                        arrayminus=[r["mean"] - min(r["accuracy"]) for r in pts],
+                    ),
+                    text=[r["variant"] for r in pts],
+                    mode="markers+text",
+                    textposition="top center",
+                    marker=dict(size=11, symbol=SYMBOLS[kind]),
+                    hovertemplate="%{text}: %{y:.3f} · %{x:,} B<extra>" + task + "</extra>",
+                )
+            )
+    lo = min(r["state_bytes"] for r in rows) / 2
+    hi = max(r["state_bytes"] for r in rows) * 2
+    data.append(
+        dict(
+            type="scatter",
+            name=t("variants_quality.chance", chance=f"{chance:.3f}"),
+            x=[lo, hi],
+            y=[chance, chance],
+            mode="lines",
+            line=dict(dash="dot", color="grey"),
+            hoverinfo="skip",
+        )
+    )
+    layout = dict(
+        title=dict(text=t("variants_quality.recall_chart_title")),
+        font=FONT,
+        height=520,
+        margin=dict(l=70, r=10, t=60, b=10),
+        xaxis=dict(title=dict(text=t("variants_quality.state_axis")), type="log"),
+        yaxis=dict(title=dict(text=t("variants_quality.accuracy_axis")), range=[-0.05, 1.1]),
+        legend=dict(orientation="h", y=-0.18),
+    )
+    return figure(data, layout)
+
+
+def recall_rows(rows: list[dict]) -> list[dict]:
+    """The chart's points as a table: one row per variant and task."""
+    return [
+        {
+            t("variants_quality.col_variant"): r["variant"],
+            t("variants_quality.col_task"): r["task"],
+            t("variants_quality.col_seeds"): " / ".join(f"{a:.3f}" for a in r["accuracy"]),
+            t("variants_quality.col_mean"): round(r["mean"], 3),
+            t("variants_quality.col_state"): r["state_bytes"],
+            t("variants_quality.col_per_token"): round(r["bytes_per_token"]),
+            t("variants_quality.col_kind"): t(f"variants_quality.short_{r['kind']}"),
+            t("variants_quality.col_source"): r["source"],
+        }
+        for r in sorted(rows, key=lambda r: (r["task"], r["state_bytes"]))
+    ]
+
+
+def draw_recall_state(data: dict) -> None:
+    """Zoology's and Based's chart for the grid, with the papers' findings beside it."""
+    st.subheader(t("variants_quality.recall_title"))
+    rows = data.get("recall_state") or []
+    if not rows:
+        st.info(t("variants_quality.recall_missing"))
+        return
+    st.markdown(t("variants_quality.recall_intro"))
+    chart(recall_state_figure(rows, 1 / 64), key="quality-recall-state")
+    st.caption(t("variants_quality.recall_caption"))
+    data_table(recall_rows(rows))
+    findings = (data.get("recall_published") or {}).get("findings", [])
+    sources = [f.get("source", "") for f in findings]
+    st.markdown(t("variants_quality.published_title"))
+    for key, src in zip(("zoology", "based"), sources, strict=False):
+        st.markdown(t(f"variants_quality.finding_{key}", source=src))
+    st.markdown(t("variants_quality.ours"))
+    missing = data.get("not_in_grid") or {}
+    if missing:
+        text = " · ".join(f"{name}: {why}" for name, why in missing.items())
+        st.caption(t("variants_quality.not_in_grid", reasons=text))
+    if data.get("missing_cells"):
+        st.caption(t("variants_quality.missing_cells", cells=", ".join(data["missing_cells"])))
+
+
+def needle_figure(probe: dict) -> dict:
+    """One depth × length heatmap per variant (mean over seeds), one shared colour bar."""
+    grids = probe["mean"]
+    names = list(grids)
+    rows = math.ceil(len(names) / COLUMNS)
+    xs = [
+        t("variants_quality.length_trained", n=n) if n == probe["trained_n"] else str(n)
+        for n in probe["lengths"]
+    ]
+    ys = [f"{d:g}" for d in probe["depths"]]
+    cols = cell_domains([1] * COLUMNS, 0.04)
+    rws = cell_domains([1] * rows, 0.4 / max(rows, 1), reverse=True)
+    data, layout, notes = [], {}, []
+    for i, name in enumerate(names):
+        k = i + 1
+        r, c = divmod(i, COLUMNS)
+        data.append(
+            dict(
+                type="heatmap",
+                z=grids[name],
+                x=xs,
+                y=ys,
+                zmin=0,
+                zmax=1,
+                colorscale=SEQUENTIAL,
+                showscale=i == 0,
+                colorbar=dict(title=dict(text=t("variants_quality.accuracy_axis")), len=0.5),
+                hovertemplate=name + ": L %{x}, f %{y}: %{z:.2f}<extra></extra>",
+                **subplot_ref(k),
+            )
+        )
+        layout |= axes(k, cols[c], rws[r], x=dict(type="category"), y=dict(type="category"))
+        title = dict(text=name, x=sum(cols[c]) / 2, y=rws[r][1], yanchor="bottom")
+        notes.append(dict(**title, xref="paper", yref="paper", showarrow=False))
+    layout |= dict(
+        title=dict(text=t("variants_quality.needle_chart_title", task=probe["task"])),
+        font=dict(size=13),
+        height=CELL_PX * rows + 110,
+        margin=dict(l=50, r=10, t=70, b=40),
+        annotations=notes,
+    )
+    return figure(data, layout)
+
+
+def draw_needle() -> None:
+    """The needle probe's heatmaps, or how to compute them."""
+    st.subheader(t("variants_quality.needle_title"))
+    probe = needle.results()
+    if not probe or not probe.get("mean"):
+        st.info(t("variants_quality.needle_missing"))
+        return
+    st.markdown(
+        t(
+            "variants_quality.needle_intro",
+            task=probe["task"],
+            n=probe["trained_n"],
+            distractors=probe["distractors"],
+            size=probe["size"],
+        )
+    )
+    chart(needle_figure(probe), key="quality-needle")
+    skipped = probe.get("skipped") or {}
+    if skipped:
+        text = ", ".join(f"{v} ({acc:.3f})" for v, acc in skipped.items())
+        st.caption(t("variants_quality.needle_skipped", variants=text, task=probe["task"]))

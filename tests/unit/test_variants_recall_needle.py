@@ -1,0 +1,189 @@
+"""Issue 20, item 7: the state each grid model keeps (recall against state, as in Zoology
+and Based) and the needle probe (a key at each depth of inputs of several lengths)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine.analysis import needle, recall_state
+from engine.data import long_range
+from engine.evaluation import variants as evaluation
+from engine.models.variant_lm import VariantModel, VariantModelConfig
+from engine.training import variants as grid
+
+torch.set_num_threads(1)
+
+CONFIG = VariantModelConfig(vocab=long_range.VOCAB).to_dict()  # the grid's: 64 wide, 2 × 32
+H, D, L, F32 = 2, 32, 2, 4
+
+
+def state_of(variant: str, n: int = 256) -> dict:
+    return recall_state.state(variant, grid.BUDGETS[variant], n, CONFIG)
+
+
+def test_kv_cache_bytes_by_hand():
+    full = state_of("full")
+    assert full["state_bytes"] == L * 2 * H * D * 256 * F32  # keys and values, every token
+    assert full["bytes_per_token"] == L * 2 * H * D * F32
+    assert full["kind"] == "grows"
+    assert state_of("gqa")["state_bytes"] == full["state_bytes"] // H  # G = 1 of H = 2
+    assert state_of("mla")["state_bytes"] == L * (32 + 8) * 256 * F32  # latent + RoPE key
+    assert state_of("differential")["state_bytes"] == full["state_bytes"]
+    assert state_of("full", 512)["state_bytes"] == 2 * full["state_bytes"]
+
+
+def test_windows_and_recurrent_states_stop_growing():
+    sinks = state_of("sinks")
+    assert sinks["state_bytes"] == L * 2 * H * D * (16 + 4) * F32  # w + s tokens
+    assert sinks["kind"] == "fixed" and state_of("sinks", 8)["kind"] == "grows"
+    for name in ("retnet", "gla", "deltanet", "gated_deltanet"):
+        s = state_of(name)
+        assert s["state_bytes"] == L * H * D * D * F32 and s["kind"] == "fixed", name
+    assert state_of("based")["state_bytes"] == L * H * (1 + 16 + 16**2) * (D + 1) * F32
+    assert state_of("linear")["state_bytes"] == L * H * D * (D + 1) * F32
+    assert state_of("mamba")["state_bytes"] == L * H * D * 8 * F32
+    assert state_of("longformer")["state_bytes"] == L * 2 * H * D * (16 + 1) * F32
+    # A fixed state costs fewer bytes per token the longer the input.
+    assert state_of("retnet", 512)["bytes_per_token"] == state_of("retnet")["bytes_per_token"] / 2
+
+
+def test_every_grid_variant_has_a_memory_model():
+    for name in grid.BUDGETS:
+        s = state_of(name)
+        assert s["state_bytes"] > 0 and s["source"], name
+    with pytest.raises(KeyError):
+        recall_state.layer_bytes("kv_cache", {}, 256, D, H)  # not a grid cell: no model
+
+
+def test_table_keeps_the_recall_tasks_and_every_seed():
+    cells = [
+        {"variant": "full", "task": "mqar-256", "seed": 1, "accuracy": 0.5},
+        {"variant": "full", "task": "mqar-256", "seed": 0, "accuracy": 1.0},
+        {"variant": "full", "task": "control-128", "seed": 0, "accuracy": 1.0},
+    ]
+    shapes = {("full", "mqar-256"): (256, CONFIG), ("full", "control-128"): (128, CONFIG)}
+    (row,) = recall_state.table(cells, grid.BUDGETS, shapes)
+    assert row["task"] == "mqar-256" and row["seeds"] == [0, 1]
+    assert row["accuracy"] == [1.0, 0.5] and row["mean"] == 0.75
+    assert row["state_bytes"] == state_of("full")["state_bytes"]
+    assert "| full | mqar-256 | 1.000 / 0.500 | 0.750 |" in evaluation.recall_markdown(
+        {"recall_state": [row]}
+    )
+
+
+@pytest.mark.parametrize("length", needle.LENGTHS)
+def test_the_needle_sits_at_each_depth_and_its_answer_is_its_value(length):
+    for depth in needle.DEPTHS:
+        x, y = needle.needle_batch(length, depth, 6, seed=3)
+        p = needle.needle_position(length, depth)
+        assert p == round(depth * (length - 3)) and 0 <= p and p + 1 <= length - 2
+        key = x[:, p]
+        assert (x[:, -1] == key).all()  # the question is the needle's key
+        assert (y[:, -1] == x[:, p + 1]).all()  # the answer is the value after it
+        assert ((long_range.KEY0 <= key) & (key < long_range.VALUE0)).all()
+        assert ((y[:, -1] >= long_range.VALUE0) & (y[:, -1] < long_range.VOCAB)).all()
+        assert (y[:, :-1] == long_range.IGNORE).all()  # nothing else is asked
+        assert ((x == key[:, None]).sum(1) == 2).all()  # the key nowhere else
+        is_key = (x >= long_range.KEY0) & (x < long_range.VALUE0)
+        assert (is_key.sum(1) == needle.DISTRACTORS + 2).all()  # needle, question, distractors
+        # Every distractor key is followed by a value: pairs, as in MQAR.
+        rows, cols = is_key[:, :-1].nonzero(as_tuple=True)
+        assert (x[rows, cols + 1] >= long_range.VALUE0).all()
+    assert needle.needle_position(length, 0.0) == 0
+    assert needle.needle_position(length, 1.0) + 1 == length - 2
+
+
+def test_needle_batches_are_seeded_and_limits_are_refused():
+    a, b = needle.needle_batch(64, 0.5, 4, seed=1), needle.needle_batch(64, 0.5, 4, seed=1)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    assert not torch.equal(a[0], needle.needle_batch(64, 0.5, 4, seed=2)[0])
+    with pytest.raises(ValueError, match="depth"):
+        needle.needle_position(64, 1.5)
+    with pytest.raises(ValueError, match="distractors"):
+        needle.needle_batch(20, 0.5, 2, seed=0)
+
+
+class Oracle(torch.nn.Module):
+    """Answers at every position with the token after that token's first occurrence."""
+
+    def __init__(self):
+        super().__init__()
+        self.cfg = VariantModelConfig(vocab=long_range.VOCAB, n_max=4096)
+
+    def forward(self, x, attend=None):
+        logits = torch.zeros(*x.shape, long_range.VOCAB)
+        for b in range(x.shape[0]):
+            first = (x[b] == x[b, -1]).nonzero()[0, 0]
+            logits[b, -1, x[b, first + 1]] = 1.0
+        return logits, []
+
+
+def test_probe_scores_a_model_that_reads_the_needle_as_all_right():
+    acc = needle.probe(Oracle(), None, lengths=(64, 128), depths=(0.0, 0.5, 1.0), size=4)
+    assert acc == [[1.0, 1.0]] * 3
+
+
+def test_longer_positions_keep_the_weights_and_the_short_outputs():
+    torch.manual_seed(0)
+    model = VariantModel(VariantModelConfig(vocab=long_range.VOCAB, n_max=64)).eval()
+    longer = needle.at_length(model, 128)
+    assert longer.cfg.n_max == 128 and needle.at_length(model, 64) is model
+    x, _ = needle.needle_batch(64, 0.5, 2, seed=0)
+    with torch.no_grad():
+        assert torch.allclose(model(x)[0], longer(x)[0])
+        assert longer(needle.needle_batch(128, 0.5, 2, seed=0)[0])[0].shape[1] == 128
+
+
+def test_evaluate_reports_state_missing_cells_and_the_probe(tmp_path, monkeypatch, capsys):
+    from engine.training.variants import main
+
+    argv = ["--quick", "--task", "mqar-256", "--variant", "gqa", "retnet", "--seeds", "0"]
+    assert main([*argv, "--out-dir", str(tmp_path), "--jobs", "1"]) == 0
+    result = evaluation.evaluate(tmp_path)
+    rows = {r["variant"]: r for r in result["recall_state"]}
+    assert set(rows) == {"gqa", "retnet"} and rows["gqa"]["n"] == grid.QUICK_TASK_N
+    assert rows["gqa"]["kind"] == "grows" and rows["retnet"]["kind"] == "fixed"
+    assert set(result["not_in_grid"]) >= {"kv_cache", "int8", "full"}
+    assert "round()" in result["not_in_grid"]["int8"]
+    assert "engine.train variants --variant full" in result["not_in_grid"]["full"]
+    assert "mqar-256-gqa-s1" in result["missing_cells"]
+    assert "mqar-256-gqa-s0" not in result["missing_cells"]
+    assert [f["source"][:5] for f in result["recall_published"]["findings"]] == ["Arora"] * 2
+    assert evaluation.evaluate(tmp_path, jobs=2)["cells"] == result["cells"]  # a pool: same
+    # Four steps leave the cells at chance: the probe lists them, it does not probe them.
+    probe = needle.run(tmp_path)
+    assert set(probe["skipped"]) == {"gqa", "retnet"} and not probe["mean"]
+    monkeypatch.setattr(needle, "PROBE_MIN", 0.0)
+    monkeypatch.setattr(needle, "LENGTHS", (64, 128))
+    monkeypatch.setattr(needle, "DEPTHS", (0.0, 1.0))
+    probe = needle.run(tmp_path, variants=["retnet"])
+    grid_ = probe["accuracy"]["retnet"]["0"]
+    assert len(grid_) == 2 and len(grid_[0]) == 2 and probe["mean"]["retnet"] == grid_
+    assert all(0.0 <= a <= 1.0 for row in grid_ for a in row)
+    assert "| retnet |" in evaluation.needle_markdown({**probe, "trained_n": 64})
+
+
+def test_a_probe_of_a_few_variants_merges_into_the_saved_one():
+    setup = {k: 1 for k in needle.SETUP}
+    old = {**setup, "accuracy": {"a": 1, "b": 2}, "mean": {"a": 1, "b": 2}, "skipped": {"c": 0}}
+    new = {**setup, "accuracy": {"b": 3}, "mean": {"b": 3}, "skipped": {"a": 0.01}}
+    merged = needle.merge(old, new)
+    assert merged["accuracy"] == {"b": 3} and merged["skipped"] == {"c": 0, "a": 0.01}
+    assert needle.merge({**old, "size": 2}, new) == new  # probed otherwise: replaced
+    assert needle.merge(None, new) == new
+
+
+@pytest.mark.parametrize("variant", list(grid.BUDGETS))
+def test_every_grid_variant_runs_in_the_grid_model_with_and_without_gradients(variant):
+    """The model hands each variant q, k, v as strided views of one projection (not
+    contiguous): training, rescoring and the probe all run through that."""
+    torch.manual_seed(0)
+    task = long_range.Task("probe", "mqar", 64, 8)
+    model = grid.build(task, grid.QUICK)
+    attend = grid.attend_fn(variant, {**grid.BUDGETS[variant], "seed": 0})
+    x, _ = task.batch(2, 0)
+    logits, _ = model(x, attend)
+    logits.sum().backward()
+    with torch.no_grad():
+        assert torch.allclose(model(x, attend)[0], logits, atol=1e-5)
