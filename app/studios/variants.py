@@ -23,6 +23,7 @@ from kit.i18n import map_note, variant_title
 from kit.url import names as url_names
 from state import variants as state
 from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, source_widgets
+from views import claims as claims_view
 from views import variants as figs
 from views import variants_quality as quality_figs
 from views.variants_html import map_grid_html
@@ -309,6 +310,7 @@ def profile_results(tables: dict, tolerance: float) -> None:
         st.markdown(t("variants.not_run"))
         data_table(tables["skipped"])
         table_exports(tables["skipped"], "variants-skipped")
+    claims_view.show("flash", "oom")  # the seed's FlashAttention and 8K claims, measured
 
 
 def long() -> None:
@@ -369,6 +371,7 @@ def int8() -> None:
     rows = state.int8_rows(int(n), int(d), float(outlier), int(block), 0)
     data_table(rows)
     table_exports(rows, "variants-int8")
+    claims_view.show("int8")  # the seed's "+30 % speed, < 1 % accuracy loss", measured
 
 
 # Section id (widget value = URL value = locale key suffix) → the function that draws it.
