@@ -34,6 +34,8 @@ PAGES = [
     PageInfo("studios/memory.py", "memory"),
     PageInfo("studios/transformer.py", "transformer"),
     PageInfo("studios/chat.py", "chat"),
+    PageInfo("studios/retrieval.py", "retrieval"),
+    PageInfo("studios/learning.py", "learning"),
     PageInfo("studios/compare.py", "compare"),
     PageInfo("studios/variants.py", "variants"),
     PageInfo("studios/lessons.py", "lessons"),

@@ -190,6 +190,20 @@ PARAMS = {
         "budget": _int(1, 4096),
         "kind": _one_of("previous", "duplicate", "induction"),
     },
+    "retrieval": {
+        "section": _one_of("addressing", "reading", "side-by-side", "measured"),
+        "store": _one_of("babi", "own", "text"),
+        "task": _int(1, 20),
+        "story": _int(0, 199),
+        "text": _text(20_000),
+        "question": _text(300),
+        "k": _int(1, 10),
+        "context": _one_of("retrieved", "story", "none"),
+        "tokens": _int(1, 32),
+        "layer": _int(0, 29),
+        "head": _int(0, 8),
+        "share": _one_of("0", "1"),
+    },
 }
 REQUIRED = {
     "alignment": ("model", "text"),
@@ -198,6 +212,7 @@ REQUIRED = {
     "positional": (),
     "variants": ("section",),
     "chat": ("section",),
+    "retrieval": ("section",),
 }
 PREDICTS = {"alignment": str, "transformer": str, "memory": int}
 

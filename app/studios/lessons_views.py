@@ -17,10 +17,12 @@ from state import chat as chat_state
 from state import lessons as lesson_state
 from state import models
 from state import nmt as nmt_state
+from state import retrieval as rag_state
 from state import variants as var_state
 from state.memn2n import answer, chosen, stories
 from views import chat as chat_figs
 from views import positional as pe_figs
+from views import retrieval as rag_figs
 from views import variants as var_figs
 from views.alignment_sections import md, measured_table, soft_alignment
 from views.heatmap import attention_figure
@@ -191,6 +193,12 @@ def chat(params: dict, guess, key: str) -> None:
     chat_figs.draw_lesson(shown, key)
 
 
+def retrieval(params: dict, guess, key: str) -> None:
+    with friendly_errors(t("lessons.the_view")):
+        shown = rag_state.lesson(params, md_escape)
+    rag_figs.draw_lesson(shown, key)
+
+
 VIEWS = {
     "alignment": alignment,
     "transformer": transformer,
@@ -198,4 +206,5 @@ VIEWS = {
     "positional": positional,
     "variants": variants,
     "chat": chat,
+    "retrieval": retrieval,
 }

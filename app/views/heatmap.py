@@ -21,10 +21,12 @@ def unique_labels(labels: Sequence[str]) -> list[str]:
     """Escaped labels, repeats numbered: Plotly merges equal categories into one row.
 
     Plotly reads a few HTML tags in labels; escaping shows user text exactly as typed.
+    Quotes stay as they are: no tag can form without ``<``, and Plotly shows ``&quot;``
+    literally (it decodes numeric entities and a few named ones only).
     """
     seen: dict[str, int] = {}
     out = []
-    for lab in map(html.escape, labels):
+    for lab in (html.escape(label, quote=False) for label in labels):
         n = seen.get(lab, 0)
         seen[lab] = n + 1
         out.append(lab if n == 0 else f"{lab}\u2009#{n + 1}")

@@ -9,4 +9,6 @@ of them holds state between calls.
   (the definitions of TransformerLens's ``head_detector``).
 - :mod:`engine.analysis.cache_eval`: teacher-forced next-token quality under a KV-cache
   policy, against the full cache.
+- :mod:`engine.analysis.retrieval`: MiniLM retrieval over a passage store and the chat
+  model's attention mass on each retrieved passage while it answers.
 """

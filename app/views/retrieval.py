@@ -1,0 +1,218 @@
+"""Figures of the Retrieval page: the addressing step, the retrieved passages, and the
+passages × generated-tokens map of the chat model's attention mass.
+
+Everything here draws what the engine returned; nothing is recomputed. Weights and masses
+are drawn on the Memory page's scale for MemN2N's hop weights (Viridis, 0 to 1), so the
+two can be read side by side. Passage and question text is user text: escaped wherever it
+enters HTML (Plotly labels included, through ``views.heatmap.unique_labels``).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import streamlit as st
+from kit import chart
+from kit.i18n import t
+
+from views.chat import inert
+from views.heatmap import FONT, SEQUENTIAL, axes, cell_domains, figure, heatmap, unique_labels
+from views.memory import STAR, hops_figure, md_escape
+
+DECIMALS = 3
+LABEL_CHARS = 32
+
+
+def passage_label(number: int, text: str, support: bool) -> str:
+    """``★ 3. Mary went to the kitchen.`` (★ on a known supporting fact), shortened."""
+    short = text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+    return f"{STAR if support else ' '} {number}. {short}"
+
+
+def passage_labels(passages: Sequence[dict]) -> list[str]:
+    """Axis labels of the passages a prompt holds, numbered as in the prompt."""
+    return [passage_label(i + 1, p["text"], p["support"]) for i, p in enumerate(passages)]
+
+
+def addressing_figure(
+    labels: Sequence[str],
+    weights: np.ndarray,
+    scores: np.ndarray,
+    retrieved: Sequence[bool],
+    floor: float,
+    title: str,
+):
+    """Each passage's softmax weight (a column on the hop weights' scale) beside its cosine
+    to the question (bars; the retrieved ones dark, the similarity floor dashed)."""
+    ys = unique_labels(labels)
+    left, right = cell_domains([1, 4], 0.04)
+    colours = ["#440154" if r else "#b8b8c8" for r in retrieved]
+    data = [
+        dict(
+            type="heatmap",
+            z=np.round(np.asarray(weights, np.float32)[:, None], DECIMALS),
+            x=[t("retrieval.fig_weight")],
+            y=ys,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale=SEQUENTIAL,
+            showscale=False,
+            texttemplate="%{z:.3f}",
+            hovertemplate="%{y}<br>p = %{z:.4f}<extra></extra>",
+        ),
+        dict(
+            type="bar",
+            x=np.round(np.asarray(scores, np.float32), DECIMALS),
+            y=ys,
+            orientation="h",
+            marker=dict(color=colours),
+            xaxis="x2",
+            yaxis="y2",
+            hovertemplate="%{y}<br>cos = %{x:.3f}<extra></extra>",
+        ),
+    ]
+    category = dict(type="category", autorange="reversed", automargin=False)
+    layout = dict(
+        title=dict(text=title),
+        font=FONT,
+        height=int(min(900, max(260, 110 + 28 * len(ys)))),
+        margin=dict(l=int(min(520, 10 * max(map(len, ys), default=10))), r=20, t=60, b=50),
+        showlegend=False,
+        shapes=[_floor_line(floor)],
+        **axes(1, left, (0, 1), x=dict(type="category"), y=category),
+        **axes(
+            2,
+            right,
+            (0, 1),
+            x=dict(title=dict(text=t("retrieval.fig_cosine")), range=[min(0.0, floor), 1.0]),
+            y=dict(category, showticklabels=False, matches="y"),
+        ),
+    )
+    return figure(data, layout)
+
+
+def addressing_of(found, passages: Sequence, order: Sequence[int]):
+    """The addressing figure of a Retrieval for the passages ``order`` picks."""
+    labels = [passage_label(i + 1, passages[i].text, passages[i].support) for i in order]
+    top = set(found.top[: found.k])
+    return addressing_figure(
+        labels,
+        found.weights[order],
+        found.scores[order],
+        [i in top for i in order],
+        found.floor,
+        t("retrieval.fig_addressing"),
+    )
+
+
+def _floor_line(floor: float) -> dict:
+    return dict(
+        type="line",
+        xref="x2",
+        yref="paper",
+        x0=floor,
+        x1=floor,
+        y0=0,
+        y1=1,
+        line=dict(color="#d62728", width=2, dash="dash"),
+    )
+
+
+def reading_figure(mass: np.ndarray, passages: Sequence[str], tokens: Sequence[str], title: str):
+    """Passages (rows) × generated tokens (columns) of attention mass, on the hop scale."""
+    z = np.round(np.asarray(mass, np.float32), DECIMALS)
+    return heatmap(
+        z,
+        [tok if tok.strip() else "␣" for tok in tokens],
+        passages,
+        title=title,
+        x_title=t("retrieval.fig_token"),
+        y_title=t("retrieval.fig_passage"),
+        value_name=t("retrieval.fig_mass"),
+        zmin=0.0,
+        zmax=1.0,
+        annotate=z.size <= 60,
+    )
+
+
+def which_label(layer: int | None, head: int | None) -> str:
+    """ "L3, H2", or the means, as a map's title names what it aggregates."""
+    return t(
+        "retrieval.which",
+        layer=t("retrieval.every_layer") if layer is None else f"L{layer}",
+        head=t("retrieval.every_head") if head is None else f"H{head}",
+    )
+
+
+def passages_html(rows: Sequence[dict]) -> str:
+    """The retrieved passages as a list: number in the prompt, cosine, ★ on a supporting
+    fact, the text. Every piece of text is escaped (stories and questions are typed)."""
+    supporting = html.escape(t("retrieval.supporting"))
+    items = []
+    for row in rows:
+        star = f"<b title='{supporting}'>{STAR}</b> " if row.get("support") else ""
+        score = "" if row.get("score") is None else f"cos {row['score']:.3f}"
+        items.append(
+            "<div style='padding:4px 8px; margin:2px 0; border-left:4px solid #440154; "
+            "background:#f4f1f8; color:#111; border-radius:3px; font-size:16px'>"
+            f"<span style='display:inline-block; min-width:2.6em'>[{row['number']}]</span>"
+            f"<span style='display:inline-block; min-width:6.5em; color:#555'>{score}</span>"
+            f"{star}{html.escape(str(row['text']))} "
+            f"<span style='color:#888; font-size:13px'>{html.escape(str(row['id']))}</span>"
+            "</div>"
+        )
+    return (
+        "<div class='retrieved-passages' style='font-family:sans-serif'>"
+        + "".join(items)
+        + "</div>"
+    )
+
+
+def draw_lesson(shown: dict, key: str) -> None:
+    """A lesson step's retrieval view (``state.retrieval.lesson``): the answer, the passages
+    in the prompt and the section's figures, as the page draws them."""
+    if "missing" in shown:
+        st.info(t("retrieval.missing", path=shown["missing"]))
+        return
+    trace = shown["trace"]
+    question = md_escape(trace.inputs.get("question", ""))
+    said = inert(trace.outputs["answer"]) or t("retrieval.nothing_written")
+    st.markdown(t("retrieval.qa", question=question, answer=said))
+    if shown["verdict"]:
+        st.caption(shown["verdict"])
+    if shown["listed"]:
+        st.html(passages_html(shown["listed"]))
+    section = shown["section"]
+    if section == "addressing":
+        fig = addressing_of(shown["found"], shown["store"].passages, shown["order"])
+        chart(fig, f"{key}-addressing")
+    elif section == "side-by-side" and "side" in shown:
+        draw_side(shown["side"], key)
+    elif section == "measured":
+        if shown["measured"] is None:
+            st.info(t("retrieval.no_evaluation", command=shown["command"]))
+        else:
+            st.dataframe(shown["measured"], hide_index=True)
+    elif "mass" in shown:
+        labels = passage_labels(trace.outputs["passages"])
+        title = t("retrieval.fig_reading", which=which_label(shown["layer"], shown["head"]))
+        chart(reading_figure(shown["mass"], labels, shown["written"], title), f"{key}-reading")
+
+
+def draw_side(side: dict, key: str) -> None:
+    """MemN2N's hop weights over the story's sentences, then the chat model's attention mass
+    over the same sentences as passages (``state.retrieval.side``), one above the other."""
+    name, memory = side["memn2n"]
+    out, chat_trace = memory.outputs, side["trace"]
+    facts = dict(name=name, answer=md_escape(out["answer"]), p=out["probability"])
+    st.markdown(t("retrieval.side_memn2n", hops=memory.maps["memory"].shape[0], **facts))
+    chart(hops_figure(memory.maps["memory"], out["support"]), f"{key}-memn2n")
+    said = inert(chat_trace.outputs["answer"]) or t("retrieval.nothing_written")
+    st.markdown(t("retrieval.side_chat", answer=said))
+    labels = passage_labels(chat_trace.outputs["passages"])
+    title = t("retrieval.fig_side_chat")
+    chart(reading_figure(side["mass"], labels, side["written"], title), f"{key}-chat")
+    if side["verdict"]:
+        st.caption(side["verdict"])
