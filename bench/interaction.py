@@ -178,6 +178,20 @@ SCENARIOS: dict[str, list[Edit]] = {
         Edit("step", "slider", "Generation step", None),
         Edit("head", "slider", "Layer shown", None),
     ],
+    # Switching what is drawn of one answer (cached): the retrieval step, then the
+    # passages × tokens reading map (issue 22: view changes need no new generation).
+    "retrieval": [
+        Edit(
+            "step",
+            "choice",
+            "What the model reads|Addressing step",
+            _cycle("Addressing step", "What the model reads"),
+        ),
+    ],
+    # The induction toy's saved training steps (issue 21).
+    "learning": [
+        Edit("step", "slider", "Training step", None),
+    ],
 }
 
 SELECTORS = {
