@@ -8,6 +8,7 @@ its sentence patterns. ``engine.data.coverage`` decides all of it; this module d
 
 import streamlit as st
 from kit import t
+from kit.presenter import presenting
 from state import nmt as state
 from views.alignment_html import coverage_html
 from views.alignment_sections import md
@@ -19,8 +20,8 @@ def coverage_panel(text: str, key: str) -> None:
     """The typed words marked, the construction's verdict and the replacements on offer;
     ``key`` is the text box's, so a replacement rewrites what was typed."""
     cov = state.coverage(text)
-    if not cov.words:
-        return
+    if not cov.words or (cov.covered and presenting()):
+        return  # on a projector the figure comes first; a covered sentence needs no note
     st.html(coverage_html(cov.words, t("alignment.word_known"), t("alignment.word_unknown")))
     if cov.covered:
         names = ", ".join(t(f"alignment.pattern_{p}") for p in cov.patterns)
