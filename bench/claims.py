@@ -549,19 +549,24 @@ def pe() -> tuple[list[dict], dict | None]:
     found = checkpoints.load_result(checkpoints.result_name("transformer", "en-fr"))
     if not found or "pe_ablation" not in found:
         return [], None
+    # The conditions are the shipped models' own (the three differ only in their PE).
+    config = checkpoints.load_meta("transformer-enfr-sinusoidal")["config"]
+    conditions = dict(
+        n=found["n_test"],
+        d=config["d_model"],
+        heads=config["n_heads"],
+        layers=config["n_layers"],
+        dtype="float32",
+        device="CPU (shipped evaluation)",
+        source=found["command"],
+    )
     rows = [
         row(
             f"pe.bleu.{name}",
             scores["bleu"],
             "BLEU",
-            n=found["n_test"],
-            d=128,
-            heads=4,
-            layers=2,
-            dtype="float32",
-            device="CPU (shipped evaluation)",
             exact_match=scores["exact_match"],
-            source=found["command"],
+            **conditions,
         )
         for name, scores in found["pe_ablation"].items()
     ]
@@ -569,20 +574,7 @@ def pe() -> tuple[list[dict], dict | None]:
     if {"sinusoidal", "learned", "none"} <= set(bleu):
         # How much of what positions add (none → learned) the fixed sinusoids recover.
         share = (bleu["sinusoidal"] - bleu["none"]) / (bleu["learned"] - bleu["none"])
-        rows.append(
-            row(
-                "pe.gain_share.sinusoidal",
-                100 * share,
-                "%",
-                n=found["n_test"],
-                d=128,
-                heads=4,
-                layers=2,
-                dtype="float32",
-                device="CPU (shipped evaluation)",
-                source=found["command"],
-            )
-        )
+        rows.append(row("pe.gain_share.sinusoidal", 100 * share, "%", **conditions))
     return rows, found["pe_ablation"]
 
 

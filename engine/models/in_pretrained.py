@@ -242,21 +242,13 @@ def llm_budgets(n: int) -> dict[str, dict]:
     return default_budgets(n) | {"kv_cache": {}, "int8": {}}
 
 
-# Variants whose own parameters a pretrained softmax model does not have: swapped in
-# without training they compute something the model never learned to read (measured on
-# 256 tokens of the shipped text, full 15.9: perplexity 430 for differential, 3.5e3 for
-# Based, 7.7e3 for MQA, 5.4e4–1.2e9 for MLA and the linear-recurrent family), so they are
-# marked as needing training instead of being drawn as broken.
-NEEDS_TRAINING = {
-    "gqa": "llm_variant.why_gqa",
-    "mla": "llm_variant.why_mla",
-    "differential": "llm_variant.why_differential",
-    "retnet": "llm_variant.why_recurrent",
-    "gla": "llm_variant.why_recurrent",
-    "deltanet": "llm_variant.why_recurrent",
-    "gated_deltanet": "llm_variant.why_recurrent",
-    "based": "llm_variant.why_based",
-}
+# Variants whose own parameters a pretrained softmax model does not have
+# (``Variant.needs_training``): swapped in without training they compute something the
+# model never learned to read (measured on 256 tokens of the shipped text, full 15.9:
+# perplexity 430 for differential, 3.5e3 for Based, 7.7e3 for MQA, 5.4e4–1.2e9 for MLA and
+# the linear-recurrent family), so they are marked as needing training instead of being
+# drawn as broken.
+NEEDS_TRAINING = {name: v.needs_training for name, v in REGISTRY.items() if v.needs_training}
 
 
 def causal_reason(name: str) -> Message | None:
@@ -265,8 +257,8 @@ def causal_reason(name: str) -> Message | None:
     variant = get(name)
     if variant.causal_support == "never":
         return Message("llm_variant.not_causal", title=variant.title)
-    if name in NEEDS_TRAINING:
-        why = Message(NEEDS_TRAINING[name])
+    if variant.needs_training:
+        why = Message(variant.needs_training)
         return Message("llm_variant.needs_training", title=variant.title, why=why)
     return None
 

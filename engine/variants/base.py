@@ -77,6 +77,9 @@ class Variant(ABC):
     causal_support: ClassVar[str] = "optional"
     # True when the output approximates softmax attention (error vs full is meaningful).
     approximates_full: ClassVar[bool] = True
+    # Message id saying why the variant needs parameters a pretrained softmax model lacks
+    # (so it is not swapped into one untrained); None when it can be swapped in as is.
+    needs_training: ClassVar[str | None] = None
 
     # -- to implement -------------------------------------------------------------------
     @abstractmethod

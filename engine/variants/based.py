@@ -89,6 +89,7 @@ def bidirectional(qf, kf, v, rows: int = ROWS) -> torch.Tensor:
 class Based(Variant):
     name = "based"
     title = "Based (Taylor linear attention)"
+    needs_training = "llm_variant.why_based"
     paper = (
         "Arora et al. 2024, Simple linear attention language models balance the "
         "recall-throughput tradeoff"

@@ -133,6 +133,7 @@ def implicit_map(q, k, beta, log_alpha) -> torch.Tensor:
 class DeltaNet(Variant):
     name = "deltanet"
     title = "DeltaNet (delta rule)"
+    needs_training = "llm_variant.why_recurrent"
     paper = "Yang et al. 2024, Parallelizing Linear Transformers with the Delta Rule"
     time_complexity = "O(n·(C·d + d²))"
     memory_complexity = "O(n·(d + C) + d²)"

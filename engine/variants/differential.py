@@ -82,6 +82,7 @@ def head_norm(out: torch.Tensor, lam_init: float) -> torch.Tensor:
 class Differential(Variant):
     name = "differential"
     title = "Differential attention"
+    needs_training = "llm_variant.why_differential"
     paper = "Ye et al. 2024, Differential Transformer"
     time_complexity = "O(n²·d)"
     memory_complexity = "O(n·d)"

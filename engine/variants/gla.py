@@ -119,6 +119,7 @@ def chunk_memory(n: int, d: int, chunk: int = CHUNK) -> float:
 class GLA(Variant):
     name = "gla"
     title = "Gated linear attention (GLA)"
+    needs_training = "llm_variant.why_recurrent"
     paper = "Yang et al. 2023, Gated Linear Attention Transformers"
     time_complexity = "O(n·(C·d + d²))"
     memory_complexity = "O(n·C·d)"

@@ -131,6 +131,7 @@ def cache_table(d: int, heads: int, groups: int, d_c: int, d_r: int) -> dict[str
 class MLA(Variant):
     name = "mla"
     title = "Multi-head latent attention (DeepSeek-V2)"
+    needs_training = "llm_variant.why_mla"
     paper = "DeepSeek-AI 2024, DeepSeek-V2 (multi-head latent attention)"
     time_complexity = "O(n²·(d_c + d_R))"
     memory_complexity = "O(n·(d_c + d_R))"

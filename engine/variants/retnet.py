@@ -47,6 +47,7 @@ def rotate(q: torch.Tensor, k: torch.Tensor, scale: float) -> tuple[torch.Tensor
 class RetNet(Variant):
     name = "retnet"
     title = "Retention (RetNet)"
+    needs_training = "llm_variant.why_recurrent"
     paper = "Sun et al. 2023, Retentive Network"
     time_complexity = "O(n·(C·d + d²))"
     memory_complexity = "O(n·C·d)"
