@@ -197,6 +197,14 @@ MESSAGES: dict[str, str] = {
         "The {layers}-layer induction timeline cannot be read ({reason}); train it again with "
         "`python -m engine.train induction --layers {layers}`."
     ),
+    # engine.timeline: a training run's saved snapshots, beside its checkpoint
+    "timeline.missing": (
+        "No training timeline is shipped for {name}; `{command}` trains the model again and "
+        "saves one."
+    ),
+    "timeline.bad": (
+        "The training timeline of {name} cannot be read ({reason}); `{command}` saves it again."
+    ),
     "cache.unknown_policy": "Unknown cache policy {name!r}; known: {known}.",
     "cache.window": (
         "The window must be a whole number of tokens from {low} to {high}; got {value!r}."
