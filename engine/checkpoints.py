@@ -106,4 +106,13 @@ def load_result(name: str, directory: Path | None = None) -> dict | None:
 def available(prefix: str = "", directory: Path | None = None) -> list[str]:
     d = Path(directory) if directory is not None else CHECKPOINT_DIR
     found = d.glob(f"{prefix}*.safetensors")
-    return sorted(p.stem for p in found if p.with_suffix(".json").exists())
+    return sorted(p.stem for p in found if p.with_suffix(".json").exists() and not is_timeline(p))
+
+
+# A training timeline (engine.timeline) is saved beside its checkpoint as
+# ``<name>-timeline.safetensors`` + ``.json``: the same pair of files, never a checkpoint.
+TIMELINE_SUFFIX = "-timeline"
+
+
+def is_timeline(path: Path | str) -> bool:
+    return Path(path).stem.endswith(TIMELINE_SUFFIX)

@@ -31,13 +31,14 @@ import torch
 from safetensors import SafetensorError
 from safetensors.numpy import load_file, save_file
 
+from engine import checkpoints
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace, TraceError
 
 FORMAT = "attention-studio-timeline"
 VERSION = 1
 SNAPSHOTS = 16  # the issue asks for ≈ 12–20 per run
-SUFFIX = "-timeline"
+SUFFIX = checkpoints.TIMELINE_SUFFIX
 
 
 def snapshot_steps(total: int, n: int = SNAPSHOTS, first: int = 10) -> list[int]:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine import checkpoints
+from engine import checkpoints, timeline
 from engine.messages import Message, joined
 from engine.params import Param
 from engine.text import InputError
@@ -126,6 +126,20 @@ class ModelCard(ABC):
     def results(self) -> dict | None:
         """This model's part of :meth:`saved_results`, or None when none is shipped."""
         return None
+
+    def timeline(self) -> timeline.Timeline:
+        """The training timeline saved beside this checkpoint (:mod:`engine.timeline`): the
+        probe set's Traces at log-spaced steps. A missing or damaged one is an InputError
+        naming the command that rebuilds it; the finished model is unaffected."""
+        return timeline.load(self.name, self._dir, self.train_command or "")
+
+    def timeline_stamp(self) -> tuple | None:
+        """A cache key that changes when the timeline is saved again (None: not shipped)."""
+        return timeline.stamp(self.name, self._dir)
+
+    @property
+    def _dir(self) -> Path:
+        return Path(self.directory) if self.directory is not None else checkpoints.CHECKPOINT_DIR
 
     @abstractmethod
     def load(self) -> Any:

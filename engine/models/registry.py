@@ -60,8 +60,8 @@ def _discover(directory: Path) -> list[ModelCard]:
     families = _families()
     found = []
     for meta_path in sorted(directory.glob("*.json")):
-        if not meta_path.with_suffix(".safetensors").exists():
-            continue  # an evaluation result, not a checkpoint
+        if not meta_path.with_suffix(".safetensors").exists() or checkpoints.is_timeline(meta_path):
+            continue  # an evaluation result or a training timeline, not a checkpoint
         try:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):

@@ -1,0 +1,70 @@
+"""The metric curves of a training timeline beside its map: loss, accuracy, AER… against
+the training step (log axis, step 0 drawn at 1), the step the slider shows as a dashed line
+and named steps (the end of linear start, a phase change) as labelled dotted lines.
+
+Plain plotly.js dicts (``views.heatmap.figure``): the figure is redrawn on every slider move.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from views.heatmap import axes, cell_domains, figure, subplot_ref
+
+# Okabe–Ito: colour-blind safe, distinct on a projector.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+
+
+def curves_figure(
+    panels: list[tuple[str, dict[str, tuple[list[int], list[float]]]]],
+    current: int,
+    marks: list[tuple[str, int]] = (),
+    step_title: str = "",
+    height: int = 170,
+) -> go.Figure:
+    """One panel per ``(title, {line label: (steps, values)})``, stacked with a shared step
+    axis; a line keeps its colour in every panel."""
+    ys = cell_domains([1] * max(len(panels), 1), 0.06, reverse=True)
+    colours: dict[str, str] = {}
+    data, layout, shapes, notes = [], {}, [], []
+    for n, (title, lines) in enumerate(panels, start=1):
+        for label, (steps, values) in lines.items():
+            colour = colours.setdefault(label, PALETTE[len(colours) % len(PALETTE)])
+            data.append(
+                dict(type="scatter", x=np.maximum(np.asarray(steps), 1).tolist(), y=list(values),
+                     mode="lines+markers", name=label, legendgroup=label,
+                     showlegend=label not in {d["name"] for d in data}, marker=dict(size=5),
+                     line=dict(color=colour), **subplot_ref(n))
+            )  # fmt: skip
+        last = n == len(panels)
+        x_axis = dict(type="log", showticklabels=last, **({} if n == 1 else {"matches": "x"}))
+        if last and step_title:
+            x_axis["title"] = dict(text=step_title)
+        layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)
+        ref = "" if n == 1 else str(n)
+        band = dict(xref=f"x{ref}", yref=f"y{ref} domain", y0=0, y1=1)
+        mark_line = dict(dash="dot", color="#E69F00", width=2)
+        for _, at in marks:
+            shapes.append(dict(type="line", x0=max(at, 1), x1=max(at, 1), line=mark_line, **band))
+        at = max(int(current), 1)
+        shapes.append(dict(type="line", x0=at, x1=at, line=dict(dash="dash", color="#444"), **band))
+        notes.append(
+            dict(text=title, showarrow=False, xref="paper", yref="paper", x=0.5,
+                 y=ys[n - 1][1], xanchor="center", yanchor="bottom", font=dict(size=13))
+        )  # fmt: skip
+    for label, at in marks:  # annotations on a log axis take log10 of the step
+        notes.append(
+            dict(text=label, showarrow=False, xref="x", yref="y domain", y=1,
+                 x=float(np.log10(max(at, 1))), xanchor="left", yanchor="top",
+                 font=dict(size=12, color="#8a5a00"))
+        )  # fmt: skip
+    layout |= dict(
+        shapes=shapes,
+        annotations=notes,
+        height=height * max(len(panels), 1) + 90,
+        margin=dict(l=50, r=10, t=50, b=50),
+        legend=dict(orientation="h", y=1.08, x=0),
+        hovermode="x unified",
+    )
+    return figure(data, layout)
