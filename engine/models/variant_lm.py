@@ -37,7 +37,7 @@ from engine.data import long_range
 from engine.positional import sinusoidal
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace
-from engine.variants.registry import attend_fn, get
+from engine.variants.registry import attend_fn
 
 FAMILY = "variant-quality"
 OUT_DIR = checkpoints.CHECKPOINT_DIR / "variants"
@@ -127,8 +127,12 @@ class VariantModel(nn.Module):
         return self.out(self.norm(h)), maps
 
 
-def checkpoint_name(task: str, variant: str, seed: int) -> str:
-    return f"{task}-{variant}-s{seed}"
+GRID_WIDTH = 64  # d_model of the grid's cells; the width sweep's others carry "-d<width>"
+
+
+def checkpoint_name(task: str, variant: str, seed: int, width: int = GRID_WIDTH) -> str:
+    """``<task>-<variant>-s<seed>``; a cell of the width sweep adds ``-d<width>``."""
+    return f"{task}-{variant}-s{seed}" + ("" if width == GRID_WIDTH else f"-d{width}")
 
 
 def load(name: str, directory: Path | None = None) -> tuple[VariantModel, dict]:
@@ -168,14 +172,25 @@ def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Tra
         raise InputError(str(exc)) from None
     spec = long_range.Task(meta["task"], long_range.get(task).kind, meta["n"], meta["pairs"])
     x, y = spec.batch(1, TEST_SEED)
-    with torch.no_grad():
-        attend = attend_fn(variant, {**meta["params"], "seed": seed})
-        logits, maps = model(x, attend, want_weights=True)
+    attend = attend_fn(variant, {**meta["params"], "seed": seed})
+    trace = probe_trace(model, attend, spec, x, y, name=name, show=SHOW_N)
+    trace.inputs |= {"seed": seed, "params": meta["params"]}
+    trace.outputs["accuracy_test"] = meta["accuracy"]
+    return trace
+
+
+@torch.no_grad()
+def probe_trace(model, attend, spec, x, y, *, name: str, show: int = SHOW_N) -> Trace:
+    """``model`` (with ``attend``) on the example ``x [1, n]`` / answers ``y [1, n]`` of
+    task ``spec``: every layer's effective map, its first ``show`` tokens (the training
+    timeline keeps the whole map, pooled), the asked positions, answers, predictions and
+    evidence."""
+    logits, maps = model(x, attend, want_weights=True)
     pred = logits.argmax(-1)[0]
     asked = (y[0] != long_range.IGNORE).nonzero().flatten().tolist()
     labels = [token_label(int(t)) for t in x[0]]
-    m = min(SHOW_N, spec.n)
-    v = get(variant)
+    m = min(show, spec.n)
+    v = attend.variant
     weights = torch.stack([w[0, :, :m, :m] for w in maps]).float().numpy()  # [L, H, m, m]
     amap = AttentionMap(
         weights=weights,
@@ -191,15 +206,14 @@ def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Tra
     )
     return Trace(
         model=f"variant-quality:{name}",
-        task=task,
-        inputs={"task": task, "variant": variant, "seed": seed, "params": meta["params"]},
+        task=spec.name,
+        inputs={"task": spec.name, "variant": v.name},
         outputs={
             "asked": asked,
             "answers": [token_label(int(y[0, i])) for i in asked],
             "evidence": [long_range.evidence(spec.kind, x[0], i) for i in asked],
             "predictions": [token_label(int(pred[i])) for i in asked],
             "accuracy_example": sum(int(pred[i] == y[0, i]) for i in asked) / max(len(asked), 1),
-            "accuracy_test": meta["accuracy"],
         },
         maps={"attention": amap},
     )

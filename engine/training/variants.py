@@ -14,6 +14,7 @@ reproduce them exactly.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import resource
@@ -25,16 +26,18 @@ from pathlib import Path
 
 import torch
 
-from engine import checkpoints
+from engine import checkpoints, timeline
 from engine._cli import recorded_command
 from engine.data import long_range
 from engine.models.variant_lm import (
     FAMILY,
+    GRID_WIDTH,
     OUT_DIR,
     TEST_SEED,
     VariantModel,
     VariantModelConfig,
     checkpoint_name,
+    probe_trace,
 )
 from engine.variants.registry import attend_fn
 
@@ -98,7 +101,24 @@ class Schedule:
 # and full attention sits at chance (0.25 after 180 steps of 8, 0.30 after 200 of 16)
 # until a jump near step 300 of 16 sequences (1.000 at 400). Every variant of a task
 # gets the same schedule; only the task changes it.
-TASK_SCHEDULES: dict[str, dict] = {"copy-128": {"steps": 400, "batch": 16}}
+#
+# Recall (issue 20 item 11): after 180 steps of 8, full attention was still on its plateau
+# on one seed of mqar-512 (0.17) and at 0.98999 on one of mqar-256. It leaves the plateau
+# between steps 100 and 150 on every seed; with 360 steps (the cosine decay no longer
+# ends the run on the plateau) each seed reaches ≥ 0.999 (0.9991 / 0.9995 at n = 512,
+# 0.9993 / 0.9998 at n = 256), so a variant at chance is at chance for its state, not
+# for lack of steps.
+RECALL_STEPS = 360
+TASK_SCHEDULES: dict[str, dict] = {
+    "copy-128": {"steps": 400, "batch": 16},
+    "mqar-256": {"steps": RECALL_STEPS},
+    "mqar-512": {"steps": RECALL_STEPS},
+}
+# The width sweep (Zoology's x axis: state grows with the model's width): the recall
+# tasks again at these d_model (d_ff = 2·d_model, the grid's heads and depth), so the
+# recall-vs-state chart shows each variant as a line over its state sizes.
+SWEEP_WIDTHS = (32, 128)
+SWEEP_TASKS = ("mqar-256",)
 
 QUICK = Schedule(
     steps=4, batch=4, test_size=8, model=dict(d_model=16, n_heads=2, n_layers=1, d_ff=32)
@@ -115,6 +135,7 @@ class Job:
     out_dir: str
     command: str
     quick: bool = False
+    width: int = GRID_WIDTH
 
 
 def task_for(job: Job) -> long_range.Task:
@@ -142,8 +163,19 @@ def score(model: VariantModel, attend, task: long_range.Task, size: int, batch: 
     return right / max(asked, 1)
 
 
+# The training timeline (issue 21): ≈ 12 log-spaced snapshots of a fixed probe — loss and
+# accuracy on the first PROBE_SIZE test examples, the attention the asked positions put
+# on their evidence (EVIDENCE_SIZE examples), and test example 0's maps pooled to
+# TIMELINE_SIDE² cells (the whole sequence, float16: ≈ 8 KB a snapshot). A snapshot costs
+# about 3 training steps at n = 512, so a 360-step run pays ≈ 10 %.
+SNAPSHOTS = 12
+PROBE_SIZE = 64
+EVIDENCE_SIZE = 8
+TIMELINE_SIDE = 32
+
+
 def run_job(job: Job) -> dict:
-    """Train one cell, score it, write its checkpoint; returns the JSON it wrote."""
+    """Train one cell, score it, write its checkpoint and timeline; returns the JSON."""
     torch.set_num_threads(1)
     torch.manual_seed(job.seed)
     task, sch = task_for(job), job.schedule
@@ -159,9 +191,14 @@ def run_job(job: Job) -> dict:
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=long_range.IGNORE)
+    name = checkpoint_name(job.task, job.variant, job.seed, job.width)
+    rec = timeline.Recorder(name, sch.steps, n=SNAPSHOTS)
+    probe = Probe(task, name, min(PROBE_SIZE, sch.test_size))
     losses, status = [], "trained"
     t0, cpu0 = time.perf_counter(), time.process_time()
     for step in range(sch.steps):
+        if rec.due(step):
+            probe.record(rec, step, model, attend)
         x, y = task.batch(sch.batch, seed=job.seed * 1_000_000 + step)
         logits, _ = model(x, attend)
         loss = loss_fn(logits.flatten(0, 1), y.flatten())
@@ -181,6 +218,9 @@ def run_job(job: Job) -> dict:
     state = {k: v.half() for k, v in model.state_dict().items()}
     model.load_state_dict({k: v.float() for k, v in state.items()})
     accuracy = score(model, attend, task, sch.test_size)
+    steps_recorded = steps_done if status == "trained" else step
+    if not rec.steps or rec.steps[-1] < steps_recorded:
+        probe.record(rec, steps_recorded, model, attend)  # the shipped (float16) weights
     variant = attend.variant
     resolved = variant.resolve(hp, task.n)
     cfg = model.cfg
@@ -220,10 +260,68 @@ def run_job(job: Job) -> dict:
         "command": job.command,
         "weights_dtype": "float16",
     }
-    checkpoints.save(
-        checkpoint_name(job.task, job.variant, job.seed), state, meta, Path(job.out_dir)
-    )
+    checkpoints.save(name, state, meta, Path(job.out_dir))
+    tl = rec.timeline(
+        command=job.command, seed=job.seed, variant=job.variant, task=job.task,
+        probe={"test_seed": TEST_SEED, "size": probe.size, "evidence_size": EVIDENCE_SIZE,
+               "map": f"test example 0, pooled to at most {TIMELINE_SIDE}×{TIMELINE_SIDE}"},
+    )  # fmt: skip
+    timeline.save(tl, name, Path(job.out_dir))
     return meta
+
+
+class Probe:
+    """The fixed probe of a cell's timeline: the first ``size`` test examples."""
+
+    def __init__(self, task: long_range.Task, name: str, size: int):
+        self.task, self.name, self.size = task, name, size
+        self.x, self.y = task.batch(size, TEST_SEED)
+        self.loss_fn = torch.nn.CrossEntropyLoss(ignore_index=long_range.IGNORE)
+
+    def record(self, rec: timeline.Recorder, step: int, model: VariantModel, attend) -> None:
+        """One snapshot, without gradients or touching the random state: a run that
+        records trains the same weights as one that does not."""
+        was_training = model.training
+        model.eval()
+        try:
+            metrics, trace = timeline.quiet(lambda: self.measure(model, attend))
+        finally:
+            model.train(was_training)
+        trace.maps = {k: timeline.pooled(m, TIMELINE_SIDE) for k, m in trace.maps.items()}
+        rec.add(step, metrics, [trace])
+
+    def measure(self, model: VariantModel, attend) -> tuple[dict, object]:
+        right = asked = 0
+        loss_sum = 0.0
+        for i in range(0, self.size, 32):
+            x, y = self.x[i : i + 32], self.y[i : i + 32]
+            logits, _ = model(x, attend)
+            mask = y != long_range.IGNORE
+            right += int((logits.argmax(-1)[mask] == y[mask]).sum())
+            asked += int(mask.sum())
+            loss_sum += float(self.loss_fn(logits.flatten(0, 1), y.flatten())) * int(mask.sum())
+        _, maps = model(self.x[:EVIDENCE_SIZE], attend, want_weights=True)
+        metrics = {
+            "loss": loss_sum / max(asked, 1),
+            "accuracy": right / max(asked, 1),
+            "evidence_mass": evidence_mass(self.task, self.x, self.y, maps),
+        }
+        trace = probe_trace(model, attend, self.task, self.x[:1], self.y[:1], name=self.name,
+                            show=self.task.n)  # fmt: skip
+        return metrics, trace
+
+
+def evidence_mass(task: long_range.Task, x, y, maps: list) -> float:
+    """Mean weight an asked position puts on its evidence (the key's place for recall), in
+    the last layer, the best head: does attention find what the answer is read from?"""
+    last = maps[-1]  # [B, H, n, n]
+    found = []
+    for b in range(last.shape[0]):
+        for i in (y[b] != long_range.IGNORE).nonzero().flatten().tolist():
+            e = long_range.evidence(task.kind, x[b], i)
+            if e is not None:
+                found.append(float(last[b, :, i, e].max()))
+    return sum(found) / len(found) if found else 0.0
 
 
 def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None, log=print):
@@ -267,9 +365,12 @@ def _line(job: Job, meta: dict) -> str:
     )
 
 
-def schedule_for(task: str, quick: bool = False, steps: int = 0) -> Schedule:
-    """The task's schedule (the grid's, or TASK_SCHEDULES'), ``--quick`` and ``--steps`` applied."""
+def schedule_for(task: str, quick: bool = False, steps: int = 0, width: int = 0) -> Schedule:
+    """The task's schedule (the grid's, or TASK_SCHEDULES'), ``--quick``, ``--steps`` and
+    ``--width`` (d_model, with d_ff = 2·d_model) applied."""
     base = asdict(QUICK) if quick else {**asdict(Schedule()), **TASK_SCHEDULES.get(task, {})}
+    if width:
+        base["model"] = {**base["model"], "d_model": width, "d_ff": 2 * width}
     return Schedule(**{**base, **({"steps": steps} if steps else {})})
 
 
@@ -278,12 +379,14 @@ def make_jobs(args, argv) -> list[Job]:
     extra = " --quick" if args.quick else ""
     extra += f" --steps {args.steps}" if args.steps else ""
     jobs = []
-    for task in args.task:
-        sch = schedule_for(task, args.quick, args.steps)
+    for task, width in itertools.product(args.task, args.width):
+        sch = schedule_for(task, args.quick, args.steps, 0 if width == GRID_WIDTH else width)
+        wide = "" if width == GRID_WIDTH else f" --width {width}"
         for variant in args.variant:
             for seed in args.seeds:
-                command = f"{base} --task {task} --variant {variant} --seeds {seed}{extra}"
-                jobs.append(Job(variant, task, seed, sch, str(args.out_dir), command, args.quick))
+                command = f"{base} --task {task} --variant {variant} --seeds {seed}{wide}{extra}"
+                out = str(args.out_dir)
+                jobs.append(Job(variant, task, seed, sch, out, command, args.quick, width))
     # Slowest variants first, so the pool does not end on one long job.
     slow = {"nsa": 0, "gated_deltanet": 1, "deltanet": 2, "mamba": 3, "gla": 4, "moba": 5}
     slow |= {"reformer": 6, "bigbird": 7}
@@ -297,6 +400,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--variant", nargs="+", default=list(BUDGETS), choices=list(BUDGETS))
     p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     p.add_argument("--steps", type=int, default=0, help="training steps (default: the grid's)")
+    p.add_argument(
+        "--width", nargs="+", type=int, default=[GRID_WIDTH],
+        help=f"model widths d_model (the grid: {GRID_WIDTH}; the sweep: "
+        f"--task {' '.join(SWEEP_TASKS)} --width {' '.join(map(str, SWEEP_WIDTHS))})",
+    )  # fmt: skip
     p.add_argument("--quick", action="store_true", help="tiny model, n = 64, a few steps")
     p.add_argument("--jobs", type=int, default=2, help="parallel jobs (process pool or Ray CPUs)")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: a cluster address, or 'local'")
@@ -304,6 +412,8 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     if args.steps < 0:
         p.error("--steps must be positive")
+    if any(w < 8 or w > 512 or w % 2 for w in args.width):
+        p.error("--width must be an even number from 8 to 512 (two heads)")
     jobs = make_jobs(args, argv)
     t0 = time.perf_counter()
     metas = run_grid(jobs, workers=args.jobs, ray_address=args.ray)

@@ -149,10 +149,59 @@ def test_a_task_schedule_is_the_same_for_every_variant():
         steps=0,
         quick=False,
         out_dir="x",
+        width=[64],
     )
     jobs = grid.make_jobs(args, [])
     by_task = {(j.task, j.schedule.steps, j.schedule.batch) for j in jobs}
-    assert by_task == {("copy-128", 400, 16), ("mqar-256", 180, 8)}
+    assert by_task == {("copy-128", 400, 16), ("mqar-256", grid.RECALL_STEPS, 8)}
     assert grid.schedule_for("copy-128", quick=True) == grid.QUICK
     assert grid.schedule_for("copy-128", steps=7).steps == 7
     assert "copy-128" in grid.GRID_TASKS
+
+
+def test_a_cell_saves_its_timeline_and_recording_changes_no_weight(tmp_path, monkeypatch):
+    """The timeline's snapshots run under no_grad with the random state restored, so the
+    weights equal those of a run that records nothing (Reformer draws random hashes)."""
+    from engine import timeline
+
+    def job(out):  # run in this process, so that the monkeypatch below reaches it
+        sch = grid.schedule_for("mqar-256", quick=True, steps=30)
+        return grid.Job("reformer", "mqar-256", 0, sch, str(tmp_path / out), "cmd", True)
+
+    threads = torch.get_num_threads()
+    try:
+        grid.run_job(job("on"))
+        monkeypatch.setattr(timeline.Recorder, "due", lambda self, step: False)
+        grid.run_job(job("off"))
+    finally:
+        torch.set_num_threads(threads)
+    name = "mqar-256-reformer-s0"
+    on, _ = checkpoints.load(name, tmp_path / "on")
+    off, _ = checkpoints.load(name, tmp_path / "off")
+    assert all(torch.equal(on[k], off[k]) for k in on)
+    tl = timeline.load(name, tmp_path / "on")
+    assert tl.steps[0] == 0 and tl.steps[-1] == 30 and len(tl.steps) >= 8
+    assert set(tl.metrics) == {"loss", "accuracy", "evidence_mass"}
+    assert all(0 <= a <= 1 for a in tl.metrics["accuracy"])
+    amap = tl.probes[-1][0].maps["attention"]
+    assert amap.weights.shape[-1] <= grid.TIMELINE_SIDE and amap.pooling >= 2
+    meta = json.loads((tmp_path / "on" / f"{name}.json").read_text())
+    assert tl.meta["command"] == meta["command"]
+    # The last snapshot is the shipped float16 model: its probe accuracy is the test's
+    # first PROBE_SIZE examples (the quick test set is 8, all of them).
+    assert tl.metrics["accuracy"][-1] == pytest.approx(meta["accuracy"], abs=1e-6)
+    assert checkpoints.available("", tmp_path / "on") == [name]  # a timeline is no cell
+
+
+def test_the_width_sweep_names_its_cells_and_widens_the_model(tmp_path):
+    from engine.training.variants import main
+
+    argv = ["--quick", "--task", "mqar-256", "--variant", "full", "--seeds", "0", "--jobs", "1"]
+    assert main([*argv, "--width", "64", "24", "--out-dir", str(tmp_path)]) == 0
+    names = checkpoints.available("", tmp_path)
+    assert names == ["mqar-256-full-s0", "mqar-256-full-s0-d24"]
+    meta = json.loads((tmp_path / "mqar-256-full-s0-d24.json").read_text())
+    assert meta["config"]["d_model"] == 24 and meta["config"]["d_ff"] == 48
+    assert meta["command"].endswith("--width 24 --quick")
+    with pytest.raises(SystemExit):
+        main([*argv, "--width", "7"])
