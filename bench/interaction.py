@@ -149,6 +149,8 @@ SCENARIOS: dict[str, list[Edit]] = {
         ),
         Edit("head", "number", "MiniLM head", _cycle("1", "0")),
         Edit("step", "choice", "difference vs full|^maps$", _cycle("difference vs full", "maps")),
+        # The grid's training timelines (issue 21): one map per variant at the saved step.
+        Edit("training", "slider", "Training step", None, goto="?section=quality&task=mqar-256"),
     ],
     # A class stepping through a deck: Next and back between two steps that both draw
     # figures (a Transformer grid, then the rotation of positions), and predict-then-reveal.

@@ -145,6 +145,13 @@ def variant_title(variant) -> str:
     return _data(f"engine.variants.{variant.name}.title", variant.title)
 
 
+def task_title(task: str) -> str:
+    """A long-range task's short name in the reader's language (one the catalog lacks: its
+    id), e.g. ``mqar-256`` → "recall, n = 256"."""
+    name = t(f"variants.task_{task.replace('-', '_')}")
+    return task if name.startswith("variants.task_") else name
+
+
 def param_label(p, variant=None) -> str:
     """A parameter's label: of ``variant`` (a Variant or its name), of a model's options,
     or, without ``variant``, of whichever variant has a parameter labelled so."""

@@ -324,6 +324,16 @@ def quality_trace(task: str, variant: str, seed: int):
     return trained_trace(task, variant, seed)
 
 
+def quality_panels(traces: dict, layer: int, head: int) -> list[dict]:
+    """One map panel per trained variant: its (layer, head) map on the test example."""
+    panels = []
+    for name, tr in traces.items():
+        m = tr.maps["attention"]
+        panel = dict(x=m.key_labels, y=m.query_labels, title=name, flags=m.flags)
+        panels.append({**panel, "z": m.weights[layer, head]})
+    return panels
+
+
 def quality_read(traces: dict, layer: int, head: int, query: int, key: int | None) -> list:
     """Per trained variant: where its ``query`` looks, what it answers, its test accuracy."""
     table = []

@@ -19,11 +19,13 @@ from kit import (
     url_number,
     url_sync,
 )
-from kit.i18n import map_note, variant_title
+from kit.i18n import map_note, task_title, variant_title
 from kit.url import names as url_names
+from state import grid_training as training
 from state import variants as state
 from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, source_widgets
 from views import claims as claims_view
+from views import timeline as timeline_figs
 from views import variants as figs
 from views import variants_quality as quality_figs
 from views.variants_html import map_grid_html
@@ -131,33 +133,20 @@ def quality() -> None:
     st.caption(t("variants.quality_caption", source=data["lra_published"]["source"]))
     table_exports(rows, "variants-quality")
     first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
-    label = t("variants.quality_task")
-    kw = dict(default=first, key="q-task", format_func=task_name)
-    task = url_choice(st.segmented_control, "task", label, tasks, **kw)
+    kw = dict(default=first, key="q-task", format_func=task_title)
+    task = url_choice(st.segmented_control, "task", t("variants.quality_task"), tasks, **kw)
     st.caption(data["tasks"].get(task, task))
     quality_cost(rows, task)
     quality_maps(data, task)
+    quality_training(task, [v for v in data["table"] if task in data["table"][v]])
     quality_figs.draw_recall_state(data)
     quality_figs.draw_needle()
 
 
-def task_name(task: str) -> str:
-    """A task's short name in the reader's language (a task the catalog lacks: its id)."""
-    name = t(f"variants.task_{task.replace('-', '_')}")
-    return task if name.startswith("variants.task_") else name
-
-
 @st.fragment
 def quality_cost(rows: list[dict], task: str) -> None:
-    cost = url_choice(
-        st.radio,
-        "cost",
-        t("variants.quality_cost"),
-        COSTS,
-        key="q-cost",
-        horizontal=True,
-        format_func=lambda c: t(f"variants.quality_cost_{c}"),
-    )
+    kw = dict(key="q-cost", horizontal=True, format_func=lambda c: t(f"variants.quality_cost_{c}"))
+    cost = url_choice(st.radio, "cost", t("variants.quality_cost"), COSTS, **kw)
     fig = figs.accuracy_cost_figure(
         [r for r in rows if r["task"] == task],
         cost,
@@ -194,11 +183,7 @@ def quality_maps(data: dict, task: str) -> None:
     outputs = first.outputs
     key = outputs["evidence"][outputs["asked"].index(query)] if query is not None else None
     key = key if key is not None and key < amap.shape[3] else None  # cropped away
-    panels = []
-    for name, tr in traces.items():
-        m = tr.maps["attention"]
-        panel = dict(x=m.key_labels, y=m.query_labels, title=name, flags=m.flags)
-        panels.append({**panel, "z": m.weights[layer, head]})
+    panels = state.quality_panels(traces, layer, head)
     if key is not None:
         st.caption(t("variants.quality_marker", query=query, pos=key))
     st.caption(map_note(amap.note))
@@ -206,6 +191,28 @@ def quality_maps(data: dict, task: str) -> None:
     grid = map_grid_html(panels, marker=marker)
     html_chart(grid, "quality-maps", lambda: figs.map_grid(panels, marker=marker))
     data_table(state.quality_read(traces, layer, head, query, key) if query is not None else [])
+
+
+@st.fragment
+def quality_training(task: str, variants: list[str]) -> None:
+    """Each cell's shipped timeline: its probe map at a step, beside its curves."""
+    st.subheader(t("variants.training_title"))
+    seed = int(st.session_state.get("q-seed", 0))
+    found, problems = training.timelines(task, tuple(variants), seed)
+    if problems:
+        st.caption(training.missing(problems))
+    if not found:
+        return
+    steps = training.steps(found)
+    step = st.select_slider(t("variants.training_step"), steps, steps[-1], key="q-step")
+    layer, head = int(st.session_state.get("q-layer", 1)), int(st.session_state.get("q-head", 0))
+    st.caption(t("variants.training_caption", seed=seed, layer=layer, head=head))
+    panels = training.panels(found, step, layer, head)
+    html_chart(map_grid_html(panels), "quality-training", lambda: figs.map_grid(panels))
+    panels_ = training.curve_panels(found)
+    fig = timeline_figs.curves_figure(panels_, step, (), t("variants.training_step"), height=150)
+    chart(fig, key="quality-training-curves")
+    table_exports(training.rows(found), f"variants-training-{task}")
 
 
 def swap() -> None:

@@ -14,6 +14,7 @@ import streamlit as st
 from kit import chart, data_table, t
 
 from engine.analysis import needle
+from engine.models.variant_lm import GRID_WIDTH
 from views.heatmap import FONT, SEQUENTIAL, axes, cell_domains, figure, subplot_ref
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
@@ -23,10 +24,11 @@ CELL_PX = 210  # height of one row of needle heatmaps
 
 def recall_state_figure(rows: list[dict], chance: float) -> dict:
     """MQAR accuracy (mean over seeds, bars: their range) against the bytes kept."""
-    data = []
-    for task in sorted({r["task"] for r in rows}):
+    data = sweep_lines(rows)
+    grid = [r for r in rows if r.get("width", GRID_WIDTH) == GRID_WIDTH]
+    for task in sorted({r["task"] for r in grid}):
         for kind in ("grows", "fixed"):
-            pts = [r for r in rows if r["task"] == task and r["kind"] == kind]
+            pts = [r for r in grid if r["task"] == task and r["kind"] == kind]
             if not pts:
                 continue
             data.append(
@@ -74,12 +76,34 @@ def recall_state_figure(rows: list[dict], chance: float) -> dict:
     return figure(data, layout)
 
 
+def sweep_lines(rows: list[dict]) -> list[dict]:
+    """The width sweep (Zoology's axes): a thin line through each variant's widths, its
+    state growing with d_model; the grid's own point is drawn over it, labelled."""
+    lines = []
+    by_variant: dict[tuple, list[dict]] = {}
+    for r in rows:
+        by_variant.setdefault((r["variant"], r["task"]), []).append(r)
+    for (variant, task), pts in sorted(by_variant.items()):
+        if len(pts) < 2:
+            continue
+        pts = sorted(pts, key=lambda r: r["state_bytes"])
+        lines.append(
+            dict(type="scatter", mode="lines+markers", x=[r["state_bytes"] for r in pts],
+                 y=[r["mean"] for r in pts], showlegend=False, legendgroup=task,
+                 text=[f"{variant} · d = {r.get('width', GRID_WIDTH)}" for r in pts],
+                 line=dict(width=1, color="rgba(90, 90, 90, 0.45)"), marker=dict(size=5),
+                 hovertemplate="%{text}: %{y:.3f} · %{x:,} B<extra>" + task + "</extra>")
+        )  # fmt: skip
+    return lines
+
+
 def recall_rows(rows: list[dict]) -> list[dict]:
     """The chart's points as a table: one row per variant and task."""
     return [
         {
             t("variants_quality.col_variant"): r["variant"],
             t("variants_quality.col_task"): r["task"],
+            t("variants_quality.col_width"): r.get("width", GRID_WIDTH),
             t("variants_quality.col_seeds"): " / ".join(f"{a:.3f}" for a in r["accuracy"]),
             t("variants_quality.col_mean"): round(r["mean"], 3),
             t("variants_quality.col_state"): r["state_bytes"],
@@ -101,6 +125,12 @@ def draw_recall_state(data: dict) -> None:
     st.markdown(t("variants_quality.recall_intro"))
     chart(recall_state_figure(rows, 1 / 64), key="quality-recall-state")
     st.caption(t("variants_quality.recall_caption"))
+    sweep = data.get("width_sweep") or {}
+    if sweep.get("cells"):
+        widths = ", ".join(str(w) for w in sweep["widths"])
+        st.caption(t("variants_quality.sweep_caption", widths=widths, grid=GRID_WIDTH))
+    if sweep.get("missing_cells"):
+        st.caption(t("variants_quality.sweep_missing", cells=", ".join(sweep["missing_cells"])))
     data_table(recall_rows(rows))
     findings = (data.get("recall_published") or {}).get("findings", [])
     sources = [f.get("source", "") for f in findings]

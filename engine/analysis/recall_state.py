@@ -111,22 +111,24 @@ def state(variant: str, hp: dict, n: int, config: dict) -> dict:
 def table(cells: list[dict], budgets: dict, shapes: dict) -> list[dict]:
     """One row per (variant, recall task): accuracy per seed, mean, and the state.
 
-    ``cells`` are the evaluation's (variant, task, seed, accuracy); ``shapes[(variant,
-    task)]`` the cells' length n and model config. Only the recall tasks (mqar-*) count,
-    as in Zoology's figure.
+    ``cells`` are the evaluation's (variant, task, seed, accuracy, width = d_model);
+    ``shapes[(variant, task, width)]`` the cells' length n and model config. Only the
+    recall tasks (mqar-*) count, as in Zoology's figure; the width sweep gives a variant
+    one row per width, so its state grows along the chart's x axis.
     """
     groups = defaultdict(dict)
     for c in cells:
         if c["task"].startswith("mqar"):
-            groups[c["variant"], c["task"]][c["seed"]] = c["accuracy"]
+            groups[c["variant"], c["task"], c.get("width", 64)][c["seed"]] = c["accuracy"]
     rows = []
-    for (variant, task), seeds in sorted(groups.items()):
-        n, config = shapes[variant, task]
+    for (variant, task, width), seeds in sorted(groups.items()):
+        n, config = shapes[variant, task, width]
         accs = [seeds[s] for s in sorted(seeds)]
         rows.append(
             {
                 "variant": variant,
                 "task": task,
+                "width": width,
                 "n": n,
                 "seeds": sorted(seeds),
                 "accuracy": accs,

@@ -136,10 +136,14 @@ def evaluate(directory: Path | None = None, jobs: int = 1) -> dict:
             scored = list(pool.map(rescore, found, [directory] * len(found)))
     else:
         scored = [rescore(name, directory) for name in found]
-    cells, shapes = [], {}
+    cells, sweep, shapes = [], [], {}
     for cell in filter(None, scored):
-        shapes[cell["variant"], cell["task"]] = (cell.pop("n"), cell.pop("config"))
-        cells.append(cell)
+        n, config = cell.pop("n"), cell.pop("config")
+        cell["width"] = config["d_model"]
+        shapes[cell["variant"], cell["task"], cell["width"]] = (n, config)
+        # The width sweep's cells feed the recall-vs-state chart only: the grid's table,
+        # its missing cells and the needle probe are the grid's width.
+        (cells if cell["width"] == variant_lm.GRID_WIDTH else sweep).append(cell)
     return {
         "family": variant_lm.FAMILY,
         "cells": cells,
@@ -151,9 +155,26 @@ def evaluate(directory: Path | None = None, jobs: int = 1) -> dict:
         "missing_cells": missing_cells(cells),
         # Zoology's axes: MQAR accuracy against the bytes the model keeps (see
         # engine.analysis.recall_state), with the papers' findings beside ours.
-        "recall_state": recall_state.table(cells, grid.BUDGETS, shapes),
+        "recall_state": recall_state.table(cells + sweep, grid.BUDGETS, shapes),
         "recall_published": RECALL_PUBLISHED,
+        "width_sweep": {
+            "cells": sweep,
+            "widths": sorted({variant_lm.GRID_WIDTH, *(c["width"] for c in sweep)}),
+            "missing_cells": missing_sweep(cells + sweep),
+        },
     }
+
+
+def missing_sweep(cells: list[dict]) -> list[str]:
+    """The width sweep's cells (SWEEP_TASKS × BUDGETS × SWEEP_WIDTHS, seed 0) not trained."""
+    have = {(c["task"], c["variant"], c["seed"], c["width"]) for c in cells}
+    return [
+        variant_lm.checkpoint_name(task, variant, 0, width)
+        for task in grid.SWEEP_TASKS
+        for variant in grid.BUDGETS
+        for width in grid.SWEEP_WIDTHS
+        if (task, variant, 0, width) not in have
+    ]
 
 
 def step_seconds(cell: dict) -> float:
@@ -208,13 +229,15 @@ def markdown(result: dict) -> str:
 def recall_markdown(result: dict) -> str:
     """Recall against state as Markdown: each MQAR row, accuracy per seed, state bytes."""
     lines = [
-        "| variant | task | accuracy per seed | mean | state bytes | bytes/token | state |",
-        "|---|---|---|---|---|---|---|",
+        "| variant | task | d_model | accuracy per seed | mean | state bytes | bytes/token "
+        "| state |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     rows = sorted(result["recall_state"], key=lambda r: (r["task"], r["state_bytes"]))
     for r in rows:
         seeds = " / ".join(f"{a:.3f}" for a in r["accuracy"])
-        cells = [r["variant"], r["task"], seeds, f"{r['mean']:.3f}", f"{r['state_bytes']:,}"]
+        cells = [r["variant"], r["task"], str(r.get("width", 64)), seeds, f"{r['mean']:.3f}"]
+        cells += [f"{r['state_bytes']:,}"]
         cells += [f"{r['bytes_per_token']:,.0f}", r["kind"]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from engine import checkpoints
+from engine import checkpoints, timeline
 from engine.attention.attend import Attend, exact
 from engine.attention.multihead import MultiHeadAttention
 from engine.data import long_range
@@ -141,6 +141,21 @@ def load(name: str, directory: Path | None = None) -> tuple[VariantModel, dict]:
     model = VariantModel(VariantModelConfig(**meta["config"]))
     model.load_state_dict({k: v.float() for k, v in state.items()})
     return model.eval(), meta
+
+
+def cell_timeline(task: str, variant: str, seed: int, directory=None) -> timeline.Timeline:
+    """The training timeline saved beside cell ``task × variant × seed`` (engine.timeline):
+    probe loss, accuracy and evidence mass, and test example 0's pooled maps, at ≈ 12
+    log-spaced steps. InputError (``timeline.missing`` / ``timeline.bad``) names the command
+    that trains the cell again."""
+    command = f"python -m engine.train variants --task {task} --variant {variant} --seeds {seed}"
+    d = Path(directory) if directory is not None else OUT_DIR
+    return timeline.load(checkpoint_name(task, variant, seed), d, command)
+
+
+def cell_timeline_stamp(task: str, variant: str, seed: int, directory=None) -> tuple | None:
+    d = Path(directory) if directory is not None else OUT_DIR
+    return timeline.stamp(checkpoint_name(task, variant, seed), d)
 
 
 def results(directory: Path | None = None) -> dict | None:

@@ -41,7 +41,7 @@ def test_quality_table_chart_and_trained_maps(page):
     specs = list(_figures(at).values())
     scatter = next(s for s in specs if s["data"][0]["type"] == "scatter")
     assert len(scatter["data"][0]["x"]) == len(table)  # one point per variant
-    grid = "".join(h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body)
+    grid = next(h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body)
     assert grid.count('class="kit-vgrid-panel"') == len(table)  # the maps: one HTML grid
     assert "Red ring" in " ".join(c.value for c in at.caption)  # the key is marked
     weights = at.dataframe[1].value
@@ -195,10 +195,15 @@ def test_recall_against_state_and_the_needle_heatmaps(page):
     at = _section(page("variants"), "quality")
     titled = {s["layout"].get("title", {}).get("text", ""): s for s in _figures(at).values()}
     recall = next(s for title, s in titled.items() if title.startswith("MQAR accuracy"))
-    rows = quality.results()["recall_state"]
+    rows = [r for r in quality.results()["recall_state"] if r.get("width", 64) == 64]
     points = [d for d in recall["data"] if d["mode"] == "markers+text"]
-    assert sum(len(d["x"]) for d in points) == len(rows)
+    assert sum(len(d["x"]) for d in points) == len(rows)  # a labelled point per grid row
     assert {x for d in points for x in d["x"]} == {r["state_bytes"] for r in rows}
+    swept = quality.results().get("width_sweep", {}).get("cells", [])
+    lines = [d for d in recall["data"] if d["mode"] == "lines+markers"]
+    assert len(lines) == len({c["variant"] for c in swept})  # a line through each's widths
+    for line in lines:  # the state grows with the width
+        assert line["x"] == sorted(line["x"]) and len(line["x"]) >= 2
     assert recall["layout"]["xaxis"]["type"] == "log"
     prose = " ".join(m.value for m in at.markdown)
     assert "Zoology (arXiv 2312.04927)" in prose and "Based (arXiv 2402.18668)" in prose
@@ -208,3 +213,55 @@ def test_recall_against_state_and_the_needle_heatmaps(page):
     maps = [d for d in heat["data"] if d["type"] == "heatmap"]
     assert [m["z"] for m in maps] == list(probe["mean"].values())
     assert len(maps[0]["x"]) == len(probe["lengths"]) and len(maps[0]["y"]) == len(probe["depths"])
+
+
+def _training_grid(at) -> str:
+    grids = [h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body]
+    return grids[1]  # the trained maps, then the training timeline's
+
+
+def test_training_timeline_slider_replays_every_cells_learning(page):
+    """Issue 21, item 1 for the variant grid: each cell's shipped timeline, one map per
+    variant at the chosen step, accuracy / evidence mass / loss against step beside it."""
+    from engine.models import variant_lm as quality
+
+    at = _section(page("variants"), "quality")
+    variants = [
+        v for v in quality.results()["table"] if "mqar-256" in quality.results()["table"][v]
+    ]
+    tl = quality.cell_timeline("mqar-256", "full", 0)
+    slider = at.select_slider(key="q-step")
+    assert [int(s) for s in slider.options] == tl.steps and int(slider.value) == tl.steps[-1]
+    assert _training_grid(at).count('class="kit-vgrid-panel"') == len(variants)
+    assert f"full · {tl.steps[-1]}" in _training_grid(at)
+    curves = next(
+        s for s in _figures(at).values() if any(d.get("name") == "full" for d in s["data"])
+    )
+    full = [d for d in curves["data"] if d["name"] == "full"]
+    assert len(full) == 3  # accuracy, evidence mass, loss
+    assert full[0]["y"] == pytest.approx(tl.metrics["accuracy"], abs=1e-6)
+    at.select_slider(key="q-step").set_value(tl.steps[2]).run()
+    assert not at.exception
+    assert f"full · {tl.steps[2]}" in _training_grid(at)
+    assert tl.metrics["accuracy"][-1] > 0.99 > tl.metrics["accuracy"][0]  # it learnt
+
+
+def test_a_damaged_or_missing_timeline_is_a_caption(page, tmp_path, monkeypatch):
+    import shutil
+
+    from engine import timeline
+    from engine.models import variant_lm as quality
+
+    name = "mqar-256-full-s0"
+    for path in timeline.paths(name, quality.OUT_DIR):
+        shutil.copy(path, tmp_path / path.name)
+    weights, _ = timeline.paths(name, tmp_path)
+    weights.write_bytes(weights.read_bytes()[:64])  # truncated
+    monkeypatch.setattr(quality, "OUT_DIR", tmp_path)
+    at = _section(page("variants"), "quality")
+    captions = " ".join(c.value for c in at.caption)
+    assert "No readable timeline for: full, flash" in captions
+    assert "cannot be read" in captions and "python -m engine.train variants" in captions
+    assert not at.get("select_slider") or "q-step" not in [s.key for s in at.select_slider]
+    grids = [h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body]
+    assert len(grids) == 1  # the finished models' maps are still there

@@ -62,14 +62,26 @@ def test_table_keeps_the_recall_tasks_and_every_seed():
         {"variant": "full", "task": "mqar-256", "seed": 0, "accuracy": 1.0},
         {"variant": "full", "task": "control-128", "seed": 0, "accuracy": 1.0},
     ]
-    shapes = {("full", "mqar-256"): (256, CONFIG), ("full", "control-128"): (128, CONFIG)}
+    shapes = {("full", "mqar-256", 64): (256, CONFIG), ("full", "control-128", 64): (128, CONFIG)}
     (row,) = recall_state.table(cells, grid.BUDGETS, shapes)
-    assert row["task"] == "mqar-256" and row["seeds"] == [0, 1]
+    assert row["task"] == "mqar-256" and row["seeds"] == [0, 1] and row["width"] == 64
     assert row["accuracy"] == [1.0, 0.5] and row["mean"] == 0.75
     assert row["state_bytes"] == state_of("full")["state_bytes"]
-    assert "| full | mqar-256 | 1.000 / 0.500 | 0.750 |" in evaluation.recall_markdown(
+    assert "| full | mqar-256 | 64 | 1.000 / 0.500 | 0.750 |" in evaluation.recall_markdown(
         {"recall_state": [row]}
     )
+
+
+def test_the_width_sweep_gives_a_variant_one_row_per_width_and_its_state_grows():
+    cells = [
+        {"variant": "gla", "task": "mqar-256", "seed": 0, "accuracy": 0.1, "width": 64},
+        {"variant": "gla", "task": "mqar-256", "seed": 0, "accuracy": 0.3, "width": 128},
+    ]
+    wide = {**CONFIG, "d_model": 2 * CONFIG["d_model"]}
+    shapes = {("gla", "mqar-256", 64): (256, CONFIG), ("gla", "mqar-256", 128): (256, wide)}
+    narrow, broad = recall_state.table(cells, grid.BUDGETS, shapes)
+    assert (narrow["width"], broad["width"]) == (64, 128)
+    assert broad["state_bytes"] == 4 * narrow["state_bytes"]  # d × d per head: d doubled
 
 
 @pytest.mark.parametrize("length", needle.LENGTHS)
