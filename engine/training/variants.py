@@ -193,11 +193,12 @@ def run_job(job: Job) -> dict:
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=long_range.IGNORE)
     name = checkpoint_name(job.task, job.variant, job.seed, job.width)
     rec = timeline.Recorder(name, sch.steps, n=SNAPSHOTS)
+    recording = job.width == GRID_WIDTH  # the sweep's cells feed one chart; no page replays them
     probe = Probe(task, name, min(PROBE_SIZE, sch.test_size))
     losses, status = [], "trained"
     t0, cpu0 = time.perf_counter(), time.process_time()
     for step in range(sch.steps):
-        if rec.due(step):
+        if recording and rec.due(step):
             probe.record(rec, step, model, attend)
         x, y = task.batch(sch.batch, seed=job.seed * 1_000_000 + step)
         logits, _ = model(x, attend)
@@ -219,7 +220,7 @@ def run_job(job: Job) -> dict:
     model.load_state_dict({k: v.float() for k, v in state.items()})
     accuracy = score(model, attend, task, sch.test_size)
     steps_recorded = steps_done if status == "trained" else step
-    if not rec.steps or rec.steps[-1] < steps_recorded:
+    if recording and (not rec.steps or rec.steps[-1] < steps_recorded):
         probe.record(rec, steps_recorded, model, attend)  # the shipped (float16) weights
     variant = attend.variant
     resolved = variant.resolve(hp, task.n)
@@ -261,6 +262,8 @@ def run_job(job: Job) -> dict:
         "weights_dtype": "float16",
     }
     checkpoints.save(name, state, meta, Path(job.out_dir))
+    if not recording:
+        return meta
     tl = rec.timeline(
         command=job.command, seed=job.seed, variant=job.variant, task=job.task,
         probe={"test_seed": TEST_SEED, "size": probe.size, "evidence_size": EVIDENCE_SIZE,

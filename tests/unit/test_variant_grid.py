@@ -203,5 +203,7 @@ def test_the_width_sweep_names_its_cells_and_widens_the_model(tmp_path):
     meta = json.loads((tmp_path / "mqar-256-full-s0-d24.json").read_text())
     assert meta["config"]["d_model"] == 24 and meta["config"]["d_ff"] == 48
     assert meta["command"].endswith("--width 24 --quick")
+    assert not (tmp_path / "mqar-256-full-s0-d24-timeline.json").exists()  # the grid's only
+    assert (tmp_path / "mqar-256-full-s0-timeline.json").exists()
     with pytest.raises(SystemExit):
         main([*argv, "--width", "7"])
