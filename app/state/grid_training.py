@@ -17,6 +17,9 @@ from engine.text import InputError
 from engine.timeline import Timeline
 
 METRICS = ("accuracy", "evidence_mass", "loss")
+# Twenty-odd 32 × 32 maps as table cells (one tooltip each) weigh 1.3 MB of HTML; as one
+# image per panel they weigh ≈ 40 KB and paint at once.
+TABLE_SIDE = 16
 
 
 @st.cache_resource(max_entries=200, show_spinner=False)

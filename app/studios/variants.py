@@ -139,8 +139,7 @@ def quality() -> None:
     quality_cost(rows, task)
     quality_maps(data, task)
     quality_training(task, [v for v in data["table"] if task in data["table"][v]])
-    quality_figs.draw_recall_state(data)
-    quality_figs.draw_needle()
+    quality_figs.draw(data)
 
 
 @st.fragment
@@ -208,7 +207,8 @@ def quality_training(task: str, variants: list[str]) -> None:
     layer, head = int(st.session_state.get("q-layer", 1)), int(st.session_state.get("q-head", 0))
     st.caption(t("variants.training_caption", seed=seed, layer=layer, head=head))
     panels = training.panels(found, step, layer, head)
-    html_chart(map_grid_html(panels), "quality-training", lambda: figs.map_grid(panels))
+    grid = map_grid_html(panels, table_side=training.TABLE_SIDE)  # 22 × 32² cells: images
+    html_chart(grid, "quality-training", lambda: figs.map_grid(panels))
     panels_ = training.curve_panels(found)
     fig = timeline_figs.curves_figure(panels_, step, (), t("variants.training_step"), height=150)
     chart(fig, key="quality-training-curves")

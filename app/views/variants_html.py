@@ -117,13 +117,15 @@ def _image(z, top: float, ring, signed: bool, grey: bool, title: str) -> str:
     return f'<div class="kit-vgrid-img">{img}{mark}</div>'
 
 
-def _panel(p: dict, i: int, top: float, diverging: bool, marker, grey: bool, value: str) -> str:
+def _panel(
+    p: dict, i: int, top: float, diverging: bool, marker, grey: bool, value: str, table_side: int
+) -> str:
     z, f = display_pool(np.asarray(p["z"], dtype=float), GRID_CELLS)
     flags = list(p.get("flags", ())) + ([f"display pooled ×{f}"] if f > 1 else [])
     signed = diverging or "signed" in flags
     ring = (marker[0] // f, marker[1] // f) if marker is not None else None
     title = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
-    if max(z.shape) <= TABLE_SIDE:
+    if max(z.shape) <= table_side:
         xs = [html.escape(s) for s in pooled_labels(p["x"], f)]
         ys = [html.escape(s) for s in pooled_labels(p["y"], f)]
         # The first panel names the tokens; the others rely on it and on the tooltips.
@@ -155,11 +157,14 @@ def map_grid_html(
     diverging: bool = False,
     marker: tuple[int, int] | None = None,
     grey_gaps: bool = False,
+    table_side: int = TABLE_SIDE,
 ) -> str:
     """The panels of ``views.variants.map_grid`` (``dict(z, x, y, title, flags)``, same
     keywords) as one HTML grid with one colour key. One scale spans every panel (0 …
     max|z|; a signed panel, or every panel with ``diverging``: −max … max); NaN cells
-    are blank (grey with ``grey_gaps``); ``marker`` = (query, key) rings that cell."""
+    are blank (grey with ``grey_gaps``); ``marker`` = (query, key) rings that cell.
+    Panels up to ``table_side`` cells a side are tables (a tooltip per cell), larger ones
+    images: a caller with many mid-sized panels lowers it to keep the page light."""
     # NaN (a hidden key) counts as 0: an all-hidden panel neither warns nor sets the scale.
     top = max((float(np.abs(np.nan_to_num(p["z"])).max()) for p in panels), default=1.0) or 1.0
     value = html.escape(value_name)
@@ -171,7 +176,8 @@ def map_grid_html(
         for i, colour in enumerate(swatches[signed])
     )
     body = "".join(
-        _panel(p, i, top, diverging, marker, grey_gaps, value) for i, p in enumerate(panels)
+        _panel(p, i, top, diverging, marker, grey_gaps, value, table_side)
+        for i, p in enumerate(panels)
     )
     used = {diverging or "signed" in p.get("flags", ()) for p in panels}
     css = CSS.format(font=18 if large else 14, row=14 if large else 10, label=70 if large else 56)

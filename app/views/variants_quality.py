@@ -211,3 +211,10 @@ def draw_needle() -> None:
     if skipped:
         text = ", ".join(f"{v} ({acc:.3f})" for v, acc in skipped.items())
         st.caption(t("variants_quality.needle_skipped", variants=text, task=probe["task"]))
+
+
+def draw(data: dict) -> None:
+    """Both of the section's figures below the table and maps: recall against state, then
+    the needle probe."""
+    draw_recall_state(data)
+    draw_needle()
