@@ -143,8 +143,9 @@ class Recorder:
         return step in self.wanted
 
     def add(self, step: int, metrics: dict[str, float], traces: list[Trace]) -> None:
-        for name in metrics.keys() - self.metrics.keys():
-            self.metrics[name] = [None] * len(self.steps)  # a metric that starts later
+        for name in metrics:  # in the caller's order, so the saved file is reproducible
+            if name not in self.metrics:
+                self.metrics[name] = [None] * len(self.steps)  # a metric that starts later
         for name, values in self.metrics.items():
             value = metrics.get(name)
             values.append(None if value is None else float(value))
