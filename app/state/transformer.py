@@ -20,9 +20,18 @@ from engine.models.cards.pretrained import DIRECTORY
 from engine.models.transformer import learned_positional_encoding
 from engine.projection import warm_up_in_background
 from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
-from state import models
+from engine.text import InputError
+from engine.timeline import Timeline
+from state import models, timelines
 
 READINGS = ("heads", "mean", "rollout")  # each head, the mean over heads, rollout
+# The timeline's curves, one panel each: the metrics ``engine.train transformer`` records.
+PANELS = {
+    "loss": ("train_loss", "loss"),
+    "accuracy": ("token_accuracy", "exact_match", "bleu"),
+    "aer": ("aer.L0", "aer.L1", "aer.L2", "aer.L3"),
+}
+SCALES = {"bleu": 0.01}  # BLEU (0–100) drawn beside the accuracies, on their 0–1 scale
 
 
 def ours() -> list:
@@ -102,3 +111,58 @@ def neuron(q: np.ndarray, k: np.ndarray, mask_row: np.ndarray | None):
     """The neuron view of one query (q_i∘k_j, scores and α from the engine)."""
 
     return neuron_view(q, k, mask_row)
+
+
+def timeline(name: str) -> Timeline:
+    """The checkpoint's training timeline (read once, ``state.timelines``); raises the
+    engine's InputError when it is missing or damaged — also when a saved step lacks a
+    probe or one of the three maps the page draws."""
+    card = models.card(name)
+    tl = timelines.of(card)
+    n = len(tl.probes[0]) if tl.probes else 0
+    maps = {"encoder_self", "decoder_self", "cross"}
+    if not n or any(len(row) != n or any(maps - set(p.maps) for p in row) for row in tl.probes):
+        reason = "a saved step lacks a probe sentence or one of its maps"
+        raise InputError("timeline.bad", name=name, reason=reason, command=card.train_command)
+    return tl
+
+
+def metric_label(metric: str) -> str:
+    """A recorded metric's name on screen: ``aer.L1`` is layer 1's head-averaged AER."""
+    if metric.startswith("aer.L"):
+        return t("transformer.metric_aer", layer=int(metric.removeprefix("aer.L")))
+    return t(f"transformer.metric_{metric}")
+
+
+def curve_panels(tl: Timeline) -> list[tuple[str, dict]]:
+    """``[(panel title, {line label: (steps, values)})]`` for ``views.timeline``."""
+    panels = []
+    for panel, metrics in PANELS.items():
+        lines = {}
+        for metric in (m for m in metrics if m in tl.metrics):
+            steps, values = tl.curve(metric)
+            scale = SCALES.get(metric, 1.0)
+            lines[metric_label(metric)] = (steps, [v * scale for v in values])
+        if lines:
+            panels.append((t(f"transformer.panel_{panel}"), lines))
+    return panels
+
+
+def marks(name: str, tl: Timeline) -> list[tuple[str, int]]:
+    """Named steps on the curves: where the learning-rate warm-up ends (its peak), if the
+    run got that far."""
+    warmup = models.card(name).meta.get("warmup")
+    if not warmup or warmup > tl.steps[-1]:
+        return []
+    return [(t("transformer.mark_warmup"), int(warmup))]
+
+
+def metrics_at(tl: Timeline, i: int) -> str:
+    """The metrics measured at saved step ``i``, as one line for a caption."""
+    shown = []
+    for metrics in PANELS.values():
+        for metric in metrics:
+            value = tl.metrics.get(metric, [None] * (i + 1))[i]
+            if value is not None:
+                shown.append(f"{metric_label(metric)} {value * SCALES.get(metric, 1.0):.3g}")
+    return " · ".join(shown)

@@ -10,6 +10,7 @@ import views.bertviz_view as bv
 from kit import (
     chart,
     controls,
+    engine_text,
     flag,
     friendly_errors,
     page_bottom,
@@ -25,7 +26,10 @@ from state import transformer as state
 from studios import transformer_models
 from views.heatmap import attention_figure
 from views.qk_map import dot_distance_figure, qk_scatter
+from views.timeline import curves_figure
 from views.transformer import head_grid, neuron_figure
+
+from engine.text import InputError
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 
@@ -47,9 +51,11 @@ class Shown:
     kind: str
     title: str  # the map's name, e.g. "cross-attention (decoder → encoder)"
     amap: object  # the map as read (merged, averaged or rolled out, sinks hidden)
+    reading: str
     merge: bool
     hide: bool
     sinks: tuple
+    family: str
 
     @property
     def raw(self):
@@ -184,18 +190,57 @@ def qk(s: Shown) -> None:
     st.caption(t("transformer.qk_caption"))
 
 
-SECTIONS = {"grid": grid, "bertviz": bertviz, "neuron": neuron, "qk": qk}
+def training(s: Shown) -> None:
+    """How this model's attention came to be (its shipped timeline): a probe sentence's
+    maps of the chosen kind, every layer and head, at a saved training step, read as the
+    page reads the finished model's; beside them the metrics against step, that step marked.
+    A missing or damaged timeline is the engine's message; the other sections still work."""
+    name = s.trace.model
+    try:
+        tl = state.timeline(name)
+    except InputError as exc:
+        st.info(engine_text(exc))
+        return
+    texts = [probe.inputs["text"] for probe in tl.probes[0]]
+    c1, c2 = st.columns([2, 3])
+    j = url_choice(c1.selectbox, "probe", t("transformer.probe"), range(len(texts)),
+                   key=f"tr-probe-{name}", format_func=texts.__getitem__)  # fmt: skip
+    step = url_choice(c2.select_slider, "step", t("transformer.step"), tl.steps,
+                      key=f"tr-step-{name}", default=len(tl.steps) - 1,
+                      help=t("transformer.step_help", n=len(tl.steps)))  # fmt: skip
+    i = tl.at(step)
+    probe = tl.probes[i][j]
+    with friendly_errors(t("transformer.reading_what")):
+        amap = state.read_heads(probe.maps[s.kind], s.reading, s.merge, s.hide, s.sinks)
+    title = t("transformer.timeline_title", kind=s.title, step=tl.steps[i])
+    left, right = st.columns([3, 2])
+    chart(head_grid(amap, title), "tr-timeline-map", left, width="stretch")
+    output = probe.outputs["translation"] or t("transformer.nothing")
+    left.caption(t("transformer.timeline_output", step=tl.steps[i], text=output))
+    panels = state.curve_panels(tl)
+    fig = curves_figure(panels, tl.steps[i], state.marks(name, tl), t("transformer.step"), 150)
+    chart(fig, "tr-timeline-curves", right, width="stretch")
+    facts = dict(n=tl.meta.get("held_out", 0), command=tl.meta.get("command", ""))
+    right.caption(t("transformer.timeline_caption", metrics=state.metrics_at(tl, i), **facts))
+    if any(m.startswith("aer.") for m in tl.metrics):
+        right.caption(t("transformer.timeline_caption_aer"))
 
 
-# A section change reruns only this part: the model, its Trace and the map stay.
+SECTIONS = {"grid": grid, "bertviz": bertviz, "neuron": neuron, "qk": qk, "training": training}
+
+
+# A section change, or a training-step move, reruns only this part: the model, its Trace
+# and the map stay.
 @st.fragment
 def sections(shown: Shown) -> None:
-    # One section on screen at a time: an edit redraws only what is visible.
+    # One section on screen at a time: an edit redraws only what is visible. Only the
+    # models trained here have a training timeline.
+    names = [n for n, show in SECTIONS.items() if show is not training or shown.family == "ours"]
     section = url_choice(
         st.segmented_control,
         "section",
         t("transformer.section"),
-        list(SECTIONS),
+        names,
         key="transformer-section",
         format_func=lambda s: t(f"transformer.section_{s}"),
     )
@@ -264,5 +309,5 @@ with friendly_errors(t("transformer.reading_what")):
     amap = state.read_heads(trace.maps[kind], reading, merge, hide, sinks)
 
 page_toggle("transformer", amap)
-sections(Shown(trace, kind, kind_name(kind), amap, merge, hide, tuple(sinks)))
+sections(Shown(trace, kind, kind_name(kind), amap, reading, merge, hide, tuple(sinks), family))
 page_bottom(f"transformer-{trace.model}", trace)

@@ -4,6 +4,14 @@ Training follows the paper where it matters at this size (§5.3–5.4): Adam wit
 β = (0.9, 0.98), ε = 1e-9, the warm-up schedule lrate = d_model^-0.5 · min(step^-0.5,
 step · warmup^-1.5), residual and attention dropout, label smoothing ε_ls = 0.1.
 Single-threaded and seeded, so a run reproduces its checkpoint (CPU shared by others).
+
+The run also saves its training timeline (:mod:`engine.timeline`) beside the checkpoint:
+at 16 log-spaced steps, the Traces of the probe set (a few of the card's example sentences,
+every layer's self- and cross-attention per head, as the page traces them: greedy output)
+and the metrics on a fixed held-out slice of the validation split — loss, token accuracy,
+exact match (dates) or BLEU and the AER of each layer's head-averaged cross-attention
+against the gold links (en-fr). Probes run under :func:`engine.timeline.quiet` in eval mode,
+so a run that records trains the same weights as one that does not.
 """
 
 from __future__ import annotations
@@ -12,23 +20,31 @@ import argparse
 import random
 import tempfile
 import time
+from dataclasses import dataclass, replace
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from engine import checkpoints
+from engine import checkpoints, timeline
 from engine._cli import recorded_command
+from engine.data import enfr
 from engine.data.vocab import Vocab
+from engine.models.cards.nmt import DATE_EXAMPLES
 from engine.models.transformer import (
     PAD,
     PE_KINDS,
     TASKS,
     Transformer,
     TransformerConfig,
+    Translator,
     build,
     checkpoint_name,
     task_module,
 )
+from engine.models.transformer import trace as trace_translation
+from engine.trace import Trace
+from engine.translation_quality import aer, argmax_links, bleu, exact_match
 
 # Steps, not minutes, so a run reproduces its checkpoint on any machine. en-fr: 4,800
 # steps of 32 pairs ≈ 2.5 passes over the 60k training pairs, ≈ 9 CPU-minutes on one
@@ -37,6 +53,11 @@ from engine.models.transformer import (
 DEFAULTS = {"dates": dict(steps=3200, batch=64), "en-fr": dict(steps=4800, batch=32)}
 QUICK = dict(steps=30, batch=16, n_valid=64)
 LR_FACTOR = 0.5  # peak lrate ≈ 2.2e-3 at d_model = 128, warm-up 400
+# The timeline's held-out slice: the first pairs of the validation split (never the test
+# split, whose numbers the evaluation reports). 200 pairs: every snapshot ≈ 1–2 s.
+HELD_OUT = 200
+N_DATE_PROBES = 3  # three date formats: spelt out with a weekday, numeric, ordinal
+EN_FR_PROBES = ("Figure 3(a)", "negation")
 
 
 def batch_tensors(pairs, src_vocab, tgt_vocab):
@@ -82,6 +103,85 @@ def token_accuracy(model: Transformer, pairs, src_vocab, tgt_vocab, batch: int =
     return right / max(total, 1)
 
 
+def probe_texts(task: str) -> list[str]:
+    """The probe set: the card's examples (dates: the first three formats; en-fr: the
+    lesson's Figure 3(a) sentence and the negation — the long sentence's maps alone would
+    be three times the timeline's size)."""
+    if task == "dates":
+        return list(DATE_EXAMPLES[:N_DATE_PROBES])
+    return [enfr.detokenize_en(enfr.EXAMPLES[k].src) for k in EN_FR_PROBES]
+
+
+@torch.no_grad()
+def held_out_metrics(tr: Translator, pairs) -> dict[str, float]:
+    """Teacher-forced loss (cross-entropy in nats per token, no label smoothing) and token
+    accuracy, greedy exact match (dates) or BLEU (en-fr), and for en-fr the AER of each
+    layer's head-averaged cross-attention: argmax link per target word, teacher-forced on
+    the reference, against the gold sure/possible links (as ``engine.evaluate`` scores a head)."""
+    src, tgt_in, tgt_out = batch_tensors(pairs, tr.src_vocab, tr.tgt_vocab)
+    logits, inter = tr.model(src, tgt_in)
+    keep = tgt_out != PAD
+    out = {
+        "loss": F.cross_entropy(logits[keep], tgt_out[keep]).item(),
+        "token_accuracy": (logits.argmax(-1) == tgt_out)[keep].float().mean().item(),
+    }
+    gen = tr.model.greedy(src, tr.max_new)
+    hyps = [tr.tgt_vocab.decode(row[1:].tolist()) for row in gen]
+    refs = [list(p.tgt) for p in pairs]
+    if tr.task == "dates":
+        out["exact_match"] = exact_match(hyps, refs)
+        return out
+    out["bleu"] = bleu(hyps, refs)
+    cross = inter.cross.mean(2).numpy()  # (B, L, T, S): the heads of each layer averaged
+    for layer in range(cross.shape[1]):
+        items = [
+            (argmax_links(cross[b, layer, : len(p.tgt), : len(p.src)]), p.sure, p.possible)
+            for b, p in enumerate(pairs)
+        ]
+        out[f"aer.L{layer}"] = aer(items)
+    return out
+
+
+@dataclass
+class Probe:
+    """What one timeline snapshot runs on the model being trained."""
+
+    name: str
+    task: str
+    texts: list[str]
+    held_out: list
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    max_tgt: int
+
+    def __call__(self, model: Transformer) -> tuple[dict[str, float], list[Trace]]:
+        """(held-out metrics, one Trace per probe text), in eval mode (no dropout) and
+        back to train mode after; call it through :func:`engine.timeline.quiet`."""
+        meta = {"task": self.task, "max_tgt": self.max_tgt}
+        tr = Translator(self.name, model, self.src_vocab, self.tgt_vocab, meta)
+        model.eval()
+        try:
+            # Queries, keys and timings are not kept: the timeline is maps and outputs.
+            traces = [
+                replace(trace_translation(tr, text), vectors={}, timings={}) for text in self.texts
+            ]
+            return held_out_metrics(tr, self.held_out), traces
+        finally:
+            model.train()
+
+
+def snapshot(rec: timeline.Recorder, probe: Probe, model, step: int, losses: list, log) -> None:
+    """Record step ``step``: the probe's metrics and Traces, and the mean training loss
+    (label-smoothed, as optimised) of the batches since the last snapshot."""
+    metrics, traces = timeline.quiet(lambda: probe(model))
+    if losses:
+        metrics["train_loss"] = sum(losses) / len(losses)
+        losses.clear()
+    rec.add(step, metrics, traces)
+    shown = "  ".join(f"{k} {v:.3f}" for k, v in sorted(metrics.items()))
+    log(f"snapshot {len(rec.steps):2d} at step {step:5d}: {shown}")
+
+
 def train(
     task: str,
     pe: str,
@@ -92,9 +192,11 @@ def train(
     warmup: int = 400,
     minutes: float | None = None,
     n_valid: int | None = None,
+    record: bool = True,
     log=print,
 ):
-    """Train one model; returns (model, meta) without writing anything."""
+    """Train one model; returns (model, meta, timeline) without writing anything (the
+    timeline is None with ``record=False``; the weights are the same either way)."""
     torch.manual_seed(seed)
     data = task_module(task).splits(seed=seed)
     train_set, valid = data["train"], data["valid"][:n_valid]
@@ -119,9 +221,16 @@ def train(
     )
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD, label_smoothing=0.1)
     batches = length_batches(train_set, batch, random.Random(seed))
+    max_tgt = max(len(p.tgt) for p in train_set) + 4
+    name = checkpoint_name(task, pe)
+    probe = Probe(name, task, probe_texts(task), valid[:HELD_OUT], src_vocab, tgt_vocab, max_tgt)
+    rec = timeline.Recorder(name, steps) if record else None
+    losses: list[float] = []
     t0, cpu0 = time.perf_counter(), time.process_time()
     model.train()
     step = 0
+    if rec is not None:
+        snapshot(rec, probe, model, 0, losses, log)
     for step in range(1, steps + 1):
         src, tgt_in, tgt_out = batch_tensors(next(batches), src_vocab, tgt_vocab)
         logits, _ = model(src, tgt_in)
@@ -131,12 +240,17 @@ def train(
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
+        losses.append(loss.item())
+        if rec is not None and rec.due(step):
+            snapshot(rec, probe, model, step, losses, log)
         elapsed = time.perf_counter() - t0
         if step % 250 == 0 or step == steps:
             log(f"step {step:5d}  loss {loss.item():.3f}  {elapsed:6.0f} s")
         if minutes is not None and elapsed > 60 * minutes:
             log(f"stopping at step {step}: the {minutes:g}-minute budget is spent")
             break
+    if rec is not None and rec.steps[-1] != step:  # a stopped run ends on where it stopped
+        snapshot(rec, probe, model, step, losses, log)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     acc = token_accuracy(model, valid, src_vocab, tgt_vocab)
     log(f"valid token accuracy {acc:.4f}")
@@ -153,11 +267,17 @@ def train(
         "train_seconds": round(wall, 1),
         "train_cpu_seconds": round(cpu, 1),
         "valid_token_accuracy": round(acc, 4),
-        "max_tgt": max(len(p.tgt) for p in train_set) + 4,
+        "max_tgt": max_tgt,
         "src_vocab": src_vocab.to_json(),
         "tgt_vocab": tgt_vocab.to_json(),
     }
-    return model, meta
+    if rec is None:
+        return model, meta, None
+    tl = rec.timeline(
+        family="transformer", task=task, pe=pe, seed=seed, probe_texts=probe.texts,
+        held_out=len(probe.held_out), train_seconds=meta["train_seconds"],
+    )  # fmt: skip
+    return model, meta, tl
 
 
 def main(argv: list[str]) -> int:
@@ -184,7 +304,7 @@ def main(argv: list[str]) -> int:
     opts = dict(QUICK if args.quick else DEFAULTS[args.task])
     if args.steps:
         opts["steps"] = args.steps
-    model, meta = train(args.task, args.pe, seed=args.seed, minutes=args.minutes, **opts)
+    model, meta, tl = train(args.task, args.pe, seed=args.seed, minutes=args.minutes, **opts)
     meta["command"] = recorded_command("engine.train transformer", argv, "--out-dir")
     out_dir = args.out_dir or (
         tempfile.mkdtemp(prefix="transformer-quick-") if args.quick else None
@@ -194,4 +314,9 @@ def main(argv: list[str]) -> int:
     half = {k: v.half() for k, v in model.state_dict().items()}
     w, _ = checkpoints.save(name, half, meta, out_dir)
     print(f"saved {w} ({w.stat().st_size / 1e6:.2f} MB) after {meta['train_seconds']} s")
+    tl.meta["command"] = meta["command"]
+    timeline.save(tl, name, w.parent)
+    tw, tj = timeline.paths(name, w.parent)
+    size = (tw.stat().st_size + tj.stat().st_size) / 1e3
+    print(f"saved its timeline {tw.name} + .json ({size:.0f} kB, {len(tl.steps)} steps)")
     return 0

@@ -1,5 +1,7 @@
 """AppTest for the Transformer page: our model, MiniLM, every toggle, and bad input."""
 
+import json
+
 import pytest
 
 from engine import checkpoints
@@ -140,3 +142,84 @@ def test_layer_and_head_drive_the_neuron_view(ours):
     assert len(at.get("plotly_chart")) == 1
     last = f"L{n_layers - 1}"
     assert any(last in c.value and f"H{n_heads - 1}" in c.value for c in at.caption)
+
+
+# -- the training timeline (issue 21): a step slider over the shipped snapshots ---------------
+
+FIRST = "transformer-dates-sinusoidal"  # the page's first checkpoint (the registry's order)
+
+
+def shipped_timeline(name: str = FIRST):
+    from engine.models import registry
+    from engine.text import InputError
+
+    try:
+        return registry.get(name).timeline()
+    except InputError:
+        pytest.skip(f"no shipped timeline for {name}: python -m engine.train transformer")
+
+
+def open_training(at):
+    at.segmented_control(key="transformer-section").set_value("training").run()
+    assert not at.exception
+    return at
+
+
+def figure_titles(at) -> list[str]:
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [f["layout"].get("title", {}).get("text", "") for f in figs]
+
+
+def test_training_step_slider_redraws_the_probe_maps(ours):
+    tl = shipped_timeline()
+    at = open_training(ours)
+    assert at.selectbox(key="checkpoint").value == FIRST
+    slider = at.select_slider(key=f"tr-step-{FIRST}")
+    assert list(slider.options) == [str(s) for s in tl.steps] and slider.value == tl.steps[-1]
+    assert len(at.get("plotly_chart")) == 2  # the probe's layers × heads, the curves
+    for step in (tl.steps[0], tl.steps[len(tl.steps) // 2], tl.steps[-1]):
+        at.select_slider(key=f"tr-step-{FIRST}").set_value(step).run()
+        assert not at.exception, step
+        titles = figure_titles(at)
+        assert any(f"encoder self-attention · step {step} " in t for t in titles), titles
+        output = tl.probes[tl.at(step)][0].outputs["translation"] or "(nothing)"
+        assert any(f"At step {step} the model writes: `{output}`" in c.value for c in at.caption)
+    for kind in ("encoder_self", "decoder_self", "cross"):  # the page's map picker drives it
+        at.selectbox(key="attention").set_value(kind).run()
+        assert not at.exception, kind
+    at.selectbox(key=f"tr-probe-{FIRST}").set_value(len(tl.probes[0]) - 1).run()
+    assert not at.exception
+
+
+def redirect_timelines(monkeypatch, directory):
+    """Read every timeline from ``directory`` (the checkpoints stay where they are)."""
+    from engine import timeline
+
+    real = timeline.paths
+    monkeypatch.setattr(timeline, "paths", lambda name, _: real(name, directory))
+
+
+def test_missing_timeline_is_a_message_and_the_model_still_works(ours, monkeypatch, tmp_path):
+    redirect_timelines(monkeypatch, tmp_path)  # nothing there
+    at = open_training(ours)
+    assert "No training timeline is shipped for transformer-dates-sinusoidal" in messages(at)
+    assert "python -m engine.train transformer --task dates" in messages(at)
+    assert any("Output" in m.value for m in at.markdown)  # the finished model answers
+    at.segmented_control(key="transformer-section").set_value("grid").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 2
+
+
+@pytest.mark.parametrize("damage", ["truncated", "no probes"])
+def test_damaged_timeline_is_a_message(ours, monkeypatch, tmp_path, damage):
+    from engine import timeline
+
+    weights, meta = timeline.paths(FIRST, tmp_path)
+    if damage == "truncated":  # cut short, as by a broken copy
+        weights.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{")
+        meta.write_text('{"format": "attention-studio-timeline", "version": 1, "steps": [0, 10')
+    else:  # a well-formed file whose steps hold no probe maps
+        timeline.save(timeline.Timeline(FIRST, [0, 10], {"loss": [2.0, 1.0]}), FIRST, tmp_path)
+    redirect_timelines(monkeypatch, tmp_path)
+    at = open_training(ours)
+    assert "training timeline of transformer-dates-sinusoidal cannot be read" in messages(at)
+    assert not at.get("plotly_chart")
