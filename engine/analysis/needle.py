@@ -136,7 +136,7 @@ def run(directory: Path | None = None, task: str = TASK, variants=None, log=None
         meta = checkpoints.load_meta(name, directory)
         if meta.get("family") != variant_lm.FAMILY or meta.get("task") != task:
             continue
-        if meta["config"]["d_model"] != variant_lm.GRID_WIDTH:
+        if variant_lm.width_of(meta) != variant_lm.GRID_WIDTH:
             continue  # a cell of the width sweep: the probe reads the grid's models
         if variants is None or meta["variant"] in variants:
             found.setdefault(meta["variant"], []).append(name)

@@ -119,6 +119,7 @@ def rescore(name: str, directory: Path) -> dict | None:
         "attention_flops_per_layer": meta["attention_flops_per_layer"],
         "attention_memory_bytes_per_layer": meta["attention_memory_bytes_per_layer"],
         "steps": meta["steps"],
+        "width": variant_lm.width_of(meta),
         "command": meta["command"],
         "n": meta["n"],
         "config": meta["config"],
@@ -139,7 +140,6 @@ def evaluate(directory: Path | None = None, jobs: int = 1) -> dict:
     cells, sweep, shapes = [], [], {}
     for cell in filter(None, scored):
         n, config = cell.pop("n"), cell.pop("config")
-        cell["width"] = config["d_model"]
         shapes[cell["variant"], cell["task"], cell["width"]] = (n, config)
         # The width sweep's cells feed the recall-vs-state chart only: the grid's table,
         # its missing cells and the needle probe are the grid's width.

@@ -130,6 +130,14 @@ class VariantModel(nn.Module):
 GRID_WIDTH = 64  # d_model of the grid's cells; the width sweep's others carry "-d<width>"
 
 
+def width_of(meta: dict) -> int:
+    """A cell's width tag: the grid's, or the sweep's ``--width`` (cells trained before the
+    tag was written: their d_model, or the grid's for a ``--quick`` cell)."""
+    if "width" in meta:
+        return int(meta["width"])
+    return GRID_WIDTH if meta.get("quick") else int(meta["config"]["d_model"])
+
+
 def checkpoint_name(task: str, variant: str, seed: int, width: int = GRID_WIDTH) -> str:
     """``<task>-<variant>-s<seed>``; a cell of the width sweep adds ``-d<width>``."""
     return f"{task}-{variant}-s{seed}" + ("" if width == GRID_WIDTH else f"-d{width}")

@@ -258,6 +258,7 @@ def run_job(job: Job) -> dict:
         * cfg.n_heads,
         "loss_curve": losses,
         "quick": job.quick,
+        "width": job.width,  # the grid's, or the sweep's --width (a --quick model is smaller)
         "command": job.command,
         "weights_dtype": "float16",
     }
