@@ -17,7 +17,7 @@ from engine.data.babi import Sample, dataset, subject
 from engine.models import registry
 from engine.models.memn2n import memory_vectors
 from engine.projection import umap_2d
-from state import models
+from state import models, timelines
 
 MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
 
@@ -72,6 +72,17 @@ def served(name: str, task: int) -> dict | None:
     return (models.results(name) or {}).get("served_tasks", {}).get(str(task))
 
 
+def timeline(name: str):
+    """The model's training timeline (probe stories' p_i per hop and the curves at ≈ 16
+    steps), read once per file version; raises the engine's InputError when it is
+    missing or damaged."""
+    return timelines.of(models.card(name))
+
+
+def linear_start_epochs(name: str) -> int:
+    return int(models.card(name).meta.get("linear_start_epochs", 0))
+
+
 def evaluation() -> dict | None:
     """Every task's measured record, read from the cards that serve them, with the means;
     None when ``python -m engine.evaluate memn2n --task all --save`` was not run."""
@@ -83,10 +94,12 @@ def evaluation() -> dict | None:
     tasks = dict(sorted(tasks.items(), key=lambda kv: int(kv[0])))
     accuracy = [r["accuracy"] for r in tasks.values()]
     paper = [r["paper_accuracy"] for r in tasks.values()]
+    short = [r["short_accuracy"] for r in tasks.values() if "short_accuracy" in r]
     return {
         "tasks": tasks,
         "mean_accuracy": sum(accuracy) / len(accuracy),
         "paper_mean_accuracy": sum(paper) / len(paper),
+        "mean_short_accuracy": sum(short) / len(short) if short else None,
         "command": evaluate_command(shipped()[0]),
     }
 

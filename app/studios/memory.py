@@ -20,7 +20,7 @@ from kit import (
 )
 from kit.reveal import page_toggle
 from state import memn2n as state
-from views.memory import draw_hops, md_escape
+from views.memory import draw_hops, hops_figure, md_escape, training_curves
 from views.memory import memory_map as map_figure
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story
@@ -138,27 +138,86 @@ def map(trace, sample) -> None:  # the section's id (?section=map) shadows a bui
     chart(map_figure(coords, groups, sentences, current, title), key="mem-umap")
 
 
+@st.fragment
+def training(trace, sample) -> None:
+    """A fragment: a probe story's p_i per hop at a saved training step, beside the loss
+    and accuracy curves; a slider move redraws this section only, from memory."""
+    name = trace.model  # the model answering above; its own training run
+    try:
+        tl = state.timeline(name)
+    except InputError as exc:  # missing or damaged: say so, the rest of the page stands
+        st.info(engine_text(exc))
+        return
+    stories = tl.probes[-1]  # the same probe stories at every step
+    probe = url_choice(
+        st.selectbox, "probe", t("memory.probe"), list(range(len(stories))),
+        key=f"mem_probe_{name}", format_func=lambda i: probe_label(stories[i]),
+    )  # fmt: skip
+    step = url_choice(
+        st.select_slider, "step", t("memory.step"), tl.steps, key=f"mem_step_{name}",
+        default=len(tl.steps) - 1, format_func=lambda s: f"{s:,}", help=t("memory.step_help"),
+    )  # fmt: skip
+    shown = tl.probes[tl.at(step)][probe]
+    out = shown.outputs
+    verdict = t("memory.correct") if out["answer"] == out["expected"] else ""
+    facts = dict(step=f"{step:,}", answer=out["answer"], p=f"{out['probability']:.3f}")
+    st.markdown(t("memory.step_answer", verdict=verdict, **facts))
+    left, right = st.columns([3, 2])
+    chart(hops_figure(shown.maps["memory"], out["support"]), "mem-step-hops", left)
+    chart(training_curves(tl, step), "mem-step-curves", right)
+    marks = dict(ls=f"{tl.marks.get('linear_start_end', 0):,}", kept=f"{tl.marks.get('kept', 0):,}")
+    epochs = state.linear_start_epochs(name)
+    st.caption(
+        t("memory.training_caption", epochs=epochs, command=tl.meta.get("command", ""), **marks)
+    )
+
+
+def probe_label(story) -> str:
+    """A probe story in one line: its question and how many sentences it has."""
+    return t("memory.probe_label", question=story.inputs["question"], n=len(story.inputs["story"]))
+
+
+COLUMNS = {  # heading id → the evaluation JSON's key
+    "accuracy": "accuracy",
+    "paper": "paper_accuracy",
+    "miss": "paper_miss",
+    "paper_joint": "paper_joint_accuracy",
+    "short": "short_accuracy",
+    "support": "support_hit_any_hop",
+}
+
+
 def every_task(results: dict) -> None:
-    """The shipped evaluation on every task, beside the paper's numbers (a table)."""
-    columns = ("accuracy", "paper_accuracy", "paper_joint_accuracy", "support_hit_any_hop")
+    """The shipped evaluation on every task, beside the paper's numbers (a table): test
+    accuracy, how far the paper is above it, short-story accuracy, the restarts kept from."""
     # Headings looked up once, not once per row: the table is redrawn on each rerun.
-    heads = [t(f"memory.col_{h}") for h in ("accuracy", "paper", "paper_joint", "support")]
-    task, model = t("memory.col_task"), t("memory.col_model")
+    heads = {t(f"memory.col_{h}"): key for h, key in COLUMNS.items()}
+    task, restarts, model = (t(f"memory.col_{h}") for h in ("task", "restarts", "model"))
     with st.expander(t("memory.every_task", mean=f"{results['mean_accuracy']:.3f}")):
         st.table(  # a row per task, so every column holds one type (Arrow needs that)
             [
                 {task: f"{k}: {t(f'memory.babi.task{k}')}"}
-                | {h: r[c] for h, c in zip(heads, columns, strict=True)}
-                | {model: r["model"]}
+                | {h: r.get(key) for h, key in heads.items()}
+                | {restarts: restarts_cell(r.get("restarts")), model: r["model"]}
                 for k, r in results["tasks"].items()
             ]
         )
         mean, paper = f"{results['mean_accuracy']:.4f}", f"{results['paper_mean_accuracy']:.4f}"
+        short = results.get("mean_short_accuracy")
+        short = "–" if short is None else f"{short:.4f}"
         command = results["command"]
-        st.caption(t("memory.every_task_caption", mean=mean, paper=paper, command=command))
+        facts = dict(mean=mean, paper=paper, short=short, command=command)
+        st.caption(t("memory.every_task_caption", **facts))
 
 
-SECTIONS = {"hops": hops, "map": map}
+def restarts_cell(restarts: dict | None) -> str:
+    """ "best of 10 (seed 3)", or "1 run" for a model trained once."""
+    if not restarts or restarts.get("n", 1) <= 1:
+        return t("memory.one_run")
+    return t("memory.best_of", n=restarts["n"], seed=restarts["seed"])
+
+
+SECTIONS = {"hops": hops, "map": map, "training": training}
 
 page_top()
 st.title(t("memory.title"))

@@ -1,4 +1,5 @@
-"""Figures for the Memory page: answer bars, sentences × hops, the shaded story, UMAP.
+"""Figures for the Memory page: answer bars, sentences × hops, the shaded story, UMAP,
+and a training timeline's loss and accuracy curves.
 
 :func:`draw_hops` draws the first three together (the Memory page and the lessons both
 show a MemN2N answer that way).
@@ -17,6 +18,7 @@ import streamlit as st
 from kit import chart, t, url_choice
 
 from views.heatmap import FONT, figure, heatmap, text_px
+from views.timeline import curves_figure
 
 STAR = "★"
 # Dark24: every colour stays visible on a white page and a washed-out projector
@@ -183,3 +185,17 @@ def memory_map(
         legend=dict(itemsizing="constant"),
     )
     return fig
+
+
+def training_curves(tl, step: int) -> go.Figure:
+    """Loss (training and validation) and validation accuracy of a MemN2N timeline against
+    the SGD step, the shown step dashed and the end of linear start (and the kept epoch)
+    dotted."""
+    train, val = t("memory.curve_train"), t("memory.curve_val")
+    loss = {train: tl.curve("train_loss"), val: tl.curve("val_loss")}
+    panels = [
+        (t("memory.curve_loss"), loss),
+        (t("memory.curve_accuracy"), {val: tl.curve("val_accuracy")}),
+    ]
+    marks = [(t(f"memory.mark_{k}"), at) for k, at in tl.marks.items()]
+    return curves_figure(panels, step, marks, t("memory.step_axis"), height=190)

@@ -11,9 +11,10 @@ are not memories) and its supporting facts as indices into those facts.
 
 from __future__ import annotations
 
+import random
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.data.babi_tasks import TASKS, Episode, Line, generate
@@ -179,6 +180,45 @@ def _checked_question(question: str) -> str:
     if len(words(question)) > MAX_WORDS_PER_SENTENCE:
         raise InputError("babi.long_question", limit=MAX_WORDS_PER_SENTENCE)
     return question.strip()
+
+
+# -- short stories ----------------------------------------------------------------------
+SHORT = (2, 4)  # the fewest and most sentences of a short story
+_PRONOUNS = {"he", "she", "they"}
+
+
+def short_story(sample: Sample, rng: random.Random) -> Sample | None:
+    """The question over a story of 2–4 sentences: its supporting facts and a few of its
+    other facts, in story order; None when the support alone is longer than 4 sentences.
+
+    The answer stays right: the supporting facts are the story's latest evidence for it,
+    so a fact kept from before or after them cannot overrule them. A sentence that opens
+    with a pronoun ("Then he went …") is kept only as a supporting fact, whose antecedent
+    is then kept too; another one would name the wrong person once its own antecedent
+    is gone.
+    """
+    lo, hi = SHORT
+    support = sorted(set(sample.support))
+    if len(support) > hi or not sample.story:
+        return None
+    n = rng.randint(max(lo, len(support)), hi)
+    others = [
+        i for i, s in enumerate(sample.story) if i not in support and subject(s) not in _PRONOUNS
+    ]
+    kept = sorted(support + rng.sample(others, min(n - len(support), len(others))))
+    if len(kept) < lo:
+        return None
+    index = {i: k for k, i in enumerate(kept)}
+    story = tuple(sample.story[i] for i in kept)
+    return replace(sample, story=story, support=tuple(index[i] for i in support))
+
+
+def short_stories(task: int, split: str = "test", seed: int = 0) -> list[Sample]:
+    """A fixed set of 2–4-sentence stories: each question of the split over its short
+    story (:func:`short_story`), the ones whose support is too long left out."""
+    rng = random.Random(task * 1_000 + seed)
+    made = (short_story(s, rng) for s in dataset(task, split))
+    return [s for s in made if s is not None]
 
 
 def write_tasks(directory: str | Path, size: str = "1k") -> list[Path]:

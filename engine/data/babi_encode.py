@@ -38,13 +38,28 @@ def _ids(tokens: Sequence[str], vocab: Vocab) -> list[int]:
     return [vocab.stoi[t] for t in tokens if t in vocab.stoi]
 
 
-def encode(samples: Sequence[Sample], vocab: Vocab, answers: Sequence[str], memory: int) -> Encoded:
-    """Pad every story to the longest kept one; unknown words are left out."""
+def encode(
+    samples: Sequence[Sample],
+    vocab: Vocab,
+    answers: Sequence[str],
+    memory: int,
+    memo: dict[str, list[int]] | None = None,
+) -> Encoded:
+    """Pad every story to the longest kept one; unknown words are left out. ``memo`` keeps
+    each sentence's ids for the next call with the same vocabulary (a training run encodes
+    its stories again every epoch)."""
     answer_index = {a: i for i, a in enumerate(answers)}
+    memo = {} if memo is None else memo
+
+    def ids(text: str) -> list[int]:
+        if text not in memo:
+            memo[text] = _ids(words(text), vocab)
+        return memo[text]
+
     stories, queries = [], []
     for s in samples:
-        stories.append([_ids(words(x), vocab) for x in s.story[-memory:]])
-        queries.append(_ids(words(s.question), vocab))
+        stories.append([ids(x) for x in s.story[-memory:]])
+        queries.append(ids(s.question))
     N = len(samples)
     M = max(1, max((len(st) for st in stories), default=1))
     J = max(1, max((len(x) for st in stories for x in st), default=1))

@@ -1,4 +1,4 @@
-"""``python -m engine.train memn2n --task N|joint|all [--hops K] [--quick]``.
+"""``python -m engine.train memn2n --task N|joint|all [--restarts R] [--ray ADDRESS] [--quick]``.
 
 The recipe of Sukhbaatar et al. 2015 (§4.2) and of the authors' released MemN2N code:
 10 % of the training questions held out for validation; SGD with batch 32 (loss summed
@@ -15,39 +15,74 @@ epochs, or at the first epoch without progress, kept every run of ours on the pl
 (test 0.36–0.40), while 60 epochs solve it (test 0.999–1.000, supporting fact hit
 on every hop).
 
-``--task N`` trains task N alone (d = 20, 60 linear-start + 100 epochs, the best of 2
-seeds on validation loss; the paper keeps the best of 10). ``--task joint`` trains one
-model on every task at once (d = 50, 60 + 60 epochs), as the paper's joint runs. ``--task all`` does
-every task and then the joint model: the shipped set. Single-threaded and seeded, so a
-run reproduces its checkpoint.
+*Short stories.* Every epoch a quarter of the training questions is told over a story of
+2–4 sentences (its supporting facts and a few other facts, :func:`engine.data.babi.short_story`),
+redrawn each epoch; the validation set holds each held-out question twice, as told and
+over a short story. A model that only ever read stories of 5–50 sentences answered
+"Daniel went back to the hallway. Sandra moved to the garden. Is Daniel in the garden?"
+with "yes".
+
+*Best of R restarts* (the paper: best of 10): each target trains ``--restarts`` times
+(seeds ``seed … seed+R−1``, one job each on the job grid: a local process pool of
+``--jobs`` processes with one torch thread, or Ray with ``--ray local|ADDRESS``); the
+restart with the lowest validation error is kept (the lower validation loss breaks a
+tie), and its JSON lists every restart's validation error. The held-out 10 % is the same
+for every restart, so their errors compare.
+
+*Timeline.* Each restart records, at 16 log-spaced SGD steps (:class:`engine.timeline.Recorder`),
+the kept model's probe stories (memory weights per hop), the training loss and the
+validation loss and accuracy, and marks where linear start ends; the kept restart's
+timeline is saved beside its checkpoint.
+
+``--task N`` trains task N alone (d = 20, 60 linear-start + 100 epochs). ``--task joint``
+trains one model on every task at once (d = 50, 60 + 60 epochs), as the paper's joint
+runs. ``--task all`` does every task and then the joint model: the shipped set.
+Single-threaded and seeded, so a run reproduces its checkpoint and timeline.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing as mp
 import random
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
 
-from engine import checkpoints
+from engine import checkpoints, timeline
 from engine._cli import recorded_command
-from engine.data.babi import TASK_IDS, dataset, words
+from engine.data.babi import TASK_IDS, Sample, dataset, short_story, words
 from engine.data.babi_encode import Encoded, encode, noisy_times, times_and_mask
 from engine.data.vocab import Vocab
-from engine.models.memn2n import TYINGS, MemN2N, MemN2NConfig, checkpoint_name
+from engine.models.memn2n import TYINGS, MemN2N, MemN2NConfig, Reader, answer, checkpoint_name
 
-QUICK = dict(epochs=2, per_task=60, ls_epochs=1)
+QUICK = dict(epochs=2, per_task=60, ls_epochs=1, restarts=2)
 LS_EPOCHS = 60  # linear-start epochs (see the module docstring for why not 20)
+RESTARTS = 10  # the paper's best of 10
 NOISE_RATE = 0.1
+SHORT_RATE = 0.25  # share of the training questions told over a 2–4-sentence story
 CLIP = 40.0
 BATCH = 32
+SPLIT_SEED = 0  # one held-out 10 % for every restart
+LINEAR_START_END = "linear_start_end"  # the timeline's marks
+KEPT = "kept"
+# Hand-written probe stories beside generated ones: the short story a class types.
+DANIEL = Sample(
+    ("Daniel went back to the hallway.", "Sandra moved to the garden."),
+    "Is Daniel in the garden?",
+    "no",
+    (0,),
+    6,
+)
+JOINT_PROBE_TASKS = (1, 2, 16)
 
 
 def corpus(tasks, size: str, per_task: int | None = None):
@@ -57,12 +92,41 @@ def corpus(tasks, size: str, per_task: int | None = None):
     return train, vocab, answers
 
 
-def split(samples, seed: int):
-    """The paper's 90/10 train/validation split, shuffled with the run's seed."""
+def split(samples, seed: int = SPLIT_SEED):
+    """The paper's 90/10 train/validation split, shuffled with ``seed``."""
     order = list(range(len(samples)))
     random.Random(seed).shuffle(order)
     cut = max(1, len(order) // 10)
     return [samples[i] for i in order[cut:]], [samples[i] for i in order[:cut]]
+
+
+def with_short(samples: list[Sample], rate: float, rng: random.Random) -> list[Sample]:
+    """``samples`` with a share ``rate`` of them told over a short story instead (the ones
+    whose support fits in 4 sentences), in the same order."""
+    out = []
+    for s in samples:
+        short = short_story(s, rng) if rng.random() < rate else None
+        out.append(short or s)
+    return out
+
+
+def validation(val: list[Sample], seed: int = SPLIT_SEED) -> list[Sample]:
+    """The held-out questions as told, then each over a short story (a fixed draw)."""
+    rng = random.Random(seed)
+    return val + [s for s in (short_story(x, rng) for x in val) if s is not None]
+
+
+def probes(tasks) -> list[Sample]:
+    """The fixed probe stories a timeline shows: a test story per task (three tasks for
+    the joint model) with the fewest sentences among its first 20, and the hand-written
+    short story where the model knows task 6."""
+    shown = tasks if len(tasks) == 1 else [t for t in JOINT_PROBE_TASKS if t in tasks]
+    out = [min(dataset(t, "test")[:20], key=lambda s: (len(s.story), s.question)) for t in shown]
+    if 6 in tasks:
+        out.append(DANIEL)
+    if len(tasks) == 1 and 6 not in tasks:  # a second story of the task, a longer one
+        out.append(dataset(tasks[0], "test")[9])
+    return out
 
 
 def batches(n_facts: np.ndarray, rng: np.random.Generator, pool: int = 50):
@@ -99,6 +163,33 @@ def evaluate_loss(model: MemN2N, enc: Encoded, *, linear: bool) -> tuple[float, 
     return loss / len(enc), correct / len(enc)
 
 
+@dataclass
+class Snapshots:
+    """What the training loop hands a :class:`timeline.Recorder` at a due step: the probe
+    stories' Traces (answered with softmax, as the app answers) and the metrics."""
+
+    recorder: timeline.Recorder
+    reader: Reader
+    samples: list[Sample]
+    enc_val: Encoded
+    losses: list[float]
+
+    def take(self, step: int, *, linear: bool) -> None:
+        def run():
+            val_loss, val_acc = evaluate_loss(self.reader.model, self.enc_val, linear=linear)
+            self.reader.model.eval()
+            # A timeline keeps maps, not vectors: the m_i of every step would outweigh them.
+            traces = [replace(answer(self.reader, s), vectors={}) for s in self.samples]
+            self.reader.model.train()
+            return val_loss, val_acc, traces
+
+        val_loss, val_acc, traces = timeline.quiet(run)
+        train_loss = float(np.mean(self.losses)) if self.losses else None
+        metrics = {"val_loss": val_loss, "val_accuracy": val_acc, "train_loss": train_loss}
+        self.recorder.add(step, metrics, traces)
+        self.losses.clear()
+
+
 def train(
     tasks,
     *,
@@ -111,16 +202,20 @@ def train(
     per_task: int | None = None,
     progress: bool = True,
     ls_epochs: int = LS_EPOCHS,
+    short_rate: float = SHORT_RATE,
+    record: str | None = None,
 ):
     """Linear start for ``ls_epochs`` epochs, then ``epochs`` epochs with softmax.
 
     Returns (model, vocab, answers, info); the model is the softmax epoch best on
-    validation (accuracy, ties broken by the lower loss).
+    validation (accuracy, ties broken by the lower loss). With ``record`` (the checkpoint's
+    name), ``info["timeline"]`` is the run's :class:`timeline.Timeline`; recording draws
+    no random numbers and computes no gradients, so the weights are the same without it.
     """
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     samples, vocab, answers = corpus(tasks, size, per_task)
-    fit, val = split(samples, seed)
+    fit, val = split(samples)
     cfg = MemN2NConfig(
         vocab_size=len(vocab),
         answers=tuple(vocab.stoi[a] for a in answers),
@@ -129,18 +224,29 @@ def train(
         tying=tying,
     )
     model = MemN2N(cfg)
-    enc_fit = encode(fit, vocab, answers, cfg.memory)
-    enc_val = encode(val, vocab, answers, cfg.memory)
-    rng = np.random.default_rng(seed)
+    enc_val = encode(validation(val), vocab, answers, cfg.memory)
+    rng, story_rng = np.random.default_rng(seed), random.Random(seed)
     best = ((-1.0, -math.inf), None, 0)
     anneal = max(1, epochs // 4)
     total = ls_epochs + epochs
+    per_epoch = len(batches(np.zeros(len(fit), dtype=np.int64), np.random.default_rng(0)))
+    shots = None
+    if record:
+        reader = Reader(model, vocab, answers, record, {"tasks": list(tasks)})
+        recorder = timeline.Recorder(record, total * per_epoch)
+        shots = Snapshots(recorder, reader, probes(list(tasks)), enc_val, [])
+        shots.take(0, linear=ls_epochs > 0)
+        if ls_epochs:
+            recorder.mark(LINEAR_START_END, ls_epochs * per_epoch)
+    step, memo = 0, {}
     bar = tqdm(range(total), desc="memn2n", disable=not progress, file=sys.stderr)
     for epoch in bar:
         linear = epoch < ls_epochs
         # Linear start: a constant 0.005. Then 0.01, halved every epochs/4 epochs.
         lr = 0.005 if linear else 0.01 * 0.5 ** ((epoch - ls_epochs + 1) // anneal)
         opt = torch.optim.SGD(model.parameters(), lr=lr)
+        told = with_short(fit, short_rate, story_rng)
+        enc_fit = encode(told, vocab, answers, cfg.memory, memo)
         for idx in batches(enc_fit.n_facts, rng):
             story, n_facts, query, ans = tensors(enc_fit, idx)
             times, mask = noisy_times(n_facts, story.shape[1], cfg.memory, NOISE_RATE, gen)
@@ -152,6 +258,12 @@ def train(
             opt.step()
             for e in model.E:  # the null word stays the zero vector
                 e.weight.data[0].zero_()
+            step += 1
+            if shots is not None:
+                shots.losses.append(loss.item() / len(idx))
+                if shots.recorder.due(step):
+                    # The step that ends linear start is read as the model trained it.
+                    shots.take(step, linear=linear)
         val_loss, val_acc = evaluate_loss(model, enc_val, linear=linear)
         # Ties in accuracy on a small validation set are common: the lower loss breaks them.
         if not linear and (val_acc, -val_loss) > best[0]:
@@ -163,64 +275,157 @@ def train(
         bar.set_postfix(loss=f"{val_loss:.3f}", val=f"{val_acc:.3f}", ls=linear)
     assert best[1] is not None, "at least one softmax epoch"
     model.load_state_dict(best[1])
-    return (
-        model,
-        vocab,
-        answers,
-        dict(
-            val_accuracy=best[0][0],
-            val_loss=-best[0][1],
-            best_epoch=best[2],
-            linear_start_epochs=ls_epochs,
-        ),
+    info = dict(
+        val_accuracy=best[0][0],
+        val_loss=-best[0][1],
+        best_epoch=best[2],
+        linear_start_epochs=ls_epochs,
+        short_rate=short_rate,
+        steps=step,
     )
+    if shots is not None:
+        shots.recorder.mark(KEPT, (best[2] + 1) * per_epoch)
+        info["timeline"] = shots.recorder.timeline(seed=seed, best_epoch=best[2])
+    return model, vocab, answers, info
 
 
-def train_one(target: int | str, args, command: str) -> str:
-    """Train and save one checkpoint (a task's own, or the joint one); returns a summary."""
-    joint = target == "joint"
-    tasks = TASK_IDS if joint else (int(target),)
-    d = args.d or (50 if joint else 20)
-    epochs = args.epochs or (60 if joint else 100)
-    per_task, ls_epochs = None, args.ls_epochs
-    if args.quick:
-        epochs, per_task, ls_epochs = QUICK["epochs"], QUICK["per_task"], QUICK["ls_epochs"]
+@dataclass(frozen=True)
+class Job:
+    """One restart of one target: everything a worker needs, nothing it must share."""
+
+    target: int | str
+    seed: int
+    hops: int
+    d: int
+    epochs: int
+    ls_epochs: int
+    size: str
+    tying: str
+    per_task: int | None
+    short_rate: float
+
+
+def run_job(job: Job) -> dict:
+    """Train one restart in this process (one torch thread); returns its weights as numpy
+    arrays, its metadata and its timeline (plain data, so a pool or Ray can send it)."""
+    torch.set_num_threads(1)
+    tasks = TASK_IDS if job.target == "joint" else (int(job.target),)
     t0 = time.perf_counter()
-    best = None
-    repeats = args.repeats or (1 if joint or args.quick else 2)
-    for seed in range(args.seed, args.seed + repeats):  # the paper's best-of-N runs
-        run = train(
-            tasks,
-            hops=args.hops,
-            d=d,
-            epochs=epochs,
-            size=args.size,
-            seed=seed,
-            tying=args.tying,
-            per_task=per_task,
-            ls_epochs=ls_epochs,
-        )
-        # Lower validation loss, not accuracy: on 100 questions accuracies tie at 1.0.
-        if best is None or run[3]["val_loss"] < best[3]["val_loss"]:
-            best = (*run, seed)
-    model, vocab, answers, info, seed = best
-    wall = time.perf_counter() - t0
+    model, vocab, answers, info = train(
+        tasks,
+        hops=job.hops,
+        d=job.d,
+        epochs=job.epochs,
+        size=job.size,
+        seed=job.seed,
+        tying=job.tying,
+        per_task=job.per_task,
+        progress=False,
+        ls_epochs=job.ls_epochs,
+        short_rate=job.short_rate,
+        record=checkpoint_name(job.target),
+    )
+    tl = info.pop("timeline")
     meta = {
         "family": "memn2n",
         "tasks": list(tasks),
-        "size": args.size,
-        "seed": seed,
-        "repeats": repeats,
-        "epochs": epochs,
+        "size": job.size,
+        "seed": job.seed,
+        "epochs": job.epochs,
         "config": model.cfg.to_json(),
         "vocab": vocab.to_json(),
         "candidates": list(answers),
-        "train_seconds": round(wall, 1),
+        "train_seconds": round(time.perf_counter() - t0, 1),
         **info,
+    }
+    state = {k: v.numpy() for k, v in model.state_dict().items()}
+    return {"job": job, "meta": meta, "state": state, "timeline": tl}
+
+
+def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None):
+    """Run every job, yielding results as they finish: a process pool (a fresh process
+    per job, as the variant grid runs) or Ray (``local`` starts a cluster here)."""
+    if ray_address:
+        import ray  # heavy: a cluster client, only for --ray
+
+        if ray_address == "local":
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=ray_address, log_to_driver=False)
+        try:
+            remote = ray.remote(num_cpus=1, max_calls=1)(run_job)
+            pending = [remote.remote(j) for j in jobs]
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                yield ray.get(done[0])
+        finally:
+            ray.shutdown()
+        return
+    if workers == 1:  # in this process: tests, and a machine with one core to give
+        yield from map(run_job, jobs)
+        return
+    ctx = mp.get_context("spawn")  # no forked torch thread pools
+    with ProcessPoolExecutor(workers, mp_context=ctx, max_tasks_per_child=1) as pool:
+        for fut in as_completed([pool.submit(run_job, j) for j in jobs]):
+            yield fut.result()
+
+
+def keep_best(results: list[dict]) -> dict:
+    """The restart with the lowest validation error (the lower validation loss breaks a
+    tie: on 100 questions many restarts make no error)."""
+    return min(results, key=lambda r: (1 - r["meta"]["val_accuracy"], r["meta"]["val_loss"]))
+
+
+def save_best(results: list[dict], command: str, out) -> str:
+    """The kept restart's checkpoint and timeline, with every restart's validation error."""
+    best = keep_best(results)
+    target = best["job"].target
+    restarts = sorted(
+        (
+            {
+                "seed": r["meta"]["seed"],
+                "val_error": round(1 - r["meta"]["val_accuracy"], 4),
+                "val_loss": round(r["meta"]["val_loss"], 4),
+                "best_epoch": r["meta"]["best_epoch"],
+                "train_seconds": r["meta"]["train_seconds"],
+            }
+            for r in results
+        ),
+        key=lambda r: r["seed"],
+    )
+    meta = {
+        **best["meta"],
+        "repeats": len(results),
+        "restarts": restarts,
+        "selection": "lowest validation error of the restarts (then validation loss)",
         "command": command,
     }
-    w, _ = checkpoints.save(checkpoint_name(target), model.state_dict(), meta, args.out)
-    return f"saved {w} in {wall:.0f} s (validation accuracy {info['val_accuracy']:.3f})"
+    name = checkpoint_name(target)
+    state = {k: torch.from_numpy(v) for k, v in best["state"].items()}
+    w, _ = checkpoints.save(name, state, meta, out)
+    tl = best["timeline"]
+    tl.meta |= {"command": command, "seed": meta["seed"], "restarts": len(results)}
+    timeline.save(tl, name, w.parent)
+    errors = " ".join(f"{r['val_error']:.3f}" for r in restarts)
+    return f"saved {w}: seed {meta['seed']} of {len(results)} (validation errors {errors})"
+
+
+def jobs_for(targets, args) -> list[Job]:
+    out = []
+    for target in targets:
+        joint = target == "joint"
+        epochs = args.epochs or (60 if joint else 100)
+        per_task, ls_epochs = None, args.ls_epochs
+        if args.quick:
+            epochs, per_task, ls_epochs = QUICK["epochs"], QUICK["per_task"], QUICK["ls_epochs"]
+        restarts = args.restarts or (QUICK["restarts"] if args.quick else RESTARTS)
+        d = args.d or (50 if joint else 20)
+        for seed in range(args.seed, args.seed + restarts):
+            out.append(
+                Job(target, seed, args.hops, d, epochs, ls_epochs, args.size, args.tying,
+                    per_task, args.short_rate)
+            )  # fmt: skip
+    return out
 
 
 def main(argv: list[str]) -> int:
@@ -231,8 +436,9 @@ def main(argv: list[str]) -> int:
     )
     ap.add_argument(
         "--task",
-        default="all",
-        help=f"one of {TASK_IDS}, 'joint', or 'all' (every task, then joint)",
+        nargs="+",
+        default=["all"],
+        help=f"one or more of {TASK_IDS} and 'joint', or 'all' (every task, then joint)",
     )
     ap.add_argument("--hops", type=int, default=3)
     ap.add_argument("--d", type=int, default=None, help="embedding size (20 per task, 50 joint)")
@@ -247,31 +453,77 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--tying", choices=TYINGS, default="adjacent")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
-        "--repeats",
+        "--restarts",
         type=int,
         default=None,
-        help="train seeds seed … seed+R−1 and keep the best on validation "
-        "(2 per task, 1 joint; the paper reports the best of 10)",
+        help=f"train seeds seed … seed+R−1 and keep the lowest validation error "
+        f"({RESTARTS}, the paper's best of 10; {QUICK['restarts']} with --quick)",
     )
+    ap.add_argument(
+        "--short-rate",
+        type=float,
+        default=SHORT_RATE,
+        help=f"share of training questions told over a 2–4-sentence story ({SHORT_RATE})",
+    )
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (one thread each)")
+    ap.add_argument("--ray", default=None, help="'local' or a Ray cluster address")
     ap.add_argument("--quick", action="store_true", help="a few seconds; writes to a temp dir")
     ap.add_argument("--out", default=None, help="checkpoint directory (default assets/)")
     args = ap.parse_args(argv)
-    if args.task == "all":
-        targets: list[int | str] = [*TASK_IDS, "joint"]
-    elif args.task == "joint":
-        targets = ["joint"]
-    elif args.task.isdigit() and int(args.task) in TASK_IDS:
-        targets = [int(args.task)]
-    else:
-        ap.error(f"--task must be one of {TASK_IDS}, 'joint' or 'all'")
+    targets: list[int | str] = []
+    for task in args.task:
+        if task == "all":
+            targets += [*TASK_IDS, "joint"]
+        elif task == "joint" or (task.isdigit() and int(task) in TASK_IDS):
+            targets.append(task if task == "joint" else int(task))
+        else:
+            ap.error(f"--task must be one of {TASK_IDS}, 'joint' or 'all'")
+    targets = list(dict.fromkeys(targets))
     if args.ls_epochs < 0 or (args.epochs is not None and args.epochs < 1):
         ap.error("--ls-epochs must be ≥ 0 and --epochs ≥ 1")
+    if (args.restarts is not None and args.restarts < 1) or args.jobs < 1:
+        ap.error("--restarts and --jobs must be ≥ 1")
+    if not 0 <= args.short_rate <= 1:
+        ap.error("--short-rate must be between 0 and 1")
     if args.quick and args.out is None:
         args.out = tempfile.mkdtemp(prefix="memn2n-quick-")
     torch.set_num_threads(1)
-    command = recorded_command("engine.train memn2n", argv, "--out")
+    # Each checkpoint records the command that makes it alone; where the jobs run changes
+    # nothing in the weights, so --jobs and --ray are not recorded.
+    prefix = "engine.train memn2n --task"
+    kept = drop(argv, ("--jobs", "--ray", "--task"))
+    commands = {t: recorded_command(f"{prefix} {t}", kept, "--out").strip() for t in targets}
+    jobs = jobs_for(targets, args)
+    # The longest jobs first, so the pool does not end on one long run.
+    jobs.sort(key=lambda j: (j.target != "joint", targets.index(j.target), j.seed))
+    left = {t: sum(j.target == t for j in jobs) for t in targets}
+    done: dict = {t: [] for t in targets}
     t0 = time.perf_counter()
-    for target in targets:
-        print(f"[memn2n {target}]", train_one(target, args, command), flush=True)
+    for result in run_grid(jobs, workers=args.jobs, ray_address=args.ray):
+        job, meta = result["job"], result["meta"]
+        print(
+            f"[memn2n {job.target} seed {job.seed}] validation error "
+            f"{1 - meta['val_accuracy']:.3f}  {meta['train_seconds']:.0f} s",
+            flush=True,
+        )
+        done[job.target].append(result)
+        if len(done[job.target]) == left[job.target]:  # a target's restarts are all in
+            print(
+                f"[memn2n {job.target}]",
+                save_best(done.pop(job.target), commands[job.target], args.out),
+            )
     print(f"{len(targets)} checkpoint(s) in {time.perf_counter() - t0:.0f} s")
     return 0
+
+
+def drop(argv: list[str], options: tuple[str, ...]) -> list[str]:
+    """argv without ``options`` and their values (every value up to the next option)."""
+    out, skip = [], False
+    for arg in argv:
+        if arg.startswith("--"):
+            skip = arg in options
+            if skip or arg.startswith(tuple(o + "=" for o in options)):
+                continue
+        if not skip:
+            out.append(arg)
+    return out

@@ -1,5 +1,9 @@
 """AppTest for the Memory (MemN2N) page: generated and own stories, bad input, the map."""
 
+import base64
+import json
+
+import numpy as np
 import pytest
 
 
@@ -100,3 +104,115 @@ def test_bad_input_gets_a_message_not_a_traceback(memory, story, question, expec
     at = own(memory(), story, question)
     shown = " ".join(x.value for x in (*at.info, *at.warning, *at.error))
     assert expected in shown
+
+
+# -- the training timeline (issue 21): a step slider over a run's snapshots -------------
+
+
+def messages(at) -> str:
+    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
+
+
+def redirect_timelines(monkeypatch, directory):
+    """Read every timeline from ``directory`` (the checkpoints stay where they are)."""
+    from engine import timeline
+
+    real = timeline.paths
+    monkeypatch.setattr(timeline, "paths", lambda name, _: real(name, directory))
+
+
+@pytest.fixture(scope="module")
+def quick_timeline(tmp_path_factory):
+    """A task-1 model's timeline from a quick run of the training command (seconds)."""
+    from engine import timeline
+    from engine.training.memn2n import main
+
+    out = tmp_path_factory.mktemp("memn2n-timeline")
+    argv = ["--task", "1", "--quick", "--restarts", "1", "--jobs", "1", "--out", str(out)]
+    assert main(argv) == 0
+    return out, timeline.load("memn2n-task1", out)
+
+
+def open_training(at, model="memn2n-task1"):
+    at.selectbox(key="mem_task").set_value(1).run()
+    at.selectbox(key="mem_model_task1").set_value(model).run()
+    at.segmented_control(key="mem_section").set_value("training").run()
+    assert not at.exception
+    return at
+
+
+def test_training_step_slider_redraws_the_probe_hops_beside_the_curves(
+    memory, quick_timeline, monkeypatch
+):
+    directory, tl = quick_timeline
+    redirect_timelines(monkeypatch, directory)
+    at = open_training(memory())
+    slider = at.select_slider(key="mem_step_memn2n-task1")
+    assert [int(s) for s in slider.options] == tl.steps and slider.value == tl.steps[-1]
+    assert len(charts(at)) == 2  # sentences × hops at the step, the curves
+    curves = json.loads(charts(at)[1].proto.spec)
+    assert {d["name"] for d in curves["data"]} == {"training", "validation"}
+    marked = [a["text"] for a in curves["layout"]["annotations"]]
+    assert "linear start ends" in marked and "kept" in marked
+    for step in (tl.steps[0], tl.steps[len(tl.steps) // 2], tl.steps[-1]):
+        at.select_slider(key="mem_step_memn2n-task1").set_value(step).run()
+        assert not at.exception, step
+        shown = tl.probes[tl.at(step)][0]
+        said = f"At step {step:,} the model answers `{shown.outputs['answer']}`"
+        assert any(said in m.value for m in at.markdown), step
+        z = json.loads(charts(at)[0].proto.spec)["data"][0]["z"]  # sentences × hops, base64
+        hops = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"])
+        want = shown.maps["memory"].weights[:, 0, 0, :].T
+        assert np.allclose(hops.reshape(want.shape), want, atol=1e-3)
+    at.selectbox(key="mem_probe_memn2n-task1").set_value(len(tl.probes[0]) - 1).run()
+    assert not at.exception and len(charts(at)) == 2
+
+
+def test_a_step_in_the_link_that_was_not_saved_is_ignored(memory, quick_timeline, monkeypatch):
+    directory, tl = quick_timeline
+    redirect_timelines(monkeypatch, directory)
+    from catalog import APP_DIR
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_DIR / "studios" / "memory.py"), default_timeout=180)
+    at.query_params.update(task="1", model="memn2n-task1", section="training", step="7777777")
+    at.run()
+    assert not at.exception
+    assert at.select_slider(key="mem_step_memn2n-task1").value == tl.steps[-1]
+
+
+def test_missing_timeline_is_a_message_and_the_model_still_answers(memory, monkeypatch, tmp_path):
+    redirect_timelines(monkeypatch, tmp_path)  # nothing there
+    at = open_training(memory())
+    assert "No training timeline is shipped for memn2n-task1" in messages(at)
+    assert "python -m engine.train memn2n" in messages(at)
+    assert any("**A:**" in m.value for m in at.markdown)  # the finished model answers
+    at.segmented_control(key="mem_section").set_value("hops").run()
+    assert not at.exception and len(charts(at)) == 2
+
+
+def test_damaged_timeline_is_a_message(memory, monkeypatch, tmp_path):
+    from engine import timeline
+
+    weights, meta = timeline.paths("memn2n-task1", tmp_path)
+    weights.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{")  # cut short, as by a broken copy
+    meta.write_text('{"format": "attention-studio-timeline", "version": 1, "steps": [0, 10')
+    redirect_timelines(monkeypatch, tmp_path)
+    at = open_training(memory())
+    assert "training timeline of memn2n-task1 cannot be read" in messages(at)
+    assert not charts(at)
+    assert any("**A:**" in m.value for m in at.markdown)
+    assert any("Measured on every task" in e.label for e in at.expander)
+
+
+def test_every_task_table_has_short_stories_the_paper_gap_and_the_restarts(memory):
+    from engine.models import registry
+
+    saved = registry.default("babi").saved_results()["tasks"]
+    at = memory()
+    table = at.table[0].value
+    for column in ("short stories (2–4 sentences)", "paper − ours", "restarts"):
+        assert column in table.columns
+    first = next(iter(saved.values()))
+    assert table["short stories (2–4 sentences)"].iloc[0] == pytest.approx(first["short_accuracy"])
+    assert table["paper − ours"].iloc[0] == pytest.approx(first["paper_miss"])

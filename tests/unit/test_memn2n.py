@@ -200,7 +200,8 @@ def test_quick_training_writes_a_checkpoint_that_loads_and_scores(tmp_path, caps
     from engine.models.memn2n import load
     from engine.training.memn2n import main
 
-    assert main(["--task", "1", "--quick", "--out", str(tmp_path), "--hops", "2"]) == 0
+    argv = ["--task", "1", "--quick", "--out", str(tmp_path), "--hops", "2", "--jobs", "1"]
+    assert main(argv) == 0
     r = load("memn2n-task1", tmp_path)
     assert r.model.cfg.hops == 2 and r.meta["tasks"] == [1]
     assert r.meta["command"] == "python -m engine.train memn2n --task 1 --quick --hops 2"
@@ -224,13 +225,13 @@ def test_linear_start_then_softmax_and_the_kept_epoch_is_scored_with_softmax():
     """The kept model answers with softmax, so its recorded validation loss must be the
     softmax one, even when the best epoch is the first after linear start."""
     from engine.data.babi_encode import encode
-    from engine.training.memn2n import corpus, evaluate_loss, split, train
+    from engine.training.memn2n import corpus, evaluate_loss, split, train, validation
 
     model, vocab, answers, info = train(
         (1,), hops=2, d=8, epochs=1, per_task=40, progress=False, ls_epochs=2
     )
     assert info["linear_start_epochs"] == 2 and info["best_epoch"] == 2
     _, val = split(corpus((1,), "1k", 40)[0], 0)
-    enc = encode(val, vocab, answers, model.cfg.memory)
+    enc = encode(validation(val), vocab, answers, model.cfg.memory)
     loss, acc = evaluate_loss(model, enc, linear=False)
     assert loss == pytest.approx(info["val_loss"]) and acc == info["val_accuracy"]
