@@ -11,7 +11,10 @@ the server's alone, not thirty Chromiums' on the same cores. The classroom flow:
 alignment page, type a sentence, change the decoding step, open the memory page, answer
 another story, open the Variants lab, open the chat model and move its step slider, with a
 student's pause between actions. Widgets are found by their label in the deltas, so the flow
-survives page refactors.
+survives page refactors. The train-now flow (issue 21): every session opens the Alignment
+page's "Train it now" and presses Train with its own seed at once; each run's outcome
+(trained, told the server is busy, stopped by the time limit) and its wall time are counted,
+so the server-wide limit on live trainings can be seen to hold while pages stay responsive.
 
 Measured per N: p50/p95 seconds from a widget change to its script_finished (and from a
 page change to its script_finished), errors (exceptions or error alerts drawn, failed or
@@ -36,6 +39,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -93,6 +97,7 @@ class Session:
     widgets: dict[str, Widget] = field(default_factory=dict)  # label → widget, current page
     texts: list[str] = field(default_factory=list)  # markdown drawn by the last run
     page: str = ""
+    outcomes: list[tuple[str, float]] = field(default_factory=list)  # live trainings
     _values: dict[str, WidgetState] = field(default_factory=dict)
     _ws: object = None
 
@@ -184,7 +189,7 @@ class Session:
                     errors.append(f"exception: {proto.type}: {proto.message[:200]}")
                 elif ekind == "alert" and proto.format == proto.ERROR:
                     errors.append(f"error alert: {proto.body[:200]}")
-                elif ekind == "markdown":
+                elif ekind in ("markdown", "alert"):
                     texts.append(proto.body)
                 elif getattr(proto, "id", "") and getattr(proto, "label", ""):
                     seen[proto.label] = Widget(ekind, proto, msg.delta.fragment_id)
@@ -270,7 +275,33 @@ async def short_flow(s: Session, rng: random.Random, pause) -> tuple[list, list]
     return opens, changes
 
 
-FLOWS = {"classroom": classroom_flow, "short": short_flow}
+# What the Alignment page's live training says when it ends (app/locales/en/alignment.toml).
+# The first that matches wins: a run cut by the time limit also says how long it trained.
+OUTCOMES = {
+    "busy": "already training",
+    "stopped_time": "Stopped by the time limit",
+    "queue_full": "The studio is busy",
+    "trained": "Trained in ",
+}
+
+
+async def train_now_flow(s: Session, rng: random.Random, pause) -> tuple[list, list]:
+    """Alignment → "Train it now" → a seed of its own → Train: the press's run ends when the
+    training does (the page streams it), or at once with "busy"."""
+    opens = [await s.open("alignment")]
+    await pause()
+    changes = [await s.change("Show", "Train it now")]
+    await pause()
+    changes.append(await s.change("Seed", rng.randrange(0, 1000)))
+    s.texts = []
+    run = await s.change("Train it now", True)
+    said = " ".join(s.texts)
+    outcome = next((k for k, text in OUTCOMES.items() if text in said), "unknown")
+    s.outcomes.append((outcome, run.seconds))
+    return opens, changes
+
+
+FLOWS = {"classroom": classroom_flow, "short": short_flow, "train-now": train_now_flow}
 
 
 async def one_session(url, flow, seed, think, timeout, start_delay) -> dict:
@@ -295,6 +326,7 @@ async def one_session(url, flow, seed, think, timeout, start_delay) -> dict:
             pass
     errors += [e for r in opens + changes for e in r.errors]
     return {
+        "outcomes": s.outcomes,
         "runs": [(r.action, r.seconds) for r in opens + changes],
         "open_s": [r.seconds for r in opens],
         "change_s": [r.seconds for r in changes],
@@ -426,8 +458,15 @@ async def phase(url, n, flow, pid, *, think, ramp, timeout, settle, seed) -> dic
     for r in results:
         for action, seconds in r["runs"]:
             by_action.setdefault(action, []).append(seconds)
+    trains = [x for r in results for x in r["outcomes"]]
+    live = {
+        "outcomes": dict(Counter(o for o, _ in trains)),
+        "train_p50_s": _round(percentile([s for _, s in trains], 0.5)),
+        "train_max_s": _round(max((s for _, s in trains), default=None)),
+    }
     return {
         "sessions": n,
+        **({"live": live} if trains else {}),
         "change_p50_s": _round(percentile(changes, 0.5)),
         "change_p95_s": _round(percentile(changes, 0.95)),
         "changes": len(changes),

@@ -25,11 +25,15 @@ from kit import (
 )
 from kit.reveal import page_toggle
 from state import nmt as state
+from state import nmt_training as learning
 from studios.alignment_coverage import coverage_panel, vocabulary
 from views.alignment import additive_parts_figure, alignment_figure, steps_animation, vector_strip
 from views.alignment_html import vector_strip_html
 from views.alignment_sections import md, measured_table, soft_alignment
 from views.bertviz_view import head_view_html, render
+from views.timeline import curves_figure
+
+from engine.text import InputError
 
 TASKS = ("en-fr", "dates")
 BEAMS = (1, 5, 10)  # the beam widths "Side by side" compares
@@ -49,6 +53,7 @@ def choose_model(task: str):
             t("alignment.model"),
             names,
             default=names.index(state.default(task)),
+            resets=("tstep",),  # another model saved other steps
             format_func=lambda n: engine_text(cards[n].title),
             key=f"nmt-model-{task}",
         )
@@ -204,6 +209,134 @@ def measured(card, trace, text: str, beam: int) -> None:
     measured_table(state.measured(card.task), card.evaluate_command)
 
 
+# ---- how α came to be: the shipped timeline, and a model trained now ------------------
+
+
+def training(card, trace, text: str, beam: int) -> None:
+    """The checkpoint's training timeline: a probe's α at a saved step beside the metric
+    curves. A missing or damaged timeline is the engine's message; the rest of the page
+    keeps showing the finished model."""
+    st.header(t("alignment.training_header"))
+    try:
+        tl = learning.timeline(card.name)
+    except InputError as exc:
+        st.info(engine_text(exc))
+        return
+    if not card.aligns:
+        st.info(t("alignment.timeline_no_map"))
+    timeline_view(tl, f"nmt-tl-{card.name}", "tstep")
+
+
+# A step-slider move reruns only this part, from the timeline already in memory.
+@st.fragment
+def timeline_view(tl, key: str, param: str | None = None) -> None:
+    texts = [probe.inputs["text"] for probe in tl.probes[0]]
+    c1, c2 = st.columns([2, 3])
+    j = c1.selectbox(t("alignment.probe"), range(len(texts)), key=f"{key}-probe",
+                     format_func=texts.__getitem__)  # fmt: skip
+    label, last = t("alignment.training_step"), len(tl.steps) - 1
+    if param is None:
+        step = c2.select_slider(label, tl.steps, tl.steps[last], key=f"{key}-step")
+    else:
+        hint = t("alignment.training_step_help", n=last + 1)
+        step = url_choice(c2.select_slider, param, label, tl.steps, key=f"{key}-step",
+                          default=last, help=hint)  # fmt: skip
+    show_step(tl, tl.at(step), j, key)
+    facts = dict(n=tl.meta.get("held_out", 0), command=tl.meta.get("command", ""))
+    st.caption(t("alignment.timeline_caption", **facts))
+
+
+def show_step(tl, i: int, j: int, key: str) -> None:
+    """Probe ``j``'s α at saved step ``i`` (the page's heatmap) beside the curves, the step
+    marked; a model without attention has curves only."""
+    probe = tl.probes[i][j]
+    amap = probe.maps.get("alignment")
+    left, right = st.columns([3, 2]) if amap is not None else (None, st.container())
+    if amap is not None:
+        title = t("alignment.timeline_title", step=tl.steps[i])
+        fig = alignment_figure(amap.weights[0, 0], amap.key_labels, amap.query_labels,
+                               title=title, flags=amap.flags)  # fmt: skip
+        chart(fig, f"{key}-map", left)
+    out = probe.outputs.get("translation") or t("alignment.nothing")
+    where = left if left is not None else right
+    where.caption(t("alignment.timeline_output", step=tl.steps[i], text=md(out)))
+    panels = learning.curve_panels(tl)
+    fig = curves_figure(panels, tl.steps[i], (), t("alignment.training_step"), 150)
+    chart(fig, f"{key}-curves", right)
+    right.caption(learning.metrics_at(tl, i))
+
+
+@st.fragment
+def live(card, trace, text: str, beam: int) -> None:
+    """Train it now: a fresh tiny model for at most a minute, its α and loss streamed."""
+    st.header(t("alignment.live_header"))
+    c1, c2 = st.columns(2)
+    task = c1.radio(t("alignment.task"), learning.LIVE_TASKS, key="nmt-live-task",
+                    horizontal=True, format_func=lambda s: t(f"alignment.task_{s}"))  # fmt: skip
+    lo, hi = learning.SEEDS
+    seed = url_number(c2.number_input, "seed", t("alignment.live_seed", lo=lo, hi=hi), lo, hi,
+                      0, key="nmt-live-seed")  # fmt: skip
+    facts = dict(steps=learning.LIVE_STEPS[task], seconds=int(learning.LIVE_SECONDS))
+    st.caption(t("alignment.live_caption", slots=learning.LIVE_SLOTS, **facts))
+    if st.button(t("alignment.live_train"), type="primary", key="nmt-live-train"):
+        request(task, int(seed))
+    running = st.session_state.get("nmt-live")
+    if running is not None:
+        stream(running)
+    result = st.session_state.get("nmt-live-result")
+    if result is not None:
+        film(*result)
+
+
+def request(task: str, seed: int) -> None:
+    """A new live run, unless one of this session's is still running (that one goes on)."""
+    running = st.session_state.get("nmt-live")
+    if running is not None and running != (task, seed):
+        st.info(t("alignment.live_running", task=t(f"alignment.task_{running[0]}"),
+                  seed=running[1]))  # fmt: skip
+        return
+    if st.session_state.get("nmt-live-film-of") != (task, seed):  # the same run keeps its film
+        st.session_state["nmt-live-film"] = learning.Film(learning.film_name(task))
+        st.session_state["nmt-live-film-of"] = (task, seed)
+    st.session_state["nmt-live"] = (task, seed)
+    st.session_state.pop("nmt-live-result", None)
+
+
+def stream(running: tuple[str, int]) -> None:
+    """Run the request through the queue, drawing each new snapshot as it comes."""
+    so_far = st.session_state["nmt-live-film"]
+    area, drawn = st.empty(), [0]
+
+    def watch() -> None:
+        version = so_far.latest()
+        if version == drawn[0]:
+            return  # nothing new: no redraw
+        drawn[0] = version
+        tl = so_far.so_far()
+        with area.container():
+            show_step(tl, len(tl.steps) - 1, 0, f"nmt-live-{version}")
+
+    try:
+        tl = learning.train_live(*running, so_far, watch)
+    except learning.Busy:
+        st.warning(t("alignment.live_busy", n=learning.LIVE_SLOTS))
+        tl = None
+    del st.session_state["nmt-live"]
+    area.empty()
+    if tl is not None:
+        st.session_state["nmt-live-result"] = (running, tl)
+
+
+def film(running: tuple[str, int], tl) -> None:
+    """A finished (or stopped) live run: its own step slider, map and curves."""
+    stopped = tl.meta.get("stopped")
+    if stopped:
+        st.info(t(f"alignment.live_stopped_{stopped}", step=tl.steps[-1]))
+    timeline_view(tl, "nmt-live-film")
+    timing = dict(seconds=tl.meta["wall_s"], cpu=tl.meta["cpu_s"])
+    st.caption(t("alignment.live_same", command=tl.meta["command"], **timing))
+
+
 SECTIONS = {
     "alignment": alignment,
     "steps": steps,
@@ -211,6 +344,8 @@ SECTIONS = {
     "head-view": head_view,
     "measured": measured,
     "vocabulary": vocabulary,
+    "training": training,
+    "live": live,
 }
 
 
@@ -249,7 +384,7 @@ def body(card) -> None:
         key="nmt-section",
     )
     draw = SECTIONS[shown]
-    own = draw in (measured, vocabulary)  # sections that draw no alignment map
+    own = draw in (measured, vocabulary, training, live)  # no map of the typed sentence
     page_toggle("alignment", trace.maps.get("alignment"), when=not own)
     if own or card.aligns:
         draw(card, trace, text, beam)
@@ -284,7 +419,7 @@ with controls():
         "task",
         t("alignment.task"),
         TASKS,
-        resets=("model", "text", "step"),
+        resets=("model", "text", "step", "tstep"),
         horizontal=True,
         format_func=lambda s: t(f"alignment.task_{s}"),
         key="nmt-task",

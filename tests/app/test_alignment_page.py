@@ -1,6 +1,15 @@
 """The Alignment page through Streamlit's AppTest: every section renders, bad input is explained."""
 
+import json
+import threading
+
 import pytest
+from catalog import APP_DIR
+from state import nmt_training as live_state
+from streamlit.testing.v1 import AppTest
+
+from engine import timeline
+from engine.training import nmt as training
 
 
 @pytest.fixture
@@ -134,3 +143,158 @@ def test_dates_task_has_no_grammar_check(at):
     assert not at.exception
     assert not coverage_html(at)
     assert "vocabulary" not in at.segmented_control(key="nmt-section").options
+
+
+# ---- how α came to be (issue 21): the training timeline and a model trained now ---------
+
+TRAINING_KEY = "nmt-tl-{}-step"
+
+
+def messages(at) -> str:
+    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
+
+
+def figure_titles(at) -> list[str]:
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [f["layout"].get("title", {}).get("text", "") for f in figs]
+
+
+@pytest.fixture(scope="module")
+def quick_timelines(tmp_path_factory):
+    """--quick timelines under the shipped models' names (the page reads them instead)."""
+    d = tmp_path_factory.mktemp("nmt-timelines")
+    training.main(["--task", "en-fr", "--quick", "--out-dir", str(d)])
+    training.main(["--task", "en-fr", "--no-attention", "--quick", "--out-dir", str(d)])
+    return d
+
+
+def redirect_timelines(monkeypatch, directory):
+    """Read every timeline from ``directory`` (the checkpoints stay where they are)."""
+    real = timeline.paths
+    monkeypatch.setattr(timeline, "paths", lambda name, _: real(name, directory))
+
+
+def test_the_step_slider_redraws_the_probes_map_and_marks_the_curves(
+    at, monkeypatch, quick_timelines
+):
+    redirect_timelines(monkeypatch, quick_timelines)
+    model = at.selectbox(key="nmt-model-en-fr").value
+    tl = timeline.load(model, quick_timelines)
+    show(at, "training")
+    slider = at.select_slider(key=TRAINING_KEY.format(model))
+    assert list(slider.options) == [str(s) for s in tl.steps] and slider.value == tl.steps[-1]
+    for step in (tl.steps[0], tl.steps[len(tl.steps) // 2]):
+        at.select_slider(key=TRAINING_KEY.format(model)).set_value(step).run()
+        assert not at.exception, step
+        assert figure_titles(at)[0].startswith(f"α_ij at training step {step} ")
+        curves = json.loads(at.get("plotly_chart")[1].proto.spec)
+        assert any(s["x0"] == max(step, 1) and s["line"]["dash"] == "dash"
+                   for s in curves["layout"]["shapes"])  # fmt: skip
+        assert any(f"At step {step} the model translates it" in c.value for c in at.caption)
+    at.selectbox(key=f"nmt-tl-{model}-probe").set_value(1).run()
+    assert not at.exception and "did not sign" not in figure_titles(at)[0]
+
+
+def test_the_baseline_has_curves_and_no_map(at, monkeypatch, quick_timelines):
+    redirect_timelines(monkeypatch, quick_timelines)
+    at.selectbox(key="nmt-model-en-fr").set_value("nmt-enfr-none").run()
+    show(at, "training")
+    assert "has no map: only its curves" in messages(at)
+    assert len(at.get("plotly_chart")) == 1  # the curves
+
+
+def test_a_missing_timeline_is_a_message_and_the_model_still_translates(at, monkeypatch, tmp_path):
+    redirect_timelines(monkeypatch, tmp_path)  # nothing there
+    show(at, "training")
+    assert "No training timeline is shipped for nmt-enfr-" in messages(at)
+    assert "python -m engine.train nmt --task en-fr" in messages(at)
+    assert not at.get("plotly_chart")
+    show(at, "alignment")
+    assert len(at.get("plotly_chart")) >= 1 and len(at.metric) >= 2
+
+
+def test_a_damaged_timeline_is_a_message(at, monkeypatch, tmp_path):
+    model = at.selectbox(key="nmt-model-en-fr").value
+    weights, meta = timeline.paths(model, tmp_path)
+    weights.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{")  # cut short, as by a broken copy
+    meta.write_text('{"format": "attention-studio-timeline", "version": 1, "steps": [0, 10')
+    redirect_timelines(monkeypatch, tmp_path)
+    show(at, "training")
+    assert f"training timeline of {model} cannot be read" in messages(at)
+    assert not at.get("plotly_chart")
+
+
+def train_now(at, task: str = "dates", seed: int = 7):
+    show(at, "live")
+    at.radio(key="nmt-live-task").set_value(task)
+    at.number_input(key="nmt-live-seed").set_value(seed)
+    at.button(key="nmt-live-train").click().run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_train_it_now_streams_then_shows_its_film_and_command(at, monkeypatch):
+    monkeypatch.setattr(live_state, "LIVE_STEPS", {"dates": 12, "en-fr": 12})
+    train_now(at, "en-fr", 7)
+    (task, seed), tl = at.session_state["nmt-live-result"]
+    assert (task, seed) == ("en-fr", 7) and tl.steps[-1] == 12 and tl.meta["stopped"] is None
+    assert "aer" in tl.metrics and tl.probes[-1][0].maps["alignment"].shape[2:] == (9, 8)
+    assert len(at.get("plotly_chart")) == 2  # the film's map and curves
+    command = "python -m engine.train nmt --task en-fr --live --seed 7 --steps 12"
+    assert any(command in c.value for c in at.caption)
+
+
+def test_a_second_request_while_one_runs_is_a_message(at, monkeypatch):
+    monkeypatch.setattr(live_state, "LIVE_STEPS", {"dates": 10, "en-fr": 10})
+    show(at, "live")
+    at.session_state["nmt-live"] = ("dates", 3)  # as if a run were under way
+    at.session_state["nmt-live-film"] = live_state.Film("film")
+    at.radio(key="nmt-live-task").set_value("dates")
+    at.number_input(key="nmt-live-seed").set_value(4)
+    at.button(key="nmt-live-train").click().run(timeout=300)
+    assert not at.exception
+    assert "already running here (Dates → ISO 8601, seed 3)" in messages(at)
+    (task, seed), _ = at.session_state["nmt-live-result"]
+    assert (task, seed) == ("dates", 3), "the running one went on"
+
+
+def test_a_live_run_when_every_slot_is_taken_says_busy(at, monkeypatch):
+    taken = threading.BoundedSemaphore(1)
+    taken.acquire()
+    monkeypatch.setattr(live_state, "_slots", lambda: taken)
+    monkeypatch.setattr(live_state, "LIVE_STEPS", {"dates": 10, "en-fr": 10})
+    train_now(at, "dates", 11)
+    assert "already training 2 models live" in messages(at)
+    assert "nmt-live-result" not in at.session_state and "nmt-live" not in at.session_state
+
+
+def test_a_seed_out_of_range_in_the_link_is_a_note():
+    at = AppTest.from_file(str(APP_DIR / "studios" / "alignment.py"), default_timeout=120)
+    at.query_params["section"] = "live"
+    at.query_params["seed"] = "5000"
+    at.run()
+    assert not at.exception
+    assert "“seed” could not be used here" in messages(at)
+    assert at.number_input(key="nmt-live-seed").value == 0
+
+
+def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
+    cancel, slots = threading.Event(), threading.BoundedSemaphore(1)
+
+    def progress(done, total, text):
+        assert text.startswith("loss ") and total == 200
+        if done == 12:
+            cancel.set()
+
+    tl = live_state._train("dates", 0, 200, live_state.Film(), slots, "loss {loss:.2f}",
+                           cancel=cancel, progress=progress)  # fmt: skip
+    assert tl.meta["stopped"] == "cancel" and tl.steps[-1] == 12
+    assert slots.acquire(blocking=False), "the slot was given back"
+    slots.release()
+    monkeypatch.setattr(live_state, "LIVE_SECONDS", 0.0)
+    film, cancel = live_state.Film(), threading.Event()
+    tl = live_state._train("dates", 0, 200, film, slots, "{loss}", cancel=cancel,
+                           progress=lambda *_: None)  # fmt: skip
+    assert tl.meta["stopped"] == "time" and tl.steps == [0]
+    assert cancel.is_set(), "a film cut by the clock is not cached as the seed's result"
+    assert film.latest() == 1  # the page saw the one snapshot taken

@@ -1,0 +1,153 @@
+"""The Alignment page's training views: each checkpoint's shipped timeline (how α came to
+be, ``python -m engine.train nmt`` records it) and "train it now", a fresh tiny model
+trained through the server's queue while the page draws its film.
+
+A timeline is read once per process and file version (``state.timelines``), so a step-
+slider move only picks a snapshot out of memory and redraws.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import streamlit as st
+import torch
+from kit import queue
+from kit.i18n import t
+
+from engine.timeline import Timeline
+from engine.training import nmt as training
+from state import models, timelines
+
+# The timeline's curves, one panel each: the metrics ``engine.train nmt`` records.
+PANELS = {"loss": ("train_loss", "loss"), "task": ("accuracy", "aer")}
+LIVE_TASKS = ("dates", "en-fr")
+# Train it now: the preset's steps take 15–30 s of one core; the limit stops a run on a
+# crowded server, where one core is shared by several jobs.
+LIVE_STEPS = {task: training.LIVE[task]["steps"] for task in LIVE_TASKS}
+LIVE_SECONDS = 60.0
+LIVE_SLOTS = 2  # live trainings at once on the whole server (each holds one core)
+SEEDS = (0, 999)
+
+
+def timeline(name: str) -> Timeline:
+    """The checkpoint's training timeline; raises the engine's InputError when it is
+    missing or damaged (the page says so and keeps showing the finished model)."""
+    return timelines.of(models.card(name))
+
+
+def curve_panels(tl: Timeline) -> list[tuple[str, dict]]:
+    """``[(panel title, {line label: (steps, values)})]`` for ``views.timeline``."""
+    panels = []
+    for panel, names in PANELS.items():
+        lines = {t(f"alignment.metric_{m}"): tl.curve(m) for m in names if m in tl.metrics}
+        if any(steps for steps, _ in lines.values()):
+            panels.append((t(f"alignment.panel_{panel}"), lines))
+    return panels
+
+
+def metrics_at(tl: Timeline, i: int) -> str:
+    """The metrics measured at saved step ``i``, as one line for a caption."""
+    shown = []
+    for names in PANELS.values():
+        for m in names:
+            value = tl.metrics.get(m, [None] * (i + 1))[i]
+            if value is not None:
+                shown.append(f"{t(f'alignment.metric_{m}')} {value:.3g}")
+    return " · ".join(shown)
+
+
+class Film:
+    """What a live training has shown so far: its snapshots, written by the worker thread
+    and read by the page's polls (``version`` changes with each new one)."""
+
+    def __init__(self, name: str = "") -> None:
+        self._lock = threading.Lock()
+        self.name = name
+        self.shots: list[tuple[int, dict, list]] = []
+
+    def add(self, step: int, metrics: dict, traces: list) -> None:
+        with self._lock:
+            self.shots.append((step, dict(metrics), list(traces)))
+
+    def latest(self) -> int:
+        with self._lock:
+            return len(self.shots)
+
+    def so_far(self) -> Timeline | None:
+        """The snapshots so far as a timeline, None before the first."""
+        with self._lock:
+            shots = list(self.shots)
+        if not shots:
+            return None
+        names = dict.fromkeys(m for _, metrics, _ in shots for m in metrics)
+        metrics = {m: [shot.get(m) for _, shot, _ in shots] for m in names}
+        return Timeline(self.name, [s for s, _, _ in shots], metrics, [p for *_, p in shots])
+
+
+class Busy(Exception):
+    """Every live-training slot of the server is taken."""
+
+
+@st.cache_resource(max_entries=1)
+def _slots() -> threading.BoundedSemaphore:
+    return threading.BoundedSemaphore(LIVE_SLOTS)
+
+
+def _train(task: str, seed: int, steps: int, film: Film, slots, text: str, *, cancel, progress):
+    """The queue's job: ``training.live`` at one thread (so the film is the command line's,
+    bit for bit), stopped by Cancel or the time limit; returns the timeline, with
+    ``meta["stopped"]`` None, "cancel" or "time" and the run's times."""
+    if not slots.acquire(blocking=False):
+        raise Busy
+    threads, started, stopped = torch.get_num_threads(), time.monotonic(), []
+    torch.set_num_threads(1)  # this worker thread only (OpenMP's setting is per thread)
+
+    def should_stop() -> bool:
+        if cancel.is_set():
+            stopped.append("cancel")
+        elif time.monotonic() - started > LIVE_SECONDS:
+            stopped.append("time")
+            cancel.set()  # so the queue does not keep a cut film as this seed's result
+        return bool(stopped)
+
+    def on_step(step: int, loss: float) -> None:
+        progress(step, steps, text.format(loss=loss))
+
+    try:
+        run = training.live(task, seed, steps=steps, on_snapshot=film.add, on_step=on_step,
+                            should_stop=should_stop)  # fmt: skip
+    finally:
+        torch.set_num_threads(threads)
+        slots.release()
+    tl = run.timeline
+    tl.meta.update(stopped=stopped[0] if stopped else None, wall_s=run.record["wall_s"],
+                   cpu_s=run.record["cpu_s"], command=command(task, seed, steps))  # fmt: skip
+    return tl
+
+
+def train_live(task: str, seed: int, film: Film, watch) -> Timeline:
+    """Train a fresh tiny model through the server's queue (progress, Cancel, one job per
+    session) while ``watch()`` draws ``film``; the same seed gives the same film, so a
+    finished run is shared from the queue's result cache. Raises :class:`Busy` when every
+    slot is taken."""
+    steps = LIVE_STEPS[task]
+    return queue.run(
+        t("alignment.live_label", task=t(f"alignment.task_{task}"), seed=seed),
+        _train,
+        task, seed, steps, film, _slots(), t("alignment.live_progress"),
+        key=repr((task, seed, steps)),
+        watch=watch,
+    )  # fmt: skip
+
+
+def film_name(task: str) -> str:
+    return training.checkpoint_name(task, "additive", live=True)
+
+
+def command(task: str, seed: int, steps: int) -> str:
+    """The command line that saves the same run (its last map equal to the live one's)."""
+    preset = training.LIVE[task]["steps"]
+    return training.command(task, "additive", seed, False, None if steps == preset else steps,
+                            live=True)  # fmt: skip
