@@ -8,23 +8,22 @@ already in memory and redraws.
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import streamlit as st
-import torch
 from kit import queue
 from kit.i18n import t
 
 from engine.analysis import induction as analysis
 from engine.training import induction as training
+from state import live
 
 LAYERS = (2, 1)  # the model that forms an induction head, then the one-layer control
 # Train it now: 800 steps pass the phase change of the shipped seed (steps 448–615) and
 # take about 15 s of one core; the 60 s limit stops a run on a crowded server.
 LIVE_STEPS = 800
 LIVE_SECONDS = 60.0
-LIVE_SLOTS = 2  # live trainings at once on the whole server (each holds one core)
+LIVE_SLOTS = live.SLOTS  # live trainings at once on the whole server (each holds one core)
 SEEDS = (0, 999)
 
 
@@ -105,44 +104,23 @@ class Film:
         return training.stack(shots) if shots else None
 
 
-class Busy(Exception):
-    """Every live-training slot of the server is taken."""
+Busy = live.Busy
 
 
-@st.cache_resource(max_entries=1)
-def _slots() -> threading.BoundedSemaphore:
-    return threading.BoundedSemaphore(LIVE_SLOTS)
+def _slots():
+    return live.slots()
 
 
 def _train(n_layers: int, seed: int, steps: int, film: Film, slots, text: str, *, cancel, progress):
     """The queue's job: ``training.train`` at one thread (so the film is the command line's,
     bit for bit), stopped by Cancel or the time limit; returns the timeline, with
     ``meta["stopped"]`` None, "cancel" or "time"."""
-    if not slots.acquire(blocking=False):
-        raise Busy
-    threads, started, stopped = torch.get_num_threads(), time.monotonic(), []
-    torch.set_num_threads(1)  # this worker thread only (OpenMP's setting is per thread)
-
-    def should_stop() -> bool:
-        if cancel.is_set():
-            stopped.append("cancel")
-        elif time.monotonic() - started > LIVE_SECONDS:
-            stopped.append("time")
-            cancel.set()  # so the queue does not keep a cut film as this seed's result
-        return bool(stopped)
-
-    def on_step(step: int, loss: float) -> None:
-        progress(step, steps, text.format(loss=loss))
-
-    try:
+    with live.one_core(slots, LIVE_SECONDS, steps, text, cancel=cancel, progress=progress) as run:
         _, tl = training.train(
-            n_layers, seed=seed, steps=steps, on_snapshot=film.add, on_step=on_step,
-            should_stop=should_stop, log=lambda *_: None,
+            n_layers, seed=seed, steps=steps, on_snapshot=film.add, on_step=run.on_step,
+            should_stop=run.should_stop, log=lambda *_: None,
         )  # fmt: skip
-    finally:
-        torch.set_num_threads(threads)
-        slots.release()
-    tl["meta"]["stopped"] = stopped[0] if stopped else None
+    tl["meta"]["stopped"] = run.stopped
     return tl
 
 

@@ -9,16 +9,13 @@ slider move only picks a snapshot out of memory and redraws.
 from __future__ import annotations
 
 import threading
-import time
 
-import streamlit as st
-import torch
 from kit import queue
 from kit.i18n import t
 
 from engine.timeline import Timeline
 from engine.training import nmt as training
-from state import models, timelines
+from state import live, models, timelines
 
 # The timeline's curves, one panel each: the metrics ``engine.train nmt`` records.
 PANELS = {"loss": ("train_loss", "loss"), "task": ("accuracy", "aer")}
@@ -27,7 +24,7 @@ LIVE_TASKS = ("dates", "en-fr")
 # crowded server, where one core is shared by several jobs.
 LIVE_STEPS = {task: training.LIVE[task]["steps"] for task in LIVE_TASKS}
 LIVE_SECONDS = 60.0
-LIVE_SLOTS = 2  # live trainings at once on the whole server (each holds one core)
+LIVE_SLOTS = live.SLOTS  # live trainings at once on the whole server, every page together
 SEEDS = (0, 999)
 
 
@@ -86,44 +83,23 @@ class Film:
         return Timeline(self.name, [s for s, _, _ in shots], metrics, [p for *_, p in shots])
 
 
-class Busy(Exception):
-    """Every live-training slot of the server is taken."""
+Busy = live.Busy
 
 
-@st.cache_resource(max_entries=1)
-def _slots() -> threading.BoundedSemaphore:
-    return threading.BoundedSemaphore(LIVE_SLOTS)
+def _slots():
+    return live.slots()
 
 
 def _train(task: str, seed: int, steps: int, film: Film, slots, text: str, *, cancel, progress):
     """The queue's job: ``training.live`` at one thread (so the film is the command line's,
     bit for bit), stopped by Cancel or the time limit; returns the timeline, with
     ``meta["stopped"]`` None, "cancel" or "time" and the run's times."""
-    if not slots.acquire(blocking=False):
-        raise Busy
-    threads, started, stopped = torch.get_num_threads(), time.monotonic(), []
-    torch.set_num_threads(1)  # this worker thread only (OpenMP's setting is per thread)
-
-    def should_stop() -> bool:
-        if cancel.is_set():
-            stopped.append("cancel")
-        elif time.monotonic() - started > LIVE_SECONDS:
-            stopped.append("time")
-            cancel.set()  # so the queue does not keep a cut film as this seed's result
-        return bool(stopped)
-
-    def on_step(step: int, loss: float) -> None:
-        progress(step, steps, text.format(loss=loss))
-
-    try:
-        run = training.live(task, seed, steps=steps, on_snapshot=film.add, on_step=on_step,
-                            should_stop=should_stop)  # fmt: skip
-    finally:
-        torch.set_num_threads(threads)
-        slots.release()
+    with live.one_core(slots, LIVE_SECONDS, steps, text, cancel=cancel, progress=progress) as lr:
+        run = training.live(task, seed, steps=steps, on_snapshot=film.add, on_step=lr.on_step,
+                            should_stop=lr.should_stop)  # fmt: skip
     tl = run.timeline
-    tl.meta.update(stopped=stopped[0] if stopped else None, wall_s=run.record["wall_s"],
-                   cpu_s=run.record["cpu_s"], command=command(task, seed, steps))  # fmt: skip
+    tl.meta.update(stopped=lr.stopped, wall_s=run.record["wall_s"], cpu_s=run.record["cpu_s"],
+                   command=command(task, seed, steps))  # fmt: skip
     return tl
 
 

@@ -44,12 +44,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing as mp
 import random
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -58,6 +56,7 @@ from torch import nn
 from tqdm import tqdm
 
 from engine import checkpoints, timeline
+from engine import jobs as grid_jobs
 from engine._cli import recorded_command
 from engine.data.babi import TASK_IDS, Sample, dataset, short_story, words
 from engine.data.babi_encode import Encoded, encode, noisy_times, times_and_mask
@@ -343,31 +342,13 @@ def run_job(job: Job) -> dict:
 
 
 def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None):
-    """Run every job, yielding results as they finish: a process pool (a fresh process
-    per job, as the variant grid runs) or Ray (``local`` starts a cluster here)."""
-    if ray_address:
-        import ray  # heavy: a cluster client, only for --ray
-
-        if ray_address == "local":
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=ray_address, log_to_driver=False)
-        try:
-            remote = ray.remote(num_cpus=1, max_calls=1)(run_job)
-            pending = [remote.remote(j) for j in jobs]
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                yield ray.get(done[0])
-        finally:
-            ray.shutdown()
-        return
-    if workers == 1:  # in this process: tests, and a machine with one core to give
-        yield from map(run_job, jobs)
-        return
-    ctx = mp.get_context("spawn")  # no forked torch thread pools
-    with ProcessPoolExecutor(workers, mp_context=ctx, max_tasks_per_child=1) as pool:
-        for fut in as_completed([pool.submit(run_job, j) for j in jobs]):
-            yield fut.result()
+    """Run every job, yielding results as they finish (engine.jobs: a process pool, a
+    fresh process per job, as the variant grid runs; Ray with ``ray_address``; in this
+    process with one worker)."""
+    for _, result in grid_jobs.run(
+        run_job, jobs, workers=workers, ray_address=ray_address, inline=workers == 1
+    ):
+        yield result
 
 
 def keep_best(results: list[dict]) -> dict:

@@ -20,13 +20,13 @@ import math
 import resource
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 
 from engine import checkpoints, timeline
+from engine import jobs as grid_jobs
 from engine._cli import recorded_command
 from engine.data import long_range
 from engine.models.variant_lm import (
@@ -329,36 +329,12 @@ def evidence_mass(task: long_range.Task, x, y, maps: list) -> float:
 
 
 def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None, log=print):
-    """Run every job; a process pool (one fresh process per job) or Ray. Returns metas."""
+    """Run every job (engine.jobs: a process pool, one fresh process per job, or Ray).
+    Returns the metas."""
     results = []
-    if ray_address:
-        import ray
-
-        if ray_address == "local":
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=ray_address, log_to_driver=False)
-        try:
-            remote = ray.remote(num_cpus=1, max_calls=1)(run_job)  # fresh worker per job
-            pending = {remote.remote(j): j for j in jobs}
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
-                job = pending.pop(done[0])
-                results.append(ray.get(done[0]))
-                log(_line(job, results[-1]))
-        finally:
-            ray.shutdown()
-        return results
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")  # no forked torch thread pools
-    with ProcessPoolExecutor(workers, mp_context=ctx, max_tasks_per_child=1) as pool:
-        futures = {pool.submit(run_job, j): j for j in jobs}
-        from concurrent.futures import as_completed
-
-        for fut in as_completed(futures):
-            results.append(fut.result())
-            log(_line(futures[fut], results[-1]))
+    for job, meta in grid_jobs.run(run_job, jobs, workers=workers, ray_address=ray_address):
+        results.append(meta)
+        log(_line(job, meta))
     return results
 
 

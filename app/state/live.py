@@ -1,0 +1,73 @@
+"""Train it now: what every live training of the studio shares.
+
+A live run holds one core for at most a minute, so a class pressing Train cannot stall the
+server: it takes one of ``SLOTS`` server-wide slots (a run that finds none is told the
+server is busy), runs at one torch thread (so its film is the command line's, bit for bit),
+and stops on Cancel or at its time limit. The pages' jobs (app/state/learning.py,
+app/state/nmt_training.py) wrap their training call in :func:`one_core`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import streamlit as st
+import torch
+
+SLOTS = 2  # live trainings at once on the whole server, every page together
+
+
+class Busy(Exception):
+    """Every live-training slot of the server is taken."""
+
+
+@st.cache_resource(max_entries=1)
+def slots() -> threading.BoundedSemaphore:
+    """The server's slots: one semaphore for every session and every page."""
+    return threading.BoundedSemaphore(SLOTS)
+
+
+@dataclass
+class Run:
+    """What a training loop polls (``should_stop``) and reports to (``on_step``); after
+    the run, ``stopped`` is None, "cancel" or "time"."""
+
+    should_stop: object
+    on_step: object
+    reasons: list = field(default_factory=list)
+
+    @property
+    def stopped(self) -> str | None:
+        return self.reasons[0] if self.reasons else None
+
+
+@contextmanager
+def one_core(slot, seconds: float, steps: int, text: str, *, cancel, progress) -> Iterator[Run]:
+    """Hold ``slot`` (raise :class:`Busy` when none is free) and one torch thread while the
+    body trains; Cancel or ``seconds`` of wall time stop it; ``progress`` shows the step and
+    ``text`` (formatted with the loss)."""
+    if not slot.acquire(blocking=False):
+        raise Busy
+    threads, started, reasons = torch.get_num_threads(), time.monotonic(), []
+    torch.set_num_threads(1)  # this worker thread only (OpenMP's setting is per thread)
+
+    def should_stop() -> bool:
+        if cancel.is_set():
+            reasons.append("cancel")
+        elif time.monotonic() - started > seconds:
+            reasons.append("time")
+            cancel.set()  # so the queue does not keep a cut film as this seed's result
+        return bool(reasons)
+
+    def on_step(step: int, loss: float) -> None:
+        progress(step, steps, text.format(loss=loss))
+
+    try:
+        yield Run(should_stop, on_step, reasons)
+    finally:
+        torch.set_num_threads(threads)
+        slot.release()
