@@ -210,7 +210,7 @@ def quality_training(task: str, variants: list[str]) -> None:
     grid = map_grid_html(panels, table_side=training.TABLE_SIDE)  # 22 × 32² cells: images
     html_chart(grid, "quality-training", lambda: figs.map_grid(panels))
     panels_ = training.curve_panels(found)
-    fig = timeline_figs.curves_figure(panels_, step, (), t("variants.training_step"), height=150)
+    fig = timeline_figs.curves_figure(panels_, None, (), t("variants.training_step"), height=150)
     chart(fig, key="quality-training-curves")
     table_exports(training.rows(found), f"variants-training-{task}")
 

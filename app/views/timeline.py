@@ -18,7 +18,7 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 
 def curves_figure(
     panels: list[tuple[str, dict[str, tuple[list[int], list[float]]]]],
-    current: int,
+    current: int | None,
     marks: list[tuple[str, int]] = (),
     step_title: str = "",
     height: int = 170,
@@ -47,8 +47,10 @@ def curves_figure(
         mark_line = dict(dash="dot", color="#E69F00", width=2)
         for _, at in marks:
             shapes.append(dict(type="line", x0=max(at, 1), x1=max(at, 1), line=mark_line, **band))
-        at = max(int(current), 1)
-        shapes.append(dict(type="line", x0=at, x1=at, line=dict(dash="dash", color="#444"), **band))
+        if current is not None:  # None: a figure that stays the same as the step moves
+            at = max(int(current), 1)
+            line = dict(dash="dash", color="#444")
+            shapes.append(dict(type="line", x0=at, x1=at, line=line, **band))
         notes.append(
             dict(text=title, showarrow=False, xref="paper", yref="paper", x=0.5,
                  y=ys[n - 1][1], xanchor="center", yanchor="bottom", font=dict(size=13))
