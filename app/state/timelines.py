@@ -24,7 +24,3 @@ def of(card: ModelCard) -> Timeline:
     """The card's timeline; raises the engine's InputError (missing or damaged files), which
     the page shows as a message while it goes on showing the finished model."""
     return _load(card.name, card.timeline_stamp(), card)
-
-
-def shipped(card: ModelCard) -> bool:
-    return card.timeline_stamp() is not None
