@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from engine.data.babi_tasks import TASKS, Episode, Line, generate
+from engine.data.babi_tasks import PLACES, TASKS, TOWN, Episode, Line, generate
 from engine.text import InputError
 
 TASK_IDS = tuple(sorted(TASKS))
@@ -218,6 +218,59 @@ def short_stories(task: int, split: str = "test", seed: int = 0) -> list[Sample]
     story (:func:`short_story`), the ones whose support is too long left out."""
     rng = random.Random(task * 1_000 + seed)
     made = (short_story(s, rng) for s in dataset(task, split))
+    return [s for s in made if s is not None]
+
+
+# -- someone else's place -----------------------------------------------------------------
+_ASKED = re.compile(r"^Is (\w+) in the (\w+)\?$")
+_ALL_PLACES = frozenset(PLACES + TOWN)
+_NEGATION = {"not", "no"}
+
+
+def places(sentence: str) -> set[str]:
+    """The places a sentence names."""
+    return set(words(sentence)) & _ALL_PLACES
+
+
+def elsewhere(sample: Sample, rng: random.Random) -> Sample | None:
+    """A "no" question ("Is Daniel in the garden?") asked again about a place where
+    *someone else* in the story is, so the asked place matches a sentence about another
+    person ("Sandra moved to the garden."): the answer stays "no", because the supporting
+    fact puts the asked person elsewhere. None where the story has no such sentence, the
+    answer is not "no", or the support is a negation ("Fred is not in the kitchen": only
+    the kitchen has an answer then).
+
+    Why: with the generators' random "no" places, the asked place seldom matches another
+    person's sentence, so a first hop that looks for the place instead of the person is
+    rarely wrong in training — and a class's two-sentence story is exactly that case.
+    """
+    m = _ASKED.match(sample.question)
+    if sample.answer != "no" or not m or not sample.support:
+        return None
+    who, _ = m.groups()
+    said = [sample.story[i] for i in sample.support]
+    if any(set(words(s)) & _NEGATION for s in said):
+        return None
+    told = set().union(*(places(s) for s in said))
+    theirs = sorted(
+        {
+            p
+            for i, s in enumerate(sample.story)
+            if i not in sample.support and who.lower() not in words(s)
+            for p in places(s) - told
+        }
+    )
+    if not theirs:
+        return None
+    return replace(sample, question=f"Is {who} in the {rng.choice(theirs)}?")
+
+
+def elsewhere_stories(task: int, split: str = "test", seed: int = 0) -> list[Sample]:
+    """The task's short stories (:func:`short_stories`) whose "no" question can be asked
+    about someone else's place, asked so: the Daniel story, generated (empty for tasks
+    without yes/no questions)."""
+    rng = random.Random(task * 1_000 + seed + 1)
+    made = (elsewhere(s, rng) for s in short_stories(task, split, seed))
     return [s for s in made if s is not None]
 
 

@@ -22,6 +22,13 @@ over a short story. A model that only ever read stories of 5–50 sentences answ
 "Daniel went back to the hallway. Sandra moved to the garden. Is Daniel in the garden?"
 with "yes".
 
+*Someone else's place.* Half of the training "no" questions (``--elsewhere-rate``) are asked
+again about a place where another person in the story is (:func:`engine.data.babi.elsewhere`),
+and the validation set holds its short stories' "no" questions asked so too. With
+short stories alone the task-6 model still answered that story "yes": its first hop put
+0.99 on "Sandra moved to the garden", matching the asked place rather than the person,
+because the generators' random "no" places seldom name another person's sentence.
+
 *Best of R restarts* (the paper: best of 10): each target trains ``--restarts`` times
 (seeds ``seed … seed+R−1``, one job each on the job grid: a local process pool of
 ``--jobs`` processes with one torch thread, or Ray with ``--ray local|ADDRESS``); the
@@ -58,7 +65,7 @@ from tqdm import tqdm
 from engine import checkpoints, timeline
 from engine import jobs as grid_jobs
 from engine._cli import recorded_command
-from engine.data.babi import TASK_IDS, Sample, dataset, short_story, words
+from engine.data.babi import TASK_IDS, Sample, dataset, elsewhere, short_story, words
 from engine.data.babi_encode import Encoded, encode, noisy_times, times_and_mask
 from engine.data.vocab import Vocab
 from engine.models.memn2n import TYINGS, MemN2N, MemN2NConfig, Reader, answer, checkpoint_name
@@ -68,6 +75,7 @@ LS_EPOCHS = 60  # linear-start epochs (see the module docstring for why not 20)
 RESTARTS = 10  # the paper's best of 10
 NOISE_RATE = 0.1
 SHORT_RATE = 0.25  # share of the training questions told over a 2–4-sentence story
+ELSEWHERE_RATE = 0.5  # share of the "no" questions asked about someone else's place
 CLIP = 40.0
 BATCH = 32
 SPLIT_SEED = 0  # one held-out 10 % for every restart
@@ -99,20 +107,29 @@ def split(samples, seed: int = SPLIT_SEED):
     return [samples[i] for i in order[cut:]], [samples[i] for i in order[:cut]]
 
 
-def with_short(samples: list[Sample], rate: float, rng: random.Random) -> list[Sample]:
+def with_short(
+    samples: list[Sample], rate: float, rng: random.Random, elsewhere_rate: float = 0.0
+) -> list[Sample]:
     """``samples`` with a share ``rate`` of them told over a short story instead (the ones
-    whose support fits in 4 sentences), in the same order."""
+    whose support fits in 4 sentences), and a share ``elsewhere_rate`` of the "no"
+    questions asked about a place someone else in the story is at
+    (:func:`engine.data.babi.elsewhere`), in the same order."""
     out = []
     for s in samples:
         short = short_story(s, rng) if rng.random() < rate else None
+        # A short story's "no" is always asked so: that is the story a class types.
+        if (short or s).answer == "no" and (short or rng.random() < elsewhere_rate):
+            short = elsewhere(short or s, rng) or short
         out.append(short or s)
     return out
 
 
 def validation(val: list[Sample], seed: int = SPLIT_SEED) -> list[Sample]:
-    """The held-out questions as told, then each over a short story (a fixed draw)."""
+    """The held-out questions as told, then each over a short story (a fixed draw), then
+    the short stories' "no" questions asked about someone else's place."""
     rng = random.Random(seed)
-    return val + [s for s in (short_story(x, rng) for x in val) if s is not None]
+    short = [s for s in (short_story(x, rng) for x in val) if s is not None]
+    return val + short + [s for s in (elsewhere(x, rng) for x in short) if s is not None]
 
 
 def probes(tasks) -> list[Sample]:
@@ -202,6 +219,7 @@ def train(
     progress: bool = True,
     ls_epochs: int = LS_EPOCHS,
     short_rate: float = SHORT_RATE,
+    elsewhere_rate: float = ELSEWHERE_RATE,
     record: str | None = None,
 ):
     """Linear start for ``ls_epochs`` epochs, then ``epochs`` epochs with softmax.
@@ -244,7 +262,7 @@ def train(
         # Linear start: a constant 0.005. Then 0.01, halved every epochs/4 epochs.
         lr = 0.005 if linear else 0.01 * 0.5 ** ((epoch - ls_epochs + 1) // anneal)
         opt = torch.optim.SGD(model.parameters(), lr=lr)
-        told = with_short(fit, short_rate, story_rng)
+        told = with_short(fit, short_rate, story_rng, elsewhere_rate)
         enc_fit = encode(told, vocab, answers, cfg.memory, memo)
         for idx in batches(enc_fit.n_facts, rng):
             story, n_facts, query, ans = tensors(enc_fit, idx)
@@ -280,6 +298,7 @@ def train(
         best_epoch=best[2],
         linear_start_epochs=ls_epochs,
         short_rate=short_rate,
+        elsewhere_rate=elsewhere_rate,
         steps=step,
     )
     if shots is not None:
@@ -302,6 +321,7 @@ class Job:
     tying: str
     per_task: int | None
     short_rate: float
+    elsewhere_rate: float = ELSEWHERE_RATE
 
 
 def run_job(job: Job) -> dict:
@@ -322,6 +342,7 @@ def run_job(job: Job) -> dict:
         progress=False,
         ls_epochs=job.ls_epochs,
         short_rate=job.short_rate,
+        elsewhere_rate=job.elsewhere_rate,
         record=checkpoint_name(job.target),
     )
     tl = info.pop("timeline")
@@ -404,7 +425,7 @@ def jobs_for(targets, args) -> list[Job]:
         for seed in range(args.seed, args.seed + restarts):
             out.append(
                 Job(target, seed, args.hops, d, epochs, ls_epochs, args.size, args.tying,
-                    per_task, args.short_rate)
+                    per_task, args.short_rate, args.elsewhere_rate)
             )  # fmt: skip
     return out
 
@@ -446,6 +467,12 @@ def main(argv: list[str]) -> int:
         default=SHORT_RATE,
         help=f"share of training questions told over a 2–4-sentence story ({SHORT_RATE})",
     )
+    ap.add_argument(
+        "--elsewhere-rate",
+        type=float,
+        default=ELSEWHERE_RATE,
+        help=f"share of the 'no' questions asked about someone else's place ({ELSEWHERE_RATE})",
+    )
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (one thread each)")
     ap.add_argument("--ray", default=None, help="'local' or a Ray cluster address")
     ap.add_argument("--quick", action="store_true", help="a few seconds; writes to a temp dir")
@@ -464,8 +491,8 @@ def main(argv: list[str]) -> int:
         ap.error("--ls-epochs must be ≥ 0 and --epochs ≥ 1")
     if (args.restarts is not None and args.restarts < 1) or args.jobs < 1:
         ap.error("--restarts and --jobs must be ≥ 1")
-    if not 0 <= args.short_rate <= 1:
-        ap.error("--short-rate must be between 0 and 1")
+    if not (0 <= args.short_rate <= 1 and 0 <= args.elsewhere_rate <= 1):
+        ap.error("--short-rate and --elsewhere-rate must be between 0 and 1")
     if args.quick and args.out is None:
         args.out = tempfile.mkdtemp(prefix="memn2n-quick-")
     torch.set_num_threads(1)
