@@ -121,6 +121,8 @@ SCENARIOS: dict[str, list[Edit]] = {
     "alignment": [
         Edit("type", "textarea", "Input", lambda i: _enfr(i)),
         Edit("step", "slider", "Decoding step", None, setup=[("choice", "Step by step")]),
+        # The shipped model's training timeline (issue 21): α and the curves at a saved step.
+        Edit("training", "slider", "Training step", None, goto="?section=training"),
     ],
     "memory": [
         Edit("step", "slider", "Hop", None),
@@ -131,11 +133,21 @@ SCENARIOS: dict[str, list[Edit]] = {
             _cycle("Where is Mary?", "Where is John?", "Where is Sandra?", "Where is Daniel?"),
             setup=[("choice", "Your own story")],
         ),
+        # The task-6 model's training timeline (issue 21): every hop at a saved step.
+        Edit(
+            "training",
+            "slider",
+            "Training step",
+            None,
+            goto="?task=6&model=memn2n-task6&section=training",
+        ),
     ],
     "transformer": [
         Edit("type", "text", "^Input$", lambda i: _enfr(i)),
         Edit("head", "slider", "^Head$", None),
         Edit("step", "slider", "^Layer$", None),
+        # The probe's every layer × head at a saved training step (issue 21).
+        Edit("training", "slider", "Training step", None, goto="?section=training"),
     ],
     # The default source (Q/K/V of a MiniLM head for the user's text) with every registered
     # variant picked: 20+ map panels beside full attention (issue 20).

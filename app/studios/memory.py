@@ -183,6 +183,7 @@ COLUMNS = {  # heading id → the evaluation JSON's key
     "miss": "paper_miss",
     "paper_joint": "paper_joint_accuracy",
     "short": "short_accuracy",
+    "elsewhere": "elsewhere_accuracy",
     "support": "support_hit_any_hop",
 }
 
@@ -197,7 +198,7 @@ def every_task(results: dict) -> None:
         st.table(  # a row per task, so every column holds one type (Arrow needs that)
             [
                 {task: f"{k}: {t(f'memory.babi.task{k}')}"}
-                | {h: r.get(key) for h, key in heads.items()}
+                | {h: cell(r, key) for h, key in heads.items()}
                 | {restarts: restarts_cell(r.get("restarts")), model: r["model"]}
                 for k, r in results["tasks"].items()
             ]
@@ -208,6 +209,14 @@ def every_task(results: dict) -> None:
         command = results["command"]
         facts = dict(mean=mean, paper=paper, short=short, command=command)
         st.caption(t("memory.every_task_caption", **facts))
+
+
+def cell(row: dict, key: str):
+    """A number of the table; the someone-else's-place column as text, "–" for the tasks
+    without a yes/no question (one type per column, as Arrow needs)."""
+    if key != "elsewhere_accuracy":
+        return row.get(key)
+    return "–" if row.get(key) is None else f"{row[key]:.4f}"
 
 
 def restarts_cell(restarts: dict | None) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from engine import checkpoints
-from engine.data.babi import TASK_IDS, dataset, short_stories
+from engine.data.babi import TASK_IDS, dataset, elsewhere_stories, short_stories
 from engine.data.babi_encode import encode, times_and_mask
 from engine.models import registry
 from engine.models.cards.memn2n import MemN2NCard
@@ -85,9 +85,15 @@ def short_and_restarts(reader: Reader, task: int, test_accuracy: float) -> dict:
     short = short_stories(task)
     acc = score(reader, task, short=short)["accuracy"]
     meta = reader.meta
+    # Short stories whose "no" is asked about someone else's place (the Daniel story):
+    # only the yes/no tasks have them.
+    other = elsewhere_stories(task)
+    there = {"elsewhere_accuracy": score(reader, task, short=other)["accuracy"]} if other else {}
     return {
         "short_accuracy": acc,
         "n_short": len(short),
+        **there,
+        "n_elsewhere": len(other),
         "paper_miss": round(paper_accuracy(task) - test_accuracy, 4),
         "restarts": {
             "seed": meta.get("seed"),
@@ -151,6 +157,7 @@ def main(argv: list[str]) -> int:
         print(
             f"task {t:2d}: accuracy {r['accuracy']:.3f} (paper {r['paper_accuracy']:.3f}, "
             f"joint {r['paper_joint_accuracy']:.3f})  short stories {r['short_accuracy']:.3f}  "
+            f"someone else's place {r.get('elsewhere_accuracy', float('nan')):.3f}  "
             f"support hit {r['support_hit_any_hop']:.3f} per hop {r['support_hit_per_hop']}  "
             f"[{name}]"
         )

@@ -8,7 +8,18 @@ import pytest
 import torch
 
 from engine import timeline
-from engine.data.babi import SHORT, TASK_IDS, dataset, short_stories, short_story, subject
+from engine.data.babi import (
+    SHORT,
+    TASK_IDS,
+    dataset,
+    elsewhere,
+    elsewhere_stories,
+    places,
+    short_stories,
+    short_story,
+    subject,
+    words,
+)
 from engine.training.memn2n import (
     DANIEL,
     LINEAR_START_END,
@@ -53,6 +64,56 @@ def test_a_share_of_the_questions_is_told_short():
     short = sum(len(s.story) <= SHORT[1] for s in told)
     assert 60 <= short <= 140 and [s.question for s in told] == [s.question for s in samples]
     assert with_short(samples, 0.0, random.Random(0)) == samples
+
+
+@pytest.mark.parametrize("task", [6, 9, 10])
+def test_a_no_asked_about_someone_elses_place_stays_no(task):
+    made = elsewhere_stories(task)
+    assert len(made) > 150 and made == elsewhere_stories(task)
+    for s in made:
+        who, asked = s.question.split()[1], s.question.split()[-1].rstrip("?")
+        assert s.answer == "no" and SHORT[0] <= len(s.story) <= SHORT[1]
+        said = [s.story[i] for i in s.support]
+        assert not any({"not", "no"} & set(words(x)) for x in said)  # never after a negation
+        assert all(asked not in places(x) for x in said)
+        # The asked place is where someone else in the story is: the hard case.
+        assert any(
+            asked in places(x) and who.lower() not in words(x)
+            for i, x in enumerate(s.story)
+            if i not in s.support
+        )
+        # The person's latest sentence with a place is the support, which puts them elsewhere.
+        latest = max(i for i, x in enumerate(s.story) if who.lower() in words(x) and places(x))
+        assert latest in s.support
+
+
+def test_elsewhere_leaves_what_it_cannot_ask_so():
+    yes = next(s for s in short_stories(6) if s.answer == "yes")
+    negated = next(
+        s
+        for s in dataset(9, "test")
+        if s.answer == "no" and {"not", "longer"} & set(words(s.story[s.support[0]]))
+    )
+    where = dataset(1, "test")[0]
+    rng = random.Random(0)
+    assert elsewhere(yes, rng) is elsewhere(negated, rng) is elsewhere(where, rng) is None
+    assert (
+        elsewhere(DANIEL.__class__(DANIEL.story[:1], DANIEL.question, "no", (0,), 6), rng) is None
+    )
+
+
+def test_every_short_no_is_asked_about_someone_elses_place_in_training():
+    samples = [s for s in dataset(6, "train")[:600] if s.answer == "no"]
+    told = with_short(samples, 1.0, random.Random(0), elsewhere_rate=0.0)
+    short = [s for s in told if len(s.story) <= SHORT[1]]
+    moved = [s for s, o in zip(told, samples, strict=True) if s.question != o.question]
+    assert short and len(moved) >= 0.3 * len(short)  # where the short story has someone else
+    assert all(len(s.story) <= SHORT[1] for s in moved)
+    assert with_short(samples, 0.0, random.Random(0), elsewhere_rate=0.0) == samples
+    full = with_short(samples, 0.0, random.Random(0), elsewhere_rate=1.0)
+    assert sum(a.question != b.question for a, b in zip(full, samples, strict=True)) > 0.5 * len(
+        samples
+    )
 
 
 def test_the_probes_include_the_hand_written_short_story_where_task_6_is_known():
