@@ -1,6 +1,6 @@
 """The shipped MemN2N models on short, hand-written stories (2–4 sentences), the way a
 class types them: each bAbI task's serving model (``registry.for_babi_task``) answers
-every story of its task, and both the task-6 model and the joint model say "no" to
+every story of its task, and the joint model, which serves task 6, says "no" to
 "Daniel went back to the hallway. Sandra moved to the garden. Is Daniel in the garden?".
 The stories are written for these tests in the tasks' own phrasing, not generated."""
 
@@ -104,21 +104,14 @@ STORIES = {
     ],
 }  # fmt: skip
 DANIEL = STORIES[6][0]
-# Issue 21 item 4 is open: the shipped models still answer "yes" to these two ("is X in
-# the place someone else went?" — the first hop matches the asked place, not the person).
-# Strict: the day a retrained model answers them, these tests fail until the mark goes.
-KNOWN_WRONG = pytest.mark.xfail(
-    strict=True, reason="issue 21 item 4: the hop matches the asked place, not the person"
+CASES = [(task, text, want) for task, stories in STORIES.items() for text, want in stories]
+# The task-6 model alone (d = 20, best of 10) still says "yes": its hops, after training on
+# "no" questions asked about someone else's place, get 0.87 of those short stories right,
+# not this one. The joint model (d = 50), which serves task 6, says "no". Strict: the day
+# the task-6 model answers it, this test fails until the mark goes.
+TASK6_STILL_WRONG = pytest.mark.xfail(
+    strict=True, reason="the task-6 model alone still matches the asked place in this story"
 )
-WRONG = {
-    (6, DANIEL[0]),
-    (9, "Julie travelled to the cinema.\nBill went to the park.\nIs Julie in the park?"),
-}
-CASES = [
-    pytest.param(task, text, want, marks=[KNOWN_WRONG] if (task, text) in WRONG else [])
-    for task, stories in STORIES.items()
-    for text, want in stories
-]
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +137,9 @@ def test_the_serving_model_answers_a_short_hand_written_story(task, text, want, 
     assert answer(card, loaded, text) == want, f"{card.name} on {text!r}"
 
 
-@KNOWN_WRONG
-@pytest.mark.parametrize("name", ["memn2n-task6", "memn2n-joint"])
+@pytest.mark.parametrize(
+    "name", [pytest.param("memn2n-task6", marks=TASK6_STILL_WRONG), "memn2n-joint"]
+)
 def test_daniel_is_not_in_the_garden(name, loaded):
     text, want = DANIEL
     assert answer(registry.get(name), loaded, text) == want == "no"
