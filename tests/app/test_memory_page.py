@@ -216,3 +216,11 @@ def test_every_task_table_has_short_stories_the_paper_gap_and_the_restarts(memor
     first = next(iter(saved.values()))
     assert table["short stories (2–4 sentences)"].iloc[0] == pytest.approx(first["short_accuracy"])
     assert table["paper − ours"].iloc[0] == pytest.approx(first["paper_miss"])
+    # Someone else's place: a number for the yes/no tasks (the Daniel story's kind), "–" else.
+    column = table["short, asked about someone else's place"]
+    elsewhere = dict(zip(table.iloc[:, 0], column, strict=True))
+    for task, row in saved.items():
+        cell = next(v for k, v in elsewhere.items() if k.startswith(f"{task}:"))
+        want = row.get("elsewhere_accuracy")
+        assert cell == ("–" if want is None else f"{want:.4f}")
+    assert sum(c != "–" for c in elsewhere.values()) == 3  # tasks 6, 9 and 10
