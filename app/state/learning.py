@@ -104,9 +104,6 @@ class Film:
         return training.stack(shots) if shots else None
 
 
-Busy = live.Busy
-
-
 def _slots():
     return live.slots()
 
@@ -127,7 +124,7 @@ def _train(n_layers: int, seed: int, steps: int, film: Film, slots, text: str, *
 def train_live(n_layers: int, seed: int, film: Film, watch) -> dict:
     """Train a fresh toy through the server's queue (progress, Cancel, one job per session)
     while ``watch()`` draws ``film``; the same seed gives the same film, so a finished run
-    is shared from the queue's result cache. Raises :class:`Busy` when every slot is taken."""
+    is shared from the queue's result cache. Raises :class:`live.Busy` when every slot is taken."""
     return queue.run(
         t("learning.live_label", layers=n_layers, seed=seed),
         _train,

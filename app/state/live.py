@@ -4,14 +4,15 @@ A live run holds one core for at most a minute, so a class pressing Train cannot
 server: it takes one of ``SLOTS`` server-wide slots (a run that finds none is told the
 server is busy), runs at one torch thread (so its film is the command line's, bit for bit),
 and stops on Cancel or at its time limit. The pages' jobs (app/state/learning.py,
-app/state/nmt_training.py) wrap their training call in :func:`one_core`.
+app/state/nmt_training.py) wrap their training call in :func:`one_core`, and the pages
+draw the run as it learns with :func:`stream`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -71,3 +72,25 @@ def one_core(slot, seconds: float, steps: int, text: str, *, cancel, progress) -
     finally:
         torch.set_num_threads(threads)
         slot.release()
+
+
+def stream(train: Callable, version: Callable[[], int], draw: Callable, busy: str):
+    """Run ``train(watch)`` (a page's ``train_live``), redrawing into one area only when
+    ``version()`` has moved since the last poll (``draw(area, version)``); returns the
+    run's timeline, or None after showing ``busy`` when every slot is taken."""
+    area, drawn = st.empty(), [0]
+
+    def watch() -> None:
+        now = version()
+        if now == drawn[0]:
+            return  # nothing new: no redraw
+        drawn[0] = now
+        draw(area, now)
+
+    try:
+        tl = train(watch)
+    except Busy:
+        st.warning(busy)
+        tl = None
+    area.empty()
+    return tl

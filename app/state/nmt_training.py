@@ -83,9 +83,6 @@ class Film:
         return Timeline(self.name, [s for s, _, _ in shots], metrics, [p for *_, p in shots])
 
 
-Busy = live.Busy
-
-
 def _slots():
     return live.slots()
 
@@ -106,7 +103,7 @@ def _train(task: str, seed: int, steps: int, film: Film, slots, text: str, *, ca
 def train_live(task: str, seed: int, film: Film, watch) -> Timeline:
     """Train a fresh tiny model through the server's queue (progress, Cancel, one job per
     session) while ``watch()`` draws ``film``; the same seed gives the same film, so a
-    finished run is shared from the queue's result cache. Raises :class:`Busy` when every
+    finished run is shared from the queue's result cache. Raises :class:`live.Busy` when every
     slot is taken."""
     steps = LIVE_STEPS[task]
     return queue.run(

@@ -24,6 +24,7 @@ from kit import (
     url_sync,
 )
 from kit.reveal import page_toggle
+from state import live as live_runs
 from state import nmt as state
 from state import nmt_training as learning
 from studios.alignment_coverage import coverage_panel, vocabulary
@@ -305,24 +306,17 @@ def request(task: str, seed: int) -> None:
 def stream(running: tuple[str, int]) -> None:
     """Run the request through the queue, drawing each new snapshot as it comes."""
     so_far = st.session_state["nmt-live-film"]
-    area, drawn = st.empty(), [0]
 
-    def watch() -> None:
-        version = so_far.latest()
-        if version == drawn[0]:
-            return  # nothing new: no redraw
-        drawn[0] = version
+    def draw(area, version: int) -> None:
         tl = so_far.so_far()
         with area.container():
             show_step(tl, len(tl.steps) - 1, 0, f"nmt-live-{version}")
 
-    try:
-        tl = learning.train_live(*running, so_far, watch)
-    except learning.Busy:
-        st.warning(t("alignment.live_busy", n=learning.LIVE_SLOTS))
-        tl = None
+    busy = t("alignment.live_busy", n=learning.LIVE_SLOTS)
+    tl = live_runs.stream(
+        lambda watch: learning.train_live(*running, so_far, watch), so_far.latest, draw, busy
+    )
     del st.session_state["nmt-live"]
-    area.empty()
     if tl is not None:
         st.session_state["nmt-live-result"] = (running, tl)
 

@@ -10,6 +10,7 @@ will fall smoothly. A slider move reruns only the fragment below it, from arrays
 import streamlit as st
 from kit import chart, engine_text, page_bottom, page_top, t, url_choice, url_number
 from state import learning as state
+from state import live as live_runs
 from views import learning as figs
 
 from engine.text import InputError
@@ -140,26 +141,22 @@ def live(found: dict[int, dict]) -> None:
 def stream(request: tuple[int, int]) -> None:
     """Run the request through the queue, drawing each new snapshot as it comes."""
     film_so_far = st.session_state.setdefault("learn-film", state.Film())
-    area, drawn = st.empty(), [0]
 
-    def watch() -> None:
-        version, _ = film_so_far.latest()
-        if version == drawn[0]:
-            return  # nothing new: no redraw
-        drawn[0] = version
+    def draw(area, version: int) -> None:
         tl = film_so_far.so_far()
         title = t("learning.live_title", step=int(tl["steps"][-1]))
         last = tl["maps"].shape[1] - 1
         fig = figs.live_figure(tl["steps"], tl["loss"], tl["maps"][-1, last], last, title)
         chart(fig, f"learn-live-{version}", area)
 
-    try:
-        tl = state.train_live(*request, film_so_far, watch)
-    except state.Busy:
-        st.warning(t("learning.live_busy", n=state.LIVE_SLOTS))
-        tl = None
+    busy = t("learning.live_busy", n=state.LIVE_SLOTS)
+    tl = live_runs.stream(
+        lambda watch: state.train_live(*request, film_so_far, watch),
+        lambda: film_so_far.latest()[0],
+        draw,
+        busy,
+    )
     del st.session_state["learn-live"]
-    area.empty()
     if tl is not None:
         st.session_state["learn-result"] = (request, tl)
 

@@ -57,7 +57,7 @@ import random
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -311,7 +311,8 @@ def train(
 
 @dataclass(frozen=True)
 class Job:
-    """One restart of one target: everything a worker needs, nothing it must share."""
+    """One restart of one target: everything a worker needs, nothing it must share (every
+    field but ``target`` is a keyword argument of :func:`train`)."""
 
     target: int | str
     seed: int
@@ -332,20 +333,10 @@ def run_job(job: Job) -> dict:
     torch.set_num_threads(1)
     tasks = TASK_IDS if job.target == "joint" else (int(job.target),)
     t0 = time.perf_counter()
+    # A Job's fields other than its target are train()'s keyword arguments, by name.
+    options = {k: v for k, v in asdict(job).items() if k != "target"}
     model, vocab, answers, info = train(
-        tasks,
-        hops=job.hops,
-        d=job.d,
-        epochs=job.epochs,
-        size=job.size,
-        seed=job.seed,
-        tying=job.tying,
-        per_task=job.per_task,
-        progress=False,
-        ls_epochs=job.ls_epochs,
-        short_rate=job.short_rate,
-        elsewhere_rate=job.elsewhere_rate,
-        record=checkpoint_name(job.target),
+        tasks, **options, progress=False, record=checkpoint_name(job.target)
     )
     tl = info.pop("timeline")
     meta = {
