@@ -222,8 +222,9 @@ def load(name: str, directory: Path, command: str = "") -> Timeline:
         return _from(meta, arrays)
     except (OSError, ValueError, KeyError, TypeError, SafetensorError, TraceError) as exc:
         reason = str(exc)[:160]
-        raise InputError("timeline.bad", name=name, reason=reason,
-                         command=command or meta_command(meta_path)) from None  # fmt: skip
+        raise InputError(
+            "timeline.bad", name=name, reason=reason, command=command or meta_command(meta_path)
+        ) from None
 
 
 def meta_command(meta_path: Path) -> str:

@@ -54,8 +54,15 @@ def panels(found: dict[str, Timeline], step: int, layer: int, head: int) -> list
         m = tl.probes[i][0].maps["attention"]
         layer_, head_ = min(layer, m.shape[0] - 1), min(head, m.shape[1] - 1)
         title = f"{variant} · {tl.steps[i]}"
-        out.append(dict(z=m.weights[layer_, head_], x=m.key_labels, y=m.query_labels,
-                        title=title, flags=m.flags))  # fmt: skip
+        out.append(
+            dict(
+                z=m.weights[layer_, head_],
+                x=m.key_labels,
+                y=m.query_labels,
+                title=title,
+                flags=m.flags,
+            )
+        )
     return out
 
 

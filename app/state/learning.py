@@ -114,9 +114,14 @@ def _train(n_layers: int, seed: int, steps: int, film: Film, slots, text: str, *
     ``meta["stopped"]`` None, "cancel" or "time"."""
     with live.one_core(slots, LIVE_SECONDS, steps, text, cancel=cancel, progress=progress) as run:
         _, tl = training.train(
-            n_layers, seed=seed, steps=steps, on_snapshot=film.add, on_step=run.on_step,
-            should_stop=run.should_stop, log=lambda *_: None,
-        )  # fmt: skip
+            n_layers,
+            seed=seed,
+            steps=steps,
+            on_snapshot=film.add,
+            on_step=run.on_step,
+            should_stop=run.should_stop,
+            log=lambda *_: None,
+        )
     tl["meta"]["stopped"] = run.stopped
     return tl
 
@@ -128,10 +133,15 @@ def train_live(n_layers: int, seed: int, film: Film, watch) -> dict:
     return queue.run(
         t("learning.live_label", layers=n_layers, seed=seed),
         _train,
-        n_layers, seed, LIVE_STEPS, film, _slots(), t("learning.live_progress"),
+        n_layers,
+        seed,
+        LIVE_STEPS,
+        film,
+        _slots(),
+        t("learning.live_progress"),
         key=repr((n_layers, seed, LIVE_STEPS)),
         watch=watch,
-    )  # fmt: skip
+    )
 
 
 def as_timeline(tl: dict) -> dict:

@@ -92,11 +92,21 @@ def _train(task: str, seed: int, steps: int, film: Film, slots, text: str, *, ca
     bit for bit), stopped by Cancel or the time limit; returns the timeline, with
     ``meta["stopped"]`` None, "cancel" or "time" and the run's times."""
     with live.one_core(slots, LIVE_SECONDS, steps, text, cancel=cancel, progress=progress) as lr:
-        run = training.live(task, seed, steps=steps, on_snapshot=film.add, on_step=lr.on_step,
-                            should_stop=lr.should_stop)  # fmt: skip
+        run = training.live(
+            task,
+            seed,
+            steps=steps,
+            on_snapshot=film.add,
+            on_step=lr.on_step,
+            should_stop=lr.should_stop,
+        )
     tl = run.timeline
-    tl.meta.update(stopped=lr.stopped, wall_s=run.record["wall_s"], cpu_s=run.record["cpu_s"],
-                   command=command(task, seed, steps))  # fmt: skip
+    tl.meta.update(
+        stopped=lr.stopped,
+        wall_s=run.record["wall_s"],
+        cpu_s=run.record["cpu_s"],
+        command=command(task, seed, steps),
+    )
     return tl
 
 
@@ -109,10 +119,15 @@ def train_live(task: str, seed: int, film: Film, watch) -> Timeline:
     return queue.run(
         t("alignment.live_label", task=t(f"alignment.task_{task}"), seed=seed),
         _train,
-        task, seed, steps, film, _slots(), t("alignment.live_progress"),
+        task,
+        seed,
+        steps,
+        film,
+        _slots(),
+        t("alignment.live_progress"),
         key=repr((task, seed, steps)),
         watch=watch,
-    )  # fmt: skip
+    )
 
 
 def film_name(task: str) -> str:
@@ -122,5 +137,6 @@ def film_name(task: str) -> str:
 def command(task: str, seed: int, steps: int) -> str:
     """The command line that saves the same run (its last map equal to the live one's)."""
     preset = training.LIVE[task]["steps"]
-    return training.command(task, "additive", seed, False, None if steps == preset else steps,
-                            live=True)  # fmt: skip
+    return training.command(
+        task, "additive", seed, False, None if steps == preset else steps, live=True
+    )

@@ -233,15 +233,17 @@ def training(card, trace, text: str, beam: int) -> None:
 def timeline_view(tl, key: str, param: str | None = None) -> None:
     texts = [probe.inputs["text"] for probe in tl.probes[0]]
     c1, c2 = st.columns([2, 3])
-    j = c1.selectbox(t("alignment.probe"), range(len(texts)), key=f"{key}-probe",
-                     format_func=texts.__getitem__)  # fmt: skip
+    j = c1.selectbox(
+        t("alignment.probe"), range(len(texts)), key=f"{key}-probe", format_func=texts.__getitem__
+    )
     label, last = t("alignment.training_step"), len(tl.steps) - 1
     if param is None:
         step = c2.select_slider(label, tl.steps, tl.steps[last], key=f"{key}-step")
     else:
         hint = t("alignment.training_step_help", n=last + 1)
-        step = url_choice(c2.select_slider, param, label, tl.steps, key=f"{key}-step",
-                          default=last, help=hint)  # fmt: skip
+        step = url_choice(
+            c2.select_slider, param, label, tl.steps, key=f"{key}-step", default=last, help=hint
+        )
     show_step(tl, tl.at(step), j, key)
     facts = dict(n=tl.meta.get("held_out", 0), command=tl.meta.get("command", ""))
     st.caption(t("alignment.timeline_caption", **facts))
@@ -255,8 +257,9 @@ def show_step(tl, i: int, j: int, key: str) -> None:
     left, right = st.columns([3, 2]) if amap is not None else (None, st.container())
     if amap is not None:
         title = t("alignment.timeline_title", step=tl.steps[i])
-        fig = alignment_figure(amap.weights[0, 0], amap.key_labels, amap.query_labels,
-                               title=title, flags=amap.flags)  # fmt: skip
+        fig = alignment_figure(
+            amap.weights[0, 0], amap.key_labels, amap.query_labels, title=title, flags=amap.flags
+        )
         chart(fig, f"{key}-map", left)
     out = probe.outputs.get("translation") or t("alignment.nothing")
     where = left if left is not None else right
@@ -272,11 +275,23 @@ def live(card, trace, text: str, beam: int) -> None:
     """Train it now: a fresh tiny model for at most a minute, its α and loss streamed."""
     st.header(t("alignment.live_header"))
     c1, c2 = st.columns(2)
-    task = c1.radio(t("alignment.task"), learning.LIVE_TASKS, key="nmt-live-task",
-                    horizontal=True, format_func=lambda s: t(f"alignment.task_{s}"))  # fmt: skip
+    task = c1.radio(
+        t("alignment.task"),
+        learning.LIVE_TASKS,
+        key="nmt-live-task",
+        horizontal=True,
+        format_func=lambda s: t(f"alignment.task_{s}"),
+    )
     lo, hi = learning.SEEDS
-    seed = url_number(c2.number_input, "seed", t("alignment.live_seed", lo=lo, hi=hi), lo, hi,
-                      0, key="nmt-live-seed")  # fmt: skip
+    seed = url_number(
+        c2.number_input,
+        "seed",
+        t("alignment.live_seed", lo=lo, hi=hi),
+        lo,
+        hi,
+        0,
+        key="nmt-live-seed",
+    )
     facts = dict(steps=learning.LIVE_STEPS[task], seconds=int(learning.LIVE_SECONDS))
     st.caption(t("alignment.live_caption", slots=learning.LIVE_SLOTS, **facts))
     if st.button(t("alignment.live_train"), type="primary", key="nmt-live-train"):
@@ -293,8 +308,9 @@ def request(task: str, seed: int) -> None:
     """A new live run, unless one of this session's is still running (that one goes on)."""
     running = st.session_state.get("nmt-live")
     if running is not None and running != (task, seed):
-        st.info(t("alignment.live_running", task=t(f"alignment.task_{running[0]}"),
-                  seed=running[1]))  # fmt: skip
+        st.info(
+            t("alignment.live_running", task=t(f"alignment.task_{running[0]}"), seed=running[1])
+        )
         return
     if st.session_state.get("nmt-live-film-of") != (task, seed):  # the same run keeps its film
         st.session_state["nmt-live-film"] = learning.Film(learning.film_name(task))

@@ -48,25 +48,43 @@ def ask() -> state.Request:
         st.form_submit_button(t("chat.generate"), type="primary", key="chat-generate")
     url_sync(text=prompt, template=template)
     return state.Request(
-        prompt, template, int(tokens), sampling, float(temperature), int(top_k), float(top_p),
+        prompt,
+        template,
+        int(tokens),
+        sampling,
+        float(temperature),
+        int(top_k),
+        float(top_p),
         int(seed),
-    )  # fmt: skip
+    )
 
 
 def sampler(lim: dict, d: state.Request) -> tuple:
     """Temperature, top-k and top-p: used when the decoding samples."""
     c5, c6, c7 = st.columns(3)
     temperature = url_number(
-        c5.number_input, "temperature", t("chat.temperature"), *lim["temperature"],
-        d.temperature, key="chat-temperature", cast=float, step=0.1,
-    )  # fmt: skip
+        c5.number_input,
+        "temperature",
+        t("chat.temperature"),
+        *lim["temperature"],
+        d.temperature,
+        key="chat-temperature",
+        cast=float,
+        step=0.1,
+    )
     top_k = url_number(
         c6.number_input, "top_k", t("chat.top_k"), *lim["top_k"], d.top_k, key="chat-top-k"
     )
     top_p = url_number(
-        c7.number_input, "top_p", t("chat.top_p"), *lim["top_p"], d.top_p,
-        key="chat-top-p", cast=float, step=0.05,
-    )  # fmt: skip
+        c7.number_input,
+        "top_p",
+        t("chat.top_p"),
+        *lim["top_p"],
+        d.top_p,
+        key="chat-top-p",
+        cast=float,
+        step=0.05,
+    )
     return temperature, top_k, top_p
 
 

@@ -45,13 +45,23 @@ def lesson(tl: dict) -> bool:
             key="learn-guess",
         )
         if not st.session_state.get("learn-revealed", False):
-            st.button(t("learning.reveal"), type="primary", key="learn-reveal",
-                      on_click=_reveal, args=(True,))  # fmt: skip
+            st.button(
+                t("learning.reveal"),
+                type="primary",
+                key="learn-reveal",
+                on_click=_reveal,
+                args=(True,),
+            )
             st.caption(t("learning.hidden"))
             return False
         fall, window = tl["fall"], tl["meta"]["phase_change"]
-        answer = t("learning.answer", share=fall["share"], start=fall["start"], end=fall["end"],
-                   n=len(tl["steps"]) - 1)  # fmt: skip
+        answer = t(
+            "learning.answer",
+            share=fall["share"],
+            start=fall["start"],
+            end=fall["end"],
+            n=len(tl["steps"]) - 1,
+        )
         if window is not None:
             answer += " " + t("learning.answer_window", **window)
         # The engine's verdict: an induction score crossing 0.5 as the loss falls.
@@ -70,9 +80,14 @@ def step_slider(found: dict[int, dict]) -> int:
     """The saved step the maps and curves show, kept in the link (``?step=``)."""
     steps = [int(s) for s in next(iter(found.values()))["steps"]]
     return url_choice(
-        st.select_slider, "step", t("learning.step"), steps, key="learn-step",
-        default=len(steps) - 1, help=t("learning.step_help"),
-    )  # fmt: skip
+        st.select_slider,
+        "step",
+        t("learning.step"),
+        steps,
+        key="learn-step",
+        default=len(steps) - 1,
+        help=t("learning.step_help"),
+    )
 
 
 def draw_maps(found: dict[int, dict], step: int, key: str) -> None:
@@ -116,12 +131,18 @@ def live(found: dict[int, dict]) -> None:
     """Train it now: a fresh toy for at most a minute, its map and loss streamed."""
     c1, c2 = st.columns(2)
     lo, hi = state.SEEDS
-    seed = url_number(c1.number_input, "seed", t("learning.live_seed", lo=lo, hi=hi), lo, hi, 0,
-                      key="learn-seed")  # fmt: skip
+    seed = url_number(
+        c1.number_input, "seed", t("learning.live_seed", lo=lo, hi=hi), lo, hi, 0, key="learn-seed"
+    )
     layers = url_choice(
-        c2.radio, "layers", t("learning.live_layers"), list(state.LAYERS), key="learn-layers",
-        horizontal=True, format_func=lambda n: t("learning.fig.model", layers=n),
-    )  # fmt: skip
+        c2.radio,
+        "layers",
+        t("learning.live_layers"),
+        list(state.LAYERS),
+        key="learn-layers",
+        horizontal=True,
+        format_func=lambda n: t("learning.fig.model", layers=n),
+    )
     facts = dict(steps=state.LIVE_STEPS, seconds=int(state.LIVE_SECONDS), slots=state.LIVE_SLOTS)
     st.caption(t("learning.live_caption", **facts))
     if st.button(t("learning.live_train"), type="primary", key="learn-train"):
@@ -186,9 +207,13 @@ SECTIONS = {"maps": maps, "curves": curves, "live": live}
 def timeline_view(found: dict[int, dict]) -> None:
     """One section; a slider move (or a live run's poll) reruns only this fragment."""
     section = url_choice(
-        st.segmented_control, "section", t("learning.section"), list(SECTIONS),
-        key="learn-section", format_func=lambda s: t(f"learning.section_{s}"),
-    )  # fmt: skip
+        st.segmented_control,
+        "section",
+        t("learning.section"),
+        list(SECTIONS),
+        key="learn-section",
+        format_func=lambda s: t(f"learning.section_{s}"),
+    )
     SECTIONS[section](found)
 
 

@@ -155,9 +155,15 @@ def variants(params: dict, guess, key: str) -> None:
     with friendly_errors(t("lessons.the_view")):
         picked = tuple(n for n in names if n != "full")
         traces, rows = var_state.compare(
-            source="text", text=text, synthetic=(0, "clustered", 1.0, 0), names=picked,
-            params_json=json.dumps({}), causal=False, heads=2, d=32,
-        )  # fmt: skip
+            source="text",
+            text=text,
+            synthetic=(0, "clustered", 1.0, 0),
+            names=picked,
+            params_json=json.dumps({}),
+            causal=False,
+            heads=2,
+            d=32,
+        )
     cols = ("variant", "rel_error", "top5_overlap", "missed_mass")
     st.dataframe([{c: r[c] for c in cols} for r in rows], hide_index=True)
     head = int(params.get("head", 0))

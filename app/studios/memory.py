@@ -150,13 +150,23 @@ def training(trace, sample) -> None:
         return
     stories = tl.probes[-1]  # the same probe stories at every step
     probe = url_choice(
-        st.selectbox, "probe", t("memory.probe"), list(range(len(stories))),
-        key=f"mem_probe_{name}", format_func=lambda i: probe_label(stories[i]),
-    )  # fmt: skip
+        st.selectbox,
+        "probe",
+        t("memory.probe"),
+        list(range(len(stories))),
+        key=f"mem_probe_{name}",
+        format_func=lambda i: probe_label(stories[i]),
+    )
     step = url_choice(
-        st.select_slider, "step", t("memory.step"), tl.steps, key=f"mem_step_{name}",
-        default=len(tl.steps) - 1, format_func=lambda s: f"{s:,}", help=t("memory.step_help"),
-    )  # fmt: skip
+        st.select_slider,
+        "step",
+        t("memory.step"),
+        tl.steps,
+        key=f"mem_step_{name}",
+        default=len(tl.steps) - 1,
+        format_func=lambda s: f"{s:,}",
+        help=t("memory.step_help"),
+    )
     shown = tl.probes[tl.at(step)][probe]
     out = shown.outputs
     verdict = t("memory.correct") if out["answer"] == out["expected"] else ""

@@ -96,9 +96,17 @@ def ask(store: str, picked):
         c1, c2, c3, c4 = st.columns([2, 2, 4, 2])
         k = url_number(c1.number_input, "k", t("retrieval.k", hi=MAX_K), 1, MAX_K, 3, key="ret-k")
         floor = url_number(
-            c2.number_input, "floor", t("retrieval.floor"), -1.0, 1.0, float(FLOOR),
-            key="ret-floor", cast=float, step=0.05, help=t("retrieval.floor_help"),
-        )  # fmt: skip
+            c2.number_input,
+            "floor",
+            t("retrieval.floor"),
+            -1.0,
+            1.0,
+            float(FLOOR),
+            key="ret-floor",
+            cast=float,
+            step=0.05,
+            help=t("retrieval.floor_help"),
+        )
         mode = url_choice(
             c3.radio,
             "context",
@@ -181,15 +189,23 @@ def draw_reading(trace, key: str) -> None:
     n_layers, n_heads = amap.shape[:2]
     c1, c2, c3 = controls(key).columns([2, 2, 3])
     layer = url_choice(
-        c1.selectbox, "layer", t("retrieval.layer"), [None, *range(n_layers)],
-        ids=["mean", *map(str, range(n_layers))], key=f"{key}-layer",
+        c1.selectbox,
+        "layer",
+        t("retrieval.layer"),
+        [None, *range(n_layers)],
+        ids=["mean", *map(str, range(n_layers))],
+        key=f"{key}-layer",
         format_func=lambda v: t("retrieval.every_layer") if v is None else f"L{v}",
-    )  # fmt: skip
+    )
     head = url_choice(
-        c2.selectbox, "head", t("retrieval.head"), [None, *range(n_heads)],
-        ids=["mean", *map(str, range(n_heads))], key=f"{key}-head",
+        c2.selectbox,
+        "head",
+        t("retrieval.head"),
+        [None, *range(n_heads)],
+        ids=["mean", *map(str, range(n_heads))],
+        key=f"{key}-head",
         format_func=lambda v: t("retrieval.every_head") if v is None else f"H{v}",
-    )  # fmt: skip
+    )
     share = c3.toggle(
         t("retrieval.share"),
         url_default("share", False, flag, key=f"{key}-share"),

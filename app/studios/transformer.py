@@ -203,11 +203,23 @@ def training(s: Shown) -> None:
         return
     texts = [probe.inputs["text"] for probe in tl.probes[0]]
     c1, c2 = st.columns([2, 3])
-    j = url_choice(c1.selectbox, "probe", t("transformer.probe"), range(len(texts)),
-                   key=f"tr-probe-{name}", format_func=texts.__getitem__)  # fmt: skip
-    step = url_choice(c2.select_slider, "step", t("transformer.step"), tl.steps,
-                      key=f"tr-step-{name}", default=len(tl.steps) - 1,
-                      help=t("transformer.step_help", n=len(tl.steps)))  # fmt: skip
+    j = url_choice(
+        c1.selectbox,
+        "probe",
+        t("transformer.probe"),
+        range(len(texts)),
+        key=f"tr-probe-{name}",
+        format_func=texts.__getitem__,
+    )
+    step = url_choice(
+        c2.select_slider,
+        "step",
+        t("transformer.step"),
+        tl.steps,
+        key=f"tr-step-{name}",
+        default=len(tl.steps) - 1,
+        help=t("transformer.step_help", n=len(tl.steps)),
+    )
     i = tl.at(step)
     probe = tl.probes[i][j]
     with friendly_errors(t("transformer.reading_what")):

@@ -410,9 +410,15 @@ def variants_figure(ran: Sequence[dict], titles: dict[str, str]):
     full = ran[0]["ppl_full"]
     names = [titles[r["variant"]] for r in ran]
     data = [
-        dict(type="bar", x=[round(r["ppl"], 3) for r in ran], y=unique_labels(names),
-             orientation="h", hovertemplate="%{y}: %{x:.2f}<extra></extra>", showlegend=False)
-    ]  # fmt: skip
+        dict(
+            type="bar",
+            x=[round(r["ppl"], 3) for r in ran],
+            y=unique_labels(names),
+            orientation="h",
+            hovertemplate="%{y}: %{x:.2f}<extra></extra>",
+            showlegend=False,
+        )
+    ]
     layout = dict(
         title=dict(text=t("chat.fig_variants_title", n=ran[0]["n_tokens"])),
         font=FONT,
@@ -420,9 +426,10 @@ def variants_figure(ran: Sequence[dict], titles: dict[str, str]):
         margin=dict(l=10, r=10, t=50, b=50),
         xaxis=dict(title=dict(text=t("chat.metric_ppl")), type="log"),
         yaxis=dict(autorange="reversed", type="category", automargin=True),
-        shapes=[dict(type="line", yref="paper", y0=0, y1=1, x0=full, x1=full,
-                     line=dict(dash="dash"))],
-    )  # fmt: skip
+        shapes=[
+            dict(type="line", yref="paper", y0=0, y1=1, x0=full, x1=full, line=dict(dash="dash"))
+        ],
+    )
     return figure(data, layout)
 
 

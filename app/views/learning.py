@@ -32,15 +32,28 @@ def head_maps_figure(maps: np.ndarray, title: str, *, stacked: bool = False) -> 
     for n, (layer, head) in enumerate(np.ndindex(n_layers, n_heads), start=1):
         r, c = divmod(n - 1, cols)
         data.append(
-            dict(type="heatmap", z=maps[layer, head].astype(np.float32), coloraxis="coloraxis",
-                 hovertemplate=hover, **subplot_ref(n))
-        )  # fmt: skip
+            dict(
+                type="heatmap",
+                z=maps[layer, head].astype(np.float32),
+                coloraxis="coloraxis",
+                hovertemplate=hover,
+                **subplot_ref(n),
+            )
+        )
         layout |= axes(n, xs[c], ys[r], y=dict(autorange="reversed"))
         notes.append(
-            dict(text=t("learning.fig.head", layer=layer, head=head), showarrow=False,
-                 xref="paper", yref="paper", x=sum(xs[c]) / 2, y=ys[r][1],
-                 xanchor="center", yanchor="bottom", font=dict(size=13))
-        )  # fmt: skip
+            dict(
+                text=t("learning.fig.head", layer=layer, head=head),
+                showarrow=False,
+                xref="paper",
+                yref="paper",
+                x=sum(xs[c]) / 2,
+                y=ys[r][1],
+                xanchor="center",
+                yanchor="bottom",
+                font=dict(size=13),
+            )
+        )
     layout |= dict(
         title=dict(text=title),
         annotations=notes,
@@ -66,11 +79,19 @@ def curves_figure(
     for n, measure in enumerate(measures, start=1):
         for n_layers, (steps, values) in series[measure].items():
             data.append(
-                dict(type="scatter", x=np.maximum(steps, 1), y=values, mode="lines+markers",
-                     name=t("learning.fig.model", layers=n_layers), legendgroup=str(n_layers),
-                     showlegend=n == 1, line=dict(color=COLOURS[n_layers]),
-                     marker=dict(size=5), **subplot_ref(n))
-            )  # fmt: skip
+                dict(
+                    type="scatter",
+                    x=np.maximum(steps, 1),
+                    y=values,
+                    mode="lines+markers",
+                    name=t("learning.fig.model", layers=n_layers),
+                    legendgroup=str(n_layers),
+                    showlegend=n == 1,
+                    line=dict(color=COLOURS[n_layers]),
+                    marker=dict(size=5),
+                    **subplot_ref(n),
+                )
+            )
         last = n == len(measures)
         x_axis = dict(type="log", showticklabels=last, **({} if n == 1 else {"matches": "x"}))
         if last:
@@ -86,16 +107,32 @@ def curves_figure(
         at = max(current, 1)
         shapes.append(dict(type="line", x0=at, x1=at, line=dict(dash="dash", color="#444"), **band))
         notes.append(
-            dict(text=t(f"learning.fig.curve_{measure}"), showarrow=False, xref="paper",
-                 yref="paper", x=0.5, y=ys[n - 1][1], xanchor="center", yanchor="bottom",
-                 font=dict(size=13))
-        )  # fmt: skip
+            dict(
+                text=t(f"learning.fig.curve_{measure}"),
+                showarrow=False,
+                xref="paper",
+                yref="paper",
+                x=0.5,
+                y=ys[n - 1][1],
+                xanchor="center",
+                yanchor="bottom",
+                font=dict(size=13),
+            )
+        )
     if window is not None:
         notes.append(
-            dict(text=t("learning.fig.window"), showarrow=False, xref="x", yref="y domain",
-                 x=np.log10(max(window["start"], 1)), y=0, xanchor="left", yanchor="bottom",
-                 font=dict(size=12))
-        )  # fmt: skip
+            dict(
+                text=t("learning.fig.window"),
+                showarrow=False,
+                xref="x",
+                yref="y domain",
+                x=np.log10(max(window["start"], 1)),
+                y=0,
+                xanchor="left",
+                yanchor="bottom",
+                font=dict(size=12),
+            )
+        )
     layout |= dict(
         shapes=shapes,
         annotations=notes,
@@ -118,11 +155,15 @@ def live_figure(
     fig = make_subplots(1, 1 + n_heads, subplot_titles=names, horizontal_spacing=0.06)
     fig.add_trace(
         go.Scatter(
-            x=np.maximum(steps, 1), y=loss, mode="lines+markers", showlegend=False,
+            x=np.maximum(steps, 1),
+            y=loss,
+            mode="lines+markers",
+            showlegend=False,
             line=dict(color=COLOURS[2]),
         ),
-        1, 1,
-    )  # fmt: skip
+        1,
+        1,
+    )
     for h in range(n_heads):
         fig.add_trace(go.Heatmap(z=heads[h].astype(np.float32), coloraxis="coloraxis"), 1, h + 2)
         fig.update_yaxes(autorange="reversed", row=1, col=h + 2)

@@ -32,11 +32,19 @@ def curves_figure(
         for label, (steps, values) in lines.items():
             colour = colours.setdefault(label, PALETTE[len(colours) % len(PALETTE)])
             data.append(
-                dict(type="scatter", x=np.maximum(np.asarray(steps), 1).tolist(), y=list(values),
-                     mode="lines+markers", name=label, legendgroup=label,
-                     showlegend=label not in {d["name"] for d in data}, marker=dict(size=5),
-                     line=dict(color=colour), **subplot_ref(n))
-            )  # fmt: skip
+                dict(
+                    type="scatter",
+                    x=np.maximum(np.asarray(steps), 1).tolist(),
+                    y=list(values),
+                    mode="lines+markers",
+                    name=label,
+                    legendgroup=label,
+                    showlegend=label not in {d["name"] for d in data},
+                    marker=dict(size=5),
+                    line=dict(color=colour),
+                    **subplot_ref(n),
+                )
+            )
         last = n == len(panels)
         x_axis = dict(type="log", showticklabels=last, **({} if n == 1 else {"matches": "x"}))
         if last and step_title:
@@ -52,15 +60,32 @@ def curves_figure(
             line = dict(dash="dash", color="#444")
             shapes.append(dict(type="line", x0=at, x1=at, line=line, **band))
         notes.append(
-            dict(text=title, showarrow=False, xref="paper", yref="paper", x=0.5,
-                 y=ys[n - 1][1], xanchor="center", yanchor="bottom", font=dict(size=13))
-        )  # fmt: skip
+            dict(
+                text=title,
+                showarrow=False,
+                xref="paper",
+                yref="paper",
+                x=0.5,
+                y=ys[n - 1][1],
+                xanchor="center",
+                yanchor="bottom",
+                font=dict(size=13),
+            )
+        )
     for label, at in marks:  # annotations on a log axis take log10 of the step
         notes.append(
-            dict(text=label, showarrow=False, xref="x", yref="y domain", y=1,
-                 x=float(np.log10(max(at, 1))), xanchor="left", yanchor="top",
-                 font=dict(size=12, color="#8a5a00"))
-        )  # fmt: skip
+            dict(
+                text=label,
+                showarrow=False,
+                xref="x",
+                yref="y domain",
+                y=1,
+                x=float(np.log10(max(at, 1))),
+                xanchor="left",
+                yanchor="top",
+                font=dict(size=12, color="#8a5a00"),
+            )
+        )
     layout |= dict(
         shapes=shapes,
         annotations=notes,

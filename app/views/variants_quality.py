@@ -88,12 +88,19 @@ def sweep_lines(rows: list[dict]) -> list[dict]:
             continue
         pts = sorted(pts, key=lambda r: r["state_bytes"])
         lines.append(
-            dict(type="scatter", mode="lines+markers", x=[r["state_bytes"] for r in pts],
-                 y=[r["mean"] for r in pts], showlegend=False, legendgroup=task,
-                 text=[f"{variant} · d = {r.get('width', GRID_WIDTH)}" for r in pts],
-                 line=dict(width=1, color="rgba(90, 90, 90, 0.45)"), marker=dict(size=5),
-                 hovertemplate="%{text}: %{y:.3f} · %{x:,} B<extra>" + task + "</extra>")
-        )  # fmt: skip
+            dict(
+                type="scatter",
+                mode="lines+markers",
+                x=[r["state_bytes"] for r in pts],
+                y=[r["mean"] for r in pts],
+                showlegend=False,
+                legendgroup=task,
+                text=[f"{variant} · d = {r.get('width', GRID_WIDTH)}" for r in pts],
+                line=dict(width=1, color="rgba(90, 90, 90, 0.45)"),
+                marker=dict(size=5),
+                hovertemplate="%{text}: %{y:.3f} · %{x:,} B<extra>" + task + "</extra>",
+            )
+        )
     return lines
 
 

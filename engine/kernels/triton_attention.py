@@ -50,15 +50,28 @@ def _descriptor(
 
 @triton.jit
 def _tile_step(
-    acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
-    window, n_global,
+    acc,
+    m_i,
+    l_i,
+    q,
+    k_desc,
+    v_desc,
+    b,
+    h,
+    start_n,
+    rows,
+    n_k,
+    causal_offset,
+    qk_scale,
+    window,
+    n_global,
     MASKED: tl.constexpr,
     CAUSAL: tl.constexpr,
     WINDOWED: tl.constexpr,
     PRECISION: tl.constexpr,
     HEAD_DIM: tl.constexpr,
     BLOCK_N: tl.constexpr,
-):  # fmt: skip
+):
     """One FlashAttention-2 update with the key/value tile that starts at ``start_n``.
 
     ``MASKED`` tiles may hold keys past n_k (read as zeros) or, with ``CAUSAL``, keys
@@ -89,10 +102,19 @@ def _tile_step(
 
 @triton.jit
 def _store(
-    acc, m_i, l_i, o_desc, LSE, b, h, start_row, n_q, stride_lm,
+    acc,
+    m_i,
+    l_i,
+    o_desc,
+    LSE,
+    b,
+    h,
+    start_row,
+    n_q,
+    stride_lm,
     BLOCK_M: tl.constexpr,
     HEAD_DIM: tl.constexpr,
-):  # fmt: skip
+):
     """out_i = acc_i / l_i and lse_i = (m_i + log2 l_i) · ln 2; empty rows → 0 and −inf."""
     empty = l_i == 0.0
     l_safe = tl.where(empty, 1.0, l_i)
@@ -105,20 +127,38 @@ def _store(
 
 @triton.jit
 def _attn_fwd(
-    Q, K, V, O, LSE,
-    stride_qb, stride_qh, stride_qm,
-    stride_kb, stride_kh, stride_kn,
-    stride_vb, stride_vh, stride_vn,
-    stride_ob, stride_oh, stride_om,
-    stride_lb, stride_lh, stride_lm,
-    B, H, n_q, n_k, qk_scale,
+    Q,
+    K,
+    V,
+    O,
+    LSE,
+    stride_qb,
+    stride_qh,
+    stride_qm,
+    stride_kb,
+    stride_kh,
+    stride_kn,
+    stride_vb,
+    stride_vh,
+    stride_vn,
+    stride_ob,
+    stride_oh,
+    stride_om,
+    stride_lb,
+    stride_lh,
+    stride_lm,
+    B,
+    H,
+    n_q,
+    n_k,
+    qk_scale,
     N_BUCKET,  # autotune key only: log2 of the padded length
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
     PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
-):  # fmt: skip
+):
     start_m = tl.program_id(0)
     if CAUSAL:
         # Causal tiles near the end see the most keys: launch them first so that the
@@ -148,16 +188,52 @@ def _attn_fwd(
         hi = n_k
     for start_n in range(0, full_end, BLOCK_N):
         acc, m_i, l_i = _tile_step(
-            acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
-            0, 0, MASKED=False, CAUSAL=CAUSAL, WINDOWED=False, PRECISION=PRECISION,
-            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
-        )  # fmt: skip
+            acc,
+            m_i,
+            l_i,
+            q,
+            k_desc,
+            v_desc,
+            b,
+            h,
+            start_n,
+            rows,
+            n_k,
+            causal_offset,
+            qk_scale,
+            0,
+            0,
+            MASKED=False,
+            CAUSAL=CAUSAL,
+            WINDOWED=False,
+            PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM,
+            BLOCK_N=BLOCK_N,
+        )
     for start_n in range(full_end, hi, BLOCK_N):
         acc, m_i, l_i = _tile_step(
-            acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n_k, causal_offset, qk_scale,
-            0, 0, MASKED=True, CAUSAL=CAUSAL, WINDOWED=False, PRECISION=PRECISION,
-            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
-        )  # fmt: skip
+            acc,
+            m_i,
+            l_i,
+            q,
+            k_desc,
+            v_desc,
+            b,
+            h,
+            start_n,
+            rows,
+            n_k,
+            causal_offset,
+            qk_scale,
+            0,
+            0,
+            MASKED=True,
+            CAUSAL=CAUSAL,
+            WINDOWED=False,
+            PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM,
+            BLOCK_N=BLOCK_N,
+        )
 
     l_base = LSE + b * stride_lb + h * stride_lh
     _store(
@@ -167,20 +243,43 @@ def _attn_fwd(
 
 @triton.jit
 def _block_sparse_fwd(
-    Q, K, V, O, LSE, KV_INDEX, KV_COUNT,
-    stride_qb, stride_qh, stride_qm,
-    stride_kb, stride_kh, stride_kn,
-    stride_vb, stride_vh, stride_vn,
-    stride_ob, stride_oh, stride_om,
-    stride_lb, stride_lh, stride_lm,
-    stride_ih, stride_im, stride_ch,
-    B, H, n, qk_scale, window, n_global,
+    Q,
+    K,
+    V,
+    O,
+    LSE,
+    KV_INDEX,
+    KV_COUNT,
+    stride_qb,
+    stride_qh,
+    stride_qm,
+    stride_kb,
+    stride_kh,
+    stride_kn,
+    stride_vb,
+    stride_vh,
+    stride_vn,
+    stride_ob,
+    stride_oh,
+    stride_om,
+    stride_lb,
+    stride_lh,
+    stride_lm,
+    stride_ih,
+    stride_im,
+    stride_ch,
+    B,
+    H,
+    n,
+    qk_scale,
+    window,
+    n_global,
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
     WINDOWED: tl.constexpr,
     PRECISION: tl.constexpr,
     BLOCK: tl.constexpr,
-):  # fmt: skip
+):
     """Query block ``program_id(0)`` visits only the key blocks listed in its layout row."""
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
@@ -204,10 +303,28 @@ def _block_sparse_fwd(
         # Tail and diagonal blocks need the mask; always applying it keeps one code path
         # (the where is cheap next to the two tile matmuls).
         acc, m_i, l_i = _tile_step(
-            acc, m_i, l_i, q, k_desc, v_desc, b, h, start_n, rows, n, 0, qk_scale,
-            window, n_global, MASKED=True, CAUSAL=CAUSAL, WINDOWED=WINDOWED, PRECISION=PRECISION,
-            HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK,
-        )  # fmt: skip
+            acc,
+            m_i,
+            l_i,
+            q,
+            k_desc,
+            v_desc,
+            b,
+            h,
+            start_n,
+            rows,
+            n,
+            0,
+            qk_scale,
+            window,
+            n_global,
+            MASKED=True,
+            CAUSAL=CAUSAL,
+            WINDOWED=WINDOWED,
+            PRECISION=PRECISION,
+            HEAD_DIM=HEAD_DIM,
+            BLOCK_N=BLOCK,
+        )
 
     l_base = LSE + b * stride_lb + h * stride_lh
     _store(acc, m_i, l_i, o_desc, l_base, b, h, start_m * BLOCK, n, stride_lm, BLOCK, HEAD_DIM)
@@ -291,10 +408,23 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None):
     out, lse = _outputs(q, v)
     qk_scale = default_scale(D, scale) * LOG2E
     args = (
-        q, k, v, out, lse,
-        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
-        B, H, n_q, n_k, qk_scale, math.ceil(math.log2(max(n_q, n_k, 2))),
-    )  # fmt: skip
+        q,
+        k,
+        v,
+        out,
+        lse,
+        *q.stride()[:3],
+        *k.stride()[:3],
+        *v.stride()[:3],
+        *out.stride()[:3],
+        *lse.stride(),
+        B,
+        H,
+        n_q,
+        n_k,
+        qk_scale,
+        math.ceil(math.log2(max(n_q, n_k, 2))),
+    )
     prec = precision(q.dtype)
     if q.device.type != "cuda" or interpreting():
         block_m, block_n = INTERPRETER_TILES
@@ -359,11 +489,32 @@ def block_sparse_attention(
     if on_gpu:
         _prepare_gpu()
     _block_sparse_fwd[grid](
-        q, k, v, out, lse, index, count,
-        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], *lse.stride(),
-        stride_ih, index.stride(1), stride_ch,
-        B, H, n, default_scale(D, scale) * LOG2E, window or 0, n_global,
-        HEAD_DIM=D, CAUSAL=causal, WINDOWED=window is not None, PRECISION=precision(q.dtype),
-        BLOCK=block_size, **launch,
-    )  # fmt: skip
+        q,
+        k,
+        v,
+        out,
+        lse,
+        index,
+        count,
+        *q.stride()[:3],
+        *k.stride()[:3],
+        *v.stride()[:3],
+        *out.stride()[:3],
+        *lse.stride(),
+        stride_ih,
+        index.stride(1),
+        stride_ch,
+        B,
+        H,
+        n,
+        default_scale(D, scale) * LOG2E,
+        window or 0,
+        n_global,
+        HEAD_DIM=D,
+        CAUSAL=causal,
+        WINDOWED=window is not None,
+        PRECISION=precision(q.dtype),
+        BLOCK=block_size,
+        **launch,
+    )
     return out, lse

@@ -27,14 +27,27 @@ LAUNCH = {"num_warps": 4}
 
 @triton.jit
 def _decode_partial(
-    Q, K, V, O_PART, LSE_PART,
-    stride_qb, stride_qh,
-    stride_kb, stride_kh, stride_kn,
-    stride_vb, stride_vh, stride_vn,
-    H, T, chunk, n_splits, qk_scale,
+    Q,
+    K,
+    V,
+    O_PART,
+    LSE_PART,
+    stride_qb,
+    stride_qh,
+    stride_kb,
+    stride_kh,
+    stride_kn,
+    stride_vb,
+    stride_vh,
+    stride_vn,
+    H,
+    T,
+    chunk,
+    n_splits,
+    qk_scale,
     HEAD_DIM: tl.constexpr,
     BLOCK_N: tl.constexpr,
-):  # fmt: skip
+):
     split = tl.program_id(0)
     bh = tl.program_id(1)
     b, h = bh // H, bh % H
@@ -74,12 +87,19 @@ def _decode_partial(
 
 @triton.jit
 def _decode_combine(
-    O_PART, LSE_PART, O, LSE,
-    stride_ob, stride_oh, stride_lb, stride_lh,
-    H, n_splits,
+    O_PART,
+    LSE_PART,
+    O,
+    LSE,
+    stride_ob,
+    stride_oh,
+    stride_lb,
+    stride_lh,
+    H,
+    n_splits,
     HEAD_DIM: tl.constexpr,
     SPLITS: tl.constexpr,
-):  # fmt: skip
+):
     bh = tl.program_id(0)
     b, h = bh // H, bh % H
     offs_s = tl.arange(0, SPLITS)
@@ -120,15 +140,37 @@ def decode_step(q, k_cache, v_cache, *, scale: float | None = None):
     lse_part = torch.empty(B * H, n_splits, dtype=torch.float32, device=q.device)
     launch = LAUNCH if on_gpu else {}
     _decode_partial[(n_splits, B * H)](
-        q, k_cache, v_cache, o_part, lse_part,
-        q.stride(0), q.stride(1), *k_cache.stride()[:3], *v_cache.stride()[:3],
-        H, T, chunk, n_splits, default_scale(D, scale) * LOG2E,
-        HEAD_DIM=D, BLOCK_N=block_n, **launch,
-    )  # fmt: skip
+        q,
+        k_cache,
+        v_cache,
+        o_part,
+        lse_part,
+        q.stride(0),
+        q.stride(1),
+        *k_cache.stride()[:3],
+        *v_cache.stride()[:3],
+        H,
+        T,
+        chunk,
+        n_splits,
+        default_scale(D, scale) * LOG2E,
+        HEAD_DIM=D,
+        BLOCK_N=block_n,
+        **launch,
+    )
     _decode_combine[(B * H,)](
-        o_part, lse_part, out, lse,
-        out.stride(0), out.stride(1), lse.stride(0), lse.stride(1),
-        H, n_splits,
-        HEAD_DIM=D, SPLITS=triton.next_power_of_2(n_splits), **launch,
-    )  # fmt: skip
+        o_part,
+        lse_part,
+        out,
+        lse,
+        out.stride(0),
+        out.stride(1),
+        lse.stride(0),
+        lse.stride(1),
+        H,
+        n_splits,
+        HEAD_DIM=D,
+        SPLITS=triton.next_power_of_2(n_splits),
+        **launch,
+    )
     return out, lse

@@ -26,9 +26,19 @@ LAUNCH = {"num_warps": 4, "num_stages": 3}
 
 @triton.jit
 def _masked_scores(
-    q, K, start_n, rows, offs_n, offs_d, n_k, causal_offset, stride_kn, qk_scale,
-    CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
-):  # fmt: skip
+    q,
+    K,
+    start_n,
+    rows,
+    offs_n,
+    offs_d,
+    n_k,
+    causal_offset,
+    stride_kn,
+    qk_scale,
+    CAUSAL: tl.constexpr,
+    PRECISION: tl.constexpr,
+):
     """Base-2 logits of one key tile; keys past n_k or (causal) past i + offset → −inf.
 
     Addresses are formed per tile from the scalar base: a [HEAD_DIM, BLOCK_N] tile of
@@ -46,12 +56,26 @@ def _masked_scores(
 
 @triton.jit
 def _pooled_map(
-    Q, K, LSE, P,
-    stride_qb, stride_qh, stride_qm,
-    stride_kb, stride_kh, stride_kn,
-    stride_lb, stride_lh, stride_lm,
-    stride_pb, stride_ph, stride_pi,
-    H, n_q, n_k, qk_scale,
+    Q,
+    K,
+    LSE,
+    P,
+    stride_qb,
+    stride_qh,
+    stride_qm,
+    stride_kb,
+    stride_kh,
+    stride_kn,
+    stride_lb,
+    stride_lh,
+    stride_lm,
+    stride_pb,
+    stride_ph,
+    stride_pi,
+    H,
+    n_q,
+    n_k,
+    qk_scale,
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr,
     HAS_LSE: tl.constexpr,
@@ -60,7 +84,7 @@ def _pooled_map(
     PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
-):  # fmt: skip
+):
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     b, h = bh // H, bh % H
@@ -85,9 +109,19 @@ def _pooled_map(
         l_i = tl.zeros([BLOCK_M], tl.float32)
         for start_n in range(0, hi, BLOCK_N):
             s = _masked_scores(
-                q, k_base, start_n, rows, offs_n, offs_d, n_k, causal_offset, stride_kn, qk_scale,
-                CAUSAL=CAUSAL, PRECISION=PRECISION,
-            )  # fmt: skip
+                q,
+                k_base,
+                start_n,
+                rows,
+                offs_n,
+                offs_d,
+                n_k,
+                causal_offset,
+                stride_kn,
+                qk_scale,
+                CAUSAL=CAUSAL,
+                PRECISION=PRECISION,
+            )
             m_new = tl.maximum(m_i, tl.max(s, 1))
             m_shift = tl.where(m_new == float("-inf"), 0.0, m_new)
             l_i = l_i * tl.math.exp2(m_i - m_shift) + tl.sum(tl.math.exp2(s - m_shift[:, None]), 1)
@@ -102,9 +136,19 @@ def _pooled_map(
     cell = tl.full([], 0.0, tl.float32)
     for start_n in range(0, hi, BLOCK_N):
         s = _masked_scores(
-            q, k_base, start_n, rows, offs_n, offs_d, n_k, causal_offset, stride_kn, qk_scale,
-            CAUSAL=CAUSAL, PRECISION=PRECISION,
-        )  # fmt: skip
+            q,
+            k_base,
+            start_n,
+            rows,
+            offs_n,
+            offs_d,
+            n_k,
+            causal_offset,
+            stride_kn,
+            qk_scale,
+            CAUSAL=CAUSAL,
+            PRECISION=PRECISION,
+        )
         p = tl.where(valid[:, None], tl.math.exp2(s - lse_shift[:, None]), 0.0)
         if MAX:
             cell = tl.maximum(cell, tl.max(p))
@@ -143,12 +187,28 @@ def pooled_attention_map(
     launch = LAUNCH if on_gpu else {}
     grid = (triton.cdiv(n_q, block_m), B * H)
     _pooled_map[grid](
-        q, k, lse_arg, pooled,
-        *q.stride()[:3], *k.stride()[:3], *lse_strides, *pooled.stride()[:3],
-        H, n_q, n_k, default_scale(D, scale) * LOG2E,
-        HEAD_DIM=D, CAUSAL=causal, HAS_LSE=lse is not None, MAX=reduce == "max", POOL=block,
-        PRECISION=precision(q.dtype), BLOCK_M=block_m, BLOCK_N=block_n, **launch,
-    )  # fmt: skip
+        q,
+        k,
+        lse_arg,
+        pooled,
+        *q.stride()[:3],
+        *k.stride()[:3],
+        *lse_strides,
+        *pooled.stride()[:3],
+        H,
+        n_q,
+        n_k,
+        default_scale(D, scale) * LOG2E,
+        HEAD_DIM=D,
+        CAUSAL=causal,
+        HAS_LSE=lse is not None,
+        MAX=reduce == "max",
+        POOL=block,
+        PRECISION=precision(q.dtype),
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        **launch,
+    )
     if reduce == "mean":
         sizes = block_counts(n_q, block, q.device)[:, None] * block_counts(n_k, block, q.device)
         pooled /= sizes

@@ -417,9 +417,20 @@ def jobs_for(targets, args) -> list[Job]:
         d = args.d or (50 if joint else 20)
         for seed in range(args.seed, args.seed + restarts):
             out.append(
-                Job(target, seed, args.hops, d, epochs, ls_epochs, args.size, args.tying,
-                    per_task, args.short_rate, args.elsewhere_rate)
-            )  # fmt: skip
+                Job(
+                    target,
+                    seed,
+                    args.hops,
+                    d,
+                    epochs,
+                    ls_epochs,
+                    args.size,
+                    args.tying,
+                    per_task,
+                    args.short_rate,
+                    args.elsewhere_rate,
+                )
+            )
     return out
 
 

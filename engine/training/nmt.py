@@ -459,9 +459,15 @@ def live(
     s = setup(task, seed, live=True)
     s.name = checkpoint_name(task, "additive", live=True)
     run = fit(
-        s, "additive", seed=seed, steps=steps or s.preset["steps"], on_snapshot=on_snapshot,
-        on_step=on_step, should_stop=should_stop, log=None,
-    )  # fmt: skip
+        s,
+        "additive",
+        seed=seed,
+        steps=steps or s.preset["steps"],
+        on_snapshot=on_snapshot,
+        on_step=on_step,
+        should_stop=should_stop,
+        log=None,
+    )
     run.timeline.meta.update(task=task, scoring="additive", seed=seed)
     return run
 
@@ -484,7 +490,13 @@ def main(argv: list[str]) -> int:
         out_dir = Path(tempfile.mkdtemp(prefix="nmt-live-"))
         print(f"writing to {out_dir}", file=sys.stderr)
     train(
-        a.task, scoring, seed=a.seed, quick=a.quick, live=a.live, directory=out_dir,
-        steps=a.steps, record=not a.no_timeline,
-    )  # fmt: skip
+        a.task,
+        scoring,
+        seed=a.seed,
+        quick=a.quick,
+        live=a.live,
+        directory=out_dir,
+        steps=a.steps,
+        record=not a.no_timeline,
+    )
     return 0

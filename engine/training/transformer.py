@@ -274,9 +274,14 @@ def train(
     if rec is None:
         return model, meta, None
     tl = rec.timeline(
-        family="transformer", task=task, pe=pe, seed=seed, probe_texts=probe.texts,
-        held_out=len(probe.held_out), train_seconds=meta["train_seconds"],
-    )  # fmt: skip
+        family="transformer",
+        task=task,
+        pe=pe,
+        seed=seed,
+        probe_texts=probe.texts,
+        held_out=len(probe.held_out),
+        train_seconds=meta["train_seconds"],
+    )
     return model, meta, tl
 
 

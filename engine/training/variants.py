@@ -266,10 +266,17 @@ def run_job(job: Job) -> dict:
     if not recording:
         return meta
     tl = rec.timeline(
-        command=job.command, seed=job.seed, variant=job.variant, task=job.task,
-        probe={"test_seed": TEST_SEED, "size": probe.size, "evidence_size": EVIDENCE_SIZE,
-               "map": f"test example 0, pooled to at most {TIMELINE_SIDE}×{TIMELINE_SIDE}"},
-    )  # fmt: skip
+        command=job.command,
+        seed=job.seed,
+        variant=job.variant,
+        task=job.task,
+        probe={
+            "test_seed": TEST_SEED,
+            "size": probe.size,
+            "evidence_size": EVIDENCE_SIZE,
+            "map": f"test example 0, pooled to at most {TIMELINE_SIDE}×{TIMELINE_SIDE}",
+        },
+    )
     timeline.save(tl, name, Path(job.out_dir))
     return meta
 
@@ -310,8 +317,9 @@ class Probe:
             "accuracy": right / max(asked, 1),
             "evidence_mass": evidence_mass(self.task, self.x, self.y, maps),
         }
-        trace = probe_trace(model, attend, self.task, self.x[:1], self.y[:1], name=self.name,
-                            show=self.task.n)  # fmt: skip
+        trace = probe_trace(
+            model, attend, self.task, self.x[:1], self.y[:1], name=self.name, show=self.task.n
+        )
         return metrics, trace
 
 
@@ -381,10 +389,13 @@ def main(argv: list[str]) -> int:
     p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     p.add_argument("--steps", type=int, default=0, help="training steps (default: the grid's)")
     p.add_argument(
-        "--width", nargs="+", type=int, default=[GRID_WIDTH],
+        "--width",
+        nargs="+",
+        type=int,
+        default=[GRID_WIDTH],
         help=f"model widths d_model (the grid: {GRID_WIDTH}; the sweep: "
         f"--task {' '.join(SWEEP_TASKS)} --width {' '.join(map(str, SWEEP_WIDTHS))})",
-    )  # fmt: skip
+    )
     p.add_argument("--quick", action="store_true", help="tiny model, n = 64, a few steps")
     p.add_argument("--jobs", type=int, default=2, help="parallel jobs (process pool or Ray CPUs)")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: a cluster address, or 'local'")

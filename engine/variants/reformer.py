@@ -150,8 +150,10 @@ def plan_blocks(chunk_of, q_blocks, k_sorted, lo, width) -> Plan:
     base = (t * L + bh * n2)[:, None]
     iq = torch.where(q_ok, base + qp, (t * L)[:, None] + L - 2)
     ik = torch.where(key_ok, base + n + kp, (t * L)[:, None] + L - 1)
-    cq, ck = (table.index_select(0, i.flatten()).view(*i.shape, r).movedim(-1, 0).contiguous()
-              for i in (iq, ik))  # fmt: skip
+    cq, ck = (
+        table.index_select(0, i.flatten()).view(*i.shape, r).movedim(-1, 0).contiguous()
+        for i in (iq, ik)
+    )
     return Plan(
         width=width.tolist(),
         q_pos=qp,
@@ -231,9 +233,12 @@ class Reformer(Variant):
         R = torch.randn(r, D, hp["buckets"] // 2, generator=generator(hp["seed"]))
         q_sorted, k_sorted, q_chunk, k_chunk = sorted_chunks(q, k, R.to(q.dtype), c)
         chunk_of = torch.cat(
-            [torch.empty_like(q_chunk).scatter_(-1, q_sorted, q_chunk),
-             torch.empty_like(k_chunk).scatter_(-1, k_sorted, k_chunk)], dim=-1
-        )  # fmt: skip  # (B, H, r, 2n): each item's chunk, by position
+            [
+                torch.empty_like(q_chunk).scatter_(-1, q_sorted, q_chunk),
+                torch.empty_like(k_chunk).scatter_(-1, k_sorted, k_chunk),
+            ],
+            dim=-1,
+        )  # (B, H, r, 2n): each item's chunk, by position
         bq = query_block(c)
         lo, width, q_blocks = key_runs(q_sorted, q_chunk, k_chunk, bq)
         plan = plan_blocks(chunk_of, q_blocks, k_sorted, lo, width)
