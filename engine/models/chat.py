@@ -322,6 +322,131 @@ def _choose(logits, temperature: float, top_k: int, top_p: float, generator) -> 
     return int(torch.multinomial(torch.softmax(z, -1), 1, generator=generator))
 
 
+class Writing:
+    """One generation's bookkeeping, whichever loop feeds it: the prompt's ids, the maps
+    being filled, the sampler with its own ``torch.Generator``, the stop tokens.
+
+    :func:`generate` feeds it from a :class:`Decoder` alone; ``engine.models.batching``
+    feeds many from one forward per step. Both hand it the same rows, so both build the
+    same Trace.
+    """
+
+    def __init__(
+        self,
+        chat: Chat,
+        prompt: str,
+        *,
+        template: bool = True,
+        max_new_tokens: int = 20,
+        temperature: float = 0.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        seed: int = 0,
+        policy: CachePolicy = FULL,
+        top: int = 5,
+    ):
+        import torch  # heavy: kept out of start-up
+
+        self.chat, self.prompt, self.template, self.policy = chat, prompt, bool(template), policy
+        self.max_new_tokens = NEW_TOKENS.check(max_new_tokens)
+        self.temperature = TEMPERATURE.check(temperature)
+        self.top_k, self.top_p = TOP_K.check(top_k), TOP_P.check(top_p)
+        self.seed, self.top = SEED.check(seed), TOP.check(top)
+        self.ids = encode(chat, prompt, template=self.template)
+        self.p = p = len(self.ids)
+        policy.check(p)
+        tok = chat.tokenizer
+        self.stops = {tok.eos_token_id, tok.convert_tokens_to_ids("<|endoftext|>")}
+        self.generator = torch.Generator().manual_seed(self.seed)
+        L, H = chat.n_layers, chat.n_heads
+        self.gen = torch.zeros(L, H, self.max_new_tokens, p + self.max_new_tokens)
+        self.prompt_map = torch.zeros(L, H, p, p)
+        self.out_ids = list(self.ids)
+        self.top_rows, self.log_probs, self.kept_rows = [], [], []
+        self.done = False
+
+    @property
+    def last(self) -> int:
+        """The last known token: the query of the next step."""
+        return self.out_ids[-1]
+
+    @property
+    def steps(self) -> int:
+        return len(self.kept_rows)
+
+    def prefilled(self, weights) -> None:
+        """The prompt but its last token read: their attention ``[L, H, P − 1, P − 1]``."""
+        self.prompt_map[:, :, : self.p - 1, : self.p - 1] = weights
+
+    def take(self, logits, w, kept: list[int]) -> bool:
+        """Step s's logits ``[V]`` and attention row ``[L, H, |kept|]``: record them,
+        choose the next token; True once the generation is finished."""
+        import torch  # heavy: kept out of start-up
+
+        s = self.steps
+        self.gen[:, :, s, kept] = w
+        if s == 0:
+            self.prompt_map[:, :, self.p - 1, kept] = w
+        log_p = torch.log_softmax(logits.float(), -1)
+        best = torch.topk(log_p, self.top)
+        self.top_rows.append(
+            [[label, float(np.exp(lp))] for label, lp in _labelled(self.chat, best, log_p)]
+        )
+        nxt = _choose(logits, self.temperature, self.top_k, self.top_p, self.generator)
+        self.log_probs.append(float(log_p[nxt]))
+        self.kept_rows.append(kept)
+        self.out_ids.append(nxt)
+        self.done = nxt in self.stops or self.steps == self.max_new_tokens
+        return self.done
+
+    def trace(self, *, stopped: bool, timings: dict) -> Trace:
+        """The Trace of what was written (``stopped``: cancelled before it finished)."""
+        chat, p, steps, policy = self.chat, self.p, self.steps, self.policy
+        labels = token_labels(chat, self.out_ids)
+        k = p + steps  # a generation cancelled before its first step has no rows
+        maps = {
+            "prompt": AttentionMap(self.prompt_map.numpy(), labels[:p], labels[:p], "self"),
+            "generation": AttentionMap(
+                self.gen[:, :, :steps, :k].numpy(),
+                labels[p - 1 : p - 1 + steps],
+                labels[:k],
+                "self",
+                note=f"step t: the query is the last known token; cache policy {policy.name}",
+            ),
+        }
+        out_ids = self.out_ids
+        outputs = {
+            "tokens": labels,
+            "token_ids": out_ids,
+            "special": [i in chat.special_ids for i in out_ids],
+            "n_prompt": p,
+            "generated": chat.tokenizer.decode(out_ids[p:], skip_special_tokens=True),
+            "top": self.top_rows,
+            "log_probs": self.log_probs,
+            "kv_tokens": [len(r) for r in self.kept_rows],
+            "kv_bytes": [chat.kv_bytes(len(r)) for r in self.kept_rows],
+            "kept": self.kept_rows,
+            "sampling": {
+                "method": "greedy" if self.temperature == 0.0 else "sample",
+                "temperature": self.temperature,
+                "top_k": self.top_k,
+                "top_p": self.top_p,
+                "seed": self.seed,
+            },
+            "policy": policy.describe(),
+            "stopped": stopped,
+        }
+        inputs = {"prompt": self.prompt, "template": self.template}
+        return Trace(
+            model=chat.name,
+            task="chat",
+            inputs=inputs | {"max_new_tokens": self.max_new_tokens},
+            outputs=outputs,
+            maps=maps,
+            timings=timings,
+        )
+
+
 def generate(
     chat: Chat,
     prompt: str,
@@ -346,90 +471,33 @@ def generate(
     top-k and top-p. Generation ends at ``<|im_end|>``/``<|endoftext|>``, after
     ``max_new_tokens``, or when ``should_stop()`` returns True (``outputs["stopped"]``).
     """
-    import torch  # heavy: kept out of start-up
-
-    max_new_tokens = NEW_TOKENS.check(max_new_tokens)
-    temperature = TEMPERATURE.check(temperature)
-    top_k, top_p = TOP_K.check(top_k), TOP_P.check(top_p)
-    seed, top = SEED.check(seed), TOP.check(top)
-    ids = encode(chat, prompt, template=bool(template))
-    p = len(ids)
-    policy.check(p)
-    stops = {chat.tokenizer.eos_token_id, chat.tokenizer.convert_tokens_to_ids("<|endoftext|>")}
-    generator = torch.Generator().manual_seed(seed)
-    L, H = chat.n_layers, chat.n_heads
-    k_max = p + max_new_tokens
-    gen = torch.zeros(L, H, max_new_tokens, k_max)
-    prompt_map = torch.zeros(L, H, p, p)
-
+    writing = Writing(
+        chat,
+        prompt,
+        template=template,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        seed=seed,
+        policy=policy,
+        top=top,
+    )
+    ids = writing.ids
     t0 = time.perf_counter()
     dec = Decoder(chat, policy)
-    if p > 1:
-        _, w = dec.prefill(ids[:-1])
-        prompt_map[:, :, : p - 1, : p - 1] = w
+    if len(ids) > 1:
+        writing.prefilled(dec.prefill(ids[:-1])[1])
     t1 = time.perf_counter()
-    out_ids = list(ids)
-    top_rows, log_probs, kept_rows, stopped = [], [], [], False
-    for s in range(max_new_tokens):
+    stopped = False
+    while not writing.done:
         if should_stop is not None and should_stop():
             stopped = True
             break
-        logits, w, kept = dec.step(out_ids[-1])
-        gen[:, :, s, kept] = w
-        if s == 0:
-            prompt_map[:, :, p - 1, kept] = w
-        log_p = torch.log_softmax(logits.float(), -1)
-        best = torch.topk(log_p, top)
-        top_rows.append([[label, float(np.exp(lp))] for label, lp in _labelled(chat, best, log_p)])
-        nxt = _choose(logits, temperature, top_k, top_p, generator)
-        log_probs.append(float(log_p[nxt]))
-        kept_rows.append(kept)
-        out_ids.append(nxt)
-        if nxt in stops:
-            break
+        writing.take(*dec.step(writing.last))
     t2 = time.perf_counter()
-
-    steps = len(kept_rows)
-    labels = token_labels(chat, out_ids)
-    k = p + steps  # a generation cancelled before its first step has no rows
-    maps = {
-        "prompt": AttentionMap(prompt_map.numpy(), labels[:p], labels[:p], "self"),
-        "generation": AttentionMap(
-            gen[:, :, :steps, :k].numpy(),
-            labels[p - 1 : p - 1 + steps],
-            labels[:k],
-            "self",
-            note=f"step t: the query is the last known token; cache policy {policy.name}",
-        ),
-    }
-    outputs = {
-        "tokens": labels,
-        "token_ids": out_ids,
-        "special": [i in chat.special_ids for i in out_ids],
-        "n_prompt": p,
-        "generated": chat.tokenizer.decode(out_ids[p:], skip_special_tokens=True),
-        "top": top_rows,
-        "log_probs": log_probs,
-        "kv_tokens": [len(r) for r in kept_rows],
-        "kv_bytes": [chat.kv_bytes(len(r)) for r in kept_rows],
-        "kept": kept_rows,
-        "sampling": {
-            "method": "greedy" if temperature == 0.0 else "sample",
-            "temperature": temperature,
-            "top_k": top_k,
-            "top_p": top_p,
-            "seed": seed,
-        },
-        "policy": policy.describe(),
-        "stopped": stopped,
-    }
-    return Trace(
-        model=chat.name,
-        task="chat",
-        inputs={"prompt": prompt, "template": bool(template), "max_new_tokens": max_new_tokens},
-        outputs=outputs,
-        maps=maps,
-        timings={"prefill_ms": (t1 - t0) * 1e3, "decode_ms": (t2 - t1) * 1e3},
+    return writing.trace(
+        stopped=stopped, timings={"prefill_ms": (t1 - t0) * 1e3, "decode_ms": (t2 - t1) * 1e3}
     )
 
 
