@@ -24,14 +24,16 @@ from kit import (
     url_sync,
 )
 from kit.reveal import page_toggle
+from kit.textbox import card_limits, gated_text
 from state import live as live_runs
 from state import nmt as state
 from state import nmt_training as learning
 from studios.alignment_coverage import coverage_panel, vocabulary
 from views.alignment import additive_parts_figure, alignment_figure, steps_animation, vector_strip
 from views.alignment_html import vector_strip_html
-from views.alignment_sections import md, measured_table, soft_alignment
+from views.alignment_sections import measured_table, soft_alignment
 from views.bertviz_view import head_view_html, render
+from views.heatmap import md_escape
 from views.timeline import curves_figure
 
 from engine.text import InputError
@@ -65,8 +67,9 @@ def text_key(task: str) -> str:
     return f"nmt-text-{task}"
 
 
-def input_text(card) -> str:
-    """The text box; what was typed survives reruns and visits to other pages."""
+def input_text(card) -> str | None:
+    """The text box; what was typed survives reruns and visits to other pages. None when
+    the text is over the card's limits (the box has said so and offered the cut)."""
     task = card.task
     key, saved = text_key(task), f"nmt-saved-{task}"
     examples = {e.label: e.input for e in card.examples}
@@ -93,8 +96,11 @@ def input_text(card) -> str:
     if task == "en-fr":
         c2.button(t("alignment.draw"), on_click=draw, help=t("alignment.draw_help"), key="nmt-draw")
     label = t("alignment.input", limits=engine_text(card.limits.describe()))
-    text = st.text_area(label, key=key, height=90)
-    st.session_state[saved] = text
+    unit = engine_text(card.limits.token_unit)
+    limits = card_limits(card.limits)
+    text = gated_text(st.text_area, label, key=key, limits=limits, unit=unit, height=90)
+    if text is not None:
+        st.session_state[saved] = text
     url_sync(text=text)
     return text
 
@@ -125,8 +131,8 @@ def at_step(card, trace) -> None:
     words = trace.outputs["steps"]
     i = url_number(st.slider, "step", t("alignment.step_i"), 1, len(words), 1, key="nmt-step") - 1
     top = np.argsort(alpha[i])[::-1][:3]
-    most = ", ".join(f"“{md(src[j])}” ({alpha[i, j]:.2f})" for j in top)
-    st.markdown(t("alignment.step_text", i=i + 1, word=md(words[i]), most=most))
+    most = ", ".join(f"“{md_escape(src[j])}” ({alpha[i, j]:.2f})" for j in top)
+    st.markdown(t("alignment.step_text", i=i + 1, word=md_escape(words[i]), most=most))
     v = trace.vectors
     c1, c2 = st.columns(2)
     with c1:
@@ -175,7 +181,7 @@ def side_by_side(card, trace, text: str, beam: int) -> None:
                 with col:
                     st.markdown(
                         f"**{t('alignment.beam_n', b=b)}** (log p = {tr.outputs['log_prob']:.2f}): "
-                        f"{md(tr.outputs['translation'])}"
+                        f"{md_escape(tr.outputs['translation'])}"
                     )
                     _panel(tr, t("alignment.beam_n", b=b), f"nmt-beam-{b}")
             return
@@ -188,7 +194,7 @@ def side_by_side(card, trace, text: str, beam: int) -> None:
             with cols[k % len(cols)]:
                 st.markdown(
                     f"**{engine_text(other.title)}** "
-                    f"({t('alignment.training_steps', n=trained)}): {md(tr.outputs['translation'])}"
+                    f"({t('alignment.training_steps', n=trained)}): {md_escape(tr.outputs['translation'])}"
                 )
                 _panel(tr, other.variant, f"nmt-cmp-{other.name}")
 
@@ -263,7 +269,7 @@ def show_step(tl, i: int, j: int, key: str) -> None:
         chart(fig, f"{key}-map", left)
     out = probe.outputs.get("translation") or t("alignment.nothing")
     where = left if left is not None else right
-    where.caption(t("alignment.timeline_output", step=tl.steps[i], text=md(out)))
+    where.caption(t("alignment.timeline_output", step=tl.steps[i], text=md_escape(out)))
     panels = learning.curve_panels(tl)
     fig = curves_figure(panels, tl.steps[i], (), t("alignment.training_step"), 150)
     chart(fig, f"{key}-curves", right)
@@ -375,13 +381,15 @@ def body(card) -> None:
             beam.default,
             key="nmt-beam",
         )
+    if text is None:
+        return  # over a limit: nothing runs on it, the controls above stay
     if card.task == "en-fr":  # before the models read it: what the grammar knows of it
         coverage_panel(text, text_key(card.task))
     with friendly_errors(t("alignment.what")):
         trace = state.translate(card.name, text, beam)
-    answer_heading(trace, md(trace.outputs["translation"]))
+    answer_heading(trace, md_escape(trace.outputs["translation"]))
     if trace.outputs["unknown"]:
-        words = ", ".join(f"“{md(w)}”" for w in trace.outputs["unknown"])
+        words = ", ".join(f"“{md_escape(w)}”" for w in trace.outputs["unknown"])
         st.warning(t("alignment.unknown", words=words))
     summary(card, trace, beam)
     shown = url_choice(

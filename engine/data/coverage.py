@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from engine.data import enfr
-from engine.text import tokenize
+from engine.text import InputError, tokenize
 
 DAYS = frozenset(str(d) for d in range(1, 29))  # the days and years Sampler.time writes
 YEARS = frozenset(str(y) for y in range(1950, 2025))
@@ -362,6 +362,10 @@ IRREGULAR_FORMS = {
     for base, *rest in [entry.split(":")]
     for word, form in zip(rest, ("past", "pp"), strict=True)
 }
+REACH = 3  # the furthest edit distance any spelling search goes (see _nearest)
+# The grammar's sampler writes sentences a little over the splits' MAX_LEN: read those too.
+MAX_TOKENS = 2 * enfr.MAX_LEN
+SUGGESTED = 8  # unknown words that get replacements; each one re-reads the whole sentence
 METHODS = ("synonym", "remove", "spelling", "role")  # the order in which equal readings are offered
 
 
@@ -422,18 +426,26 @@ def _synonyms(word: str) -> list[str]:
 def distance(a: str, b: str, cap: int | None = None) -> int:
     """Edit distance with transpositions (optimal string alignment): "teh" → "the" is 1.
 
-    With ``cap``, any distance over it comes back as ``cap + 1`` as soon as a row shows it
-    (the search for the nearest word needs no more)."""
-    prev2, prev = [], list(range(len(b) + 1))
+    With ``cap``, any distance over it comes back as ``cap + 1``, and the cost is bounded by
+    ``len(a) × (2·cap + 1)`` whatever the words: an alignment that strays more than ``cap``
+    cells off the diagonal already pays more than ``cap`` edits, so only that band is
+    filled, and words whose lengths differ by more than ``cap`` are not aligned at all."""
+    if cap is None:
+        cap = len(a) + len(b)  # no distance exceeds it: the band is the whole table
+    elif abs(len(a) - len(b)) > cap:
+        return cap + 1
+    over = cap + 1  # stands for every cell outside the band (their distance exceeds cap)
+    prev2, prev = [], [j if j <= cap else over for j in range(len(b) + 1)]
     for i, ca in enumerate(a, 1):
-        row = [i]
-        for j, cb in enumerate(b, 1):
+        row = [i if i <= cap else over] + [over] * len(b)
+        for j in range(max(1, i - cap), min(len(b), i + cap) + 1):
+            cb = b[j - 1]
             cost = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
             if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
                 cost = min(cost, prev2[j - 2] + 1)
-            row.append(cost)
-        if cap is not None and min(row) > cap:
-            return cap + 1
+            row[j] = min(cost, over)
+        if min(row) > cap:
+            return over
         prev2, prev = prev, row
     return prev[-1]
 
@@ -443,7 +455,7 @@ def _nearest(word: str, candidates, k: int, within: int | None = None) -> list[s
 
     Without a bound, words within 3 letters of its length are scored first (the distance
     is at least the length difference), all of them only when none is."""
-    limit = within if within is not None else 3
+    limit = within if within is not None else REACH
     near = sorted(c for c in candidates if abs(len(c) - len(word)) <= limit) or sorted(candidates)
     best: list[tuple[int, str]] = []  # the k best so far, (distance, word)
     for c in near:
@@ -452,6 +464,12 @@ def _nearest(word: str, candidates, k: int, within: int | None = None) -> list[s
         if cap is None or d <= cap:
             best = sorted([*best, (d, c)])[:k]
     return [c for d, c in best if within is None or d <= within]
+
+
+@lru_cache(maxsize=1)
+def longest_word() -> int:
+    """Letters in the grammar's longest word: a typed word far longer is near none of them."""
+    return max(map(len, known_words()))
 
 
 @lru_cache(maxsize=1)
@@ -485,6 +503,8 @@ def _candidates(word: str, proper: bool) -> tuple[Suggestion, ...]:
     found = [Suggestion(s, "synonym") for s in _synonyms(word)]
     if word in REMOVABLE:
         found.append(Suggestion("", "remove"))
+    if len(word) > longest_word() + REACH:
+        return tuple(found)  # no grammar word is near it in spelling: nothing to search
     if word.isalpha() and len(word) > 2:
         within = 1 if len(word) <= 4 else 2
         spelled = _nearest(word, _spelling_vocabulary(), 3, within=within)
@@ -548,6 +568,8 @@ class Coverage:
 def coverage(text: str) -> Coverage:
     """Known words, covered construction and replacements for ``text`` (see the module)."""
     typed = tokenize(text)
+    if len(typed) > MAX_TOKENS:  # the recogniser's tables grow with the length
+        raise InputError("text.too_many_tokens", n=len(typed), limit=MAX_TOKENS)
     tokens = [w.lower() for w in typed]  # as enfr.tokenize_en, keeping the capitals apart
     known = known_words()
     reader = Reader(tokens)
@@ -556,6 +578,9 @@ def coverage(text: str) -> Coverage:
     for i, tok in enumerate(tokens):
         if tok in known:
             words.append(Word(tok, True))
+            continue
+        if sum(not w.known for w in words) >= SUGGESTED:
+            words.append(Word(tok, False))
             continue
         # Left to right, each earlier unknown word already replaced by its first suggestion.
         at = len(trial) - (len(tokens) - i)

@@ -1,0 +1,90 @@
+"""One gate for typed text: its characters, lines and tokens, counted before any work is done.
+
+Every page's text box states a :class:`TextLimits` and asks :func:`measure` what a text
+holds against them. The cheapest check comes first, so the cost of the count is bounded
+whatever is pasted: the characters are counted, then at most ``chars`` of them are split
+into lines and tokens. Tokens are counted in the unit the model reads (word-level tokens
+by default, a tokenizer's subwords through :func:`tokenizer_ends`). An over-long text gets
+its ``cut``: the longest start of it that every limit takes, ending at a token's end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.text import tokenize
+
+Ends = Callable[[str], list[int]]  # text → where each of its tokens ends, in characters
+
+
+@dataclass(frozen=True)
+class TextLimits:
+    chars: int
+    tokens: int | None = None
+    lines: int | None = None
+    reserved: int = 0  # tokens the model adds around the text (special or template tokens)
+
+
+@dataclass(frozen=True)
+class Count:
+    """What a text holds against its limits; ``tokens`` is None when the text was refused on
+    characters before being tokenised (its cut is then counted instead)."""
+
+    chars: int
+    lines: int
+    tokens: int | None
+    over: str | None  # the first limit broken: "chars", "lines", "tokens"; None when within
+    cut: str  # the longest start of the text within every limit
+    cut_tokens: int  # tokens of the cut, ``reserved`` included
+
+    @property
+    def ok(self) -> bool:
+        return self.over is None
+
+
+def word_ends(text: str) -> list[int]:
+    """Token ends of :func:`engine.text.tokenize` (words and marks)."""
+    ends, at = [], 0
+    for token in tokenize(text):
+        # Only whitespace separates tokens, so the token's first occurrence is the match.
+        at = text.index(token, at) + len(token)
+        ends.append(at)
+    return ends
+
+
+def tokenizer_ends(tokenizer) -> Ends:
+    """Token ends for a HuggingFace fast tokenizer (its offsets), special tokens left out."""
+
+    def ends(text: str) -> list[int]:
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [end for _, end in offsets["offset_mapping"]]
+
+    return ends
+
+
+def measure(text: str, limits: TextLimits, ends: Ends = word_ends) -> Count:
+    """``text`` counted against ``limits``: characters, then lines, then tokens."""
+    chars, lines = len(text), text.count("\n") + 1
+    head = text[: limits.chars]  # never tokenise more than the limit allows
+    if limits.lines is not None:
+        head = "\n".join(head.split("\n")[: limits.lines])
+    found = ends(head)
+    # The text's own token count is known only when all of it was read.
+    tokens = len(found) + limits.reserved if len(head) == chars else None
+    if len(head) == limits.chars < chars and found and found[-1] == len(head):
+        found.pop()  # a token ending where the text was cut may go on past the cut
+        head = head[: found[-1]] if found else ""
+    room = None if limits.tokens is None else max(0, limits.tokens - limits.reserved)
+    if chars > limits.chars:
+        over = "chars"
+    elif limits.lines is not None and lines > limits.lines:
+        over = "lines"
+    elif room is not None and len(found) > room:
+        over = "tokens"
+    else:
+        over = None
+    if room is not None and len(found) > room:
+        head = head[: found[room - 1]] if room else ""
+        found = found[:room]
+    return Count(chars, lines, tokens, over, head.rstrip(), len(found) + limits.reserved)
