@@ -188,6 +188,32 @@ def evaluation() -> dict | None:
     return load_result(result_name("retrieval"))
 
 
+EVALUATE_BOOK = "python -m engine.evaluate retrieval_book"
+
+
+def book_evaluation() -> dict | None:
+    """MiniLM's recall over the whole book (``python -m engine.evaluate retrieval_book``)."""
+    return load_result(result_name("retrieval", "book"))
+
+
+def book_store_size() -> int:
+    """Passages in the shipped text's store (the whole book), without embedding it."""
+    return len(rag.book_windows())
+
+
+def book_rows(results: dict) -> list[dict]:
+    """One row per question of the book evaluation, in human column names."""
+    return [
+        {
+            t("retrieval.col_question"): r["q"],
+            t("retrieval.col_answer_book"): r["answer"],
+            t("retrieval.col_rank"): "–" if r["rank"] is None else str(r["rank"]),
+            t("retrieval.col_top"): r["top"],
+        }
+        for r in results["questions"]
+    ]
+
+
 def sample_for(store: str, picked, question: str) -> Sample | None:
     """The bAbI sample the question is asked about (None for the shipped text's store)."""
     if store == "text":

@@ -25,7 +25,7 @@ from kit import (
 from state import retrieval as state
 from views import retrieval as figs
 from views.chat import inert
-from views.memory import md_escape
+from views.heatmap import md_escape
 
 from engine.analysis.retrieval import FLOOR, MAX_K
 from engine.data.babi import MAX_STORY_CHARS, TASK_IDS
@@ -50,7 +50,8 @@ def choose_store():
         resets=("question", "task", "story", "text", "context"),
     )
     if store == "text":
-        st.caption(t("retrieval.text_help"))
+        st.caption(t("retrieval.text_help", n=state.book_store_size()))
+        book_recall()
         return store, None
     if store == "own":
         st.caption(t("retrieval.own_help", chars=f"{MAX_STORY_CHARS:,}"))
@@ -241,6 +242,27 @@ def expected(said: str, sample) -> None:
         st.caption(line)
 
 
+def book_recall(*, ranks: bool = False) -> None:
+    """MiniLM's measured recall over the whole book: a caption, and each question's rank."""
+    book = state.book_evaluation()
+    if book is None:
+        return
+    r = book["recall_at_k"]
+    st.caption(
+        t(
+            "retrieval.book_measured",
+            q=book["n_questions"],
+            command=state.EVALUATE_BOOK,
+            r1=r["1"],
+            r3=r["3"],
+            r10=r["10"],
+        )
+    )
+    if ranks:
+        with st.expander(t("retrieval.book_ranks")):
+            st.dataframe(state.book_rows(book), hide_index=True)
+
+
 def measured(view) -> None:
     """The shipped evaluation on generated bAbI tasks 1–3, as measured (wrong answers too)."""
     results = state.evaluation()
@@ -256,6 +278,7 @@ def measured(view) -> None:
     with st.expander(t("retrieval.examples")):
         st.dataframe(state.examples(results), hide_index=True)
     st.caption(t("retrieval.measured_command", command=state.EVALUATE))
+    book_recall(ranks=True)
 
 
 SECTIONS = {
