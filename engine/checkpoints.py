@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
-
-import torch
-from safetensors.torch import load_file, save_file
+from typing import TYPE_CHECKING, Any
 
 from engine.text import InputError
+
+if TYPE_CHECKING:
+    import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 # An operator (or a test) may point the studio at another copy of the checkpoints.
@@ -41,6 +41,8 @@ def save(
     meta: dict[str, Any],
     directory: Path | None = None,
 ) -> tuple[Path, Path]:
+    from safetensors.torch import save_file  # heavy: torch; the JSON side below needs none
+
     weights_path, meta_path = paths(name, directory)
     weights_path.parent.mkdir(parents=True, exist_ok=True)
     # safetensors refuses shared or non-contiguous storage; clone makes each tensor its own.
@@ -52,6 +54,10 @@ def save(
 
 
 def load(name: str, directory: Path | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+    # heavy: torch. Card discovery reads only the JSON (load_meta, load_result), so the
+    # home page starts without torch; the weights bring it in.
+    from safetensors.torch import load_file
+
     weights_path, meta_path = paths(name, directory)
     if not weights_path.exists() or not meta_path.exists():
         raise CheckpointError(

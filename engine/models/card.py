@@ -3,23 +3,37 @@
 A family's card (``engine/models/cards/*``) subclasses :class:`ModelCard`; the registry
 discovers them. This module imports no card and not the model registry, so cards, the
 registry and the evaluation CLIs all import it without a cycle.
+
+A card is read from its checkpoint's JSON alone: what it states (title, task, limits of
+the text, results) needs no torch, so listing every card (the home page) starts without
+it. The modules that build and run a model import torch; a card names them
+(:attr:`ModelCard.runtime_module`, :data:`TIMELINE`, :data:`VARIANTS`) and imports them on
+first use. None of them imports the card layer back (``tests/unit/test_startup.py``), so
+no import cycle hides behind the names.
 """
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from engine import checkpoints, timeline
+from engine import checkpoints
 from engine.messages import Message, joined
 from engine.params import Param
 from engine.text import InputError
 from engine.trace import Trace
-from engine.variants import registry as variants
+
+if TYPE_CHECKING:
+    from engine.timeline import Timeline
+
+TIMELINE = "engine.timeline"  # a checkpoint's training timeline (torch for its recorder)
+VARIANTS = "engine.variants.registry"  # the attention functions a swappable card takes
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,13 @@ class ModelCard(ABC):
     directory: Path | None = None  # None: assets/checkpoints
     family: ClassVar[str]
     paper: ClassVar[str]
+    # The module that builds and runs this family's models; it imports torch, so it is
+    # imported on the first load or trace, not when the card is discovered.
+    runtime_module: ClassVar[str]
+
+    @property
+    def runtime(self) -> ModuleType:
+        return importlib.import_module(self.runtime_module)
 
     # -- what a family states ------------------------------------------------------------
     @property
@@ -127,15 +148,17 @@ class ModelCard(ABC):
         """This model's part of :meth:`saved_results`, or None when none is shipped."""
         return None
 
-    def timeline(self) -> timeline.Timeline:
+    def timeline(self) -> Timeline:
         """The training timeline saved beside this checkpoint (:mod:`engine.timeline`): the
         probe set's Traces at log-spaced steps. A missing or damaged one is an InputError
         naming the command that rebuilds it; the finished model is unaffected."""
-        return timeline.load(self.name, self._dir, self.train_command or "")
+        return importlib.import_module(TIMELINE).load(
+            self.name, self._dir, self.train_command or ""
+        )
 
     def timeline_stamp(self) -> tuple | None:
         """A cache key that changes when the timeline is saved again (None: not shipped)."""
-        return timeline.stamp(self.name, self._dir)
+        return importlib.import_module(TIMELINE).stamp(self.name, self._dir)
 
     @property
     def _dir(self) -> Path:
@@ -168,7 +191,8 @@ class ModelCard(ABC):
         if self.swappable:
             attend, hp = options.pop("attend", None), options.pop("attend_hp", None)
             if attend not in (None, "exact"):
-                variants.get(attend)  # an unknown name is refused here, naming the known ones
+                # an unknown name is refused here, naming the known ones
+                importlib.import_module(VARIANTS).get(attend)
                 swap = {"attend": attend, "attend_hp": dict(hp or {})}
         known = {p.name: p for p in self.options}
         unknown = sorted(set(options) - set(known))

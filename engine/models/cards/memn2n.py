@@ -8,13 +8,13 @@ supporting facts, which the trace then reports).
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from engine import checkpoints
 from engine.data.babi import MAX_STORY_CHARS, dataset, user_story, words
 from engine.data.babi_tasks import TASKS
 from engine.messages import Message
-from engine.models import memn2n
 from engine.models.card import Example, Limits, ModelCard
 from engine.text import InputError
 
@@ -41,6 +41,7 @@ def parse(text: str):
 
 class MemN2NCard(ModelCard):
     family = "memn2n"
+    runtime_module = "engine.models.memn2n"
     paper = "Sukhbaatar, Szlam, Weston & Fergus 2015"
     default_variant = "joint"  # one model that reads every task
     result_name = RESULT
@@ -72,7 +73,8 @@ class MemN2NCard(ModelCard):
         chosen = saved.get("tasks", {}).get(str(babi_task), {}).get("model")
         if chosen in shipped:
             return chosen
-        joint, own = memn2n.checkpoint_name("joint"), memn2n.checkpoint_name(babi_task)
+        name = importlib.import_module(cls.runtime_module).checkpoint_name
+        joint, own = name("joint"), name(babi_task)
         if joint in shipped and babi_task in checkpoints.load_meta(joint, directory)["tasks"]:
             return joint
         if own in shipped:
@@ -147,7 +149,7 @@ class MemN2NCard(ModelCard):
         return None
 
     def load(self):
-        return memn2n.load(self.name, self.directory)
+        return self.runtime.load(self.name, self.directory)
 
     def _trace(self, model, input):
-        return memn2n.answer(model, parse(input) if isinstance(input, str) else input)
+        return self.runtime.answer(model, parse(input) if isinstance(input, str) else input)

@@ -8,7 +8,6 @@ from typing import ClassVar
 from engine import checkpoints
 from engine.data import dates, enfr
 from engine.messages import Message
-from engine.models.bahdanau import Translator
 from engine.models.card import Alignment, Example, Limits, ModelCard
 from engine.params import Param
 
@@ -93,6 +92,7 @@ class TranslationCard(ModelCard):
 
 class NMTCard(TranslationCard):
     family = "nmt"
+    runtime_module = "engine.models.bahdanau"
     paper = "Bahdanau, Cho & Bengio 2014 (RNNsearch); Luong et al. 2015 (scorings)"
     options = (Param("beam", "Beam width", 5, 1, 10, help="1 = greedy decoding"),)
     default_variant = "additive"  # RNNsearch as Bahdanau et al. built it
@@ -136,7 +136,7 @@ class NMTCard(TranslationCard):
         return saved.get("models", {}).get(self.name)
 
     def load(self):
-        return Translator.load(self.name, self.directory)
+        return self.runtime.Translator.load(self.name, self.directory)
 
     def _trace(self, model, input, *, beam: int):
         return model.translate(input, beam=beam)

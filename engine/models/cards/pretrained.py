@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from engine.messages import Message
-from engine.models import chat, convert_gguf, pretrained
+from engine.models import convert_gguf, model_dirs
 from engine.models.card import Example, Limits, ModelCard
 from engine.params import Param
 from engine.trace import AttentionMap, Trace
@@ -27,6 +27,7 @@ EXAMPLES = (
 
 class PretrainedCard(ModelCard):
     family = "pretrained"
+    runtime_module = "engine.models.pretrained"
     paper = "Wang et al. 2020 (MiniLM); Vaswani et al. 2017"
 
     @property
@@ -53,13 +54,13 @@ class PretrainedCard(ModelCard):
     def options(self) -> tuple[Param, ...]:
         if self.meta.get("arch") == "encoder":
             return ()
-        return (Param("max_new_tokens", "New tokens", 12, 0, pretrained.MAX_NEW_TOKENS),)
+        return (Param("max_new_tokens", "New tokens", 12, 0, self.runtime.MAX_NEW_TOKENS),)
 
     @property
     def limits(self) -> Limits:
         return Limits(
-            max_chars=pretrained.MAX_CHARS,
-            max_tokens=pretrained.MAX_TOKENS,
+            max_chars=self.runtime.MAX_CHARS,
+            max_tokens=self.runtime.MAX_TOKENS,
             token_unit=Message("unit.subword_tokens"),
             empty=Message("text.empty"),
         )
@@ -73,10 +74,10 @@ class PretrainedCard(ModelCard):
         return None  # trained elsewhere; shipped read-only
 
     def load(self):
-        return pretrained.load(self.path, self.meta["display"])
+        return self.runtime.load(self.path, self.meta["display"])
 
     def _trace(self, model, input, **options):
-        return pretrained.trace(model, input, **options)
+        return self.runtime.trace(model, input, **options)
 
 
 CHAT_EXAMPLES = (
@@ -94,6 +95,7 @@ class ChatCard(PretrainedCard):
     decoder: every token the model read, each row the attention it had when read.
     """
 
+    runtime_module = "engine.models.chat"
     paper = "Allal et al. 2025 (SmolLM2); Touvron et al. 2023 (Llama); Ainslie et al. 2023 (GQA)"
 
     @property
@@ -102,13 +104,13 @@ class ChatCard(PretrainedCard):
 
     @property
     def options(self) -> tuple[Param, ...]:
-        return chat.OPTIONS
+        return self.runtime.OPTIONS
 
     @property
     def limits(self) -> Limits:
         return Limits(
-            max_chars=chat.MAX_CHARS,
-            max_tokens=chat.MAX_PROMPT_TOKENS,
+            max_chars=self.runtime.MAX_CHARS,
+            max_tokens=self.runtime.MAX_PROMPT_TOKENS,
             token_unit=Message("unit.subword_tokens"),
             empty=Message("chat.empty"),
         )
@@ -118,10 +120,10 @@ class ChatCard(PretrainedCard):
         return CHAT_EXAMPLES
 
     def load(self):
-        return chat.load(self.path)
+        return self.runtime.load(self.path)
 
     def _trace(self, model, input, *, template: str = "chat", **options) -> Trace:
-        tr = chat.generate(model, input, template=template == "chat", **options)
+        tr = self.runtime.generate(model, input, template=template == "chat", **options)
         tr.maps["decoder_self"] = _read_map(tr)
         return tr
 
@@ -148,11 +150,11 @@ def _read_map(tr: Trace) -> AttentionMap:
 def pretrained_cards() -> list[PretrainedCard]:
     """MiniLM (packaged) first, SmolLM2 when converted, then every allowed model directory."""
     found = []
-    for display, path in pretrained.list_models().items():
-        name = "minilm" if display == pretrained.MINILM else f"hf:{display}"
-        arch = "encoder" if display == pretrained.MINILM else _arch(path)
+    for display, path in model_dirs.list_models().items():
+        name = "minilm" if display == model_dirs.MINILM else f"hf:{display}"
+        arch = "encoder" if display == model_dirs.MINILM else _arch(path)
         found.append(PretrainedCard(name, {"path": str(path), "display": display, "arch": arch}))
-    if chat.available():
+    if convert_gguf.is_complete(convert_gguf.OUT_DIR):  # chat.available(), without torch
         found.insert(1, ChatCard(CHAT_CARD, chat_meta()))
     return found
 
@@ -169,7 +171,7 @@ def directory_card(path: str) -> PretrainedCard:
 
     The allowlist is checked here, on every call, so a card obeys a changed list.
     """
-    p = pretrained.check_model_dir(path)
+    p = model_dirs.check_model_dir(path)
     meta = {"path": str(p), "display": p.name, "arch": _arch(p)}
     return PretrainedCard(f"{DIRECTORY}{p}", meta)
 
@@ -177,8 +179,8 @@ def directory_card(path: str) -> PretrainedCard:
 def chat_meta() -> dict:
     """What the chat card states: where the weights came from and under which licence."""
     return {
-        "path": str(chat.CHAT_DIR),
-        "display": chat.NAME,
+        "path": str(convert_gguf.OUT_DIR),
+        "display": convert_gguf.NAME,
         "arch": "decoder",
         "licence": convert_gguf.LICENCE,
         "provenance": (
@@ -194,6 +196,6 @@ def chat_meta() -> dict:
 def _arch(path: Path) -> str:
     try:
         config = json.loads((path / "config.json").read_text())
-        return pretrained.architecture(SimpleNamespace(**config))
+        return model_dirs.architecture(SimpleNamespace(**config))
     except (OSError, ValueError, TypeError):
         return ""

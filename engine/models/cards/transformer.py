@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import torch
-
 from engine import checkpoints
 from engine.messages import Message
-from engine.models import transformer
 from engine.models.card import Alignment, Limits
 from engine.models.cards.nmt import TranslationCard, _alignment
 
@@ -15,6 +12,7 @@ PE_TITLES = {pe: Message(f"card.pe.{pe}") for pe in ("sinusoidal", "learned", "n
 
 class TransformerCard(TranslationCard):
     family = "transformer"
+    runtime_module = "engine.models.transformer"
     paper = "Vaswani et al. 2017"
     swappable = True  # a variant replaces every encoder self-attention core
     aligns = True  # every cross-attention head is a target × source alignment
@@ -35,7 +33,7 @@ class TransformerCard(TranslationCard):
     def limits(self) -> Limits:
         unit = Message("unit.characters" if self.task == "dates" else "unit.words_and_marks")
         return Limits(
-            max_chars=transformer.MAX_CHARS,
+            max_chars=self.runtime.MAX_CHARS,
             max_tokens=self.meta["config"]["max_len"],
             token_unit=unit,
             empty=Message("text.empty"),
@@ -61,10 +59,10 @@ class TransformerCard(TranslationCard):
         return saved.get("pe_ablation", {}).get(self.variant)
 
     def load(self):
-        return transformer.load(self.name, self.directory)
+        return self.runtime.load(self.name, self.directory)
 
     def _trace(self, model, input, **swap):
-        return transformer.trace(model, input, **swap)
+        return self.runtime.trace(model, input, **swap)
 
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps["cross"]
@@ -76,8 +74,10 @@ class TransformerCard(TranslationCard):
         }
 
     def forced_alignments(self, source, target, *, model=None, **options) -> dict[str, Alignment]:
+        import torch  # heavy: loaded with the model, never by discovery
+
         swap = self.resolve(options)
-        fn = transformer.attend_function(swap.get("attend"), swap.get("attend_hp"))
+        fn = self.runtime.attend_function(swap.get("attend"), swap.get("attend_hp"))
         tr = model or self.load()
         src = torch.tensor([tr.src_vocab.encode(list(source))])
         tgt_in = torch.tensor([tr.tgt_vocab.encode(list(target), add_bos=True)])
