@@ -14,6 +14,7 @@ from state import chat as state
 from views import chat as figs
 from views import claims as claims_view
 
+from engine.analysis import heads as head_types
 from engine.text import InputError
 
 MEASURES = ("mass_first", "local_width", "entropy")
@@ -87,12 +88,16 @@ def heads(chat, trace, request) -> None:
 
 def choose_clicked(head: str | None, param: str, key: str) -> None:
     """A head clicked in the grid becomes the list's choice (the list still leads until
-    the next new click: a selection stays on the chart across reruns)."""
+    the next new click: a selection stays on the chart across reruns).
+
+    Written to the list's session state before the list is drawn: a keyed widget shows
+    its own last value in the browser whatever ``index`` says, unless the state is set.
+    """
     last = f"{key}-clicked"
     if head is None or st.session_state.get(last) == head:
         return
     st.session_state[last] = head
-    st.session_state.pop(key, None)  # the list re-reads ?pick= (kit.url.url_default)
+    st.session_state[key] = head
     st.query_params[param] = head
 
 
@@ -106,10 +111,13 @@ def reveal(request, best: str) -> None:
     layer, head = map(int, best.split("."))
     st.markdown(t("chat.heads_reveal", layer=layer, head=head, n=n))
     labels = [label.strip() or label for label in amap.key_labels]
-    row = n + 1  # the second copy's second token: in the first copy a third token follows it
-    key = state_key("chat-heads", request.prompt, best)
     weights = amap.weights[layer, head]
-    if predict(key, weights, labels, labels, row=row, unit="word"):
+    found = head_types.copying_row(weights, amap.key_labels)  # asked where the head really copies
+    if found is None:
+        st.caption(t("chat.heads_no_copy", layer=layer, head=head))
+        return
+    key = state_key("chat-heads", request.prompt, best)
+    if predict(key, weights, labels, labels, row=found[0], unit="word"):
         title = t("chat.fig_head_map", layer=layer, head=head)
         chart(figs.head_map_figure(weights, amap.key_labels, title), "chat-reveal-map")
 

@@ -60,6 +60,25 @@ def masks(tokens: Sequence[int]) -> dict[str, np.ndarray]:
     }
 
 
+def copying_row(weights: np.ndarray, tokens: Sequence) -> tuple[int, int, float] | None:
+    """Where a head really does induction on ``tokens``: (row i, its one induction key j,
+    α[i, j]) for the query whose weight on its induction key is the largest among the
+    queries whose most-attended key *is* that key; None where no query's does.
+
+    Only queries with exactly one induction key count (a token seen once before), so the
+    question "which token does this head copy?" has one right answer, measured, not
+    assumed: a class asked about this row and reasoning correctly is told it is right.
+    """
+    w = np.asarray(weights)
+    m = induction_mask(tokens)
+    best = None
+    for i in np.flatnonzero(m.sum(axis=1) == 1):
+        j = int(np.flatnonzero(m[i])[0])
+        if int(np.argmax(w[i])) == j and (best is None or w[i, j] > best[2]):
+            best = (int(i), j, float(w[i, j]))
+    return best
+
+
 def head_score(weights: np.ndarray, mask: np.ndarray, *, exclude_bos: bool = True) -> float:
     """The "mul" score of one head: mass on the cells of ``mask`` / total mass."""
     return float(

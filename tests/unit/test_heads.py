@@ -96,3 +96,17 @@ def test_detector_on_the_real_model_finds_scores_in_range_and_an_induction_head(
     assert r["tokens"][0] == chat.tokenizer.bos_token_id and len(r["tokens"]) == 41
     # SmolLM2 copies: some head puts most of its non-BOS attention on the induction cells
     assert r["induction"].max() > 0.5 and r["previous"].max() > 0.5
+
+
+def test_copying_row_asks_only_where_the_head_copies():
+    tokens = ["a", "b", "c", "a", "b", "c"]  # induction keys: row 3 → 1, row 4 → 2, row 5 → 3
+    w = np.full((6, 6), 0.0, np.float32)
+    w[3, 0] = 0.81  # row 3 mostly elsewhere: its induction key (1) is not its argmax
+    w[3, 1] = 0.03
+    w[4, 2] = 0.6  # row 4 really copies
+    w[4, 0] = 0.4
+    w[5, 4] = 0.9  # row 5 looks at the previous token, not at its induction key 3
+    w[5, 3] = 0.1
+    assert heads.copying_row(w, tokens) == (4, 2, pytest.approx(0.6))
+    w[4, 2] = 0.1
+    assert heads.copying_row(w, tokens) is None, "no row copies: no question to ask"
