@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -128,6 +128,18 @@ class AttentionMap:
     def mean_over_heads(self) -> np.ndarray:
         return self.weights.mean(axis=1)
 
+    def pooled(self, side: int = 64) -> AttentionMap:
+        """This map averaged over square blocks so neither side exceeds ``side``: P̄_IJ is
+        the block's mean, so rows no longer sum to 1 and the map says ``pooled ×f``."""
+        w, f = block_mean(self.weights, side)
+        if f == 1:
+            return self
+        labels = {
+            name: [f"{i}–{min(i + f, len(ls)) - 1}" for i in range(0, len(ls), f)]
+            for name, ls in (("query_labels", self.query_labels), ("key_labels", self.key_labels))
+        }
+        return replace(self, weights=w, pooling=self.pooling * f, normalized=False, **labels)
+
     def _meta(self) -> dict[str, Any]:
         return {
             "query_labels": list(self.query_labels),
@@ -155,6 +167,22 @@ class AttentionMap:
                 raise TraceError(f"stored shape {shape} does not match {weights.size} values")
             weights = weights.reshape(shape)
         return cls(weights=weights, **meta)
+
+
+def block_mean(w: np.ndarray, side: int) -> tuple[np.ndarray, int]:
+    """``w [..., Q, K]`` averaged over f × f blocks (f the least making both sides ≤
+    ``side``; edge blocks over the cells they hold; NaN cells left out); returns (w, f)."""
+    q, k = w.shape[-2:]
+    f = max(1, math.ceil(max(q, k) / side))
+    if f == 1:
+        return w, 1
+    pad = [(0, 0)] * (w.ndim - 2) + [(0, -q % f), (0, -k % f)]
+    blocks = np.pad(np.asarray(w, np.float64), pad, constant_values=np.nan)
+    blocks = blocks.reshape(*w.shape[:-2], blocks.shape[-2] // f, f, blocks.shape[-1] // f, f)
+    cells = np.isfinite(blocks).sum(axis=(-3, -1))
+    sums = np.nansum(blocks, axis=(-3, -1))
+    with np.errstate(invalid="ignore"):  # a block with no cell (all hidden) stays NaN
+        return (sums / np.where(cells, cells, np.nan)).astype(np.float32), f
 
 
 def _jsonable(value: Any, where: str) -> Any:

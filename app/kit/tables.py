@@ -4,7 +4,7 @@ A table's columns keep their data names (``rel_error``, ``mqar-256 ms/step``): t
 what the CSV/JSON exports and the tests read. Only the header shown changes, through
 ``st.column_config``: ``columns.<slug>`` in app/locales/<lang>/columns.toml, and for a
 "<task> <unit>" column the unit alone (``columns.unit_<slug>``). A name with no entry is
-shown as it is.
+shown with spaces for underscores. A missing value shows as "–", never "None".
 """
 
 from __future__ import annotations
@@ -28,13 +28,34 @@ def header(name: str) -> str:
         return label
     head, _, unit = name.rpartition(" ")
     unit_label = found.get(f"columns.unit_{_slug(unit)}") if head else None
-    return f"{head} {unit_label}" if unit_label else name
+    return f"{head} {unit_label}" if unit_label else name.replace("_", " ")
+
+
+def missing_as_dash(frame):
+    """``frame`` with "–" where a value is missing. A text column takes the dash as it is;
+    a number column is shown through a Styler (its values stay numbers for sorting; a
+    column of numbers and strings would make Arrow fail on every render)."""
+    from pandas.api.types import is_numeric_dtype
+
+    text = [c for c in frame.columns if not is_numeric_dtype(frame[c])]
+    frame = frame.copy()
+    for c in text:
+        frame[c] = frame[c].map(_dash)
+    numbers = [c for c in frame.columns if c not in text and frame[c].isna().any()]
+    return frame.style.format(na_rep="–", subset=numbers) if numbers else frame
+
+
+def _dash(value):
+    missing = value is None or (isinstance(value, float) and value != value)
+    return "–" if missing else value if isinstance(value, str) else str(value)
 
 
 def data_table(rows, **kwargs) -> None:
-    """``st.dataframe`` of ``rows`` (a DataFrame or records), headers translated, no index."""
+    """``st.dataframe`` of ``rows`` (a DataFrame or records), headers translated, missing
+    values as "–", no index; as wide as its frame, scrolling sideways when wider."""
     import pandas as pd  # here, not at import: every page imports kit
 
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     config = {c: st.column_config.Column(header(str(c))) for c in frame.columns}
-    st.dataframe(frame, hide_index=True, column_config=config, **kwargs)
+    kwargs.setdefault("width", "stretch")
+    st.dataframe(missing_as_dash(frame), hide_index=True, column_config=config, **kwargs)

@@ -192,10 +192,9 @@ def side_by_side(card, trace, text: str, beam: int) -> None:
             tr = state.translate(other.name, text, beam)
             trained = state.train_record(other.name).get("steps", "?")
             with cols[k % len(cols)]:
-                st.markdown(
-                    f"**{engine_text(other.title)}** "
-                    f"({t('alignment.training_steps', n=trained)}): {md_escape(tr.outputs['translation'])}"
-                )
+                said = md_escape(tr.outputs["translation"])
+                steps = t("alignment.training_steps", n=trained)
+                st.markdown(f"**{engine_text(other.title)}** ({steps}): {said}")
                 _panel(tr, other.variant, f"nmt-cmp-{other.name}")
 
 

@@ -11,7 +11,7 @@ from kit import t
 from kit.presenter import presenting
 from state import nmt as state
 from views.alignment_html import coverage_html
-from views.alignment_sections import md
+from views.heatmap import md_escape
 
 SECTION_KEY = "nmt-section"  # the page's section picker
 
@@ -28,7 +28,9 @@ def coverage_panel(text: str, key: str) -> None:
         st.success(t("alignment.covered", patterns=names))
     elif not cov.unknown:
         tokens = cov.tokens
-        word = md(tokens[cov.read]) if cov.read < len(tokens) else t("alignment.sentence_end")
+        word = (
+            md_escape(tokens[cov.read]) if cov.read < len(tokens) else t("alignment.sentence_end")
+        )
         st.info(t("alignment.not_covered", read=cov.read, total=len(tokens), word=word))
     replacements(cov, key)
     st.button(t("alignment.browse"), key="nmt-browse", on_click=_browse)
@@ -42,7 +44,7 @@ def replacements(cov, key: str) -> None:
     st.info(t("alignment.unknown_before", n=len(cov.unknown)))
     for i, w in offered:
         cols = st.columns([3, 3, 3, 3, 4], gap="small")  # the last column keeps them close
-        cols[0].markdown(f"“{md(w.text)}” →")
+        cols[0].markdown(f"“{md_escape(w.text)}” →")
         for k, s in enumerate(w.suggestions):
             cols[k + 1].button(
                 s.text or t("alignment.remove_word"),

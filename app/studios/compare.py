@@ -10,7 +10,7 @@ from state import compare as state
 from state import models
 from views.alignment import alignment_grid, difference_figure
 from views.alignment_html import alignment_grid_html
-from views.alignment_sections import md
+from views.heatmap import md_escape
 
 page_top()
 st.title(t("compare.title"))
@@ -32,7 +32,7 @@ def short(title: str) -> str:
 
 def caption(p) -> str:
     aer = f"AER **{p.scored.aer:.3f}** · " if p.scored else ""
-    return f"{aer}{p.label} · {p.reading} · {t('compare.output')}: {md(p.translation)}"
+    return f"{aer}{p.label} · {p.reading} · {t('compare.output')}: {md_escape(p.translation)}"
 
 
 def options(params, key: str) -> dict:

@@ -92,8 +92,7 @@ def step_slider(found: dict[int, dict]) -> int:
 
 def draw_maps(found: dict[int, dict], step: int, key: str) -> None:
     """The probe's head maps at ``step``: the two-layer model, the one-layer control beside."""
-    columns = st.columns([2, 1]) if len(found) > 1 else [st]
-    for where, (n_layers, tl) in zip(columns, found.items(), strict=False):
+    for n_layers, tl in found.items():  # one below the other: a head panel needs its width
         i = state.at_step(tl, step)
         scores = dict(
             block=state.probe_block(tl),
@@ -102,10 +101,8 @@ def draw_maps(found: dict[int, dict], step: int, key: str) -> None:
             loss=tl["loss"][i],
         )
         title = t("learning.maps_title", layers=n_layers, step=int(tl["steps"][i]))
-        stacked = len(columns) > 1 and n_layers == 1  # the narrow column: heads one below another
-        fig = figs.head_maps_figure(tl["maps"][i], title, stacked=stacked)
-        chart(fig, f"{key}-{n_layers}", where)
-        where.caption(t(f"learning.maps_caption_{n_layers}l", **scores))
+        chart(figs.head_maps_figure(tl["maps"][i], title), f"{key}-{n_layers}")
+        st.caption(t(f"learning.maps_caption_{n_layers}l", **scores))
 
 
 def draw_curves(found: dict[int, dict], step: int, key: str) -> None:

@@ -23,10 +23,9 @@ from state.memn2n import answer, chosen, stories
 from views import chat as chat_figs
 from views import positional as pe_figs
 from views import retrieval as rag_figs
-from views import variants as var_figs
-from views.alignment_sections import md, measured_table, soft_alignment
-from views.heatmap import attention_figure
-from views.memory import draw_hops, md_escape
+from views.alignment_sections import measured_table, soft_alignment
+from views.heatmap import map_figure, md_escape
+from views.memory import draw_hops
 from views.transformer import head_grid
 
 from engine import positional as pe_lib
@@ -47,7 +46,7 @@ def _option(card, name: str):
 
 def _unknown(trace) -> None:
     if trace.outputs["unknown"]:
-        st.warning(t("lessons.unknown", words=", ".join(map(md, trace.outputs["unknown"]))))
+        st.warning(t("lessons.unknown", words=", ".join(map(md_escape, trace.outputs["unknown"]))))
 
 
 def alignment(params: dict, guess, key: str) -> None:
@@ -55,7 +54,7 @@ def alignment(params: dict, guess, key: str) -> None:
         card = _card(params["model"], "nmt")
         beam = int(params.get("beam", _option(card, "beam")))
         trace = nmt_state.translate(card.name, params["text"], beam)
-    answer_heading(trace, md(trace.outputs["translation"]))
+    answer_heading(trace, md_escape(trace.outputs["translation"]))
     st.caption(t("lessons.model_line", title=engine_text(card.title), beam=beam))
     _unknown(trace)
     if params.get("section") == "measured":
@@ -86,7 +85,7 @@ def transformer(params: dict, guess, key: str) -> None:
         head = int(params.get("head", 0))
         if layer >= n_layers or head >= n_heads:
             raise InputError(t("lessons.no_head", layers=n_layers, heads=n_heads))
-    answer_heading(trace, md(trace.outputs["translation"]))
+    answer_heading(trace, md_escape(trace.outputs["translation"]))
     st.caption(engine_text(card.title))
     _unknown(trace)
     w = amap.weights[layer, head]
@@ -95,7 +94,7 @@ def transformer(params: dict, guess, key: str) -> None:
     if params.get("section") == "grid":
         chart(head_grid(amap, kind), f"{key}-grid", width="stretch")
     else:
-        chart(attention_figure(amap, layer, head), f"{key}-head", width="stretch")
+        chart(map_figure(amap, layer, head), f"{key}-head", width="stretch")
 
 
 def memory(params: dict, guess, key: str) -> None:
@@ -170,7 +169,7 @@ def variants(params: dict, guess, key: str) -> None:
     shown = st.columns(len(traces))
     for col, (name, trace) in zip(shown, reversed(traces.items()), strict=True):
         amap = trace.maps["attention"]
-        chart(var_figs.map_figure(amap, head, title=name), f"{key}-{name}", col)
+        chart(map_figure(amap, 0, head, title=name), f"{key}-{name}", col)
         col.caption(map_note(amap.note))
 
 

@@ -20,7 +20,8 @@ from kit import (
 )
 from kit.reveal import page_toggle
 from state import memn2n as state
-from views.memory import draw_hops, hops_figure, md_escape, training_curves
+from views.heatmap import md_escape
+from views.memory import draw_hops, hops_figure, training_curves
 from views.memory import memory_map as map_figure
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story

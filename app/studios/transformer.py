@@ -24,7 +24,7 @@ from kit.i18n import Lazy
 from kit.reveal import page_toggle
 from state import transformer as state
 from studios import transformer_models
-from views.heatmap import attention_figure
+from views.heatmap import map_figure
 from views.qk_map import dot_distance_figure, qk_scatter
 from views.timeline import curves_figure
 from views.transformer import head_grid, neuron_figure
@@ -103,7 +103,7 @@ def enlarged(s: Shown) -> None:
     layer, head = layer_head(s.raw)
     shown_head = head if s.amap.shape[1] == s.raw.shape[1] else 0
     layer = min(layer, s.amap.shape[0] - 1)
-    chart(attention_figure(s.amap, layer, shown_head), width="stretch", key="tr-head")
+    chart(map_figure(s.amap, layer, shown_head), width="stretch", key="tr-head")
     if s.amap.note:
         st.caption(s.amap.note)
 

@@ -28,6 +28,7 @@ from views import claims as claims_view
 from views import timeline as timeline_figs
 from views import variants as figs
 from views import variants_quality as quality_figs
+from views.heatmap import map_figure, map_grid
 from views.variants_html import map_grid_html
 
 from engine import kernels
@@ -119,7 +120,7 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
         # Overlay: hidden cells are blank, so the grey behind them shows.
         kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
         grid = map_grid_html(panels, **kw)
-        html_chart(grid, f"maps-{view}", lambda: figs.map_grid(panels, **kw))
+        html_chart(grid, f"maps-{view}", lambda: map_grid(panels, **kw))
     notes = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
     st.caption(" · ".join(map_note(n) for n in notes if n))
 
@@ -188,7 +189,7 @@ def quality_maps(data: dict, task: str) -> None:
     st.caption(map_note(amap.note))
     marker = (query, key) if key is not None else None
     grid = map_grid_html(panels, marker=marker)
-    html_chart(grid, "quality-maps", lambda: figs.map_grid(panels, marker=marker))
+    html_chart(grid, "quality-maps", lambda: map_grid(panels, marker=marker))
     data_table(state.quality_read(traces, layer, head, query, key) if query is not None else [])
 
 
@@ -208,7 +209,7 @@ def quality_training(task: str, variants: list[str]) -> None:
     st.caption(t("variants.training_caption", seed=seed, layer=layer, head=head))
     panels = training.panels(found, step, layer, head)
     grid = map_grid_html(panels, table_side=training.TABLE_SIDE)  # 22 × 32² cells: images
-    html_chart(grid, "quality-training", lambda: figs.map_grid(panels))
+    html_chart(grid, "quality-training", lambda: map_grid(panels))
     panels_ = training.curve_panels(found)
     fig = timeline_figs.curves_figure(panels_, None, (), t("variants.training_step"), height=150)
     chart(fig, key="quality-training-curves")
@@ -263,7 +264,7 @@ def swap_maps(res: dict) -> None:
     for name, r in res["results"].items():
         flags = ["exact"] if r.map_exact else ["implied"] if r.map_implied else []
         panels.append(dict(z=r.maps[layer, head], x=tokens, y=tokens, title=name, flags=flags))
-    html_chart(map_grid_html(panels), "swap-maps", lambda: figs.map_grid(panels))
+    html_chart(map_grid_html(panels), "swap-maps", lambda: map_grid(panels))
 
 
 def profile() -> None:
@@ -349,7 +350,7 @@ def long() -> None:
         amap, stats = state.long_map(int(n), structure, reduce)
     st.markdown(t("variants.long_stats", **stats))
     title = t("variants.long_title", n=n)
-    chart(figs.map_figure(amap, 0, title=title, value_name=f"{reduce} p"), key="pooled")
+    chart(map_figure(amap, 0, title=title, value_name=f"{reduce} p"), key="pooled")
 
 
 def kv() -> None:

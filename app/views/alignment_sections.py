@@ -7,20 +7,13 @@ results); these functions lay them out.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import streamlit as st
 from kit import chart, engine_text, t
 
 from views.alignment import alignment_figure, bleu_by_length_figure
-
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
-
-
-def md(text: str) -> str:
-    """Text shown through Markdown exactly as typed (no formatting, no HTML)."""
-    return _MARKDOWN.sub(r"\\\1", text)
+from views.heatmap import md_escape
 
 
 def soft_alignment(amap, src: Sequence[str], scored, *, gold_expected: bool) -> None:
@@ -55,7 +48,7 @@ def soft_alignment(amap, src: Sequence[str], scored, *, gold_expected: bool) -> 
     )
     chart(gold, key="nmt-gold")
     if scored.ahead:
-        looks = (t("alignment.looks_at", t=md(a), s=md(b)) for a, b in scored.ahead)
+        looks = (t("alignment.looks_at", t=md_escape(a), s=md_escape(b)) for a, b in scored.ahead)
         st.markdown(t("alignment.anticipation", links="; ".join(looks)))
 
 

@@ -9,7 +9,6 @@ them); the ``*_figure`` functions build one figure each.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,16 +17,15 @@ from kit import chart, data_table
 from kit.i18n import engine_text, t
 from kit.presenter import palette
 
-from views.heatmap import FONT, figure, heatmap, unique_labels
+from views.heatmap import FONT, figure, heatmap, log_axis, md_escape, unique_labels
 
 DECIMALS = 3
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
 def inert(text: str) -> str:
     """Model or user text made inert in st.markdown (no links, HTML or formatting); line
     breaks and special tokens such as ``<|im_end|>`` stay visible as they are."""
-    return _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", "↵ ")
+    return md_escape(text).replace("\n", "↵ ")
 
 
 def head_labels(n_heads: int, n_kv_heads: int) -> list[str]:
@@ -202,7 +200,7 @@ def lines_figure(
         )
         for i, (name, ys) in enumerate(series.items())
     ]
-    yaxis = dict(title=dict(text=y_title), type="log" if log_y else "linear")
+    yaxis = log_axis(title=dict(text=y_title)) if log_y else dict(title=dict(text=y_title))
     if y_range is not None:
         yaxis["range"] = list(y_range)
     layout = dict(
@@ -284,12 +282,10 @@ def draw_step(trace, chat, s: int, layer: int, key: str = "chat-step") -> None:
     mean = amap.mean_over_heads()[:, s, :n_keys]
     title = t("chat.fig_mean_title", heads=chat.n_heads)
     chart(step_layers_figure(mean, keys, title), key=f"{key}-layers")
-    left, right = st.columns([3, 2])
-    rows = amap.weights[layer, :, s, :n_keys]
+    rows = amap.weights[layer, :, s, :n_keys]  # full width: a key per column needs the room
     title = t("chat.fig_gqa_title", layer=layer, heads=chat.n_heads, groups=chat.n_kv_heads)
-    chart(gqa_figure(rows, keys, chat.n_kv_heads, title), f"{key}-gqa", left)
-    top = top_figure(out["top"][s], written, t("chat.fig_top_title", query=query))
-    chart(top, f"{key}-top", right)
+    chart(gqa_figure(rows, keys, chat.n_kv_heads, title), f"{key}-gqa")
+    chart(top_figure(out["top"][s], written, t("chat.fig_top_title", query=query)), f"{key}-top")
     kv_n, kv_b = out["kv_tokens"], out["kv_bytes"]
     st.markdown(
         t(
@@ -406,7 +402,7 @@ def clicked_head(event) -> str | None:
 
 
 def variants_figure(ran: Sequence[dict], titles: dict[str, str]):
-    """Perplexity with each variant inside the model (log axis), full attention dashed."""
+    """Perplexity with each variant inside the model (bars from 0), full attention dashed."""
     full = ran[0]["ppl_full"]
     names = [titles[r["variant"]] for r in ran]
     data = [
@@ -424,7 +420,7 @@ def variants_figure(ran: Sequence[dict], titles: dict[str, str]):
         font=FONT,
         height=max(260, 110 + 34 * len(ran)),
         margin=dict(l=10, r=10, t=50, b=50),
-        xaxis=dict(title=dict(text=t("chat.metric_ppl")), type="log"),
+        xaxis=dict(title=dict(text=t("chat.metric_ppl")), rangemode="tozero"),
         yaxis=dict(autorange="reversed", type="category", automargin=True),
         shapes=[
             dict(type="line", yref="paper", y0=0, y1=1, x0=full, x1=full, line=dict(dash="dash"))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import html
+import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
+
+from engine.trace import AttentionMap, block_mean
 
 # Perceptually uniform, colour-blind safe, and still ordered when printed in grey.
 # Names are plotly.js's own (figures skip Python-side validation); plotly.js RdBu
@@ -15,6 +19,18 @@ from kit.i18n import t
 SEQUENTIAL = "Viridis"
 DIVERGING = "RdBu"
 FONT = dict(size=16)
+TICK_FONT = 12  # tick labels of map panels: one per 16 px
+TITLE_FONT = 17
+NARROW_PX = 680  # the page's width in a 1024-px window, sidebar open: figures are laid out for it
+MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
+MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
+GRID_CELLS = 64  # the same for a panel of a grid
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: str) -> str:
+    """User or model text made inert in st.markdown: no links, images, HTML or formatting."""
+    return _MARKDOWN.sub(r"\\\1", str(text))
 
 
 def unique_labels(labels: Sequence[str]) -> list[str]:
@@ -92,11 +108,13 @@ def heatmap(
     flags: Sequence[str] = (),
     height: int | None = None,
     annotate: bool | None = None,
+    width_px: int = NARROW_PX,
 ) -> go.Figure:
     """A heatmap of ``z[y, x]`` with hover showing both labels and the value.
 
     ``flags`` (exact / implied / pooled ×k / masked-only) go into the title so a
-    figure can never be mistaken for a different kind of map.
+    figure can never be mistaken for a different kind of map. Tick labels are thinned
+    to what fits a plot ``width_px`` wide (the hover names every cell).
     """
     z = np.asarray(z, dtype=float)
     x_title = t("views.axis.key") if x_title is None else x_title
@@ -123,28 +141,80 @@ def heatmap(
     )
     if annotate:
         trace.update(text=np.round(z, 2), texttemplate="%{text}")
-    rows = max(len(ys), 1)
+    height = height or fitted_height(max(len(ys), 1))
+    margin = fixed_margins(xs, ys, x_title=True, y_title=True)
+    x_ticks = category_ticks(xs, width_px - margin["l"] - 110, tilted=True)
+    if x_ticks["tickangle"] == -90:  # upright labels reach down their full width
+        margin["b"] = int(text_px(x_ticks["ticktext"]) + 22 + 32)
     layout = dict(
         title=dict(text=full_title),
         font=FONT,
-        margin=dict(
-            r=10, t=60 if title else 20, **fixed_margins(xs, ys, x_title=True, y_title=True)
-        ),
-        height=height or fitted_height(rows),
-        xaxis=dict(title=dict(text=x_title), tickangle=-45, type="category", automargin=False),
+        margin=dict(r=10, t=60 if title else 20, **margin),
+        height=height,
+        xaxis=dict(title=dict(text=x_title), type="category", automargin=False, **x_ticks),
         yaxis=dict(
-            title=dict(text=y_title), autorange="reversed", type="category", automargin=False
+            title=dict(text=y_title),
+            autorange="reversed",
+            type="category",
+            automargin=False,
+            **category_ticks(ys, height - margin["b"] - 60),
         ),
     )
     return figure([trace], layout)
 
 
+def category_ticks(labels: Sequence[str], px: float, *, tilted: bool = False, size=18) -> dict:
+    """Tick settings for a category axis ``px`` long that show only labels that fit.
+
+    Plotly never thins category ticks: every label is drawn and they pile up. A label
+    needs its line height along the axis (upright on x); tilted at 45° it needs its width
+    × 0.71 as well, so tilted labels are kept only when all of them fit that way.
+    """
+    n = max(len(labels), 1)
+    if tilted and px / n >= 0.71 * (text_px(labels, size) + size):
+        return dict(tickangle=-45)
+    step = max(1, math.ceil(n / max(1, px // (size + 4))))
+    shown = list(labels[::step])
+    out = dict(tickmode="array", tickvals=shown, ticktext=shown)
+    return out | (dict(tickangle=-90) if tilted else {})
+
+
+def wrap_title(text: str, px: float = NARROW_PX - 40, size: int = TITLE_FONT) -> tuple[str, int]:
+    """``text`` broken with <br> so no line is wider than ``px`` (Plotly cuts a long title
+    at the figure's edge); returns (text, lines). A ``<sup>`` tail starts its own line."""
+    head, sup, tail = text.partition("<sup>")
+    lines = []
+    for part in head.split("<br>"):
+        line = ""
+        for unit in re.findall(r"[\u2e80-\uffff]|[^\s\u2e80-\uffff]+\s*|\s+", part.strip()):
+            if line and text_px([line + unit.rstrip()], size) > px:
+                lines.append(line.rstrip())
+                line = unit.lstrip()
+            else:
+                line += unit
+        lines.append(line.rstrip())
+    if sup:
+        lines.append(sup + tail)
+    return "<br>".join(x for x in lines if x), len([x for x in lines if x])
+
+
+def log_axis(**kwargs) -> dict:
+    """A log axis labelled at powers of ten only (Plotly also names 2, 3 … 9 by default)."""
+    return dict(type="log", dtick=1, minor=dict(showgrid=False), **kwargs)
+
+
 def figure(data: list[dict], layout: dict) -> go.Figure:
-    """A figure from plotly.js dicts, unvalidated.
+    """A figure from plotly.js dicts, unvalidated; its title wrapped to the page's width.
 
     Validation costs ~5 ms a trace (make_subplots ~70 ms) on every rerun; these dicts
     use only plotly.js property names, so it is skipped.
     """
+    text = (layout.get("title") or {}).get("text")
+    if text:
+        text, lines = wrap_title(text)
+        layout["title"] = {**layout["title"], "text": text, "font": dict(size=TITLE_FONT)}
+        margin = layout["margin"] = dict(layout.get("margin") or {})
+        margin["t"] = max(margin.get("t", 0), 28 + 24 * lines)
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
@@ -179,8 +249,184 @@ def subplot_ref(n: int) -> dict:
     return dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}")
 
 
-def attention_figure(amap, layer: int = 0, head: int = 0, **kwargs) -> go.Figure:
-    """Heatmap of one (layer, head) slice of an AttentionMap, flags in the title."""
-    kwargs.setdefault("title", f"{amap.layer_labels[layer]} · {amap.head_labels[head]}")
-    kwargs.setdefault("flags", amap.flags)
-    return heatmap(amap.weights[layer, head], amap.key_labels, amap.query_labels, **kwargs)
+def map_scale(z, flags: Sequence[str] = (), value_name: str | None = None, *, diverging=False):
+    """The colour scale a map's kind calls for: ``dict(zmin, zmax, diverging, name, note)``.
+
+    Softmax weights (α): 0–1, or 0–the panel's max (``note`` prints it) when they use
+    under a quarter of it. A signed map, an implied one (a method that never forms the
+    weights) or one with values outside [0, 1] gets its own diverging scale, ± its largest
+    |value|, named by its quantity (``value_name``, else the flag's word), never "α". A
+    masked-only pattern: 0–1, "may see".
+    """
+    z = np.asarray(z, dtype=float)
+    finite = z[np.isfinite(z)]
+    top = float(np.abs(finite).max()) if finite.size else 0.0
+    flags = {f.partition(" ×")[0] for f in flags}
+    if "masked-only" in flags:
+        return dict(zmin=0.0, zmax=1.0, diverging=False, name=t("views.value.pattern"), note="")
+    signed = diverging or "signed" in flags or (finite.size and finite.min() < -1e-6)
+    if signed or "implied" in flags or top > 1 + 1e-3:
+        kind = "signed" if signed else "implied" if "implied" in flags else "unnormalised"
+        name = value_name if value_name not in (None, "α") else t(f"views.value.{kind}")
+        top = top or 1.0
+        return dict(zmin=-top, zmax=top, diverging=True, name=name, note=f"{name} ±{top:.3g}")
+    if 0 < top < 0.25:
+        return dict(
+            zmin=0.0, zmax=top, diverging=False, name=value_name or "α", note=f"0–{top:.2g}"
+        )
+    return dict(zmin=0.0, zmax=1.0, diverging=False, name=value_name or "α", note="")
+
+
+def map_figure(
+    amap: AttentionMap, layer: int = 0, head: int = 0, *, z=None, value_name=None, **kwargs
+) -> go.Figure:
+    """One (layer, head) of an AttentionMap (or ``z`` in its place) on its kind's scale,
+    average-pooled to ≤ MAP_CELLS a side for display (said in the title)."""
+    z = amap.weights[layer, head] if z is None else np.asarray(z, dtype=float)
+    shown = amap.pooled(MAP_CELLS) if max(z.shape) > MAP_CELLS else amap
+    z, f = block_mean(z, MAP_CELLS)
+    flags = list(amap.flags) + ([f"display pooled ×{f}"] if f > 1 else [])
+    scale = map_scale(z, flags, value_name, diverging=kwargs.pop("diverging", False))
+    title = kwargs.pop("title", f"{amap.layer_labels[layer]} · {amap.head_labels[head]}")
+    kwargs.setdefault("annotate", None if f == 1 else False)
+    return heatmap(
+        z,
+        shown.key_labels,
+        shown.query_labels,
+        title=title + (f" · {scale['note']}" if scale["note"] else ""),
+        value_name=scale["name"],
+        diverging=scale["diverging"],
+        zmin=scale["zmin"],
+        zmax=scale["zmax"],
+        flags=flags,
+        **kwargs,
+    )
+
+
+def grid_panels(maps, *, side=GRID_CELLS, value_name=None, diverging=False, layer=None):
+    """The panels of :func:`map_grid` and its HTML twin, each pooled to ≤ ``side`` a side
+    with its own scale (:func:`map_scale`) and its flags and range in its title.
+
+    ``maps``: panels ``dict(z, x, y, title, flags)``, or an AttentionMap (every head of
+    ``layer``, or of every layer)."""
+    if isinstance(maps, AttentionMap):
+        layers = range(maps.shape[0]) if layer is None else [layer]
+        maps = [
+            dict(
+                z=maps.weights[i, h],
+                x=maps.key_labels,
+                y=maps.query_labels,
+                title=f"{maps.layer_labels[i]} · {maps.head_labels[h]}",
+                flags=[f for f in maps.flags if f != "exact"],
+            )
+            for i in layers
+            for h in range(maps.shape[1])
+        ]
+    out = []
+    for p in maps:
+        z, f = block_mean(np.asarray(p["z"], dtype=float), side)
+        flags = list(p.get("flags", ())) + ([f"display pooled ×{f}"] if f > 1 else [])
+        scale = map_scale(z, flags, value_name, diverging=diverging)
+        head = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
+        pooled = AttentionMap(np.zeros((1, 1, len(p["y"]), len(p["x"]))), p["y"], p["x"], "self")
+        pooled = pooled.pooled(side) if f > 1 else pooled
+        labels = dict(x=list(pooled.key_labels), y=list(pooled.query_labels))
+        note = f" · {scale['note']}" if scale["note"] else ""
+        out.append(dict(p, z=z, factor=f, flags=flags, title=head + note, scale=scale, **labels))
+    return out
+
+
+def short_labels(labels: Sequence[str], chars: int = 8) -> list[str]:
+    """Tick text of at most ``chars`` characters (the hover names the whole token)."""
+    out = []
+    for label in labels:
+        raw = html.unescape(label)
+        out.append(label if len(raw) <= chars else html.escape(raw[: chars - 1]) + "…")
+    return out
+
+
+def map_grid(
+    maps,
+    *,
+    columns: int = 4,
+    value_name: str | None = None,
+    diverging: bool = False,
+    marker: tuple[int, int] | None = None,
+    grey_gaps: bool = False,
+    layer: int | None = None,
+    width_px: int = NARROW_PX,
+    header_px: int = 0,
+    title: str = "",
+) -> go.Figure:
+    """Small multiples in one figure (one figure paints far faster than many): panels of
+    :func:`grid_panels`, each on its kind's scale, with thinned token ticks.
+
+    At most ``columns`` a row, fewer when a panel would be under MIN_PANEL_PX in a figure
+    ``width_px`` wide; ``header_px`` leaves a band on top for the caller's own trace.
+    NaN cells are blank (grey with ``grey_gaps``: the keys a pattern cannot see);
+    ``marker`` = (query, key) rings that cell in every panel. One colour bar for the
+    panels on 0–1; every other panel prints its range in its title.
+    """
+    panels = grid_panels(maps, value_name=value_name, diverging=diverging, layer=layer)
+    x_band = min(70, text_px(short_labels(sum((p["x"] for p in panels), [])), TICK_FONT) + 10)
+    y_band = min(70, text_px(short_labels(sum((p["y"] for p in panels), [])), TICK_FONT) + 10)
+    usable = width_px - 100  # the colour bar
+    cols = max(1, min(columns, len(panels), int(usable // (MIN_PANEL_PX + y_band + 12))))
+    side = min(320, (usable - cols * (y_band + 12)) / cols)
+    rows = math.ceil(len(panels) / cols)
+    title_px = 20 * max(wrap_title(p["title"], side, 13)[1] for p in panels)
+    row_px = title_px + side + x_band + 16
+    top = 28 + 24 * wrap_title(title)[1] if title else 10
+    plot_h = header_px + rows * row_px
+    data, layout, notes, bar = [], {}, [], False
+    for i, p in enumerate(panels, start=1):
+        r, c = divmod(i - 1, cols)
+        x0 = (c * (side + y_band + 12) + y_band) / width_px
+        y1 = 1 - (header_px + r * row_px + title_px) / plot_h
+        x_dom, y_dom = (x0, x0 + side / width_px), (y1 - side / plot_h, y1)
+        xs, ys, s = unique_labels(p["x"]), unique_labels(p["y"]), p["scale"]
+        shows = not bar and s["zmax"] == 1 and not s["diverging"]  # one bar: the 0–1 panels'
+        bar |= shows
+        data.append(
+            dict(
+                type="heatmap",
+                z=p["z"].astype(np.float32),
+                x=xs,
+                y=ys,
+                zmin=s["zmin"],
+                zmax=s["zmax"],
+                colorscale=DIVERGING if s["diverging"] else SEQUENTIAL,
+                reversescale=s["diverging"],
+                showscale=shows,
+                colorbar=dict(title=dict(text=s["name"]), len=min(1.0, 300 / plot_h)),
+                hovertemplate="%{y} → %{x}<br>" + s["name"] + " = %{z:.4f}<extra></extra>",
+                **subplot_ref(i),
+            )
+        )
+        if marker is not None:
+            f, ring = (
+                p["factor"],
+                dict(symbol="circle-open", size=14, color="red", line={"width": 3}),
+            )
+            at = dict(x=[xs[marker[1] // f]], y=[ys[marker[0] // f]], marker=ring)
+            data.append(dict(type="scatter", mode="markers", hoverinfo="skip", **at))
+            data[-1].update(showlegend=False, **subplot_ref(i))
+        x_axis = dict(_panel_axis(xs, side), tickangle=-90)
+        y_axis = dict(_panel_axis(ys, side), autorange="reversed")
+        layout.update(axes(i, x_dom, y_dom, x=x_axis, y=y_axis))
+        text = wrap_title(p["title"], side, 13)[0]
+        note = dict(text=text, x=sum(x_dom) / 2, y=y_dom[1], xanchor="center", yanchor="bottom")
+        notes.append(dict(note, xref="paper", yref="paper", showarrow=False, font=dict(size=13)))
+    layout.update(title=dict(text=title), font=FONT, annotations=notes, height=top + plot_h + 10)
+    layout.update(margin=dict(l=0, r=10, t=top, b=10))
+    if grey_gaps:
+        layout["plot_bgcolor"] = "rgba(128,128,128,0.75)"
+    return figure(data, layout)
+
+
+def _panel_axis(labels: list[str], px: float) -> dict:
+    """A panel's category axis: as many (shortened) token labels as fit in ``px``."""
+    shown = category_ticks(labels, px, size=TICK_FONT).get("tickvals", labels)
+    font = dict(size=TICK_FONT)
+    kw = dict(tickvals=shown, ticktext=short_labels(shown), tickfont=font, showgrid=False)
+    return dict(type="category", tickmode="array", **kw)

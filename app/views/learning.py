@@ -7,61 +7,28 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
-from plotly.subplots import make_subplots
 
-from views.heatmap import SEQUENTIAL, axes, cell_domains, figure, subplot_ref
+from views.heatmap import axes, cell_domains, figure, log_axis, map_grid, subplot_ref
 
 COLOURS = {2: "#0072B2", 1: "#D55E00"}  # Okabe–Ito blue and vermillion: colour-blind safe
 WINDOW = "rgba(230, 159, 0, 0.18)"  # the phase-change band (Okabe–Ito orange)
+LOSS_PX = 200  # the live figure's loss curve, above its head maps
 
 
-def head_maps_figure(maps: np.ndarray, title: str, *, stacked: bool = False) -> go.Figure:
-    """``maps [L, H, T, T]`` as an L × H grid of heatmaps over the probe's positions;
-    ``stacked`` puts every head in one column (a narrow figure beside a wide one).
+def head_panels(maps: np.ndarray, layers) -> list[dict]:
+    """``maps [L, H, T, T]`` as map panels over the probe's positions (the caption names its
+    tokens), one per head of ``layers``."""
+    positions = [str(i) for i in range(maps.shape[-1])]
+    return [
+        dict(z=m, x=positions, y=positions, title=t("learning.fig.head", layer=layer, head=h))
+        for layer, heads in zip(layers, maps, strict=True)
+        for h, m in enumerate(heads)
+    ]
 
-    Plain plotly.js dicts, unvalidated (``views.heatmap.figure``): this figure is redrawn
-    on every slider move, and make_subplots alone costs more than the rest of the rerun."""
-    n_layers, n_heads = maps.shape[:2]
-    rows, cols = (n_layers * n_heads, 1) if stacked else (n_layers, n_heads)
-    ys = cell_domains([1] * rows, 0.1, reverse=True)
-    xs = cell_domains([1] * cols, 0.06)
-    # Positions only on hover: a token label per cell would multiply the bytes sent on
-    # every slider move by ten; the caption names the probe's tokens.
-    hover = t("learning.fig.map_hover") + "<extra></extra>"
-    data, layout, notes = [], {}, []
-    for n, (layer, head) in enumerate(np.ndindex(n_layers, n_heads), start=1):
-        r, c = divmod(n - 1, cols)
-        data.append(
-            dict(
-                type="heatmap",
-                z=maps[layer, head].astype(np.float32),
-                coloraxis="coloraxis",
-                hovertemplate=hover,
-                **subplot_ref(n),
-            )
-        )
-        layout |= axes(n, xs[c], ys[r], y=dict(autorange="reversed"))
-        notes.append(
-            dict(
-                text=t("learning.fig.head", layer=layer, head=head),
-                showarrow=False,
-                xref="paper",
-                yref="paper",
-                x=sum(xs[c]) / 2,
-                y=ys[r][1],
-                xanchor="center",
-                yanchor="bottom",
-                font=dict(size=13),
-            )
-        )
-    layout |= dict(
-        title=dict(text=title),
-        annotations=notes,
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
-        height=300 * max(rows, 2) + 80,
-        margin=dict(l=40, r=10, t=90, b=30),
-    )
-    return figure(data, layout)
+
+def head_maps_figure(maps: np.ndarray, title: str) -> go.Figure:
+    """Every (layer, head) of ``maps [L, H, T, T]``, a row per layer where the width allows."""
+    return map_grid(head_panels(maps, range(len(maps))), columns=maps.shape[1], title=title)
 
 
 def curves_figure(
@@ -93,7 +60,7 @@ def curves_figure(
                 )
             )
         last = n == len(measures)
-        x_axis = dict(type="log", showticklabels=last, **({} if n == 1 else {"matches": "x"}))
+        x_axis = log_axis(showticklabels=last, **({} if n == 1 else {"matches": "x"}))
         if last:
             x_axis["title"] = dict(text=t("learning.fig.step_axis"))
         layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)
@@ -147,31 +114,14 @@ def curves_figure(
 def live_figure(
     steps: np.ndarray, loss: np.ndarray, heads: np.ndarray, layer: int, title: str
 ) -> go.Figure:
-    """A live run so far: its held-out loss at the snapshots taken (log step axis) and the
-    head maps ``heads [H, T, T]`` of ``layer`` at the latest one."""
-    n_heads = heads.shape[0]
-    names = [t("learning.fig.curve_loss")]
-    names += [t("learning.fig.head", layer=layer, head=h) for h in range(n_heads)]
-    fig = make_subplots(1, 1 + n_heads, subplot_titles=names, horizontal_spacing=0.06)
-    fig.add_trace(
-        go.Scatter(
-            x=np.maximum(steps, 1),
-            y=loss,
-            mode="lines+markers",
-            showlegend=False,
-            line=dict(color=COLOURS[2]),
-        ),
-        1,
-        1,
-    )
-    for h in range(n_heads):
-        fig.add_trace(go.Heatmap(z=heads[h].astype(np.float32), coloraxis="coloraxis"), 1, h + 2)
-        fig.update_yaxes(autorange="reversed", row=1, col=h + 2)
-    fig.update_xaxes(type="log", row=1, col=1)
-    fig.update_layout(
-        title=dict(text=title),
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title="α")),
-        height=340,
-        margin=dict(l=40, r=10, t=80, b=30),
-    )
+    """A live run so far: its held-out loss at the snapshots taken (log step axis) above
+    the head maps ``heads [H, T, T]`` of ``layer`` at the latest one."""
+    fig = map_grid(head_panels(heads[None], [layer]), title=title, header_px=LOSS_PX)
+    plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    band = (1 - (LOSS_PX - 60) / plot_h, 1)
+    n = len(fig.data) + 1
+    curve = dict(x=np.maximum(steps, 1), y=loss, mode="lines+markers", showlegend=False)
+    fig.add_scatter(**curve, line=dict(color=COLOURS[2]), **subplot_ref(n))
+    loss_axis = dict(title=dict(text=t("learning.fig.curve_loss")))
+    fig.update_layout(axes(n, (0.12, 0.9), band, x=log_axis(), y=loss_axis))
     return fig

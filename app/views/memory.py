@@ -24,12 +24,6 @@ STAR = "★"
 # Dark24: every colour stays visible on a white page and a washed-out projector
 # (Alphabet's pale greys and yellows vanished there).
 PALETTE = px.colors.qualitative.Dark24
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
-
-def md_escape(text: str) -> str:
-    """User text made inert in st.markdown: no links, images, HTML or formatting."""
-    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8) -> go.Figure:

@@ -18,8 +18,17 @@ from kit import chart
 from kit.i18n import t
 
 from views.chat import inert
-from views.heatmap import FONT, SEQUENTIAL, axes, cell_domains, figure, heatmap, unique_labels
-from views.memory import STAR, hops_figure, md_escape
+from views.heatmap import (
+    FONT,
+    SEQUENTIAL,
+    axes,
+    cell_domains,
+    figure,
+    heatmap,
+    md_escape,
+    unique_labels,
+)
+from views.memory import STAR, hops_figure
 
 DECIMALS = 3
 LABEL_CHARS = 32

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from views.heatmap import axes, cell_domains, figure, subplot_ref
+from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref
 
 # Okabe–Ito: colour-blind safe, distinct on a projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
@@ -46,7 +46,7 @@ def curves_figure(
                 )
             )
         last = n == len(panels)
-        x_axis = dict(type="log", showticklabels=last, **({} if n == 1 else {"matches": "x"}))
+        x_axis = log_axis(showticklabels=last, **({} if n == 1 else {"matches": "x"}))
         if last and step_title:
             x_axis["title"] = dict(text=step_title)
         layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)

@@ -23,18 +23,6 @@ from views.heatmap import (
 GRID_SIDE = 32  # thumbnails show at most 32 × 32 cells; longer inputs are block-averaged
 
 
-def pool(w: np.ndarray, side: int = GRID_SIDE) -> tuple[np.ndarray, int]:
-    """Block-average the last two axes so neither exceeds ``side``; returns (w, factor)."""
-    f = max(1, -(-max(w.shape[-2:]) // side))  # ceil
-    if f == 1:
-        return w, 1
-    Q, K = w.shape[-2:]
-    pad = [(0, 0)] * (w.ndim - 2) + [(0, (-Q) % f), (0, (-K) % f)]
-    padded = np.pad(w, pad, constant_values=np.nan)
-    shape = padded.shape[:-2] + (padded.shape[-2] // f, f, padded.shape[-1] // f, f)
-    return np.nanmean(padded.reshape(shape), axis=(-3, -1)), f
-
-
 def _label(text: str, x: float, y: float, **kw) -> dict:
     return dict(text=text, x=x, y=y, xref="paper", yref="paper", showarrow=False, **kw)
 
@@ -47,7 +35,8 @@ def head_grid(amap, title: str) -> go.Figure:
     clip path and drag layers), and this grid is redrawn on every new input.
     """
     L, H = amap.shape[:2]
-    w, f = pool(amap.weights)
+    shown = amap.pooled(GRID_SIDE)
+    w, f = shown.weights, shown.pooling // amap.pooling
     q, k = w.shape[-2:]
     gap_q, gap_k = max(1, q // 10), max(1, k // 10)  # blank cells between tiles
     n_rows, n_cols = L * (q + gap_q) - gap_q, H * (k + gap_k) - gap_k

@@ -6,8 +6,9 @@ edit; the same panels as HTML cost a few milliseconds. A panel of at most TABLE_
 cells a side is a table (Compare's alignment grid, one coloured cell per weight, its
 tooltip giving query → key and the value); a larger one, average-pooled to ≤ GRID_CELLS
 a side as before, is one pixelated PNG (thousands of cells as table cells would weigh
-megabytes). The Plotly twin (views.variants.map_grid) is built only for the download.
-Every label is escaped: the tokens are the user's text.
+megabytes). The Plotly twin (views.heatmap.map_grid) is built only for the download; both
+take their panels, pooling and colour scales from views.heatmap.grid_panels. Every label
+is escaped: the tokens are the user's text.
 """
 
 from __future__ import annotations
@@ -16,16 +17,15 @@ import base64
 import html
 import io
 import re
-from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+from kit.i18n import t
 from kit.presenter import palette, presenting
 from PIL import Image
 
 from views.alignment_html import LEVELS, colours
-from views.heatmap import flag_text
-from views.variants import GRID_CELLS, display_pool, pooled_labels
+from views.heatmap import MIN_PANEL_PX, grid_panels
 
 TABLE_SIDE = 32  # larger panels are drawn as an image: a table of their cells weighs too much
 GREY = (128, 128, 128)  # a key the pattern hides, with ``grey_gaps``
@@ -70,15 +70,21 @@ def scales() -> dict[bool, tuple[str, ...]]:
     return {False: colours(palette("sequential")), True: colours(palette("diverging"))[::-1]}
 
 
-def _levels(z: np.ndarray, signed: bool, top: float) -> np.ndarray:
-    lo = -top if signed else 0.0
-    w = np.clip(np.nan_to_num(z, nan=lo), lo, top)
-    return np.rint((w - lo) / (top - lo) * LEVELS).astype(int)
+def _levels(z: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    w = np.clip(np.nan_to_num(z, nan=lo), lo, hi)
+    return np.rint((w - lo) / ((hi - lo) or 1.0) * LEVELS).astype(int)
 
 
-def _table(z, top: float, xs, ys, ring, cls: str, value: str, ticks: bool, grey: bool) -> str:
-    level = _levels(z, cls == "d", top)
+def _every(n: int, label_px: int) -> int:
+    """Every how many rows or columns a token label fits in a panel of MIN_PANEL_PX."""
+    return max(1, -(-n * 14 // max(14, MIN_PANEL_PX - label_px)))
+
+
+def _table(p: dict, ring, cls: str, grey: bool, label_px: int) -> str:
+    z, xs, ys, s = p["z"], p["x"], p["y"], p["scale"]
+    level, value = _levels(z, s["zmin"], s["zmax"]), html.escape(s["name"])
     gap = ' style="background:rgb(128,128,128)"' if grey else ""
+    every_q, every_k = _every(len(ys), label_px), _every(len(xs), label_px)
     rows = []
     for i, q in enumerate(ys):
         cells = []
@@ -89,18 +95,19 @@ def _table(z, top: float, xs, ys, ring, cls: str, value: str, ticks: bool, grey:
                 continue
             tip = f"{q} → {k}: {value} = {z[i, j]:.4f}"
             cells.append(f'<td class="{cls}{level[i, j]}{mark}" title="{tip}"></td>')
-        head = f'<th class="kit-vgrid-q">{q}</th>' if ticks else ""
-        rows.append(f"<tr>{head}{''.join(cells)}</tr>")
-    if ticks:
-        foot = "".join(f'<th class="kit-vgrid-k">{k}</th>' for k in xs)
-        rows.append(f"<tr><th></th>{foot}</tr>")
-    return f"<table>{''.join(rows)}</table>"
+        head = q if i % every_q == 0 else ""
+        rows.append(f'<tr><th class="kit-vgrid-q">{head}</th>{"".join(cells)}</tr>')
+    foot = "".join(
+        f'<th class="kit-vgrid-k">{k if j % every_k == 0 else ""}</th>' for j, k in enumerate(xs)
+    )
+    return f"<table>{''.join(rows)}<tr><th></th>{foot}</tr></table>"
 
 
-def _image(z, top: float, ring, signed: bool, grey: bool, title: str) -> str:
-    swatches = scales()[signed]
+def _image(p: dict, ring, grey: bool, title: str) -> str:
+    z, s = p["z"], p["scale"]
+    swatches = scales()[s["diverging"]]
     rgba = np.empty((*z.shape, 4), dtype=np.uint8)
-    rgba[..., :3] = _rgb(swatches)[_levels(z, signed, top)]
+    rgba[..., :3] = _rgb(swatches)[_levels(z, s["zmin"], s["zmax"])]
     rgba[..., 3] = 255
     gaps = np.isnan(z)
     rgba[gaps] = (*GREY, 255) if grey else (0, 0, 0, 0)
@@ -117,72 +124,65 @@ def _image(z, top: float, ring, signed: bool, grey: bool, title: str) -> str:
     return f'<div class="kit-vgrid-img">{img}{mark}</div>'
 
 
-def _panel(
-    p: dict, i: int, top: float, diverging: bool, marker, grey: bool, value: str, table_side: int
-) -> str:
-    z, f = display_pool(np.asarray(p["z"], dtype=float), GRID_CELLS)
-    flags = list(p.get("flags", ())) + ([f"display pooled ×{f}"] if f > 1 else [])
-    signed = diverging or "signed" in flags
+def _panel(p: dict, marker, grey: bool, table_side: int, label_px: int) -> str:
+    f = p["factor"]
     ring = (marker[0] // f, marker[1] // f) if marker is not None else None
-    title = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
-    if max(z.shape) <= table_side:
-        xs = [html.escape(s) for s in pooled_labels(p["x"], f)]
-        ys = [html.escape(s) for s in pooled_labels(p["y"], f)]
-        # The first panel names the tokens; the others rely on it and on the tooltips.
-        body = _table(z, top, xs, ys, ring, "d" if signed else "s", value, i == 0, grey)
+    if max(p["z"].shape) <= table_side:
+        p = dict(p, x=[html.escape(s) for s in p["x"]], y=[html.escape(s) for s in p["y"]])
+        body = _table(p, ring, "d" if p["scale"]["diverging"] else "s", grey, label_px)
     else:
-        body = _image(z, top, ring, signed, grey, title)
+        body = _image(p, ring, grey, p["title"])
     return (
-        f'<div class="kit-vgrid-panel"><div class="kit-vgrid-title">{html.escape(title)}</div>'
-        f"{body}</div>"
+        f'<div class="kit-vgrid-panel"><div class="kit-vgrid-title">{html.escape(p["title"])}'
+        f"</div>{body}</div>"
     )
 
 
-def _key(used: set[bool], top: float, value: str) -> str:
+def _key(panels: list[dict]) -> str:
+    """One colour key per kind of scale drawn: softmax 0–1; signed or implied maps ± their
+    own range, which each such panel prints in its title."""
     parts = []
-    for signed in sorted(used):
-        steps = scales()[signed][:: LEVELS // 10]
+    for diverging in sorted({p["scale"]["diverging"] for p in panels}):
+        s = next(p["scale"] for p in panels if p["scale"]["diverging"] == diverging)
+        steps = scales()[diverging][:: LEVELS // 10]
         gradient = f"background:linear-gradient(to right, {', '.join(steps)})"
         bar = f'<span class="kit-vgrid-bar" style="{gradient}"></span>'
-        lo = f"{-top:.3g}" if signed else "0"
-        parts.append(f"<span>{lo}{bar}{top:.3g} {value}</span>")
+        own = t("views.value.own_range", name=s["name"])
+        ends = ("−", f"+ {own}") if diverging else ("0", f"1 {s['name']}")
+        parts.append(f"<span>{ends[0]}{bar}{html.escape(ends[1])}</span>")
     return f'<div class="kit-vgrid-key">{"".join(parts)}</div>'
 
 
 def map_grid_html(
-    panels: Sequence[dict],
+    maps,
     *,
     columns: int = 4,
-    value_name: str = "α",
+    value_name: str | None = None,
     diverging: bool = False,
     marker: tuple[int, int] | None = None,
     grey_gaps: bool = False,
     table_side: int = TABLE_SIDE,
 ) -> str:
-    """The panels of ``views.variants.map_grid`` (``dict(z, x, y, title, flags)``, same
-    keywords) as one HTML grid with one colour key. One scale spans every panel (0 …
-    max|z|; a signed panel, or every panel with ``diverging``: −max … max); NaN cells
-    are blank (grey with ``grey_gaps``); ``marker`` = (query, key) rings that cell.
-    Panels up to ``table_side`` cells a side are tables (a tooltip per cell), larger ones
-    images: a caller with many mid-sized panels lowers it to keep the page light."""
-    # NaN (a hidden key) counts as 0: an all-hidden panel neither warns nor sets the scale.
-    top = max((float(np.abs(np.nan_to_num(p["z"])).max()) for p in panels), default=1.0) or 1.0
-    value = html.escape(value_name)
+    """The HTML twin of ``views.heatmap.map_grid`` (same ``maps`` and keywords): one grid of
+    panels at least MIN_PANEL_PX wide, at most ``columns`` a row, each on its kind's scale,
+    with one colour key per kind. NaN cells are blank (grey with ``grey_gaps``); ``marker``
+    = (query, key) rings that cell. Panels up to ``table_side`` cells a side are tables
+    (a tooltip per cell, token labels where they fit), larger ones images: a caller with
+    many mid-sized panels lowers it to keep the page light."""
+    panels = grid_panels(maps, value_name=value_name, diverging=diverging)
     large = presenting()
+    label_px = 70 if large else 56
     swatches = scales()
     css_levels = "".join(
         f".kit-vgrid .{c}{i}{{background:{colour}}}"
         for c, signed in (("s", False), ("d", True))
         for i, colour in enumerate(swatches[signed])
     )
-    body = "".join(
-        _panel(p, i, top, diverging, marker, grey_gaps, value, table_side)
-        for i, p in enumerate(panels)
-    )
-    used = {diverging or "signed" in p.get("flags", ()) for p in panels}
-    css = CSS.format(font=18 if large else 14, row=14 if large else 10, label=70 if large else 56)
-    cols = f"grid-template-columns:repeat({max(1, columns)}, minmax(0, 1fr))"
-    return (
-        f"{css}<style>{css_levels}</style>{_key(used, top, value)}"
-        f'<div class="kit-vgrid" style="{cols}">{body}</div>'
-    )
+    body = "".join(_panel(p, marker, grey_gaps, table_side, label_px) for p in panels)
+    css = CSS.format(font=18 if large else 14, row=14 if large else 10, label=label_px)
+    # As many columns as fit at MIN_PANEL_PX each, never more than ``columns``.
+    n = max(1, columns)
+    width = f"max({MIN_PANEL_PX}px, calc((100% - {1.2 * (n - 1):.1f}rem) / {n}))"
+    cols = f"grid-template-columns:repeat(auto-fill, minmax({width}, 1fr))"
+    grid = f'<div class="kit-vgrid" style="{cols}">{body}</div>'
+    return f"{css}<style>{css_levels}</style>{_key(panels)}{grid}"

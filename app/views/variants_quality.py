@@ -12,45 +12,58 @@ import math
 
 import streamlit as st
 from kit import chart, data_table, t
+from plotly.colors import qualitative
 
 from engine.analysis import needle
 from engine.models.variant_lm import GRID_WIDTH
-from views.heatmap import FONT, SEQUENTIAL, axes, cell_domains, figure, subplot_ref
+from views.heatmap import (
+    FONT,
+    MIN_PANEL_PX,
+    NARROW_PX,
+    SEQUENTIAL,
+    axes,
+    cell_domains,
+    figure,
+    log_axis,
+    subplot_ref,
+)
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
-COLUMNS = 4  # needle heatmaps per row
+COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
+COLUMNS = NARROW_PX // (MIN_PANEL_PX + 40)  # needle heatmaps per row, each readable
 CELL_PX = 210  # height of one row of needle heatmaps
 
 
 def recall_state_figure(rows: list[dict], chance: float) -> dict:
-    """MQAR accuracy (mean over seeds, bars: their range) against the bytes kept."""
+    """MQAR accuracy (mean over seeds, bars: their range) against the bytes kept, a legend
+    entry per variant (its points on both tasks; the shape says cache or fixed state)."""
     data = sweep_lines(rows)
     grid = [r for r in rows if r.get("width", GRID_WIDTH) == GRID_WIDTH]
-    for task in sorted({r["task"] for r in grid}):
-        for kind in ("grows", "fixed"):
-            pts = [r for r in grid if r["task"] == task and r["kind"] == kind]
-            if not pts:
-                continue
-            data.append(
-                dict(
-                    type="scatter",
-                    name=t(f"variants_quality.kind_{kind}", task=task),
-                    legendgroup=task,
-                    x=[r["state_bytes"] for r in pts],
-                    y=[r["mean"] for r in pts],
-                    error_y=dict(
-                        type="data",
-                        symmetric=False,
-                        array=[max(r["accuracy"]) - r["mean"] for r in pts],
-                        arrayminus=[r["mean"] - min(r["accuracy"]) for r in pts],
-                    ),
-                    text=[r["variant"] for r in pts],
-                    mode="markers+text",
-                    textposition="top center",
-                    marker=dict(size=11, symbol=SYMBOLS[kind]),
-                    hovertemplate="%{text}: %{y:.3f} · %{x:,} B<extra>" + task + "</extra>",
-                )
+    for i, variant in enumerate(dict.fromkeys(r["variant"] for r in grid)):
+        pts = [r for r in grid if r["variant"] == variant]
+        data.append(
+            dict(
+                type="scatter",
+                name=variant,
+                legendgroup=variant,
+                x=[r["state_bytes"] for r in pts],
+                y=[r["mean"] for r in pts],
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=[max(r["accuracy"]) - r["mean"] for r in pts],
+                    arrayminus=[r["mean"] - min(r["accuracy"]) for r in pts],
+                ),
+                customdata=[t(f"variants_quality.kind_{r['kind']}", task=r["task"]) for r in pts],
+                mode="markers",
+                marker=dict(
+                    size=11,
+                    color=COLOURS[i % len(COLOURS)],
+                    symbol=[SYMBOLS[r["kind"]] for r in pts],
+                ),
+                hovertemplate=variant + ": %{y:.3f} · %{x:,} B<br>%{customdata}<extra></extra>",
             )
+        )
     lo = min(r["state_bytes"] for r in rows) / 2
     hi = max(r["state_bytes"] for r in rows) * 2
     data.append(
@@ -67,18 +80,18 @@ def recall_state_figure(rows: list[dict], chance: float) -> dict:
     layout = dict(
         title=dict(text=t("variants_quality.recall_chart_title")),
         font=FONT,
-        height=520,
+        height=640,
         margin=dict(l=70, r=10, t=60, b=10),
-        xaxis=dict(title=dict(text=t("variants_quality.state_axis")), type="log"),
+        xaxis=log_axis(title=dict(text=t("variants_quality.state_axis"))),
         yaxis=dict(title=dict(text=t("variants_quality.accuracy_axis")), range=[-0.05, 1.1]),
-        legend=dict(orientation="h", y=-0.18),
+        legend=dict(orientation="h", y=-0.2),
     )
     return figure(data, layout)
 
 
 def sweep_lines(rows: list[dict]) -> list[dict]:
     """The width sweep (Zoology's axes): a thin line through each variant's widths, its
-    state growing with d_model; the grid's own point is drawn over it, labelled."""
+    state growing with d_model; the grid's own point is drawn over it."""
     lines = []
     by_variant: dict[tuple, list[dict]] = {}
     for r in rows:
@@ -94,7 +107,7 @@ def sweep_lines(rows: list[dict]) -> list[dict]:
                 x=[r["state_bytes"] for r in pts],
                 y=[r["mean"] for r in pts],
                 showlegend=False,
-                legendgroup=task,
+                legendgroup=variant,
                 text=[f"{variant} · d = {r.get('width', GRID_WIDTH)}" for r in pts],
                 line=dict(width=1, color="rgba(90, 90, 90, 0.45)"),
                 marker=dict(size=5),

@@ -7,7 +7,7 @@ import math
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import FONT, attention_figure, figure, fitted_height, heatmap, unique_labels
+from views.heatmap import FONT, figure, fitted_height, heatmap, map_figure, unique_labels
 
 STEPS = [
     "1 · Embeddings X",
@@ -127,7 +127,7 @@ def _scaling(trace, f):
 
 
 def _softmax(trace, f):
-    fig = attention_figure(trace.maps["softmax"], title="α = softmax(QKᵀ/√d_k)")
+    fig = map_figure(trace.maps["softmax"], title="α = softmax(QKᵀ/√d_k)")
     return t("views.walkthrough.text4"), [("fig-softmax", fig)]
 
 
@@ -146,12 +146,12 @@ def _without_scaling(trace, f):
         uniform=f"{m['uniform_entropy']:.2f}",
     )
     entropy = entropy_figure(f["tokens"], v["entropy"], v["entropy_unscaled"], m["uniform_entropy"])
-    unscaled = attention_figure(trace.maps["unscaled"], title=t("views.walkthrough.unscaled_title"))
+    unscaled = map_figure(trace.maps["unscaled"], title=t("views.walkthrough.unscaled_title"))
     return text, [("fig-unscaled", unscaled), ("fig-entropy", entropy)]
 
 
 def _causal(trace, f):
-    fig = attention_figure(trace.maps["causal"], title=t("views.walkthrough.causal_title"))
+    fig = map_figure(trace.maps["causal"], title=t("views.walkthrough.causal_title"))
     return t("views.walkthrough.text7"), [("fig-causal", fig)]
 
 
@@ -160,7 +160,7 @@ def _all_heads(trace, f):
     return "", [
         (
             f"fig-head-{h}",
-            attention_figure(
+            map_figure(
                 amap, 0, h, title=t("views.walkthrough.head", h=h), annotate=False, height=320
             ),
         )

@@ -1,0 +1,171 @@
+"""The map vocabulary's promises: a map's kind picks its colour scale, panels stay readable,
+ticks fit, log axes name decades, bars start at 0, titles wrap."""
+
+import numpy as np
+import pytest
+from views import chat, heatmap, learning, variants, variants_quality
+from views.heatmap import MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid, text_px
+from views.variants_html import map_grid_html
+
+from engine.trace import AttentionMap
+
+
+def softmax_map(n=12, heads=2, seed=0, sharp=4.0) -> AttentionMap:
+    rng = np.random.default_rng(seed)
+    w = np.exp(sharp * rng.standard_normal((1, heads, n, n)))
+    labels = [f"word{i}" for i in range(n)]
+    return AttentionMap(w / w.sum(-1, keepdims=True), labels, labels, "self")
+
+
+def implied_map(n=12, top=5.17) -> AttentionMap:
+    w = np.random.default_rng(1).uniform(0, top, (1, 1, n, n))
+    labels = [f"word{i}" for i in range(n)]
+    return AttentionMap(w, labels, labels, "self", exact=False, implied=True, normalized=False)
+
+
+def panel(amap: AttentionMap, title: str) -> dict:
+    x, y = amap.key_labels, amap.query_labels
+    return dict(z=amap.weights[0, 0], x=x, y=y, title=title, flags=amap.flags)
+
+
+def test_softmax_map_is_drawn_from_0_to_1_or_to_its_printed_max():
+    trace = map_figure(softmax_map(), title="full").data[0]
+    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
+    assert not trace.reversescale
+    flat = softmax_map(n=100, sharp=0.1)  # weights ≈ 1/100: a 0–1 scale would be one colour
+    fig = map_figure(flat, title="flat")
+    top = float(flat.weights[0, 0].max())
+    assert fig.data[0].zmin == 0 and fig.data[0].zmax == pytest.approx(top)
+    assert f"0–{top:.2g}" in fig.layout.title.text
+
+
+@pytest.mark.parametrize("amap", [implied_map(), implied_map(top=0.9)])
+def test_implied_maps_get_their_own_diverging_scale_never_alpha(amap):
+    trace = map_figure(amap, title="retnet").data[0]
+    top = float(amap.weights.max())
+    assert (trace.zmin, trace.zmax) == pytest.approx((-top, top))
+    assert trace.colorbar.title.text not in ("α", "")
+
+
+def test_signed_values_are_diverging_even_without_a_flag():
+    amap = softmax_map()
+    diff = amap.weights[0, 0] - amap.weights[0, 1]
+    trace = map_figure(amap, z=diff, title="difference", value_name="Δα").data[0]
+    assert trace.zmin == -trace.zmax and trace.colorbar.title.text == "Δα"
+
+
+def test_a_grid_never_shares_one_scale_across_kinds():
+    soft, retnet = softmax_map(), implied_map()
+    fig = map_grid([panel(soft, "full"), panel(retnet, "retnet")])
+    first, second = fig.data
+    assert (first.zmin, first.zmax) == (0.0, 1.0)
+    assert second.zmin < 0 and second.zmax == pytest.approx(float(retnet.weights.max()))
+    assert "±" in fig.layout.annotations[1].text  # the implied panel prints its range
+    assert second.colorbar.title.text != "α"
+    page = map_grid_html([panel(soft, "full"), panel(retnet, "retnet")])
+    assert "1 α" in page and "±" in page
+
+
+@pytest.mark.parametrize("n_panels", [1, 4, 22])
+def test_panels_are_never_narrower_than_the_minimum_at_1024(n_panels):
+    fig = map_grid([panel(softmax_map(n=40, seed=i), f"v{i}") for i in range(n_panels)])
+    layout = fig.layout.to_plotly_json()
+    widths = [
+        (a["domain"][1] - a["domain"][0]) * NARROW_PX for k, a in layout.items() if k[:5] == "xaxis"
+    ]
+    assert len(widths) == n_panels and min(widths) >= MIN_PANEL_PX
+    assert f"minmax(max({MIN_PANEL_PX}px" in map_grid_html([panel(softmax_map(), "a")] * 8)
+
+
+def test_learning_head_panels_and_the_live_figure_are_readable():
+    maps = softmax_map(n=41, heads=2).weights
+    maps = np.concatenate([maps, maps])  # [2 layers, 2 heads, 41, 41]
+    for fig in (
+        learning.head_maps_figure(maps, "step 100"),
+        learning.live_figure(np.array([0, 10, 100]), np.array([3.0, 2.0, 1.0]), maps[0], 1, "x"),
+    ):
+        heat = [d for d in fig.data if d.type == "heatmap"]
+        for i, _ in enumerate(heat, start=1):
+            axis = fig.layout[f"xaxis{'' if i == 1 else i}"]
+            assert (axis.domain[1] - axis.domain[0]) * NARROW_PX >= MIN_PANEL_PX
+
+
+def test_token_ticks_are_thinned_to_what_fits():
+    amap = softmax_map(n=60)
+    fig = map_grid([panel(amap, "a"), panel(amap, "b")])
+    axis = fig.layout.xaxis
+    side = (axis.domain[1] - axis.domain[0]) * NARROW_PX
+    assert 0 < len(axis.tickvals) < 60
+    assert len(axis.tickvals) * (TICK_FONT + 4) <= side + TICK_FONT + 4
+    single = map_figure(amap, title="a").layout.xaxis
+    assert single.tickangle == -90 and len(single.tickvals) < 60
+
+
+def _log_axes(fig):
+    spec = fig.to_plotly_json()["layout"]
+    return [a for k, a in spec.items() if k[1:5] == "axis" and a.get("type") == "log"]
+
+
+def test_log_axes_name_decades_only():
+    rows = [
+        dict(variant=v, n=n, median_s=n * 1e-6 * (i + 1), peak_mib=n / 100)
+        for i, v in enumerate(("full", "linear"))
+        for n in (256, 1024, 4096, 16384)
+    ]
+    cost = [
+        dict(variant=v, flops=f, accuracy=a, min=a - 0.1, max=a + 0.05)
+        for v, f, a in (("full", 1e9, 0.9), ("flash", 1.1e9, 0.9), ("linear", 1e7, 0.3))
+    ]
+    figs = [
+        variants.loglog_figure(rows, "median_s", title="time", y_title="s"),
+        variants.accuracy_cost_figure(cost, "flops", title="cost", x_title="FLOPs"),
+        learning.live_figure(
+            np.array([0, 10, 100]), np.array([3.0, 2.0, 1.0]), np.eye(4)[None], 0, "x"
+        ),
+    ]
+    for fig in figs:
+        axes = _log_axes(fig)
+        assert axes and all(a["dtick"] == 1 for a in axes)
+
+
+def test_point_labels_are_in_the_legend_not_piled_on_the_points():
+    cost = [dict(variant=v, flops=1e9, accuracy=0.9, min=0.85, max=0.95) for v in ("flash", "full")]
+    fig = variants.accuracy_cost_figure(cost, "flops", title="cost", x_title="FLOPs")
+    assert all("text" not in d.mode for d in fig.data)
+    assert [d.name for d in fig.data] == ["flash", "full"]
+    rows = [
+        dict(variant=v, task="mqar-256", kind=k, state_bytes=b, mean=0.5, accuracy=[0.4, 0.6])
+        for v, k, b in (("full", "grows", 4096), ("mamba", "fixed", 4096))
+    ]
+    fig = variants_quality.recall_state_figure(rows, 1 / 64)
+    assert all("text" not in (d.mode or "") for d in fig.data)
+
+
+def test_bars_start_at_zero():
+    ran = [
+        dict(variant=v, ppl=p, ppl_full=19.0, n_tokens=100)
+        for v, p in (("full", 19.0), ("longformer", 21.5))
+    ]
+    axis = chat.variants_figure(ran, {"full": "full", "longformer": "Longformer"}).layout.xaxis
+    assert axis.type != "log" and axis.rangemode == "tozero"
+
+
+def test_titles_wrap_instead_of_running_off_a_1024_figure():
+    long = "Next-token probabilities after the query token, mean over the 9 heads of layer 12"
+    fig = heatmap.heatmap(np.eye(3), "abc", "abc", title=long, flags=["exact"])
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) >= 2 and "".join(lines).replace("<sup>", "").startswith("Next")
+    assert all(text_px([x], heatmap.TITLE_FONT) <= NARROW_PX - 40 for x in lines[:-1])
+
+
+def test_pooled_is_the_block_mean_and_says_so():
+    amap = softmax_map(n=70, heads=1)
+    small = amap.pooled(32)
+    assert small.shape == (1, 1, 24, 24) and small.pooling == 3
+    assert "pooled ×3" in small.flags and small.key_labels[0] == "0–2"
+    assert small.weights[0, 0, 0, 0] == pytest.approx(amap.weights[0, 0, :3, :3].mean())
+    assert amap.pooled(128) is amap
+
+
+def test_one_markdown_escaper_makes_text_inert():
+    assert heatmap.md_escape("[link](http://x) *b* <i>") == (r"\[link\]\(http\://x\) \*b\* \<i\>")
