@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from engine.text import tokenize
 
 Ends = Callable[[str], list[int]]  # text → where each of its tokens ends, in characters
+# A word-level token is rarely longer than this: past ``tokens × CHARS_PER_TOKEN``
+# characters a paste is refused before it is tokenised.
+CHARS_PER_TOKEN = 16
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,12 @@ class TextLimits:
     tokens: int | None = None
     lines: int | None = None
     reserved: int = 0  # tokens the model adds around the text (special or template tokens)
+
+
+def word_limits(tokens: int, lines: int | None = None) -> TextLimits:
+    """Limits for a text read as words and marks: ``tokens`` of them, and the characters
+    that many words hold."""
+    return TextLimits(chars=tokens * CHARS_PER_TOKEN, tokens=tokens, lines=lines)
 
 
 @dataclass(frozen=True)
@@ -53,14 +62,30 @@ def word_ends(text: str) -> list[int]:
     return ends
 
 
+def char_ends(text: str) -> list[int]:
+    """Token ends of a character-level reader (a date): every character but the spaces around."""
+    start = len(text) - len(text.lstrip())
+    return list(range(start + 1, len(text.rstrip()) + 1))
+
+
 def tokenizer_ends(tokenizer) -> Ends:
-    """Token ends for a HuggingFace fast tokenizer (its offsets), special tokens left out."""
+    """Token ends for a HuggingFace tokenizer, special tokens left out: a fast tokenizer's
+    offsets; a slow one has none, so its tokens are spread evenly over the text (the count
+    is exact, the cut approximate)."""
 
     def ends(text: str) -> list[int]:
-        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        return [end for _, end in offsets["offset_mapping"]]
+        if getattr(tokenizer, "is_fast", False):
+            found = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            return [end for _, end in found["offset_mapping"]]
+        n = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        return [round(len(text) * (i + 1) / n) for i in range(n)]
 
     return ends
+
+
+def special_tokens(tokenizer) -> int:
+    """Tokens the tokenizer adds around any text ([CLS] and [SEP], a start token …)."""
+    return len(tokenizer("")["input_ids"])
 
 
 def measure(text: str, limits: TextLimits, ends: Ends = word_ends) -> Count:

@@ -13,8 +13,30 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.text_gate import Count, Ends, TextLimits, measure, word_ends
-from kit.i18n import t
+from engine.messages import Message
+from engine.text_gate import (
+    Count,
+    Ends,
+    TextLimits,
+    char_ends,
+    measure,
+    special_tokens,
+    tokenizer_ends,
+    word_ends,
+)
+from kit.i18n import engine_text, t
+
+# The counters a page picks from, by the unit its model reads.
+__all__ = [
+    "card_limits",
+    "char_ends",
+    "gate_text",
+    "gated_text",
+    "special_tokens",
+    "tokenizer_ends",
+    "word_ends",
+    "words_unit",
+]
 
 
 def gated_text(
@@ -28,17 +50,37 @@ def gated_text(
     ends: Ends = word_ends,
     **kw,
 ) -> str | None:
-    """``box`` (``st.text_area``, ``st.text_input`` or a container's) with its count under it;
-    the text when it is within ``limits``, else None after saying why and offering the cut.
+    """``box`` (``st.text_area``, ``st.text_input`` or a container's) passed through
+    :func:`gate_text` in the box's own column or container.
 
     ``unit`` names the tokens ``ends`` counts, as the page shows it ("words and marks").
     """
     if key in st.session_state:
         value = None  # the box leads once drawn (a cut writes it): a default would clash
     text = box(label, value, key=key, **kw) or ""
-    where = getattr(box, "__self__", st)  # the box's own column or container
+    where = getattr(box, "__self__", st)
+    return gate_text(text, key=key, limits=limits, unit=unit, ends=ends, where=where)
+
+
+def gate_text(
+    text: str,
+    *,
+    key: str,
+    limits: TextLimits,
+    unit: str,
+    ends: Ends = word_ends,
+    where=st,
+    form: bool = False,
+) -> str | None:
+    """The count of the text in box ``key``, then the gate: the text when it is within
+    ``limits``, else None after saying why and offering the cut.
+
+    A box inside a form is counted after the form (``form=True``): a form holds no plain
+    button, and its text arrives with the form's button.
+    """
     count = measure(text, limits, ends)
-    where.caption(count_line(count, limits, unit))
+    when = t("gate.when_form" if form else "gate.when_box")
+    where.caption(t("gate.count", counts=count_line(count, limits, unit), when=when))
     if count.ok:
         return text
     where.info(refusal(count, limits, unit))
@@ -52,9 +94,16 @@ def gated_text(
     return None
 
 
-def card_limits(limits) -> TextLimits:
-    """A model card's ``Limits`` as the gate's (characters and, where it has them, tokens)."""
-    return TextLimits(chars=limits.max_chars, tokens=limits.max_tokens)
+def words_unit() -> str:
+    """The unit of :func:`engine.text_gate.word_ends`, as the page's language says it."""
+    return engine_text(Message("unit.words_and_marks"))
+
+
+def card_limits(*limits) -> TextLimits:
+    """Model cards' ``Limits`` as the gate's: characters and, where they have them, tokens;
+    for several cards reading one text, the tightest of each."""
+    tokens = [lim.max_tokens for lim in limits if lim.max_tokens is not None]
+    return TextLimits(chars=min(lim.max_chars for lim in limits), tokens=min(tokens, default=None))
 
 
 def count_line(count: Count, limits: TextLimits, unit: str) -> str:
@@ -68,7 +117,7 @@ def count_line(count: Count, limits: TextLimits, unit: str) -> str:
     if limits.lines is not None:
         parts.append(t("gate.lines_of", n=count.lines, limit=limits.lines))
     parts.append(t("gate.chars_of", n=f"{count.chars:,}", limit=f"{limits.chars:,}"))
-    return t("gate.count", counts=" · ".join(parts))
+    return " · ".join(parts)
 
 
 def refusal(count: Count, limits: TextLimits, unit: str) -> str:

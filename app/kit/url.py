@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from kit.i18n import t
+from kit.textbox import gated_text
 
 # Longer than any input a page accepts (the longest is a 2,000-character story), so a
 # value past this is a broken or hostile link, not a view.
@@ -208,12 +209,16 @@ def link_box() -> None:
         )
 
 
-def example_and_text(examples, key: str, example_label: str, text_label: str, box=None) -> str:
+def example_and_text(
+    examples, key: str, example_label: str, text_label: str, box=None, **gate
+) -> str | None:
     """An example picker and a text box that starts from it, both kept in the URL.
 
     ``box`` is ``st.text_input`` (default) or ``st.text_area``. ``?example=`` is the
     example's position and ``?text=`` the text typed: a link opens
     with the text it was copied with; picking another example starts from that example.
+    ``gate`` (``limits``, ``unit``, ``ends``) counts the text under the box and refuses it
+    over its limits (:func:`kit.textbox.gated_text`): None then, and nothing runs on it.
     """
     examples = list(examples)
     index = url_index("example", range(len(examples)), key=f"example-{key}")
@@ -223,6 +228,10 @@ def example_and_text(examples, key: str, example_label: str, text_label: str, bo
         url_sync(text=None)
     text_key = f"text-{key}-{index}"
     box = box or st.text_input
-    text = box(text_label, url_default("text", choice, key=text_key), key=text_key)
+    value = url_default("text", choice, key=text_key)
+    if gate:
+        text = gated_text(box, text_label, value, key=text_key, **gate)
+    else:
+        text = box(text_label, value, key=text_key)
     url_sync(example=index, text=text)
     return text

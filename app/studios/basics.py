@@ -12,9 +12,11 @@ from kit import (
     url_default,
     url_sync,
 )
+from kit.textbox import gated_text, words_unit
 from views import walkthrough as view
 
 from engine.text import InputError
+from engine.text_gate import word_limits
 from engine.walkthrough import (
     D_MODEL_CHOICES,
     MAX_HEADS,
@@ -33,10 +35,13 @@ st.latex(
 )
 
 ctl = controls()
-text = ctl.text_area(
+text = gated_text(
+    ctl.text_area,
     t("basics.sentence", n=MAX_TOKENS),
-    value=url_default("text", EXAMPLE, key="basics_text"),
+    url_default("text", EXAMPLE, key="basics_text"),
     key="basics_text",
+    limits=word_limits(MAX_TOKENS),
+    unit=words_unit(),
     height=80,
 )
 c1, c2, c3, c4 = ctl.columns(4)
@@ -86,6 +91,8 @@ def run(text: str, d_model: int, n_heads: int, head: int, seed: int):
     return walkthrough(text, WalkthroughConfig(d_model, n_heads, head, seed))
 
 
+if text is None:
+    st.stop()  # over a limit: the box has said so; the controls above stay
 with friendly_errors(t("basics.what")):
     if not text.strip():
         raise InputError(t("basics.empty"))

@@ -5,6 +5,7 @@ import streamlit as st
 from kit import controls, engine_text, friendly_errors, html_chart, page_bottom, page_top, t
 from kit.i18n import param_help, param_label
 from kit.presenter import palette
+from kit.textbox import card_limits, char_ends, word_ends
 from kit.url import example_and_text, url_choice
 from state import compare as state
 from state import models
@@ -142,7 +143,15 @@ def body():
     with controls("input"):
         examples = [e.input for e in cards[0].examples]
         label = t("compare.input", limits=engine_text(cards[0].limits.describe()))
-        text = example_and_text(examples, f"cmp-{task}", t("compare.example"), label, st.text_area)
+        gate = dict(
+            limits=card_limits(*(c.limits for c in cards)),
+            unit=engine_text(cards[0].limits.token_unit),
+            ends=char_ends if task == "dates" else word_ends,
+        )
+        args = (examples, f"cmp-{task}", t("compare.example"), label, st.text_area)
+        text = example_and_text(*args, **gate)
+    if text is None:
+        return  # over a limit: the box has said so; nothing runs on it
     shown = url_choice(
         st.segmented_control,
         "mode",

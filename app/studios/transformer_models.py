@@ -6,19 +6,31 @@ limits and examples, loads (once per process) and traces (once per input).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 from kit import engine_text, example_and_text, friendly_errors, t, url_choice, url_number
+from kit.textbox import card_limits
 from state import models
 from state import transformer as state
 
 from engine.models.pretrained import ALLOWLIST_ENV
+from engine.text_gate import char_ends, special_tokens, tokenizer_ends, word_ends
 
 OTHER = "other"  # the option for a directory the user types
 
 
-def example_text(card, key: str) -> str:
+def example_text(card, key: str, ends=word_ends, **limits) -> str:
+    """The example picker and the text box, counted in the model's unit under the box; a
+    text over the card's limits stops the page there (the controls above stay)."""
     examples = [e.input for e in card.examples]
-    return example_and_text(examples, key, t("transformer.example"), t("transformer.input"))
+    unit = engine_text(card.limits.token_unit)
+    gate = dict(limits=replace(card_limits(card.limits), **limits), unit=unit, ends=ends)
+    label = t("transformer.input")
+    text = example_and_text(examples, key, t("transformer.example"), label, **gate)
+    if text is None:
+        st.stop()
+    return text
 
 
 def show_measured(result: dict | None) -> None:
@@ -57,7 +69,7 @@ def ours():
     facts |= dict(max_src=tr.max_src, chars=f"{card.limits.max_chars:,}", max_new=tr.max_new)
     st.caption(t("transformer.ours_caption" + ("_dates" if card.task == "dates" else ""), **facts))
     show_measured(state.measured(card.task))
-    text = example_text(card, name)
+    text = example_text(card, name, char_ends if card.task == "dates" else word_ends)
     with friendly_errors(t("transformer.ours_what")):
         trace = models.trace(name, text)
     st.markdown(t("transformer.output", text=trace.outputs["translation"]))
@@ -95,7 +107,8 @@ def pretrained():
         card, m = models.card(name), models.loaded(name)
     facts = dict(name=m.name, arch=m.arch, tokens=m.max_tokens, chars=f"{card.limits.max_chars:,}")
     st.caption(t("transformer.pretrained_caption", **facts))
-    text = example_text(card, m.name)
+    ends, specials = tokenizer_ends(m.tokenizer), special_tokens(m.tokenizer)
+    text = example_text(card, m.name, ends, tokens=m.max_tokens, reserved=specials)
     options = {}
     new = {p.name: p for p in card.options}.get("max_new_tokens")  # decoders only
     if new is not None:

@@ -67,7 +67,7 @@ def test_our_model_bad_input_is_explained(ours):
     text_box(at).set_value("").run()
     assert not at.exception and "Type a sentence" in messages(at)
     text_box(at).set_value("9" * 300).run()
-    assert not at.exception and "reads at most" in messages(at)
+    assert not at.exception and "300 characters; the limit here is" in messages(at)
     text_box(at).set_value("word " * 500).run()
     assert not at.exception and "the limit is 2,000" in messages(at)
     text_box(at).set_value("</script><b>zzqx</b> & \u2028").run()
@@ -92,7 +92,7 @@ def test_minilm_refuses_over_long_text(page):
     at = page("transformer")
     at.radio(key="family").set_value(PRETRAINED).run()
     text_box(at).set_value("word " * 300).run()
-    assert not at.exception and "limit here is 256 tokens" in messages(at)
+    assert not at.exception and "302 subword tokens; the limit here is 256" in messages(at)
 
 
 def test_model_paths_outside_the_allowlist_or_without_a_model(page, tmp_path, monkeypatch):

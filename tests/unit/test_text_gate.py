@@ -51,6 +51,8 @@ def test_a_pasted_book_is_counted_in_milliseconds():
 
 def test_tokenizer_ends_reads_offsets():
     class Fake:
+        is_fast = True
+
         def __call__(self, text, add_special_tokens, return_offsets_mapping):
             assert not add_special_tokens and return_offsets_mapping
             return {"offset_mapping": [(0, 2), (2, 5), (6, 9)]}
