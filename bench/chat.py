@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _save import save
 
 from engine.analysis import cache_eval, heads, sinks
 from engine.analysis.forward import self_attention
@@ -228,7 +229,7 @@ def main() -> dict:
         print("H2O exact vs interval …", flush=True)
         result["h2o_exactness"] = h2o_exactness(chat, ids[:385], 64, args.h2o_interval)
         print(json.dumps(result["h2o_exactness"]), flush=True)
-    return result
+    return save(result, "-".join(["chat", *args.parts]) if len(args.parts) < len(parts) else "chat")
 
 
 if __name__ == "__main__":

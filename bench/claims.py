@@ -55,6 +55,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._save import save  # noqa: E402 - the root is added above
 from engine import checkpoints, kernels, profile  # noqa: E402 - the root is added above
 from engine.data import long_range  # noqa: E402
 from engine.models import chat as chat_model  # noqa: E402
@@ -725,7 +726,7 @@ def main(argv=None) -> int:
     result["gpu"] = saved.get("gpu") or {"status": NO_GPU, "rows": []}
     if not args.no_save:
         print(f"saved {checkpoints.save_result(RESULT, result)}")
-    print(json.dumps(result))
+    print(json.dumps(save(result)))
     return 0
 
 

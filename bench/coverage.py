@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import torch
+from _save import save
 
 from engine.data.coverage import coverage, detokenize
 from engine.models import registry
@@ -89,7 +90,7 @@ def main() -> None:
         "replacements_by_method": dict(methods),
         "still_unknown_after": sum(r["unknown"] for r in after),
     }
-    print(json.dumps(result))
+    print(json.dumps(save(result)))
 
 
 if __name__ == "__main__":

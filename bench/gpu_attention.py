@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 import torch
+from _save import save
 
 if not torch.cuda.is_available():  # must precede the first triton import (lazy below)
     os.environ["TRITON_INTERPRET"] = "1"
@@ -390,7 +391,7 @@ def main(argv=None) -> int:
         pooled = cpu_pooled([4096] if args.quick else [4096, 16384, 32768])
         hopper = hopper_compile_summary()
         result = {"cuda": False, "correct": ok, "max_abs_error": errors, "cpu_pooled": pooled}
-        print(json.dumps(result | {"sm90_compile": hopper}))
+        print(json.dumps(save(result | {"sm90_compile": hopper}, "gpu_attention-cpu")))
         return 0 if ok else 1
 
     import triton
@@ -437,7 +438,7 @@ def main(argv=None) -> int:
         result["claims"] = gpu_update(args.quick)["rows"]
     except Exception as exc:  # noqa: BLE001 - any failure is reported in the JSON
         result["claims_error"] = repr(exc)
-    print(json.dumps(result))
+    print(json.dumps(save(result)))
     return 0
 
 

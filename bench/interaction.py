@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from _save import save
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
@@ -403,7 +405,7 @@ def main() -> None:
         "outside_requests": outside,
         "pages": pages,
     }
-    print(json.dumps(result))
+    print(json.dumps(save(result, by="pages")))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+from _save import save
+
 CHILD = """
 import time, json
 t0 = time.perf_counter()
@@ -104,7 +106,7 @@ def main() -> int:
         result["cold_import_s"] = round(cold["import_s"], 3)
         result["cold_first_fit_s"] = round(cold["first_fit_s"], 3)
         result["restart_first_fit_s"] = round(warm_disk["first_fit_s"], 3)
-    print(json.dumps(result))
+    print(json.dumps(save(result, "memn2n-cold" if args.cold else "memn2n")))
     return 0
 
 

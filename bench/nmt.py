@@ -16,6 +16,7 @@ import statistics
 import time
 
 import torch
+from _save import save
 from torch import nn
 
 from engine.data import enfr
@@ -94,7 +95,7 @@ def main() -> None:
         "target_ms": 50,
     }
     print(f"sentence: {text}")
-    print(json.dumps(result))
+    print(json.dumps(save(result)))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from _save import save
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -411,7 +412,7 @@ def main(argv=None) -> int:
     }
     result["all_not_slower"] = all(row["not_slower"] for row in s.values())
     result["all_exponents_ok"] = all(row["exponent_ok"] is not False for row in s.values())
-    print(json.dumps(result))
+    print(json.dumps(save(result, "peers-only" if args.only else "peers")))
     return 0
 
 

@@ -15,6 +15,8 @@ import json
 import statistics
 import time
 
+from _save import save
+
 QUESTIONS = (
     "Who is Mr. Darcy's aunt?",
     "What did Mrs. Bennet hope for her daughters?",
@@ -77,7 +79,7 @@ def main() -> int:
         out["answer_max_new_tokens"] = 30
         out["answer_tokens"] = len(trace.outputs["kept"])  # fewer when the turn ends first
         out["answer_prompt_tokens"] = trace.outputs["n_prompt"]
-    print(json.dumps(out))
+    print(json.dumps(save(out)))
     return 0
 
 

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from _save import save
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.e2e.support import (  # noqa: E402 - the repository root is added just above
@@ -80,7 +82,7 @@ def main() -> None:
         "basics_update_ms_all": [round(u, 1) for u in updates],
         "targets": {"first_page_s": 5.0, "basics_update_ms": 500.0},
     }
-    print(json.dumps(result))
+    print(json.dumps(save(result)))
 
 
 if __name__ == "__main__":

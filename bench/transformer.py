@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from _save import save
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "app"))  # views.bertviz_view, as the app sees it
 
@@ -90,4 +92,4 @@ if __name__ == "__main__":
     result = main()
     for key, value in result.items():
         print(f"{key:36s} {value}")
-    print(json.dumps(result))
+    print(json.dumps(save(result)))

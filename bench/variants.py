@@ -21,6 +21,7 @@ import json
 import time
 
 import torch
+from _save import save
 
 from engine import kernels, profile
 from engine.variants import get, kv_cache, names
@@ -195,7 +196,8 @@ def main() -> None:
     lengths = EXPONENT_LENGTHS[:3] if args.quick else EXPONENT_LENGTHS
     if args.exponents:
         picked = tuple(args.exponents.split(","))
-        print(json.dumps({"exponents": exponent_check(lengths, picked, args.quick)}))
+        exponents = {"exponents": exponent_check(lengths, picked, args.quick)}
+        print(json.dumps(save(exponents, "variants-exponents")))
         return
     result = {"default_sweep": default_sweep()}
     print("default sweep", result["default_sweep"]["wall_s"], "s", flush=True)
@@ -204,7 +206,7 @@ def main() -> None:
     result["pooled_map"] = pooled_map(4096 if args.quick else 16384)
     result.update(kv_and_int8())
     result["sweep_ok"] = result["default_sweep"]["wall_s"] <= profile.TIME_BUDGET_S
-    print(json.dumps(result))
+    print(json.dumps(save(result)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,114 @@
+"""Markdown for one result: a generic table for any JSON, and the tables the project has.
+
+Where a table already exists (the variant grid, the needle probe, the claims), it is the
+one its command prints with ``--markdown``; this module adds only what had none.
+"""
+
+from __future__ import annotations
+
+from bench import claims
+from engine.evaluation import variants as variant_eval
+
+
+def cell(v) -> str:
+    if v is None or v == [] or v == {}:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int | float):
+        return f"{v:,}"
+    if isinstance(v, list):
+        return ", ".join(cell(x) for x in v) if all(not is_nested(x) for x in v) else str(v)
+    if isinstance(v, dict):
+        return " · ".join(f"{k} {cell(x)}" for k, x in v.items())
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def is_nested(v) -> bool:
+    return isinstance(v, dict | list)
+
+
+def is_records(v) -> bool:
+    """A list of mappings, or a mapping of mappings: rows of one table."""
+    rows = v if isinstance(v, list) else list(v.values()) if isinstance(v, dict) else []
+    return bool(rows) and all(isinstance(r, dict) for r in rows)
+
+
+def table(head: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def records(key: str, v) -> str:
+    if isinstance(v, dict):  # a mapping's keys become the first column, headed by its name
+        v = [{key: k, **r} for k, r in v.items()]
+    columns = list(dict.fromkeys(k for r in v for k in r))
+    return table(columns, [[r.get(c) for c in columns] for r in v])
+
+
+def generic(result: dict) -> str:
+    """Top-level numbers in one table; each list or mapping of records in its own."""
+    flat = [[k, v] for k, v in result.items() if not is_records(v)]
+    parts = [table(["measure", "value"], flat)] if flat else []
+    parts += [f"**{k}**\n\n{records(k, v)}" for k, v in result.items() if is_records(v)]
+    return "\n\n".join(parts)
+
+
+def variant_grid(saved: dict) -> str:
+    return (
+        variant_eval.markdown(saved)
+        + "\n\nRecall against the state each variant keeps (width sweep included):\n\n"
+        + variant_eval.recall_markdown(saved)
+    )
+
+
+def memn2n(saved: dict) -> str:
+    """Per bAbI task: accuracy of the serving model against the paper, short stories,
+    someone else's place, and which model serves it."""
+    rows = []
+    for task, r in saved["tasks"].items():
+        rows.append(
+            [task, r["accuracy"], r["paper_accuracy"], r["paper_miss"], r.get("short_accuracy")]
+            + [r.get("elsewhere_accuracy"), r["model"], r["restarts"]["n"]]
+        )
+    rows.append(
+        ["mean", saved["mean_accuracy"], saved["paper_mean_accuracy"], None]
+        + [saved["mean_short_accuracy"], None, None, None]
+    )
+    head = ["task", "accuracy", "paper PE LS RN", "paper − ours", "short stories"]
+    head += ["someone else's place", "served by", "restarts"]
+    return table(head, rows) + f"\n\nPaper: {saved['paper']}."
+
+
+def retrieval(saved: dict) -> str:
+    """Per task: the chat model's accuracy with each context, retrieval recall, and where
+    its attention and MemN2N's hops went."""
+    rows = []
+    for task, r in saved["tasks"].items():
+        acc, rec = r["accuracy"], r["recall_at_k"]
+        rows.append(
+            [task, r["n"], acc["retrieved"], acc["story"], acc["none"]]
+            + [rec.get("1"), rec.get("3"), rec.get("5"), r["attention_hit_rate"]]
+            + [r["attention_first_passage_rate"]["story"], r["memn2n_accuracy"]]
+            + [" / ".join(f"{h:.2f}" for h in r["memn2n_hit_rate_per_hop"])]
+        )
+    head = ["task", "questions", "chat: top-k", "chat: story", "chat: none", "recall@1"]
+    head += ["recall@3", "recall@5", "attention hit (story)", "first passage most read"]
+    head += ["MemN2N accuracy", "MemN2N hit per hop"]
+    return table(head, rows)
+
+
+def needle(saved: dict) -> str:
+    skipped = ", ".join(f"{k} {v:.3f}" for k, v in saved.get("skipped", {}).items())
+    note = f"Not probed (below {saved['probe_min']} on their own test set): {skipped}."
+    return variant_eval.needle_markdown(saved) + f"\n\nChance: {saved['chance']:.4f}. {note}"
+
+
+EVALS = {
+    "variants-eval": variant_grid,
+    "variants-eval-needle": needle,
+    "memn2n-eval": memn2n,
+    "retrieval-eval": retrieval,
+}
+BY_NAME = {"claims": claims.markdown}
