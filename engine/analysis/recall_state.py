@@ -8,11 +8,11 @@ memory for every cell of the variant-quality grid, from each variant's own model
 
     state(n) = n_layers × bytes one layer holds after n tokens (float32)
 
-- variants of 2023–2026 state it themselves: ``Variant.cache_bytes(n, d, H, hp)`` (GQA's
-  G key/value heads, MLA's latent + RoPE key, the s + w tokens of window + sinks, the
-  d×d state of RetNet / GLA / DeltaNet, Based's (1 + d' + d'²)·(d + 1) per head);
-- the 2020-era variants do not, so :data:`LEGACY` writes theirs down here, each with the
-  reason (what a decoder of that variant must keep to produce the next token).
+each variant states it, ``Variant.cache_bytes(n, d, H, hp)``, with its reason as the
+docstring's first line (what a decoder of the variant keeps to produce the next token:
+GQA's G key/value heads, MLA's latent + RoPE key, a window's last w tokens, the d×d
+state of RetNet / GLA / DeltaNet, Based's (1 + d' + d'²)·(d + 1) per head; by default
+the keys and values of every token read).
 
 ``bytes_per_token`` = state(n) / n: constant for a KV cache, falling as 1/n for a fixed
 state. ``kind`` is measured, not labelled: "grows" when state(2n) > state(n), else
@@ -23,71 +23,20 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Callable
 
-from engine.variants.base import FLOAT_BYTES
 from engine.variants.registry import get
-
-
-def _kv(tokens: Callable[[int, dict], int]):
-    """Per layer: keys and values of ``tokens(n, hp)`` tokens, every head (2·H·d each)."""
-    return lambda n, d, heads, hp: 2 * heads * d * tokens(n, hp) * FLOAT_BYTES
-
-
-# (per-layer bytes after n tokens, why): what a decoder of the variant keeps.
-LEGACY: dict[str, tuple[Callable[[int, int, int, dict], int], str]] = {
-    "full": (_kv(lambda n, hp: n), "KV cache of every token read"),
-    "flash": (_kv(lambda n, hp: n), "KV cache of every token read (exact attention)"),
-    "reformer": (_kv(lambda n, hp: n), "KV cache of every token: a later hash bucket may hold any"),
-    "bigbird": (_kv(lambda n, hp: n), "KV cache of every token: random blocks may be any block"),
-    "longformer": (
-        _kv(lambda n, hp: min(n, hp["window"] + hp["globals"])),
-        "the last w tokens and the g global ones",
-    ),
-    "chunked": (
-        _kv(lambda n, hp: min(n, hp["chunk"] + hp["overlap"])),
-        "the current chunk and the overlap before it",
-    ),
-    "sparse": (
-        _kv(lambda n, hp: min(n, hp["block"] + hp["summary"] * (n // hp["block"]))),
-        "the own block and the summary tokens of every earlier block",
-    ),
-    "linformer": (
-        _kv(lambda n, hp: min(n, hp["k"])),
-        "the k pooled keys and values (bidirectional: no decoding form)",
-    ),
-    "performer": (
-        lambda n, d, heads, hp: heads * hp["features"] * (d + 1) * FLOAT_BYTES,
-        "φ(K)ᵀ[V 1]: m × (d + 1) per head (the causal form's state)",
-    ),
-    "linear": (
-        lambda n, d, heads, hp: heads * d * (d + 1) * FLOAT_BYTES,
-        "Σ φ(k)vᵀ and Σ φ(k): d × (d + 1) per head",
-    ),
-    "mamba": (
-        lambda n, d, heads, hp: heads * d * hp["d_state"] * FLOAT_BYTES,
-        "h: N numbers per channel, d channels per head",
-    ),
-}
 
 
 def layer_bytes(variant: str, hp: dict, n: int, d: int, heads: int) -> int:
     """Bytes one layer of ``variant`` (parameters ``hp``) holds after reading n tokens."""
     v = get(variant)
-    resolved = v.resolve(hp)
-    if hasattr(v, "cache_bytes"):
-        return int(v.cache_bytes(n, d, heads, resolved))
-    if variant not in LEGACY:
-        raise KeyError(f"no memory model for {variant!r}")
-    return int(LEGACY[variant][0](n, d, heads, resolved))
+    return int(v.cache_bytes(n, d, heads, v.resolve(hp)))
 
 
 def source(variant: str) -> str:
-    """Where the number comes from: the variant's own method, or this module's reason."""
-    if hasattr(get(variant), "cache_bytes"):
-        doc = (get(variant).cache_bytes.__doc__ or "").strip().splitlines()
-        return doc[0] if doc else "Variant.cache_bytes"
-    return LEGACY[variant][1]
+    """Where the number comes from: the first line of the variant's ``cache_bytes``."""
+    doc = (type(get(variant)).cache_bytes.__doc__ or "").strip().splitlines()
+    return doc[0] if doc else "Variant.cache_bytes"
 
 
 def state(variant: str, hp: dict, n: int, config: dict) -> dict:

@@ -32,42 +32,15 @@ from engine.text import InputError
 from engine.variants.registry import REGISTRY, attend_fn, get
 
 EXACT_TOL = 1e-4  # max relative layer error still called exact (float32 reordering noise)
-SWAPPABLE = (
-    "full",
-    "flash",
-    "chunked",
-    "longformer",
-    "bigbird",
-    "sparse",
-    "reformer",
-    "linformer",
-    "performer",
-    "linear",
-    "mamba",
-)
+# The variants that run untrained inside a pretrained encoder (Variant.swappable).
+SWAPPABLE = tuple(name for name, v in REGISTRY.items() if v.swappable)
 
 
 def default_budgets(n: int) -> dict[str, dict]:
-    """Budgets for a text of ``n`` tokens under which each method's error means something.
-
-    About half of the keys each (a quarter for the windows either side), so the methods
-    are compared at one budget; a budget that would cover the whole text would make
-    the variant exact and the comparison empty. [CLS] (token 0) is the global token.
-    """
-    half = max(1, n // 2)
-    return {
-        "full": {},
-        "flash": {},
-        "chunked": {"chunk": max(2, n // 4), "overlap": max(0, n // 4)},
-        "longformer": {"window": max(1, n // 4), "globals": 1},
-        "bigbird": {"block": max(2, n // 8), "global_blocks": 1, "random_blocks": 1},
-        "sparse": {"block": max(2, n // 4), "summary": max(1, n // 16)},
-        "reformer": {"buckets": 4, "rounds": 4, "chunk": max(4, n // 2)},
-        "linformer": {"k": half},
-        "performer": {"features": 256},
-        "linear": {},
-        "mamba": {"d_state": 16},
-    }
+    """Budgets for a text of ``n`` tokens under which each method's error means something
+    (Variant.pretrained_budget): about half of the keys each, so the methods are compared
+    at one budget; one covering the whole text would make the variant exact."""
+    return {name: get(name).pretrained_budget(n) for name in SWAPPABLE}
 
 
 @dataclass
@@ -237,23 +210,12 @@ PROMPT_TOKENS = 24  # the continuation starts from the text's first tokens
 NEW_TOKENS = 12
 
 
-def llm_budgets(n: int) -> dict[str, dict]:
-    """:func:`default_budgets` for a text of ``n`` tokens, plus the variants with no budget."""
-    return default_budgets(n) | {"kv_cache": {}, "int8": {}}
-
-
-# Variants whose own parameters a pretrained softmax model does not have
-# (``Variant.needs_training``): swapped in without training they compute something the
-# model never learned to read (measured on 256 tokens of the shipped text, full 15.9:
-# perplexity 430 for differential, 3.5e3 for Based, 7.7e3 for MQA, 5.4e4–1.2e9 for MLA and
-# the linear-recurrent family), so they are marked as needing training instead of being
-# drawn as broken.
-NEEDS_TRAINING = {name: v.needs_training for name, v in REGISTRY.items() if v.needs_training}
-
-
 def causal_reason(name: str) -> Message | None:
     """Why variant ``name`` cannot run inside the pretrained decoder, or None when it can:
-    it is bidirectional, or it needs parameters the model was never trained with."""
+    it is bidirectional, or it needs training (``Variant.needs_training``): swapped in
+    untrained it computes something the model never learned to read (measured on 256
+    tokens of the shipped text, full 15.9: perplexity 430 for differential, 3.5e3 for
+    Based, 7.7e3 for MQA, 5.4e4–1.2e9 for MLA and the linear-recurrent family)."""
     variant = get(name)
     if variant.causal_support == "never":
         return Message("llm_variant.not_causal", title=variant.title)
@@ -339,7 +301,7 @@ def variant_perplexity(
     new_tokens: int = NEW_TOKENS,
     reference: dict | None = None,
 ) -> dict:
-    """Variant ``variant`` (parameters ``hp``, else :func:`llm_budgets`) in place of
+    """Variant ``variant`` (parameters ``hp``, else its ``pretrained_budget``) in place of
     attention in ``layers`` (None: all) of the chat model, on the text ``ids``.
 
     Returns perplexity under the variant and under the model's own attention, the
@@ -355,7 +317,7 @@ def variant_perplexity(
         return base | {"runs": False, "reason": reason}
     ref = reference if reference is not None else full_reference(chat, ids, new_tokens=new_tokens)
     _check_llm(chat, ids)
-    hp = llm_budgets(len(ids)).get(variant, {}) if hp is None else dict(hp)
+    hp = v.pretrained_budget(len(ids)) if hp is None else dict(hp)
     params = v.resolve(hp, len(ids))
     chosen, attend = _llm_attend(chat.n_layers, attend_fn(variant, hp), layers)
     logits = _llm_logits(chat, ids, attend)

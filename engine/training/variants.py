@@ -39,43 +39,12 @@ from engine.models.variant_lm import (
     checkpoint_name,
     probe_trace,
 )
-from engine.variants.registry import attend_fn
+from engine.variants.registry import REGISTRY, attend_fn
 
-# Each variant's budget in training, chosen so that at n = 256 none of them covers the
-# whole sequence (else it would be full attention under another name).
-BUDGETS: dict[str, dict] = {
-    "full": {},
-    "flash": {},
-    "chunked": {"chunk": 32, "overlap": 16},
-    "longformer": {"window": 16, "globals": 1},
-    "bigbird": {"block": 16, "global_blocks": 1, "random_blocks": 2},
-    "sparse": {"block": 32, "summary": 4},
-    "linformer": {"k": 32},
-    "performer": {"features": 64},
-    "reformer": {"buckets": 8, "rounds": 2, "chunk": 32},
-    "linear": {},
-    "mamba": {"d_state": 8},
-    # 2023–2026 (issue 20). Softmax variants get the reach of the 2020 budgets above
-    # (16-token windows and blocks, two blocks chosen); the recurrent ones have no budget
-    # but their state (d×d per head; Based (1 + d' + d'²)·(d + 1)).
-    "gqa": {"groups": 1},  # MQA: both query heads read one pooled key/value head
-    "mla": {"latent": 32, "rope_pairs": 4},
-    "sinks": {"window": 16, "sinks": 4},
-    "differential": {},
-    "moba": {"block": 16, "top_k": 2},
-    "nsa": {"block": 16, "top_n": 2, "window": 16},
-    "retnet": {},
-    "gla": {},
-    "deltanet": {},
-    "gated_deltanet": {},
-    "based": {"features": 16},
-}
-# Variants of the registry that are not cells of the grid, and why (the evaluation
-# prints this beside the table).
-NOT_IN_GRID = {
-    "kv_cache": "full causal attention decoded one token at a time: the numbers of full",
-    "int8": "round() quantises Q and K: no gradient reaches them; an inference format",
-}
+# The grid's cells and their parameters, as each variant declares them (Variant.grid_budget,
+# Variant.not_in_grid: why a variant is no cell, printed beside the evaluation's table).
+BUDGETS = {name: v.grid_budget for name, v in REGISTRY.items() if not v.not_in_grid}
+NOT_IN_GRID = {name: v.not_in_grid for name, v in REGISTRY.items() if v.not_in_grid}
 TASK_NAMES = list(long_range.TASKS)
 # The shipped run (88 cells, 16.6 wall-minutes on 2 cores; Reformer and Mamba at
 # n = 512 are the slowest cells, 0.3–0.45 s per step). copy-256 is left out: full

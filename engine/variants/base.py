@@ -22,6 +22,7 @@ from typing import ClassVar
 import torch
 
 from engine.masks import causal_mask, padding_lengths
+from engine.messages import MESSAGES
 from engine.params import Param
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace
@@ -80,6 +81,21 @@ class Variant(ABC):
     # Message id saying why the variant needs parameters a pretrained softmax model lacks
     # (so it is not swapped into one untrained); None when it can be swapped in as is.
     needs_training: ClassVar[str | None] = None
+    # Its parameters in the variant-quality grid (engine.training.variants), chosen so that
+    # at n = 256 it does not cover the whole sequence (else it would be full attention
+    # under another name); ``not_in_grid`` says why it is no cell of that grid instead.
+    grid_budget: ClassVar[dict] = {}
+    not_in_grid: ClassVar[str] = ""
+    # True where it runs untrained inside a pretrained encoder (in_pretrained.swap).
+    swappable: ClassVar[bool] = False
+    # English text of the message ids only this variant uses; registered with
+    # engine.messages when the class is defined, so the variant's file holds them.
+    messages: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for key, text in cls.__dict__.get("messages", {}).items():
+            assert MESSAGES.setdefault(key, text) == text, f"message {key} defined twice"
 
     # -- to implement -------------------------------------------------------------------
     @abstractmethod
@@ -93,6 +109,15 @@ class Variant(ABC):
     @abstractmethod
     def memory(self, n: int, d: int, hp: dict) -> float:
         """Peak working-set bytes beyond q, k, v and the output, per (batch, head)."""
+
+    # -- facts a variant may override ---------------------------------------------------
+    def pretrained_budget(self, n: int) -> dict:
+        """Its parameters inside a pretrained model reading n tokens: its defaults here."""
+        return {}
+
+    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """KV cache of every token read"""
+        return 2 * heads * d * n * FLOAT_BYTES
 
     # -- shared -------------------------------------------------------------------------
     def resolve(self, hp: dict | None = None, n: int | None = None) -> dict:

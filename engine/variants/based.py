@@ -88,6 +88,7 @@ def bidirectional(qf, kf, v, rows: int = ROWS) -> torch.Tensor:
 
 class Based(Variant):
     name = "based"
+    grid_budget = {"features": 16}
     title = "Based (Taylor linear attention)"
     needs_training = "llm_variant.why_based"
     paper = (

@@ -29,6 +29,8 @@ from engine.variants.blocks import (
 
 class BigBird(Variant):
     name = "bigbird"
+    grid_budget = {"block": 16, "global_blocks": 1, "random_blocks": 2}
+    swappable = True
     title = "BigBird (window + global + random)"
     paper = "Zaheer et al. 2020, Big Bird: Transformers for Longer Sequences"
     time_complexity = "O(n·(3 + g + r)·b·d)"
@@ -85,6 +87,13 @@ class BigBird(Variant):
 
     def _keys(self, hp):
         return (3 + hp["global_blocks"] + hp["random_blocks"]) * hp["block"]
+
+    def pretrained_budget(self, n):  # about half of an n-token text's keys
+        return {"block": max(2, n // 8), "global_blocks": 1, "random_blocks": 1}
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """KV cache of every token: random blocks may be any block"""
+        return super().cache_bytes(n, d, heads)
 
     def flops(self, n, d, hp):
         g = hp["global_blocks"] * hp["block"]

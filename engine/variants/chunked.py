@@ -15,6 +15,8 @@ from engine.variants.blocks import band_allowed, blocked_memory, query_positions
 
 class Chunked(Variant):
     name = "chunked"
+    grid_budget = {"chunk": 32, "overlap": 16}
+    swappable = True
     title = "Chunked with overlap"
     paper = "Sliding-window / chunked attention (e.g. Child et al. 2019; Mistral 2023)"
     time_complexity = "O(n·(c + o)·d)"
@@ -31,6 +33,14 @@ class Chunked(Variant):
         key_idx = q_pos[:, :1] - o + torch.arange(c + o)  # (nb, c + o)
         allowed = band_allowed(q_pos, key_idx, n, causal=causal)
         return sparse_output(q, k, v, key_idx, allowed, causal=causal, want_map=want_map)
+
+    def pretrained_budget(self, n):  # about half of an n-token text's keys
+        return {"chunk": max(2, n // 4), "overlap": max(0, n // 4)}
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """the current chunk and the overlap before it"""
+        hp = self.resolve(hp)
+        return super().cache_bytes(min(n, hp["chunk"] + hp["overlap"]), d, heads)
 
     def flops(self, n, d, hp):
         return 4.0 * n * (hp["chunk"] + hp["overlap"]) * d

@@ -18,6 +18,7 @@ TILE_BYTES = 256 * 512 * FLOAT_BYTES  # torch's CPU kernel: ≤ 256 query × 512
 
 class Flash(Variant):
     name = "flash"
+    swappable = True
     title = "FlashAttention (tiled, exact)"
     paper = "Dao et al. 2022, FlashAttention; Dao 2023, FlashAttention-2"
     time_complexity = "O(n²·d)"

@@ -45,6 +45,7 @@ def cache_bytes_per_token(d: int, heads: int, groups: int, bytes_per: int = FLOA
 
 class GQA(Variant):
     name = "gqa"
+    grid_budget = {"groups": 1}  # MQA: both query heads read one pooled key/value head
     title = "GQA / MQA (shared key/value heads)"
     needs_training = "llm_variant.why_gqa"
     paper = "Ainslie et al. 2023, GQA; Shazeer 2019, Fast Transformer Decoding (MQA)"

@@ -85,6 +85,7 @@ def output_agreement(out: torch.Tensor, ref: torch.Tensor) -> dict[str, float]:
 
 class Int8(Variant):
     name = "int8"
+    not_in_grid = "round() quantises Q and K: no gradient reaches them; an inference format"
     title = "INT8 (SageAttention)"
     paper = "Zhang et al. 2025, SageAttention: Accurate 8-bit Attention"
     time_complexity = "O(n²·d)"

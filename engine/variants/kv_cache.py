@@ -117,6 +117,7 @@ def compare(n: int, *, d_model: int = 256, heads: int = 4, seed: int = 0) -> dic
 
 class KVCache(Variant):
     name = "kv_cache"
+    not_in_grid = "full causal attention decoded one token at a time: the numbers of full"
     title = "KV-cache decoding"
     paper = "Autoregressive decoding with cached keys and values (e.g. Pope et al. 2022)"
     time_complexity = "O(t·d) per token, O(n²·d) for n"

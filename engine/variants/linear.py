@@ -52,6 +52,7 @@ def causal_linear(phi_q, phi_k, v) -> torch.Tensor:
 
 class Linear(Variant):
     name = "linear"
+    swappable = True
     title = "Linear attention (elu + 1)"
     paper = "Katharopoulos et al. 2020, Transformers are RNNs"
     time_complexity = "O(n·d²)"
@@ -75,6 +76,10 @@ class Linear(Variant):
         if causal:
             a = a.tril()
         return Output(out, a / a.sum(dim=-1, keepdim=True), dense_pattern(q.shape[-2], causal))
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """Σ φ(k)vᵀ and Σ φ(k): d × (d + 1) per head"""
+        return heads * d * (d + 1) * FLOAT_BYTES
 
     def flops(self, n, d, hp):
         return 2.0 * 2 * n * d * d + 4.0 * n * d + 6.0 * n * d  # φ(K)ᵀV, φ(Q)S; norms; φ

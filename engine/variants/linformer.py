@@ -46,6 +46,8 @@ def pool(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 class Linformer(Variant):
     name = "linformer"
+    grid_budget = {"k": 32}
+    swappable = True
     title = "Linformer"
     paper = "Wang et al. 2020, Linformer: Self-Attention with Linear Complexity"
     time_complexity = "O(n·k·d)"
@@ -79,6 +81,14 @@ class Linformer(Variant):
         out = P @ v_proj
         # out = P (E V) = (P E) V, so P·E is the map the output actually used.
         return Output(out, P @ E)
+
+    def pretrained_budget(self, n):  # about half of an n-token text's keys
+        return {"k": max(1, n // 2)}
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """the k pooled keys and values (bidirectional: no decoding form)"""
+        hp = self.resolve(hp)
+        return super().cache_bytes(min(n, hp["k"]), d, heads)
 
     def flops(self, n, d, hp):
         kk = hp["k"]

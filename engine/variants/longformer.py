@@ -84,6 +84,8 @@ def band_output(q, k, v, r: int, g: int, *, causal: bool):
 
 class Longformer(Variant):
     name = "longformer"
+    grid_budget = {"window": 16, "globals": 1}
+    swappable = True
     title = "Longformer (window + global)"
     paper = "Beltagy et al. 2020, Longformer: The Long-Document Transformer"
     time_complexity = "O(n·(w + g)·d)"
@@ -136,6 +138,14 @@ class Longformer(Variant):
     def _keys(self, n, hp):
         r, g = hp["window"], hp["globals"]
         return _block(r) + 2 * r + g
+
+    def pretrained_budget(self, n):  # about half of an n-token text's keys
+        return {"window": max(1, n // 4), "globals": 1}
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """the last w tokens and the g global ones"""
+        hp = self.resolve(hp)
+        return super().cache_bytes(min(n, hp["window"] + hp["globals"]), d, heads)
 
     def flops(self, n, d, hp):
         g = hp["globals"]

@@ -147,6 +147,8 @@ def hidden_attention(delta, Bm, Cm, A, *, per_channel: bool = False) -> torch.Te
 
 class Mamba(Variant):
     name = "mamba"
+    grid_budget = {"d_state": 8}
+    swappable = True
     title = "Mamba (selective SSM)"
     paper = "Gu & Dao 2023; hidden attention: Ali, Zimerman & Wolf 2024"
     time_complexity = "O(n·d·N)"
@@ -172,6 +174,13 @@ class Mamba(Variant):
             dense_pattern(q.shape[-2], True),
             notes=["Mamba is causal by construction."],
         )
+
+    def pretrained_budget(self, n):  # the state size of Mamba's own models
+        return {"d_state": 16}
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """h: N numbers per channel, d channels per head"""
+        return heads * d * self.resolve(hp)["d_state"] * FLOAT_BYTES
 
     def flops(self, n, d, hp):
         N = hp["d_state"]

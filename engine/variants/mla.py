@@ -130,6 +130,7 @@ def cache_table(d: int, heads: int, groups: int, d_c: int, d_r: int) -> dict[str
 
 class MLA(Variant):
     name = "mla"
+    grid_budget = {"latent": 32, "rope_pairs": 4}
     title = "Multi-head latent attention (DeepSeek-V2)"
     needs_training = "llm_variant.why_mla"
     paper = "DeepSeek-AI 2024, DeepSeek-V2 (multi-head latent attention)"

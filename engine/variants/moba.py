@@ -126,6 +126,7 @@ def moba_select(gates, causal_blocks, b: int, top_k: int) -> torch.Tensor:
 
 class MoBA(Variant):
     name = "moba"
+    grid_budget = {"block": 16, "top_k": 2}
     title = "MoBA (mixture of block attention)"
     paper = "Lu et al. 2025, MoBA: Mixture of Block Attention for Long-Context LLMs"
     time_complexity = "O(n·(k·b + n/b)·d)"

@@ -123,6 +123,7 @@ def compressed_and_selected(q, k, v, l: int, top_n: int, keep_p: bool):
 
 class NSA(Variant):
     name = "nsa"
+    grid_budget = {"block": 16, "top_n": 2, "window": 16}
     title = "Native Sparse Attention (compressed + selected + window)"
     paper = "Yuan et al. 2025, Native Sparse Attention"
     time_complexity = "O(n·(n/l + (k + 2)·l + w)·d)"

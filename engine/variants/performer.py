@@ -58,6 +58,8 @@ def positive_features(x: torch.Tensor, W: torch.Tensor, *, per_row: bool) -> tor
 
 class Performer(Variant):
     name = "performer"
+    grid_budget = {"features": 64}
+    swappable = True
     title = "Performer (FAVOR+)"
     paper = "Choromanski et al. 2021, Rethinking Attention with Performers"
     time_complexity = "O(n·m·d)"
@@ -113,6 +115,13 @@ class Performer(Variant):
             num = phi @ kv1  # (B, H, rows, D + 1): φ(Q)φ(K)ᵀV and D
             torch.div(num[..., :-1], num[..., -1:], out=out[..., s : s + step, :])
         return out
+
+    def pretrained_budget(self, n):  # enough features for a low-variance estimate
+        return {"features": 256}
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """φ(K)ᵀ[V 1]: m × (d + 1) per head (the causal form's state)"""
+        return heads * self.resolve(hp)["features"] * (d + 1) * FLOAT_BYTES
 
     def flops(self, n, d, hp):
         m = hp["features"]

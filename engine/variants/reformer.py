@@ -212,6 +212,8 @@ def attend_group(qs, kv, plan: Plan, a: int, b: int, *, causal: bool, unshifted:
 
 class Reformer(Variant):
     name = "reformer"
+    grid_budget = {"buckets": 8, "rounds": 2, "chunk": 32}
+    swappable = True
     title = "Reformer (LSH)"
     paper = "Kitaev et al. 2020, Reformer: The Efficient Transformer"
     time_complexity = "O(r·n log n + r·n·c·d)"
@@ -299,6 +301,13 @@ class Reformer(Variant):
         cq, ck = chunk_of[..., :n, None], chunk_of[..., None, n:]  # (B, H, r, n, 1|n)
         met = ((cq - ck).abs() <= 1).any(dim=2)  # (B, H, n, n)
         return met & torch.ones(n, n, dtype=torch.bool).tril() if causal else met
+
+    def pretrained_budget(self, n):  # four buckets, each about a quarter of the keys
+        return {"buckets": 4, "rounds": 4, "chunk": max(4, n // 2)}
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """KV cache of every token: a later hash bucket may hold any"""
+        return super().cache_bytes(n, d, heads)
 
     def flops(self, n, d, hp):
         r, c, b = hp["rounds"], hp["chunk"], hp["buckets"]

@@ -79,6 +79,7 @@ def sink_window_attention(q, k, v, w: int, s: int, sink_logits=None, *, causal, 
 
 class Sinks(Variant):
     name = "sinks"
+    grid_budget = {"window": 16, "sinks": 4}
     title = "Sliding window + sinks (StreamingLLM, gpt-oss)"
     paper = "Xiao et al. 2023, StreamingLLM; OpenAI 2025, gpt-oss (learned sink logit)"
     time_complexity = "O(n·(w + s)·d)"
@@ -158,5 +159,6 @@ class Sinks(Variant):
         return 2 * heads * d * FLOAT_BYTES
 
     def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """the s sink tokens and the last w tokens"""
         hp = self.resolve(hp)
         return min(n, hp["window"] + hp["sinks"]) * self.cache_bytes_per_token(d, heads, hp)

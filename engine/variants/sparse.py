@@ -23,6 +23,8 @@ from engine.variants.blocks import (
 
 class Sparse(Variant):
     name = "sparse"
+    grid_budget = {"block": 32, "summary": 4}
+    swappable = True
     title = "Sparse local + global (fixed)"
     paper = "Child et al. 2019, Generating Long Sequences with Sparse Transformers"
     time_complexity = "O(n·(l + c·n/l)·d) = O(n√n·d) at l ≈ √n"
@@ -50,6 +52,16 @@ class Sparse(Variant):
 
     def _keys(self, n, hp):
         return hp["block"] + hp["summary"] * n_blocks(n, hp["block"])
+
+    def pretrained_budget(self, n):  # about half of an n-token text's keys
+        return {"block": max(2, n // 4), "summary": max(1, n // 16)}
+
+    def cache_bytes(self, n, d, heads, hp=None):
+        """the own block and the summary tokens of every earlier block"""
+        hp = self.resolve(hp)
+        return super().cache_bytes(
+            min(n, hp["block"] + hp["summary"] * (n // hp["block"])), d, heads
+        )
 
     def flops(self, n, d, hp):
         return 4.0 * n * self._keys(n, hp) * d

@@ -186,7 +186,7 @@ def test_every_registry_variant_runs_causally_or_says_why_not(chat, ids):
     results = ip.variants_in_llm(chat, ids[:16], new_tokens=1)
     assert list(results) == list(REGISTRY)
     for name, r in results.items():
-        if REGISTRY[name].causal_support == "never" or name in ip.NEEDS_TRAINING:
+        if REGISTRY[name].causal_support == "never" or REGISTRY[name].needs_training:
             assert not r["runs"] and r["reason"]
             continue
         assert r["runs"] and math.isfinite(r["ppl"]) and r["n_tokens"] == 16
