@@ -28,6 +28,7 @@ from engine.variants.nsa import NSA
 from engine.variants.performer import Performer
 from engine.variants.reformer import Reformer
 from engine.variants.retnet import RetNet
+from engine.variants.sigmoid import Sigmoid
 from engine.variants.sinks import Sinks
 from engine.variants.sparse import Sparse
 
@@ -59,6 +60,7 @@ REGISTRY: dict[str, Variant] = {
         DeltaNet(),
         GatedDeltaNet(),
         Based(),
+        Sigmoid(),
     )
 }
 

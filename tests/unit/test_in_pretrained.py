@@ -160,7 +160,7 @@ def test_a_bidirectional_variant_is_refused_with_a_reason(chat, ids):
 
 
 def test_a_variant_that_needs_training_says_so(chat, ids):
-    for name in ("retnet", "mla", "differential"):
+    for name in ("retnet", "mla", "differential", "sigmoid"):
         r = ip.variant_perplexity(chat, name, None, ids)
         assert r["runs"] is False and r["reason"].key == "llm_variant.needs_training"
     for name in ("sinks", "moba", "nsa"):  # training-free: the issue asks for their cost
