@@ -1,0 +1,211 @@
+"""Many sequences' KV caches in one set of tensors, advanced by one forward per step.
+
+:class:`engine.models.chat.Decoder` runs one sequence; a decoding step there reads every
+weight of the model for one token. Here the step of every sequence in the batch is one
+forward (Orca's iteration-level batching, Yu et al. OSDI 2022; vLLM's scheduler), so the
+weights are read once for B tokens. The arithmetic is the Decoder's, row for row:
+
+- **Prefill** (:func:`prefill`): the new tokens of several sequences are *packed* into
+  one ``(ΣT, d_model)`` block for the linear layers (vLLM's varlen layout: no padding);
+  attention runs per sequence, causal, over that sequence's own cache. A sequence may
+  start after a cached prefix (``start > 0``): its queries then also read the prefix K/V.
+- **Step** (:func:`step`): one token per sequence. Keys are held rotated at their text
+  position (for the full cache, rotating once or at every step gives the same numbers);
+  attention runs over ``(B, H_kv, N, d)`` with each row's positions past its own length
+  masked to −inf, so the softmax gives them exactly 0.
+
+Linear layers (engine.models.precision): a lone step multiplies in float16 (the weights
+and the input rounded to float16, products summed in float32, the result rounded to
+float16). That kernel costs B times one row for B rows on this CPU (it is a loop of
+matrix–vector products: each row's result is bit-identical to the row alone), so up to
+``FP16_ROWS`` rows it is used as is; above, the same rounding is done around a float32
+product on float32 copies of the float16 weights (exact copies), which a batch
+amortises. The two differ only in the order of the float32 sums (≈ 0.2 % of outputs by
+one float16 ulp). Attention over padded rows also sums in another order than over the
+row alone. So a batch of one is bit-identical to the Decoder, and a larger batch equals
+it to float16 rounding (≈ 10⁻³ in a map; tests/unit/test_chat_batch.py). A prefill is a
+float32 product, as the Decoder's is; packing prompts together changes none of its bits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+# Up to this many rows a step multiplies with the float16 kernel (bit-identical to a
+# lone step); above, float32 on held copies is cheaper. Measured with
+# engine.models.batching.measure, one thread (CPU seconds a whole step): float16 0.07 /
+# 0.14 / 0.27 / 0.56 at 4 / 8 / 16 / 32 rows, the float32 path 0.07 / 0.12 / 0.16 / 0.26.
+FP16_ROWS = 4
+
+
+class Weights32:
+    """Float32 copies of every float16 weight of the model (540 MB for SmolLM2), made
+    once: a float32 product over them equals HalfLinear's float32 path bit for bit,
+    without converting 270 MB of weights in every forward."""
+
+    def __init__(self, model: torch.nn.Module):
+        self._w = {id(m): m.w16.float() for m in model.modules() if hasattr(m, "w16")}
+
+    def __call__(self, lin, x: torch.Tensor, *, step: bool) -> torch.Tensor:
+        """``x Wᵀ`` as the Decoder would compute each row (see the module docstring)."""
+        if not hasattr(lin, "w16"):
+            return lin(x)  # a model left in float32: its own product
+        w32 = self._w[id(lin)]
+        if not step:
+            return F.linear(x, w32)
+        if x.shape[0] <= FP16_ROWS:
+            y = F.linear(x.to(torch.float16), lin.w16).float()
+        else:
+            y = F.linear(x.to(torch.float16).float(), w32).to(torch.float16).float()
+        bad = ~torch.isfinite(y).all(dim=-1)
+        if bad.any():  # a row past float16's range: float32, as HalfLinear falls back
+            y[bad] = F.linear(x[bad], w32)
+        return y
+
+
+def _rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x·cos + rotate_half(x)·sin (Su et al., RoFormer), as the Decoder writes it."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+def _mlp(w: Weights32, mlp, h: torch.Tensor, step: bool) -> torch.Tensor:
+    """Llama's SwiGLU: down(act(gate(h)) · up(h))."""
+    gate = mlp.act_fn(w(mlp.gate_proj, h, step=step))
+    return w(mlp.down_proj, gate * w(mlp.up_proj, h, step=step), step=step)
+
+
+@dataclass
+class Part:
+    """One sequence's share of a packed prefill: ``ids`` at positions ``start …``, its
+    K/V written into ``keys[l]``/``values[l]`` ``(H_kv, ≥ start + T, d)``, whose first
+    ``start`` positions already hold its prefix."""
+
+    ids: list[int]
+    start: int
+    keys: list[torch.Tensor]
+    values: list[torch.Tensor]
+
+
+def prefill(chat, w: Weights32, parts: list[Part]) -> list[torch.Tensor]:
+    """Every part's tokens in one packed pass; each part's attention ``[L, H, T, start + T]``
+    (float32), causal over its own cache only."""
+    m = chat.model.model
+    hkv, g, d = chat.n_kv_heads, chat.groups, chat.head_dim
+    spans, a = [], 0
+    for p in parts:
+        spans.append((a, a + len(p.ids)))
+        a += len(p.ids)
+    ids = torch.tensor([i for p in parts for i in p.ids])
+    pos = torch.cat([torch.arange(p.start, p.start + len(p.ids)) for p in parts])
+    masks = [
+        torch.full((len(p.ids), p.start + len(p.ids)), -math.inf).triu(p.start + 1) for p in parts
+    ]
+    weights: list[list[torch.Tensor]] = [[] for _ in parts]
+    with torch.inference_mode():
+        x = m.embed_tokens(ids)  # (ΣT, d_model)
+        cos, sin = (c[0] for c in m.rotary_emb(x, pos[None]))  # (ΣT, d)
+        for li, layer in enumerate(m.layers):
+            at = layer.self_attn
+            h = layer.input_layernorm(x)
+            q = w(at.q_proj, h, step=False).view(a, hkv * g, d).transpose(0, 1)  # (H, ΣT, d)
+            k = w(at.k_proj, h, step=False).view(a, hkv, d).transpose(0, 1)  # (H_kv, ΣT, d)
+            v = w(at.v_proj, h, step=False).view(a, hkv, d).transpose(0, 1)
+            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+            o = torch.empty(hkv * g, a, d)
+            for p, (s0, s1), mask, out in zip(parts, spans, masks, weights, strict=True):
+                t, n = s1 - s0, p.start + s1 - s0
+                p.keys[li][:, p.start : n] = k[:, s0:s1]
+                p.values[li][:, p.start : n] = v[:, s0:s1]
+                keys, values = p.keys[li][:, :n], p.values[li][:, :n]  # (H_kv, N, d)
+                # e_ij = q_i · k_j / √d; query head h reads K/V head h // g
+                e = (q[:, s0:s1].reshape(hkv, g, t, d) @ keys.transpose(1, 2)[:, None]) * at.scaling
+                alpha = torch.softmax(e + mask, dim=-1, dtype=torch.float32)  # (H_kv, g, T, N)
+                o[:, s0:s1] = (alpha @ values[:, None]).reshape(hkv * g, t, d)
+                out.append(alpha.reshape(hkv * g, t, n))
+            x = x + w(at.o_proj, o.transpose(0, 1).reshape(a, hkv * g * d), step=False)
+            x = x + _mlp(w, layer.mlp, layer.post_attention_layernorm(x), False)
+    return [torch.stack(out) for out in weights]
+
+
+class SlotCache:
+    """The K/V of up to S sequences: per layer ``(S, H_kv, N, d)``, keys rotated at their
+    text position; sequence b lives in slot b (the batch is kept compact)."""
+
+    def __init__(self, chat):
+        self.chat = chat
+        self.keys: list[torch.Tensor] = []
+        self.values: list[torch.Tensor] = []
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(slots, positions) allocated."""
+        return (self.keys[0].shape[0], self.keys[0].shape[2]) if self.keys else (0, 0)
+
+    def ensure(self, slots: int, length: int) -> None:
+        """Room for ``slots`` sequences of ``length`` positions (grown by copying; rare)."""
+        s0, n0 = self.shape
+        if slots <= s0 and length <= n0:
+            return
+        s1, n1 = max(slots, s0), max(n0, 64 * math.ceil(length / 64))
+        c = self.chat
+        for store in (self.keys, self.values):
+            for li in range(c.n_layers):
+                bigger = torch.zeros(s1, c.n_kv_heads, n1, c.head_dim)
+                if store and li < len(store):
+                    bigger[:s0, :, :n0] = store[li]
+                    store[li] = bigger
+                else:
+                    store.append(bigger)
+
+    def slot(self, b: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """Views of slot b's K/V, per layer ``(H_kv, N, d)``."""
+        return [k[b] for k in self.keys], [v[b] for v in self.values]
+
+    def move(self, src: int, dst: int, length: int) -> None:
+        """Slot ``src``'s first ``length`` positions into slot ``dst`` (filling a hole)."""
+        for store in (self.keys, self.values):
+            for t in store:
+                t[dst, :, :length] = t[src, :, :length]
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.keys + self.values)
+
+
+def step(chat, w: Weights32, cache: SlotCache, tokens: list[int], positions: list[int]):
+    """One token per sequence b (slot b) at text position ``positions[b]``, each attending
+    over its own positions 0 … positions[b].
+
+    Returns logits ``(B, V)`` and attention ``(B, L, H, N)`` with N = max position + 1
+    (row b is 0 past its own position)."""
+    m = chat.model.model
+    hkv, g, d, b = chat.n_kv_heads, chat.groups, chat.head_dim, len(tokens)
+    pos = torch.tensor(positions)
+    n = int(pos.max()) + 1
+    rows = torch.arange(b)
+    blocked = torch.arange(n)[None] > pos[:, None]  # (B, N): past the row's own position
+    mask = torch.zeros(b, n).masked_fill_(blocked, -math.inf)[:, None, None, None]
+    weights = []
+    with torch.inference_mode():
+        x = m.embed_tokens(torch.tensor(tokens))  # (B, d_model)
+        cos, sin = (c[:, 0, None] for c in m.rotary_emb(x, pos[:, None]))  # (B, 1, d)
+        for li, layer in enumerate(m.layers):
+            at = layer.self_attn
+            h = layer.input_layernorm(x)
+            q = _rope(w(at.q_proj, h, step=True).view(b, hkv * g, d), cos, sin)  # (B, H, d)
+            k = _rope(w(at.k_proj, h, step=True).view(b, hkv, d), cos, sin)  # (B, H_kv, d)
+            cache.keys[li][rows, :, pos] = k
+            cache.values[li][rows, :, pos] = w(at.v_proj, h, step=True).view(b, hkv, d)
+            keys, values = cache.keys[li][:b, :, :n], cache.values[li][:b, :, :n]
+            e = (q.view(b, hkv, g, 1, d) @ keys.transpose(2, 3)[:, :, None]) * at.scaling
+            alpha = torch.softmax(e + mask, dim=-1, dtype=torch.float32)  # (B, H_kv, g, 1, N)
+            o = (alpha @ values[:, :, None]).reshape(b, hkv * g * d)
+            weights.append(alpha.reshape(b, hkv * g, n))
+            x = x + w(at.o_proj, o, step=True)
+            x = x + _mlp(w, layer.mlp, layer.post_attention_layernorm(x), True)
+        logits = w(chat.model.lm_head, m.norm(x), step=True)  # (B, V)
+    return logits, torch.stack(weights, dim=1)
