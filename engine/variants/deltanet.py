@@ -143,7 +143,9 @@ class DeltaNet(Variant):
     map_signed = True
     map_note = (
         "Implicit map A_tj = β_j k_jᵀ M_(j+1)⋯M_t q_t of the delta rule; signed (removals "
-        "are negative), not normalised."
+        "are negative), not normalised. Unlike the papers: q carries no 1/√d, and "
+        "β = σ(k·w_β) comes from the raw k with a seeded w_β, where the papers learn β "
+        "from the layer input."
     )
     causal_support = "always"
     approximates_full = False
@@ -185,6 +187,8 @@ class GatedDeltaNet(DeltaNet):
     title = "Gated DeltaNet (delta rule + decay)"
     paper = "Yang, Kautz & Hatamizadeh 2024, Gated Delta Networks"
     map_note = (
-        "Implicit map A_tj = β_j k_jᵀ M_(j+1)⋯M_t q_t, M = α(I − βkkᵀ); signed, not normalised."
+        "Implicit map A_tj = β_j k_jᵀ M_(j+1)⋯M_t q_t, M = α(I − βkkᵀ); signed, not "
+        "normalised. Unlike the papers: q carries no 1/√d, and β, α come from the raw k "
+        "with seeded weights, where the papers learn them from the layer input."
     )
     gated = True

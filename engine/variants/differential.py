@@ -9,8 +9,8 @@ cancels:
 
 with λ_q1, λ_k1, λ_q2, λ_k2 ∈ R^{d/2} learned per layer (here seeded from N(0, 0.1²), the
 paper's initialisation) and l the layer's depth (1-based). V keeps all d channels.
-The paper then normalises each head's output (GroupNorm, "headwise norm") and multiplies
-by (1 − λ_init); that step is per token and nonlinear, outside the map, and is applied
+The paper then normalises each head's output (RMSNorm per head, "headwise norm") and
+multiplies by (1 − λ_init); that step is per token and nonlinear, outside the map, and is applied
 only with ``head_norm = on`` (the map then no longer gives the output by itself).
 
 The map is exact and *signed*: rows sum to 1 − λ and entries go negative. Both softmaxes
@@ -74,9 +74,11 @@ def fused_difference(q, k, v, lam: float, *, causal: bool) -> torch.Tensor:
 
 
 def head_norm(out: torch.Tensor, lam_init: float) -> torch.Tensor:
-    """The paper's headwise normalisation: each head's output per token scaled to unit RMS
-    over its channels (GroupNorm with one group per head), times (1 − λ_init)."""
-    return F.layer_norm(out, out.shape[-1:], eps=NORM_EPS) * (1 - lam_init)
+    """The paper's headwise normalisation (§2.2): each head's output per token divided by
+    its RMS over the head's channels, x / √(mean x² + ε), not mean-centred, times
+    (1 − λ_init); the official code's ``RMSNorm(2·head_dim, eps=1e-5)``, whose learned
+    gain starts at 1 (untrained here, so 1)."""
+    return F.rms_norm(out, out.shape[-1:], eps=NORM_EPS) * (1 - lam_init)
 
 
 class Differential(Variant):

@@ -61,7 +61,12 @@ class GQA(Variant):
             help="G must divide the heads H; G = 1 is MQA, G = H is multi-head attention",
         ),
     )
-    map_note = "Exact weights per query head, over the keys of its group (mean of its heads)."
+    map_note = (
+        "Exact weights per query head, over the keys of its group (mean of its heads). "
+        "Unlike a GQA model trained from scratch, which learns G key/value projections, "
+        "each group's K and V here are the mean of its H/G heads (the GQA paper's "
+        "uptraining step)."
+    )
 
     def check_groups(self, heads: int, hp: dict) -> None:
         if heads % hp["groups"]:

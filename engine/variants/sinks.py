@@ -90,7 +90,7 @@ class Sinks(Variant):
         Param(
             "sink_logit",
             "learned sink logit σ",
-            0,
+            0.0,
             -20,
             20,
             help="one extra logit per row (each head), dropped after the softmax",
@@ -106,7 +106,9 @@ class Sinks(Variant):
     map_normalized = False
     map_note = (
         "Exact weights of window + sink tokens; rows sum to 1 − m, where m, the mass the "
-        "learned sink logit takes, is the sink's own column beside the keys (sink_mass)."
+        "learned sink logit takes, is the sink's own column beside the keys (sink_mass). "
+        "Unlike gpt-oss, which learns a real sink logit per head, σ here is one value set "
+        "for every head (0 in the trained grid)."
     )
 
     def check_length(self, n, hp):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -214,11 +215,16 @@ def test_differential_flags_head_norm_and_odd_heads():
     assert variant.map_signed and not variant.map_normalized
     q, k, v = qkv(d=8)
     plain = variant.run(q, k, v, hp={"layer": 3})
-    normed = variant.run(q, k, v, hp={"layer": 3, "head_norm": "on"})
     o = plain.out
-    rms = ((o - o.mean(-1, keepdim=True)) ** 2).mean(-1, keepdim=True).add(1e-5).sqrt()
-    ref = (o - o.mean(-1, keepdim=True)) / rms * (1 - lambda_init(3))
-    assert torch.allclose(normed.out, ref, atol=1e-9)
+    # The paper's and the official code's RMSNorm over each head's d channels (eps 1e-5,
+    # gain 1), then × (1 − λ_init): not mean-centred, so it differs from a LayerNorm.
+    rms = np.sqrt((o.numpy() ** 2).mean(-1, keepdims=True) + 1e-5)
+    ref = torch.from_numpy(o.numpy() / rms * (1 - (0.8 - 0.6 * math.exp(-0.3 * 2))))
+    layer_norm = torch.nn.functional.layer_norm(o, o.shape[-1:], eps=1e-5) * (1 - lambda_init(3))
+    assert (layer_norm - ref).abs().max() > 0.1
+    for want_map in (True, False):
+        normed = variant.run(q, k, v, hp={"layer": 3, "head_norm": "on"}, want_map=want_map)
+        assert torch.allclose(normed.out, ref, atol=1e-9)
     with pytest.raises(InputError, match="must be even; got 7"):
         variant.run(*qkv(d=7))
     with pytest.raises(InputError, match="1 … 64"):
