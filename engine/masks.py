@@ -84,11 +84,19 @@ def padding_lengths(mask, batch: int, n_q: int, n_k: int, *, causal: bool = Fals
     return lengths.expand(batch) if lengths.numel() == 1 else lengths
 
 
+def normalize_rows_(e: torch.Tensor) -> torch.Tensor:
+    """e_ij / Σ_j e_ij in place; a row with nothing in it (no allowed key) stays 0."""
+    total = e.sum(dim=-1, keepdim=True)
+    return e.div_(torch.where(total > 0, total, torch.ones_like(total)))
+
+
 def softmax_from_lse(q, k, lse, mask=None, *, causal: bool = False, scale: float | None = None):
-    """Attention weights p_ij = exp(s_ij − lse_i) from a kernel's log-sum-exp.
+    """Attention weights p_ij = softmax_j(s_ij), shifted by a kernel's log-sum-exp.
 
     s_ij = scale · q_i · k_j as the kernels compute it; keys outside ``mask`` (and the
     causal mask) get exactly 0, and so does every key of a row whose lse is −inf.
+    lse comes from another kernel's summation order, off by about eps·|s| in float32,
+    so exp(s − lse) is divided by its row sums (engine.kernels.reference's module note).
     Returns float32 (float64 for float64 inputs).
     """
     ct = torch.float64 if q.dtype == torch.float64 else torch.float32
@@ -98,5 +106,4 @@ def softmax_from_lse(q, k, lse, mask=None, *, causal: bool = False, scale: float
     if ok is not None:
         s = s.masked_fill(~ok, float("-inf"))
     shift = torch.where(torch.isinf(lse), torch.zeros_like(lse), lse).to(ct)
-    # lse comes from another kernel's summation order: a dominant key can give exp(·) = 1 + ε
-    return torch.exp(s - shift[..., None]).clamp_(max=1.0)
+    return normalize_rows_(torch.exp(s - shift[..., None]))

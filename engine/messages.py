@@ -297,6 +297,50 @@ MESSAGES: dict[str, str] = {
     "positional.d_model_range": "d_model must be between {lo} and {hi}; got {d_model}",
     "positional.d_model_odd": "d_model must be even (sin/cos pairs); got {d_model}",
     "positional.length_range": "length must be between {lo} and {hi} positions; got {n}",
+    # engine.gate: files, stories, paths and attention inputs, before anything parses them
+    "file.too_big": "That file is {size:.1f} MB; the limit is {limit:.0f} MB.",
+    "file.not_utf8": "That file is not UTF-8 text ({reason}).",
+    "file.too_deep": "That file nests {depth} levels deep; the limit is {limit}.",
+    "file.long_number": "That file holds a number of more than {limit} digits.",
+    "file.not_json": "That file is not JSON ({reason}).",
+    "file.single_npy": "That is a single .npy array, not an .npz archive.",
+    "file.unpacks_too_big": "That archive unpacks to more than {limit:.0f} MB.",
+    "file.npz_damaged": "That .npz archive is damaged ({reason}).",
+    "file.object_array": (
+        "That archive holds object arrays, which need pickle; only number arrays are read."
+    ),
+    "story.not_text": "A story must be text.",
+    "story.long_number": (
+        "Line {n} starts with a {digits}-digit number; a line number has at most {limit} digits."
+    ),
+    "path.too_long": "That path has {n:,} characters; the limit is {limit:,}.",
+    "path.control_char": "That path holds a control character ({code}); type it without one.",
+    "scores.too_large": (
+        "The scores q·k/√d of {name} can reach {bound:.3g}, over the limit of "
+        "{limit:.0e}; scale the inputs down."
+    ),
+    "variant.input_not_finite": (
+        "{name} holds NaN or infinite values; attention needs finite q, k and v."
+    ),
+    "variant.not_finite": (
+        "{title} gives NaN or infinite values on this input: its numbers overflow at "
+        "these magnitudes. Scale q and k down."
+    ),
+    # engine.rollout: hiding the [CLS]/[SEP] tokens
+    "rollout.nothing_left": (
+        "Nothing is left once the [CLS]/[SEP] tokens are hidden; type some words, or "
+        "show those tokens."
+    ),
+    # engine.trace: a trace file read back
+    "trace.not_json": "That is not a JSON trace file ({reason}).",
+    "trace.not_npz": "That is not an NPZ trace file ({reason}).",
+    "trace.not_ours": "That file is not an Attention Studio trace.",
+    "trace.version": (
+        "Trace format version {version} is not supported; this studio reads version {supported}."
+    ),
+    "trace.damaged": "The trace file is incomplete or damaged ({reason}).",
+    # engine.models.chat: sampling
+    "chat.temperature_floor": "Temperature must be 0 (greedy) or at least {floor}; got {value}.",
     # engine.models.cards: the names of the curated examples
     "example.figure_3a": "Figure 3(a)",
     "example.negation": "negation",

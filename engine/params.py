@@ -1,6 +1,8 @@
 """A parameter with stated limits: shared by model cards (options) and variants (hyper-parameters).
 
-It sits below both so that neither imports the other to name a knob.
+It sits below both so that neither imports the other to name a knob. ``check`` is the
+input gate for options: whatever a page, a URL or a notebook passes (text, ±inf, NaN, a
+4,300-digit integer, a list) comes back as a number within the limits or an InputError.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine import gate
 from engine.messages import Message
 from engine.text import InputError
 
@@ -32,16 +35,20 @@ class Param:
 
     def check(self, value: Any) -> Any:
         if self.choices:
-            if value not in self.choices:
+            try:
+                known = value in self.choices
+            except (TypeError, ValueError):  # an array has no single truth value
+                known = False
+            if not known:
                 raise InputError(
                     "param.not_a_choice", label=self.label, limits=self.limits, value=value
                 )
             return value
         try:
-            number = type(self.default)(value)
+            number = gate.number(value, type(self.default))
         except (TypeError, ValueError):
             raise InputError("param.not_a_number", label=self.label, limits=self.limits) from None
-        if isinstance(value, float) and isinstance(self.default, int) and value != number:
+        if not isinstance(value, (int, str)) and value != number:
             raise InputError("param.not_whole", label=self.label, limits=self.limits)
         if not (self.low <= number <= self.high):
             raise InputError(

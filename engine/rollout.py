@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from engine.text import InputError
 from engine.trace import AttentionMap
 
 BPE_WORD_START = ("▁", "Ġ")  # SentencePiece and byte-level BPE mark the start of a word
@@ -134,8 +135,8 @@ def hide_sinks(amap: AttentionMap, sinks: Iterable[str]) -> AttentionMap:
     ki = [i for i, t in enumerate(amap.key_labels) if t not in sinks]
     if len(qi) == amap.shape[2] and len(ki) == amap.shape[3]:
         return amap
-    if not qi or not ki:
-        raise ValueError("nothing is left once the [CLS]/[SEP] tokens are hidden")
+    if not qi or not ki:  # a text of only [CLS]/[SEP] (typed, or the tokenizer's own)
+        raise InputError("rollout.nothing_left")
     w = amap.weights[:, :, qi][:, :, :, ki].astype(np.float64)
     total = w.sum(axis=-1, keepdims=True)
     w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)

@@ -31,7 +31,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.numpy import load_file, save_file
 
-from engine import checkpoints
+from engine import checkpoints, gate
 from engine.text import InputError
 from engine.trace import AttentionMap, Trace, TraceError
 
@@ -39,6 +39,7 @@ FORMAT = "attention-studio-timeline"
 VERSION = 1
 SNAPSHOTS = 16  # the issue asks for ≈ 12–20 per run
 SUFFIX = checkpoints.TIMELINE_SUFFIX
+META_MAX_BYTES = 64 * 2**20  # the JSON beside the weights: metrics and probe labels
 
 
 def snapshot_steps(total: int, n: int = SNAPSHOTS, first: int = 10) -> list[int]:
@@ -218,9 +219,18 @@ def load(name: str, directory: Path, command: str = "") -> Timeline:
         raise InputError("timeline.missing", name=name, command=command or "python -m engine.train")
     try:
         arrays = load_file(str(weights))
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = gate.json_text(meta_path.read_bytes(), max_bytes=META_MAX_BYTES)
         return _from(meta, arrays)
-    except (OSError, ValueError, KeyError, TypeError, SafetensorError, TraceError) as exc:
+    # InputError (the gate's) is a ValueError; AttributeError: a list where a dict belongs
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        SafetensorError,
+        TraceError,
+    ) as exc:
         reason = str(exc)[:160]
         raise InputError(
             "timeline.bad", name=name, reason=reason, command=command or meta_command(meta_path)
@@ -229,14 +239,17 @@ def load(name: str, directory: Path, command: str = "") -> Timeline:
 
 def meta_command(meta_path: Path) -> str:
     try:
-        return str(json.loads(meta_path.read_text(encoding="utf-8")).get("command", ""))
-    except (OSError, ValueError):
+        return str(gate.json_text(meta_path.read_bytes(), max_bytes=META_MAX_BYTES)["command"])
+    except (OSError, ValueError, TypeError, KeyError):
         return "python -m engine.train"
 
 
 def _from(meta: dict, arrays: dict[str, np.ndarray]) -> Timeline:
-    if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
         raise ValueError(f"not a version-{VERSION} timeline")
+    for key, kind in (("metrics", dict), ("marks", dict), ("probes", list), ("steps", list)):
+        if not isinstance(meta.get(key), kind):
+            raise ValueError(f"{key} is not a JSON {'object' if kind is dict else 'list'}")
     probes = []
     for i, row in enumerate(meta["probes"]):
         traces = []

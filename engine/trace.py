@@ -21,13 +21,24 @@ from typing import Any
 
 import numpy as np
 
+from engine import gate
+from engine.text import InputError
+
 KINDS = ("alignment", "self", "cross", "memory", "hidden", "pattern")
 FORMAT_VERSION = 1
 _ROW_SUM_TOL = 1e-3
+# What a trace file may be: a JSON export of a 512-token map is ≈ 5 MB.
+FILE_MAX_BYTES = 64 * 2**20
+NPZ_MAX_UNPACKED = 256 * 2**20
 
 
 class TraceError(ValueError):
     """A Trace or AttentionMap that breaks the contract; the message says how."""
+
+
+class TraceFileError(InputError, TraceError):
+    """A trace file (a user's download, imported again) that cannot be read: the user's
+    input, so an InputError with a message id, and a TraceError for the contract."""
 
 
 def _labels(values: Any, name: str) -> tuple[str, ...]:
@@ -185,6 +196,16 @@ def block_mean(w: np.ndarray, side: int) -> tuple[np.ndarray, int]:
         return (sums / np.where(cells, cells, np.nan)).astype(np.float32), f
 
 
+def renormalized(w: np.ndarray) -> np.ndarray:
+    """Rows within the contract's tolerance of summing to 1, divided by their sums in
+    float64: a map assembled from pieces in float32 (blocks, rounds, a kernel's lse)
+    then sums to 1 to float32 rounding. A row further off is left for the contract to
+    refuse, and an all-zero row (every key masked) stays 0."""
+    sums = w.sum(axis=-1, keepdims=True, dtype=np.float64)
+    near = np.abs(sums - 1.0) <= _ROW_SUM_TOL
+    return np.where(near, w / np.where(near, sums, 1.0), w).astype(np.float32)
+
+
 def _jsonable(value: Any, where: str) -> Any:
     """Outputs, inputs and metrics must survive JSON; numpy scalars are unwrapped."""
     if isinstance(value, np.generic):
@@ -260,10 +281,11 @@ class Trace:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Trace:
+        """The Trace of :meth:`to_json`'s text; anything else is a :class:`TraceFileError`."""
         try:
-            meta = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise TraceError(f"not a JSON trace file: {exc}") from None
+            meta = gate.json_text(text, max_bytes=FILE_MAX_BYTES)
+        except InputError as exc:
+            raise TraceFileError("trace.not_json", reason=exc.message) from None
         return cls._from_meta(meta, json_payload=True)
 
     def to_npz(self) -> bytes:
@@ -279,20 +301,26 @@ class Trace:
 
     @classmethod
     def from_npz(cls, data: bytes) -> Trace:
+        """The Trace of :meth:`to_npz`'s bytes; anything else is a :class:`TraceFileError`."""
         try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as z:
-                meta = json.loads(str(z["__meta__"]))
-                meta["_arrays"] = {k: z[k] for k in z.files if k != "__meta__"}
-        except Exception as exc:  # zipfile, KeyError, ValueError: all mean "not ours"
-            raise TraceError(f"not an NPZ trace file: {exc}") from None
+            arrays = gate.npz_arrays(data, max_bytes=FILE_MAX_BYTES, max_unpacked=NPZ_MAX_UNPACKED)
+            text = arrays.pop("__meta__", None)
+            if text is None or text.dtype.kind != "U" or text.ndim != 0:
+                raise InputError("trace.not_ours")
+            meta = gate.json_text(str(text), max_bytes=FILE_MAX_BYTES)
+        except InputError as exc:
+            raise TraceFileError("trace.not_npz", reason=exc.message) from None
+        if isinstance(meta, dict):
+            meta["_arrays"] = arrays
         return cls._from_meta(meta, json_payload=False)
 
     @classmethod
     def _from_meta(cls, meta: Any, *, json_payload: bool) -> Trace:
         if not isinstance(meta, dict) or meta.get("format") != "attention-studio-trace":
-            raise TraceError("this file is not an Attention Studio trace")
+            raise TraceFileError("trace.not_ours")
         if meta.get("version") != FORMAT_VERSION:
-            raise TraceError(f"trace format version {meta.get('version')} is not supported")
+            version = str(meta.get("version"))[:20]
+            raise TraceFileError("trace.version", version=version, supported=FORMAT_VERSION)
         arrays = meta.get("_arrays", {})
         try:
             maps = {}
@@ -307,7 +335,10 @@ class Trace:
             vectors = {}
             for i, (name, v) in enumerate(meta["vectors"].items()):
                 if json_payload:
-                    arr = np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"])
+                    dtype = np.dtype(v["dtype"])
+                    if dtype.kind not in "fiub":  # a "S2000000000" would allocate 2 GB
+                        raise TraceError(f"vectors[{name!r}] has dtype {dtype}; numbers only")
+                    arr = np.asarray(v["values"], dtype=dtype).reshape(v["shape"])
                 else:
                     arr = arrays[f"vec{i}"]
                 vectors[name] = arr
@@ -321,7 +352,18 @@ class Trace:
                 metrics=meta["metrics"],
                 timings=meta["timings"],
             )
-        except TraceError:
+        except TraceFileError:
             raise
-        except (KeyError, TypeError, ValueError) as exc:
-            raise TraceError(f"trace file is incomplete or damaged: {exc!r}") from None
+        # Whatever a damaged or hand-edited file holds (a list where a dict belongs, a
+        # shape that does not fit, a map breaking the contract) ends here, named.
+        except (
+            TraceError,
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            IndexError,
+            OverflowError,
+        ) as exc:
+            reason = f"{type(exc).__name__}: {exc}"[:160]
+            raise TraceFileError("trace.damaged", reason=reason) from None

@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from engine import gate
 from engine.data.babi_tasks import PLACES, TASKS, TOWN, Episode, Line, generate
 from engine.text import InputError
 
@@ -69,8 +70,7 @@ def format_babi(episodes: list[Episode]) -> str:
 
 def parse(text: str) -> list[Episode]:
     """Episodes from bAbI text; malformed text raises InputError naming the line."""
-    if len(text) > MAX_FILE_CHARS:
-        raise InputError("babi.too_long", limit=MAX_FILE_CHARS)
+    gate.story_text(text, max_chars=MAX_FILE_CHARS)
     episodes: list[Episode] = []
     expected = 1
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -79,7 +79,7 @@ def parse(text: str) -> list[Episode]:
         m = _LINE.match(raw)
         if not m:
             raise InputError("babi.no_number", n=n, line=raw[:60])
-        number, body = int(m.group(1)), m.group(2)
+        number, body = gate.line_number(m.group(1), n), m.group(2)
         if number == 1:
             episodes.append([])
             expected = 1
@@ -101,9 +101,9 @@ def _parse_line(body: str, n: int, number: int) -> Line:
     if len(parts) not in (2, 3) or not parts[1].strip():
         raise InputError("babi.not_question", n=n)
     try:
-        support = tuple(int(s) for s in parts[2].split()) if len(parts) == 3 else ()
+        support = tuple(gate.line_number(s, n) for s in parts[2].split()) if len(parts) == 3 else ()
     except ValueError:
-        raise InputError("babi.support_not_numbers", n=n, ids=parts[2]) from None
+        raise InputError("babi.support_not_numbers", n=n, ids=parts[2][:60]) from None
     if any(not 1 <= s < number for s in support):
         raise InputError("babi.support_later", n=n)
     return Line(parts[0].strip(), parts[1].strip().lower(), support)

@@ -13,6 +13,13 @@ dtype; ``lse [B, H, N_q]`` float32, natural log.
 Scores and softmax (Vaswani et al. 2017), written the FlashAttention way
 (Dao 2023): s_ij = scale · q_i · k_j, lse_i = log Σ_j exp(s_ij), p_ij = exp(s_ij − lse_i),
 o_i = Σ_j p_ij v_j. A row with no allowed key has lse_i = −inf and o_i = 0.
+
+A dense map is rebuilt from a saved lse, which another kernel summed in another order:
+in float32 s_ij − lse_i then carries an error of about eps·|s|, so at |s| = 1e4 a row of
+exp(s − lse) sums to 0.98 instead of 1 (0.02 at values of 1e4). The map is therefore
+divided by its own row sums after the exp: p_ij = e_ij / Σ_j e_ij, the softmax of the
+scores to float32 rounding whatever their size, with lse only as the shift that keeps
+exp in range.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import math
 
 import torch
 
+from engine.masks import normalize_rows_
 from engine.patterns import longformer_allowed
 
 CHUNK_BYTES = 16 * 2**20
@@ -231,10 +239,11 @@ def _minus_lse(q_scaled: torch.Tensor, lse: torch.Tensor) -> torch.Tensor:
 
 
 def attention_probabilities(q, k, lse, *, causal: bool = False, scale: float | None = None):
-    """The dense map p_ij = exp(s_ij − lse_i) ``[B, H, N_q, N_k]`` from a saved lse.
+    """The dense map p = softmax(s) ``[B, H, N_q, N_k]``, shifted by a saved lse.
 
-    One matmul per chunk of query rows gives s_ij − lse_i directly (see :func:`_minus_lse`),
-    so each entry costs one exp and is written once; no max, sum or division pass.
+    One matmul per chunk of query rows gives s_ij − lse_i directly (see :func:`_minus_lse`);
+    the rows are then divided by their sums, because lse came from another summation
+    order (see the module note): rows sum to 1 to float32 rounding at any |s|.
     """
     B, H, n_q, D = q.shape
     n_k = k.shape[-2]
@@ -249,7 +258,7 @@ def attention_probabilities(q, k, lse, *, causal: bool = False, scale: float | N
         s = torch.matmul(q_c, kt, out=p[:, :, r0 : r0 + step])  # s_ij − lse_i, in the map
         if causal:
             _causal_fill(s, r0, n_k - n_q)
-        s.exp_().clamp_(max=1.0)  # a dominant key: the fused kernel's lse can give 1 + ε
+        normalize_rows_(s.exp_())
     return p.to(q.dtype)
 
 
@@ -276,9 +285,10 @@ def pooled_attention_map(
     pooled = torch.zeros(B, H, nb_q, nb_k, dtype=ct, device=q.device)
     if lse is None:
         kt, unshifted = k.to(ct).transpose(-2, -1), shift_free(q, k, scale)
-    else:
+    else:  # s arrives shifted by lse; the pooled rows are still divided by their sums
         ones = torch.ones(*k.shape[:-1], 1, dtype=ct, device=k.device)
         kt = torch.cat([k.to(ct), ones], dim=-1).transpose(-2, -1)  # (B, H, D+1, N_k)
+        unshifted = True
     step = chunk_rows(n_q, n_k, B * H)
     for r0 in range(0, n_q, step):
         q_c = q[:, :, r0 : r0 + step].to(ct) * scale
@@ -287,10 +297,7 @@ def pooled_attention_map(
         s = q_c @ kt  # (B, H, c, N_k): s_ij, or s_ij − lse_i when lse is given
         if causal:
             _causal_fill(s, r0, n_k - n_q)
-        if lse is None:
-            cols = _pooled_rows(s, block, reduce, unshifted)  # (B, H, c, nb_k)
-        else:
-            cols = _pool_keys(s.exp_(), block, reduce)
+        cols = _pooled_rows(s, block, reduce, unshifted)  # (B, H, c, nb_k)
         rows = torch.arange(r0, r0 + cols.shape[-2], device=q.device) // block
         index = rows[None, None, :, None].expand_as(cols)
         if reduce == "mean":

@@ -52,6 +52,10 @@ NEW_TOKENS = Param("max_new_tokens", "New tokens", 20, 1, MAX_NEW_TOKENS)
 TEMPERATURE = Param(
     "temperature", "Temperature", 0.0, 0.0, 2.0, help="0 = greedy: always the likeliest token"
 )
+# Sampling divides the logits by T: below float32's smallest normal they overflow to inf
+# and the probabilities become NaN, and anything under 0.05 is greedy in all but name.
+# So a temperature is 0 (greedy) or at least MIN_TEMPERATURE, the page's lowest.
+MIN_TEMPERATURE = 0.05
 TOP_K = Param("top_k", "Top-k", 0, 0, 200, help="sample among the k likeliest tokens; 0 = all")
 TOP_P = Param(
     "top_p", "Top-p", 1.0, 0.01, 1.0, help="sample among the likeliest tokens holding mass p"
@@ -350,6 +354,8 @@ class Writing:
         self.chat, self.prompt, self.template, self.policy = chat, prompt, bool(template), policy
         self.max_new_tokens = NEW_TOKENS.check(max_new_tokens)
         self.temperature = TEMPERATURE.check(temperature)
+        if 0 < self.temperature < MIN_TEMPERATURE:
+            raise InputError("chat.temperature_floor", floor=MIN_TEMPERATURE, value=temperature)
         self.top_k, self.top_p = TOP_K.check(top_k), TOP_P.check(top_p)
         self.seed, self.top = SEED.check(seed), TOP.check(top)
         self.ids = encode(chat, prompt, template=self.template)

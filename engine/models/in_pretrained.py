@@ -17,14 +17,13 @@
 
 from __future__ import annotations
 
-import io
 import math
-import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from engine import gate
 from engine.messages import Message
 from engine.models import chat as chat_model
 from engine.models import pretrained
@@ -156,32 +155,35 @@ NPZ_MAX_BYTES = 64 * 2**20
 NPZ_MAX_N = 1024
 NPZ_MAX_D = 256
 NPZ_MAX_SLICES = 16  # B·H
+NPZ_MAX_UNPACKED = 3 * NPZ_MAX_SLICES * NPZ_MAX_N * NPZ_MAX_D * 8 + 2**20  # q, k, v in float64
 NPZ_LIMITS = Message(
     "npz.limits", n=NPZ_MAX_N, d=NPZ_MAX_D, slices=NPZ_MAX_SLICES, mb=NPZ_MAX_BYTES // 2**20
 )
 
 
 def load_qkv_npz(data: bytes) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """q, k, v float32 ``[B, H, N, D]`` from an uploaded NPZ (no pickle), or InputError."""
+    """q, k, v float32 ``[B, H, N, D]`` from an uploaded NPZ (no pickle), or InputError.
+
+    The file goes through the input gate (engine.gate.npz_arrays: size, every member's
+    declared size, any damage), then its arrays are checked against the lab's limits,
+    and finally their values: finite in float32, with scores q·k/√d float32 can hold.
+    """
     if len(data) > NPZ_MAX_BYTES:
         raise InputError("npz.too_big", size=len(data) / 2**20, limits=NPZ_LIMITS)
     try:
-        npz = np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError("npz.unreadable", reason=str(exc), limits=NPZ_LIMITS) from None
-    if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise InputError("npz.single_array", limits=NPZ_LIMITS)
-    with npz:
-        missing = [key for key in ("q", "k", "v") if key not in npz.files]
-        if missing:
-            found = ", ".join(npz.files) or "none"
-            raise InputError(
-                "npz.missing", found=found, missing=", ".join(missing), limits=NPZ_LIMITS
-            )
-        try:
-            arrays = {key: npz[key] for key in ("q", "k", "v")}
-        except ValueError as exc:  # an object array: would need pickle
-            raise InputError("npz.object_arrays", reason=str(exc)) from None
+        npz = gate.npz_arrays(data, max_bytes=NPZ_MAX_BYTES, max_unpacked=NPZ_MAX_UNPACKED)
+    except InputError as exc:
+        key = exc.message.key
+        if key == "file.single_npy":
+            raise InputError("npz.single_array", limits=NPZ_LIMITS) from None
+        if key == "file.object_array":
+            raise InputError("npz.object_arrays", reason=exc.message) from None
+        raise InputError("npz.unreadable", reason=exc.message, limits=NPZ_LIMITS) from None
+    missing = [key for key in ("q", "k", "v") if key not in npz]
+    if missing:
+        found = ", ".join(sorted(npz))[:200] or "none"
+        raise InputError("npz.missing", found=found, missing=", ".join(missing), limits=NPZ_LIMITS)
+    arrays = {key: npz[key] for key in ("q", "k", "v")}
     shapes = {key: a.shape for key, a in arrays.items()}
     for key, a in arrays.items():
         if a.dtype.kind != "f":
@@ -194,12 +196,16 @@ def load_qkv_npz(data: bytes) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]
     *bh, n, d = shape if len(shape) == 4 else (1, *shape)
     if min(shape) < 1 or n > NPZ_MAX_N or d > NPZ_MAX_D or math.prod(bh) > NPZ_MAX_SLICES:
         raise InputError("npz.outside_limits", shape=str(shape), limits=NPZ_LIMITS)
-    for key, a in arrays.items():
-        if not np.isfinite(a).all():
+    with np.errstate(over="ignore"):  # 1e300 in float64 is inf in float32: refused below
+        q, k, v = (torch.from_numpy(arrays[key].astype(np.float32)) for key in "qkv")
+    for key, t in zip("qkv", (q, k, v), strict=True):
+        if not bool(torch.isfinite(t).all()):
             raise InputError("npz.not_finite", array=key)
-    q, k, v = (torch.from_numpy(np.asarray(arrays[key], dtype=np.float32)) for key in "qkv")
     if q.dim() == 3:
         q, k, v = q[None], k[None], v[None]
+    q_norm = float(torch.linalg.vector_norm(q.double(), dim=-1).max())
+    k_norm = float(torch.linalg.vector_norm(k.double(), dim=-1).max())
+    gate.scores(q_norm, k_norm, d**-0.5, name="q, k")
     return q.contiguous(), k.contiguous(), v.contiguous()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from engine import gate
 from engine.models import convert_gguf
 from engine.text import InputError
 
@@ -49,7 +50,8 @@ def _is_model_dir(p: Path) -> bool:
 
 def check_model_dir(path: str | os.PathLike) -> Path:
     """The resolved directory, or an InputError saying why it may not be loaded."""
-    if not str(path).strip():
+    path = gate.path_text(path)  # a NUL byte or a megabyte of text never reaches the system
+    if not path.strip():
         raise InputError("pretrained.no_path")
     p = Path(path).expanduser().resolve()  # resolves ``..`` and symlinks before the check
     roots = allowed_roots()

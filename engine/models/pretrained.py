@@ -31,7 +31,7 @@ import os
 import sys
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -251,28 +251,31 @@ def trace(
         name, attend = attend, attend_fn(attend, attend_hp)
     else:
         name = getattr(attend, "__name__", "custom")
+    variant = getattr(attend, "variant", None)
+    # The variant's flags apply as its maps are built: a signed or unnormalised map
+    # must not first be held to the contract of a softmax map.
+    flags = {}
+    if variant is not None:
+        flags = dict(
+            exact=variant.map_exact,
+            implied=variant.map_implied,
+            normalized=variant.map_normalized,
+            signed=variant.map_signed,
+            note=f"computed by {variant.title}. {variant.map_note}",
+        )
     token = ATTEND.set(attend)
     try:
-        tr = _trace(m, text, max_new_tokens)
+        tr = _trace(m, text, max_new_tokens, flags)
     finally:
         ATTEND.reset(token)
     tr.inputs.update(attend=name, attend_hp=dict(attend_hp or {}))
-    variant = getattr(attend, "variant", None)
-    if variant is not None:
-        for key in ("encoder_self", "decoder_self"):
-            if key in tr.maps:
-                tr.maps[key] = replace(
-                    tr.maps[key],
-                    exact=variant.map_exact,
-                    implied=variant.map_implied,
-                    normalized=variant.map_normalized,
-                    signed=variant.map_signed,
-                    note=f"computed by {variant.title}. {variant.map_note}",
-                )
     return tr
 
 
-def _trace(m: Pretrained, text: str, max_new_tokens: int) -> Trace:
+def _trace(m: Pretrained, text: str, max_new_tokens: int, flags: dict | None = None) -> Trace:
+    """The model's run on ``text``; ``flags`` (AttentionMap flags) mark its self-attention
+    maps when a variant computed them."""
+    flags = flags or {}
     import torch
 
     enc = encode(m, text)
@@ -283,7 +286,9 @@ def _trace(m: Pretrained, text: str, max_new_tokens: int) -> Trace:
         if m.arch == "encoder":
             out = m.model(**enc, output_attentions=True, output_hidden_states=True)
             labels = tok.convert_ids_to_tokens(enc["input_ids"][0])
-            maps["encoder_self"] = AttentionMap(_stack(out.attentions), labels, labels, "self")
+            maps["encoder_self"] = AttentionMap(
+                _stack(out.attentions), labels, labels, "self", **flags
+            )
             qk = _self_attention_qk(m, out.hidden_states)
             if qk is not None:
                 vectors["queries.encoder_self"], vectors["keys.encoder_self"] = qk
@@ -291,7 +296,9 @@ def _trace(m: Pretrained, text: str, max_new_tokens: int) -> Trace:
             ids = _generate(m, enc, max_new_tokens)
             out = m.model(input_ids=ids, output_attentions=True)
             labels = tok.convert_ids_to_tokens(ids[0])
-            maps["decoder_self"] = AttentionMap(_stack(out.attentions), labels, labels, "self")
+            maps["decoder_self"] = AttentionMap(
+                _stack(out.attentions), labels, labels, "self", **flags
+            )
             outputs["generated"] = tok.decode(ids[0, enc["input_ids"].shape[1] :])
             outputs["n_prompt_tokens"] = int(enc["input_ids"].shape[1])
         else:
@@ -299,8 +306,12 @@ def _trace(m: Pretrained, text: str, max_new_tokens: int) -> Trace:
             out = m.model(**enc, decoder_input_ids=ids, output_attentions=True)
             src = tok.convert_ids_to_tokens(enc["input_ids"][0])
             tgt = tok.convert_ids_to_tokens(ids[0])
-            maps["encoder_self"] = AttentionMap(_stack(out.encoder_attentions), src, src, "self")
-            maps["decoder_self"] = AttentionMap(_stack(out.decoder_attentions), tgt, tgt, "self")
+            maps["encoder_self"] = AttentionMap(
+                _stack(out.encoder_attentions), src, src, "self", **flags
+            )
+            maps["decoder_self"] = AttentionMap(
+                _stack(out.decoder_attentions), tgt, tgt, "self", **flags
+            )
             maps["cross"] = AttentionMap(_stack(out.cross_attentions), tgt, src, "cross")
             outputs["generated"] = tok.decode(ids[0], skip_special_tokens=True)
     ms = (time.perf_counter() - t0) * 1e3
