@@ -145,11 +145,11 @@ class AttentionMap:
         w, f = block_mean(self.weights, side)
         if f == 1:
             return self
-        labels = {
-            name: [f"{i}–{min(i + f, len(ls)) - 1}" for i in range(0, len(ls), f)]
-            for name, ls in (("query_labels", self.query_labels), ("key_labels", self.key_labels))
-        }
-        return replace(self, weights=w, pooling=self.pooling * f, normalized=False, **labels)
+        q, k = block_labels(self.query_labels, f), block_labels(self.key_labels, f)
+        pooling = self.pooling * f
+        return replace(
+            self, weights=w, query_labels=q, key_labels=k, pooling=pooling, normalized=False
+        )
 
     def _meta(self) -> dict[str, Any]:
         return {
@@ -196,14 +196,9 @@ def block_mean(w: np.ndarray, side: int) -> tuple[np.ndarray, int]:
         return (sums / np.where(cells, cells, np.nan)).astype(np.float32), f
 
 
-def renormalized(w: np.ndarray) -> np.ndarray:
-    """Rows within the contract's tolerance of summing to 1, divided by their sums in
-    float64: a map assembled from pieces in float32 (blocks, rounds, a kernel's lse)
-    then sums to 1 to float32 rounding. A row further off is left for the contract to
-    refuse, and an all-zero row (every key masked) stays 0."""
-    sums = w.sum(axis=-1, keepdims=True, dtype=np.float64)
-    near = np.abs(sums - 1.0) <= _ROW_SUM_TOL
-    return np.where(near, w / np.where(near, sums, 1.0), w).astype(np.float32)
+def block_labels(labels, f: int) -> list[str]:
+    """The labels of f-blocks: the positions each spans ("0–3")."""
+    return [f"{i}–{min(i + f, len(labels)) - 1}" for i in range(0, len(labels), f)]
 
 
 def _jsonable(value: Any, where: str) -> Any:

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import DIVERGING, FONT, SEQUENTIAL, heatmap, text_px, unique_labels
+from views.heatmap import DIVERGING, FONT, heatmap, map_grid, unique_labels
 
 # Okabe–Ito colours: distinguishable with every common colour-vision deficiency.
 SURE, POSSIBLE, ACCENT = "#D55E00", "#56B4E9", "#E69F00"
@@ -88,102 +88,18 @@ def alignment_figure(
 
 
 def alignment_grid(panels: Sequence[dict], *, columns: int = 3) -> go.Figure:
-    """Several alignments in ONE figure (a browser draws one plot far faster than seven),
-    each panel its own source × target axes and one shared 0–1 colour scale.
+    """Several alignments in one figure (:func:`views.heatmap.map_grid`), gold links on top.
 
     Each panel: weights, src, tgt, title (its lines), and optionally sure / possible gold
     links.
     """
-    n = len(panels)
-    cols = max(1, min(columns, n))
-    rows = -(-n // cols)
-    # Pixels per row: the title, the map (a legible row per target word), the tilted
-    # source words under it.
-    title_px, ticks_px = 50, 100
-    map_px = max(200, 22 * max(len(p["tgt"]) for p in panels))
-    row_px = title_px + map_px + ticks_px
-    top_px = 40  # the gold-link legend
-    height = top_px + rows * row_px
-    paper = height - top_px
-    gap_x = 0.12  # room for the next panel's target words
-    w = (1 - gap_x * (cols - 1)) / cols
-    data: list[dict] = []
-    layout = dict(
-        font=FONT,
-        height=height,
-        # The first column's target words; fixed, like every axis here (see fixed_margins).
-        margin=dict(l=int(text_px(panels[0]["tgt"])) + 16, r=10, t=top_px, b=0),
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
-        legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"),
-        annotations=[],
-    )
-    legend_shown = set()
-    for k, p in enumerate(panels):
-        r, c = divmod(k, cols)
-        ax = "" if k == 0 else str(k + 1)
-        x0, y1 = c * (w + gap_x), 1 - r * row_px / paper
-        top, bottom = y1 - title_px / paper, y1 - (title_px + map_px) / paper
-        layout[f"xaxis{ax}"], layout[f"yaxis{ax}"] = _panel_axes(ax, [x0, x0 + w], [bottom, top])
-        layout["annotations"].append(_panel_title(p["title"], x0 + w / 2, y1))
-        for trace in _panel_traces(p, ax):
-            if trace["type"] == "scatter":  # a gold-link legend entry, shown once
-                trace["showlegend"] = trace["name"] not in legend_shown
-                legend_shown.add(trace["name"])
-            data.append(trace)
-    return _figure(data, layout)
-
-
-def _panel_axes(ax: str, x_domain: list, y_domain: list) -> tuple[dict, dict]:
-    """One grid panel's source (x) and target (y) axes, in the paper's fractions."""
-    xaxis = dict(
-        domain=x_domain, anchor=f"y{ax}", type="category", tickangle=-45, dtick=1, automargin=False
-    )
-    yaxis = dict(
-        domain=y_domain,
-        anchor=f"x{ax}",
-        type="category",
-        dtick=1,
-        autorange="reversed",
-        automargin=False,
-    )
-    return xaxis, yaxis
-
-
-def _panel_title(lines: Sequence[str], x: float, y: float) -> dict:
-    return dict(
-        text="<br>".join(lines),
-        x=x,
-        y=y,
-        xref="paper",
-        yref="paper",
-        xanchor="center",
-        yanchor="top",
-        showarrow=False,
-        font=dict(size=14),
-    )
-
-
-def _panel_traces(p: dict, ax: str) -> list[dict]:
-    """One grid panel's heatmap (on the shared colour axis) and its gold-link markers."""
-    xs, ys = unique_labels(list(p["src"])), unique_labels(list(p["tgt"]))
-    hover = t("views.alignment.hover_target") + ": %{y}<br>" + t("views.alignment.hover_source")
-    traces = [
-        dict(
-            type="heatmap",
-            z=np.asarray(p["weights"], dtype=float),
-            x=xs,
-            y=ys,
-            coloraxis="coloraxis",
-            xaxis=f"x{ax}",
-            yaxis=f"y{ax}",
-            hovertemplate=hover + ": %{x}<br>α = %{z:.3f}<extra></extra>",
-        )
-    ]
-    for m in _gold_markers(xs, ys, p.get("sure", ()), p.get("possible", ())):
-        m.update(xaxis=f"x{ax}", yaxis=f"y{ax}")
-        m["marker"]["size"] = 12
-        traces.append(m)
-    return traces
+    maps = []
+    for p in panels:
+        xs, ys = unique_labels(list(p["src"])), unique_labels(list(p["tgt"]))
+        gold = _gold_markers(xs, ys, p.get("sure", ()), p.get("possible", ()))
+        title = "<br>".join(p["title"])
+        maps.append(dict(z=p["weights"], x=p["src"], y=p["tgt"], title=title, traces=gold))
+    return map_grid(maps, columns=columns, value_name="α_ij")
 
 
 def difference_figure(
@@ -398,7 +314,6 @@ def bleu_by_length_figure(results: dict[str, dict]) -> go.Figure:
 
 
 __all__ = [
-    "SEQUENTIAL",
     "additive_parts_figure",
     "alignment_figure",
     "alignment_grid",

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from engine.trace import AttentionMap, block_mean
+from engine.trace import AttentionMap, block_labels, block_mean
 
 # Perceptually uniform, colour-blind safe, and still ordered when printed in grey.
 # Names are plotly.js's own (figures skip Python-side validation); plotly.js RdBu
@@ -283,7 +283,6 @@ def map_figure(
     """One (layer, head) of an AttentionMap (or ``z`` in its place) on its kind's scale,
     average-pooled to ≤ MAP_CELLS a side for display (said in the title)."""
     z = amap.weights[layer, head] if z is None else np.asarray(z, dtype=float)
-    shown = amap.pooled(MAP_CELLS) if max(z.shape) > MAP_CELLS else amap
     z, f = block_mean(z, MAP_CELLS)
     flags = list(amap.flags) + ([f"display pooled ×{f}"] if f > 1 else [])
     scale = map_scale(z, flags, value_name, diverging=kwargs.pop("diverging", False))
@@ -291,8 +290,8 @@ def map_figure(
     kwargs.setdefault("annotate", None if f == 1 else False)
     return heatmap(
         z,
-        shown.key_labels,
-        shown.query_labels,
+        block_labels(amap.key_labels, f) if f > 1 else amap.key_labels,
+        block_labels(amap.query_labels, f) if f > 1 else amap.query_labels,
         title=title + (f" · {scale['note']}" if scale["note"] else ""),
         value_name=scale["name"],
         diverging=scale["diverging"],
@@ -328,9 +327,7 @@ def grid_panels(maps, *, side=GRID_CELLS, value_name=None, diverging=False, laye
         flags = list(p.get("flags", ())) + ([f"display pooled ×{f}"] if f > 1 else [])
         scale = map_scale(z, flags, value_name, diverging=diverging)
         head = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
-        pooled = AttentionMap(np.zeros((1, 1, len(p["y"]), len(p["x"]))), p["y"], p["x"], "self")
-        pooled = pooled.pooled(side) if f > 1 else pooled
-        labels = dict(x=list(pooled.key_labels), y=list(pooled.query_labels))
+        labels = {a: block_labels(p[a], f) if f > 1 else list(p[a]) for a in ("x", "y")}
         note = f" · {scale['note']}" if scale["note"] else ""
         out.append(dict(p, z=z, factor=f, flags=flags, title=head + note, scale=scale, **labels))
     return out
@@ -364,7 +361,8 @@ def map_grid(
     At most ``columns`` a row, fewer when a panel would be under MIN_PANEL_PX in a figure
     ``width_px`` wide; ``header_px`` leaves a band on top for the caller's own trace.
     NaN cells are blank (grey with ``grey_gaps``: the keys a pattern cannot see);
-    ``marker`` = (query, key) rings that cell in every panel. One colour bar for the
+    ``marker`` = (query, key) rings that cell in every panel; a panel's ``traces`` (in its
+    labels: gold links) go on its axes, each name once in the legend. One colour bar for the
     panels on 0–1; every other panel prints its range in its title.
     """
     panels = grid_panels(maps, value_name=value_name, diverging=diverging, layer=layer)
@@ -378,7 +376,7 @@ def map_grid(
     row_px = title_px + side + x_band + 16
     top = 28 + 24 * wrap_title(title)[1] if title else 10
     plot_h = header_px + rows * row_px
-    data, layout, notes, bar = [], {}, [], False
+    data, layout, notes, bar, shown = [], {}, [], False, set()
     for i, p in enumerate(panels, start=1):
         r, c = divmod(i - 1, cols)
         x0 = (c * (side + y_band + 12) + y_band) / width_px
@@ -403,6 +401,9 @@ def map_grid(
                 **subplot_ref(i),
             )
         )
+        for extra in p.get("traces", ()):  # the caller's marks, in the panel's labels
+            data.append(dict(extra, showlegend=extra.get("name") not in shown, **subplot_ref(i)))
+            shown.add(extra.get("name"))
         if marker is not None:
             f, ring = (
                 p["factor"],

@@ -8,10 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import axes, cell_domains, figure, log_axis, map_grid, subplot_ref
+from views import timeline
+from views.heatmap import axes, log_axis, map_grid, subplot_ref
 
 COLOURS = {2: "#0072B2", 1: "#D55E00"}  # Okabe–Ito blue and vermillion: colour-blind safe
-WINDOW = "rgba(230, 159, 0, 0.18)"  # the phase-change band (Okabe–Ito orange)
 LOSS_PX = 200  # the live figure's loss curve, above its head maps
 
 
@@ -36,79 +36,19 @@ def curves_figure(
     current: int,
     window: dict | None,
 ) -> go.Figure:
-    """One panel per measure, each holding a line per model (2 layers, 1 layer):
-    ``series[measure][n_layers] = (steps, values)``. Steps on a log axis (step 0 drawn at
-    1); the current step a dashed line, the phase-change window a shaded band. Plain
-    unvalidated dicts, like :func:`head_maps_figure`: it is redrawn on every slider move."""
-    measures = list(series)
-    ys = cell_domains([1] * len(measures), 0.045, reverse=True)
-    data, layout, shapes, notes = [], {}, [], []
-    for n, measure in enumerate(measures, start=1):
-        for n_layers, (steps, values) in series[measure].items():
-            data.append(
-                dict(
-                    type="scatter",
-                    x=np.maximum(steps, 1),
-                    y=values,
-                    mode="lines+markers",
-                    name=t("learning.fig.model", layers=n_layers),
-                    legendgroup=str(n_layers),
-                    showlegend=n == 1,
-                    line=dict(color=COLOURS[n_layers]),
-                    marker=dict(size=5),
-                    **subplot_ref(n),
-                )
-            )
-        last = n == len(measures)
-        x_axis = log_axis(showticklabels=last, **({} if n == 1 else {"matches": "x"}))
-        if last:
-            x_axis["title"] = dict(text=t("learning.fig.step_axis"))
-        layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)
-        ref = "" if n == 1 else str(n)
-        band = dict(xref=f"x{ref}", yref=f"y{ref} domain", y0=0, y1=1)
-        if window is not None:  # shapes take steps on a log axis; annotations take log10
-            x0, x1 = max(window["start"], 1), window["end"]
-            shapes.append(
-                dict(type="rect", x0=x0, x1=x1, fillcolor=WINDOW, line=dict(width=0), **band)
-            )
-        at = max(current, 1)
-        shapes.append(dict(type="line", x0=at, x1=at, line=dict(dash="dash", color="#444"), **band))
-        notes.append(
-            dict(
-                text=t(f"learning.fig.curve_{measure}"),
-                showarrow=False,
-                xref="paper",
-                yref="paper",
-                x=0.5,
-                y=ys[n - 1][1],
-                xanchor="center",
-                yanchor="bottom",
-                font=dict(size=13),
-            )
+    """One panel per measure, a line per model (2 layers, 1 layer): ``series[measure]
+    [n_layers] = (steps, values)``, drawn by :func:`views.timeline.curves_figure` with the
+    current step dashed and the phase-change window shaded."""
+    panels = [
+        (
+            t(f"learning.fig.curve_{m}"),
+            {t("learning.fig.model", layers=n): v for n, v in lines.items()},
         )
-    if window is not None:
-        notes.append(
-            dict(
-                text=t("learning.fig.window"),
-                showarrow=False,
-                xref="x",
-                yref="y domain",
-                x=np.log10(max(window["start"], 1)),
-                y=0,
-                xanchor="left",
-                yanchor="bottom",
-                font=dict(size=12),
-            )
-        )
-    layout |= dict(
-        shapes=shapes,
-        annotations=notes,
-        height=190 * len(measures) + 90,
-        margin=dict(l=50, r=10, t=60, b=50),
-        legend=dict(orientation="h", y=1.04, x=0),
-        hovermode="x unified",
-    )
-    return figure(data, layout)
+        for m, lines in series.items()
+    ]
+    band = (t("learning.fig.window"), window["start"], window["end"]) if window else None
+    step = t("learning.fig.step_axis")
+    return timeline.curves_figure(panels, current, (), step, height=190, band=band)
 
 
 def live_figure(

@@ -14,6 +14,7 @@ from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref
 
 # Okabe–Ito: colour-blind safe, distinct on a projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+BAND = "rgba(230, 159, 0, 0.18)"  # a marked span of steps (Okabe–Ito orange)
 
 
 def curves_figure(
@@ -22,9 +23,11 @@ def curves_figure(
     marks: list[tuple[str, int]] = (),
     step_title: str = "",
     height: int = 170,
+    band: tuple[str, int, int] | None = None,
 ) -> go.Figure:
     """One panel per ``(title, {line label: (steps, values)})``, stacked with a shared step
-    axis; a line keeps its colour in every panel."""
+    axis; a line keeps its colour in every panel. ``band`` = (label, first, last step) is
+    shaded in every panel (a phase-change window)."""
     ys = cell_domains([1] * max(len(panels), 1), 0.06, reverse=True)
     colours: dict[str, str] = {}
     data, layout, shapes, notes = [], {}, [], []
@@ -51,14 +54,18 @@ def curves_figure(
             x_axis["title"] = dict(text=step_title)
         layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)
         ref = "" if n == 1 else str(n)
-        band = dict(xref=f"x{ref}", yref=f"y{ref} domain", y0=0, y1=1)
+        span = dict(xref=f"x{ref}", yref=f"y{ref} domain", y0=0, y1=1)
         mark_line = dict(dash="dot", color="#E69F00", width=2)
+        if band is not None:
+            x0, x1 = max(band[1], 1), band[2]
+            fill = dict(type="rect", x0=x0, x1=x1, fillcolor=BAND, line=dict(width=0))
+            shapes.append(dict(fill, **span))
         for _, at in marks:
-            shapes.append(dict(type="line", x0=max(at, 1), x1=max(at, 1), line=mark_line, **band))
+            shapes.append(dict(type="line", x0=max(at, 1), x1=max(at, 1), line=mark_line, **span))
         if current is not None:  # None: a figure that stays the same as the step moves
             at = max(int(current), 1)
             line = dict(dash="dash", color="#444")
-            shapes.append(dict(type="line", x0=at, x1=at, line=line, **band))
+            shapes.append(dict(type="line", x0=at, x1=at, line=line, **span))
         notes.append(
             dict(
                 text=title,
@@ -72,7 +79,7 @@ def curves_figure(
                 font=dict(size=13),
             )
         )
-    for label, at in marks:  # annotations on a log axis take log10 of the step
+    for label, at in [*marks, *([band[:2]] if band else [])]:  # log axis: log10 of the step
         notes.append(
             dict(
                 text=label,

@@ -42,7 +42,13 @@ CSS = """
 .kit-vgrid-q {{ text-align:right; padding-right:.25rem; width:{label}px; }}
 .kit-vgrid-k {{ writing-mode:vertical-rl; transform:rotate(180deg); text-align:left;
   vertical-align:top; padding-top:.2rem; max-height:6em; }}
+.kit-vgrid-framed {{ display:grid; grid-template-columns:{label}px 1fr; }}
 .kit-vgrid-img {{ position:relative; }}
+.kit-vgrid-ys, .kit-vgrid-xs {{ position:relative; font-size:.8em; white-space:nowrap; }}
+.kit-vgrid-ys span {{ position:absolute; right:.25rem; transform:translateY(-50%); }}
+.kit-vgrid-xs {{ grid-column:2; height:4.5em; overflow:hidden; }}
+.kit-vgrid-xs span {{ position:absolute; top:.2rem; writing-mode:vertical-rl;
+  transform:translateX(-50%) rotate(180deg); }}
 .kit-vgrid-img img {{ width:100%; display:block; image-rendering:pixelated; }}
 .kit-vgrid-mark {{ position:absolute; border:3px solid red; border-radius:50%;
   box-sizing:border-box; min-width:10px; min-height:10px; }}
@@ -103,7 +109,7 @@ def _table(p: dict, ring, cls: str, grey: bool, label_px: int) -> str:
     return f"<table>{''.join(rows)}<tr><th></th>{foot}</tr></table>"
 
 
-def _image(p: dict, ring, grey: bool, title: str) -> str:
+def _image(p: dict, ring, grey: bool, title: str, label_px: int) -> str:
     z, s = p["z"], p["scale"]
     swatches = scales()[s["diverging"]]
     rgba = np.empty((*z.shape, 4), dtype=np.uint8)
@@ -121,7 +127,16 @@ def _image(p: dict, ring, grey: bool, title: str) -> str:
         box = f"left:{j * 100 / n_k:.2f}%;top:{i * 100 / n_q:.2f}%;width:{side:.2f}%;"
         mark = f'<div class="kit-vgrid-mark" style="{box}height:{100 / n_q:.2f}%"></div>'
     img = f'<img src="data:image/png;base64,{src}" alt="{html.escape(title)}">'
-    return f'<div class="kit-vgrid-img">{img}{mark}</div>'
+    ticks = {}  # the token labels that fit, each at its cell's centre
+    for axis, side in (("y", "top"), ("x", "left")):
+        labels, n = p[axis], len(p[axis])
+        spans = "".join(
+            f'<span style="{side}:{(i + 0.5) * 100 / n:.2f}%">{html.escape(labels[i])}</span>'
+            for i in range(0, n, _every(n, label_px))
+        )
+        ticks[axis] = f'<div class="kit-vgrid-{axis}s">{spans}</div>'
+    body = f'<div class="kit-vgrid-img">{img}{mark}</div>'
+    return f'<div class="kit-vgrid-framed">{ticks["y"]}{body}{ticks["x"]}</div>'
 
 
 def _panel(p: dict, marker, grey: bool, table_side: int, label_px: int) -> str:
@@ -131,7 +146,7 @@ def _panel(p: dict, marker, grey: bool, table_side: int, label_px: int) -> str:
         p = dict(p, x=[html.escape(s) for s in p["x"]], y=[html.escape(s) for s in p["y"]])
         body = _table(p, ring, "d" if p["scale"]["diverging"] else "s", grey, label_px)
     else:
-        body = _image(p, ring, grey, p["title"])
+        body = _image(p, ring, grey, p["title"], label_px)
     return (
         f'<div class="kit-vgrid-panel"><div class="kit-vgrid-title">{html.escape(p["title"])}'
         f"</div>{body}</div>"

@@ -40,7 +40,8 @@ def test_quality_table_chart_and_trained_maps(page):
     assert "±" in table.loc[table["variant"] == "full", "mqar-256"].item()
     specs = list(_figures(at).values())
     scatter = next(s for s in specs if s["data"][0]["type"] == "scatter")
-    assert len(scatter["data"][0]["x"]) == len(table)  # one point per variant
+    assert [d["name"] for d in scatter["data"]] == list(table["variant"])  # one per variant
+    assert all(d["mode"] == "markers" for d in scatter["data"])  # named in the legend
     grid = next(h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body)
     assert grid.count('class="kit-vgrid-panel"') == len(table)  # the maps: one HTML grid
     assert "Red ring" in " ".join(c.value for c in at.caption)  # the key is marked
@@ -196,15 +197,16 @@ def test_recall_against_state_and_the_needle_heatmaps(page):
     titled = {s["layout"].get("title", {}).get("text", ""): s for s in _figures(at).values()}
     recall = next(s for title, s in titled.items() if title.startswith("MQAR accuracy"))
     rows = [r for r in quality.results()["recall_state"] if r.get("width", 64) == 64]
-    points = [d for d in recall["data"] if d["mode"] == "markers+text"]
-    assert sum(len(d["x"]) for d in points) == len(rows)  # a labelled point per grid row
+    points = [d for d in recall["data"] if d["mode"] == "markers"]
+    assert sum(len(d["x"]) for d in points) == len(rows)  # a point per grid row
+    assert {d["name"] for d in points} == {r["variant"] for r in rows}  # named in the legend
     assert {x for d in points for x in d["x"]} == {r["state_bytes"] for r in rows}
     swept = quality.results().get("width_sweep", {}).get("cells", [])
     lines = [d for d in recall["data"] if d["mode"] == "lines+markers"]
     assert len(lines) == len({c["variant"] for c in swept})  # a line through each's widths
     for line in lines:  # the state grows with the width
         assert line["x"] == sorted(line["x"]) and len(line["x"]) >= 2
-    assert recall["layout"]["xaxis"]["type"] == "log"
+    assert recall["layout"]["xaxis"]["type"] == "log" and recall["layout"]["xaxis"]["dtick"] == 1
     prose = " ".join(m.value for m in at.markdown)
     assert "Zoology (arXiv 2312.04927)" in prose and "Based (arXiv 2402.18668)" in prose
     assert "Published findings, not ours" in prose
@@ -234,8 +236,8 @@ def test_training_timeline_slider_replays_every_cells_learning(page):
     assert [int(s) for s in slider.options] == tl.steps and int(slider.value) == tl.steps[-1]
     assert _training_grid(at).count('class="kit-vgrid-panel"') == len(variants)
     assert f"full · {tl.steps[-1]}" in _training_grid(at)
-    curves = next(
-        s for s in _figures(at).values() if any(d.get("name") == "full" for d in s["data"])
+    curves = max(  # the figure with a "full" line per metric
+        _figures(at).values(), key=lambda s: sum(d.get("name") == "full" for d in s["data"])
     )
     full = [d for d in curves["data"] if d["name"] == "full"]
     assert len(full) == 3  # accuracy, evidence mass, loss
