@@ -29,6 +29,14 @@ class TextLimits:
     reserved: int = 0  # tokens the model adds around the text (special or template tokens)
 
 
+STORY_LINES = 1_000  # ten times the longest bAbI story: a pasted log is refused, not parsed
+
+
+def story_limits(chars: int) -> TextLimits:
+    """Limits for a story read line by line (a memory network's facts)."""
+    return TextLimits(chars=chars, lines=STORY_LINES)
+
+
 def word_limits(tokens: int, lines: int | None = None) -> TextLimits:
     """Limits for a text read as words and marks: ``tokens`` of them, and the characters
     that many words hold."""
@@ -86,6 +94,15 @@ def tokenizer_ends(tokenizer) -> Ends:
 def special_tokens(tokenizer) -> int:
     """Tokens the tokenizer adds around any text ([CLS] and [SEP], a start token …)."""
     return len(tokenizer("")["input_ids"])
+
+
+def template_tokens(tokenizer) -> int:
+    """Tokens a chat template puts around one user turn (its system turn, the turn markers,
+    the assistant's opening): the template's share of a prompt's limit."""
+    ids = tokenizer.apply_chat_template(
+        [{"role": "user", "content": ""}], add_generation_prompt=True, tokenize=True
+    )
+    return len(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
 
 def measure(text: str, limits: TextLimits, ends: Ends = word_ends) -> Count:

@@ -11,6 +11,8 @@ counted in milliseconds.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from engine.messages import Message
@@ -21,8 +23,10 @@ from engine.text_gate import (
     char_ends,
     measure,
     special_tokens,
+    story_limits,
     tokenizer_ends,
     word_ends,
+    word_limits,
 )
 from kit.i18n import engine_text, t
 
@@ -32,9 +36,13 @@ __all__ = [
     "char_ends",
     "gate_text",
     "gated_text",
-    "special_tokens",
+    "story_limits",
+    "chars_unit",
+    "subwords_unit",
     "tokenizer_ends",
+    "tokenizer_limits",
     "word_ends",
+    "word_limits",
     "words_unit",
 ]
 
@@ -97,6 +105,22 @@ def gate_text(
 def words_unit() -> str:
     """The unit of :func:`engine.text_gate.word_ends`, as the page's language says it."""
     return engine_text(Message("unit.words_and_marks"))
+
+
+def subwords_unit() -> str:
+    """The unit of :func:`engine.text_gate.tokenizer_ends`, as the page's language says it."""
+    return engine_text(Message("unit.subword_tokens"))
+
+
+def chars_unit() -> str:
+    """The unit of :func:`engine.text_gate.char_ends`, as the page's language says it."""
+    return engine_text(Message("unit.characters"))
+
+
+def tokenizer_limits(tokenizer, tokens: int) -> TextLimits:
+    """Limits for a text read by ``tokenizer``: ``tokens`` with its special tokens, and the
+    characters that many words hold."""
+    return replace(word_limits(tokens), reserved=special_tokens(tokenizer))
 
 
 def card_limits(*limits) -> TextLimits:

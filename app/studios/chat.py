@@ -7,18 +7,23 @@ token's K/V to the cache, and the model writes the next token.
 
 import streamlit as st
 from kit import controls, flag, friendly_errors, page_bottom, page_top, t
+from kit.textbox import gate_text, subwords_unit, tokenizer_ends
 from kit.url import url_choice, url_default, url_number, url_sync
 from state import chat as state
 from studios.chat_measures import cache, heads, sinks, variants
 from views import chat as figs
 
+from engine.text_gate import TextLimits, template_tokens
 
-def ask() -> state.Request:
-    """The prompt and the decoding settings, applied together by Generate (a form)."""
+
+def ask(chat) -> state.Request | None:
+    """The prompt and the decoding settings, applied together by Generate (a form); None
+    for a prompt over its limit (counted in ``chat``'s tokens, template included)."""
     lim, d = state.limits(), state.Request()
-    with controls(), st.form("chat-form", border=False):
+    area = controls()
+    with area, st.form("chat-form", border=False):
         prompt = st.text_area(
-            t("chat.prompt", n=lim["chars"]),
+            t("chat.prompt", n=chat.max_tokens),
             url_default("text", d.prompt, key="chat-text"),
             key="chat-text",
             height=90,
@@ -46,7 +51,16 @@ def ask() -> state.Request:
         seed = url_number(c4.number_input, "seed", t("chat.seed"), 0, 2**31 - 1, 0, key="chat-seed")
         temperature, top_k, top_p = sampler(lim, d)
         st.form_submit_button(t("chat.generate"), type="primary", key="chat-generate")
+    reserved = template_tokens(chat.tokenizer) if template else 0
+    limits = TextLimits(lim["chars"], chat.max_tokens, reserved=reserved)
+    ends = tokenizer_ends(chat.tokenizer)
+    with area:  # under the form: a form holds no plain button (the cut)
+        prompt = gate_text(
+            prompt, key="chat-text", limits=limits, unit=subwords_unit(), ends=ends, form=True
+        )
     url_sync(text=prompt, template=template)
+    if prompt is None:
+        return None
     return state.Request(
         prompt,
         template,
@@ -142,7 +156,9 @@ st.caption(
         d=chat.head_dim,
     )
 )
-request = ask()
+request = ask(chat)
+if request is None:
+    st.stop()  # over the limit: the box has said so and offered the cut; the form stays
 with friendly_errors(t("chat.what_generate")):
     trace = state.generate(request)
 section = url_choice(

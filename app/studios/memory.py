@@ -19,6 +19,7 @@ from kit import (
     url_sync,
 )
 from kit.reveal import page_toggle
+from kit.textbox import gated_text, story_limits, words_unit
 from state import memn2n as state
 from views.heatmap import md_escape
 from views.memory import draw_hops, hops_figure, training_curves
@@ -26,6 +27,7 @@ from views.memory import memory_map as map_figure
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story
 from engine.text import InputError
+from engine.text_gate import CHARS_PER_TOKEN, TextLimits
 
 EXAMPLE_STORY = (
     "Mary moved to the bathroom.\nJohn went to the hallway.\n"
@@ -39,14 +41,19 @@ def own_story(names: list[str]):
     """(model name, Sample) from the user's story and question."""
     st.caption(t("memory.own_help", chars=f"{MAX_STORY_CHARS:,}", words=MAX_WORDS_PER_SENTENCE))
     story = url_default("text", EXAMPLE_STORY, key="mem_story")
-    text = st.text_area(t("memory.story"), story, height=160, key="mem_story")
+    gate = dict(limits=story_limits(MAX_STORY_CHARS), unit=words_unit())
+    text = gated_text(st.text_area, t("memory.story"), story, height=160, key="mem_story", **gate)
     question = url_default("question", EXAMPLE_QUESTION, key="mem_question")
-    question = st.text_input(t("memory.question"), question, key="mem_question")
+    # Characters here; the words of a question are the engine's to count (its own rule).
+    gate = dict(limits=TextLimits(MAX_WORDS_PER_SENTENCE * CHARS_PER_TOKEN), unit=words_unit())
+    question = gated_text(st.text_input, t("memory.question"), question, key="mem_question", **gate)
     joint = names.index(state.widest())  # the model that knows every task
     name = url_choice(
         st.selectbox, "model", t("memory.model"), names, key="mem_model", default=joint
     )
     url_sync(text=text, question=question, task=None, story=None)
+    if text is None or question is None:
+        st.stop()  # over a limit: the box has said so; the controls above stay
     with friendly_errors(t("memory.reading_what")):
         return name, user_story(text, question)
 

@@ -22,14 +22,16 @@ from kit import (
     url_number,
     url_sync,
 )
+from kit.textbox import gate_text, gated_text, story_limits, words_unit
 from state import retrieval as state
 from views import retrieval as figs
 from views.chat import inert
 from views.heatmap import md_escape
 
-from engine.analysis.retrieval import FLOOR, MAX_K
+from engine.analysis.retrieval import FLOOR, MAX_K, MAX_QUESTION_CHARS
 from engine.data.babi import MAX_STORY_CHARS, TASK_IDS
 from engine.models.chat import MAX_PROMPT_TOKENS
+from engine.text_gate import TextLimits
 
 EXAMPLE_STORY = (
     "Mary moved to the bathroom.\nJohn went to the hallway.\n"
@@ -55,11 +57,14 @@ def choose_store():
         return store, None
     if store == "own":
         st.caption(t("retrieval.own_help", chars=f"{MAX_STORY_CHARS:,}"))
-        story = st.text_area(
+        story = gated_text(
+            st.text_area,
             t("retrieval.story"),
             url_default("text", EXAMPLE_STORY, key="ret-story-text"),
             key="ret-story-text",
             height=140,
+            limits=story_limits(MAX_STORY_CHARS),
+            unit=words_unit(),
         )
         url_sync(text=story)
         return store, story
@@ -121,6 +126,8 @@ def ask(store: str, picked):
         label = t("retrieval.tokens", lo=lo, hi=hi)
         tokens = url_number(c4.number_input, "tokens", label, lo, hi, 12, key="ret-tokens")
         st.form_submit_button(t("retrieval.ask"), type="primary", key="ret-ask")
+    limits = TextLimits(MAX_QUESTION_CHARS)
+    question = gate_text(question, key=key, limits=limits, unit=words_unit(), form=True)
     url_sync(question=question)
     return question, int(k), float(floor), mode, int(tokens)
 
@@ -298,6 +305,8 @@ if not state.available():
 with controls():
     store_id, picked = choose_store()
     question, k, floor, mode, tokens = ask(store_id, picked)
+if question is None or (store_id == "own" and picked is None):
+    st.stop()  # a text over its limit: its box has said so; the controls stay
 with friendly_errors(t("retrieval.what_answer")):
     view = state.read(store_id, picked, question, k, floor, mode, tokens)
 trace, sample = view["trace"], view["sample"]

@@ -20,6 +20,7 @@ from kit import (
     url_sync,
 )
 from kit.i18n import map_note, task_title, variant_title
+from kit.textbox import gated_text, subwords_unit, tokenizer_ends, tokenizer_limits
 from kit.url import names as url_names
 from state import grid_training as training
 from state import variants as state
@@ -221,10 +222,21 @@ def swap() -> None:
     st.markdown(t("variants.swap_intro"))
     with controls():
         label = t("variants.swap_text", n=state.SWAP_MAX_TOKENS)
-        text = st.text_area(label, url_default("text", EXAMPLE, key="swap-text"), key="swap-text")
+        tokenizer = state.minilm().tokenizer
+        text = gated_text(
+            st.text_area,
+            label,
+            url_default("text", EXAMPLE, key="swap-text"),
+            key="swap-text",
+            limits=tokenizer_limits(tokenizer, state.SWAP_MAX_TOKENS),
+            unit=subwords_unit(),
+            ends=tokenizer_ends(tokenizer),
+        )
         url_sync(text=text)
         names = list(in_pretrained.SWAPPABLE)
         picked = pick_variants(names, names, url_names, "swap-picked")
+    if text is None:
+        return  # over the limit: the box has said so; the picker above stays
     n = state.swap_tokens(text)
     defaults = in_pretrained.default_budgets(max(n, 1))
     budgets = {}

@@ -2,7 +2,7 @@
 
 Each source is a function returning keyword arguments of ``state.compare`` (names and
 params aside) with ``n_for_defaults`` and, where the budgets depend on the input,
-``defaults``; an upload not yet given returns None.
+``defaults``; an upload not yet given, or a text over its limits, returns None.
 """
 
 from __future__ import annotations
@@ -10,6 +10,16 @@ from __future__ import annotations
 import streamlit as st
 from kit import flag, t, url_choice, url_default, url_number, url_sync
 from kit.i18n import param_help, variant_param_label, variant_title
+from kit.textbox import (
+    char_ends,
+    chars_unit,
+    gated_text,
+    subwords_unit,
+    tokenizer_ends,
+    tokenizer_limits,
+    word_limits,
+    words_unit,
+)
 from state import variants as state
 
 from engine.models import in_pretrained
@@ -54,7 +64,7 @@ def pick_variants(names: list[str], default, parse, key: str) -> list[str]:
     return picked
 
 
-def minilm() -> dict:
+def minilm() -> dict | None:
     """Text, layer and head: Q/K/V as the pretrained model computes them (one head)."""
 
     c1, c2 = st.columns(2)
@@ -64,12 +74,19 @@ def minilm() -> dict:
     head = url_number(
         c2.number_input, "qhead", t("variants.qkv_head", last=11), 0, 11, 0, key="var-qhead"
     )
-    text = st.text_area(
+    tokenizer = state.minilm().tokenizer
+    text = gated_text(
+        st.text_area,
         t("variants.swap_text", n=state.SWAP_MAX_TOKENS),
         url_default("text", EXAMPLE, key="var-mtext"),
         key="var-mtext",
+        limits=tokenizer_limits(tokenizer, state.SWAP_MAX_TOKENS),
+        unit=subwords_unit(),
+        ends=tokenizer_ends(tokenizer),
     )
     url_sync(text=text)
+    if text is None:
+        return None  # over the limit: the box has said so and offered the cut
     n = max(state.swap_tokens(text), 1)
     st.caption(t("variants.minilm_caption"))
     defaults = in_pretrained.default_budgets(n)
@@ -96,26 +113,41 @@ def npz() -> dict | None:
     return dict(upload=data, n_for_defaults=n, defaults=ip.default_budgets(n))
 
 
-def trained() -> dict:
+def trained() -> dict | None:
     """A date through the registry's trained dates Transformer."""
     limit = state.trained_max_length()
-    text = st.text_input(t("variants.date", n=limit), "12 March 2021", key="var-date")
+    text = gated_text(
+        st.text_input,
+        t("variants.date", n=limit),
+        "12 March 2021",
+        key="var-date",
+        limits=word_limits(limit),  # as many characters as a date of that many words
+        unit=chars_unit(),
+        ends=char_ends,
+    )
+    if text is None:
+        return None
     st.caption(t("variants.date_caption", name=state.trained_name()))
     return dict(text=text, n_for_defaults=max(1, len(text)))
 
 
-def text() -> dict:
+def text() -> dict | None:
     """A text through a seeded random multi-head layer."""
 
     c1, c2 = st.columns(2)
     heads = url_number(c1.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-text-heads")
     d = url_number(c2.number_input, "d", t("variants.head_size"), 8, 128, 32, key="var-text-d")
-    text = st.text_area(
+    text = gated_text(
+        st.text_area,
         t("variants.text", n=inputs.TEXT_TOKEN_LIMIT),
         url_default("text", EXAMPLE, key="var-text"),
         key="var-text",
+        limits=word_limits(inputs.TEXT_TOKEN_LIMIT),
+        unit=words_unit(),
     )
     url_sync(text=text)
+    if text is None:
+        return None
     st.caption(t("variants.text_caption"))
     return dict(text=text, heads=int(heads), d=int(d), n_for_defaults=max(1, len(tokenize(text))))
 

@@ -2,8 +2,14 @@
 gate before any work, and the cut offered as a button, with the controls below kept."""
 
 import time
+from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.models import chat as chat_lib
+
+APP = Path(__file__).resolve().parents[2] / "app"
 
 
 def captions(at) -> str:
@@ -88,3 +94,68 @@ def test_compare_counts_against_the_tightest_card(page):
     at.text_area[0].set_value("x" * 100_000).run()
     assert not at.exception and "100,000 characters; the limit is" in infos(at)
     assert not at.get("plotly_chart")
+
+
+def test_variants_minilm_text_over_its_limit_keeps_the_picker_and_offers_the_cut(page):
+    at = page("variants")
+    at.radio(key="var-source").set_value("minilm").run()
+    assert "/ 64 subword tokens" in captions(at)
+    at.text_area(key="var-mtext").set_value("word " * 100).run()
+    assert not at.exception and "102 subword tokens; the limit here is 64" in infos(at)
+    assert at.multiselect(key="var-picked").value  # the controls below the box stay
+    at.button(key="var-mtext-cut").click().run()
+    assert not at.exception
+    assert "64 / 64 subword tokens" in captions(at)
+
+
+needs_chat = pytest.mark.skipif(not chat_lib.available(), reason="the chat model is not converted")
+
+
+@needs_chat
+def test_chat_prompt_is_counted_in_tokens_with_the_template_and_cut_to_fit():
+    at = AppTest.from_file(str(APP / "studios" / "chat.py"), default_timeout=300)
+    at.query_params["tokens"] = "2"
+    at.run()
+    assert "(up to 256 tokens" in at.text_area(key="chat-text").label
+    assert "/ 256 subword tokens (30 of them added by the model" in captions(at)
+    start = time.process_time()
+    at.text_area(key="chat-text").set_value("x" * 100_000)
+    at.button(key="chat-generate").click().run()
+    assert time.process_time() - start < 1.0
+    assert not at.exception and "the limit is 2,000" in infos(at)
+    at.text_area(key="chat-text").set_value("word " * 300)
+    at.button(key="chat-generate").click().run()
+    assert "331 subword tokens; the limit here is 256" in infos(at)
+    assert at.number_input(key="chat-seed").value == 0  # the form stays
+    at.button(key="chat-text-cut").click().run()
+    assert not at.exception
+    assert at.text_area(key="chat-text").value.split() == ["word"] * 226
+    assert "256 / 256 subword tokens" in captions(at)
+
+
+def test_memory_story_over_its_lines_keeps_the_model_picker(page):
+    at = page("memory")
+    at.radio(key="mem_source").set_value("own").run()
+    assert "/ 1000 lines" in captions(at)
+    at.text_area(key="mem_story").set_value("Mary went home.\n" * 1_200).run()
+    assert not at.exception and "1201 lines; the limit here is 1000" in infos(at)
+    assert at.selectbox(key="mem_model").value  # the controls stay
+    at.button(key="mem_story-cut").click().run()
+    assert not at.exception
+    assert at.text_area(key="mem_story").value.count("\n") == 999
+
+
+@needs_chat
+def test_retrieval_question_and_own_story_are_gated_before_any_reading():
+    at = AppTest.from_file(str(APP / "studios" / "retrieval.py"), default_timeout=300)
+    at.query_params.update(store="own", tokens="2")
+    at.run()
+    assert "/ 1000 lines" in captions(at) and "/ 300 characters" in captions(at)
+    box = next(w for w in at.text_input if w.key.startswith("ret-question-"))
+    box.set_value("Where is Mary? " * 30)
+    at.button(key="ret-ask").click().run()
+    assert not at.exception and "450 characters; the limit is 300" in infos(at)
+    assert at.number_input(key="ret-k").value  # the form stays
+    at.text_area(key="ret-story-text").set_value("x" * 30_000).run()
+    assert not at.exception and "30,000 characters; the limit is 20,000" in infos(at)
+    assert at.button(key="ret-ask")  # the question's form is still drawn below the story
