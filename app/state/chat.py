@@ -1,16 +1,25 @@
 """The chat model, loaded once per process, and the runs of the Chat model page.
 
 One SmolLM2 is shared by every session (eval mode; attention comes back from each call,
-nothing is stored on the module). A generation, a head detection, a cache-policy sweep or
-a variant comparison is seconds of work, so each goes through the bounded queue
-(``kit.queue``: position, progress, Cancel), whose small result cache also answers a
-rerun with the same request at once.
+nothing is stored on the module). The process's one :class:`engine.models.batching.Batcher`
+loads it in its own thread as soon as this module is first used, and writes every
+session's generation in one batch (one forward per decoding step): a class pressing
+Generate together waits about as long as one student would, and the page shows each
+request's place in line, an estimated wait, its progress and Stop. A generation under an
+evicting cache policy, a head detection, a cache-policy sweep or a variant comparison goes
+through the bounded queue (``kit.queue``) instead. ``ATTENTION_STUDIO_BATCHING=0`` sends
+every generation through that queue, one at a time (bench/load.py compares the two).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
-from dataclasses import dataclass
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
@@ -20,8 +29,8 @@ from kit.i18n import Lazy, t
 from engine.analysis import cache_eval, heads
 from engine.analysis import sinks as sink_measures
 from engine.analysis.forward import self_attention
+from engine.models import batching, in_pretrained
 from engine.models import chat as chat_lib
-from engine.models import in_pretrained
 from engine.models.cache_policy import CachePolicy
 from engine.models.cards.pretrained import CHAT_CARD
 from engine.rollout import hide_sinks
@@ -63,10 +72,36 @@ def chat_dir() -> str:
     return str(chat_lib.CHAT_DIR)
 
 
+BATCHING = os.environ.get("ATTENTION_STUDIO_BATCHING", "1") != "0"
+POLL_S = 0.25
+RESULTS, RESULT_TTL_S = 32, 30 * 60  # finished generations kept, as kit.queue keeps its
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def server() -> batching.Batcher:
+    """The process's one batcher; its thread starts loading the model at once, through the
+    app's model cache, so the Transformer page listing SmolLM2 shares the same copy."""
+    return batching.Batcher(lambda: models.loaded(CHAT_CARD)).start()
+
+
 def model():
-    """The one SmolLM2 of this server process, loaded through its card and kept in the app's
-    model cache, so the Transformer page listing it shares the same copy."""
-    return models.loaded(CHAT_CARD)
+    """The one SmolLM2 of this server process (waits while the batcher loads it)."""
+    b = server()
+    b.ready.wait()
+    if b.load_error is not None:
+        raise b.load_error
+    return b.chat
+
+
+def wait_for_model():
+    """:func:`model`, with a note on the page while the background load runs."""
+    b = server()
+    if not b.ready.is_set():
+        note = st.empty()
+        while not b.ready.wait(POLL_S):
+            note.info(t("chat.loading_model", seconds=f"{time.perf_counter() - b.started:.0f}"))
+        note.empty()
+    return model()
 
 
 def limits() -> dict:
@@ -86,9 +121,14 @@ def policy(name: str = "full", window: int = 0, sinks: int = 0, budget: int = 0)
 
 
 def generate(request: Request, cache=None):
-    """The Trace of one generation (every step's attention row), through the queue."""
+    """The Trace of one generation (every step's attention row): in the class's batch, or
+    alone through the queue when its cache policy evicts (the page says so)."""
     chat = model()
     cache = cache or policy()
+    if BATCHING and batching.batchable(cache):
+        return _batched(request, cache)
+    if BATCHING:
+        st.caption(t("chat.batch_alone", policy=cache.name))
     # Two generations may show their progress on one page: each needs its own label.
     label = t("chat.queue_generate" if cache.name == "full" else "chat.queue_cut")
     return queue.run(
@@ -120,6 +160,131 @@ def _generate(chat, request: Request, cache, unit: str, cancel, progress):
         should_stop=should_stop,
         **request.sampling_kwargs(),
     )
+
+
+@dataclass
+class _Line:
+    """The batch as this server's sessions see it: requests in flight by key (two sessions
+    asking the same share one), who waits for which, and finished Traces (bounded)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    tickets: dict = field(default_factory=dict)  # key → Ticket in flight
+    sessions: dict = field(default_factory=dict)  # session → key it waits for
+    results: OrderedDict = field(default_factory=OrderedDict)  # key → (time, Trace)
+
+    def cached(self, key: str):
+        with self.lock:
+            hit = self.results.get(key)
+            if hit is None or time.monotonic() - hit[0] > RESULT_TTL_S:
+                self.results.pop(key, None)
+                return None
+            self.results.move_to_end(key)
+            return hit[1]
+
+    def keep(self, key: str, trace) -> None:
+        with self.lock:
+            self.results[key] = (time.monotonic(), trace)
+            while len(self.results) > RESULTS:
+                self.results.popitem(last=False)
+
+    def join(self, session: str, key: str, submit):
+        """The ticket for ``key`` (submitted now unless in flight); a request this session
+        left behind is cancelled when no other session waits for it."""
+        with self.lock:
+            old = self.sessions.get(session)
+            self.sessions[session] = key
+            if old is not None and old != key and old not in self.sessions.values():
+                left = self.tickets.pop(old, None)
+                if left is not None:
+                    left.cancel()
+            ticket = self.tickets.get(key)
+            if ticket is None or ticket.done.is_set():
+                ticket = self.tickets[key] = submit()
+            return ticket
+
+    def alone(self, session: str, key: str) -> bool:
+        """True when no other session waits for ``key`` (Stop may then cancel it)."""
+        with self.lock:
+            return all(k != key for s, k in self.sessions.items() if s != session)
+
+    def leave(self, session: str, key: str) -> None:
+        with self.lock:
+            if self.sessions.get(session) == key:
+                del self.sessions[session]
+            if key not in self.sessions.values():
+                self.tickets.pop(key, None)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _line() -> _Line:
+    return _Line()
+
+
+def _session() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "bare"
+
+
+def _batched(request: Request, cache):
+    """The request through the class's batch: its place in line and an estimated wait
+    while it waits, its tokens while it is written, Stop; a rerun asking the same request
+    gets the finished Trace at once."""
+    key = repr((request, cache))
+    line, b = _line(), server()
+    hit = line.cached(key)
+    if hit is not None:
+        return hit
+    session = _session()
+
+    def submit():
+        return b.submit(
+            request.prompt,
+            template=request.template,
+            max_new_tokens=request.max_new_tokens,
+            policy=cache,
+            **request.sampling_kwargs(),
+        )
+
+    try:
+        ticket = line.join(session, key, submit)
+    except batching.Full as full:
+        st.warning(t("chat.batch_full", waiting=full.args[0]))
+        st.stop()
+    stop_key = "chat-batch-stop-" + hashlib.sha1(key.encode()).hexdigest()[:10]
+    if st.session_state.get(stop_key) and line.alone(session, key):
+        ticket.cancel()
+    status, stop = st.empty(), st.empty()
+    shown = False
+    while not ticket.done.wait(POLL_S):
+        if not shown:  # a request done within one poll never shows a status or a button
+            stop.button(t("chat.stop"), key=stop_key)
+            shown = True
+        _show_place(status, b, ticket)
+    status.empty()
+    stop.empty()
+    line.leave(session, key)
+    trace = ticket.result()
+    if trace is None:  # stopped before it joined the batch
+        st.info(t("chat.batch_cancelled"))
+        st.stop()
+    if not trace.outputs["stopped"]:
+        line.keep(key, trace)
+    return trace
+
+
+def _show_place(status, b: batching.Batcher, ticket) -> None:
+    """Where a request stands: its place in line, or its tokens, with the estimated wait."""
+    seconds = f"{b.estimated_wait(ticket) or 0:.0f}"
+    position = b.position(ticket)
+    if position:
+        status.info(t("chat.batch_waiting", position=position, seconds=seconds))
+        return
+    done, total = ticket.steps
+    others = max(0, b.load_info()["active"] - 1)
+    text = t("chat.batch_writing", done=done, total=total, others=others, seconds=seconds)
+    status.progress(min(1.0, done / total), text)
 
 
 def step_rows(trace) -> list[dict]:

@@ -145,7 +145,7 @@ if not state.available():
     page_bottom("chat")
     st.stop()
 with friendly_errors(t("chat.what_load")):
-    chat = state.model()
+    chat = state.wait_for_model()  # loading began in the background at the server's start
 st.caption(
     t(
         "chat.card",
