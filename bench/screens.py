@@ -1,0 +1,758 @@
+"""Visual review: every page × section × lesson step, as a teacher and a researcher see it.
+
+    python -m bench.screens [--quick] [--pages basics,chat] [--viewports presenter,desktop]
+                            [--langs en,zh] [--out bench/gallery]
+
+Starts the real server (every request outside localhost cut, as in tests/e2e), opens each
+view in Chromium at 1024 × 768 in presenter mode (``?present=1``) and at 1440 × 1000, in
+English and 中文 (``?lang=zh``), saves the first screen and the whole page as PNGs, and
+runs checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
+
+- overlaps: pairs of text labels inside one Plotly chart whose glyph boxes intersect by more
+  than 4 px² (ticks, titles, annotations, legends, point labels; rotated boxes stay rotated);
+- uniform: heatmap panels whose values use under a quarter of their colour scale (from the
+  chart's own data, ``gd._fullData``: z against zmin/zmax or the colour axis);
+- first_screen (presenter views): no figure starts above the fold, and no pending predict
+  box does either (a revealed figure must then follow its box directly);
+- truncated: chart titles wider than the chart, cut by its edge or ending in "…", and HTML
+  titles cut with an ellipsis;
+- untranslated (中文 views): visible text that is an English interface string with a
+  different Chinese one (app/locales, the decks), or a snake_case identifier;
+- widgets: each URL-state widget (``url_choice`` / ``url_number`` calls, read from the
+  page's source) shows the value its ``?param=`` holds, and the view asked for is the view
+  drawn (a section or step the page dropped is a disagreement).
+
+Sections come from each page's source (its ``SECTIONS`` and the ``url_choice`` that offers
+them), lesson steps from assets/decks/. ``--quick`` visits each page's default view only.
+Prints one line per view and one JSON object last; saves it to bench/results/screens.json.
+The gallery (index.html, the PNGs, findings.json) is for people; tests/e2e/test_screens.py
+runs the checks in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+# bench/ too: its scripts import their shared helper as a top-level module (_save).
+sys.path[:0] = [str(ROOT), str(ROOT / "app"), str(ROOT / "bench")]
+
+from _save import save  # noqa: E402 - the paths are added above
+
+from bench.interaction import FIGURE_SIGNATURE, IDLE  # noqa: E402
+from tests.e2e.support import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    free_port,
+    is_local,
+    start_server,
+    wait_for_health,
+)
+
+CHECKS = ("overlaps", "uniform", "first_screen", "truncated", "untranslated", "widgets")
+CHECKS_JS = (Path(__file__).with_name("screens_checks.js")).read_text()
+STUDIOS = ROOT / "app" / "studios"
+DECKS = ROOT / "assets" / "decks"
+GALLERY = ROOT / "bench" / "gallery"
+# A revealed figure "directly after" its predict box: at most one line of text between them.
+REVEAL_GAP_PX = 120
+FULL_PAGE_MAX_PX = 8000
+
+# A script run has ended and drawn something: a title, or an error in its place.
+READY = """() => {
+  const app = document.querySelector('[data-testid=stApp]');
+  return app && app.getAttribute('data-test-script-state') === 'notRunning'
+      && !document.querySelector('[data-testid=stStatusWidget]')
+      && !!(document.querySelector('[data-testid=stMain] h1')
+            || document.querySelector('[data-testid=stException], [data-testid=stAlert]'));
+}"""
+
+
+# Streamlit draws a skeleton while an element's code loads (Plotly's, on a page's first
+# chart): drawn means no skeleton left and an SVG in every chart. The count of elements
+# tells a later fragment's output apart.
+DRAWN = """() => {
+  if (document.querySelector('[data-testid=stSkeleton]')) return null;
+  for (const c of document.querySelectorAll('[data-testid=stPlotlyChart]')) {
+    if (!c.querySelector('.main-svg')) return null;
+  }
+  return document.querySelectorAll('[data-testid=stElementContainer]').length;
+}"""
+
+
+@dataclass(frozen=True)
+class Viewport:
+    name: str
+    width: int
+    height: int
+    presenter: bool
+
+
+VIEWPORTS = {
+    "presenter": Viewport("presenter", 1024, 768, True),
+    "desktop": Viewport("desktop", 1440, 1000, False),
+}
+
+
+@dataclass(frozen=True)
+class View:
+    """One view of a page: its section (or lesson step) and the URL parameters that pick it."""
+
+    page: str
+    section: str
+    query: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.page}/{self.section}"
+
+
+# ---- which views exist: read from the pages' source and the decks ----------------------
+
+
+def _calls(tree: ast.AST, *names: str):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.id if isinstance(fn, ast.Name) else getattr(fn, "attr", None)
+            if name in names:
+                yield node
+
+
+def _const(node) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _dict_keys(tree: ast.AST, name: str) -> list[str]:
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            and isinstance(node.value, ast.Dict)
+        ):
+            return [k for k in map(_const, node.value.keys) if k is not None]
+    return []
+
+
+def _list_len(module_file: Path, name: str) -> int:
+    tree = ast.parse(module_file.read_text())
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            return len(node.value.elts)
+    return 0
+
+
+def _imported(tree: ast.AST, alias: str) -> Path | None:
+    """The app module a page imports as ``alias`` (``from views import walkthrough as view``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                if (a.asname or a.name) == alias:
+                    path = ROOT / "app" / node.module.replace(".", "/") / f"{a.name}.py"
+                    return path if path.exists() else None
+    return None
+
+
+def sections(page: str) -> tuple[str | None, list[str]]:
+    """(URL parameter, section ids) of the page's one section control, from its source.
+
+    The control is the ``url_choice`` whose options are the page's ``SECTIONS`` (or, on the
+    basics page, a list of steps named by position: ``ids=range(len(view.STEPS))``).
+    """
+    path = STUDIOS / f"{page}.py"
+    if not path.exists():
+        return None, []
+    tree = ast.parse(path.read_text())
+    keys = _dict_keys(tree, "SECTIONS")
+    for call in _calls(tree, "url_choice"):
+        if len(call.args) < 4 or _const(call.args[1]) is None:
+            continue
+        param = _const(call.args[1])
+        mentions = any(isinstance(n, ast.Name) and n.id == "SECTIONS" for n in ast.walk(call))
+        if keys and (mentions or param == "section"):
+            return param, keys
+        ids = next((k.value for k in call.keywords if k.arg == "ids"), None)
+        if param in ("section", "step") and _positional(ids):
+            seq = ids.args[0].args[0]  # range(len(<seq>))
+            if isinstance(seq, ast.Attribute) and isinstance(seq.value, ast.Name):
+                module = _imported(tree, seq.value.id)
+                n = _list_len(module, seq.attr) if module else 0
+            else:
+                n = _list_len(path, getattr(seq, "id", ""))
+            if n:
+                return param, [str(i) for i in range(n)]
+    return None, []
+
+
+def _positional(ids) -> bool:
+    return (
+        isinstance(ids, ast.Call)
+        and getattr(ids.func, "id", None) == "range"
+        and len(ids.args) == 1
+        and isinstance(ids.args[0], ast.Call)
+        and getattr(ids.args[0].func, "id", None) == "len"
+    )
+
+
+def deck_steps(lang: str) -> dict[str, int]:
+    """Deck name → number of steps in ``lang``'s file (English where it has none)."""
+    found: dict[str, dict[str, Path]] = {}
+    for path in sorted(DECKS.glob("*.toml")):
+        name, _, file_lang = path.name.removesuffix(".toml").partition(".")
+        found.setdefault(name, {})[file_lang or "en"] = path
+    steps = {}
+    for name, files in found.items():
+        path = files.get(lang) or files.get("en")
+        if path is not None:
+            with path.open("rb") as f:
+                steps[name] = len(tomllib.load(f).get("steps", []))
+    return steps
+
+
+def views(pages: list[str], lang: str, quick: bool) -> list[View]:
+    """Every view of ``pages``: each section (each lesson step); ``quick``: the default only."""
+    found = []
+    for page in pages:
+        if quick:
+            found.append(View(page, "default"))
+        elif page == "lessons":
+            for deck, n in deck_steps(lang).items():
+                found += [
+                    View(page, f"{deck}-{i}", (("deck", deck), ("step", str(i))))
+                    for i in range(1, n + 1)
+                ]
+        else:
+            param, ids = sections(page)
+            found += [View(page, s, ((param, s),)) for s in ids] or [View(page, "default")]
+    return found
+
+
+# ---- the language check ---------------------------------------------------------------
+
+WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+MARKUP = re.compile(r"\*\*|__|`|^#+\s*|\[|\]\([^)]*\)")
+SHINGLE = 4  # words: a run sharing four words in a row with an English-only string
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in WORD.findall(text)]
+
+
+def _shingles(words: list[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def _plain(text: str) -> str:
+    return " ".join(MARKUP.sub("", text).split())
+
+
+@functools.cache
+def catalog(lang: str) -> dict[str, str]:
+    from kit.i18n import catalog as read
+
+    return read(lang)
+
+
+@functools.cache
+def _english_only() -> tuple[set, set[str], set[str]]:
+    """(4-word shingles, whole short strings, snake_case names) that are English interface
+    text with a different Chinese one; anything also found in the Chinese sources is out."""
+    en, zh = catalog("en"), catalog("zh")
+    english = [v for k, v in en.items() if zh.get(k, "") != v]
+    chinese = list(zh.values())
+    for path in DECKS.glob("*.toml"):
+        (chinese if path.name.endswith(".zh.toml") else english).append(path.read_text())
+    zh_shingles = set().union(*(_shingles(_words(z)) for z in chinese))
+    zh_text = "\n".join(chinese)
+    shingles = set()
+    short = set()
+    for value in english:
+        for piece in re.split(r"\{[^}]*\}", value):
+            shingles |= _shingles(_words(piece)) - zh_shingles
+        plain = _plain(value)
+        if "{" not in value and 1 <= len(_words(plain)) <= 3 and len(plain) >= 3:
+            if plain not in zh_text:
+                short.add(plain)
+    names = set(SNAKE.findall(zh_text))
+    return shingles, short, names
+
+
+def untranslated(texts: list[dict]) -> list[dict]:
+    """The text runs of a 中文 view that are English interface text (one finding per run)."""
+    shingles, short, known_names = _english_only()
+    found, seen = [], set()
+    for run in texts:
+        text = run["text"]
+        if text in seen:
+            continue
+        seen.add(text)
+        why = None
+        if _plain(text) in short:
+            why = "an English interface string"
+        else:
+            hit = _shingles(_words(text)) & shingles
+            if hit:
+                why = "English interface text: " + " ".join(sorted(hit)[0])
+            else:
+                names = [n for n in SNAKE.findall(text) if n not in known_names]
+                if names:
+                    why = "an identifier shown as a name: " + ", ".join(names[:3])
+        if why:
+            found.append({"text": text[:120], "where": run["where"], "why": why})
+    return found
+
+
+# ---- widget ↔ URL agreement ---------------------------------------------------------------
+
+# Streamlit widget → the kind the page script reports for it (bench/screens_checks.js).
+DOM_KIND = {
+    "selectbox": "selectbox",
+    "segmented_control": "buttongroup",
+    "pills": "buttongroup",
+    "radio": "radio",
+    "slider": "slider",
+    "select_slider": "slider",
+    "number_input": "numberinput",
+}
+
+
+@dataclass(frozen=True)
+class UrlWidget:
+    """A widget whose value lives in ``?param=`` (a url_choice or url_number call)."""
+
+    param: str
+    kind: str
+    label_key: str | None  # a locale key (``t("chat.layer")``), or None with ``label``
+    label: str | None = None  # a literal label
+    option_key: str | None = None  # ``t(f"chat.section_{s}")``: "chat.section_{}"
+    positional: bool = False  # ``ids=range(len(...))``: the URL holds the option's position
+    identity: bool = False  # no ids, no format_func: the option shown is the URL's value
+    number: bool = False
+
+
+def _option_key(fn) -> str | None:
+    """``lambda s: t(f"prefix{s}suffix")`` → ``"prefix{}suffix"``."""
+    if not (isinstance(fn, ast.Lambda) and isinstance(fn.body, ast.Call)):
+        return None
+    call = fn.body
+    if getattr(call.func, "id", None) != "t" or not call.args or call.keywords:
+        return None
+    arg = call.args[0]
+    if not isinstance(arg, ast.JoinedStr) or len(arg.values) > 3:
+        return None
+    parts = []
+    for v in arg.values:
+        if isinstance(v, ast.Constant):
+            parts.append(v.value)
+        elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name):
+            parts.append("{}")
+        else:
+            return None
+    key = "".join(parts)
+    return key if key.count("{}") == 1 else None
+
+
+def url_widgets(page: str) -> list[UrlWidget]:
+    """Every URL-state widget in the page's source and its helper (``<page>_*.py``)."""
+    found = []
+    for path in sorted(STUDIOS.glob(f"{page}.py")) + sorted(STUDIOS.glob(f"{page}_*.py")):
+        tree = ast.parse(path.read_text())
+        for call in _calls(tree, "url_choice", "url_number"):
+            if len(call.args) < 3 or _const(call.args[1]) is None:
+                continue
+            widget = getattr(call.args[0], "attr", getattr(call.args[0], "id", ""))
+            if widget not in DOM_KIND:
+                continue
+            label = call.args[2]
+            label_key = literal = None
+            if isinstance(label, ast.Call) and getattr(label.func, "id", None) == "t":
+                label_key = _const(label.args[0]) if label.args else None
+            else:
+                literal = _const(label)
+            if label_key is None and literal is None:
+                continue
+            kw = {k.arg: k.value for k in call.keywords}
+            number = getattr(call.func, "id", getattr(call.func, "attr", "")) == "url_number"
+            found.append(
+                UrlWidget(
+                    param=_const(call.args[1]),
+                    kind=DOM_KIND[widget],
+                    label_key=label_key,
+                    label=literal,
+                    option_key=_option_key(kw.get("format_func")),
+                    positional=_positional(kw.get("ids")),
+                    identity=not number and "ids" not in kw and "format_func" not in kw,
+                    number=number,
+                )
+            )
+    return found
+
+
+def _text(key: str, lang: str) -> str | None:
+    return catalog(lang).get(key) or catalog("en").get(key)
+
+
+def _label_pattern(w: UrlWidget, lang: str) -> re.Pattern | None:
+    template = w.label if w.label is not None else _text(w.label_key, lang)
+    if template is None:
+        return None
+    pieces = re.split(r"\{[^}]*\}", _plain(template))
+    return re.compile(".+?".join(re.escape(p) for p in pieces))
+
+
+def _same_number(a: str, b: str) -> bool:
+    try:
+        return abs(float(a.replace(",", "")) - float(b)) <= 1e-9 * max(1.0, abs(float(b)))
+    except ValueError:
+        return False
+
+
+def widget_disagreements(page: str, shown: list[dict], url: str, asked: dict, lang: str):
+    """Widgets whose shown value is not their URL value, and asked values the page dropped."""
+    params = dict(parse_qsl(urlparse(url).query, keep_blank_values=True))
+    found = []
+    for param, value in asked.items():
+        if params.get(param) != value:
+            found.append(
+                {
+                    "param": param,
+                    "url": params.get(param),
+                    "asked": value,
+                    "why": "asked view not drawn",
+                }
+            )
+    for w in url_widgets(page):
+        pattern = _label_pattern(w, lang)
+        if pattern is None:
+            continue
+        matches = [
+            s for s in shown if s["kind"] == w.kind and pattern.fullmatch(_plain(s["label"]))
+        ]
+        if len(matches) != 1:
+            continue  # not on this view (another section's widget), or ambiguous
+        s = matches[0]
+        value = params.get(w.param)
+        record = {"param": w.param, "label": s["label"], "shown": s["shown"], "url": value}
+        if value is None:
+            found.append(record | {"why": f"widget shown, ?{w.param}= missing"})
+        elif w.number:
+            if not _same_number(s["shown"] or "", value):
+                found.append(record | {"why": "number differs"})
+        elif w.positional:
+            if str(s["index"]) != value:
+                found.append(
+                    record | {"why": f"option {s['index']} shown, position {value} in URL"}
+                )
+        elif w.option_key:
+            expected = _text(w.option_key.format(value), lang)
+            if expected is not None and _plain(expected) != _plain(s["shown"] or ""):
+                found.append(record | {"why": f"shows {s['shown']!r}, URL means {expected!r}"})
+        elif w.identity and (s["shown"] or "") != value:
+            found.append(record | {"why": "shown option is not the URL's"})
+    return found
+
+
+# ---- one view ---------------------------------------------------------------------------
+
+
+def settle(page, timeout_s: float = 240, quiet_s: float = 1.0, max_s: float = 60) -> None:
+    """The first run has ended, every lazily loaded element is drawn and the figures have
+    stopped changing (or ``max_s`` passed: a live view may redraw for ever)."""
+    page.wait_for_function(READY, timeout=timeout_s * 1000)
+    last, since, deadline = None, time.monotonic(), time.monotonic() + max_s
+    while time.monotonic() < deadline:
+        drawn = page.evaluate(DRAWN)
+        signature = (drawn, page.evaluate(FIGURE_SIGNATURE))
+        if drawn is None or signature != last or not page.evaluate(IDLE):
+            last, since = signature, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return
+        page.wait_for_timeout(250)
+
+
+def first_screen(first: dict, revealed: dict | None, viewport: Viewport) -> list[dict]:
+    """Presenter mode's promise: a figure, or a pending predict box followed by its figure,
+    starts on the first screen."""
+    figure, pending = first["figure"], first["pending"]
+    if figure is not None and figure["top"] < viewport.height:
+        return []
+    if pending is not None and pending["top"] < viewport.height:
+        if revealed is None or revealed["figure"] is None:
+            return [{"why": "no figure appeared after the reveal"}] if revealed else []
+        gap = revealed["figure"]["top"] - revealed["box_bottom"]
+        if gap > REVEAL_GAP_PX:
+            return [{"why": f"revealed figure starts {gap} px below its predict box"}]
+        return []
+    if figure is None:
+        return [
+            {"why": "no figure on the page" + (" (predict box below the fold)" if pending else "")}
+        ]
+    return [{"why": f"first {figure['kind']} starts at y = {figure['top']} px"}]
+
+
+@dataclass
+class Result:
+    view: View
+    viewport: str
+    lang: str
+    url: str = ""
+    seconds: float = 0.0
+    charts: int = 0
+    findings: dict[str, list] = field(default_factory=lambda: {c: [] for c in CHECKS})
+    error: str | None = None
+    shots: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.view.name} {self.lang} {self.viewport}"
+
+    def counts(self) -> dict[str, int]:
+        return {c: len(v) for c, v in self.findings.items()}
+
+    def line(self) -> str:
+        found = ", ".join(f"{c} {n}" for c, n in self.counts().items() if n)
+        tail = f"ERROR {self.error}" if self.error else (found or "clean")
+        return f"{self.name}: {self.seconds:.1f} s, {self.charts} charts; {tail}"
+
+
+def _stem(view: View, viewport: Viewport, lang: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{view.page}-{view.section}-{lang}-{viewport.name}")
+
+
+def _full_page(page, path: Path, viewport: Viewport) -> None:
+    """The whole page: the window made as tall as the page's scrolling area, then back."""
+    height = page.evaluate(
+        "() => (document.querySelector('[data-testid=stMain]') || document.body).scrollHeight"
+    )
+    tall = min(max(int(height), viewport.height), FULL_PAGE_MAX_PX)
+    page.set_viewport_size({"width": viewport.width, "height": tall})
+    page.wait_for_timeout(600)
+    page.screenshot(path=str(path))
+    page.set_viewport_size({"width": viewport.width, "height": viewport.height})
+
+
+def check_view(page, base: str, view: View, viewport: Viewport, lang: str, out: Path | None = None):
+    """Open ``view``, run every check on it and (with ``out``) save its screenshots."""
+    result = Result(view, viewport.name, lang)
+    query = dict(view.query)
+    if lang != "en":
+        query["lang"] = lang
+    if viewport.presenter:
+        query["present"] = "1"
+    path = "" if view.page == "home" else view.page
+    result.url = f"{base}/{path}" + (f"?{urlencode(query)}" if query else "")
+    t0 = time.perf_counter()
+    try:
+        page.set_viewport_size({"width": viewport.width, "height": viewport.height})
+        page.goto(result.url)
+        settle(page)
+        labels = {
+            "revealLabel": _text("reveal.button", lang),
+            "againLabel": _text("reveal.again", lang),
+        }
+        found = page.evaluate(CHECKS_JS, {"presenter": viewport.presenter, **labels})
+        if page.locator("[data-testid=stException]").count():
+            result.error = (
+                "exception on the page: "
+                + page.locator("[data-testid=stException]").first.inner_text()[:200]
+            )
+        result.charts = found["charts"]
+        f = result.findings
+        f["overlaps"] = found["overlaps"]
+        f["uniform"] = found["uniform"]
+        f["truncated"] = found["truncated"]
+        if lang != "en":
+            f["untranslated"] = untranslated(found["texts"])
+        f["widgets"] = widget_disagreements(view.page, found["widgets"], found["url"], query, lang)
+        stem = _stem(view, viewport, lang)
+        if out is not None:
+            page.screenshot(path=str(out / f"{stem}.png"))
+            _full_page(page, out / f"{stem}-full.png", viewport)
+            result.shots = [f"{stem}.png", f"{stem}-full.png"]
+        revealed = None
+        if viewport.presenter:
+            if found["first"]["pending"] is not None and (
+                found["first"]["figure"] is None
+                or found["first"]["figure"]["top"] >= viewport.height
+            ):
+                revealed = _reveal(page, labels)
+                if out is not None:
+                    page.screenshot(path=str(out / f"{stem}-revealed.png"))
+                    result.shots.append(f"{stem}-revealed.png")
+            f["first_screen"] = first_screen(found["first"], revealed, viewport)
+    except Exception as exc:  # one broken view must not hide the others
+        result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _reveal(page, labels: dict) -> dict:
+    """Press Reveal; the first figure and the predict box's bottom afterwards."""
+    main = page.locator("[data-testid=stMain]")
+    main.get_by_role("button", name=labels["revealLabel"], exact=True).first.click()
+    settle(page)
+    found = page.evaluate(CHECKS_JS, {"revealLabel": labels["againLabel"]})
+    box = found["first"]["pending"]
+    return {"figure": found["first"]["figure"], "box_bottom": box["bottom"] if box else 0}
+
+
+# ---- the whole run ------------------------------------------------------------------------
+
+
+def summary(results: list[Result], wall_s: float, out: Path | None, options: dict) -> dict:
+    totals = Counter()
+    with_finding = Counter()
+    pages: dict[str, Counter] = {}
+    for r in results:
+        counts = r.counts()
+        totals.update(counts)
+        with_finding.update({c: 1 for c, n in counts.items() if n})
+        pages.setdefault(r.view.page, Counter()).update(counts)
+    worst = sorted(results, key=lambda r: -sum(r.counts().values()))[:10]
+    return {
+        "bench": "screens",
+        "views": len(results),
+        "wall_s": round(wall_s, 1),
+        "checks": {c: totals[c] for c in CHECKS},
+        "views_with": {c: with_finding[c] for c in CHECKS},
+        "pages": {p: {c: n[c] for c in CHECKS} for p, n in pages.items()},
+        "worst": [
+            {"view": r.name, **{c: n for c, n in r.counts().items() if n}}
+            for r in worst
+            if sum(r.counts().values())
+        ],
+        "errors": [{"view": r.name, "error": r.error} for r in results if r.error],
+        "gallery": str(out / "index.html") if out else None,
+        "options": options,
+    }
+
+
+def write_gallery(out: Path, results: list[Result], result: dict) -> None:
+    """index.html: the counts, then every view's first screen (linked to the whole page)
+    with its findings; findings.json: everything, for a script."""
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td>{esc(p)}</td>"
+        + "".join(f"<td class=n{int(n[c] > 0)}>{n[c]}</td>" for c in CHECKS)
+        + "</tr>"
+        for p, n in result["pages"].items()
+    )
+    head = "".join(f"<th>{c}</th>" for c in CHECKS)
+    cards = []
+    for r in results:
+        shots = "".join(
+            f'<a href="{esc(s)}"><img loading=lazy src="{esc(s)}" alt="{esc(s)}"></a>'
+            for s in r.shots
+            if not s.endswith("-full.png")
+        )
+        full = next((s for s in r.shots if s.endswith("-full.png")), None)
+        items = []
+        for check, found in r.findings.items():
+            for item in found[:30]:
+                items.append(f"<li><b>{check}</b> {esc(json.dumps(item, ensure_ascii=False))}</li>")
+            if len(found) > 30:
+                items.append(f"<li><b>{check}</b> … {len(found) - 30} more</li>")
+        if r.error:
+            items.insert(0, f"<li class=err>{esc(r.error)}</li>")
+        cards.append(
+            f'<section id="{esc(r.name)}"><h3>{esc(r.name)} <small>{r.seconds:.1f} s · '
+            f'<a href="{esc(r.url)}">link</a>'
+            + (f' · <a href="{esc(full)}">whole page</a>' if full else "")
+            + f"</small></h3>{shots}<ul>{''.join(items) or '<li>clean</li>'}</ul></section>"
+        )
+    page = f"""<!doctype html><meta charset=utf-8><title>Attention Studio: visual review</title>
+<style>body{{font:14px system-ui,sans-serif;margin:1.5rem}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}}td:first-child{{text-align:left}}
+.n1{{background:#fde2e1}}section{{border-top:1px solid #ddd;margin-top:1rem}}
+img{{max-width:480px;border:1px solid #ccc;margin:.2rem;vertical-align:top}}
+li{{font:12px monospace}}.err{{color:#b00}}</style>
+<h1>Visual review</h1><p>{result["views"]} views in {result["wall_s"]} s · totals
+{esc(json.dumps(result["checks"]))}</p><table><tr><th>page</th>{head}</tr>{rows}</table>
+{"".join(cards)}"""
+    (out / "index.html").write_text(page)
+    detail = [
+        {"view": r.name, "url": r.url, "error": r.error, "findings": r.findings} for r in results
+    ]
+    (out / "findings.json").write_text(json.dumps(detail, ensure_ascii=False, indent=1))
+
+
+def main(argv: list[str] | None = None) -> dict:
+    from catalog import PAGES
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", default="", help="comma-separated URL names (default: all)")
+    ap.add_argument("--viewports", default="presenter,desktop", help=",".join(VIEWPORTS))
+    ap.add_argument("--langs", default="en,zh")
+    ap.add_argument("--out", type=Path, default=GALLERY, help="the gallery's folder")
+    ap.add_argument("--quick", action="store_true", help="each page's default view only")
+    args = ap.parse_args(argv)
+    pages = [p for p in args.pages.split(",") if p] or [p.url for p in PAGES]
+    viewports = [VIEWPORTS[v] for v in args.viewports.split(",") if v]
+    langs = [lang for lang in args.langs.split(",") if lang]
+    args.out.mkdir(parents=True, exist_ok=True)
+    plan = [
+        (lang, vp, v) for lang in langs for vp in viewports for v in views(pages, lang, args.quick)
+    ]
+
+    t0 = time.perf_counter()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = start_server(port, Path("/tmp") / f"bench-screens-{os.getpid()}.log")
+    results: list[Result] = []
+    outside: list[str] = []
+    try:
+        wait_for_health(base, proc)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            context = browser.new_context()
+
+            def guard(route):
+                if is_local(route.request.url):
+                    route.continue_()
+                else:
+                    outside.append(route.request.url)
+                    route.abort()
+
+            context.route("**/*", guard)
+            page = context.new_page()
+            for i, (lang, vp, view) in enumerate(plan, 1):
+                result = check_view(page, base, view, vp, lang, args.out)
+                results.append(result)
+                print(f"[{i}/{len(plan)}] {result.line()}", flush=True)
+            browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    options = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    result = summary(results, time.perf_counter() - t0, args.out, options)
+    result["outside_requests"] = sorted(set(outside))
+    write_gallery(args.out, results, result)
+    print(json.dumps(save(result, "screens"), ensure_ascii=False))
+    return result
+
+
+if __name__ == "__main__":
+    main()

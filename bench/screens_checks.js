@@ -1,0 +1,302 @@
+// The visual review's checks, run in the page by bench/screens.py (page.evaluate(source, opts)).
+// One arrow function, no globals: it reads the DOM as drawn and returns plain data.
+//
+// opts: {presenter: bool, revealLabel: str}. Returns
+//   overlaps:  pairs of text labels inside one Plotly chart whose glyph boxes intersect
+//   uniform:   heatmap panels that use under a quarter of their colour scale
+//   first:     the first figure's top (and a pending predict box's) against the viewport
+//   truncated: chart titles cut by the chart's edge or ending in "…", and HTML titles cut
+//              with an ellipsis
+//   texts:     visible text runs outside data (inputs, code, tokens), for the language check
+//   widgets:   each choice / number widget's label and the value it shows
+(opts) => {
+  const o = Object.assign({ presenter: false, revealLabel: "Reveal", minArea: 4 }, opts || {});
+  // A text's box is its line box (ascent + descent); glyphs fill about the middle 80 % of it,
+  // so neighbouring lines whose boxes merely touch are not counted as overlapping.
+  const SHRINK = 0.1;
+  const MIN_RATIO = 0.25;
+  const main = document.querySelector("[data-testid=stMain]") || document.body;
+  const app = document.querySelector("[data-testid=stApp]") || document.body;
+  const FIGURES = [
+    ".js-plotly-plot",
+    "[data-testid=stIFrame]",
+    "[data-testid=stImage] img",
+    ".kit-agrid",
+    ".kit-vgrid",
+    ".kit-strip",
+  ].join(", ");
+
+  const shown = (el) => {
+    if (!el.getClientRects().length) return false;
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.display === "none" || s.visibility === "hidden" || parseFloat(s.opacity) === 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
+  const round = (x) => Math.round(x * 10) / 10;
+
+  // ---- geometry: a text's box as a screen polygon (rotated labels stay rotated) ----------
+  const polygon = (el) => {
+    const b = el.getBBox();
+    const m = el.getScreenCTM();
+    if (!m || b.width <= 0 || b.height <= 0) return null;
+    const y0 = b.y + b.height * SHRINK;
+    const y1 = b.y + b.height * (1 - SHRINK);
+    return [
+      [b.x, y0],
+      [b.x + b.width, y0],
+      [b.x + b.width, y1],
+      [b.x, y1],
+    ].map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+  };
+  const area = (p) => {
+    let s = 0;
+    for (let i = 0; i < p.length; i++) {
+      const [x0, y0] = p[i];
+      const [x1, y1] = p[(i + 1) % p.length];
+      s += x0 * y1 - x1 * y0;
+    }
+    return s / 2;
+  };
+  // Sutherland–Hodgman: the part of convex polygon `subject` inside convex polygon `clip`.
+  const intersection = (subject, clip) => {
+    const sign = area(clip) >= 0 ? 1 : -1;
+    const inside = (p, a, b) => sign * ((b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])) >= 0;
+    const cross = (p, q, a, b) => {
+      const [x1, y1, x2, y2, x3, y3, x4, y4] = [...p, ...q, ...a, ...b];
+      const d = (x1 - x2) * (y3 - y4) - (y1 - y2) * (x3 - x4);
+      if (d === 0) return p;
+      const t = ((x1 - x3) * (y3 - y4) - (y1 - y3) * (x3 - x4)) / d;
+      return [x1 + t * (x2 - x1), y1 + t * (y2 - y1)];
+    };
+    let out = subject;
+    for (let i = 0; i < clip.length && out.length; i++) {
+      const a = clip[i];
+      const b = clip[(i + 1) % clip.length];
+      const input = out;
+      out = [];
+      for (let j = 0; j < input.length; j++) {
+        const p = input[j];
+        const q = input[(j + 1) % input.length];
+        if (inside(q, a, b)) {
+          if (!inside(p, a, b)) out.push(cross(p, q, a, b));
+          out.push(q);
+        } else if (inside(p, a, b)) {
+          out.push(cross(p, q, a, b));
+        }
+      }
+    }
+    return out.length >= 3 ? Math.abs(area(out)) : 0;
+  };
+  const aabb = (p) => {
+    const xs = p.map((v) => v[0]);
+    const ys = p.map((v) => v[1]);
+    return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+  };
+
+  // ---- one Plotly chart ----------------------------------------------------------------
+  const KINDS = [
+    ["xtick", "x tick"],
+    ["ytick", "y tick"],
+    ["gtitle", "title"],
+    ["g-xtitle", "x title"],
+    ["g-ytitle", "y title"],
+    ["annotation", "annotation"],
+    ["legend", "legend"],
+    ["colorbar", "colour bar"],
+    ["textpoint", "point label"],
+  ];
+  const kindOf = (el) => {
+    for (let e = el; e && !e.classList.contains("js-plotly-plot"); e = e.parentElement) {
+      for (const [cls, name] of KINDS) {
+        if (e.classList && (e.classList.contains(cls) || [...e.classList].some((c) => c.startsWith(cls)))) return name;
+      }
+    }
+    return "text";
+  };
+  const chartName = (gd, index) => {
+    const title = gd.querySelector(".gtitle");
+    const text = title ? clean(title.textContent) : "";
+    return text ? `#${index + 1} ${text.slice(0, 60)}` : `#${index + 1}`;
+  };
+  const labels = (gd) => {
+    const found = [];
+    for (const el of gd.querySelectorAll("svg text")) {
+      if (el.closest(".hoverlayer, .modebar, .modebar-container")) continue;
+      if (el.parentElement && el.parentElement.closest("text")) continue;
+      const text = clean(el.textContent);
+      if (!text || !shown(el)) continue;
+      const poly = polygon(el);
+      if (poly) found.push({ el, text, kind: kindOf(el), poly, box: aabb(poly) });
+    }
+    return found;
+  };
+
+  const charts = [...main.querySelectorAll(".js-plotly-plot")].filter(shown);
+  const overlaps = [];
+  const uniform = [];
+  const truncated = [];
+  charts.forEach((gd, index) => {
+    const chart = chartName(gd, index);
+    const texts = labels(gd);
+    for (let i = 0; i < texts.length; i++) {
+      for (let j = i + 1; j < texts.length; j++) {
+        const a = texts[i];
+        const b = texts[j];
+        if (a.box[2] <= b.box[0] || b.box[2] <= a.box[0] || a.box[3] <= b.box[1] || b.box[3] <= a.box[1]) continue;
+        if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
+        const px = intersection(a.poly, b.poly);
+        if (px > o.minArea) {
+          overlaps.push({ chart, a: a.text.slice(0, 40), b: b.text.slice(0, 40), kinds: `${a.kind}/${b.kind}`, px2: round(px) });
+        }
+      }
+    }
+
+    const layout = gd._fullLayout || {};
+    (gd._fullData || []).forEach((trace, t) => {
+      if (!["heatmap", "contour", "histogram2d"].includes(trace.type) || trace.visible === false) return;
+      let lo = trace.zmin;
+      let hi = trace.zmax;
+      const axis = trace.coloraxis && layout[trace.coloraxis];
+      if (axis) {
+        lo = axis.cmin;
+        hi = axis.cmax;
+      }
+      let min = Infinity;
+      let max = -Infinity;
+      for (const row of trace.z || []) {
+        for (const v of row && row.length !== undefined ? row : [row]) {
+          if (v === null || !Number.isFinite(+v)) continue;
+          if (+v < min) min = +v;
+          if (+v > max) max = +v;
+        }
+      }
+      if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi <= lo || min > max) return;
+      const share = (max - min) / (hi - lo);
+      if (share < MIN_RATIO) {
+        uniform.push({ chart, panel: trace.name || trace.xaxis + trace.yaxis || `trace ${t + 1}`, used: [min, max].map((v) => +v.toPrecision(3)), scale: [lo, hi].map((v) => +(+v).toPrecision(3)), share: +share.toFixed(3) });
+      }
+    });
+
+    const frame = gd.getBoundingClientRect();
+    const width = layout.width || frame.width;
+    for (const el of gd.querySelectorAll(".gtitle, .g-xtitle text, .g-ytitle text, .annotation-text, .cbtitle text, .legendtitletext")) {
+      const text = clean(el.textContent);
+      if (!text || !shown(el)) continue;
+      const r = el.getBoundingClientRect();
+      const why = [];
+      if (/(…|\.\.\.)$/.test(text)) why.push("ends in an ellipsis");
+      if (r.width > width + 1) why.push(`${Math.round(r.width)} px wide in a ${Math.round(width)} px chart`);
+      else if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1) why.push("cut by the chart's edge");
+      if (why.length) truncated.push({ chart, kind: kindOf(el), text: text.slice(0, 80), why: why.join("; ") });
+    }
+  });
+  // The HTML map grids' labels: each text node's box (CSS-rotated text as its bounding box).
+  [...main.querySelectorAll(".kit-agrid, .kit-vgrid, .kit-strip")].filter(shown).forEach((grid, index) => {
+    const boxes = [];
+    const walker = document.createTreeWalker(grid, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const text = clean(n.nodeValue);
+      if (!text || !n.parentElement || !shown(n.parentElement)) continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      const r = range.getBoundingClientRect();
+      if (r.width <= 0 || r.height <= 0) continue;
+      const dy = r.height * SHRINK;
+      boxes.push({ text, box: [r.left, r.top + dy, r.right, r.bottom - dy] });
+    }
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const [a, b] = [boxes[i].box, boxes[j].box];
+        const px = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+        if (px > o.minArea) {
+          overlaps.push({ chart: `html map #${index + 1}`, a: boxes[i].text.slice(0, 40), b: boxes[j].text.slice(0, 40), kinds: "html", px2: round(px) });
+        }
+      }
+    }
+  });
+
+  // HTML titles (map grids, headings) cut with an ellipsis by CSS.
+  for (const el of main.querySelectorAll("h1, h2, h3, h4, [class*=title]")) {
+    if (el.closest(".js-plotly-plot") || !shown(el)) continue;
+    const s = getComputedStyle(el);
+    if (s.textOverflow === "ellipsis" && el.scrollWidth > el.clientWidth + 1) {
+      truncated.push({ chart: "html", kind: el.tagName.toLowerCase(), text: clean(el.textContent).slice(0, 80), why: "cut with an ellipsis" });
+    }
+  }
+
+  // ---- the first screen ----------------------------------------------------------------
+  const mainTop = main.getBoundingClientRect().top;
+  const scrolled = main.scrollTop || 0;
+  const top = (el) => el.getBoundingClientRect().top - mainTop + scrolled;
+  const figures = [...main.querySelectorAll(FIGURES)]
+    .filter((el) => shown(el) && el.getBoundingClientRect().width > 20 && el.getBoundingClientRect().height > 20)
+    .map((el) => ({ kind: el.matches(".js-plotly-plot") ? "chart" : el.tagName.toLowerCase() === "iframe" || el.matches("[data-testid=stIFrame]") ? "iframe" : el.tagName.toLowerCase() === "img" ? "image" : "html map", top: Math.round(top(el)) }))
+    .sort((a, b) => a.top - b.top);
+  const reveal = [...main.querySelectorAll("button")].find((b) => shown(b) && clean(b.innerText) === o.revealLabel);
+  let pending = null;
+  if (reveal) {
+    const box = reveal.closest("[data-testid=stVerticalBlock]") || reveal;
+    pending = { top: Math.round(top(box)), bottom: Math.round(top(box) + box.getBoundingClientRect().height) };
+  }
+  const first = {
+    viewport: innerHeight,
+    figure: figures.length ? figures[0] : null,
+    figures: figures.length,
+    pending,
+  };
+
+  // ---- text runs, for the language check ---------------------------------------------
+  const SKIP = [
+    "script", "style", "noscript", "textarea", "input", "code", "pre", ".katex",
+    ".xtick", ".ytick", ".textpoint", ".hoverlayer", ".modebar-container",
+    "[data-testid=stIFrame]", ".kit-agrid-src", ".kit-agrid-tgt", ".kit-vgrid-q",
+    ".kit-vgrid-k", ".kit-strip-cells", "[data-testid=stSliderTickBar]",
+  ].join(", ");
+  const texts = [];
+  const walker = document.createTreeWalker(app, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const text = clean(n.nodeValue);
+    const parent = n.parentElement;
+    if (!text || !parent || parent.closest(SKIP) || !shown(parent)) continue;
+    const holder = parent.closest("[data-testid]");
+    texts.push({ text: text.slice(0, 300), where: holder ? holder.getAttribute("data-testid") : parent.tagName.toLowerCase() });
+  }
+
+  // ---- widgets: label and shown value ----------------------------------------------------
+  const widgets = [];
+  const WIDGETS = "[data-testid=stSelectbox], [data-testid=stButtonGroup], [data-testid=stRadio], [data-testid=stSlider], [data-testid=stNumberInput]";
+  for (const el of main.querySelectorAll(WIDGETS)) {
+    if (!shown(el)) continue;
+    const id = el.getAttribute("data-testid");
+    const labelEl = el.querySelector("[data-testid=stWidgetLabel]");
+    const label = labelEl ? clean(labelEl.innerText) : "";
+    const w = { kind: id.replace(/^st/, "").toLowerCase(), label, shown: null, index: null };
+    if (id === "stSelectbox") {
+      const input = el.querySelector("input");
+      w.shown = input ? input.value : clean(el.innerText.replace(label, ""));
+    } else if (id === "stButtonGroup" || id === "stRadio") {
+      const options = id === "stRadio"
+        ? [...el.querySelectorAll("[data-testid=stRadioOption]")]
+        : [...el.querySelectorAll("[role=radio], [role=checkbox]")];
+      const on = options.findIndex((b) => b.getAttribute("aria-checked") === "true" || b.getAttribute("data-selected") === "true" || (b.querySelector("input") && b.querySelector("input").checked));
+      w.index = on < 0 ? null : on;
+      w.shown = on < 0 ? null : clean(options[on].innerText);
+    } else if (id === "stSlider") {
+      const thumbs = [...el.querySelectorAll("[data-testid=stSliderThumbValue]")].map((v) => clean(v.innerText));
+      w.shown = thumbs.join(" – ");
+      const range = el.querySelector("input[type=range]");
+      w.index = range ? Number(range.value) : null;
+    } else {
+      const input = el.querySelector("input");
+      w.shown = input ? input.value : null;
+    }
+    widgets.push(w);
+  }
+
+  return { overlaps, uniform, truncated, first, texts, widgets, charts: charts.length, url: location.href };
+}

@@ -1,0 +1,141 @@
+"""The visual review's checks (bench/screens.py): first that each can fail, on a synthetic
+page drawn by the real plotly.js, then a small set of the studio's views.
+
+The studio views assert only what passes today; what still fails is printed (run
+``python -m bench.screens`` for the whole gallery), so fixing it needs no edit here.
+"""
+
+from pathlib import Path
+
+import plotly
+import pytest
+
+from bench import screens
+from tests.e2e.support import assert_no_exception
+
+pytestmark = pytest.mark.e2e
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+# Three charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
+# chart whose title is far wider than it; a clean control. Below a 2,000 px spacer, so no
+# figure is on the first screen.
+SYNTHETIC = """
+<div style="height:2000px">spacer</div>
+<div id="uniform" style="width:500px;height:400px"></div>
+<div id="narrow" style="width:300px;height:300px"></div>
+<div id="clean" style="width:500px;height:400px"></div>
+<script>
+const opts = {displayModeBar: false};
+Plotly.newPlot("uniform", [{type: "heatmap", z: [[0.50, 0.51], [0.52, 0.50]], zmin: 0, zmax: 1}],
+  {title: {text: "uniform"}, annotations: [
+    {x: 0, y: 0, text: "overlap one", showarrow: false},
+    {x: 0, y: 0, text: "overlap two", showarrow: false},
+    {x: 1, y: 1, text: "alone", showarrow: false}]}, opts);
+Plotly.newPlot("narrow", [{type: "bar", x: ["a", "b"], y: [1, 2]}],
+  {width: 300, title: {text: "A title much wider than the 300 px of its chart, by far"}}, opts);
+Plotly.newPlot("clean", [{type: "heatmap", z: [[0, 0.5], [0.8, 1]], zmin: 0, zmax: 1}],
+  {title: {text: "clean"}}, opts);
+</script>
+"""
+
+
+@pytest.fixture(scope="module")
+def synthetic(browser):
+    """The checks' answer on the synthetic page (drawn once: plotly.js is 3.5 MB)."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    outside = []
+    context.route("**/*", lambda r: outside.append(r.request.url) or r.abort())
+    page = context.new_page()
+    page.set_content(f"<!doctype html><script>{PLOTLY_JS.read_text()}</script>{SYNTHETIC}")
+    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 6")
+    found = page.evaluate(screens.CHECKS_JS, {"presenter": True})
+    context.close()
+    assert not outside
+    return found
+
+
+def test_overlapping_labels_are_found_and_separate_ones_are_not(synthetic):
+    pairs = {(o["a"], o["b"]) for o in synthetic["overlaps"]}
+    assert ("overlap one", "overlap two") in pairs
+    assert not any("alone" in pair for pair in pairs)
+    assert all(o["chart"].startswith("#1") for o in synthetic["overlaps"]), synthetic["overlaps"]
+
+
+def test_a_near_uniform_heatmap_is_found_and_a_full_one_is_not(synthetic):
+    (panel,) = synthetic["uniform"]
+    assert panel["chart"].startswith("#1") and panel["scale"] == [0, 1]
+    assert panel["share"] == pytest.approx(0.02, abs=1e-3)
+
+
+def test_a_title_wider_than_its_chart_is_found(synthetic):
+    (cut,) = synthetic["truncated"]
+    assert cut["chart"].startswith("#2") and cut["kind"] == "title"
+    assert "px wide in a 300 px chart" in cut["why"]
+
+
+def test_a_figure_below_the_fold_breaks_presenter_mode(synthetic):
+    presenter = screens.VIEWPORTS["presenter"]
+    assert synthetic["first"]["figure"]["top"] >= 2000
+    (finding,) = screens.first_screen(synthetic["first"], None, presenter)
+    assert "starts at y =" in finding["why"]
+    on_screen = dict(synthetic["first"], figure={"kind": "chart", "top": 300})
+    assert screens.first_screen(on_screen, None, presenter) == []
+    pending = dict(synthetic["first"], pending={"top": 600, "bottom": 900})
+    far = {"figure": {"kind": "chart", "top": 1400}, "box_bottom": 1000}
+    assert screens.first_screen(pending, far, presenter)  # the revealed map comes too late
+    near = {"figure": {"kind": "chart", "top": 1030}, "box_bottom": 1000}
+    assert screens.first_screen(pending, near, presenter) == []
+
+
+def test_english_interface_text_in_chinese_is_found():
+    english = screens.catalog("en")["reveal.button"]
+    assert english != screens.catalog("zh")["reveal.button"]
+    runs = [
+        {"text": english, "where": "stButton"},
+        {"text": screens.catalog("zh")["reveal.button"], "where": "stButton"},
+        {"text": "evicted_from", "where": "stTable"},
+        {"text": "l' accord sur la zone économique", "where": "stMarkdown"},
+    ]
+    found = [f["text"] for f in screens.untranslated(runs)]
+    assert found == [english, "evicted_from"]
+
+
+def test_a_widget_that_disagrees_with_its_url_is_found():
+    section = screens.url_widgets("chat")[0]
+    assert (section.param, section.option_key) == ("section", "chat.section_{}")
+    t = screens.catalog("en")
+    shown = [
+        {"kind": "buttongroup", "label": t["chat.section"], "shown": t["chat.section_sinks"]},
+    ]
+    agree = "http://x/chat?section=sinks"
+    assert screens.widget_disagreements("chat", shown, agree, {"section": "sinks"}, "en") == []
+    wrong = screens.widget_disagreements("chat", shown, "http://x/chat?section=cache", {}, "en")
+    assert [w["param"] for w in wrong] == ["section"]
+    dropped = screens.widget_disagreements("chat", shown, agree, {"section": "heads"}, "en")
+    assert dropped[0]["why"] == "asked view not drawn"
+
+
+# The studio itself: each page's default view, as the teacher and the researcher see it.
+PAGES = ["home", "basics", "alignment"]
+# What these views fail today (measured 2026-12-02); printed, not asserted.
+KNOWN = {("home", "presenter"): {"first_screen"}}
+
+
+@pytest.mark.parametrize("viewport", list(screens.VIEWPORTS))
+@pytest.mark.parametrize("name", PAGES)
+def test_default_views_pass_the_checks(studio_url, page, name, viewport, tmp_path):
+    view = screens.View(name, "default")
+    result = screens.check_view(page, studio_url, view, screens.VIEWPORTS[viewport], "en", tmp_path)
+    print(result.line())
+    assert result.error is None, result.error
+    assert_no_exception(page)
+    assert all((tmp_path / shot).stat().st_size > 10_000 for shot in result.shots)
+    if name != "home":
+        assert result.charts >= 1
+    known = KNOWN.get((name, viewport), set())
+    for check, found in result.findings.items():
+        if check in known:
+            print(f"known: {check} {found}")
+        else:
+            assert not found, f"{check}: {found}"
