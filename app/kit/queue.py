@@ -12,16 +12,26 @@ A job's function may take ``cancel`` (a ``threading.Event``) and ``progress`` (a
 callable ``progress(done, total, text)``): it is then *cooperative* — Cancel stops it
 between steps and :func:`run` returns what it finished. Other functions can only be
 dropped from the queue; once running they finish and their result is discarded.
+
+Every job runs under one time limit, ``LIMIT_S`` of wall time from its start, so no
+request holds a core longer whatever its input. At the limit a cooperative job is asked to
+stop (as by Cancel) and returns what it finished; a job still running ``GRACE_S`` later,
+cooperative or not, is interrupted: :class:`TimeLimit` is raised inside its thread at the
+next Python instruction (``PyThreadState_SetAsyncExc``), unwinding its ``with`` and
+``finally`` blocks, so slots and locks it holds are released. A torch operation already
+inside C finishes first; the page inputs' limits keep each such operation short.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import inspect
 import itertools
 import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -36,10 +46,26 @@ CAPACITY = 8 * WORKERS  # jobs waiting or running, over all sessions
 RESULTS = 32  # finished results kept …
 RESULT_TTL_S = 30 * 60  # … for at most this long
 POLL_S = 0.25
+# The longest a job may run: above the live trainings' own minute (app/state/live.py) with
+# their set-up, and far above any other page's work on inputs within their limits.
+LIMIT_S = 90.0
+GRACE_S = 2.0  # a cooperative job asked to stop has this long to reach its next step
+WATCH_S = 0.5  # how often the watchdog looks at the running jobs
 
 
 class Busy(Exception):
     """The queue is full."""
+
+
+class TimeLimit(BaseException):
+    """Raised inside a job's thread at its time limit. A BaseException, as KeyboardInterrupt
+    is, so the job's own ``except Exception`` clauses do not swallow it."""
+
+
+def _interrupt(thread_id: int, exc: type[BaseException] | None) -> None:
+    """Raise ``exc`` in thread ``thread_id`` at its next instruction; None clears one pending."""
+    target = ctypes.py_object(exc) if exc is not None else ctypes.py_object()  # () is NULL
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), target)
 
 
 @dataclass
@@ -52,20 +78,33 @@ class Job:
     number: int = 0
     started: float | None = None
     done_steps: tuple[int, int, str] = (0, 0, "")
+    limit_s: float = LIMIT_S
+    thread: int | None = None  # the worker thread while the job's function runs
+    stopped: str | None = None  # "time" once the time limit has stopped it
 
     def progress(self, done: int, total: int, text: str = "") -> None:
         self.done_steps = (done, total, text)
 
 
 class WorkQueue:
-    def __init__(self, workers: int = WORKERS, capacity: int = CAPACITY):
-        self.capacity = capacity
+    def __init__(
+        self,
+        workers: int = WORKERS,
+        capacity: int = CAPACITY,
+        limit_s: float | None = None,
+        grace_s: float = GRACE_S,
+    ):
+        self.capacity, self.grace_s = capacity, grace_s
+        self.limit_s = LIMIT_S if limit_s is None else limit_s
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="studio-heavy")
         self._lock = threading.Lock()
+        self._watch_lock = threading.Lock()  # held while a job's thread is set or interrupted
         self._active: list[Job] = []
         self._by_session: dict[str, Job] = {}
         self._results: OrderedDict[str, tuple[float, object]] = OrderedDict()
         self._numbers = itertools.count(1)
+        watch = threading.Thread(target=_watch, args=(weakref.ref(self),), daemon=True)
+        watch.start()
 
     # -- results ------------------------------------------------------------------------
     def cached(self, key: str):
@@ -96,7 +135,7 @@ class WorkQueue:
             if len(self._active) >= self.capacity:
                 raise Busy(len(self._active))
             cooperative = {"cancel", "progress"} <= set(inspect.signature(fn).parameters)
-            job = Job(key, label, cooperative, number=next(self._numbers))
+            job = Job(key, label, cooperative, number=next(self._numbers), limit_s=self.limit_s)
             job.future = self._pool.submit(self._work, job, fn, args, kwargs)
             self._active.append(job)
             self._by_session[session] = job
@@ -105,13 +144,45 @@ class WorkQueue:
     def _work(self, job: Job, fn, args, kwargs):
         if job.cancel.is_set():
             raise CancelledError
-        job.started = time.monotonic()
         if job.cooperative:
             kwargs = {**kwargs, "cancel": job.cancel, "progress": job.progress}
-        value = fn(*args, **kwargs)
+        with self._watch_lock:
+            job.started, job.thread = time.monotonic(), threading.get_ident()
+        try:
+            value = fn(*args, **kwargs)
+        finally:
+            self._unwatch(job)
         if not job.cancel.is_set():
             self._keep(job.key, value)
         return value
+
+    def _unwatch(self, job: Job) -> None:
+        """No interruption reaches this thread once the job's function has returned: an
+        exception still pending would land in the pool's own loop and kill the worker."""
+        while True:
+            try:
+                with self._watch_lock:
+                    job.thread = None
+                    _interrupt(threading.get_ident(), None)
+                return
+            except TimeLimit:
+                continue  # raised just before the lock was taken: clear and try again
+
+    def enforce_limits(self) -> None:
+        """Stop each job past its time limit: a request to stop, then an interruption."""
+        with self._lock:
+            running = [j for j in self._active if j.started is not None]
+        now = time.monotonic()
+        for job in running:
+            over = now - job.started - job.limit_s
+            if over < 0 or job.future.done():
+                continue
+            job.stopped = "time"
+            job.cancel.set()
+            if over >= (self.grace_s if job.cooperative else 0):
+                with self._watch_lock:
+                    if job.thread is not None:
+                        _interrupt(job.thread, TimeLimit)
 
     def _stop(self, job: Job) -> None:
         job.cancel.set()
@@ -135,6 +206,14 @@ class WorkQueue:
     def load(self) -> int:
         with self._lock:
             return sum(not j.future.done() for j in self._active)
+
+
+def _watch(queue: weakref.ref) -> None:
+    """The watchdog of one queue, for as long as the queue exists."""
+    while (q := queue()) is not None:
+        q.enforce_limits()
+        del q
+        time.sleep(WATCH_S)
 
 
 @st.cache_resource(max_entries=1)
@@ -227,7 +306,13 @@ def run(
     status.empty()
     cancel.empty()
     try:
-        return job.future.result()
+        value = job.future.result()
     except CancelledError:
         st.info(t("queue.cancelled", label=label))
         st.stop()
+    except TimeLimit:
+        st.warning(t("queue.time_limit", label=label, seconds=f"{job.limit_s:.0f}"))
+        st.stop()
+    if job.stopped == "time":  # cooperative: what it finished within the limit
+        st.info(t("queue.time_limit_partial", label=label, seconds=f"{job.limit_s:.0f}"))
+    return value
