@@ -15,6 +15,15 @@ survives page refactors. The train-now flow (issue 21): every session opens the 
 page's "Train it now" and presses Train with its own seed at once; each run's outcome
 (trained, told the server is busy, stopped by the time limit) and its wall time are counted,
 so the server-wide limit on live trainings can be seen to hold while pages stay responsive.
+The generate flow (issue 30): every session opens the Chat page, types its own prompt of
+about twenty words (20 new tokens, chat template on) and presses Generate within two
+seconds of the others; per press: generated or refused, seconds from the press to the
+page finished, tokens written (the page's "Step 1 of N"), and the whole server's tokens
+per second. ``--compare-batching`` runs the same phases again on a server started with
+``ATTENTION_STUDIO_BATCHING=0`` (every generation alone through the heavy-work queue), so
+the ratio is measured in one run:
+
+    python bench/load.py --flow generate --sessions 10,30 --compare-batching
 
 Measured per N: p50/p95 seconds from a widget change to its script_finished (and from a
 page change to its script_finished), errors (exceptions or error alerts drawn, failed or
@@ -52,11 +61,32 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._save import save  # noqa: E402
 from tests.e2e.support import free_port, start_server, wait_for_health  # noqa: E402
 
 TARGET_N, TARGET_P95_S, TARGET_RSS_B, TARGET_BACK = 30, 3.0, 4 * 2**30, 0.10
 STRING_WIDGETS = {"text_area", "text_input", "selectbox", "radio", "color_picker"}
 ARRAY_WIDGETS = {"multiselect", "button_group", "select_slider"}
+TOPICS = [
+    "photosynthesis",
+    "gravity",
+    "the water cycle",
+    "volcanoes",
+    "prime numbers",
+    "the French revolution",
+    "electric circuits",
+    "the moon's phases",
+    "erosion",
+    "fractions",
+    "the heart",
+    "magnets",
+    "rainbows",
+    "tides",
+    "bacteria",
+    "seasons",
+]
+AUDIENCES = ["a ten year old", "my grandmother", "a new student", "a tired classmate"]
+STEP_OF = re.compile(r"\*\*Step 1 of (\d+)\.\*\*")
 SENTENCES = [
     "the cat sat on the mat .",
     "the european economic area agreement was signed in august 1992 .",
@@ -123,6 +153,11 @@ class Session:
             raise ProtocolError(f"no page {url_path!r}; the app has {sorted(self.pages)}")
         self.page, self._values = url_path, {}
         return await self._rerun(f"open {url_path}", page_hash=self.pages[url_path])
+
+    def set(self, label: str, value) -> None:
+        """Set a widget inside a form without a rerun: the browser sends it on submit."""
+        state = widget_state(self.find(label), value)
+        self._values[state.id] = state
 
     async def change(self, label: str, value) -> Run:
         """Set the widget with this label (exact, else prefix, else substring) and rerun."""
@@ -302,6 +337,182 @@ async def train_now_flow(s: Session, rng: random.Random, pause) -> tuple[list, l
 
 
 FLOWS = {"classroom": classroom_flow, "short": short_flow, "train-now": train_now_flow}
+
+
+# --- the generate flow: a class pressing Generate at once ----------------------------------
+
+GENERATE_TARGETS = {30: {"generated": 30, "refused": 0, "p95_s": 10.0}, 10: {"p95_s": 5.0}}
+TARGET_RATIO = 3.0  # whole-server tokens/s, batched over unbatched, at 30 students
+
+
+def student_prompt(i: int) -> str:
+    """Student i's own prompt, about twenty words (no two alike, so nothing is shared)."""
+    topic = TOPICS[i % len(TOPICS)]
+    who = AUDIENCES[(i // len(TOPICS)) % len(AUDIENCES)]
+    return (
+        f"Student {i + 1} asks: please explain {topic} to {who} in two short sentences, "
+        "with one everyday example they will remember."
+    )
+
+
+async def _seated(url: str, i: int, timeout: float) -> Session:
+    """A student on the Chat page with their prompt typed (the form not yet submitted)."""
+    s = Session(url, timeout=timeout)
+    await s.connect()
+    await s.open("chat")
+    s.set("Prompt", student_prompt(i))
+    return s
+
+
+async def _press(s: Session, at: float) -> dict:
+    await asyncio.sleep(max(0.0, at - time.perf_counter()))
+    s.texts = []
+    pressed = time.perf_counter()
+    try:
+        run = await s.change("Generate", True)
+        errors = run.errors
+    except (ProtocolError, OSError, websockets.WebSocketException) as exc:
+        errors = [f"{type(exc).__name__}: {exc}"]
+    finished = time.perf_counter()
+    said = " ".join(s.texts)
+    steps = STEP_OF.search(said)
+    outcome = (
+        "generated"
+        if "**Output:**" in said and not errors
+        else "refused"
+        if "The studio is busy" in said
+        else "error"
+    )
+    await s.close()
+    return {
+        "outcome": outcome,
+        "seconds": finished - pressed,
+        "tokens": int(steps.group(1)) if steps and outcome == "generated" else 0,
+        "pressed": pressed,
+        "finished": finished,
+        "errors": errors,
+    }
+
+
+async def generate_phase(url, n, pid, *, window: float, timeout: float, seed: int) -> dict:
+    """n students seated on the Chat page, then each presses Generate at a random moment
+    within ``window`` seconds: outcomes, press → finished times, the server's tokens/s."""
+    rng = random.Random(seed)
+    seated = await asyncio.gather(
+        *(_seated(url, i, timeout) for i in range(n)), return_exceptions=True
+    )
+    sessions = [s for s in seated if isinstance(s, Session)]
+    setup_errors = [f"{type(e).__name__}: {e}" for e in seated if not isinstance(e, Session)]
+    sampler = Sampler(pid)
+    sampler.start()
+    cpu0, load0 = cpu_seconds(pid) if pid else None, [round(x, 2) for x in os.getloadavg()]
+    t0 = time.perf_counter() + 0.2
+    presses = await asyncio.gather(*(_press(s, t0 + rng.uniform(0, window)) for s in sessions))
+    cpu = cpu_seconds(pid) - cpu0 if pid else None
+    peak = await sampler.stop()
+    made = [p for p in presses if p["outcome"] == "generated"]
+    secs = [p["seconds"] for p in made]
+    wall = max(p["finished"] for p in presses) - min(p["pressed"] for p in presses)
+    tokens = sum(p["tokens"] for p in presses)
+    count = Counter(p["outcome"] for p in presses)
+    return {
+        "sessions": n,
+        "generated": count.get("generated", 0),
+        "refused": count.get("refused", 0),
+        "errors": count.get("error", 0) + len(setup_errors),
+        "error_samples": sorted({e for p in presses for e in p["errors"]} | set(setup_errors))[:5],
+        "p50_s": _round(percentile(secs, 0.5)),
+        "p95_s": _round(percentile(secs, 0.95)),
+        "max_s": _round(max(secs, default=None)),
+        "p95_all_s": _round(percentile([p["seconds"] for p in presses], 0.95)),
+        "tokens": tokens,
+        "wall_s": round(wall, 2),
+        "tokens_per_s": round(tokens / wall, 1) if wall > 0 else None,
+        "server_cpu_s": round(cpu, 1) if cpu is not None else None,
+        "tokens_per_cpu_s": round(tokens / cpu, 1) if cpu else None,
+        "rss_peak_b": peak,
+        "load_before": load0,
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def report_generate(mode: str, p: dict) -> str:
+    return (
+        f"{mode:>9} N={p['sessions']:>3}: generated {p['generated']}, refused {p['refused']}, "
+        f"errors {p['errors']}; press→finished p50 {p['p50_s']} s, p95 {p['p95_s']} s, max "
+        f"{p['max_s']} s; {p['tokens']} tokens in {p['wall_s']} s = {p['tokens_per_s']} "
+        f"tokens/s ({p['tokens_per_cpu_s']} per server CPU second); load {p['load_after']}"
+    )
+
+
+async def generate_run(args, url: str, pid: int | None, mode: str) -> list[dict]:
+    """One warm-up student (the model loaded, the page compiled), then each phase."""
+    warm = await _seated(url, 10_000, args.timeout)
+    await warm.close()
+    if pid:
+        await wait_until_idle(pid)
+    phases = []
+    for n in args.sessions:
+        p = await generate_phase(url, n, pid, window=args.window, timeout=args.timeout, seed=n)
+        print(report_generate(mode, p), flush=True)
+        phases.append(p)
+        if pid:
+            await wait_until_idle(pid)
+    return phases
+
+
+def generate_targets(out: dict) -> dict:
+    checks = {}
+    for n, want in GENERATE_TARGETS.items():
+        p = next((p for p in out["batched"] if p["sessions"] == n), None)
+        if p is None:
+            continue
+        for k, v in want.items():
+            got = p[k]
+            checks[f"{k}_{n}"] = got is not None and (got <= v if k.endswith("_s") else got == v)
+    ratio = out.get("ratio_tokens_per_s", {}).get(30)
+    if ratio is not None:
+        checks["ratio_30_ge_3"] = ratio >= TARGET_RATIO
+    return {"measured": bool(checks), "met": bool(checks) and all(checks.values()), **checks}
+
+
+def generate_main(args) -> dict:
+    """The generate flow on one server, or on two (batching on, then off) in one run."""
+    modes = {"batched": {}}
+    if args.compare_batching:
+        modes["unbatched"] = {"ATTENTION_STUDIO_BATCHING": "0"}
+    out = {
+        "flow": "generate",
+        "window_s": args.window,
+        "new_tokens": 20,
+        "template": True,
+        "cores": os.cpu_count(),
+        "load_before": [round(x, 2) for x in os.getloadavg()],
+    }
+    for mode, env in modes.items():
+        with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
+            if args.url:
+                url, pid, proc = args.url.rstrip("/"), args.pid, None
+            else:
+                port = free_port()
+                url = f"http://127.0.0.1:{port}"
+                proc = start_server(port, Path(tmp) / "streamlit.log", env=os.environ | env)
+                wait_for_health(url, proc)
+                pid = proc.pid
+            try:
+                out[mode] = asyncio.run(generate_run(args, url, pid, mode))
+            finally:
+                if proc is not None:
+                    stop_target(proc)
+    if "unbatched" in out:
+        out["ratio_tokens_per_s"] = {
+            b["sessions"]: round(b["tokens_per_s"] / u["tokens_per_s"], 2)
+            for b, u in zip(out["batched"], out["unbatched"], strict=True)
+            if b["tokens_per_s"] and u["tokens_per_s"]
+        }
+    out["targets"] = generate_targets(out)
+    out["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
 
 
 async def one_session(url, flow, seed, think, timeout, start_delay) -> dict:
@@ -607,11 +818,20 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument(
         "--sessions", default="10,30,60", help="comma-separated session counts, run in order"
     )
-    ap.add_argument("--flow", choices=sorted(FLOWS), default="classroom")
+    ap.add_argument("--flow", choices=sorted(FLOWS) + ["generate"], default="classroom")
     ap.add_argument("--think", default="1,3", help="a student's pause between actions, min,max s")
     ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which sessions join")
     ap.add_argument("--settle", type=float, default=10.0, help="seconds before the 'after' RSS")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for one run")
+    ap.add_argument(
+        "--window", type=float, default=2.0, help="generate flow: seconds the presses spread over"
+    )
+    ap.add_argument(
+        "--compare-batching",
+        action="store_true",
+        help="generate flow: run the phases again on a server with ATTENTION_STUDIO_BATCHING=0",
+    )
+    ap.add_argument("--save", action="store_true", help="keep the JSON in bench/results/")
     args = ap.parse_args(argv)
     args.sessions = [int(x) for x in args.sessions.split(",")]
     return args
@@ -619,6 +839,12 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    if args.flow == "generate":
+        out = generate_main(args)
+        if args.save:
+            save(out, "load-generate")
+        print(json.dumps(out))
+        return out
     proc = None
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
         if args.url:

@@ -223,7 +223,6 @@ class Batcher:
     def _run(self) -> None:
         try:
             self.chat = self.load()
-            self._w32 = bd.Weights32(self.chat.model)
             self._cache = bd.SlotCache(self.chat)
             self._template = tuple(template_prefix(self.chat))
         except Exception as exc:  # noqa: BLE001 - shown by whoever waits for the model
@@ -261,6 +260,8 @@ class Batcher:
         return admitted
 
     def _iterate(self, admitted: list[Ticket]) -> None:
+        if self._w32 is None:  # made on the first request: a server that never batches
+            self._w32 = bd.Weights32(self.chat.model)  # (ATTENTION_STUDIO_BATCHING=0) spares it
         if admitted:
             self._prefill(admitted)
             self._active += admitted

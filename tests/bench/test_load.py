@@ -85,6 +85,28 @@ def test_a_widget_change_reaches_the_script(server):
         s.find("a label no page has")
 
 
+def test_two_students_generate_at_once(server, capsys):
+    """The generate flow on the real Chat page: own prompts, Generate pressed together."""
+    url, pid = server
+    out = in_own_thread(
+        load.main,
+        ["--url", url, "--pid", str(pid), "--flow", "generate", "--sessions", "2"]
+        + ["--window", "0.5", "--timeout", "300"],
+    )
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == out
+    (p,) = out["batched"]
+    assert (p["generated"], p["refused"], p["errors"]) == (2, 0, 0), p["error_samples"]
+    assert 2 <= p["tokens"] <= 40 and p["tokens_per_s"] > 0
+    assert 0 < p["p50_s"] <= p["p95_s"] == p["max_s"] < 300
+    assert "unbatched" not in out and out["targets"]["measured"] is False
+
+
+def test_students_prompts_are_their_own_and_about_twenty_words():
+    prompts = [load.student_prompt(i) for i in range(60)]
+    assert len(set(prompts)) == 60
+    assert all(18 <= len(p.split()) <= 24 for p in prompts)
+
+
 def test_widget_states_follow_streamlits_serde():
     area = load.Widget("text_area", TextArea(id="a", label="Input"), "")
     assert load.widget_state(area, "hi").string_value == "hi"
