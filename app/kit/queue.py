@@ -305,14 +305,21 @@ def run(
         time.sleep(POLL_S)
     status.empty()
     cancel.empty()
+    return _outcome(job, label)
+
+
+def _outcome(job: Job, label: str):
+    """A finished job's result, or the note that stops the script: cancelled, or stopped
+    at the time limit with nothing to show."""
+    seconds = f"{job.limit_s:.0f}"
     try:
         value = job.future.result()
     except CancelledError:
         st.info(t("queue.cancelled", label=label))
         st.stop()
     except TimeLimit:
-        st.warning(t("queue.time_limit", label=label, seconds=f"{job.limit_s:.0f}"))
+        st.warning(t("queue.time_limit", label=label, seconds=seconds))
         st.stop()
     if job.stopped == "time":  # cooperative: what it finished within the limit
-        st.info(t("queue.time_limit_partial", label=label, seconds=f"{job.limit_s:.0f}"))
+        st.info(t("queue.time_limit_partial", label=label, seconds=seconds))
     return value

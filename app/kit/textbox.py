@@ -33,6 +33,9 @@ from kit.i18n import engine_text, t
 # The counters a page picks from, by the unit its model reads.
 __all__ = [
     "card_limits",
+    "char_gate",
+    "subword_gate",
+    "word_gate",
     "char_ends",
     "gate_text",
     "gated_text",
@@ -115,6 +118,22 @@ def subwords_unit() -> str:
 def chars_unit() -> str:
     """The unit of :func:`engine.text_gate.char_ends`, as the page's language says it."""
     return engine_text(Message("unit.characters"))
+
+
+def word_gate(tokens: int) -> dict:
+    """``gated_text``'s arguments for a text read as words and marks."""
+    return dict(limits=word_limits(tokens), unit=words_unit())
+
+
+def char_gate(tokens: int) -> dict:
+    """``gated_text``'s arguments for a text read character by character (a date)."""
+    return dict(limits=word_limits(tokens), unit=chars_unit(), ends=char_ends)
+
+
+def subword_gate(tokenizer, tokens: int) -> dict:
+    """``gated_text``'s arguments for a text read by ``tokenizer`` (specials included)."""
+    limits = tokenizer_limits(tokenizer, tokens)
+    return dict(limits=limits, unit=subwords_unit(), ends=tokenizer_ends(tokenizer))
 
 
 def tokenizer_limits(tokenizer, tokens: int) -> TextLimits:

@@ -209,6 +209,15 @@ def link_box() -> None:
         )
 
 
+def url_text(box, label: str, default: str, *, key: str, param: str = "text", **gate):
+    """A text box kept in ``?text=`` and passed through :func:`kit.textbox.gated_text`
+    (``gate``: ``limits``, ``unit``, ``ends``); None, and left out of the link, when the
+    text is over its limits."""
+    text = gated_text(box, label, url_default(param, default, key=key), key=key, **gate)
+    url_sync(**{param: text})
+    return text
+
+
 def example_and_text(
     examples, key: str, example_label: str, text_label: str, box=None, **gate
 ) -> str | None:

@@ -15,13 +15,12 @@ from kit import (
     t,
     table_exports,
     url_choice,
-    url_default,
     url_number,
-    url_sync,
 )
 from kit.i18n import map_note, task_title, variant_title
-from kit.textbox import gated_text, subwords_unit, tokenizer_ends, tokenizer_limits
+from kit.textbox import subword_gate
 from kit.url import names as url_names
+from kit.url import url_text
 from state import grid_training as training
 from state import variants as state
 from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, source_widgets
@@ -222,17 +221,8 @@ def swap() -> None:
     st.markdown(t("variants.swap_intro"))
     with controls():
         label = t("variants.swap_text", n=state.SWAP_MAX_TOKENS)
-        tokenizer = state.minilm().tokenizer
-        text = gated_text(
-            st.text_area,
-            label,
-            url_default("text", EXAMPLE, key="swap-text"),
-            key="swap-text",
-            limits=tokenizer_limits(tokenizer, state.SWAP_MAX_TOKENS),
-            unit=subwords_unit(),
-            ends=tokenizer_ends(tokenizer),
-        )
-        url_sync(text=text)
+        gate = subword_gate(state.minilm().tokenizer, state.SWAP_MAX_TOKENS)
+        text = url_text(st.text_area, label, EXAMPLE, key="swap-text", **gate)
         names = list(in_pretrained.SWAPPABLE)
         picked = pick_variants(names, names, url_names, "swap-picked")
     if text is None:

@@ -10,16 +10,8 @@ from __future__ import annotations
 import streamlit as st
 from kit import flag, t, url_choice, url_default, url_number, url_sync
 from kit.i18n import param_help, variant_param_label, variant_title
-from kit.textbox import (
-    char_ends,
-    chars_unit,
-    gated_text,
-    subwords_unit,
-    tokenizer_ends,
-    tokenizer_limits,
-    word_limits,
-    words_unit,
-)
+from kit.textbox import char_gate, gated_text, subword_gate, word_gate
+from kit.url import url_text
 from state import variants as state
 
 from engine.models import in_pretrained
@@ -74,17 +66,9 @@ def minilm() -> dict | None:
     head = url_number(
         c2.number_input, "qhead", t("variants.qkv_head", last=11), 0, 11, 0, key="var-qhead"
     )
-    tokenizer = state.minilm().tokenizer
-    text = gated_text(
-        st.text_area,
-        t("variants.swap_text", n=state.SWAP_MAX_TOKENS),
-        url_default("text", EXAMPLE, key="var-mtext"),
-        key="var-mtext",
-        limits=tokenizer_limits(tokenizer, state.SWAP_MAX_TOKENS),
-        unit=subwords_unit(),
-        ends=tokenizer_ends(tokenizer),
-    )
-    url_sync(text=text)
+    label = t("variants.swap_text", n=state.SWAP_MAX_TOKENS)
+    gate = subword_gate(state.minilm().tokenizer, state.SWAP_MAX_TOKENS)
+    text = url_text(st.text_area, label, EXAMPLE, key="var-mtext", **gate)
     if text is None:
         return None  # over the limit: the box has said so and offered the cut
     n = max(state.swap_tokens(text), 1)
@@ -116,15 +100,8 @@ def npz() -> dict | None:
 def trained() -> dict | None:
     """A date through the registry's trained dates Transformer."""
     limit = state.trained_max_length()
-    text = gated_text(
-        st.text_input,
-        t("variants.date", n=limit),
-        "12 March 2021",
-        key="var-date",
-        limits=word_limits(limit),  # as many characters as a date of that many words
-        unit=chars_unit(),
-        ends=char_ends,
-    )
+    label = t("variants.date", n=limit)
+    text = gated_text(st.text_input, label, "12 March 2021", key="var-date", **char_gate(limit))
     if text is None:
         return None
     st.caption(t("variants.date_caption", name=state.trained_name()))
@@ -137,15 +114,8 @@ def text() -> dict | None:
     c1, c2 = st.columns(2)
     heads = url_number(c1.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-text-heads")
     d = url_number(c2.number_input, "d", t("variants.head_size"), 8, 128, 32, key="var-text-d")
-    text = gated_text(
-        st.text_area,
-        t("variants.text", n=inputs.TEXT_TOKEN_LIMIT),
-        url_default("text", EXAMPLE, key="var-text"),
-        key="var-text",
-        limits=word_limits(inputs.TEXT_TOKEN_LIMIT),
-        unit=words_unit(),
-    )
-    url_sync(text=text)
+    label, gate = t("variants.text", n=inputs.TEXT_TOKEN_LIMIT), word_gate(inputs.TEXT_TOKEN_LIMIT)
+    text = url_text(st.text_area, label, EXAMPLE, key="var-text", **gate)
     if text is None:
         return None
     st.caption(t("variants.text_caption"))

@@ -146,4 +146,4 @@ def test_trained_transformer_with_variants_swapped_in(page):
     rows = at.dataframe[0].value
     assert "translation" in rows and rows.loc[rows["variant"] == "longformer", "translation"].any()
     at.text_input[0].set_value("x" * 200).run()
-    assert not at.exception and "at most 38" in _texts(at)
+    assert not at.exception and "200 characters; the limit here is 38" in _texts(at)
