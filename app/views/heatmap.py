@@ -21,7 +21,7 @@ DIVERGING = "RdBu"
 FONT = dict(size=16)
 TICK_FONT = 12  # tick labels of map panels: one per 16 px
 TITLE_FONT = 17
-NARROW_PX = 680  # the page's width in a 1024-px window, sidebar open: figures are laid out for it
+NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured in Chromium)
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
 GRID_CELLS = 64  # the same for a panel of a grid

@@ -100,8 +100,9 @@ def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: st
     layout = dict(
         title=dict(text=title),
         font=FONT,
-        height=460,
+        height=600,
         margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", y=-0.2),  # below: beside, it takes a third of the width
         xaxis=log_axis(title=dict(text=x_title)),
         yaxis=dict(title=dict(text=t("variants.accuracy_axis")), range=[-0.05, 1.1]),
     )

@@ -41,6 +41,7 @@ CSS = """
 .kit-vgrid th {{ font-weight:normal; white-space:nowrap; overflow:hidden; font-size:.8em; }}
 .kit-vgrid-q {{ text-align:right; padding-right:.25rem; width:{label}px; }}
 .kit-vgrid-k {{ writing-mode:vertical-rl; transform:rotate(180deg); text-align:left;
+  overflow:visible !important; line-height:1;
   vertical-align:top; padding-top:.2rem; max-height:6em; }}
 .kit-vgrid-framed {{ display:grid; grid-template-columns:{label}px 1fr; }}
 .kit-vgrid-img {{ position:relative; }}

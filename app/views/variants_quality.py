@@ -18,8 +18,6 @@ from engine.analysis import needle
 from engine.models.variant_lm import GRID_WIDTH
 from views.heatmap import (
     FONT,
-    MIN_PANEL_PX,
-    NARROW_PX,
     SEQUENTIAL,
     axes,
     cell_domains,
@@ -30,7 +28,7 @@ from views.heatmap import (
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
 COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
-COLUMNS = NARROW_PX // (MIN_PANEL_PX + 40)  # needle heatmaps per row, each readable
+COLUMNS = 2  # needle heatmaps per row: each at least MIN_PANEL_PX at 1024 px
 CELL_PX = 210  # height of one row of needle heatmaps
 
 
@@ -197,7 +195,8 @@ def needle_figure(probe: dict) -> dict:
                 **subplot_ref(k),
             )
         )
-        layout |= axes(k, cols[c], rws[r], x=dict(type="category"), y=dict(type="category"))
+        y = dict(type="category", showticklabels=c == 0)  # the depths, once a row
+        layout |= axes(k, cols[c], rws[r], x=dict(type="category"), y=y)
         title = dict(text=name, x=sum(cols[c]) / 2, y=rws[r][1], yanchor="bottom")
         notes.append(dict(**title, xref="paper", yref="paper", showarrow=False))
     layout |= dict(
