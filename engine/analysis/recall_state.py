@@ -24,6 +24,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from engine.variants.base import Variant
 from engine.variants.registry import get
 
 
@@ -34,8 +35,11 @@ def layer_bytes(variant: str, hp: dict, n: int, d: int, heads: int) -> int:
 
 
 def source(variant: str) -> str:
-    """Where the number comes from: the first line of the variant's ``cache_bytes``."""
-    doc = (type(get(variant)).cache_bytes.__doc__ or "").strip().splitlines()
+    """Where the number comes from: the first line of the variant's ``cache_bytes``, or of
+    its ``cache_bytes_per_token`` where the cache holds every token read."""
+    v = type(get(variant))
+    method = v.cache_bytes if v.cache_bytes is not Variant.cache_bytes else v.cache_bytes_per_token
+    doc = (method.__doc__ or "").strip().splitlines()
     return doc[0] if doc else "Variant.cache_bytes"
 
 

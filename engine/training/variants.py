@@ -38,6 +38,7 @@ from engine.models.variant_lm import (
     VariantModelConfig,
     checkpoint_name,
     probe_trace,
+    results,
 )
 from engine.variants.registry import REGISTRY, attend_fn
 
@@ -344,10 +345,11 @@ def make_jobs(args, argv) -> list[Job]:
                 command = f"{base} --task {task} --variant {variant} --seeds {seed}{wide}{extra}"
                 out = str(args.out_dir)
                 jobs.append(Job(variant, task, seed, sch, out, command, args.quick, width))
-    # Slowest variants first, so the pool does not end on one long job.
-    slow = {"nsa": 0, "gated_deltanet": 1, "deltanet": 2, "mamba": 3, "gla": 4, "moba": 5}
-    slow |= {"reformer": 6, "bigbird": 7}
-    jobs.sort(key=lambda j: (slow.get(j.variant, 9), -long_range.get(j.task).n))
+    # Slowest variants first (their ms/step in the shipped grid), so the pool does not end
+    # on one long job.
+    shipped = (results() or {}).get("table", {})
+    cost = {v: max(t["ms_per_step"] for t in row.values()) for v, row in shipped.items()}
+    jobs.sort(key=lambda j: (-cost.get(j.variant, 0), -long_range.get(j.task).n))
     return jobs
 
 

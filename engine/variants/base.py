@@ -21,12 +21,11 @@ from typing import ClassVar
 
 import torch
 
-from engine import gate
 from engine.masks import causal_mask, padding_lengths
 from engine.messages import MESSAGES
 from engine.params import Param
 from engine.text import InputError
-from engine.trace import AttentionMap, Trace, renormalized
+from engine.trace import AttentionMap, Trace
 
 FLOAT_BYTES = 4
 
@@ -89,6 +88,8 @@ class Variant(ABC):
     not_in_grid: ClassVar[str] = ""
     # True where it runs untrained inside a pretrained encoder (in_pretrained.swap).
     swappable: ClassVar[bool] = False
+    # Its published Long Range Arena average (Tay et al. 2020, Table 1), where it has one.
+    lra_average: ClassVar[float | None] = None
     # English text of the message ids only this variant uses; registered with
     # engine.messages when the class is defined, so the variant's file holds them.
     messages: ClassVar[dict[str, str]] = {}
@@ -116,9 +117,13 @@ class Variant(ABC):
         """Its parameters inside a pretrained model reading n tokens: its defaults here."""
         return {}
 
+    def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
+        """KV cache of every token read: 2·H·d numbers a token, every head"""
+        return 2 * heads * d * FLOAT_BYTES
+
     def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
         """KV cache of every token read"""
-        return 2 * heads * d * n * FLOAT_BYTES
+        return n * self.cache_bytes_per_token(d, heads, hp)
 
     # -- shared -------------------------------------------------------------------------
     def resolve(self, hp: dict | None = None, n: int | None = None) -> dict:
@@ -131,7 +136,7 @@ class Variant(ABC):
                 "variant.no_parameter", title=self.title, unknown=", ".join(sorted(unknown))
             )
         out = {p.name: p.check(hp.get(p.name, p.default)) for p in self.params}
-        out["seed"] = SEED.check(hp.get("seed", 0))
+        out["seed"] = int(hp.get("seed", 0))
         if n is not None:
             self.check_length(n, out)
         return out
@@ -154,16 +159,7 @@ class Variant(ABC):
             raise InputError("variant.qkv_shape", **dict(zip("qkv", shapes, strict=True)))
         hp = self.resolve(hp, q.shape[-2])
         causal = self.check_causal(causal)
-        # Not while training: a diverging run is the training loop's to report.
-        checked = not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)))
-        if checked:
-            check_inputs(q, k, v)
-        res = self.compute(q, k, v, causal=causal, want_map=want_map, hp=hp)
-        if checked and not all(
-            bool(torch.isfinite(t).all()) for t in (res.out, res.weights) if t is not None
-        ):
-            raise InputError("variant.not_finite", title=self.title)
-        return res
+        return self.compute(q, k, v, causal=causal, want_map=want_map, hp=hp)
 
     def attend(self, hp: dict | None = None):
         """This variant as an attention function (engine.attention.attend's signature).
@@ -258,8 +254,6 @@ class Variant(ABC):
 
     def attention_map(self, weights, labels, notes=()) -> AttentionMap:
         w = weights.detach().float().cpu().numpy()
-        if self.map_normalized and not self.map_signed:
-            w = renormalized(w)  # a map assembled from pieces: its rows at 1 to float32 rounding
         return AttentionMap(
             weights=w,
             query_labels=labels,
@@ -272,21 +266,6 @@ class Variant(ABC):
             layer_labels=[f"b{i}" for i in range(w.shape[0])],
             note=" ".join([self.map_note, *notes]).strip(),
         )
-
-
-# The seed every variant takes beside its own parameters (random features, projections).
-SEED = Param("seed", "seed", 0, 0, 2**63 - 1)
-
-
-def check_inputs(q, k, v) -> None:
-    """Finite q, k, v whose scores s = q·k/√d float32 can hold (engine.gate.scores)."""
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not bool(torch.isfinite(t).all()):
-            raise InputError("variant.input_not_finite", name=name)
-    if q.numel() and k.numel():
-        q_norm = torch.linalg.vector_norm(q.double(), dim=-1).max()
-        k_norm = torch.linalg.vector_norm(k.double(), dim=-1).max()
-        gate.scores(float(q_norm), float(k_norm), default_scale(q.shape[-1]))
 
 
 def pattern_map(pattern: torch.Tensor, labels, batch: int, heads: int) -> AttentionMap:

@@ -29,6 +29,7 @@ from engine.variants.blocks import (
 
 class BigBird(Variant):
     name = "bigbird"
+    lra_average = 55.01
     grid_budget = {"block": 16, "global_blocks": 1, "random_blocks": 2}
     swappable = True
     title = "BigBird (window + global + random)"

@@ -132,11 +132,3 @@ class Differential(Variant):
     def memory(self, n, d, hp):
         # Without the map: the padded halves of q and k, two fused outputs, their difference.
         return 7.0 * n * d * FLOAT_BYTES
-
-    def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
-        """K (both halves) and V per head: the cache of multi-head attention."""
-        return 2 * heads * d * FLOAT_BYTES
-
-    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: n tokens of cache."""
-        return n * self.cache_bytes_per_token(d, heads, hp)

@@ -19,6 +19,7 @@ from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
 
 class Full(Variant):
     name = "full"
+    lra_average = 54.39
     swappable = True
     title = "Full attention"
     paper = "Vaswani et al. 2017, Attention Is All You Need"

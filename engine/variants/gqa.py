@@ -110,9 +110,6 @@ class GQA(Variant):
         return 5.0 * n * d * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
+        """G key/value heads of every token read, shared by the H query heads"""
         hp = self.resolve(hp)
         return cache_bytes_per_token(d, heads, hp["groups"])
-
-    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: n tokens of cache."""
-        return n * self.cache_bytes_per_token(d, heads, hp)

@@ -46,6 +46,7 @@ def pool(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 class Linformer(Variant):
     name = "linformer"
+    lra_average = 51.36
     grid_budget = {"k": 32}
     swappable = True
     title = "Linformer"

@@ -84,6 +84,7 @@ def band_output(q, k, v, r: int, g: int, *, causal: bool):
 
 class Longformer(Variant):
     name = "longformer"
+    lra_average = 53.46
     grid_budget = {"window": 16, "globals": 1}
     swappable = True
     title = "Longformer (window + global)"

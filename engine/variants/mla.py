@@ -189,9 +189,6 @@ class MLA(Variant):
         return (4.0 * n * (d_c + d_r) + 2.0 * n * d_c + n * d) * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
+        """the latent and the shared RoPE key of every token read, whatever the heads"""
         hp = self.resolve(hp)
         return cache_bytes_per_token(hp["latent"], 2 * hp["rope_pairs"])
-
-    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: n tokens of cache."""
-        return n * self.cache_bytes_per_token(d, heads, hp)

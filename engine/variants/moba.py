@@ -188,7 +188,3 @@ class MoBA(Variant):
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
         """Keys and values of every token stay cached (any block may be picked later)."""
         return 2 * heads * d * FLOAT_BYTES
-
-    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: n tokens of cache."""
-        return n * self.cache_bytes_per_token(d, heads, hp)

@@ -211,7 +211,3 @@ class NSA(Variant):
         plus one compressed key and value per block of l tokens."""
         hp = self.resolve(hp)
         return int(2 * heads * d * FLOAT_BYTES * (1 + 1 / hp["block"]))
-
-    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: n tokens of cache."""
-        return n * self.cache_bytes_per_token(d, heads, hp)

@@ -58,6 +58,7 @@ def positive_features(x: torch.Tensor, W: torch.Tensor, *, per_row: bool) -> tor
 
 class Performer(Variant):
     name = "performer"
+    lra_average = 51.41
     grid_budget = {"features": 64}
     swappable = True
     title = "Performer (FAVOR+)"

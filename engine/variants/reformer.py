@@ -212,6 +212,7 @@ def attend_group(qs, kv, plan: Plan, a: int, b: int, *, causal: bool, unshifted:
 
 class Reformer(Variant):
     name = "reformer"
+    lra_average = 50.67
     grid_budget = {"buckets": 8, "rounds": 2, "chunk": 32}
     swappable = True
     title = "Reformer (LSH)"

@@ -26,7 +26,7 @@ import torch
 
 from engine.text import InputError
 from engine.trace import AttentionMap
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale
+from engine.variants.base import Output, Param, Variant, default_scale
 from engine.variants.blocks import band_allowed, block_attention, blocked_memory, query_positions
 
 SINK_LABEL = "⟨sink⟩"
@@ -155,12 +155,7 @@ class Sinks(Variant):
     def memory(self, n, d, hp):
         return blocked_memory(n, d, _block(hp["window"]), self._keys(hp))
 
-    def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
-        """A decoder keeps keys and values of s + w tokens: bytes per token *of that cache*;
-        the cache itself stops growing at s + w tokens (see ``cache_bytes``)."""
-        return 2 * heads * d * FLOAT_BYTES
-
     def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """the s sink tokens and the last w tokens"""
+        """the s sink tokens and the last w tokens: the cache stops growing at s + w"""
         hp = self.resolve(hp)
-        return min(n, hp["window"] + hp["sinks"]) * self.cache_bytes_per_token(d, heads, hp)
+        return super().cache_bytes(min(n, hp["window"] + hp["sinks"]), d, heads)
