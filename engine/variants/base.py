@@ -21,11 +21,12 @@ from typing import ClassVar
 
 import torch
 
+from engine import gate
 from engine.masks import causal_mask, padding_lengths
 from engine.messages import MESSAGES
 from engine.params import Param
 from engine.text import InputError
-from engine.trace import AttentionMap, Trace
+from engine.trace import AttentionMap, Trace, renormalized
 
 FLOAT_BYTES = 4
 
@@ -136,7 +137,7 @@ class Variant(ABC):
                 "variant.no_parameter", title=self.title, unknown=", ".join(sorted(unknown))
             )
         out = {p.name: p.check(hp.get(p.name, p.default)) for p in self.params}
-        out["seed"] = int(hp.get("seed", 0))
+        out["seed"] = SEED.check(hp.get("seed", 0))
         if n is not None:
             self.check_length(n, out)
         return out
@@ -159,7 +160,16 @@ class Variant(ABC):
             raise InputError("variant.qkv_shape", **dict(zip("qkv", shapes, strict=True)))
         hp = self.resolve(hp, q.shape[-2])
         causal = self.check_causal(causal)
-        return self.compute(q, k, v, causal=causal, want_map=want_map, hp=hp)
+        # Not while training: a diverging run is the training loop's to report.
+        checked = not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)))
+        if checked:
+            check_inputs(q, k, v)
+        res = self.compute(q, k, v, causal=causal, want_map=want_map, hp=hp)
+        if checked and not all(
+            bool(torch.isfinite(t).all()) for t in (res.out, res.weights) if t is not None
+        ):
+            raise InputError("variant.not_finite", title=self.title)
+        return res
 
     def attend(self, hp: dict | None = None):
         """This variant as an attention function (engine.attention.attend's signature).
@@ -254,6 +264,8 @@ class Variant(ABC):
 
     def attention_map(self, weights, labels, notes=()) -> AttentionMap:
         w = weights.detach().float().cpu().numpy()
+        if self.map_normalized and not self.map_signed:
+            w = renormalized(w)  # a map assembled from pieces: its rows at 1 to float32 rounding
         return AttentionMap(
             weights=w,
             query_labels=labels,
@@ -266,6 +278,21 @@ class Variant(ABC):
             layer_labels=[f"b{i}" for i in range(w.shape[0])],
             note=" ".join([self.map_note, *notes]).strip(),
         )
+
+
+# The seed every variant takes beside its own parameters (random features, projections).
+SEED = Param("seed", "seed", 0, 0, 2**63 - 1)
+
+
+def check_inputs(q, k, v) -> None:
+    """Finite q, k, v whose scores s = q·k/√d float32 can hold (engine.gate.scores)."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not bool(torch.isfinite(t).all()):
+            raise InputError("variant.input_not_finite", name=name)
+    if q.numel() and k.numel():
+        q_norm = torch.linalg.vector_norm(q.double(), dim=-1).max()
+        k_norm = torch.linalg.vector_norm(k.double(), dim=-1).max()
+        gate.scores(float(q_norm), float(k_norm), default_scale(q.shape[-1]))
 
 
 def pattern_map(pattern: torch.Tensor, labels, batch: int, heads: int) -> AttentionMap:
