@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 import os
 import threading
 import time
@@ -81,7 +82,19 @@ RESULTS, RESULT_TTL_S = 32, 30 * 60  # finished generations kept, as kit.queue k
 def server() -> batching.Batcher:
     """The process's one batcher; its thread starts loading the model at once, through the
     app's model cache, so the Transformer page listing SmolLM2 shares the same copy."""
-    return batching.Batcher(lambda: models.loaded(CHAT_CARD)).start()
+    return batching.Batcher(_load_shared).start()
+
+
+def _load_shared():
+    """The model from the batcher's thread. No session's page is there to draw the model
+    cache's spinner on, and Streamlit logs that it has no ScriptRunContext: expected here."""
+    notices = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = notices.level
+    notices.setLevel(logging.ERROR)
+    try:
+        return models.loaded(CHAT_CARD)
+    finally:
+        notices.setLevel(level)
 
 
 def model():
