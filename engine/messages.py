@@ -363,13 +363,57 @@ class Message(str):
     params: dict
 
     def __new__(cls, key: str, **params) -> Message:
-        self = super().__new__(cls, MESSAGES[key].format(**params))
+        # A message names what the visitor typed, whatever it was: an integer past Python's
+        # 4,300-digit limit for str(), or a list holding one, must not break the message.
+        params = {name: _printable(value) for name, value in params.items()}
+        try:
+            text = MESSAGES[key].format(**params)
+        except ValueError:
+            params = {k: v if isinstance(v, str) else _Shown(v) for k, v in params.items()}
+            text = MESSAGES[key].format(**params)
+        self = super().__new__(cls, text)
         self.key, self.params = key, params
         return self
 
     def __reduce__(self):
         # Traces holding a warning are copied through Streamlit's caches; keep the id.
         return (_restore, (self.key, self.params))
+
+
+_STR_DIGITS = 4_300  # sys.get_int_max_str_digits(): str() of a longer int raises
+
+
+class _Shown:
+    """A value shown by its kind and size where Python refuses to print it."""
+
+    def __init__(self, value):
+        if isinstance(value, int):
+            self.text = f"<a number of about {int(value.bit_length() * 0.30103):,} digits>"
+        else:
+            self.text = f"<{type(value).__name__}>"
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return self.text
+
+    def __reduce__(self):
+        return (_shown_text, (self.text,))
+
+
+def _shown_text(text: str) -> _Shown:
+    shown = _Shown(None)
+    shown.text = text
+    return shown
+
+
+def _printable(value):
+    if isinstance(value, int) and value.bit_length() > _STR_DIGITS * 3.32:
+        return _Shown(value)
+    return value
 
 
 def _restore(key: str, params: dict) -> Message:

@@ -281,6 +281,8 @@ def parse(source: str | bytes, filename: str, results: Results) -> Deck:
         why = str(exc)[: found.start()].strip() if found else str(exc)
         where = f"line {found[1]}, column {found[2]}" if found else "somewhere"
         raise DeckError(f"{filename}, {where}: not valid TOML ({why})") from None
+    except RecursionError:  # arrays nested past Python's recursion limit
+        raise DeckError(f"{filename}: arrays or tables nested too deeply for a deck") from None
 
     def fail(key: str, step: int | None, why: str):
         where = f"step {step + 1}, " if step is not None else ""

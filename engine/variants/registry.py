@@ -72,7 +72,7 @@ def names() -> list[str]:
 def get(name: str) -> Variant:
     try:
         return REGISTRY[name]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: a list or a dict is no name
         raise InputError("variant.unknown", name=name, known=", ".join(REGISTRY)) from None
 
 
