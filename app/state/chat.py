@@ -269,12 +269,11 @@ def _batched(request: Request, cache):
     if st.session_state.get(stop_key) and line.alone(session, key):
         ticket.cancel()
     status, stop = st.empty(), st.empty()
-    shown = False
+    shown = None
     while not ticket.done.wait(POLL_S):
-        if not shown:  # a request done within one poll never shows a status or a button
+        if shown is None:  # a request done within one poll never shows a status or a button
             stop.button(t("chat.stop"), key=stop_key)
-            shown = True
-        _show_place(status, b, ticket)
+        shown = _show_place(status, b, ticket, shown)
     status.empty()
     stop.empty()
     line.leave(session, key)
@@ -287,17 +286,25 @@ def _batched(request: Request, cache):
     return trace
 
 
-def _show_place(status, b: batching.Batcher, ticket) -> None:
-    """Where a request stands: its place in line, or its tokens, with the estimated wait."""
+def _show_place(status, b: batching.Batcher, ticket, shown=None) -> tuple:
+    """Where a request stands: its place in line, or its tokens, with the estimated wait.
+    Drawn only when it differs from ``shown`` (a class of sessions polls at once); returns
+    what is on the page now."""
     seconds = f"{b.estimated_wait(ticket) or 0:.0f}"
     position = b.position(ticket)
     if position:
-        status.info(t("chat.batch_waiting", position=position, seconds=seconds))
-        return
-    done, total = ticket.steps
-    others = max(0, b.load_info()["active"] - 1)
-    text = t("chat.batch_writing", done=done, total=total, others=others, seconds=seconds)
-    status.progress(min(1.0, done / total), text)
+        now = ("info", t("chat.batch_waiting", position=position, seconds=seconds), 0.0)
+    else:
+        done, total = ticket.steps
+        others = max(0, b.load_info()["active"] - 1)
+        text = t("chat.batch_writing", done=done, total=total, others=others, seconds=seconds)
+        now = ("progress", text, min(1.0, done / total))
+    kind, text, fraction = now
+    if now != shown and kind == "info":
+        status.info(text)
+    elif now != shown:
+        status.progress(fraction, text)
+    return now
 
 
 def step_rows(trace) -> list[dict]:
