@@ -133,11 +133,8 @@ class Based(Variant):
         rows = min(n, ROWS)
         return (2.0 * n * hp["features"] + 4.0 * rows * f + f * (d + 1)) * FLOAT_BYTES
 
-    def state_bytes(self, d: int, heads: int, hp: dict | None = None) -> int:
+    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
+        """the (1 + d' + d'²)·(d + 1) state per head, whatever the length"""
         hp = self.resolve(hp)
         f = 1 + hp["features"] + hp["features"] ** 2
         return heads * f * (d + 1) * FLOAT_BYTES
-
-    def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: the state, whatever n."""
-        return self.state_bytes(d, heads, hp)

@@ -174,12 +174,9 @@ class DeltaNet(Variant):
         # Q Kᵀ and decay ratios (4·C numbers a step); β, α; the state.
         return (11.0 * n * d + 4.0 * n * CHUNK + 3.0 * n + d * d) * FLOAT_BYTES
 
-    def state_bytes(self, d: int, heads: int, hp: dict | None = None) -> int:
-        return heads * d * d * FLOAT_BYTES
-
     def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: the state, whatever n."""
-        return self.state_bytes(d, heads, hp)
+        """the d×d recurrent state per head, whatever the length"""
+        return heads * d * d * FLOAT_BYTES
 
 
 class GatedDeltaNet(DeltaNet):

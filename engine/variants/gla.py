@@ -149,10 +149,6 @@ class GLA(Variant):
     def memory(self, n, d, hp):
         return chunk_memory(n, d)
 
-    def state_bytes(self, d: int, heads: int, hp: dict | None = None) -> int:
-        """The recurrent state a decoder keeps, whatever the length: d×d per head."""
-        return heads * d * d * FLOAT_BYTES
-
     def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: the state, whatever n."""
-        return self.state_bytes(d, heads, hp)
+        """the d×d recurrent state per head, whatever the length"""
+        return heads * d * d * FLOAT_BYTES

@@ -78,9 +78,6 @@ class RetNet(Variant):
     def memory(self, n, d, hp):
         return chunk_memory(n, d)
 
-    def state_bytes(self, d: int, heads: int, hp: dict | None = None) -> int:
-        return heads * d * d * FLOAT_BYTES
-
     def cache_bytes(self, n: int, d: int, heads: int, hp: dict | None = None) -> int:
-        """What a decoder holds after n tokens, per layer: the state, whatever n."""
-        return self.state_bytes(d, heads, hp)
+        """the d×d recurrent state per head, whatever the length"""
+        return heads * d * d * FLOAT_BYTES

@@ -430,8 +430,8 @@ def test_based_taylor_map_equals_recurrence(is_causal):
 def test_recurrent_state_sizes():
     # d = 64, 8 heads, float32: a d×d state per head for RetNet, GLA and DeltaNet.
     for variant in (RetNet(), GLA(), DeltaNet(), GatedDeltaNet()):
-        assert variant.state_bytes(64, 8) == 8 * 64 * 64 * 4
-    assert Based().state_bytes(64, 8) == 8 * (1 + 16 + 256) * 65 * 4
+        assert variant.cache_bytes(10**6, 64, 8) == 8 * 64 * 64 * 4
+    assert Based().cache_bytes(10**6, 64, 8) == 8 * (1 + 16 + 256) * 65 * 4
 
 
 @pytest.mark.parametrize(
