@@ -400,7 +400,7 @@ def url_widgets(page: str) -> list[UrlWidget]:
                     label=literal,
                     option_key=_option_key(kw.get("format_func")),
                     positional=_positional(kw.get("ids")),
-                    identity=not number and "ids" not in kw and "format_func" not in kw,
+                    identity=not number and not {"ids", "format_func", None} & set(kw),
                     number=number,
                 )
             )
@@ -496,11 +496,14 @@ def first_screen(first: dict, revealed: dict | None, viewport: Viewport) -> list
     if figure is not None and figure["top"] < viewport.height:
         return []
     if pending is not None and pending["top"] < viewport.height:
-        if revealed is None or revealed["figure"] is None:
-            return [{"why": "no figure appeared after the reveal"}] if revealed else []
-        gap = revealed["figure"]["top"] - revealed["box_bottom"]
-        if gap > REVEAL_GAP_PX:
-            return [{"why": f"revealed figure starts {gap} px below its predict box"}]
+        if revealed is None:  # not pressed: the pending box alone keeps the promise
+            return []
+        shown = revealed["figure"]
+        if shown is None:
+            return [{"why": "no figure appeared after the reveal"}]
+        gap = shown["top"] - revealed["box_bottom"]
+        if shown["top"] >= viewport.height and gap > REVEAL_GAP_PX:
+            return [{"why": f"revealed figure at y = {shown['top']} px, {gap} px below its box"}]
         return []
     if figure is None:
         return [
@@ -550,9 +553,34 @@ def _full_page(page, path: Path, viewport: Viewport) -> None:
     page.set_viewport_size({"width": viewport.width, "height": viewport.height})
 
 
-def check_view(page, base: str, view: View, viewport: Viewport, lang: str, out: Path | None = None):
-    """Open ``view``, run every check on it and (with ``out``) save its screenshots."""
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+RAISED = re.compile(r"^([A-Z]\w*(?:Error|Exception)): (.*)$", re.M)
+
+
+def _raised(log: Path | None, since: int) -> str:
+    """The last exception the server logged after byte ``since`` (the page shows it
+    redacted: ``client.showErrorDetails = "none"``)."""
+    if log is None or not log.exists():
+        return ""
+    with log.open("rb") as f:
+        f.seek(since)
+        found = RAISED.findall(ANSI.sub("", f.read().decode(errors="replace")))
+    return ": ".join(found[-1]).strip()[:200] if found else ""
+
+
+def check_view(
+    page,
+    base: str,
+    view: View,
+    viewport: Viewport,
+    lang: str,
+    out: Path | None = None,
+    log: Path | None = None,
+):
+    """Open ``view``, run every check on it and (with ``out``) save its screenshots; ``log``,
+    the server's log, names the exception behind an error on the page."""
     result = Result(view, viewport.name, lang)
+    since = log.stat().st_size if log is not None and log.exists() else 0
     query = dict(view.query)
     if lang != "en":
         query["lang"] = lang
@@ -571,10 +599,8 @@ def check_view(page, base: str, view: View, viewport: Viewport, lang: str, out: 
         }
         found = page.evaluate(CHECKS_JS, {"presenter": viewport.presenter, **labels})
         if page.locator("[data-testid=stException]").count():
-            result.error = (
-                "exception on the page: "
-                + page.locator("[data-testid=stException]").first.inner_text()[:200]
-            )
+            shown = page.locator("[data-testid=stException]").first.inner_text()
+            result.error = "exception on the page: " + (_raised(log, since) or shown[:200])
         result.charts = found["charts"]
         f = result.findings
         f["overlaps"] = found["overlaps"]
@@ -598,7 +624,8 @@ def check_view(page, base: str, view: View, viewport: Viewport, lang: str, out: 
                 if out is not None:
                     page.screenshot(path=str(out / f"{stem}-revealed.png"))
                     result.shots.append(f"{stem}-revealed.png")
-            f["first_screen"] = first_screen(found["first"], revealed, viewport)
+            if result.error is None:  # a page that failed is its error, not a layout
+                f["first_screen"] = first_screen(found["first"], revealed, viewport)
     except Exception as exc:  # one broken view must not hide the others
         result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     result.seconds = time.perf_counter() - t0
@@ -717,7 +744,8 @@ def main(argv: list[str] | None = None) -> dict:
     t0 = time.perf_counter()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = start_server(port, Path("/tmp") / f"bench-screens-{os.getpid()}.log")
+    log = Path("/tmp") / f"bench-screens-{os.getpid()}.log"
+    proc = start_server(port, log)
     results: list[Result] = []
     outside: list[str] = []
     try:
@@ -736,7 +764,7 @@ def main(argv: list[str] | None = None) -> dict:
             context.route("**/*", guard)
             page = context.new_page()
             for i, (lang, vp, view) in enumerate(plan, 1):
-                result = check_view(page, base, view, vp, lang, args.out)
+                result = check_view(page, base, view, vp, lang, args.out, log)
                 results.append(result)
                 print(f"[{i}/{len(plan)}] {result.line()}", flush=True)
             browser.close()

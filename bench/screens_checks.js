@@ -42,7 +42,7 @@
   // ---- geometry: a text's box as a screen polygon (rotated labels stay rotated) ----------
   const polygon = (el) => {
     const b = el.getBBox();
-    const m = el.getScreenCTM();
+    const m = el.getScreenCTM() || el.closest("text").getScreenCTM();
     if (!m || b.width <= 0 || b.height <= 0) return null;
     const y0 = b.y + b.height * SHRINK;
     const y1 = b.y + b.height * (1 - SHRINK);
@@ -118,9 +118,14 @@
     }
     return "text";
   };
+  // A text's words, its lines (Plotly's <tspan class="line">) joined by a space.
+  const words = (el) => {
+    const lines = el.querySelectorAll("tspan.line");
+    return clean(lines.length ? [...lines].map((l) => l.textContent).join(" ") : el.textContent);
+  };
   const chartName = (gd, index) => {
     const title = gd.querySelector(".gtitle");
-    const text = title ? clean(title.textContent) : "";
+    const text = title ? words(title) : "";
     return text ? `#${index + 1} ${text.slice(0, 60)}` : `#${index + 1}`;
   };
   const labels = (gd) => {
@@ -128,10 +133,14 @@
     for (const el of gd.querySelectorAll("svg text")) {
       if (el.closest(".hoverlayer, .modebar, .modebar-container")) continue;
       if (el.parentElement && el.parentElement.closest("text")) continue;
-      const text = clean(el.textContent);
+      const text = words(el);
       if (!text || !shown(el)) continue;
-      const poly = polygon(el);
-      if (poly) found.push({ el, text, kind: kindOf(el), poly, box: aabb(poly) });
+      // A title of several lines is one box per line: a short second line leaves room.
+      const lines = [...el.querySelectorAll("tspan.line")].filter((l) => clean(l.textContent));
+      for (const part of lines.length > 1 ? lines : [el]) {
+        const poly = polygon(part);
+        if (poly) found.push({ el, text, kind: kindOf(el), poly, box: aabb(poly) });
+      }
     }
     return found;
   };
@@ -148,7 +157,7 @@
         const a = texts[i];
         const b = texts[j];
         if (a.box[2] <= b.box[0] || b.box[2] <= a.box[0] || a.box[3] <= b.box[1] || b.box[3] <= a.box[1]) continue;
-        if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
+        if (a.el === b.el || a.el.contains(b.el) || b.el.contains(a.el)) continue;
         const px = intersection(a.poly, b.poly);
         if (px > o.minArea) {
           overlaps.push({ chart, a: a.text.slice(0, 40), b: b.text.slice(0, 40), kinds: `${a.kind}/${b.kind}`, px2: round(px) });
@@ -185,7 +194,7 @@
     const frame = gd.getBoundingClientRect();
     const width = layout.width || frame.width;
     for (const el of gd.querySelectorAll(".gtitle, .g-xtitle text, .g-ytitle text, .annotation-text, .cbtitle text, .legendtitletext")) {
-      const text = clean(el.textContent);
+      const text = words(el);
       if (!text || !shown(el)) continue;
       const r = el.getBoundingClientRect();
       const why = [];
@@ -206,8 +215,11 @@
       range.selectNodeContents(n);
       const r = range.getBoundingClientRect();
       if (r.width <= 0 || r.height <= 0) continue;
-      const dy = r.height * SHRINK;
-      boxes.push({ text, box: [r.left, r.top + dy, r.right, r.bottom - dy] });
+      // Shrink across the line: horizontally for vertical writing modes.
+      const vertical = getComputedStyle(n.parentElement).writingMode.startsWith("vertical");
+      const dx = vertical ? r.width * SHRINK : 0;
+      const dy = vertical ? 0 : r.height * SHRINK;
+      boxes.push({ text, box: [r.left + dx, r.top + dy, r.right - dx, r.bottom - dy] });
     }
     for (let i = 0; i < boxes.length; i++) {
       for (let j = i + 1; j < boxes.length; j++) {
@@ -254,7 +266,7 @@
   const SKIP = [
     "script", "style", "noscript", "textarea", "input", "code", "pre", ".katex",
     ".xtick", ".ytick", ".textpoint", ".hoverlayer", ".modebar-container",
-    "[data-testid=stIFrame]", ".kit-agrid-src", ".kit-agrid-tgt", ".kit-vgrid-q",
+    "[data-testid=stIFrame]", "[data-testid^=stIcon]", ".kit-agrid-src", ".kit-agrid-tgt", ".kit-vgrid-q",
     ".kit-vgrid-k", ".kit-strip-cells", "[data-testid=stSliderTickBar]",
   ].join(", ");
   const texts = [];

@@ -86,6 +86,10 @@ def test_a_figure_below_the_fold_breaks_presenter_mode(synthetic):
     assert screens.first_screen(pending, far, presenter)  # the revealed map comes too late
     near = {"figure": {"kind": "chart", "top": 1030}, "box_bottom": 1000}
     assert screens.first_screen(pending, near, presenter) == []
+    moved = {"figure": {"kind": "chart", "top": 600}, "box_bottom": 0}  # the box went away
+    assert screens.first_screen(pending, moved, presenter) == []
+    gone = {"figure": None, "box_bottom": 0}
+    assert screens.first_screen(pending, gone, presenter)
 
 
 def test_english_interface_text_in_chinese_is_found():
