@@ -3,7 +3,8 @@
 - first_page_s: from launching `streamlit run app/main.py` to the home page drawn.
 - basics_first_s: first visit of the basics page (imports torch).
 - basics_update_ms: median time from a text change to the updated heatmaps.
-Targets (2-core CPU): first page ≤ 2.5 s (issue 28); update ≤ 500 ms. Last stdout line: one JSON object.
+Targets (2-core CPU): first page ≤ 2.5 s (issue 28); update ≤ 500 ms.
+Last stdout line: one JSON object, saved to bench/results/startup.json.
 """
 
 from __future__ import annotations
