@@ -15,7 +15,9 @@ how to reproduce it (the train and evaluate commands). Checkpoints are
 discovered from ``assets/checkpoints/*.json`` (each names its ``family``), so a newly
 trained checkpoint appears in the app with no page edit; a family is one module in
 ``engine/models/cards/`` plus one line in :func:`_families`. Which checkpoint serves a
-task by default is the family's to say (``ModelCard.default_variant``).
+task by default is the family's to say (``ModelCard.default_variant``). Discovery reads
+the JSON alone; a card imports its model module (``ModelCard.runtime_module``) on its
+first load or trace, so listing every card costs no torch import.
 
 Nothing here caches a model: :meth:`ModelCard.load` builds one and the caller keeps it
 (the app in ``st.cache_resource``, a CLI in a local variable) and hands it back to
