@@ -276,13 +276,15 @@ def _batched(request: Request, cache):
         shown = _show_place(status, b, ticket, shown)
     status.empty()
     stop.empty()
-    line.leave(session, key)
-    trace = ticket.result()
+    try:
+        trace = ticket.result()
+        if trace is not None and not trace.outputs["stopped"]:
+            line.keep(key, trace)  # before leaving: a session asking the same finds it
+    finally:
+        line.leave(session, key)
     if trace is None:  # stopped before it joined the batch
         st.info(t("chat.batch_cancelled"))
         st.stop()
-    if not trace.outputs["stopped"]:
-        line.keep(key, trace)
     return trace
 
 
