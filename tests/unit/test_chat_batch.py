@@ -159,3 +159,11 @@ def test_the_thread_loads_the_model_in_the_background(chat):
     assert not b.ready.is_set()
     gate.set()
     assert b.ready.wait(30) and b.chat is chat and b.load_error is None
+
+
+def test_measure_gives_the_cost_of_a_step_per_batch_size(chat):
+    """The numbers MAX_BATCH is chosen from: CPU seconds a step, tokens per CPU second."""
+    got = batching.measure(chat, (1, 2), context=8, steps=1)
+    assert set(got["step_cpu_s"]) == {1, 2} and got["threads"] == 1
+    assert all(s > 0 for s in got["step_cpu_s"].values()) and got["prefill_cpu_s_per_token"] > 0
+    assert got["tokens_per_cpu_s"][2] == round(2 / got["step_cpu_s"][2], 1)
