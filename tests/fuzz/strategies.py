@@ -49,9 +49,10 @@ texts = st.one_of(
 )
 
 # Numbered bAbI-style lines: good ones, wrong numbering, long numbers, tabs in odd places.
+long_numbers = st.integers(4_000, 6_000).map(lambda n: "9" * n)  # past int()'s 4,300 digits
 line_numbers = st.one_of(
     st.integers(0, 12).map(str),
-    st.integers(4_000, 6_000).map(lambda n: "9" * n),
+    long_numbers,
     st.text(st.characters(categories=["Nd"]), min_size=1, max_size=12),
 )
 sentences = st.lists(word, min_size=1, max_size=8).map(" ".join)
@@ -63,8 +64,9 @@ def numbered_story(draw) -> str:
     ids, and now and then a flaw: a wrong or huge number, a bad tab field, any text."""
     lines = []
     for i in range(1, draw(st.integers(1, 10)) + 1):
-        flaw = draw(st.sampled_from(("none",) * 6 + ("number", "body", "tabs")))
-        number = draw(line_numbers) if flaw == "number" else str(i)
+        flaw = draw(st.sampled_from(("none",) * 5 + ("number", "long number", "body", "tabs")))
+        number = {"number": line_numbers, "long number": long_numbers}.get(flaw, st.just(str(i)))
+        number = draw(number)
         body = draw(texts) if flaw == "body" else draw(sentences)
         if flaw == "tabs":
             body += "\t" + "\t".join(draw(st.lists(line_numbers | texts, max_size=3)))
