@@ -17,7 +17,7 @@ from kit import chart, data_table
 from kit.i18n import engine_text, t
 from kit.presenter import palette
 
-from views.heatmap import FONT, figure, heatmap, log_axis, md_escape, unique_labels
+from views.heatmap import FONT, figure, heatmap, kind_scale, log_axis, md_escape, unique_labels
 
 DECIMALS = 3
 
@@ -217,7 +217,8 @@ def lines_figure(
 
 def head_map_figure(weights: np.ndarray, tokens: Sequence[str], title: str):
     """One head's map on the user's own text (queries down, keys across)."""
-    return heatmap(np.round(weights, DECIMALS), tokens, tokens, title=title, annotate=False)
+    z = np.round(weights, DECIMALS)
+    return heatmap(z, tokens, tokens, annotate=False, **kind_scale(z, title))
 
 
 def kept_figure(kept: Sequence[Sequence[int]], tokens: Sequence[str], title: str):

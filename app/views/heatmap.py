@@ -25,6 +25,7 @@ NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured 
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
 GRID_CELLS = 64  # the same for a panel of a grid
+BAR_PX = 70  # a colour bar and its tick labels
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
@@ -144,8 +145,11 @@ def heatmap(
     height = height or fitted_height(max(len(ys), 1))
     margin = fixed_margins(xs, ys, x_title=True, y_title=True)
     x_ticks = category_ticks(xs, width_px - margin["l"] - 110, tilted=True)
-    if x_ticks["tickangle"] == -90:  # upright labels reach down their full width
-        margin["b"] = int(text_px(x_ticks["ticktext"]) + 22 + 32)
+    if x_ticks["tickangle"] == -90:  # upright labels reach down their full width, below the map
+        upright = int(text_px(x_ticks["ticktext"]) + 22 + 32)
+        height, margin["b"] = height + max(0, upright - margin["b"]), upright
+    plot_px = height - margin["b"] - 60
+    trace["colorbar"]["nticks"] = max(2, int(plot_px // 40))  # its labels apart
     layout = dict(
         title=dict(text=full_title),
         font=FONT,
@@ -157,7 +161,7 @@ def heatmap(
             autorange="reversed",
             type="category",
             automargin=False,
-            **category_ticks(ys, height - margin["b"] - 60),
+            **category_ticks(ys, plot_px),
         ),
     )
     return figure([trace], layout)
@@ -285,20 +289,29 @@ def map_figure(
     z = amap.weights[layer, head] if z is None else np.asarray(z, dtype=float)
     z, f = block_mean(z, MAP_CELLS)
     flags = list(amap.flags) + ([f"display pooled ×{f}"] if f > 1 else [])
-    scale = map_scale(z, flags, value_name, diverging=kwargs.pop("diverging", False))
     title = kwargs.pop("title", f"{amap.layer_labels[layer]} · {amap.head_labels[head]}")
+    scale = kind_scale(z, title, flags, value_name, diverging=kwargs.pop("diverging", False))
     kwargs.setdefault("annotate", None if f == 1 else False)
     return heatmap(
         z,
         block_labels(amap.key_labels, f) if f > 1 else amap.key_labels,
         block_labels(amap.query_labels, f) if f > 1 else amap.query_labels,
-        title=title + (f" · {scale['note']}" if scale["note"] else ""),
-        value_name=scale["name"],
-        diverging=scale["diverging"],
-        zmin=scale["zmin"],
-        zmax=scale["zmax"],
         flags=flags,
+        **scale,
         **kwargs,
+    )
+
+
+def kind_scale(z, title: str, flags=(), value_name=None, *, diverging=False) -> dict:
+    """:func:`heatmap` keywords drawing ``z`` on its kind's scale (:func:`map_scale`), the
+    range in the title when it is not 0–1."""
+    s = map_scale(z, flags, value_name, diverging=diverging)
+    return dict(
+        title=title + (f" · {s['note']}" if s["note"] else ""),
+        value_name=s["name"],
+        diverging=s["diverging"],
+        zmin=s["zmin"],
+        zmax=s["zmax"],
     )
 
 
@@ -368,9 +381,12 @@ def map_grid(
     panels = grid_panels(maps, value_name=value_name, diverging=diverging, layer=layer)
     x_band = min(70, text_px(short_labels(sum((p["x"] for p in panels), [])), TICK_FONT) + 10)
     y_band = min(70, text_px(short_labels(sum((p["y"] for p in panels), [])), TICK_FONT) + 10)
-    usable = width_px - 100  # the colour bar
-    cols = max(1, min(columns, len(panels), int(usable // (MIN_PANEL_PX + y_band + 12))))
-    side = min(320, (usable - cols * (y_band + 12)) / cols)
+    # Plotly moves the plot's right edge in by the colour bar's width: the panels share the rest.
+    plot_w = width_px - 10 - (BAR_PX if any(_on_bar(p["scale"]) for p in panels) else 0)
+    shared = all(p["y"] == panels[0]["y"] for p in panels)  # tokens named once a row
+    step = MIN_PANEL_PX + 12 + (0 if shared else y_band)
+    cols = max(1, min(columns, len(panels), int((plot_w - y_band + step - MIN_PANEL_PX) // step)))
+    side = min(320, (plot_w - y_band - (cols - 1) * (step - MIN_PANEL_PX)) / cols)
     rows = math.ceil(len(panels) / cols)
     title_px = 20 * max(wrap_title(p["title"], side, 13)[1] for p in panels)
     row_px = title_px + side + x_band + 16
@@ -379,11 +395,11 @@ def map_grid(
     data, layout, notes, bar, shown = [], {}, [], False, set()
     for i, p in enumerate(panels, start=1):
         r, c = divmod(i - 1, cols)
-        x0 = (c * (side + y_band + 12) + y_band) / width_px
+        x0 = (y_band + c * (side + step - MIN_PANEL_PX)) / plot_w
         y1 = 1 - (header_px + r * row_px + title_px) / plot_h
-        x_dom, y_dom = (x0, x0 + side / width_px), (y1 - side / plot_h, y1)
+        x_dom, y_dom = (x0, x0 + side / plot_w), (y1 - side / plot_h, y1)
         xs, ys, s = unique_labels(p["x"]), unique_labels(p["y"]), p["scale"]
-        shows = not bar and s["zmax"] == 1 and not s["diverging"]  # one bar: the 0–1 panels'
+        shows = not bar and _on_bar(s)
         bar |= shows
         data.append(
             dict(
@@ -396,7 +412,7 @@ def map_grid(
                 colorscale=DIVERGING if s["diverging"] else SEQUENTIAL,
                 reversescale=s["diverging"],
                 showscale=shows,
-                colorbar=dict(title=dict(text=s["name"]), len=min(1.0, 300 / plot_h)),
+                colorbar=dict(title=dict(text=s["name"]), len=min(1.0, 300 / plot_h), thickness=14),
                 hovertemplate="%{y} → %{x}<br>" + s["name"] + " = %{z:.4f}<extra></extra>",
                 **subplot_ref(i),
             )
@@ -413,7 +429,9 @@ def map_grid(
             data.append(dict(type="scatter", mode="markers", hoverinfo="skip", **at))
             data[-1].update(showlegend=False, **subplot_ref(i))
         x_axis = dict(_panel_axis(xs, side), tickangle=-90)
-        y_axis = dict(_panel_axis(ys, side), autorange="reversed")
+        y_axis = dict(
+            _panel_axis(ys, side), autorange="reversed", showticklabels=c == 0 or not shared
+        )
         layout.update(axes(i, x_dom, y_dom, x=x_axis, y=y_axis))
         text = wrap_title(p["title"], side, 13)[0]
         note = dict(text=text, x=sum(x_dom) / 2, y=y_dom[1], xanchor="center", yanchor="bottom")
@@ -423,6 +441,11 @@ def map_grid(
     if grey_gaps:
         layout["plot_bgcolor"] = "rgba(128,128,128,0.75)"
     return figure(data, layout)
+
+
+def _on_bar(scale: dict) -> bool:
+    """Whether a panel is on the grid's one colour bar: softmax weights on 0–1."""
+    return scale["zmax"] == 1 and not scale["diverging"]
 
 
 def _panel_axis(labels: list[str], px: float) -> dict:

@@ -25,6 +25,7 @@ from views.heatmap import (
     cell_domains,
     figure,
     heatmap,
+    kind_scale,
     md_escape,
     unique_labels,
 )
@@ -136,13 +137,10 @@ def reading_figure(mass: np.ndarray, passages: Sequence[str], tokens: Sequence[s
         z,
         [tok if tok.strip() else "␣" for tok in tokens],
         passages,
-        title=title,
         x_title=t("retrieval.fig_token"),
         y_title=t("retrieval.fig_passage"),
-        value_name=t("retrieval.fig_mass"),
-        zmin=0.0,
-        zmax=1.0,
         annotate=z.size <= 60,
+        **kind_scale(z, title, value_name=t("retrieval.fig_mass")),
     )
 
 

@@ -196,9 +196,9 @@ def map_grid_html(
     )
     body = "".join(_panel(p, marker, grey_gaps, table_side, label_px) for p in panels)
     css = CSS.format(font=18 if large else 14, row=14 if large else 10, label=label_px)
-    # As many columns as fit at MIN_PANEL_PX each, never more than ``columns``.
+    # As many columns as fit with MIN_PANEL_PX of map each (beside its labels), at most ``columns``.
     n = max(1, columns)
-    width = f"max({MIN_PANEL_PX}px, calc((100% - {1.2 * (n - 1):.1f}rem) / {n}))"
+    width = f"max({MIN_PANEL_PX + label_px}px, calc((100% - {1.2 * (n - 1):.1f}rem) / {n}))"
     cols = f"grid-template-columns:repeat(auto-fill, minmax({width}, 1fr))"
     grid = f'<div class="kit-vgrid" style="{cols}">{body}</div>'
     return f"{css}<style>{css_levels}</style>{_key(panels)}{grid}"

@@ -4,7 +4,7 @@ ticks fit, log axes name decades, bars start at 0, titles wrap."""
 import numpy as np
 import pytest
 from views import chat, heatmap, learning, variants, variants_quality
-from views.heatmap import MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid, text_px
+from views.heatmap import BAR_PX, MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid, text_px
 from views.variants_html import map_grid_html
 
 from engine.trace import AttentionMap
@@ -21,6 +21,14 @@ def implied_map(n=12, top=5.17) -> AttentionMap:
     w = np.random.default_rng(1).uniform(0, top, (1, 1, n, n))
     labels = [f"word{i}" for i in range(n)]
     return AttentionMap(w, labels, labels, "self", exact=False, implied=True, normalized=False)
+
+
+def panel_px(fig, axis) -> float:
+    """A panel's width in a figure NARROW_PX wide: Plotly's plot area is the figure less its
+    margins and the colour bar, which it moves the plot's edge in for."""
+    bar = BAR_PX if any(getattr(d, "showscale", False) for d in fig.data) else 0
+    margin = fig.layout.margin
+    return (axis["domain"][1] - axis["domain"][0]) * (NARROW_PX - margin.l - margin.r - bar)
 
 
 def panel(amap: AttentionMap, title: str) -> dict:
@@ -70,11 +78,9 @@ def test_a_grid_never_shares_one_scale_across_kinds():
 def test_panels_are_never_narrower_than_the_minimum_at_1024(n_panels):
     fig = map_grid([panel(softmax_map(n=40, seed=i), f"v{i}") for i in range(n_panels)])
     layout = fig.layout.to_plotly_json()
-    widths = [
-        (a["domain"][1] - a["domain"][0]) * NARROW_PX for k, a in layout.items() if k[:5] == "xaxis"
-    ]
+    widths = [panel_px(fig, a) for k, a in layout.items() if k[:5] == "xaxis"]
     assert len(widths) == n_panels and min(widths) >= MIN_PANEL_PX
-    assert f"minmax(max({MIN_PANEL_PX}px" in map_grid_html([panel(softmax_map(), "a")] * 8)
+    assert f"minmax(max({MIN_PANEL_PX + 56}px" in map_grid_html([panel(softmax_map(), "a")] * 8)
 
 
 def test_learning_head_panels_and_the_live_figure_are_readable():
@@ -87,14 +93,14 @@ def test_learning_head_panels_and_the_live_figure_are_readable():
         heat = [d for d in fig.data if d.type == "heatmap"]
         for i, _ in enumerate(heat, start=1):
             axis = fig.layout[f"xaxis{'' if i == 1 else i}"]
-            assert (axis.domain[1] - axis.domain[0]) * NARROW_PX >= MIN_PANEL_PX
+            assert panel_px(fig, axis) >= MIN_PANEL_PX
 
 
 def test_token_ticks_are_thinned_to_what_fits():
     amap = softmax_map(n=60)
     fig = map_grid([panel(amap, "a"), panel(amap, "b")])
     axis = fig.layout.xaxis
-    side = (axis.domain[1] - axis.domain[0]) * NARROW_PX
+    side = panel_px(fig, axis)
     assert 0 < len(axis.tickvals) < 60
     assert len(axis.tickvals) * (TICK_FONT + 4) <= side + TICK_FONT + 4
     single = map_figure(amap, title="a").layout.xaxis
