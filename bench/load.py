@@ -61,7 +61,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._save import save  # noqa: E402
+from bench._save import RESULTS, save  # noqa: E402
 from tests.e2e.support import free_port, start_server, wait_for_health  # noqa: E402
 
 TARGET_N, TARGET_P95_S, TARGET_RSS_B, TARGET_BACK = 30, 3.0, 4 * 2**30, 0.10
@@ -341,6 +341,14 @@ FLOWS = {"classroom": classroom_flow, "short": short_flow, "train-now": train_no
 
 # --- the generate flow: a class pressing Generate at once ----------------------------------
 
+GENERATE_SECTION = {  # what bench/RESULTS.md says above the numbers
+    "title": "A class generating at once",
+    "method": "N students on the Chat page, each with their own ~20-word prompt (chat "
+    "template on, 20 new tokens), press Generate within 2 s of each other; press → page "
+    "finished per student, the whole server's tokens per second (and per second of its CPU "
+    "time), first with continuous batching, then on a server with "
+    "ATTENTION_STUDIO_BATCHING=0 (each generation alone through the heavy-work queue).",
+}
 GENERATE_TARGETS = {30: {"generated": 30, "refused": 0, "p95_s": 10.0}, 10: {"p95_s": 5.0}}
 TARGET_RATIO = 3.0  # whole-server tokens/s, batched over unbatched, at 30 students
 
@@ -843,6 +851,13 @@ def main(argv=None) -> dict:
         out = generate_main(args)
         if args.save:
             save(out, "load-generate")
+            path = RESULTS / "load-generate.json"
+            path.write_text(
+                json.dumps(
+                    json.loads(path.read_text()) | GENERATE_SECTION, indent=1, ensure_ascii=False
+                )
+                + "\n"
+            )
         print(json.dumps(out))
         return out
     proc = None
