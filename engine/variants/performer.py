@@ -56,6 +56,23 @@ def positive_features(x: torch.Tensor, W: torch.Tensor, *, per_row: bool) -> tor
     return logits.sub_(c).exp_().mul_(W.shape[0] ** -0.5)
 
 
+def implied_map_log(qs: torch.Tensor, ks: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """D⁻¹ φ(Q)φ(K)ᵀ ``[B, H, n, n]`` from log φ: log A_ij = logsumexp_r(a_ir + b_jr), a and
+    b the feature logits, then a softmax over j; finite whatever the size of the logits.
+    Holds ``rows × n × m`` sums at a time (display-size n only)."""
+    a, b = feature_logits(qs, W), feature_logits(ks, W)  # (B, H, n, m)
+    n, m = b.shape[-2], b.shape[-1]
+    rows = max(1, STEP_BYTES * 8 // (n * m * FLOAT_BYTES * a.shape[0] * a.shape[1]))
+    log_a = torch.cat(
+        [
+            torch.logsumexp(a[..., i : i + rows, None, :] + b[..., None, :, :], dim=-1)
+            for i in range(0, a.shape[-2], rows)
+        ],
+        dim=-2,
+    )
+    return torch.softmax(log_a, dim=-1)
+
+
 class Performer(Variant):
     name = "performer"
     lra_average = 51.41
@@ -87,6 +104,11 @@ class Performer(Variant):
         out = (phi_q @ kv) / z
         if not want_map:
             return Output(out)
+        if not bool((z > 0).all()):
+            # Every feature product of a row underflowed (logits of ~1e3 and more): the
+            # same estimate, with the same ω, taken in log space instead.
+            a = implied_map_log(q * scale, k * scale, W)
+            return Output(a @ v, a)
         a = phi_q @ phi_k.transpose(-2, -1)
         return Output(out, a / a.sum(dim=-1, keepdim=True))
 
