@@ -270,13 +270,13 @@ def _batched(request: Request, cache):
         ticket.cancel()
     status, stop = st.empty(), st.empty()
     shown = None
-    while not ticket.done.wait(POLL_S):
-        if shown is None:  # a request done within one poll never shows a status or a button
-            stop.button(t("chat.stop"), key=stop_key)
-        shown = _show_place(status, b, ticket, shown)
-    status.empty()
-    stop.empty()
-    try:
+    try:  # a session closed while it waits leaves the line too (its rerun is stopped)
+        while not ticket.done.wait(POLL_S):
+            if shown is None:  # a request done within one poll shows no status or button
+                stop.button(t("chat.stop"), key=stop_key)
+            shown = _show_place(status, b, ticket, shown)
+        status.empty()
+        stop.empty()
         trace = ticket.result()
         if trace is not None and not trace.outputs["stopped"]:
             line.keep(key, trace)  # before leaving: a session asking the same finds it
