@@ -13,7 +13,8 @@ the widget keeps its default, with a one-line note: a bad link gives a view, nev
 from __future__ import annotations
 
 import html
-from urllib.parse import urlencode
+import os
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
@@ -115,11 +116,11 @@ def url_choice(
     ids = [str(i) for i in (options if ids is None else ids)]
     index = url_index(param, ids, default, key=key)
     first = _FIRST[widget.__name__]
+    if first == "default":  # a segmented control or pills: one choice always shown
+        kw.setdefault("required", True)
     chosen = widget(
         label, options, **{first: index if first == "index" else options[index]}, key=key, **kw
     )
-    if chosen is None:  # a segmented control clicked off: its default stands
-        chosen = options[default]
     chosen_id = ids[options.index(chosen)]
     if resets and st.query_params.get(param, ids[default]) != chosen_id:
         if resets == "*":
@@ -159,9 +160,29 @@ def url_sync(**values) -> None:
             st.query_params[key] = text
 
 
+def public_origin() -> str:
+    """``ATTENTION_STUDIO_PUBLIC_URL`` (scheme://host[:port]), or "" when unset."""
+    return os.environ.get("ATTENTION_STUDIO_PUBLIC_URL", "").strip().rstrip("/")
+
+
+def _base() -> str:
+    """The page's address as the class reaches it: ``ATTENTION_STUDIO_PUBLIC_URL`` when the
+    operator sets one (a name the students use that the server cannot see, e.g. behind a
+    NAT), else the browser's own address, else the request's Host header, never a guess
+    such as localhost."""
+    url = st.context.url or ""
+    public = public_origin()
+    if public:
+        return public + urlsplit(url).path if url else public
+    if url:
+        return url
+    host = st.context.headers.get("Host") if st.context.headers else None
+    return f"http://{host}/" if host else ""
+
+
 def current_link() -> str:
     """This view's link as the server knows it (the browser's copy is the live one)."""
-    base = st.context.url or ""
+    base = _base()
     query = urlencode(st.query_params.to_dict())
     return f"{base}?{query}" if query else base
 
@@ -173,7 +194,7 @@ _LINK_HTML = """
 <div class="kit-link" style="display:flex;gap:.5rem;align-items:center">
 <input id="kit-link-text" readonly value="{link}" aria-label="{label}"
  style="flex:1;font-family:monospace;font-size:.85rem;padding:.3rem;min-width:0">
-<button id="kit-link-copy" type="button" data-done="{done}"
+<button id="kit-link-copy" type="button" data-done="{done}" data-public="{public}"
  style="padding:.3rem .8rem">{label}</button>
 </div>
 <script>
@@ -184,7 +205,8 @@ _LINK_HTML = """
     const button = event.target.closest && event.target.closest("#kit-link-copy");
     if (!button) return;
     const box = document.getElementById("kit-link-text");
-    box.value = window.location.href;
+    const origin = button.dataset.public || window.location.origin;
+    box.value = origin + window.location.pathname + window.location.search + window.location.hash;
     box.select();
     try {{ await navigator.clipboard.writeText(box.value); }}
     catch (e) {{ document.execCommand("copy"); }}
@@ -204,6 +226,7 @@ def link_box() -> None:
                 link=html.escape(current_link(), quote=True),
                 label=html.escape(label),
                 done=html.escape(t("links.copied"), quote=True),
+                public=html.escape(public_origin(), quote=True),
             ),
             unsafe_allow_javascript=True,
         )

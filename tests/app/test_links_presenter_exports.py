@@ -174,3 +174,13 @@ def test_a_link_names_every_page_widget_it_restores():
     assert {"family", "model", "example", "text", "attention", "reading", "section"} <= set(
         at.query_params
     )
+
+
+def test_links_use_the_address_the_class_reaches(monkeypatch):
+    """A configured public address replaces the server's view of the origin, in the copy
+    box and in the view's zip; the browser's own path and query are kept."""
+    monkeypatch.setenv("ATTENTION_STUDIO_PUBLIC_URL", "http://studio.school.example:8501/")
+    at = opened({"text": "the minister signed the treaty ."})
+    box = next(h.proto.body for h in at.get("html") if "kit-link-text" in h.proto.body)
+    assert 'data-public="http://studio.school.example:8501"' in box
+    assert 'value="http://studio.school.example:8501?' in box, box
