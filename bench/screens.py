@@ -1,15 +1,17 @@
 """Visual review: every page × section × lesson step, as a teacher and a researcher see it.
 
     python -m bench.screens [--quick] [--pages basics,chat] [--viewports presenter,desktop]
-                            [--langs en,zh] [--out bench/gallery]
+                            [--langs en,zh] [--out bench/gallery] [--budget-s 3000]
 
 Starts the real server (every request outside localhost cut, as in tests/e2e), opens each
 view in Chromium at 1024 × 768 in presenter mode (``?present=1``) and at 1440 × 1000, in
-English and 中文 (``?lang=zh``), saves the first screen and the whole page as PNGs, and
-runs checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
+English and 中文 (``?lang=zh``), saves the first screen as a PNG (and the whole page at
+1440 × 1000, and the revealed step where presenter mode waits for a guess), and runs
+checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
 
 - overlaps: pairs of text labels inside one Plotly chart whose glyph boxes intersect by more
-  than 4 px² (ticks, titles, annotations, legends, point labels; rotated boxes stay rotated);
+  than 4 px² (ticks, titles, annotations, legends, point labels; rotated boxes stay rotated),
+  and the same for the labels of the HTML map grids;
 - uniform: heatmap panels whose values use under a quarter of their colour scale (from the
   chart's own data, ``gd._fullData``: z against zmin/zmax or the colour axis);
 - first_screen (presenter views): no figure starts above the fold, and no pending predict
@@ -23,7 +25,8 @@ runs checks on the page as drawn (bench/screens_checks.js, evaluated in the page
   drawn (a section or step the page dropped is a disagreement).
 
 Sections come from each page's source (its ``SECTIONS`` and the ``url_choice`` that offers
-them), lesson steps from assets/decks/. ``--quick`` visits each page's default view only.
+them), lesson steps from assets/decks/. ``--quick`` visits each page's default view only;
+``--budget-s`` (or SIGTERM) stops early and reports the views seen.
 Prints one line per view and one JSON object last; saves it to bench/results/screens.json.
 The gallery (index.html, the PNGs, findings.json) is for people; tests/e2e/test_screens.py
 runs the checks in CI.
@@ -38,6 +41,7 @@ import html
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -610,10 +614,12 @@ def check_view(
             f["untranslated"] = untranslated(found["texts"])
         f["widgets"] = widget_disagreements(view.page, found["widgets"], found["url"], query, lang)
         stem = _stem(view, viewport, lang)
-        if out is not None:
+        if out is not None:  # the first screen; the whole page at the researcher's size
             page.screenshot(path=str(out / f"{stem}.png"))
-            _full_page(page, out / f"{stem}-full.png", viewport)
-            result.shots = [f"{stem}.png", f"{stem}-full.png"]
+            result.shots = [f"{stem}.png"]
+            if not viewport.presenter:
+                _full_page(page, out / f"{stem}-full.png", viewport)
+                result.shots.append(f"{stem}-full.png")
         revealed = None
         if viewport.presenter:
             if found["first"]["pending"] is not None and (
@@ -722,6 +728,10 @@ li{{font:12px monospace}}.err{{color:#b00}}</style>
     (out / "findings.json").write_text(json.dumps(detail, ensure_ascii=False, indent=1))
 
 
+def _stop(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> dict:
     from catalog import PAGES
     from playwright.sync_api import sync_playwright
@@ -732,14 +742,21 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--langs", default="en,zh")
     ap.add_argument("--out", type=Path, default=GALLERY, help="the gallery's folder")
     ap.add_argument("--quick", action="store_true", help="each page's default view only")
+    ap.add_argument(
+        "--budget-s", type=float, default=0, help="stop after this long and report what was seen"
+    )
     args = ap.parse_args(argv)
     pages = [p for p in args.pages.split(",") if p] or [p.url for p in PAGES]
     viewports = [VIEWPORTS[v] for v in args.viewports.split(",") if v]
     langs = [lang for lang in args.langs.split(",") if lang]
     args.out.mkdir(parents=True, exist_ok=True)
-    plan = [
-        (lang, vp, v) for lang in langs for vp in viewports for v in views(pages, lang, args.quick)
-    ]
+    # View by view, each in every language and viewport: a run cut short covers whole views,
+    # and the server's caches serve the repeats.
+    per_lang = {lang: views(pages, lang, args.quick) for lang in langs}
+    every = list(dict.fromkeys(v for lang in langs for v in per_lang[lang]))
+    plan = [(lang, vp, v) for v in every for lang in langs for vp in viewports]
+    plan = [(lang, vp, v) for lang, vp, v in plan if v in per_lang[lang]]
+    signal.signal(signal.SIGTERM, _stop)
 
     t0 = time.perf_counter()
     port = free_port()
@@ -763,10 +780,15 @@ def main(argv: list[str] | None = None) -> dict:
 
             context.route("**/*", guard)
             page = context.new_page()
-            for i, (lang, vp, view) in enumerate(plan, 1):
-                result = check_view(page, base, view, vp, lang, args.out, log)
-                results.append(result)
-                print(f"[{i}/{len(plan)}] {result.line()}", flush=True)
+            try:
+                for i, (lang, vp, view) in enumerate(plan, 1):
+                    if args.budget_s and time.perf_counter() - t0 > args.budget_s:
+                        break
+                    result = check_view(page, base, view, vp, lang, args.out, log)
+                    results.append(result)
+                    print(f"[{i}/{len(plan)}] {result.line()}", flush=True)
+            except KeyboardInterrupt:  # Ctrl+C or SIGTERM: report what was seen
+                pass
             browser.close()
     finally:
         proc.terminate()
@@ -777,6 +799,7 @@ def main(argv: list[str] | None = None) -> dict:
     options = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
     result = summary(results, time.perf_counter() - t0, args.out, options)
     result["outside_requests"] = sorted(set(outside))
+    result["planned_views"] = len(plan)
     write_gallery(args.out, results, result)
     print(json.dumps(save(result, "screens"), ensure_ascii=False))
     return result
