@@ -35,9 +35,11 @@ def param_widgets(variant, n: int, source: str, defaults: dict | None = None) ->
         if p.choices:
             values[p.name] = st.selectbox(label, p.choices, key=key, help=help)
         else:
+            kind = type(p.default)  # Streamlit refuses a float value with an int step
             default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
-            default = (defaults or {}).get(p.name, default)  # already sized for n
-            values[p.name] = st.number_input(label, value=default, step=1, key=key, help=help)
+            default = kind((defaults or {}).get(p.name, default))  # already sized for n
+            step = 1 if kind is int else None
+            values[p.name] = st.number_input(label, value=default, step=step, key=key, help=help)
     return values
 
 
