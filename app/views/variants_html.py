@@ -163,8 +163,13 @@ def _key(panels: list[dict]) -> str:
         steps = scales()[diverging][:: LEVELS // 10]
         gradient = f"background:linear-gradient(to right, {', '.join(steps)})"
         bar = f'<span class="kit-vgrid-bar" style="{gradient}"></span>'
-        own = t("views.value.own_range", name=s["name"])
-        ends = ("−", f"+ {own}") if diverging else ("0", f"1 {s['name']}")
+        fitted = any(p["scale"]["zmax"] < 1 for p in panels if not p["scale"]["diverging"])
+        own = t("views.value.own_range") if diverging else t("views.value.fitted")
+        ends = (
+            ("−", f"+ {own}")
+            if diverging
+            else ("0", f"1 {s['name']}" + (f" · {own}" if fitted else ""))
+        )
         parts.append(f"<span>{ends[0]}{bar}{html.escape(ends[1])}</span>")
     return f'<div class="kit-vgrid-key">{"".join(parts)}</div>'
 
