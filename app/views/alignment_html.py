@@ -20,6 +20,7 @@ from kit.i18n import t
 from kit.presenter import palette, presenting
 
 from views.alignment import POSSIBLE, SURE
+from views.heatmap import columns_css
 
 LEVELS = 100  # colour steps: finer than the eye tells apart on a projector
 
@@ -132,8 +133,7 @@ def alignment_grid_html(
         )
     body = "".join(_panel(p, swatches, zmin, zmax, value) for p in panels)
     key_row = f'<div class="kit-agrid-key">{"".join(key)}</div>'
-    cols = f"grid-template-columns:repeat({max(1, columns)}, minmax(0, 1fr))"
-    return f'{css}{key_row}<div class="kit-agrid" style="{cols}">{body}</div>'
+    return f'{css}{key_row}<div class="kit-agrid" style="{columns_css(columns)}">{body}</div>'
 
 
 STRIP_CSS = """

@@ -443,6 +443,14 @@ def map_grid(
     return figure(data, layout)
 
 
+def columns_css(columns: int, label_px: int = 70) -> str:
+    """An HTML grid's columns: as many as fit with MIN_PANEL_PX of map beside ``label_px``
+    of labels each, at most ``columns``."""
+    n = max(1, columns)
+    width = f"max({MIN_PANEL_PX + label_px}px, calc((100% - {1.2 * (n - 1):.1f}rem) / {n}))"
+    return f"grid-template-columns:repeat(auto-fill, minmax({width}, 1fr))"
+
+
 def _on_bar(scale: dict) -> bool:
     """Whether a panel is on the grid's one colour bar: softmax weights on 0–1."""
     return scale["zmax"] == 1 and not scale["diverging"]

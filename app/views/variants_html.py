@@ -25,7 +25,7 @@ from kit.presenter import palette, presenting
 from PIL import Image
 
 from views.alignment_html import LEVELS, colours
-from views.heatmap import MIN_PANEL_PX, grid_panels
+from views.heatmap import MIN_PANEL_PX, columns_css, grid_panels
 
 TABLE_SIDE = 32  # larger panels are drawn as an image: a table of their cells weighs too much
 GREY = (128, 128, 128)  # a key the pattern hides, with ``grey_gaps``
@@ -201,9 +201,5 @@ def map_grid_html(
     )
     body = "".join(_panel(p, marker, grey_gaps, table_side, label_px) for p in panels)
     css = CSS.format(font=18 if large else 14, row=14 if large else 10, label=label_px)
-    # As many columns as fit with MIN_PANEL_PX of map each (beside its labels), at most ``columns``.
-    n = max(1, columns)
-    width = f"max({MIN_PANEL_PX + label_px}px, calc((100% - {1.2 * (n - 1):.1f}rem) / {n}))"
-    cols = f"grid-template-columns:repeat(auto-fill, minmax({width}, 1fr))"
-    grid = f'<div class="kit-vgrid" style="{cols}">{body}</div>'
+    grid = f'<div class="kit-vgrid" style="{columns_css(columns, label_px)}">{body}</div>'
     return f"{css}<style>{css_levels}</style>{_key(panels)}{grid}"
