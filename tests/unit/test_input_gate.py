@@ -275,3 +275,23 @@ def test_variant_seed_goes_through_the_gate():
         with pytest.raises(InputError):  # was a bare int(): ValueError, OverflowError
             get("performer").resolve({"seed": seed})
     assert get("performer").resolve({"seed": "7"})["seed"] == 7
+
+
+def test_the_json_gate_reads_a_text_once_whatever_its_quotes():
+    import time
+
+    start = time.process_time()
+    with pytest.raises(InputError):
+        gate.json_text('"' + '\\"' * 500_000, max_bytes=2**24)  # was quadratic: hours
+    assert time.process_time() - start < 1.0
+
+
+def test_a_member_claiming_an_overlong_header_is_refused_before_it_is_read():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        # version 2: a 4-byte header length, here 3 GiB of spaces that deflate to little
+        with zf.open("q.npy", "w") as member:
+            member.write(b"\x93NUMPY\x02\x00" + (3 * 2**30).to_bytes(4, "little"))
+            member.write(b" " * 2**20)
+    with pytest.raises(InputError, match="overlong header"):
+        gate.npz_arrays(buf.getvalue(), max_bytes=2**20, max_unpacked=2**20)
