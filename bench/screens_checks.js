@@ -279,6 +279,15 @@
     texts.push({ text: text.slice(0, 300), where: holder ? holder.getAttribute("data-testid") : parent.tagName.toLowerCase() });
   }
 
+  // A data frame is drawn on a canvas; its column names are in the grid's accessible table.
+  for (const frame of main.querySelectorAll("[data-testid=stDataFrame]")) {
+    if (!shown(frame)) continue;
+    for (const th of frame.querySelectorAll("th[role=columnheader]")) {
+      const text = clean(th.textContent);
+      if (text) texts.push({ text: text.slice(0, 300), where: "stDataFrame column" });
+    }
+  }
+
   // ---- widgets: label and shown value ----------------------------------------------------
   const widgets = [];
   const WIDGETS = "[data-testid=stSelectbox], [data-testid=stButtonGroup], [data-testid=stRadio], [data-testid=stSlider], [data-testid=stNumberInput]";

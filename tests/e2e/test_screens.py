@@ -143,3 +143,14 @@ def test_default_views_pass_the_checks(studio_url, page, name, viewport, tmp_pat
             print(f"known: {check} {found}")
         else:
             assert not found, f"{check}: {found}"
+
+
+def test_the_language_check_fires_on_a_real_page_in_english(studio_url, page):
+    """Read as if it were 中文, the English basics page is English throughout: the check must
+    say so (on a 中文 page the same runs are translated and it stays quiet)."""
+    page.goto(f"{studio_url}/basics")
+    screens.settle(page)
+    found = page.evaluate(screens.CHECKS_JS, {})
+    flagged = {f["text"] for f in screens.untranslated(found["texts"])}
+    t = screens.catalog("en")
+    assert {t["basics.title"], t["presenter.toggle"]} <= flagged
