@@ -136,17 +136,28 @@ def json_text(rows: list[dict]) -> str:
     return json.dumps(rows, default=str, indent=1, ensure_ascii=False)
 
 
+def traces(trace) -> dict:
+    """A view's Traces by file stem: ``trace`` for one, ``trace-<name>`` for each of a
+    side-by-side view's (a dict name → Trace), so a colleague gets every model shown."""
+    if trace is None:
+        return {}
+    if isinstance(trace, dict):
+        return {f"trace-{_file_stem(name)}": one for name, one in trace.items()}
+    return {"trace": trace}
+
+
 def bundle(figures: dict, link: str, trace=None, tables: dict[str, Rows] | None = None) -> bytes:
-    """The zip of one view: figures/*.json, trace.json + trace.npz, data/*, link.txt."""
+    """The zip of one view: figures/*.json, trace.json + trace.npz (one pair per Trace of a
+    side-by-side view), data/*, link.txt."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("link.txt", link + "\n")
         z.writestr("README.txt", t("exports.readme") + "\n")
         for key, fig in list(figures.items()):
             z.writestr(f"figures/{_file_stem(key)}.json", fig.to_json())
-        if trace is not None:
-            z.writestr("trace.json", trace.to_json())
-            z.writestr("trace.npz", trace.to_npz())
+        for name, one in traces(trace).items():
+            z.writestr(f"{name}.json", one.to_json())
+            z.writestr(f"{name}.npz", one.to_npz())
         for name, rows in (tables or {}).items():
             data = _rows(rows)
             z.writestr(f"data/{_file_stem(name)}.csv", csv_text(data))
@@ -198,8 +209,12 @@ def table_exports(rows: Rows, stem: str) -> None:
 
 def view_exports(stem: str, link: str, trace=None, tables: dict[str, Rows] | None = None) -> None:
     """The export row of a page: figure format, the view's zip, its Trace and its data."""
-    if trace is not None and not tables:
-        tables = {"attention": lambda: trace_rows(trace)}
+    shown = traces(trace)
+    if shown and not tables:
+        tables = {
+            f"attention{name[len('trace') :]}": (lambda one=one: trace_rows(one))
+            for name, one in shown.items()
+        }
     figures = st.session_state.setdefault(FIGURES_KEY, {})
     with st.container(key="kit-exports"):
         st.subheader(t("exports.heading"))
@@ -224,7 +239,7 @@ def view_exports(stem: str, link: str, trace=None, tables: dict[str, Rows] | Non
                 type="primary",
             )
             st.caption(t("exports.bundle_help"))
-        if trace is not None:
-            export_buttons(trace, f"{stem}-trace")
+        for name, one in shown.items():
+            export_buttons(one, f"{stem}-{name}")
         for name, rows in (tables or {}).items():
             table_exports(rows, f"{stem}-{name}")

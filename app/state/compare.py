@@ -25,6 +25,7 @@ class Panel:
     forced: bool  # True: read with the axes' translation fed in, not the model's own
     translation: str  # what the model itself produced
     scored: VersusGold | None  # against the gold links, when the grammar gives them
+    trace: object = None  # the model's own Trace (what "Download this view" exports)
 
     @property
     def reading(self) -> str:
@@ -97,6 +98,7 @@ def panels(
             forced,
             trace.outputs["translation"],
             versus_gold(a.weights, pair, forced=forced) if pair else None,
+            trace,
         )
         for label, a in on_axes.items()
     }

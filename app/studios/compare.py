@@ -93,6 +93,7 @@ def every(text: str):
         hide_index=True,
     )
     st.caption(t("compare.aer_gold" if gold else "compare.aer_no_gold"))
+    return {n: p.trace for n, p in shown.items()}
 
 
 def two(text: str):
@@ -124,14 +125,16 @@ def two(text: str):
     for col, side, p in zip(st.columns(2), "AB", shown, strict=True):
         col.caption(f"{side}: {caption(p)}")
     a, b = (p.alignment for p in shown)
+    exported = {f"{side}-{p.name}": p.trace for side, p in zip("AB", shown, strict=True)}
     if a.source != b.source or a.target != b.target:
         st.info(t("compare.different_tokens"))
-        return
+        return exported
     delta, title = a.weights - b.weights, "α_A − α_B"
     diff = [dict(weights=delta, src=a.source, tgt=a.target, title=[title])]
     grid = alignment_grid_html(diff, scale=palette("diverging"), columns=2, zmin=-1, value="Δα")
     html_chart(grid, "cmp-diff", lambda: difference_figure(delta, a.source, a.target, title=title))
     st.caption(t("compare.difference_caption"))
+    return exported
 
 
 SECTIONS = {"every": every, "two": two}
@@ -161,8 +164,8 @@ def body():
         required=True,
         format_func=lambda m: t(f"compare.section_{m}"),
     )
-    SECTIONS[shown](text)
-    page_bottom(f"compare-{task}")  # here, so the link and the bundle follow every edit
+    drawn = SECTIONS[shown](text)  # every model's Trace on screen, exported side by side
+    page_bottom(f"compare-{task}", drawn)  # here, so the link and the bundle follow every edit
 
 
 body()

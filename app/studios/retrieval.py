@@ -238,7 +238,8 @@ def side_by_side(view) -> None:
         st.info(t("retrieval.side_needs_story"))
         return
     st.markdown(t("retrieval.side_intro"))
-    figs.draw_side(state.side(sample, view["tokens"], md_escape), "ret-side")
+    view["side"] = state.side(sample, view["tokens"], md_escape)
+    figs.draw_side(view["side"], "ret-side")
 
 
 def expected(said: str, sample) -> None:
@@ -324,4 +325,7 @@ section = url_choice(
 st.header(t(f"retrieval.section_{section}"))
 with friendly_errors(t(f"retrieval.what_{section.replace('-', '_')}")):
     SECTIONS[section](view)
+if side := view.get("side"):  # both readers of the story, as drawn
+    mem_name, mem_trace = side["memn2n"]
+    trace = {"chat-retrieved": trace, "chat-story": side["trace"], mem_name: mem_trace}
 page_bottom(f"retrieval-{section}", trace, tables={"passages": lambda: state.passage_rows(view)})

@@ -129,3 +129,33 @@ def test_every_word_in_the_grid_is_escaped_text():
     markup = alignment_grid_html([panel])
     assert hostile not in markup and "&lt;img src=x onerror=alert(1)&gt;" in markup
     assert 'title="&quot;q ← b: α = 0.750"' in markup  # the tooltip gives words and α
+
+
+def test_the_view_exports_both_models_traces(page, monkeypatch):
+    """A side-by-side view's zip holds each shown model's Trace, not one of them."""
+    import io
+    import zipfile
+
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    from engine.trace import Trace
+
+    made = {}
+    original = MediaFileManager.add_deferred
+
+    def record(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    at = page("compare")
+    at.segmented_control(key="cmp-mode").set_value("two").run()
+    at.selectbox(key="cmp-A").set_value("nmt-enfr-additive")
+    at.selectbox(key="cmp-B").set_value("transformer-enfr-sinusoidal").run()
+    assert not at.exception
+    with zipfile.ZipFile(io.BytesIO(made["compare-en-fr-view.zip"]())) as z:
+        names = set(z.namelist())
+        a = Trace.from_json(z.read("trace-A-nmt-enfr-additive.json"))
+        b = Trace.from_npz(z.read("trace-B-transformer-enfr-sinusoidal.npz"))
+    assert a.model == "nmt-enfr-additive" and b.model == "transformer-enfr-sinusoidal"
+    assert {"data/attention-A-nmt-enfr-additive.csv", "link.txt"} <= names
