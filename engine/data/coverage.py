@@ -8,21 +8,26 @@ The translation models are trained only on sentences of the synchronous grammar 
 - the sentence is *covered* when the grammar could have generated it: a recogniser for the
   grammar's English side (the clause, noun-phrase, verb-group, time and coordination rules
   of ``enfr.Sampler``, with number and tense agreement) reads it to the end;
-- each unknown word gets in-vocabulary replacements, found three ways, then ranked by how
-  far the recogniser reads the sentence with the replacement in place:
+- punctuation the grammar does not write is read as what it does ("?" and "!" as ".", ";"
+  and ":" as ","; quotes and brackets dropped), never as an unknown word;
+- each unknown word gets in-vocabulary replacements, then ranked by how far the recogniser
+  reads the sentence with the replacement in place. With an encoder (``meanings``: the
+  process's one all-MiniLM-L6-v2, ``engine.analysis.grammar_meanings``) they are found by
+  meaning:
 
-  1. *synonym*: a small hand-written map from everyday words to grammar words of the same
-     part of speech and close meaning ("read" → "examine", "kid" → "child"), inflected like
-     the typed word ("wrote" → "drafted"), and the contractions the grammar spells out
-     ("didn't" → "did not");
-  2. *spelling*: grammar words within a small edit distance (typos: "minster" → "minister");
-  3. *role*: for each part of speech and form (a plural noun for a person, a past
-     participle, a city …), the grammar word of that kind closest in spelling; ranking
-     keeps the ones with which the sentence reads further, so the sentence keeps its shape.
+  1. *synonym*: the contractions the grammar spells out ("didn't" → "did not"), pronouns as
+     the people of a classroom, and a short hand-written map of everyday words ("read" →
+     "examine"), inflected like the typed word ("wrote" → "drafted");
+  2. *spelling*: for a word the encoder's tokenizer does not know whole (a typo:
+     "minster"), the grammar words one or two edits away;
+  3. *meaning*: in each role the typed word's form admits (a plural noun for "drinks", a
+     past for "played"), the grammar words nearest in the encoder's space, for the roles
+     whose nearest word is about as near as the nearest of all: the typed word's part of
+     speech read from its meaning ("tea" → "cup", "bottle", not the name "eva").
 
-  Word embeddings would rank meaning better, but the models' own embeddings know only the
-  grammar's words, and a general-purpose model would put a heavy dependency in a check that
-  runs on every keystroke; the map is short enough to read and to correct.
+  Ties in reading are broken in that order, then by closeness in meaning. Without an
+  encoder (the engine alone, and bench/coverage.py's baseline), *spelling* is tried for
+  every word and *role* takes each role's grammar word closest in spelling.
 
 ``PATTERNS`` are the grammar's constructions, each with one example pair built by the
 grammar's own rules, so its French is exactly what the models were trained to produce.
@@ -30,8 +35,12 @@ grammar's own rules, so its French is exactly what the models were trained to pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, Protocol
+
+import numpy as np
 
 from engine.data import enfr
 from engine.text import InputError, tokenize
@@ -355,7 +364,12 @@ REMOVABLE = frozenset(
 IRREGULAR = """write:wrote:written read:read:read give:gave:given take:took:taken make:made:made
 see:saw:seen buy:bought:bought tell:told:told say:said:said meet:met:met send:sent:sent
 build:built:built draw:drew:drawn begin:began:begun teach:taught:taught get:got:got
-lose:lost:lost choose:chose:chosen drink:drank:drunk shut:shut:shut""".split()
+lose:lost:lost choose:chose:chosen drink:drank:drunk shut:shut:shut sell:sold:sold
+sing:sang:sung win:won:won leave:left:left sleep:slept:slept go:went:gone come:came:come
+run:ran:run sit:sat:sat stand:stood:stood hear:heard:heard feel:felt:felt think:thought:thought
+know:knew:known fly:flew:flown swim:swam:swum speak:spoke:spoken break:broke:broken
+forget:forgot:forgotten pay:paid:paid wear:wore:worn throw:threw:thrown grow:grew:grown
+fall:fell:fallen ride:rode:ridden drive:drove:driven eat:ate:eaten""".split()
 IRREGULAR_FORMS = {
     word: (base, form)
     for entry in IRREGULAR
@@ -366,13 +380,15 @@ REACH = 3  # the furthest edit distance any spelling search goes (see _nearest)
 # The grammar's sampler writes sentences a little over the splits' MAX_LEN: read those too.
 MAX_TOKENS = 2 * enfr.MAX_LEN
 SUGGESTED = 8  # unknown words that get replacements; each one re-reads the whole sentence
-METHODS = ("synonym", "remove", "spelling", "role")  # the order in which equal readings are offered
+# The order in which equal readings are offered (a typo's word before words of like meaning).
+METHODS = ("synonym", "remove", "spelling", "meaning", "role", "punctuation")
 
 
 @dataclass(frozen=True)
 class Suggestion:
     text: str  # one grammar word, two ("did not"), or none (the word removed)
     how: str  # one of METHODS
+    role: str = ""  # the role_tables / TIME_ROLES role a "meaning" or "role" word was taken from
 
 
 def _lemmas(word: str) -> list[tuple[str, str]]:
@@ -498,36 +514,167 @@ def role_tables() -> dict[str, tuple[str, ...]]:
 
 
 def _candidates(word: str, proper: bool) -> tuple[Suggestion, ...]:
-    """Every replacement worth ranking; a ``proper`` noun (capitalised inside a sentence)
-    is replaced by a name or a city only."""
+    """Every replacement worth ranking without an encoder; a ``proper`` noun (capitalised
+    inside a sentence) is replaced by a name or a city only."""
     found = [Suggestion(s, "synonym") for s in _synonyms(word)]
     if word in REMOVABLE:
         found.append(Suggestion("", "remove"))
     if len(word) > longest_word() + REACH:
         return tuple(found)  # no grammar word is near it in spelling: nothing to search
-    if word.isalpha() and len(word) > 2:
-        within = 1 if len(word) <= 4 else 2
-        spelled = _nearest(word, _spelling_vocabulary(), 3, within=within)
-        found += [Suggestion(s, "spelling") for s in spelled]
+    found += [Suggestion(s, "spelling") for s in _misspelled(word)]
     for role, words in role_tables().items():
         if not proper or role in ("name", "city"):
-            found += [Suggestion(s, "role") for s in _nearest(word, words, 1)]
+            found += [Suggestion(s, "role", role) for s in _nearest(word, words, 1)]
     return tuple(found)
 
 
-def _ranked(tokens: list[str], i: int, proper: bool, k: int = 3) -> tuple[Suggestion, ...]:
-    """Replacements for ``tokens[i]``, best first: the sentence read to the end, then read
-    further, then by method (METHODS order), keeping the candidates' order."""
+def _misspelled(word: str) -> list[str]:
+    """Grammar words one edit from a short typed word, two from a longer one."""
+    if not word.isalpha() or len(word) <= 2:
+        return []
+    return _nearest(word, _spelling_vocabulary(), 3, within=1 if len(word) <= 4 else 2)
+
+
+def _ranked(tokens: list[str], i: int, candidates, k: int = 3) -> tuple[Suggestion, ...]:
+    """``candidates`` for ``tokens[i]``, best first: the sentence read to the end, then read
+    further, then by method (METHODS order), then by closeness in meaning (when scored),
+    keeping the candidates' order. ``candidates`` holds (suggestion, closeness) pairs."""
     scored = {}
-    for order, s in enumerate(_candidates(tokens[i], proper)):
+    for order, (s, close) in enumerate(candidates):
         if s.text in scored:
             continue
         words = s.text.split()
         reader = Reader([*tokens[:i], *words, *tokens[i + 1 :]])
         full = reader.sentence() is not None
         reach = reader.reached - (len(words) - 1 if reader.reached > i else 0)
-        scored[s.text] = ((not full, -reach, METHODS.index(s.how), order), s)
+        scored[s.text] = ((not full, -reach, METHODS.index(s.how), -close, order), s)
     return tuple(s for _, s in sorted(scored.values(), key=lambda x: x[0])[:k])
+
+
+# -- meaning --------------------------------------------------------------------------------
+
+
+class Encoder(Protocol):
+    """What the meaning search asks of a sentence encoder: unit vectors ``[N, d]`` for texts,
+    and its tokenizer's vocabulary (``engine.analysis.retrieval.embedder()``: the process's
+    one all-MiniLM-L6-v2, whose ``model.tokenizer`` is a HuggingFace tokenizer)."""
+
+    model: Any
+
+    def embed(self, texts) -> np.ndarray: ...
+
+
+# The grammar's time words, searched beside role_tables' roles: "morning" in "every
+# morning" is nearest to a unit ("every week"), "now" to "today".
+TIME_ROLES = {
+    "time": ("yesterday", "today", "tomorrow"),
+    "unit": UNITS,
+    "month": tuple(enfr.MONTHS),
+}
+# The roles a typed word's form (``_lemmas``) admits: its part of speech as its ending shows
+# it. Every word has a "base" reading ("bus" is not a plural); "-s" adds plural nouns and
+# third-person verbs, "-ed" pasts and participles (and adjectives: "tired").
+FORM_ROLES = {
+    "base": (
+        *("person", "people", "name", "thing", "things", "adjective", "verb-base"),
+        *("city", "preposition", "determiner", *TIME_ROLES),
+    ),
+    "s": ("people", "things", "verb-3sg"),
+    "ed": ("verb-past", "verb-pp", "adjective"),
+    "past": ("verb-past",),
+    "pp": ("verb-pp", "adjective"),
+}
+NEAREST = 2  # words per role closest in meaning, then ranked by how far the sentence reads
+MARGIN = 0.1  # cosine below the best role's nearest word at which a role no longer fits
+
+
+@dataclass(frozen=True, eq=False)
+class Meanings:
+    """The grammar's words as an encoder's unit vectors, by role: what the meaning search
+    compares a typed word with."""
+
+    encoder: Encoder
+    # Whole words the encoder's tokenizer knows: a typed word outside it that is near a
+    # grammar word in spelling is taken for a typo ("minster", "techer"; not "tea" → "ten").
+    dictionary: frozenset[str]
+    vectors: np.ndarray  # [N, d] unit rows, one per word of meaning_words()
+    row: dict[str, int]  # grammar word → its row
+    roles: dict[str, tuple[tuple[str, ...], np.ndarray]]  # role → (words, their [n, d] rows)
+
+    def nearest(self, vector: np.ndarray, roles, k: int = NEAREST) -> list:
+        """(suggestion, cosine) for the ``k`` grammar words nearest ``vector`` in each of
+        ``roles`` whose nearest word is within MARGIN of the nearest of all: the typed
+        word's part of speech, read from where its meaning lies ("tea" among things, not
+        names)."""
+        cos = {role: self.roles[role][1] @ vector for role in roles}  # role → (n,)
+        best = max(float(c.max()) for c in cos.values())
+        out = []
+        for role, c in cos.items():
+            if c.max() >= best - MARGIN:
+                words = self.roles[role][0]
+                for j in np.argsort(-c, kind="stable")[:k]:
+                    out.append((Suggestion(words[j], "meaning", role), float(c[j])))
+                    if role in ("thing", "person"):  # "tea" → "the cup" where one is needed
+                        out.append((Suggestion(f"the {words[j]}", "meaning", role), float(c[j])))
+        return out
+
+
+def _meaning_tables() -> dict[str, tuple[str, ...]]:
+    return {r: w for r, w in role_tables().items() if r != "end"} | TIME_ROLES
+
+
+@lru_cache(maxsize=1)
+def meaning_words() -> tuple[str, ...]:
+    """The texts an encoder embeds for the meaning search: every grammar word, each form on
+    its own ("sold" is nearest "claimed", not "claim"; measured: 46 % one-click coverage with
+    every form, 44 % with lemmas alone)."""
+    return tuple(
+        sorted({w for ws in _meaning_tables().values() for w in ws} | set(_spelling_vocabulary()))
+    )
+
+
+def meanings(encoder: Encoder, vectors: np.ndarray | None = None) -> Meanings:
+    """The meaning search over ``encoder``'s space: ``vectors`` are its embeddings of
+    ``meaning_words()`` (≈ 1,600 texts, ≈ 2.5 s of one core: a caller keeps them, e.g.
+    ``engine.analysis.grammar_meanings``), computed here when not given."""
+    words = meaning_words()
+    if vectors is None:
+        vectors = encoder.embed(list(words))
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.shape[0] != len(words):
+        raise ValueError(f"{vectors.shape[0]} vectors for {len(words)} grammar words")
+    row = {w: i for i, w in enumerate(words)}
+    roles = {r: (ws, vectors[[row[w] for w in ws]]) for r, ws in _meaning_tables().items()}
+    dictionary = frozenset(w for w in encoder.model.tokenizer.get_vocab() if w.isalpha())
+    return Meanings(encoder, dictionary, vectors, row, roles)
+
+
+def _roles(word: str, proper: bool) -> tuple[str, ...]:
+    """The roles ``word``'s form admits: a name or a city for a ``proper`` noun; an inflected
+    form's roles alone when its ending reads as an inflection ("drinks", "played", "sold"),
+    else every reading's."""
+    if proper:
+        return ("name", "city")
+    forms = dict.fromkeys(form for _, form in _lemmas(word))
+    if word.endswith(("ss", "us", "is")):
+        forms.pop("s", None)  # "glass", "bus", "this": not plurals
+    if len(forms) > 1 and len(word) > 4:
+        del forms["base"]  # a regular inflection; a short word ("bed", "news") keeps its base
+    return tuple(dict.fromkeys(role for form in forms for role in FORM_ROLES[form]))
+
+
+def _by_meaning(word: str, proper: bool, vector, m: Meanings) -> list:
+    """(suggestion, closeness) pairs: the rewrites and removals, the grammar words nearest in
+    meaning (cosine) in every role the word's form admits, and, for a word the encoder does
+    not know, the grammar words one or two edits away (closer with fewer edits)."""
+    found = [(Suggestion(s, "synonym"), 1.0) for s in _synonyms(word)]
+    if word in REMOVABLE:
+        found.append((Suggestion("", "remove"), 0.0))
+    if vector is None:
+        return found
+    if word not in m.dictionary:  # a typo: the fewest edits first ("minster" → "minister")
+        found += [(Suggestion(s, "spelling"), -distance(word, s)) for s in _misspelled(word)]
+    return found + m.nearest(vector, _roles(word, proper))
 
 
 # -- the answer -----------------------------------------------------------------------------
@@ -537,7 +684,9 @@ def _ranked(tokens: list[str], i: int, proper: bool, k: int = 3) -> tuple[Sugges
 class Word:
     text: str  # as the models read it (lower-cased)
     known: bool
-    suggestions: tuple[Suggestion, ...] = ()  # in-vocabulary replacements, best first
+    # In-vocabulary replacements, best first; for punctuation the grammar does not write
+    # (known: it never counts as an unknown word), the one it does, or none.
+    suggestions: tuple[Suggestion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -545,7 +694,7 @@ class Coverage:
     """What the grammar makes of a typed sentence, before any model reads it."""
 
     words: tuple[Word, ...]
-    covered: bool  # the grammar generates this sentence
+    covered: bool  # the grammar generates this sentence, its punctuation read as it writes it
     read: int  # tokens its rules read before failing (all of them when covered)
     patterns: tuple[str, ...]  # PATTERNS ids of the reading, in PATTERNS order
 
@@ -557,43 +706,97 @@ class Coverage:
     def unknown(self) -> list[str]:
         return list(dict.fromkeys(w.text for w in self.words if not w.known))
 
+    @property
+    def complete(self) -> bool:
+        """Every unknown word has a replacement: ``replaced()`` leaves none."""
+        return all(w.known or w.suggestions for w in self.words)
+
     def replaced(self) -> tuple[str, ...]:
-        """The tokens with every unknown word replaced by its first suggestion."""
+        """The tokens with every word that has suggestions (the unknown words, and
+        punctuation the grammar writes otherwise) replaced by its first one."""
         out: list[str] = []
         for w in self.words:
-            out += w.suggestions[0].text.split() if w.suggestions and not w.known else [w.text]
+            out += w.suggestions[0].text.split() if w.suggestions else [w.text]
         return tuple(out)
 
 
-def coverage(text: str) -> Coverage:
-    """Known words, covered construction and replacements for ``text`` (see the module)."""
+# Punctuation the grammar does not write, read as what it does: a question or an exclamation
+# ends a sentence as "." does; any other mark (quotes, brackets, dashes) is dropped.
+PUNCTUATION = {"?": ".", "!": ".", ";": ",", ":": ","}
+
+
+def _punctuation(token: str) -> bool:
+    return not any(c.isalnum() for c in token)
+
+
+def _read_as(token: str, known) -> list[str]:
+    """A typed token as the grammar reads it: itself, the grammar's punctuation, or nothing."""
+    if token in known or not _punctuation(token):
+        return [token]
+    return [PUNCTUATION[token]] if token in PUNCTUATION else []
+
+
+def coverage(text: str, meanings: Callable[[], Meanings] | None = None) -> Coverage:
+    """Known words, covered construction and replacements for ``text`` (see the module).
+
+    With ``meanings`` (called only once a word is unknown, so an encoder loads on first
+    need), replacements are found by meaning; without it, by spelling and role."""
     typed = tokenize(text)
     if len(typed) > MAX_TOKENS:  # the recogniser's tables grow with the length
         raise InputError("text.too_many_tokens", n=len(typed), limit=MAX_TOKENS)
     tokens = [w.lower() for w in typed]  # as enfr.tokenize_en, keeping the capitals apart
     known = known_words()
-    reader = Reader(tokens)
+    parts = [_read_as(t, known) for t in tokens]  # becomes each token's replacement
+    reader = Reader([t for p in parts for t in p])
     ids = reader.sentence()
-    words, trial = [], list(tokens)
+    ends = np.cumsum([len(p) for p in parts])  # where each typed token ends in what was read
+    m, vectors = _vectors(tokens, known, meanings) if meanings else (None, {})
+    words = []
     for i, tok in enumerate(tokens):
         if tok in known:
             words.append(Word(tok, True))
+            continue
+        if _punctuation(tok):
+            words.append(Word(tok, True, (Suggestion(" ".join(parts[i]), "punctuation"),)))
             continue
         if sum(not w.known for w in words) >= SUGGESTED:
             words.append(Word(tok, False))
             continue
         # Left to right, each earlier unknown word already replaced by its first suggestion.
-        at = len(trial) - (len(tokens) - i)
-        found = _ranked(trial, at, proper=i > 0 and typed[i][:1].isupper())
+        at = sum(len(p) for p in parts[:i])
+        trial = [*(t for p in parts[:i] for t in p), tok, *(t for p in parts[i + 1 :] for t in p)]
+        proper = i > 0 and typed[i][:1].isupper()
+        if meanings is None:
+            candidates = [(s, 0.0) for s in _candidates(tok, proper)]
+        else:
+            # A word the sentence already has says less: "a cup of tea" → not "of the cup".
+            candidates = [
+                (s, close)
+                for s, close in _by_meaning(tok, proper, vectors.get(tok), m)
+                if s.how != "meaning" or s.text.split()[-1] not in tokens
+            ]
+        found = _ranked(trial, at, candidates)
         if found:
-            trial[at : at + 1] = found[0].text.split()
+            parts[i] = found[0].text.split()
         words.append(Word(tok, False, found))
     return Coverage(
         words=tuple(words),
         covered=ids is not None,
-        read=len(tokens) if ids is not None else reader.reached,
+        read=len(tokens) if ids is not None else int(sum(e <= reader.reached for e in ends)),
         patterns=tuple(p for p in PATTERNS if ids and p in ids),
     )
+
+
+def _vectors(tokens, known, meanings) -> tuple[Meanings | None, dict]:
+    """The meanings and the vectors of the unknown words that get replacements, in one
+    encoder call; no call when there are none. A word far longer than any grammar word is
+    near none of them in meaning either, and is not embedded."""
+    unknown = [t for t in dict.fromkeys(tokens) if t not in known and not _punctuation(t)]
+    unknown = [t for t in unknown[:SUGGESTED] if len(t) <= longest_word() + REACH]
+    if not unknown:
+        return None, {}
+    m = meanings()
+    return m, dict(zip(unknown, m.encoder.embed(unknown), strict=True))
 
 
 def detokenize(tokens) -> str:

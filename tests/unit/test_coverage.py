@@ -93,8 +93,8 @@ def test_vocabulary_lists_every_grammar_word_with_its_french():
 
 def test_empty_and_punctuation_only_input():
     assert cv.coverage("").words == () and not cv.coverage("").covered
-    c = cv.coverage("?!")
-    assert not c.covered and c.unknown == ["?", "!"]
+    c = cv.coverage("?!")  # punctuation is read as the grammar's, never an unknown word
+    assert not c.covered and c.unknown == [] and c.replaced() == (".", ".")
 
 
 def test_a_capitalised_word_inside_a_sentence_is_replaced_by_a_name_or_a_city():
