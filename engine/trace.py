@@ -201,6 +201,16 @@ def block_labels(labels, f: int) -> list[str]:
     return [f"{i}–{min(i + f, len(labels)) - 1}" for i in range(0, len(labels), f)]
 
 
+def renormalized(w: np.ndarray) -> np.ndarray:
+    """Rows within the contract's tolerance of summing to 1, divided by their sums in
+    float64: a map assembled from pieces in float32 (blocks, rounds, a kernel's lse)
+    then sums to 1 to float32 rounding. A row further off is left for the contract to
+    refuse, and an all-zero row (every key masked) stays 0."""
+    sums = w.sum(axis=-1, keepdims=True, dtype=np.float64)
+    near = np.abs(sums - 1.0) <= _ROW_SUM_TOL
+    return np.where(near, w / np.where(near, sums, 1.0), w).astype(np.float32)
+
+
 def _jsonable(value: Any, where: str) -> Any:
     """Outputs, inputs and metrics must survive JSON; numpy scalars are unwrapped."""
     if isinstance(value, np.generic):
@@ -318,6 +328,16 @@ class Trace:
             raise TraceFileError("trace.version", version=version, supported=FORMAT_VERSION)
         arrays = meta.get("_arrays", {})
         try:
+            # What a view reads as text or as a table must be one, whatever the file says.
+            for key, kind in (("model", str), ("task", str), ("inputs", dict), ("outputs", dict)):
+                if not isinstance(meta[key], kind):
+                    raise TraceError(f"{key} must be {'text' if kind is str else 'an object'}")
+            for key in ("metrics", "timings"):
+                if not isinstance(meta[key], dict) or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool)
+                    for v in meta[key].values()
+                ):
+                    raise TraceError(f"{key} must map names to numbers")
             maps = {}
             for i, (name, m) in enumerate(meta["maps"].items()):
                 m = dict(m)
