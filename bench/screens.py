@@ -375,40 +375,71 @@ def _option_key(fn) -> str | None:
     return key if key.count("{}") == 1 else None
 
 
+def _t_key(node) -> str | None:
+    """``t("area.key", …)`` → ``"area.key"``."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "t" and node.args:
+        return _const(node.args[0])
+    return None
+
+
+def _scopes(tree: ast.AST):
+    """(scope, its url_choice / url_number calls, its ``name = t("key")`` assignments)."""
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))]:
+        body = scope.body
+        nodes = [n for stmt in body for n in ast.walk(stmt)]
+        if scope is tree:  # the module's own statements, not its functions'
+            nodes = [
+                n for stmt in body if not isinstance(stmt, ast.FunctionDef) for n in ast.walk(stmt)
+            ]
+        names = {
+            t.id: _t_key(n.value)
+            for n in nodes
+            if isinstance(n, ast.Assign) and _t_key(n.value)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        calls = [
+            n
+            for n in nodes
+            if isinstance(n, ast.Call)
+            and getattr(n.func, "id", getattr(n.func, "attr", None)) in ("url_choice", "url_number")
+        ]
+        yield calls, names
+
+
 def url_widgets(page: str) -> list[UrlWidget]:
     """Every URL-state widget in the page's source and its helper (``<page>_*.py``)."""
     found = []
     for path in sorted(STUDIOS.glob(f"{page}.py")) + sorted(STUDIOS.glob(f"{page}_*.py")):
         tree = ast.parse(path.read_text())
-        for call in _calls(tree, "url_choice", "url_number"):
-            if len(call.args) < 3 or _const(call.args[1]) is None:
-                continue
-            widget = getattr(call.args[0], "attr", getattr(call.args[0], "id", ""))
-            if widget not in DOM_KIND:
-                continue
-            label = call.args[2]
-            label_key = literal = None
-            if isinstance(label, ast.Call) and getattr(label.func, "id", None) == "t":
-                label_key = _const(label.args[0]) if label.args else None
-            else:
-                literal = _const(label)
-            if label_key is None and literal is None:
-                continue
-            kw = {k.arg: k.value for k in call.keywords}
-            number = getattr(call.func, "id", getattr(call.func, "attr", "")) == "url_number"
-            found.append(
-                UrlWidget(
-                    param=_const(call.args[1]),
-                    kind=DOM_KIND[widget],
-                    label_key=label_key,
-                    label=literal,
-                    option_key=_option_key(kw.get("format_func")),
-                    positional=_positional(kw.get("ids")),
-                    identity=not number and not {"ids", "format_func", None} & set(kw),
-                    number=number,
-                )
-            )
+        for calls, names in _scopes(tree):
+            found += [w for w in map(_url_widget, calls, [names] * len(calls)) if w]
     return found
+
+
+def _url_widget(call: ast.Call, names: dict[str, str]) -> UrlWidget | None:
+    if len(call.args) < 3 or _const(call.args[1]) is None:
+        return None
+    widget = getattr(call.args[0], "attr", getattr(call.args[0], "id", ""))
+    if widget not in DOM_KIND:
+        return None
+    label = call.args[2]
+    label_key = _t_key(label) or (names.get(label.id) if isinstance(label, ast.Name) else None)
+    literal = None if label_key else _const(label)
+    if label_key is None and literal is None:
+        return None
+    kw = {k.arg: k.value for k in call.keywords}
+    number = getattr(call.func, "id", getattr(call.func, "attr", "")) == "url_number"
+    return UrlWidget(
+        param=_const(call.args[1]),
+        kind=DOM_KIND[widget],
+        label_key=label_key,
+        label=literal,
+        option_key=_option_key(kw.get("format_func")),
+        positional=_positional(kw.get("ids")),
+        identity=not number and not {"ids", "format_func", None} & set(kw),
+        number=number,
+    )
 
 
 def _text(key: str, lang: str) -> str | None:
@@ -444,9 +475,19 @@ def widget_disagreements(page: str, shown: list[dict], url: str, asked: dict, la
                     "why": "asked view not drawn",
                 }
             )
-    for w in url_widgets(page):
-        pattern = _label_pattern(w, lang)
+    widgets = url_widgets(page)
+    patterns = [_label_pattern(w, lang) for w in widgets]
+    for w, pattern in zip(widgets, patterns, strict=True):
         if pattern is None:
+            continue
+        # Two parameters whose widgets read the same (the chat page's two "Tokens of the
+        # text"): the one in the URL is the one drawn.
+        twins = [
+            o.param
+            for o, p in zip(widgets, patterns, strict=True)
+            if p is not None and p.pattern == pattern.pattern and o.param != w.param
+        ]
+        if w.param not in params and any(t in params for t in twins):
             continue
         matches = [
             s for s in shown if s["kind"] == w.kind and pattern.fullmatch(_plain(s["label"]))

@@ -118,6 +118,13 @@ def test_a_widget_that_disagrees_with_its_url_is_found():
     assert [w["param"] for w in wrong] == ["section"]
     dropped = screens.widget_disagreements("chat", shown, agree, {"section": "heads"}, "en")
     assert dropped[0]["why"] == "asked view not drawn"
+    # Two widgets labelled alike (?n= and ?vn=): the one in the URL is the one on screen.
+    tokens = t["chat.sweep_n"].format(lo=64, hi=2048)
+    assert tokens == t["chat.variants_n"].format(lo=64, hi=2048)
+    shown = [{"kind": "numberinput", "label": tokens, "shown": "128"}]
+    assert screens.widget_disagreements("chat", shown, "http://x/chat?n=128", {}, "en") == []
+    (bad,) = screens.widget_disagreements("chat", shown, "http://x/chat?n=256", {}, "en")
+    assert (bad["param"], bad["why"]) == ("n", "number differs")
 
 
 # The studio itself: each page's default view, as the teacher and the researcher see it.
