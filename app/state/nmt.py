@@ -9,7 +9,9 @@ from __future__ import annotations
 import random
 
 import streamlit as st
+from kit.i18n import Lazy
 
+from engine.analysis import grammar_meanings
 from engine.data import coverage as grammar
 from engine.data import enfr
 from state import models
@@ -68,8 +70,16 @@ def on_gold(name: str, trace, drawn=()) -> VersusGold | None:
 @st.cache_data(max_entries=64, show_spinner=False)
 def coverage(text: str) -> grammar.Coverage:
     """Each word known or not to the en→fr grammar, the construction covered or not, and
-    replacements (up to ~0.2 s for a sentence of unknown words: cached per text)."""
-    return grammar.coverage(text)
+    replacements by meaning (MiniLM loads on the first unknown word; then ≈ 20–50 ms for a
+    sentence of unknown words, cached per text)."""
+    return grammar.coverage(text, meanings=meanings)
+
+
+@st.cache_resource(max_entries=1, show_spinner=Lazy("alignment.spinner_meanings"))
+def meanings() -> grammar.Meanings:
+    """The process's one MiniLM and the grammar's words in its space (engine-cached too:
+    this wrapper only shows the spinner while they load)."""
+    return grammar_meanings.meanings()
 
 
 def vocabulary(query: str = "", part: str | None = None) -> list[grammar.Entry]:

@@ -37,11 +37,12 @@ def coverage_panel(text: str, key: str) -> None:
 
 
 def replacements(cov, key: str) -> None:
-    """One row per unknown word: its replacements as buttons, best first, then "apply all"."""
+    """One row per unknown word: its replacements as buttons, best first; then the whole
+    replaced sentence as one button, when every unknown word has a replacement (or only
+    punctuation the grammar writes otherwise changes): one click, and it translates."""
     offered = [(i, w) for i, w in enumerate(cov.words) if not w.known and w.suggestions]
-    if not cov.unknown:
-        return
-    st.info(t("alignment.unknown_before", n=len(cov.unknown)))
+    if cov.unknown:
+        st.info(t("alignment.unknown_before", n=len(cov.unknown)))
     for i, w in offered:
         cols = st.columns([3, 3, 3, 3, 4], gap="small")  # the last column keeps them close
         cols[0].markdown(f"“{md_escape(w.text)}” →")
@@ -53,12 +54,13 @@ def replacements(cov, key: str) -> None:
                 on_click=_replace,
                 args=(key, cov.tokens, i, s.text),
             )
-    if offered:
+    if cov.complete and cov.replaced() != cov.tokens:
         whole = state.sentence(cov.replaced())
         st.button(
-            t("alignment.apply_all"),
+            t("alignment.one_click", sentence=md_escape(whole)),
             key="nmt-fix-all",
-            help=whole,
+            help=t("alignment.one_click_help"),
+            type="primary",
             on_click=_set,
             args=(key, whole),
         )
