@@ -14,6 +14,7 @@ import logging
 import secrets
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from engine.text import InputError
 from kit.i18n import engine_text, t
@@ -34,9 +35,23 @@ def friendly_errors(what: str | None = None):
         yield
     except InputError as exc:
         st.info(engine_text(exc))
-        st.stop()
+        halt()
     except Exception as exc:  # noqa: BLE001 - the last line of defence for the audience
         incident = incident_id()
         log.exception("error %s in %s (%s)", incident, what, type(exc).__name__)
         st.error(t("kit.went_wrong", what=what, id=incident))
-        st.stop()
+        halt()
+
+
+def halt() -> None:
+    """``st.stop()`` that forgets the widgets this run did not reach, as the browser does.
+
+    A stopped run skips Streamlit's clean-up of widgets it did not draw, so the server
+    keeps their values while the browser drops them: drawn again later, such a widget
+    shows its default while the page reads its old value (a picker showing six variants
+    while the maps use two). Run the clean-up first, then stop.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        ctx.session_state.on_script_finished(ctx.shared.widget_ids_this_run.snapshot())
+    st.stop()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from kit.errors import halt
 from kit.i18n import t
 
 TIE = 1e-6  # weights this close are the same cell twice (two identical keys, e.g. no positions)
@@ -185,4 +186,4 @@ def page_toggle(area: str, amap, *, when: bool = True) -> None:
     weights, rows, columns, unit = _matrix(amap, layer, head)
     key = state_key(area, rows, columns, layer, head)
     if not predict(key, weights, rows, columns, unit=unit):
-        st.stop()
+        halt()

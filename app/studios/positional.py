@@ -1,7 +1,7 @@
 """Positional encoding: the sinusoids of Vaswani et al. (2017, §3.5) and their rotation property."""
 
 import streamlit as st
-from kit import chart, controls, friendly_errors, page_bottom, page_top, t
+from kit import chart, controls, engine_text, friendly_errors, page_bottom, page_top, t
 from kit.url import ints, url_choice, url_default, url_sync
 from state import transformer as tr_state
 from views import claims as claims_view
@@ -39,14 +39,19 @@ k = c3.number_input(
     help=t("positional.offset_help"),
 )
 
+pe = None  # a refused size draws no encoding; the section picker below stays
 with friendly_errors(t("positional.what")):
     d_model, length, k = int(d_model), int(length), int(k)
-    pe_lib.check_d_model(d_model)
-    pe_lib.check_length(length)
-    if abs(k) > 100_000:
-        raise InputError(t("positional.k_limit"))
-    url_sync(d_model=d_model, length=length, k=k)
-    pe = pe_lib.sinusoidal(length, d_model)
+    try:
+        pe_lib.check_d_model(d_model)
+        pe_lib.check_length(length)
+        if abs(k) > 100_000:
+            raise InputError(t("positional.k_limit"))
+    except InputError as exc:
+        st.info(engine_text(exc))
+    else:
+        url_sync(d_model=d_model, length=length, k=k)
+        pe = pe_lib.sinusoidal(length, d_model)
 
 
 def curves() -> None:
@@ -124,9 +129,11 @@ def sections() -> None:
         format_func=lambda s: t(f"positional.section_{s}"),
     )
     st.header(t(f"positional.header_{section}", k=k))
-    SECTIONS[section]()
+    if pe is not None or section == "learned":  # the shipped encodings need no size
+        SECTIONS[section]()
 
 
 sections()
 claims_view.show("pe")  # the seed's "sin/cos is enough", against the shipped ablation
-page_bottom("positional", tables={"encoding": pe})
+if pe is not None:  # the link and downloads of a drawn view only
+    page_bottom("positional", tables={"encoding": pe})
