@@ -254,6 +254,7 @@ def views(pages: list[str], lang: str, quick: bool) -> list[View]:
 WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 MARKUP = re.compile(r"\*\*|__|`|^#+\s*|\[|\]\([^)]*\)")
+CJK = re.compile(r"[\u4e00-\u9fff]")
 SHINGLE = 4  # words: a run sharing four words in a row with an English-only string
 
 
@@ -277,9 +278,10 @@ def catalog(lang: str) -> dict[str, str]:
 
 
 @functools.cache
-def _english_only() -> tuple[set, set[str], set[str]]:
-    """(4-word shingles, whole short strings, snake_case names) that are English interface
-    text with a different Chinese one; anything also found in the Chinese sources is out."""
+def _english_only() -> tuple[set, set[str], set[str], set[str]]:
+    """(4-word shingles, whole short strings, snake_case names known in 中文, English-only
+    words) of English interface text with a different Chinese one; anything also found in
+    the Chinese sources is out."""
     en, zh = catalog("en"), catalog("zh")
     english = [v for k, v in en.items() if zh.get(k, "") != v]
     chinese = list(zh.values())
@@ -297,12 +299,14 @@ def _english_only() -> tuple[set, set[str], set[str]]:
             if plain not in zh_text:
                 short.add(plain)
     names = set(SNAKE.findall(zh_text))
-    return shingles, short, names
+    zh_words = set(_words(zh_text))
+    words = {w for v in english for w in _words(_plain(v)) if len(w) >= 5} - zh_words
+    return shingles, short, names, words
 
 
 def untranslated(texts: list[dict]) -> list[dict]:
     """The text runs of a 中文 view that are English interface text (one finding per run)."""
-    shingles, short, known_names = _english_only()
+    shingles, short, known_names, english_words = _english_only()
     found, seen = [], set()
     for run in texts:
         text = run["text"]
@@ -318,8 +322,12 @@ def untranslated(texts: list[dict]) -> list[dict]:
                 why = "English interface text: " + " ".join(sorted(hit)[0])
             else:
                 names = [n for n in SNAKE.findall(text) if n not in known_names]
+                # An English word inside a Chinese sentence ("adjacent 权重共享").
+                loose = [w for w in _words(text) if w in english_words] if CJK.search(text) else []
                 if names:
                     why = "an identifier shown as a name: " + ", ".join(names[:3])
+                elif loose:
+                    why = "English words in a Chinese sentence: " + ", ".join(loose[:3])
         if why:
             found.append({"text": text[:120], "where": run["where"], "why": why})
     return found

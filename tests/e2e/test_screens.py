@@ -100,9 +100,11 @@ def test_english_interface_text_in_chinese_is_found():
         {"text": screens.catalog("zh")["reveal.button"], "where": "stButton"},
         {"text": "evicted_from", "where": "stTable"},
         {"text": "l' accord sur la zone économique", "where": "stMarkdown"},
+        {"text": "模型的 perplexity 更低", "where": "stMarkdown"},  # an English word inside
+        {"text": "模型的 MemN2N 更低", "where": "stMarkdown"},  # a name the 中文 text uses too
     ]
     found = [f["text"] for f in screens.untranslated(runs)]
-    assert found == [english, "evicted_from"]
+    assert found == [english, "evicted_from", "模型的 perplexity 更低"]
 
 
 def test_a_widget_that_disagrees_with_its_url_is_found():
