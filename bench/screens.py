@@ -728,6 +728,13 @@ def summary(results: list[Result], wall_s: float, out: Path | None, options: dic
     }
 
 
+def _grouped(overlaps: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for o in overlaps:
+        groups.setdefault((o["chart"], o["kinds"]), []).append(o)
+    return groups
+
+
 def write_gallery(out: Path, results: list[Result], result: dict) -> None:
     """index.html: the counts, then every view's first screen (linked to the whole page)
     with its findings; findings.json: everything, for a script."""
@@ -739,6 +746,7 @@ def write_gallery(out: Path, results: list[Result], result: dict) -> None:
         for p, n in result["pages"].items()
     )
     head = "".join(f"<th>{c}</th>" for c in CHECKS)
+    worst = " · ".join(f'<a href="#{esc(w["view"])}">{esc(w["view"])}</a>' for w in result["worst"])
     cards = []
     for r in results:
         shots = "".join(
@@ -749,10 +757,17 @@ def write_gallery(out: Path, results: list[Result], result: dict) -> None:
         full = next((s for s in r.shots if s.endswith("-full.png")), None)
         items = []
         for check, found in r.findings.items():
-            for item in found[:30]:
+            if check == "overlaps":  # often dozens of pairs in one chart: one line per chart
+                for (chart, kinds), pairs in _grouped(found).items():
+                    worst = max(pairs, key=lambda o: o["px2"])
+                    example = f"{worst['a']!r} on {worst['b']!r}, {worst['px2']} px²"
+                    line = f"{chart}: {len(pairs)} pairs of {kinds} labels (worst {example})"
+                    items.append(f"<li><b>{check}</b> {esc(line)}</li>")
+                continue
+            for item in found[:10]:
                 items.append(f"<li><b>{check}</b> {esc(json.dumps(item, ensure_ascii=False))}</li>")
-            if len(found) > 30:
-                items.append(f"<li><b>{check}</b> … {len(found) - 30} more</li>")
+            if len(found) > 10:
+                items.append(f"<li><b>{check}</b> … {len(found) - 10} more</li>")
         if r.error:
             items.insert(0, f"<li class=err>{esc(r.error)}</li>")
         cards.append(
@@ -769,6 +784,7 @@ img{{max-width:480px;border:1px solid #ccc;margin:.2rem;vertical-align:top}}
 li{{font:12px monospace}}.err{{color:#b00}}</style>
 <h1>Visual review</h1><p>{result["views"]} views in {result["wall_s"]} s · totals
 {esc(json.dumps(result["checks"]))}</p><table><tr><th>page</th>{head}</tr>{rows}</table>
+<p>Most findings: {worst}</p>
 {"".join(cards)}"""
     (out / "index.html").write_text(page)
     detail = [
