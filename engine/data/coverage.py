@@ -585,7 +585,10 @@ FORM_ROLES = {
     "pp": ("verb-pp", "adjective"),
 }
 NEAREST = 2  # words per role closest in meaning, then ranked by how far the sentence reads
-MARGIN = 0.1  # cosine below the best role's nearest word at which a role no longer fits
+# Cosine below the best role's nearest word at which a role no longer fits. Measured on the
+# 50 everyday sentences (bench/coverage.py): 0.1 and 0.15 make 46 % covered in one click,
+# 0.2 makes 48 % but lets names in ("tea" → "emma"): the part of speech comes first.
+MARGIN = 0.1
 
 
 @dataclass(frozen=True, eq=False)
@@ -790,7 +793,12 @@ def coverage(text: str, meanings: Callable[[], Meanings] | None = None) -> Cover
 def _vectors(tokens, known, meanings) -> tuple[Meanings | None, dict]:
     """The meanings and the vectors of the unknown words that get replacements, in one
     encoder call; no call when there are none. A word far longer than any grammar word is
-    near none of them in meaning either, and is not embedded."""
+    near none of them in meaning either, and is not embedded.
+
+    Each word is embedded alone. Measured against embedding it in its sentence (each
+    candidate's sentence compared with the typed one): the same 46 % of the 50 everyday
+    sentences covered in one click, at 7× the CPU time, "fish" → "boat" rather than
+    "animal"; so the word alone."""
     unknown = [t for t in dict.fromkeys(tokens) if t not in known and not _punctuation(t)]
     unknown = [t for t in unknown[:SUGGESTED] if len(t) <= longest_word() + REACH]
     if not unknown:
