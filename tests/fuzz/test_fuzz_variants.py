@@ -43,3 +43,27 @@ def test_the_lab_comparison_on_any_qkv(names, arrays):
     with only_input_errors():
         traces, rows = compare.run_all(names, q, k, v, labels)
         assert len(rows) == len(names)
+
+
+@st.composite
+def masks(draw, b: int, n: int):
+    """None, right-padding ``[B, 1, 1, N]`` of any lengths (0 included), or any bool mask."""
+    kind = draw(st.sampled_from(["none", "padding", "any"]))
+    if kind == "none":
+        return None
+    if kind == "padding":
+        lengths = torch.tensor(draw(st.lists(st.integers(0, n), min_size=b, max_size=b)))
+        return (torch.arange(n)[None, :] < lengths[:, None])[:, None, None, :]
+    bits = draw(st.lists(st.booleans(), min_size=b * n * n, max_size=b * n * n))
+    return torch.tensor(bits).view(b, 1, n, n)
+
+
+@given(name=st.sampled_from(sorted(REGISTRY)), arrays=qkv_arrays(max_n=12), data=st.data())
+def test_every_variant_as_an_attention_function_with_any_mask(name, arrays, data):
+    """The path a model takes (``Variant.attend``): padded batches, any other mask."""
+    q, k, v = _tensors(arrays)
+    mask = data.draw(masks(q.shape[0], q.shape[-2]))
+    with only_input_errors():
+        attend = get(name).attend(None)
+        out, weights = attend(q, k, v, mask=mask, causal=data.draw(st.booleans()))
+        assert out.shape == q.shape[:-1] + v.shape[-1:]
