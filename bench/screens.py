@@ -218,12 +218,10 @@ def _positional(ids) -> bool:
 
 def deck_steps(lang: str) -> dict[str, int]:
     """Deck name → number of steps in ``lang``'s file (English where it has none)."""
-    found: dict[str, dict[str, Path]] = {}
-    for path in sorted(DECKS.glob("*.toml")):
-        name, _, file_lang = path.name.removesuffix(".toml").partition(".")
-        found.setdefault(name, {})[file_lang or "en"] = path
+    from kit.decks import shipped
+
     steps = {}
-    for name, files in found.items():
+    for name, files in shipped().items():
         path = files.get(lang) or files.get("en")
         if path is not None:
             with path.open("rb") as f:
