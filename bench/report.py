@@ -36,6 +36,7 @@ TITLES = {
     "load": "A classroom at once",
     "load-train-now": "Train it now under a class",
     "nmt": "Bahdanau NMT: translate and capture",
+    "coverage": "Alignment: everyday sentences covered in one click, by spelling and by meaning",
     "memn2n": "MemN2N: answer, capture and UMAP",
     "memn2n-cold": "MemN2N: the first UMAP after a restart",
     "transformer": "MiniLM: trace, per-head UMAP, bertviz page size",
