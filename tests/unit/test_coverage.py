@@ -102,3 +102,12 @@ def test_a_capitalised_word_inside_a_sentence_is_replaced_by_a_name_or_a_city():
     zorro = c.words[3]
     assert zorro.suggestions[0].text in cv.NAMES | set(enfr.CITIES)
     assert cv.coverage(cv.detokenize(c.replaced())).covered
+
+
+def test_dropped_punctuation_keeps_the_place_where_the_reading_stops():
+    """Quotes are read as nothing, yet ``read`` still counts typed tokens: the page names the
+    typed word where the grammar's rules stop."""
+    c = cv.coverage('The exam was "difficult".')
+    assert not c.unknown and not c.covered
+    assert c.tokens[c.read] == "difficult"
+    assert c.replaced() == ("the", "exam", "was", "difficult", ".")
