@@ -47,7 +47,7 @@ from engine.variants.registry import REGISTRY, attend_fn
 BUDGETS = {name: v.grid_budget for name, v in REGISTRY.items() if not v.not_in_grid}
 NOT_IN_GRID = {name: v.not_in_grid for name, v in REGISTRY.items() if v.not_in_grid}
 TASK_NAMES = list(long_range.TASKS)
-# The shipped run (88 cells, 16.6 wall-minutes on 2 cores; Reformer and Mamba at
+# The shipped grid (its first 88 cells: 16.6 wall-minutes on 2 cores; Reformer and Mamba at
 # n = 512 are the slowest cells, 0.3–0.45 s per step). copy-256 is left out: full
 # attention needs ~400 steps of 16 there and the slow cells would cost 4× copy-128's;
 # ``--task copy-256`` runs it.
