@@ -564,8 +564,8 @@ class Encoder(Protocol):
     def embed(self, texts) -> np.ndarray: ...
 
 
-# The grammar's time words, searched beside role_tables' roles: "morning" in "every
-# morning" is nearest to a unit ("every week"), "now" to "today".
+# The grammar's time words, searched beside role_tables' roles: an everyday time word is
+# nearest one of them ("morning" → "today", "January" is one).
 TIME_ROLES = {
     "time": ("yesterday", "today", "tomorrow"),
     "unit": UNITS,
