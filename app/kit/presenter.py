@@ -2,7 +2,8 @@
 
 A toggle in the page's top-right corner (and ``?present=1`` in the link) hides the sidebar,
 captions, detail expanders and export rows, enlarges type and figures, moves each page's
-controls below its figure (so the first screen at 1024 × 768 shows the figure), and draws
+controls and notes below its figure (so the first screen at 1024 × 768 shows the figure; a
+step slider stays above the figure it drives), hides deck management, and draws
 every figure with colour-blind-safe maps that still read in greyscale. All of it is CSS
 injected into the page and figure styling on the server: nothing is fetched.
 """
@@ -16,6 +17,9 @@ from kit.i18n import t
 from kit.url import flag, url_default, url_sync
 
 KEY = "kit-present"
+# A figure's height on a projector: 768 px less a title, a section row and a step slider
+# above it, so the whole figure, key labels included, is on the first screen.
+MAX_HEIGHT = 480
 
 # Colour-blind-safe qualitative colours (Okabe & Ito 2008), for lines and groups.
 OKABE_ITO = [
@@ -63,7 +67,8 @@ _CSS_ALWAYS = """
 </style>
 """
 # Streamlit's own test ids and the kit's container keys (class st-key-<key>); controls
-# wrapped in presenter.controls() take flex order 10, after the figures of their block.
+# wrapped in presenter.controls() take flex order 10, after the figures of their block,
+# notes (presenter.notes()) order 20, after those controls; presenter.manage() is hidden.
 _CSS_PRESENTING = """
 <style>
 [data-testid=stSidebar], [data-testid=stSidebarCollapsedControl],
@@ -74,6 +79,8 @@ _CSS_PRESENTING = """
 [data-testid=stMainBlockContainer] { padding: .6rem 2rem 2rem !important;
   max-width: none !important; }
 [data-testid=stLayoutWrapper]:has(> [class*=st-key-kit-controls]) { order: 10; }
+[data-testid=stLayoutWrapper]:has(> [class*=st-key-kit-notes]) { order: 20; }
+[class*=st-key-kit-manage] { display: none !important; }
 h1 { font-size: 1.9rem !important; padding: 0 0 .2rem !important; }
 h2, h3 { font-size: 1.6rem !important; padding: .1rem 0 !important; }
 [data-testid=stMarkdownContainer] p, [data-testid=stMarkdownContainer] li {
@@ -112,6 +119,18 @@ def controls(name: str = "main"):
     return st.container(key=f"kit-controls-{name}")
 
 
+def notes(name: str):
+    """Text that explains a figure (an introduction, warnings about the input): presenter
+    mode moves it below the figures and controls of its block, so the figure comes first.
+    A control that drives a figure (a step slider) is not wrapped: it stays above it."""
+    return st.container(key=f"kit-notes-{name}")
+
+
+def manage(name: str):
+    """Housekeeping (choosing or downloading a deck): hidden while presenting."""
+    return st.container(key=f"kit-manage-{name}")
+
+
 def palette(kind: str):
     """The colour scale (or list) of ``kind`` for the current mode; views and charts use it."""
     return PALETTES[kind][presenting()]
@@ -130,7 +149,8 @@ def _scale(value):
 
 
 def restyle(fig: go.Figure) -> go.Figure:
-    """The figure for a projector: projector palettes, larger type, a little taller."""
+    """The figure for a projector: projector palettes, larger type, a little taller (at
+    most ``MAX_HEIGHT``)."""
     spec = fig.to_dict()
     for trace in spec.get("data", []):
         if "colorscale" in trace:
@@ -146,5 +166,5 @@ def restyle(fig: go.Figure) -> go.Figure:
     font = layout.setdefault("font", {})
     font["size"] = max(18, font.get("size", 12))
     if isinstance(layout.get("height"), int | float):
-        layout["height"] = int(layout["height"] * 1.15)
+        layout["height"] = min(int(layout["height"] * 1.15), MAX_HEIGHT)
     return go.Figure(spec, _validate=False)

@@ -23,6 +23,7 @@ from kit import (
     url_number,
     url_sync,
 )
+from kit.presenter import notes
 from kit.reveal import page_toggle
 from kit.textbox import card_limits, gated_text
 from state import live as live_runs
@@ -382,14 +383,17 @@ def body(card) -> None:
         )
     if text is None:
         return  # over a limit: nothing runs on it, the controls above stay
+    # Presenting, the notes on the input go below the figure: the map comes first.
+    coverage = notes("coverage")
     if card.task == "en-fr":  # before the models read it: what the grammar knows of it
-        coverage_panel(text, text_key(card.task))
+        with coverage:
+            coverage_panel(text, text_key(card.task))
     with friendly_errors(t("alignment.what")):
         trace = state.translate(card.name, text, beam)
     answer_heading(trace, md_escape(trace.outputs["translation"]))
     if trace.outputs["unknown"]:
         words = ", ".join(f"“{md_escape(w)}”" for w in trace.outputs["unknown"])
-        st.warning(t("alignment.unknown", words=words))
+        coverage.warning(t("alignment.unknown", words=words))
     summary(card, trace, beam)
     shown = url_choice(
         st.segmented_control,

@@ -7,6 +7,7 @@ token's K/V to the cache, and the model writes the next token.
 
 import streamlit as st
 from kit import controls, flag, friendly_errors, page_bottom, page_top, t
+from kit.presenter import notes, presenting
 from kit.textbox import gate_text, subwords_unit, tokenizer_ends
 from kit.url import url_choice, url_default, url_number, url_sync
 from state import chat as state
@@ -104,7 +105,7 @@ def sampler(lim: dict, d: state.Request) -> tuple:
 
 def timeline(chat, trace, request) -> None:
     out = trace.outputs
-    st.markdown(t("chat.output", text=figs.inert(out["generated"])))
+    notes("chat-output").markdown(t("chat.output", text=figs.inert(out["generated"])))
     if out.get("stopped"):
         st.info(t("chat.stopped", n=len(out["log_probs"])))
     ms = trace.timings
@@ -119,7 +120,7 @@ def steps(trace, chat) -> None:
         st.info(t("chat.no_steps"))
         return
     n_layers, _, n_steps, _ = trace.maps["generation"].shape
-    c1, c2 = controls("chat-steps").columns([3, 2])
+    c1, c2 = st.columns([3, 2])  # above the figures they drive, presenting too
     s = 0
     if n_steps > 1:
         s = url_number(c1.slider, "token", t("chat.step"), 1, n_steps, 1, key="chat-step") - 1
@@ -169,7 +170,8 @@ section = url_choice(
     key="chat-section",
     format_func=lambda s: t(f"chat.section_{s}"),
 )
-st.header(t(f"chat.section_{section}"))
+if not presenting():  # presenting, the section row above names it: room for the figure
+    st.header(t(f"chat.section_{section}"))
 with friendly_errors(t(f"chat.what_{section}")):
     SECTIONS[section](chat, trace, request)
 page_bottom(f"chat-{section}", trace, tables={"steps": lambda: state.step_rows(trace)})

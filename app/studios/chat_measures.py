@@ -27,7 +27,7 @@ def sinks(chat, trace, request) -> None:
     if amap.shape[-1] < 2:
         st.info(t("chat.sinks_short"))
         return
-    c1, c2 = controls("chat-sinks").columns([2, 3])
+    c1, c2 = st.columns([2, 3])  # above the figures they drive, presenting too
     first = url_number(c1.slider, "first", t("chat.sinks_first"), 1, 4, 1, key="chat-first")
     measure = url_choice(
         c2.segmented_control,

@@ -9,6 +9,8 @@ will fall smoothly. A slider move reruns only the fragment below it, from arrays
 
 import streamlit as st
 from kit import chart, engine_text, page_bottom, page_top, t, url_choice, url_number
+from kit.errors import halt
+from kit.presenter import notes
 from state import learning as state
 from state import live as live_runs
 from views import learning as figs
@@ -216,7 +218,8 @@ def timeline_view(found: dict[int, dict]) -> None:
 
 page_top()
 st.title(t("learning.title"))
-st.markdown(t("learning.intro"))
+with notes("intro"):  # presenting: after the figure, so the question and map come first
+    st.markdown(t("learning.intro"))
 found = timelines()
 gate = st.sidebar.checkbox(
     t("reveal.toggle"),
@@ -225,6 +228,6 @@ gate = st.sidebar.checkbox(
     help=t("learning.predict_help"),
 )
 if found and not lesson(next(iter(found.values()))) and gate:
-    st.stop()
+    halt()
 timeline_view(found)
 page_bottom("learning", tables={"timeline": state.rows(found)})

@@ -13,6 +13,8 @@ from __future__ import annotations
 import streamlit as st
 from kit import language, page_bottom, page_top, t
 from kit.decks import MAX_BYTES, Deck, DeckError, load, parse, shipped
+from kit.errors import halt
+from kit.presenter import manage
 from kit.reveal import state_key
 from state.lessons import results
 from studios.lessons_views import VIEWS
@@ -87,11 +89,13 @@ def step_index(n: int) -> int:
 page_top()  # presenter mode: the step fills a projector's first screen
 st.title(t("lessons.title"))
 st.caption(t("lessons.intro"))
-deck, raw, filename = choose()
+with manage("deck"):  # presenting: the room sees the step, not the deck's housekeeping
+    deck, raw, filename = choose()
+    if deck is not None:
+        st.caption(deck.summary)
+        st.download_button(t("lessons.download"), raw, filename, mime="application/toml")
 if deck is None:
-    st.stop()
-st.caption(deck.summary)
-st.download_button(t("lessons.download"), raw, filename, mime="application/toml")
+    halt()
 
 n = len(deck.steps)
 index = step_index(n)
@@ -108,7 +112,7 @@ step = deck.steps[index]
 st.header(step.title)
 st.markdown(step.explain)
 st.info(t("lessons.question", question=step.question))
-st.markdown(f"[{t('lessons.open')}]({step.view.link(lang=language())})")
 key = state_key("lesson", deck.name, deck.lang, index, step.view.link())
 VIEWS[step.view.page](step.view.params, step.predict, key)
+st.markdown(f"[{t('lessons.open')}]({step.view.link(lang=language())})")  # after the figure
 page_bottom(f"lesson-{deck.name}-{index + 1}")

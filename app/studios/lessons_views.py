@@ -44,6 +44,16 @@ def _option(card, name: str):
     return next(p.default for p in card.options if p.name == name)
 
 
+def _after_guess(guess, key: str, weights, rows, columns, **kw):
+    """Where the step's figure goes: inline when the step asks nothing; else nowhere until
+    the reveal (None), then a slot above the guess box, so a revealed map is on a
+    projector's first screen with the verdict below it."""
+    slot = st.container()
+    if guess is None:
+        return slot
+    return slot if predict(key, weights, rows, columns, **kw) else None
+
+
 def _unknown(trace) -> None:
     if trace.outputs["unknown"]:
         st.warning(t("lessons.unknown", words=", ".join(map(md_escape, trace.outputs["unknown"]))))
@@ -64,14 +74,14 @@ def alignment(params: dict, guess, key: str) -> None:
         st.info(t("lessons.no_attention"))
         return
     a = trace.maps["alignment"]
-    if guess is not None and not predict(
-        key, a.weights[0, 0], a.query_labels, a.key_labels, row=guess
-    ):
+    where = _after_guess(guess, key, a.weights[0, 0], a.query_labels, a.key_labels, row=guess)
+    if where is None:
         return
     en_fr = card.task == "en-fr"
     drawn = st.session_state.get("nmt-drawn", [])  # sentences drawn on the Alignment page
     scored = nmt_state.on_gold(card.name, trace, drawn) if en_fr else None
-    soft_alignment(a, trace.inputs["tokens"], scored, gold_expected=en_fr)
+    with where:
+        soft_alignment(a, trace.inputs["tokens"], scored, gold_expected=en_fr)
 
 
 def transformer(params: dict, guess, key: str) -> None:
@@ -89,12 +99,13 @@ def transformer(params: dict, guess, key: str) -> None:
     st.caption(engine_text(card.title))
     _unknown(trace)
     w = amap.weights[layer, head]
-    if guess is not None and not predict(key, w, amap.query_labels, amap.key_labels, row=guess):
+    where = _after_guess(guess, key, w, amap.query_labels, amap.key_labels, row=guess)
+    if where is None:
         return
     if params.get("section") == "grid":
-        chart(head_grid(amap, kind), f"{key}-grid", width="stretch")
+        chart(head_grid(amap, kind), f"{key}-grid", where, width="stretch")
     else:
-        chart(map_figure(amap, layer, head), f"{key}-head", width="stretch")
+        chart(map_figure(amap, layer, head), f"{key}-head", where, width="stretch")
 
 
 def memory(params: dict, guess, key: str) -> None:
@@ -116,11 +127,12 @@ def memory(params: dict, guess, key: str) -> None:
     if out.get("warning"):
         st.warning(engine_text(out["warning"]))
     rows = [t("lessons.hop", n=i + 1) for i in range(amap.shape[0])]
-    if guess is not None and not predict(
-        key, amap.weights[:, 0, 0, :], rows, amap.key_labels, row=int(guess) - 1, unit="sentence"
-    ):
+    weights, asked = amap.weights[:, 0, 0, :], None if guess is None else int(guess) - 1
+    where = _after_guess(guess, key, weights, rows, amap.key_labels, row=asked, unit="sentence")
+    if where is None:
         return
-    draw_hops(amap, out["candidates"], out["probabilities"], out["support"])
+    with where:
+        draw_hops(amap, out["candidates"], out["probabilities"], out["support"])
 
 
 def positional(params: dict, guess, key: str) -> None:
