@@ -274,6 +274,15 @@ MESSAGES: dict[str, str] = {
         "Use the cost profile or the long-sequence map for longer inputs."
     ),
     "compare.no_variants": "Pick at least one variant to compare.",
+    "compare.needs_training": (
+        "Not scored: {title} needs training ({why}) These inputs would fill those parts "
+        "with seeded or pooled stand-ins, so its numbers would describe another model; its "
+        "trained cells are under Quality."
+    ),
+    "compare.trivially_exact": (
+        "Exact here, trivially: {title}'s budget covers every key of this input, so it is "
+        "full attention; a longer input tests it."
+    ),
     # engine.profile: the cost sweep
     "profile.over_budget": (
         "{title} at n = {n} is predicted to need {need:.2f} GiB, over the {budget:.2f} GiB budget."

@@ -73,7 +73,7 @@ def compare(
         model = minilm()
     digest = hashlib.sha1(upload).hexdigest() if upload is not None else None
     args = (source, text, synthetic, names, params_json, causal, heads, d, layer)
-    return queue.run(
+    traces, rows = queue.run(
         t("state.queue_variants"),
         _compare,
         model,
@@ -81,6 +81,8 @@ def compare(
         upload=upload,
         key=repr((*args, digest)),
     )
+    # A refused or trivially exact variant says so in the reader's language.
+    return traces, [{**r, "note": engine_text(r["note"]) if r.get("note") else None} for r in rows]
 
 
 def _qkv(tr, source, text, synthetic, heads, d, layer, upload):
@@ -108,7 +110,7 @@ def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, 
     traces, rows = cmp.run_all(list(names), q, k, v, labels, causal=causal, params=params)
     if source == "trained":
         reference = transformer.translate(tr, text, attend="full")
-        for row in rows:
+        for row in filter(lambda r: "rel_error" in r, rows):  # refused rows stay unscored
             name = row["variant"]
             row["translation"] = transformer.translate(
                 tr, text, attend=name, attend_hp=params.get(name)

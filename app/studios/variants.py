@@ -98,7 +98,7 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
             horizontal=True,
             format_func=lambda v: t(f"variants.view_{v}"),
         )
-    shown = [FULL, *picked] if view == "maps" else picked
+    shown = [n for n in ([FULL, *picked] if view == "maps" else picked) if n in traces]
     panels = []
     for name in shown:
         tr, amap = traces[name], traces[name].maps["attention"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from engine.messages import Message
 from engine.text import InputError
 from engine.trace import Trace
 from engine.variants import map_distance
 from engine.variants.registry import get
 
 MAX_COMPARE_N = 512
+TRIVIAL = 1e-6  # relative error at which a budget covered every key: exact, trivially
 
 
 def run_all(
@@ -31,6 +33,9 @@ def run_all(
     traces, rows = {}, []
     for name in names:
         variant = get(name)
+        if variant.needs_training:  # the Chat page's rule: what needs training is not scored
+            rows.append(_refused(variant, causal))
+            continue
         tr = variant.trace(q, k, v, labels=labels, causal=causal, hp=params.get(name))
         ref = refs[tr.inputs["causal"]]
         out = torch.from_numpy(tr.vectors["output"])
@@ -47,7 +52,10 @@ def run_all(
             "flops": tr.metrics["flops"],
             "compute_ms": 1000 * tr.timings["compute_s"],
             "approximates_full": variant.approximates_full,
+            "note": None,
         }
+        if variant.approximates_full and row["rel_error"] <= TRIVIAL:
+            row["note"] = Message("compare.trivially_exact", title=variant.title)
         tr.metrics.update(
             {
                 key: float(val)
@@ -58,6 +66,23 @@ def run_all(
         traces[name], rows = tr, [*rows, row]
     traces["full (reference)"] = refs[causal]
     return traces, rows
+
+
+def _refused(variant, causal: bool) -> dict:
+    """A row that says why a variant is not scored: its method learns parts (projections,
+    gates, decays, uptrained heads) that these inputs would fill with seeded or pooled
+    stand-ins, so its numbers would describe another model. Its trained cells are in the
+    grid (``python -m engine.evaluate variants``)."""
+    return {
+        "variant": variant.name,
+        "title": variant.title,
+        "causal": causal,
+        "time_complexity": variant.time_complexity,
+        "approximates_full": variant.approximates_full,
+        "note": Message(
+            "compare.needs_training", title=variant.title, why=Message(variant.needs_training)
+        ),
+    }
 
 
 def difference(trace: Trace, ref: Trace) -> np.ndarray:

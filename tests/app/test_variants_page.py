@@ -19,18 +19,22 @@ def _grids(at) -> str:
     return "".join(h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body)
 
 
-def test_every_registered_variant_in_one_grid_signed_ones_diverging(page):
-    from engine.variants import names
+def test_every_registered_variant_in_one_grid_untrained_ones_refused(page):
+    from engine.variants import get, names
 
     at = _synthetic(page("variants"))
     picked = [v for v in names() if v != "full"]
+    scored = [v for v in picked if not get(v).needs_training]
     at.multiselect(key="var-picked").set_value(picked).run()
     assert not at.exception
-    assert panels(at) == len(picked) + 1  # every variant beside full attention, no page edit
+    assert panels(at) == len(scored) + 1  # every scored variant beside full, no page edit
     grid = _grids(at)
-    assert grid.count("<img") == len(picked) + 1  # n = 128 > 32 a side: one image per panel
-    assert grid.count('class="kit-vgrid-bar"') == 2  # differential is signed: both scales
-    assert "differential" in grid and "signed" in grid
+    assert grid.count("<img") == len(scored) + 1  # n = 128 > 32 a side: one image per panel
+    assert "mla" not in grid and "differential" not in grid  # seeded stand-ins: not drawn
+    table = at.dataframe[0].value
+    notes = dict(zip(table["variant"], table["note"], strict=True))
+    assert notes["mla"].startswith("Not scored: ") and "needs training" in notes["mla"]
+    assert sum(str(n).startswith("Not scored") for n in notes.values()) == len(picked) - len(scored)
 
 
 def test_map_grid_html_tables_images_escaping_marker_and_gaps():

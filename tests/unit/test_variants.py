@@ -414,3 +414,26 @@ def test_reformer_blocks_that_meet_no_key_train_without_error(monkeypatch):
     assert met.any() and not met.all()  # some queries met keys, the far ones none
     assert torch.allclose(w.sum(-1)[met], torch.ones(()))
     assert torch.equal(out[~met], torch.zeros_like(out[~met]))
+
+
+def test_the_lab_refuses_to_score_what_needs_training_and_names_trivial_exactness():
+    """The Chat page's rule in the lab: a variant that needs training gets a note, not
+    numbers from seeded stand-ins; a budget that covers every key says it is trivially
+    exact."""
+    from engine.variants import compare
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 16, 8, generator=g) for _ in range(3))
+    labels = [str(i) for i in range(16)]
+    untrained = [n for n in names() if get(n).needs_training]
+    assert {"mla", "gqa", "deltanet"} <= set(untrained)
+    params = {"longformer": {"window": 64, "globals": 0}}
+    traces, rows = compare.run_all(
+        ["mla", "longformer", "performer"], q, k, v, labels, params=params
+    )
+    by = {r["variant"]: r for r in rows}
+    assert "mla" not in traces and "rel_error" not in by["mla"]
+    assert by["mla"]["note"].key == "compare.needs_training"
+    assert by["longformer"]["rel_error"] <= compare.TRIVIAL
+    assert by["longformer"]["note"].key == "compare.trivially_exact"
+    assert by["performer"]["note"] is None and by["performer"]["rel_error"] > compare.TRIVIAL
