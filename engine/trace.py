@@ -13,6 +13,7 @@ losslessly through NPZ and JSON, which is also the export users download.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
@@ -211,6 +212,27 @@ def renormalized(w: np.ndarray) -> np.ndarray:
     return np.where(near, w / np.where(near, sums, 1.0), w).astype(np.float32)
 
 
+def _b64(a: np.ndarray) -> dict[str, str]:
+    """An array's values as base64 of its little-endian bytes (its dtype is in the meta)."""
+    data = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+    return {"base64": base64.b64encode(data).decode("ascii")}
+
+
+def _array(values: Any, dtype: np.dtype) -> np.ndarray:
+    """The flat values of a JSON export: base64 bytes (this format) or a list of numbers
+    (files written before it)."""
+    if isinstance(values, dict):
+        text = values.get("base64")
+        if not isinstance(text, str):
+            raise TraceError("an array must be a list of numbers or {'base64': text}")
+        raw = base64.b64decode(text, validate=True)
+        little = dtype.newbyteorder("<")
+        if len(raw) % little.itemsize:
+            raise TraceError("an array's bytes do not divide into its dtype")
+        return np.frombuffer(raw, dtype=little).astype(dtype)
+    return np.asarray(values, dtype=dtype)
+
+
 def _jsonable(value: Any, where: str) -> Any:
     """Outputs, inputs and metrics must survive JSON; numpy scalars are unwrapped."""
     if isinstance(value, np.generic):
@@ -276,13 +298,23 @@ class Trace:
         }
 
     def to_json(self) -> str:
-        """JSON text; float32 values go through Python floats, which round-trip exactly."""
+        """JSON text; every array as base64 of its little-endian bytes: exact, and about a
+        third of the size of decimal text (a 5-sentence retrieval trace: 34 MB as text)."""
         meta = self._meta()
         for name, m in self.maps.items():
-            meta["maps"][name]["weights"] = m.weights.ravel().tolist()
+            meta["maps"][name]["weights"] = _b64(m.weights)
         for name, v in self.vectors.items():
-            meta["vectors"][name]["values"] = v.ravel().tolist()
+            meta["vectors"][name]["values"] = _b64(v)
         return json.dumps(meta, ensure_ascii=False)
+
+    def export_bytes(self) -> int:
+        """About how many bytes :meth:`to_json` writes, from the shapes alone (the arrays'
+        base64 plus the metadata), so a button can say its size before anything is built."""
+        arrays = [m.weights for m in self.maps.values()] + list(self.vectors.values())
+        meta = json.dumps(self._meta(), ensure_ascii=False).encode()
+        return sum(4 * ((a.nbytes + 2) // 3) + len('"": {"base64": ""}, ') for a in arrays) + len(
+            meta
+        )
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Trace:
@@ -342,7 +374,7 @@ class Trace:
             for i, (name, m) in enumerate(meta["maps"].items()):
                 m = dict(m)
                 w = (
-                    np.asarray(m.pop("weights"), dtype=np.float32)
+                    _array(m.pop("weights"), np.dtype(np.float32))
                     if json_payload
                     else arrays[f"map{i}"]
                 )
@@ -353,7 +385,7 @@ class Trace:
                     dtype = np.dtype(v["dtype"])
                     if dtype.kind not in "fiub":  # a "S2000000000" would allocate 2 GB
                         raise TraceError(f"vectors[{name!r}] has dtype {dtype}; numbers only")
-                    arr = np.asarray(v["values"], dtype=dtype).reshape(v["shape"])
+                    arr = _array(v["values"], dtype).reshape(v["shape"])
                 else:
                     arr = arrays[f"vec{i}"]
                 vectors[name] = arr

@@ -165,11 +165,18 @@ def bundle(figures: dict, link: str, trace=None, tables: dict[str, Rows] | None 
     return buf.getvalue()
 
 
+def megabytes(n: int) -> str:
+    """A file's size as a button states it: "0.3 MB", "34 MB"."""
+    mb = n / 1e6
+    return f"{mb:.1f} MB" if mb < 10 else f"{mb:,.0f} MB"
+
+
 def export_buttons(trace, stem: str) -> None:
     """Download the Trace as JSON and NPZ: the same format the engine reads back."""
     c1, c2 = st.container(key=f"kit-exports-{_file_stem(stem)}").columns(2)
+    size = trace.export_bytes()  # from the shapes: the file is written only when clicked
     c1.download_button(
-        t("kit.download_trace_json"),
+        t("kit.download_trace_json", size=megabytes(size)),
         trace.to_json,
         f"{stem}.json",
         mime="application/json",
@@ -177,7 +184,7 @@ def export_buttons(trace, stem: str) -> None:
         on_click="ignore",
     )
     c2.download_button(
-        t("kit.download_trace_npz"),
+        t("kit.download_trace_npz", size=megabytes(size)),
         trace.to_npz,
         f"{stem}.npz",
         mime="application/octet-stream",

@@ -120,9 +120,34 @@ def test_damaged_json_trace_refused():
     import json
 
     d = json.loads(t.to_json())
-    d["maps"]["enc"]["weights"] = d["maps"]["enc"]["weights"][:-1]
-    with pytest.raises(TraceError):
-        Trace.from_json(json.dumps(d))
+    weights = d["maps"]["enc"]["weights"]["base64"]
+    for damaged in (weights[:-8], weights[:-1], "!" + weights[1:], {"hex": weights}, [1.0]):
+        d["maps"]["enc"]["weights"] = (
+            damaged if isinstance(damaged, dict | list) else {"base64": damaged}
+        )
+        with pytest.raises(TraceError):
+            Trace.from_json(json.dumps(d))
+
+
+def test_json_export_is_exact_and_compact_and_reads_older_files():
+    """Arrays travel as base64 bytes: bit-exact, a fraction of decimal text's size, and a
+    file of the earlier list format still reads back."""
+    import json
+
+    t = _trace(np.random.default_rng(2))
+    text = t.to_json()
+    back = Trace.from_json(text)
+    for name, m in t.maps.items():
+        assert back.maps[name].weights.tobytes() == m.weights.tobytes()
+    legacy = json.loads(text)
+    for name, m in t.maps.items():
+        legacy["maps"][name]["weights"] = m.weights.ravel().tolist()
+    for name, v in t.vectors.items():
+        legacy["vectors"][name]["values"] = v.ravel().tolist()
+    old = json.dumps(legacy)
+    assert len(text) < len(old) / 2, (len(text), len(old))
+    assert Trace.from_json(old).to_json() == text
+    assert abs(t.export_bytes() - len(text.encode())) < 0.05 * len(text.encode())
 
 
 def test_outputs_must_be_json():
