@@ -53,6 +53,20 @@ def _group_lines(n: int, per: int, *, across: str = "x") -> list[dict]:
     ]
 
 
+SINK_SHARE = 0.3  # the first key's mean weight from which it dominates a figure
+
+
+def sink_keys(keys: Sequence[str], rows: np.ndarray) -> tuple[list[str], float | None]:
+    """The key labels with the first one marked as the attention sink when it takes at
+    least SINK_SHARE of the mean weight (StreamingLLM): a bright first column is where
+    every head parks attention, whatever the token, not "the model attends to Maria".
+    Returns the labels and the sink's share (None where it does not dominate)."""
+    share = float(np.asarray(rows)[..., 0].mean()) if len(keys) > 1 else 0.0
+    if share < SINK_SHARE:
+        return list(keys), None
+    return [t("chat.sink_label", token=keys[0]), *keys[1:]], share
+
+
 def step_layers_figure(rows: np.ndarray, keys: Sequence[str], title: str):
     """The new query's attention over the cache, one row per layer ([L, K], heads aggregated)."""
     layers = [f"L{i}" for i in range(rows.shape[0])]
@@ -279,10 +293,12 @@ def draw_step(trace, chat, s: int, layer: int, key: str = "chat-step") -> None:
             written=inert(written),
         )
     )
-    keys = amap.key_labels[:n_keys]
     mean = amap.mean_over_heads()[:, s, :n_keys]
+    keys, sink = sink_keys(amap.key_labels[:n_keys], mean)
     title = t("chat.fig_mean_title", heads=chat.n_heads)
     chart(step_layers_figure(mean, keys, title), key=f"{key}-layers")
+    if sink is not None:
+        st.caption(t("chat.sink_note", token=inert(amap.key_labels[0]), share=sink))
     rows = amap.weights[layer, :, s, :n_keys]  # full width: a key per column needs the room
     title = t("chat.fig_gqa_title", layer=layer, heads=chat.n_heads, groups=chat.n_kv_heads)
     chart(gqa_figure(rows, keys, chat.n_kv_heads, title), f"{key}-gqa")

@@ -185,3 +185,15 @@ def test_a_copied_link_opens_the_same_view():
     for key, value in link.items():
         assert at.query_params[key] in (value, [value]), key
     assert "Step 3 of" in shown(at)
+
+
+@needs_model
+def test_the_sink_is_named_where_it_dominates():
+    """Template off, the first column is the user's first word: it is labelled as the
+    attention sink, with its share, so a bright 'Maria' is not read as meaning."""
+    at = open_page(tokens="2", template="0", text="Maria went to the market to buy apples.")
+    assert not at.exception, [e.value for e in at.exception]
+    text = shown(at)
+    assert "the attention sink (StreamingLLM" in text and "“Maria”" in text, text
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "Maria (sink)" in spec
