@@ -167,4 +167,39 @@ def restyle(fig: go.Figure) -> go.Figure:
     font["size"] = max(18, font.get("size", 12))
     if isinstance(layout.get("height"), int | float):
         layout["height"] = min(int(layout["height"] * 1.15), MAX_HEIGHT)
+        _thin_ticks(spec, layout["height"], font["size"])
     return go.Figure(spec, _validate=False)
+
+
+def _thin_ticks(spec: dict, height: int, size: int) -> None:
+    """Larger type in a figure no taller than the screen: at most as many ticks on its
+    vertical axes and colour bars as fit one above another (a view thins its ticks for
+    its own height and type size, which presenter mode has just changed)."""
+    layout = spec["layout"]
+    margin = layout.get("margin") or {}
+    rows = sum(1 for name in layout if name.startswith("yaxis")) or 1
+    room = (height - margin.get("t", 100) - margin.get("b", 80)) / rows
+    fit = max(2, int(room / (1.6 * size)))
+    bars = [t["colorbar"] for t in spec.get("data", []) if isinstance(t.get("colorbar"), dict)]
+    bars += [t["marker"]["colorbar"] for t in spec.get("data", []) if _marker_bar(t)]
+    bars += [a["colorbar"] for n, a in layout.items() if n.startswith("coloraxis") and _bar(a)]
+    axes = [a for n, a in layout.items() if n.startswith("yaxis") and isinstance(a, dict)]
+    if not any(n.startswith("yaxis") for n in layout):
+        axes.append(layout.setdefault("yaxis", {}))
+    for axis in [*axes, *bars]:
+        values = axis.get("tickvals")
+        if isinstance(values, list | tuple) and len(values) > fit:  # thinned for its own size
+            step = -(-len(values) // fit)
+            axis["tickvals"] = list(values)[::step]
+            if isinstance(axis.get("ticktext"), list | tuple):
+                axis["ticktext"] = list(axis["ticktext"])[::step]
+        elif "dtick" not in axis and values is None:
+            axis["nticks"] = min(axis.get("nticks") or fit, fit)
+
+
+def _bar(axis) -> bool:
+    return isinstance(axis, dict) and isinstance(axis.get("colorbar"), dict)
+
+
+def _marker_bar(trace: dict) -> bool:
+    return isinstance(trace.get("marker"), dict) and _bar(trace["marker"])
