@@ -11,9 +11,13 @@
 //   widgets:   each choice / number widget's label and the value it shows
 (opts) => {
   const o = Object.assign({ presenter: false, revealLabel: "Reveal", minArea: 4 }, opts || {});
-  // A text's box is its line box (ascent + descent); glyphs fill about the middle 80 % of it,
-  // so neighbouring lines whose boxes merely touch are not counted as overlapping.
-  const SHRINK = 0.1;
+  // A text's box across the line is its em box (one font size, centred in the line box of
+  // ascent + descent, about 1.3 em): the glyphs of Latin text fit in it, so labels whose
+  // line boxes overlap while their letters stay apart are not counted.
+  const emInset = (el, across) => {
+    const fs = parseFloat(getComputedStyle(el).fontSize) || 0;
+    return Math.max(0, (across - fs) / 2);
+  };
   const MIN_RATIO = 0.25;
   const main = document.querySelector("[data-testid=stMain]") || document.body;
   const app = document.querySelector("[data-testid=stApp]") || document.body;
@@ -44,8 +48,9 @@
     const b = el.getBBox();
     const m = el.getScreenCTM() || el.closest("text").getScreenCTM();
     if (!m || b.width <= 0 || b.height <= 0) return null;
-    const y0 = b.y + b.height * SHRINK;
-    const y1 = b.y + b.height * (1 - SHRINK);
+    const inset = emInset(el, b.height);
+    const y0 = b.y + inset;
+    const y1 = b.y + b.height - inset;
     return [
       [b.x, y0],
       [b.x + b.width, y0],
@@ -217,8 +222,8 @@
       if (r.width <= 0 || r.height <= 0) continue;
       // Shrink across the line: horizontally for vertical writing modes.
       const vertical = getComputedStyle(n.parentElement).writingMode.startsWith("vertical");
-      const dx = vertical ? r.width * SHRINK : 0;
-      const dy = vertical ? 0 : r.height * SHRINK;
+      const dx = vertical ? emInset(n.parentElement, r.width) : 0;
+      const dy = vertical ? 0 : emInset(n.parentElement, r.height);
       boxes.push({ text, box: [r.left + dx, r.top + dy, r.right - dx, r.bottom - dy] });
     }
     for (let i = 0; i < boxes.length; i++) {
