@@ -10,6 +10,7 @@ nothing cached here calls another cached function of this module except through
 from __future__ import annotations
 
 import streamlit as st
+from kit import queue
 from kit.i18n import Lazy, t
 
 from engine.models import registry
@@ -66,8 +67,23 @@ def loaded(name: str):
 
 
 @st.cache_data(max_entries=128, show_spinner=Lazy("state.spinner_running"))
-def trace(name: str, input, **options):
+def _trace(name: str, input, **options):
     return card(name).trace(input, loader=lambda: loaded(name), **options)
+
+
+def _write(found, model, input, **options):
+    return found.trace(input, loader=lambda: model, **options)
+
+
+def trace(name: str, input, **options):
+    """A model's Trace of ``input``, cached. A decoder writing tokens is seconds of work,
+    so it waits its turn in the queue (position, Cancel, the per-request time limit);
+    everything else answers in well under a second and runs here."""
+    if not options.get("max_new_tokens"):
+        return _trace(name, input, **options)
+    found, model = card(name), loaded(name)  # loaded here, under its spinner, once
+    key = repr((name, input, sorted(options.items())))
+    return queue.run(t("state.queue_generate"), _write, found, model, input, key=key, **options)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

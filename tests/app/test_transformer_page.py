@@ -223,3 +223,28 @@ def test_damaged_timeline_is_a_message(ours, monkeypatch, tmp_path, damage):
     at = open_training(ours)
     assert "training timeline of transformer-dates-sinusoidal cannot be read" in messages(at)
     assert not at.get("plotly_chart")
+
+
+def test_a_decoder_writes_through_the_queue(page, monkeypatch):
+    """A pretrained decoder writing tokens waits its turn in the heavy-work queue (its
+    place, Cancel and the per-request time limit), like every other long computation."""
+    from pathlib import Path
+
+    from kit import queue
+
+    model = Path(checkpoints.__file__).resolve().parents[1] / "assets/pretrained"
+    if not (model / "SmolLM2-135M-Instruct").is_dir():
+        pytest.skip("the chat model is not converted: bash scripts/setup.sh")
+    labels, original = [], queue.run
+    monkeypatch.setattr(
+        queue, "run", lambda label, *a, **k: labels.append(label) or original(label, *a, **k)
+    )
+    at = page("transformer")
+    at.radio(key="family").set_value(PRETRAINED).run()
+    from engine.models import registry
+
+    smol = next(c.name for c in registry.cards() if c.meta.get("display", "").startswith("SmolLM2"))
+    at.selectbox(key="hf-model").set_value(smol).run()
+    at.slider(key="hf-generate").set_value(2).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Writing tokens" in labels, labels
