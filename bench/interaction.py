@@ -31,11 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _save import save
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
+from bench._save import save  # noqa: E402 - the root is added above
 from engine.variants import names as variant_names  # noqa: E402 - the root is added above
 from tests.e2e.support import (  # noqa: E402 - the repository root is added just above
     CHROMIUM,

@@ -52,11 +52,11 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
-# bench/ too: its scripts import their shared helper as a top-level module (_save).
-sys.path[:0] = [str(ROOT), str(ROOT / "app"), str(ROOT / "bench")]
+# Not bench/ itself: its coverage.py would shadow a package of that name (numba imports
+# `coverage`) in any process that imports this module, the test suite's included.
+sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
-from _save import save  # noqa: E402 - the paths are added above
-
+from bench._save import save  # noqa: E402 - the paths are added above
 from bench.interaction import FIGURE_SIGNATURE, IDLE  # noqa: E402
 from tests.e2e.support import (  # noqa: E402
     CHROMIUM,
