@@ -152,6 +152,7 @@ def test_a_family_default_is_found_in_any_checkpoint_directory(tmp_path):
 def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards():
     from engine.analysis import needle
     from engine.evaluation import retrieval as retrieval_eval
+    from engine.evaluation import retrieval_book
     from engine.models import variant_lm
 
     named = {c.result_name for c in CARDS if c.result_name}
@@ -159,6 +160,7 @@ def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards(
     named.add(variant_lm.RESULT)
     named.add(checkpoints.result_name("claims"))  # bench/claims.py; app/views/claims.py reads it
     named.add(retrieval_eval.RESULT)  # the Retrieval page reads it
+    named.add(retrieval_book.RESULT)  # so does its whole-book store's caption
     named.add(needle.RESULT)  # the Variants page's needle heatmaps read it
     shipped = {
         p.stem
