@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
+from kit.errors import halt
 from kit.i18n import t
 
 WORKERS = max(1, os.cpu_count() or 1)
@@ -285,13 +286,13 @@ def run(
         job = queue.cancel(session)
         if job is None or not job.cooperative or job.future.cancelled():
             st.info(t("queue.cancelled", label=label))
-            st.stop()
+            halt()
         return job.future.result()  # cooperative: it returns what it finished
     try:
         job = queue.submit(session, key, label, fn, args, kwargs)
     except Busy as busy:
         st.warning(t("queue.busy", jobs=busy.args[0]))
-        st.stop()
+        halt()
     status, cancel = st.empty(), st.empty()
     shown = False
     while not wait([job.future], timeout=POLL_S).done:  # returns as soon as the job ends
@@ -316,10 +317,10 @@ def _outcome(job: Job, label: str):
         value = job.future.result()
     except CancelledError:
         st.info(t("queue.cancelled", label=label))
-        st.stop()
+        halt()
     except TimeLimit:
         st.warning(t("queue.time_limit", label=label, seconds=seconds))
-        st.stop()
+        halt()
     if job.stopped == "time":  # cooperative: what it finished within the limit
         st.info(t("queue.time_limit_partial", label=label, seconds=seconds))
     return value

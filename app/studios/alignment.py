@@ -23,6 +23,7 @@ from kit import (
     url_number,
     url_sync,
 )
+from kit.errors import halt
 from kit.presenter import notes
 from kit.reveal import page_toggle
 from kit.textbox import card_limits, gated_text
@@ -48,7 +49,7 @@ def choose_model(task: str):
     cards = {c.name: c for c in state.cards(task)}
     if not cards:
         st.info(t("alignment.no_model", task=task))
-        st.stop()
+        halt()
     names = list(cards)
     return cards[
         url_choice(

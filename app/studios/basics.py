@@ -12,6 +12,7 @@ from kit import (
     url_default,
     url_sync,
 )
+from kit.errors import halt
 from kit.textbox import gated_text, words_unit
 from views import walkthrough as view
 
@@ -92,7 +93,7 @@ def run(text: str, d_model: int, n_heads: int, head: int, seed: int):
 
 
 if text is None:
-    st.stop()  # over a limit: the box has said so; the controls above stay
+    halt()  # over a limit: the box has said so; the controls above stay
 with friendly_errors(t("basics.what")):
     if not text.strip():
         raise InputError(t("basics.empty"))

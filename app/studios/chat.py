@@ -7,6 +7,7 @@ token's K/V to the cache, and the model writes the next token.
 
 import streamlit as st
 from kit import controls, flag, friendly_errors, page_bottom, page_top, t
+from kit.errors import halt
 from kit.presenter import notes, presenting
 from kit.textbox import gate_text, subwords_unit, tokenizer_ends
 from kit.url import url_choice, url_default, url_number, url_sync
@@ -144,7 +145,7 @@ st.caption(t("chat.intro"))
 if not state.available():
     st.info(t("chat.missing", path=state.chat_dir()))
     page_bottom("chat")
-    st.stop()
+    halt()
 with friendly_errors(t("chat.what_load")):
     chat = state.wait_for_model()  # loading began in the background at the server's start
 st.caption(
@@ -159,7 +160,7 @@ st.caption(
 )
 request = ask(chat)
 if request is None:
-    st.stop()  # over the limit: the box has said so and offered the cut; the form stays
+    halt()  # over the limit: the box has said so and offered the cut; the form stays
 with friendly_errors(t("chat.what_generate")):
     trace = state.generate(request)
 section = url_choice(

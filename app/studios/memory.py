@@ -18,6 +18,7 @@ from kit import (
     url_number,
     url_sync,
 )
+from kit.errors import halt
 from kit.reveal import page_toggle
 from kit.textbox import gated_text, story_limits, words_unit
 from state import memn2n as state
@@ -53,7 +54,7 @@ def own_story(names: list[str]):
     )
     url_sync(text=text, question=question, task=None, story=None)
     if text is None or question is None:
-        st.stop()  # over a limit: the box has said so; the controls above stay
+        halt()  # over a limit: the box has said so; the controls above stay
     with friendly_errors(t("memory.reading_what")):
         return name, user_story(text, question)
 

@@ -22,6 +22,7 @@ from kit import (
     url_number,
     url_sync,
 )
+from kit.errors import halt
 from kit.textbox import gate_text, gated_text, story_limits, words_unit
 from state import retrieval as state
 from views import retrieval as figs
@@ -302,12 +303,12 @@ st.caption(t("retrieval.intro"))
 if not state.available():
     st.info(t("retrieval.missing", path=state.chat_dir()))
     page_bottom("retrieval")
-    st.stop()
+    halt()
 with controls():
     store_id, picked = choose_store()
     question, k, floor, mode, tokens = ask(store_id, picked)
 if question is None or (store_id == "own" and picked is None):
-    st.stop()  # a text over its limit: its box has said so; the controls stay
+    halt()  # a text over its limit: its box has said so; the controls stay
 with friendly_errors(t("retrieval.what_answer")):
     view = state.read(store_id, picked, question, k, floor, mode, tokens)
 trace, sample = view["trace"], view["sample"]

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import streamlit as st
 from kit import engine_text, example_and_text, friendly_errors, t, url_choice, url_number
+from kit.errors import halt
 from kit.textbox import card_limits
 from state import models
 from state import transformer as state
@@ -29,7 +30,7 @@ def example_text(card, key: str, ends=word_ends, **limits) -> str:
     label = t("transformer.input")
     text = example_and_text(examples, key, t("transformer.example"), label, **gate)
     if text is None:
-        st.stop()
+        halt()
     return text
 
 
@@ -53,7 +54,7 @@ def ours():
     names = [c.name for c in state.ours()]
     if not names:
         st.info(t("transformer.no_model"))
-        st.stop()
+        halt()
     name = url_choice(
         st.selectbox,
         "model",
