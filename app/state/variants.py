@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 
+import numpy as np
 import streamlit as st
 from kit import queue
 from kit.i18n import engine_text, t
@@ -30,6 +31,7 @@ from engine.variants.kv_cache import LENGTH_LIMIT
 from state import models
 
 SWAP_MAX_TOKENS = 64  # every variant in all six layers, and their maps kept for the view
+FULL = "full (reference)"  # the reference Trace's name in compare's answer
 SWEEP_KEY = "variants-sweep"  # this session's cost sweep: its request, items and status
 
 
@@ -117,6 +119,34 @@ def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, 
             )
             row["same_as_full"] = row["translation"] == reference
     return traces, rows
+
+
+def compare_panels(traces: dict, names: list[str], view: str, head: int):
+    """Compare's map panels of ``head`` for ``names`` (keys of :func:`compare`'s traces)
+    and the variants ``view`` cannot draw.
+
+    ``maps``: each map as it is; ``difference``: the variant's map minus full attention
+    (Δα); ``overlay``: full attention where the variant can see, NaN elsewhere, for the
+    variants that have a pattern (the others are returned by name).
+    """
+    ref = traces[FULL].maps["attention"].weights[0, head]
+    panels, no_pattern = [], []
+    for name in names:
+        tr, amap = traces[name], traces[name].maps["attention"]
+        title = t("variants.full") if name == FULL else name  # short: the flags follow
+        panel = dict(x=amap.key_labels, y=amap.query_labels, title=title, flags=amap.flags)
+        if view == "maps":
+            panels.append({**panel, "z": amap.weights[0, head]})
+        elif view == "difference":
+            diff = cmp.difference(tr, traces[FULL])[0, head]
+            panels.append({**panel, "z": diff, "title": t("variants.minus_full", name=title)})
+        elif "pattern" in tr.maps:
+            hidden = tr.maps["pattern"].weights[0, head] == 0
+            z = np.where(hidden, np.nan, ref)
+            panels.append({**panel, "z": z, "title": t("variants.overlay_title", name=title)})
+        else:
+            no_pattern.append(name)
+    return panels, no_pattern
 
 
 def long_map(n: int, structure: str, reduce: str):

@@ -129,8 +129,9 @@ def sections() -> None:
         format_func=lambda s: t(f"positional.section_{s}"),
     )
     st.header(t(f"positional.header_{section}", k=k))
-    if pe is not None or section == "learned":  # the shipped encodings need no size
-        SECTIONS[section]()
+    draw = SECTIONS[section]
+    if pe is not None or draw is learned:  # the shipped encodings need no size
+        draw()
 
 
 sections()

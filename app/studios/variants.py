@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import streamlit as st
 from kit import (
     chart,
@@ -35,7 +34,6 @@ from engine import kernels
 from engine import profile as cost_model
 from engine.models import in_pretrained
 from engine.variants import REGISTRY
-from engine.variants import compare as cmp
 from engine.variants.inputs import LONG_LENGTH_LIMITS
 
 # Each section's own parameters: a link's values belong to the section it was copied on.
@@ -44,7 +42,6 @@ PARAMS = (
     *("variants", "head", "view", "pool", "layer", "qhead", "task", "cost"),
 )
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
-FULL = "full (reference)"  # the reference Trace's name in state.compare's answer
 VIEWS = ["maps", "difference", "overlay"]  # the Compare maps: as they are, Δ, what is seen
 COSTS = ["ms_per_step", "flops"]
 
@@ -84,8 +81,7 @@ def compare() -> None:
 @st.fragment
 def compare_maps(traces: dict, picked: list[str]) -> None:
 
-    ref = traces[FULL]
-    n_heads = ref.maps["attention"].shape[1]
+    n_heads = traces[state.FULL].maps["attention"].shape[1]
     with controls("maps"):
         label = t("variants.head", last=n_heads - 1)
         head = url_number(st.number_input, "head", label, 0, n_heads - 1, 0, key="var-head")
@@ -98,23 +94,10 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
             horizontal=True,
             format_func=lambda v: t(f"variants.view_{v}"),
         )
-    shown = [n for n in ([FULL, *picked] if view == "maps" else picked) if n in traces]
-    panels = []
-    for name in shown:
-        tr, amap = traces[name], traces[name].maps["attention"]
-        title = name if name in REGISTRY else t("variants.full")  # short: the flags follow
-        panel = dict(x=amap.key_labels, y=amap.query_labels, title=title, flags=amap.flags)
-        if view == "maps":
-            panels.append({**panel, "z": amap.weights[0, head]})
-        elif view == "difference":
-            diff = cmp.difference(tr, ref)[0, head]
-            panels.append({**panel, "z": diff, "title": t("variants.minus_full", name=title)})
-        elif "pattern" in tr.maps:  # full attention where the variant can see, blank elsewhere
-            hidden = tr.maps["pattern"].weights[0, head] == 0
-            z = np.where(hidden, np.nan, ref.maps["attention"].weights[0, head])
-            panels.append({**panel, "z": z, "title": t("variants.overlay_title", name=title)})
-        else:
-            st.info(t("variants.no_pattern", name=variant_title(REGISTRY[name])))
+    shown = [n for n in ([state.FULL, *picked] if view == "maps" else picked) if n in traces]
+    panels, no_pattern = state.compare_panels(traces, shown, view, head)
+    for name in no_pattern:
+        st.info(t("variants.no_pattern", name=variant_title(REGISTRY[name])))
     if panels:
         value = "Δα" if view == "difference" else "α"
         # Overlay: hidden cells are blank, so the grey behind them shows.

@@ -6,6 +6,7 @@ import html
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -124,9 +125,6 @@ def heatmap(
     if diverging and zmin is None and zmax is None:
         m = float(np.abs(z).max()) or 1.0
         zmin, zmax = -m, m
-    if annotate is None:
-        annotate = z.size <= 144
-    full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
     trace = dict(
         type="heatmap",
         z=z.astype(np.float32),  # sent as base64 float32: half the bytes of float64
@@ -140,20 +138,34 @@ def heatmap(
         "<extra></extra>",
         colorbar=dict(title=dict(text=value_name)),
     )
+    if annotate is None:
+        annotate = z.size <= 144
     if annotate:
         trace.update(text=np.round(z, 2), texttemplate="%{text}")
     height = height or fitted_height(max(len(ys), 1))
+    layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px)
+    trace["colorbar"]["nticks"] = max(2, int(plot_px // 40))  # its labels apart
+    full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
+    layout.update(title=dict(text=full_title), font=FONT)
+    layout["margin"].update(r=10, t=60 if title else 20)
+    return figure([trace], layout)
+
+
+def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
+    """One map's axes laid out for its labels: (layout, plot height in px).
+
+    Margins fit the labels; x ticks stay tilted when all fit, else stand upright and
+    thinned, the figure growing below the map to hold them; y ticks are thinned to the
+    plot's height.
+    """
     margin = fixed_margins(xs, ys, x_title=True, y_title=True)
     x_ticks = category_ticks(xs, width_px - margin["l"] - 110, tilted=True)
     if x_ticks["tickangle"] == -90:  # upright labels reach down their full width, below the map
         upright = int(text_px(x_ticks["ticktext"]) + 22 + 32)
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
     plot_px = height - margin["b"] - 60
-    trace["colorbar"]["nticks"] = max(2, int(plot_px // 40))  # its labels apart
     layout = dict(
-        title=dict(text=full_title),
-        font=FONT,
-        margin=dict(r=10, t=60 if title else 20, **margin),
+        margin=margin,
         height=height,
         xaxis=dict(title=dict(text=x_title), type="category", automargin=False, **x_ticks),
         yaxis=dict(
@@ -164,7 +176,7 @@ def heatmap(
             **category_ticks(ys, plot_px),
         ),
     )
-    return figure([trace], layout)
+    return layout, plot_px
 
 
 def category_ticks(labels: Sequence[str], px: float, *, tilted: bool = False, size=18) -> dict:
@@ -379,68 +391,116 @@ def map_grid(
     panels on 0–1; every other panel prints its range in its title.
     """
     panels = grid_panels(maps, value_name=value_name, diverging=diverging, layer=layer)
-    x_band = min(70, text_px(short_labels(sum((p["x"] for p in panels), [])), TICK_FONT) + 10)
-    y_band = min(70, text_px(short_labels(sum((p["y"] for p in panels), [])), TICK_FONT) + 10)
-    # Plotly moves the plot's right edge in by the colour bar's width: the panels share the rest.
-    plot_w = width_px - 10 - (BAR_PX if any(_on_bar(p["scale"]) for p in panels) else 0)
-    shared = all(p["y"] == panels[0]["y"] for p in panels)  # tokens named once a row
-    step = MIN_PANEL_PX + 12 + (0 if shared else y_band)
-    cols = max(1, min(columns, len(panels), int((plot_w - y_band + step - MIN_PANEL_PX) // step)))
-    side = min(320, (plot_w - y_band - (cols - 1) * (step - MIN_PANEL_PX)) / cols)
-    rows = math.ceil(len(panels) / cols)
-    title_px = 20 * max(wrap_title(p["title"], side, 13)[1] for p in panels)
-    row_px = title_px + side + x_band + 16
+    g = grid_geometry(panels, columns, width_px, header_px)
     top = 28 + 24 * wrap_title(title)[1] if title else 10
-    plot_h = header_px + rows * row_px
     data, layout, notes, bar, shown = [], {}, [], False, set()
     for i, p in enumerate(panels, start=1):
-        r, c = divmod(i - 1, cols)
-        x0 = (y_band + c * (side + step - MIN_PANEL_PX)) / plot_w
-        y1 = 1 - (header_px + r * row_px + title_px) / plot_h
-        x_dom, y_dom = (x0, x0 + side / plot_w), (y1 - side / plot_h, y1)
+        x_dom, y_dom = g.domains(i)
         xs, ys, s = unique_labels(p["x"]), unique_labels(p["y"]), p["scale"]
         shows = not bar and _on_bar(s)
         bar |= shows
-        data.append(
-            dict(
-                type="heatmap",
-                z=p["z"].astype(np.float32),
-                x=xs,
-                y=ys,
-                zmin=s["zmin"],
-                zmax=s["zmax"],
-                colorscale=DIVERGING if s["diverging"] else SEQUENTIAL,
-                reversescale=s["diverging"],
-                showscale=shows,
-                colorbar=dict(title=dict(text=s["name"]), len=min(1.0, 300 / plot_h), thickness=14),
-                hovertemplate="%{y} → %{x}<br>" + s["name"] + " = %{z:.4f}<extra></extra>",
-                **subplot_ref(i),
-            )
-        )
+        data.append(_panel_trace(p["z"], xs, ys, s, shows, g.plot_h) | subplot_ref(i))
         for extra in p.get("traces", ()):  # the caller's marks, in the panel's labels
             data.append(dict(extra, showlegend=extra.get("name") not in shown, **subplot_ref(i)))
             shown.add(extra.get("name"))
         if marker is not None:
-            f, ring = (
-                p["factor"],
-                dict(symbol="circle-open", size=14, color="red", line={"width": 3}),
-            )
-            at = dict(x=[xs[marker[1] // f]], y=[ys[marker[0] // f]], marker=ring)
-            data.append(dict(type="scatter", mode="markers", hoverinfo="skip", **at))
-            data[-1].update(showlegend=False, **subplot_ref(i))
-        x_axis = dict(_panel_axis(xs, side), tickangle=-90)
+            data.append(_ring(xs[marker[1] // p["factor"]], ys[marker[0] // p["factor"]], i))
+        first_column = (i - 1) % g.cols == 0
+        x_axis = dict(_panel_axis(xs, g.side), tickangle=-90)
         y_axis = dict(
-            _panel_axis(ys, side), autorange="reversed", showticklabels=c == 0 or not shared
+            _panel_axis(ys, g.side),
+            autorange="reversed",
+            showticklabels=first_column or not g.shared,
         )
         layout.update(axes(i, x_dom, y_dom, x=x_axis, y=y_axis))
-        text = wrap_title(p["title"], side, 13)[0]
-        note = dict(text=text, x=sum(x_dom) / 2, y=y_dom[1], xanchor="center", yanchor="bottom")
-        notes.append(dict(note, xref="paper", yref="paper", showarrow=False, font=dict(size=13)))
-    layout.update(title=dict(text=title), font=FONT, annotations=notes, height=top + plot_h + 10)
+        notes.append(_panel_title(p["title"], x_dom, y_dom[1], g.side))
+    layout.update(title=dict(text=title), font=FONT, annotations=notes, height=top + g.plot_h + 10)
     layout.update(margin=dict(l=0, r=10, t=top, b=10))
     if grey_gaps:
         layout["plot_bgcolor"] = "rgba(128,128,128,0.75)"
     return figure(data, layout)
+
+
+@dataclass(frozen=True)
+class GridGeometry:
+    """Where :func:`map_grid` puts its panels, in px of the plot (``plot_w`` × ``plot_h``)."""
+
+    cols: int
+    side: float  # a panel's map, square
+    gap: float  # between two panels' maps, beyond their tick labels' band
+    y_band: float  # the first column's tick labels
+    title_px: float  # a panel's title, above its map
+    row_px: float
+    header_px: int
+    plot_w: float
+    plot_h: float
+    shared: bool  # every panel has the same rows: their tokens are named once a row
+
+    def domains(self, i: int) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Panel ``i``'s (1-based) x and y domains in paper coordinates."""
+        r, c = divmod(i - 1, self.cols)
+        x0 = (self.y_band + c * (self.side + self.gap)) / self.plot_w
+        y1 = 1 - (self.header_px + r * self.row_px + self.title_px) / self.plot_h
+        return (x0, x0 + self.side / self.plot_w), (y1 - self.side / self.plot_h, y1)
+
+
+def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: int) -> GridGeometry:
+    """The layout of :func:`map_grid`: at most ``columns`` a row, fewer when a panel would be
+    under MIN_PANEL_PX in a figure ``width_px`` wide, with bands for ticks and titles."""
+    x_band = min(70, text_px(short_labels(sum((p["x"] for p in panels), [])), TICK_FONT) + 10)
+    y_band = min(70, text_px(short_labels(sum((p["y"] for p in panels), [])), TICK_FONT) + 10)
+    # Plotly moves the plot's right edge in by the colour bar's width: the panels share the rest.
+    plot_w = width_px - 10 - (BAR_PX if any(_on_bar(p["scale"]) for p in panels) else 0)
+    shared = all(p["y"] == panels[0]["y"] for p in panels)
+    gap = 12 + (0 if shared else y_band)
+    cols = max(1, min(columns, len(panels), int((plot_w - y_band + gap) // (MIN_PANEL_PX + gap))))
+    side = min(320, (plot_w - y_band - (cols - 1) * gap) / cols)
+    rows = math.ceil(len(panels) / cols)
+    title_px = 20 * max(wrap_title(p["title"], side, 13)[1] for p in panels)
+    row_px = title_px + side + x_band + 16
+    return GridGeometry(
+        cols,
+        side,
+        gap,
+        y_band,
+        title_px,
+        row_px,
+        header_px,
+        plot_w,
+        header_px + rows * row_px,
+        shared,
+    )
+
+
+def _panel_trace(z, xs, ys, s: dict, shows_bar: bool, plot_h: float) -> dict:
+    """One panel's heatmap on its scale ``s`` (:func:`map_scale`)."""
+    return dict(
+        type="heatmap",
+        z=z.astype(np.float32),
+        x=xs,
+        y=ys,
+        zmin=s["zmin"],
+        zmax=s["zmax"],
+        colorscale=DIVERGING if s["diverging"] else SEQUENTIAL,
+        reversescale=s["diverging"],
+        showscale=shows_bar,
+        colorbar=dict(title=dict(text=s["name"]), len=min(1.0, 300 / plot_h), thickness=14),
+        hovertemplate="%{y} → %{x}<br>" + s["name"] + " = %{z:.4f}<extra></extra>",
+    )
+
+
+def _ring(x: str, y: str, i: int) -> dict:
+    """A red ring around cell (``y``, ``x``) of panel ``i``: the cell the caller marks."""
+    ring = dict(symbol="circle-open", size=14, color="red", line={"width": 3})
+    at = dict(x=[x], y=[y], marker=ring, showlegend=False)
+    return dict(type="scatter", mode="markers", hoverinfo="skip", **at, **subplot_ref(i))
+
+
+def _panel_title(text: str, x_dom, top: float, side: float) -> dict:
+    """A panel's title, wrapped to its width, centred above its map."""
+    note = dict(text=wrap_title(text, side, 13)[0], x=sum(x_dom) / 2, y=top)
+    note.update(xanchor="center", yanchor="bottom", xref="paper", yref="paper")
+    return dict(note, showarrow=False, font=dict(size=13))
 
 
 def columns_css(columns: int, label_px: int = 70) -> str:

@@ -34,65 +34,19 @@ def curves_figure(
     for n, (title, lines) in enumerate(panels, start=1):
         for label, (steps, values) in lines.items():
             colour = colours.setdefault(label, PALETTE[len(colours) % len(PALETTE)])
-            data.append(
-                dict(
-                    type="scatter",
-                    x=np.maximum(np.asarray(steps), 1).tolist(),
-                    y=list(values),
-                    mode="lines+markers",
-                    name=label,
-                    legendgroup=label,
-                    showlegend=label not in {d["name"] for d in data},
-                    marker=dict(size=5),
-                    line=dict(color=colour),
-                    **subplot_ref(n),
-                )
-            )
+            first = label not in {d["name"] for d in data}
+            data.append(_line(label, steps, values, colour, first) | subplot_ref(n))
         last = n == len(panels)
         x_axis = log_axis(showticklabels=last, **({} if n == 1 else {"matches": "x"}))
         if last and step_title:
             x_axis["title"] = dict(text=step_title)
         layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)
-        ref = "" if n == 1 else str(n)
-        span = dict(xref=f"x{ref}", yref=f"y{ref} domain", y0=0, y1=1)
-        mark_line = dict(dash="dot", color="#E69F00", width=2)
-        if band is not None:
-            x0, x1 = max(band[1], 1), band[2]
-            fill = dict(type="rect", x0=x0, x1=x1, fillcolor=BAND, line=dict(width=0))
-            shapes.append(dict(fill, **span))
-        for _, at in marks:
-            shapes.append(dict(type="line", x0=max(at, 1), x1=max(at, 1), line=mark_line, **span))
-        if current is not None:  # None: a figure that stays the same as the step moves
-            at = max(int(current), 1)
-            line = dict(dash="dash", color="#444")
-            shapes.append(dict(type="line", x0=at, x1=at, line=line, **span))
-        notes.append(
-            dict(
-                text=title,
-                showarrow=False,
-                xref="paper",
-                yref="paper",
-                x=0.5,
-                y=ys[n - 1][1],
-                xanchor="center",
-                yanchor="bottom",
-                font=dict(size=13),
-            )
-        )
+        shapes += _step_shapes(n, current, marks, band)
+        notes.append(_note(title, x=0.5, y=ys[n - 1][1], xanchor="center", yanchor="bottom"))
     for label, at in [*marks, *([band[:2]] if band else [])]:  # log axis: log10 of the step
-        notes.append(
-            dict(
-                text=label,
-                showarrow=False,
-                xref="x",
-                yref="y domain",
-                y=1,
-                x=float(np.log10(max(at, 1))),
-                xanchor="left",
-                yanchor="top",
-                font=dict(size=12, color="#8a5a00"),
-            )
-        )
+        x = float(np.log10(max(at, 1)))
+        where = dict(xref="x", yref="y domain", x=x, y=1, xanchor="left", yanchor="top")
+        notes.append(_note(label, **where, font=dict(size=12, color="#8a5a00")))
     layout |= dict(
         shapes=shapes,
         annotations=notes,
@@ -102,3 +56,43 @@ def curves_figure(
         hovermode="x unified",
     )
     return figure(data, layout)
+
+
+def _line(label: str, steps, values, colour: str, in_legend: bool) -> dict:
+    """One metric's curve (step 0 drawn at 1, the log axis's first step)."""
+    return dict(
+        type="scatter",
+        x=np.maximum(np.asarray(steps), 1).tolist(),
+        y=list(values),
+        mode="lines+markers",
+        name=label,
+        legendgroup=label,
+        showlegend=in_legend,
+        marker=dict(size=5),
+        line=dict(color=colour),
+    )
+
+
+def _step_shapes(n: int, current: int | None, marks, band) -> list[dict]:
+    """Panel ``n``'s shaded band, dotted named steps and dashed current step."""
+    ref = "" if n == 1 else str(n)
+    span = dict(xref=f"x{ref}", yref=f"y{ref} domain", y0=0, y1=1)
+    mark_line = dict(dash="dot", color="#E69F00", width=2)
+    shapes = []
+    if band is not None:
+        x0, x1 = max(band[1], 1), band[2]
+        fill = dict(type="rect", x0=x0, x1=x1, fillcolor=BAND, line=dict(width=0))
+        shapes.append(dict(fill, **span))
+    for _, at in marks:
+        shapes.append(dict(type="line", x0=max(at, 1), x1=max(at, 1), line=mark_line, **span))
+    if current is not None:  # None: a figure that stays the same as the step moves
+        at = max(int(current), 1)
+        line = dict(dash="dash", color="#444")
+        shapes.append(dict(type="line", x0=at, x1=at, line=line, **span))
+    return shapes
+
+
+def _note(text: str, **where) -> dict:
+    """A text label (a panel's title, a named step's name); ``where`` places it."""
+    note = dict(text=text, showarrow=False, xref="paper", yref="paper", font=dict(size=13))
+    return note | where

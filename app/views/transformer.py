@@ -36,37 +36,8 @@ def head_grid(amap, title: str) -> go.Figure:
     """
     L, H = amap.shape[:2]
     shown = amap.pooled(GRID_SIDE)
-    w, f = shown.weights, shown.pooling // amap.pooling
-    q, k = w.shape[-2:]
-    gap_q, gap_k = max(1, q // 10), max(1, k // 10)  # blank cells between tiles
-    n_rows, n_cols = L * (q + gap_q) - gap_q, H * (k + gap_k) - gap_k
-    z = np.full((n_rows, n_cols), np.nan, np.float32)
-    hover = np.full((n_rows, n_cols), "", dtype=object)
-    query, key = t("views.axis.query"), t("views.axis.key")
-    qi, ki = np.meshgrid(np.arange(q), np.arange(k), indexing="ij")
-    for layer in range(L):
-        for h in range(H):
-            r, c = layer * (q + gap_q), h * (k + gap_k)
-            z[r : r + q, c : c + k] = w[layer, h]
-            head = f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
-            hover[r : r + q, c : c + k] = np.char.add(
-                np.char.add(f"{head}{query} ", qi.astype(str)),
-                np.char.add(f" · {key} ", ki.astype(str)),
-            )
-    labels = [
-        _label(amap.head_labels[h], (h * (k + gap_k) + k / 2) / n_cols, 1.0, yanchor="bottom")
-        for h in range(H)
-    ]
-    labels += [
-        _label(
-            amap.layer_labels[layer],
-            1.0,
-            1 - (layer * (q + gap_q) + q / 2) / n_rows,
-            xanchor="left",
-            textangle=90,
-        )
-        for layer in range(L)
-    ]
+    f = shown.pooling // amap.pooling
+    z, hover = _tiles(shown)
     flags = list(amap.flags) + ([f"thumbnails pooled ×{f}"] if f > 1 else [])
     hidden = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, automargin=False)
     trace = dict(
@@ -83,11 +54,61 @@ def head_grid(amap, title: str) -> go.Figure:
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
         height=int(min(1400, 140 + 110 * L * max(1, 6 / H))),
         margin=dict(l=40, r=10, t=70, b=10),
-        annotations=labels,
+        annotations=_tile_labels(shown),
         xaxis=hidden,
         yaxis=dict(hidden, autorange="reversed"),
     )
     return figure([trace], layout)
+
+
+def _tile_grid(amap) -> tuple[int, int, int, int]:
+    """(gap_q, gap_k, n_rows, n_cols): blank cells between two tiles down and across, and
+    the size of the one array that holds every tile."""
+    L, H, q, k = amap.shape
+    gap_q, gap_k = max(1, q // 10), max(1, k // 10)
+    return gap_q, gap_k, L * (q + gap_q) - gap_q, H * (k + gap_k) - gap_k
+
+
+def _tiles(amap) -> tuple[np.ndarray, np.ndarray]:
+    """Every (layer, head) map laid out as a tile of one array, NaN between tiles, and the
+    hover text of each cell (its layer, head, query and key)."""
+    L, H, q, k = amap.shape
+    gap_q, gap_k, n_rows, n_cols = _tile_grid(amap)
+    z = np.full((n_rows, n_cols), np.nan, np.float32)
+    hover = np.full((n_rows, n_cols), "", dtype=object)
+    query, key = t("views.axis.query"), t("views.axis.key")
+    qi, ki = np.meshgrid(np.arange(q), np.arange(k), indexing="ij")
+    for layer in range(L):
+        for h in range(H):
+            r, c = layer * (q + gap_q), h * (k + gap_k)
+            z[r : r + q, c : c + k] = amap.weights[layer, h]
+            head = f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
+            hover[r : r + q, c : c + k] = np.char.add(
+                np.char.add(f"{head}{query} ", qi.astype(str)),
+                np.char.add(f" · {key} ", ki.astype(str)),
+            )
+    return z, hover
+
+
+def _tile_labels(amap) -> list[dict]:
+    """Head names above the columns of tiles, layer names beside the rows."""
+    L, H, q, k = amap.shape
+    gap_q, gap_k, n_rows, n_cols = _tile_grid(amap)
+    labels = [
+        _label(amap.head_labels[h], (h * (k + gap_k) + k / 2) / n_cols, 1.0, yanchor="bottom")
+        for h in range(H)
+    ]
+    labels += [
+        _label(
+            amap.layer_labels[layer],
+            1.0,
+            1 - (layer * (q + gap_q) + q / 2) / n_rows,
+            xanchor="left",
+            textangle=90,
+        )
+        for layer in range(L)
+    ]
+    return labels
 
 
 def _cells(z, dims: list[str], y: list[str], bound: float, n: int) -> dict:
