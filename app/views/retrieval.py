@@ -1,10 +1,12 @@
 """Figures of the Retrieval page: the addressing step, the retrieved passages, and the
 passages × generated-tokens map of the chat model's attention mass.
 
-Everything here draws what the engine returned; nothing is recomputed. Weights and masses
-are drawn on the Memory page's scale for MemN2N's hop weights (Viridis, 0 to 1), so the
-two can be read side by side. Passage and question text is user text: escaped wherever it
-enters HTML (Plotly labels included, through ``views.heatmap.unique_labels``).
+Everything here draws what the engine returned; nothing is recomputed. The addressing
+weights and the side-by-side view's mass are drawn on the Memory page's scale for MemN2N's
+hop weights (Viridis, 0 to 1), so the two can be read together; the reading map alone is
+on its kind's scale (``views.heatmap.kind_scale``). Passage and question text is user
+text: escaped wherever it enters HTML (Plotly labels included, through
+``views.heatmap.unique_labels``).
 """
 
 from __future__ import annotations
@@ -130,9 +132,25 @@ def _floor_line(floor: float) -> dict:
     )
 
 
-def reading_figure(mass: np.ndarray, passages: Sequence[str], tokens: Sequence[str], title: str):
-    """Passages (rows) × generated tokens (columns) of attention mass, on the hop scale."""
+def reading_figure(
+    mass: np.ndarray,
+    passages: Sequence[str],
+    tokens: Sequence[str],
+    title: str,
+    *,
+    hop_scale: bool = False,
+):
+    """Passages (rows) × generated tokens (columns) of attention mass on its kind's scale
+    (0 to 1, or 0 to its max, printed, when that is under a quarter); with ``hop_scale``,
+    on MemN2N's hop-weight scale, 0 to 1, so the side-by-side view reads both figures on
+    one scale."""
     z = np.round(np.asarray(mass, np.float32), DECIMALS)
+    name = t("retrieval.fig_mass")
+    scale = (
+        dict(title=title, value_name=name, zmin=0.0, zmax=1.0)
+        if hop_scale
+        else kind_scale(z, title, value_name=name)
+    )
     return heatmap(
         z,
         [tok if tok.strip() else "␣" for tok in tokens],
@@ -140,7 +158,7 @@ def reading_figure(mass: np.ndarray, passages: Sequence[str], tokens: Sequence[s
         x_title=t("retrieval.fig_token"),
         y_title=t("retrieval.fig_passage"),
         annotate=z.size <= 60,
-        **kind_scale(z, title, value_name=t("retrieval.fig_mass")),
+        **scale,
     )
 
 
@@ -220,6 +238,7 @@ def draw_side(side: dict, key: str) -> None:
     st.markdown(t("retrieval.side_chat", answer=said))
     labels = passage_labels(chat_trace.outputs["passages"])
     title = t("retrieval.fig_side_chat")
-    chart(reading_figure(side["mass"], labels, side["written"], title), f"{key}-chat")
+    fig = reading_figure(side["mass"], labels, side["written"], title, hop_scale=True)
+    chart(fig, f"{key}-chat")
     if side["verdict"]:
         st.caption(side["verdict"])

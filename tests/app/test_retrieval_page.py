@@ -2,12 +2,15 @@
 the retrieved passages and the passages × tokens map, every section, a layer and head
 picked, bad and hostile input, 中文, a copied link, and the page without the chat model."""
 
+import base64
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from state import retrieval as state
 from streamlit.testing.v1 import AppTest
+from views.heatmap import NARROW_PX, TITLE_FONT, text_px
 
 from engine.models import chat as chat_lib
 from tests.app.test_locales import english, interface_strings
@@ -40,6 +43,12 @@ def specs(at) -> str:
     return " ".join(c.proto.spec for c in at.get("plotly_chart")).replace("\\u002f", "/")
 
 
+def z_max(heat: dict) -> float:
+    """The largest value of a heatmap trace (its z is sent as base64)."""
+    z = heat["z"]
+    return float(np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).max())
+
+
 def ask(at, question: str, **widgets) -> AppTest:
     box = next(w for w in at.text_input if w.key.startswith("ret-question-"))
     box.set_value(question)
@@ -64,9 +73,19 @@ def test_a_story_question_shows_passages_answer_and_the_map(page):
     listed = passages_html(at)
     assert listed.count("[") >= 3 and "★" in listed, "k = 3 passages, the supporting fact starred"
     assert len(at.get("plotly_chart")) == 1
-    spec = specs(at)
-    assert "Attention mass on each passage per generated token" in spec
-    assert "mean of every layer, mean of every head" in spec
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    title = fig["layout"]["title"]["text"]
+    # The title wraps to the page's width (issue 29); read as one line, it names the map.
+    lines = title.split("<br>")
+    assert all(text_px([line], TITLE_FONT) <= NARROW_PX - 40 for line in lines), lines
+    words = " ".join(lines)
+    assert "Attention mass on each passage per generated token" in words
+    assert "mean of every layer, mean of every head" in words
+    # Alone, the map is on its kind's scale: 0–1, or 0–its max with that range in the title.
+    heat = fig["data"][0]
+    top = z_max(heat)
+    assert heat["zmin"] == 0 and heat["zmax"] == pytest.approx(top if top < 0.25 else 1.0)
+    assert (f"0–{top:.2g}" in words) == (top < 0.25), (top, words)
     # The map is the engine's: mean over layers and heads of the passages' mass.
     assert "falls outside the passages" in text
 
@@ -109,9 +128,13 @@ def test_side_by_side_draws_both_on_the_hop_scale(page):
     text = shown(at)
     assert "**MemN2N**" in text and "**Chat model**" in text, text
     memn2n, chat = (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+    # Two figures compared: one scale for both, 0 to 1, as the intro says (never a
+    # figure's own 0–max, which would make the fainter map look as strong).
+    assert "Both on the same scale, 0 to 1" in text
     for fig in (memn2n, chat):
         heat = fig["data"][0]
         assert (heat.get("zmin"), heat.get("zmax")) == (0.0, 1.0)
+        assert "0–" not in fig["layout"]["title"]["text"]
     # The same six sentences on both figures' rows.
     assert len(memn2n["data"][0]["y"]) == len(chat["data"][0]["y"]) == 6
     at.segmented_control(key="ret-section").set_value("reading").run()

@@ -20,7 +20,10 @@ TITLE = "Attention mass on each passage per generated token"
 
 
 def map_title(page) -> str:
-    return page.locator(f"{MAIN} .js-plotly-plot .gtitle").first.text_content() or ""
+    """The first figure's title read as one line: it wraps with <br> to the page's width,
+    and the drawn lines' text runs together in the DOM."""
+    text = page.evaluate(f"document.querySelector('{MAIN} .js-plotly-plot').layout.title.text")
+    return " ".join((text or "").split("<br>"))
 
 
 def test_ask_then_see_passages_and_the_map(studio_url, page):
