@@ -110,22 +110,23 @@ def saved_steps() -> list[int]:
         pytest.skip("no shipped Transformer timeline: python -m engine.train transformer")
 
 
+# The plot whose title, read as one line, starts with ``text`` and a space (so step 1 is not
+# step 10). Titles wrap with <br>, and the drawn lines' text runs together in the DOM: the
+# figure's own layout is read instead.
+FIND_MAP = """[...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')]
+    .find(e => (e.layout?.title?.text ?? '').replaceAll('<br>', ' ').startsWith(text + ' '))"""
+
+
 def wait_for_map(page, step: int) -> None:
     page.wait_for_function(
-        """(text) => [...document.querySelectorAll('[data-testid=stMain] .gtitle')]
-            .some(e => e.textContent.startsWith(text + ' '))""",
-        arg=MAP_TITLE.format(step=step),
-        timeout=60_000,
+        f"(text) => Boolean({FIND_MAP})", arg=MAP_TITLE.format(step=step), timeout=60_000
     )
 
 
 def map_cells(page, step: int) -> str:
     """The drawn weights of the probe's layers × heads map at ``step``, as JSON text."""
     return page.evaluate(
-        """(text) => JSON.stringify([...document.querySelectorAll(
-            '[data-testid=stMain] .js-plotly-plot')].find(e => [...e.querySelectorAll('.gtitle')]
-            .some(g => g.textContent.startsWith(text + ' '))).data[0].z)""",
-        MAP_TITLE.format(step=step),
+        f"(text) => JSON.stringify(({FIND_MAP}).data[0].z)", MAP_TITLE.format(step=step)
     )
 
 
