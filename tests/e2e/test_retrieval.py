@@ -2,6 +2,7 @@
 retrieved passages and the passages × generated-tokens map, then pick a layer and see the
 map redrawn without a new generation."""
 
+import re
 import time
 
 import pytest
@@ -20,10 +21,10 @@ TITLE = "Attention mass on each passage per generated token"
 
 
 def map_title(page) -> str:
-    """The first figure's title read as one line: it wraps with <br> to the page's width,
-    and the drawn lines' text runs together in the DOM."""
+    """The first figure's title read as one line, without markup: it wraps with <br> to the
+    page's width, and the drawn lines' text runs together in the DOM."""
     text = page.evaluate(f"document.querySelector('{MAIN} .js-plotly-plot').layout.title.text")
-    return " ".join((text or "").split("<br>"))
+    return re.sub(r"<[^>]*>", "", (text or "").replace("<br>", " "))
 
 
 def test_ask_then_see_passages_and_the_map(studio_url, page):

@@ -111,10 +111,11 @@ def saved_steps() -> list[int]:
 
 
 # The plot whose title, read as one line, starts with ``text`` and a space (so step 1 is not
-# step 10). Titles wrap with <br>, and the drawn lines' text runs together in the DOM: the
-# figure's own layout is read instead.
+# step 10). Titles wrap with <br>, and the drawn lines run together in the DOM: the figure's
+# own layout is read instead, its markup (Streamlit's <b>, the flags' <sup>) dropped.
 FIND_MAP = """[...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')]
-    .find(e => (e.layout?.title?.text ?? '').replaceAll('<br>', ' ').startsWith(text + ' '))"""
+    .find(e => (e.layout?.title?.text ?? '').replaceAll('<br>', ' ').replace(/<[^>]*>/g, '')
+        .startsWith(text + ' '))"""
 
 
 def wait_for_map(page, step: int) -> None:
