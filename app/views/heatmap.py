@@ -163,6 +163,9 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
     if x_ticks["tickangle"] == -90:  # upright labels reach down their full width, below the map
         upright = int(text_px(x_ticks["ticktext"]) + 22 + 32)
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
+    # Every row label needs its line (up to ROWS_LABELLED rows; more are thinned): the
+    # figure grows rather than the labels below and above eating the plot.
+    height = max(height, margin["b"] + 60 + (TICK_SIZE + 4) * min(len(ys), ROWS_LABELLED))
     plot_px = height - margin["b"] - 60
     layout = dict(
         margin=margin,
@@ -179,7 +182,13 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
     return layout, plot_px
 
 
-def category_ticks(labels: Sequence[str], px: float, *, tilted: bool = False, size=18) -> dict:
+TICK_SIZE = 18  # the line a category tick label needs along its axis, in px
+ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
+
+
+def category_ticks(
+    labels: Sequence[str], px: float, *, tilted: bool = False, size=TICK_SIZE
+) -> dict:
     """Tick settings for a category axis ``px`` long that show only labels that fit.
 
     Plotly never thins category ticks: every label is drawn and they pile up. A label
@@ -230,7 +239,10 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
         text, lines = wrap_title(text)
         layout["title"] = {**layout["title"], "text": text, "font": dict(size=TITLE_FONT)}
         margin = layout["margin"] = dict(layout.get("margin") or {})
-        margin["t"] = max(margin.get("t", 0), 28 + 24 * lines)
+        grown = max(0, 28 + 24 * lines - margin.get("t", 0))
+        margin["t"] = margin.get("t", 0) + grown
+        if layout.get("height"):  # the title's lines come on top: the plot keeps its room
+            layout["height"] += grown
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
