@@ -179,7 +179,7 @@ def _thin_ticks(spec: dict, height: int, size: int) -> None:
     margin = layout.get("margin") or {}
     rows = sum(1 for name in layout if name.startswith("yaxis")) or 1
     room = (height - margin.get("t", 100) - margin.get("b", 80)) / rows
-    fit = max(2, int(room / (1.6 * size)))
+    fit = max(2, int(room / (1.25 * size)))  # a line of text: its size and a little air
     bars = [t["colorbar"] for t in spec.get("data", []) if isinstance(t.get("colorbar"), dict)]
     bars += [t["marker"]["colorbar"] for t in spec.get("data", []) if _marker_bar(t)]
     bars += [a["colorbar"] for n, a in layout.items() if n.startswith("coloraxis") and _bar(a)]
