@@ -302,6 +302,11 @@ def _english_only() -> tuple[set, set[str], set[str], set[str]]:
     return shingles, short, names, words
 
 
+def _named(identifier: str) -> bool:
+    """Two or more worded parts (``kv_cache``, ``unigram_f1``), not ``x86_64``."""
+    return sum(any(c.isalpha() for c in part) for part in identifier.split("_")) > 1
+
+
 def untranslated(texts: list[dict]) -> list[dict]:
     """The text runs of a 中文 view that are English interface text (one finding per run)."""
     shingles, short, known_names, english_words = _english_only()
@@ -319,7 +324,7 @@ def untranslated(texts: list[dict]) -> list[dict]:
             if hit:
                 why = "English interface text: " + " ".join(sorted(hit)[0])
             else:
-                names = [n for n in SNAKE.findall(text) if n not in known_names]
+                names = [n for n in SNAKE.findall(text) if n not in known_names and _named(n)]
                 # An English word inside a Chinese sentence ("adjacent 权重共享").
                 loose = [w for w in _words(text) if w in english_words] if CJK.search(text) else []
                 if names:
@@ -397,13 +402,13 @@ def _scopes(tree: ast.AST):
             nodes = [
                 n for stmt in body if not isinstance(stmt, ast.FunctionDef) for n in ast.walk(stmt)
             ]
-        names = {
-            t.id: _t_key(n.value)
+        names = sorted(  # (line, name, key): a name may be reassigned between widgets
+            (n.lineno, t.id, _t_key(n.value))
             for n in nodes
             if isinstance(n, ast.Assign) and _t_key(n.value)
             for t in n.targets
             if isinstance(t, ast.Name)
-        }
+        )
         calls = [
             n
             for n in nodes
@@ -423,14 +428,17 @@ def url_widgets(page: str) -> list[UrlWidget]:
     return found
 
 
-def _url_widget(call: ast.Call, names: dict[str, str]) -> UrlWidget | None:
+def _url_widget(call: ast.Call, names: list[tuple[int, str, str]]) -> UrlWidget | None:
     if len(call.args) < 3 or _const(call.args[1]) is None:
         return None
     widget = getattr(call.args[0], "attr", getattr(call.args[0], "id", ""))
     if widget not in DOM_KIND:
         return None
     label = call.args[2]
-    label_key = _t_key(label) or (names.get(label.id) if isinstance(label, ast.Name) else None)
+    label_key = _t_key(label)
+    if isinstance(label, ast.Name):  # the last ``label = t("…")`` above the call
+        keys = [k for line, name, k in names if name == label.id and line < call.lineno]
+        label_key = keys[-1] if keys else None
     literal = None if label_key else _const(label)
     if label_key is None and literal is None:
         return None
@@ -457,6 +465,8 @@ def _label_pattern(w: UrlWidget, lang: str) -> re.Pattern | None:
     if template is None:
         return None
     pieces = re.split(r"\{[^}]*\}", _plain(template))
+    if len(re.findall(r"\w", "".join(pieces))) < 4:  # "{label} ({lo} … {hi})" matches anything
+        return None
     return re.compile(".+?".join(re.escape(p) for p in pieces))
 
 
