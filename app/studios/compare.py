@@ -2,7 +2,16 @@
 on the same axes with their AER against gold links, and the difference between any two."""
 
 import streamlit as st
-from kit import controls, engine_text, friendly_errors, html_chart, page_bottom, page_top, t
+from kit import (
+    controls,
+    data_table,
+    engine_text,
+    friendly_errors,
+    html_chart,
+    page_bottom,
+    page_top,
+    t,
+)
 from kit.i18n import param_help, param_label
 from kit.presenter import palette
 from kit.textbox import card_limits, char_ends, word_ends
@@ -81,7 +90,7 @@ def every(text: str):
     html_chart(alignment_grid_html(drawn), "cmp-all", lambda: alignment_grid(drawn))
     for n, p in shown.items():
         st.caption(f"{caption(p)} · {titles[n]}")
-    st.dataframe(  # AER per model (rows) and head (columns)
+    data_table(  # AER per model (rows) and head (columns); "–" where there is no AER
         [
             {
                 t("compare.col_model"): titles[n],
@@ -90,7 +99,6 @@ def every(text: str):
             | {p.label: p.scored.aer if p.scored else None for p in f.values()}
             for n, f in found.items()
         ],
-        hide_index=True,
     )
     st.caption(t("compare.aer_gold" if gold else "compare.aer_no_gold"))
     return {n: p.trace for n, p in shown.items()}

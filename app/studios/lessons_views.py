@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import streamlit as st
-from kit import answer_heading, chart, engine_text, friendly_errors, t
+from kit import answer_heading, chart, data_table, engine_text, friendly_errors, t
 from kit.i18n import map_note
 from kit.reveal import predict
 from state import chat as chat_state
@@ -176,7 +176,7 @@ def variants(params: dict, guess, key: str) -> None:
             d=32,
         )
     cols = ("variant", "rel_error", "top5_overlap", "missed_mass")
-    st.dataframe([{c: r[c] for c in cols} for r in rows], hide_index=True)
+    data_table([{c: r.get(c) for c in cols + ("note",)} for r in rows])  # "–" where unscored
     head = int(params.get("head", 0))
     shown = st.columns(len(traces))
     for col, (name, trace) in zip(shown, reversed(traces.items()), strict=True):
@@ -189,7 +189,7 @@ def _memory(names: tuple[str, ...], n: int) -> None:
     with friendly_errors(t("lessons.the_view")):
         rows = lesson_state.memory_at(names, n)
     headers = [t(f"lessons.mem_{c}") for c in rows[0]]
-    st.dataframe([dict(zip(headers, r.values(), strict=True)) for r in rows], hide_index=True)
+    data_table([dict(zip(headers, r.values(), strict=True)) for r in rows])
     full = next((r for r in rows if r["variant"] == "full"), None)
     if full:
         st.markdown(
