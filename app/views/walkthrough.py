@@ -7,7 +7,15 @@ import math
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import FONT, figure, fitted_height, heatmap, map_figure, unique_labels
+from views.heatmap import (
+    FONT,
+    figure,
+    fitted_height,
+    heatmap,
+    map_figure,
+    map_grid,
+    unique_labels,
+)
 
 STEPS = [
     "1 · Embeddings X",
@@ -156,16 +164,20 @@ def _causal(trace, f):
 
 
 def _all_heads(trace, f):
+    """Every head in one grid, two a row: four figures side by side left each ~64 px, too
+    narrow for a single key label."""
     amap = trace.maps["all_heads"]
-    return "", [
-        (
-            f"fig-head-{h}",
-            map_figure(
-                amap, 0, h, title=t("views.walkthrough.head", h=h), annotate=False, height=320
-            ),
+    panels = [
+        dict(
+            z=amap.weights[0, h],
+            x=amap.key_labels,
+            y=amap.query_labels,
+            title=t("views.walkthrough.head", h=h),
+            flags=[x for x in amap.flags if x != "exact"],
         )
         for h in range(trace.inputs["n_heads"])
     ]
+    return "", [("fig-heads", map_grid(panels, columns=2))]
 
 
 # One function per entry of STEPS, in order.

@@ -38,6 +38,14 @@ def test_basics_default_walkthrough_and_every_step(page):
         assert len(at.get("plotly_chart")) >= 1
         if step == "Without the scaling":
             assert any("saturates" in m.value for m in at.markdown)
+        if step == "All heads":  # one grid, two heads a row, not four slivers side by side
+            import json
+
+            (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+            assert sum(d["type"] == "heatmap" for d in spec["data"]) == 4
+            assert (
+                spec["layout"]["xaxis"]["domain"][1] - spec["layout"]["xaxis"]["domain"][0] > 0.35
+            )
 
 
 def test_basics_updates_with_new_text_and_head(page):
