@@ -84,8 +84,6 @@ def test_save_stamps_a_result_and_keeps_items_a_partial_run_did_not_measure(tmp_
     "script", sorted(p.name for p in BENCH.glob("*.py") if p.stem not in HELPERS)
 )
 def test_every_benchmark_saves_its_last_line_json(script):
-    if script == "load.py":
-        pytest.xfail("bench/load.py's owner adds its save call")
     assert "save(" in (BENCH / script).read_text(), f"bench/{script} prints but never saves"
 
 
