@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 from catalog import PAGES
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -18,3 +19,18 @@ def page():
         return at
 
     return _open
+
+
+@pytest.fixture
+def downloads(monkeypatch) -> dict:
+    """File name → the callable a download button registers (Streamlit calls it on click),
+    recorded for every page run after this fixture is requested."""
+    made = {}
+    original = MediaFileManager.add_deferred
+
+    def record(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    return made

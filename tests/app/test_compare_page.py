@@ -131,23 +131,14 @@ def test_every_word_in_the_grid_is_escaped_text():
     assert 'title="&quot;q ← b: α = 0.750"' in markup  # the tooltip gives words and α
 
 
-def test_the_view_exports_both_models_traces(page, monkeypatch):
+def test_the_view_exports_both_models_traces(page, downloads):
     """A side-by-side view's zip holds each shown model's Trace, not one of them."""
     import io
     import zipfile
 
-    from streamlit.runtime.media_file_manager import MediaFileManager
-
     from engine.trace import Trace
 
-    made = {}
-    original = MediaFileManager.add_deferred
-
-    def record(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    made = downloads
     at = page("compare")
     at.segmented_control(key="cmp-mode").set_value("two").run()
     at.selectbox(key="cmp-A").set_value("nmt-enfr-additive")

@@ -14,7 +14,6 @@ from pathlib import Path
 import plotly.io as pio
 import pytest
 from kit import i18n
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from engine.trace import Trace
@@ -113,15 +112,8 @@ def test_every_figure_downloads_png_or_svg_from_the_browser():
     assert config["toImageButtonOptions"]["format"] == "svg"
 
 
-def test_download_this_view_bundles_figures_trace_data_and_link(monkeypatch):
-    made = {}
-    original = MediaFileManager.add_deferred
-
-    def record(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+def test_download_this_view_bundles_figures_trace_data_and_link(downloads):
+    made = downloads
     at = opened({"text": "the minister signed the treaty ."})
     name = next(n for n in made if n.endswith("-view.zip"))
     with zipfile.ZipFile(io.BytesIO(made[name]())) as z:

@@ -10,6 +10,8 @@ from kit import queue
 from kit.queue import TimeLimit, WorkQueue
 from streamlit.testing.v1 import AppTest
 
+from tests.app.test_queue import steps
+
 
 def spin(seconds: float = 30.0) -> str:
     """Pure-Python work that never looks up: only an interruption stops it early."""
@@ -30,17 +32,6 @@ def swallows() -> str:
         return spin()
     except Exception:  # noqa: BLE001 - this is the point of the test
         return spin()
-
-
-def steps(n, *, cancel, progress):
-    done = []
-    for i in range(n):
-        if cancel.is_set():
-            break
-        done.append(i)
-        progress(i + 1, n, "step")
-        time.sleep(0.02)
-    return done
 
 
 def deaf(*, cancel, progress):

@@ -261,23 +261,14 @@ def test_without_the_model_the_page_says_how_to_get_it(monkeypatch):
     assert len(at.get("plotly_chart")) == 0
 
 
-def test_side_by_side_exports_both_readers(monkeypatch):
+def test_side_by_side_exports_both_readers(downloads):
     """The side-by-side view's zip holds MemN2N's hops and the chat model's reading."""
     import io
     import zipfile
 
-    from streamlit.runtime.media_file_manager import MediaFileManager
-
     from engine.trace import Trace
 
-    made = {}
-    original = MediaFileManager.add_deferred
-
-    def record(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    made = downloads
     at = open_page(section="side-by-side", tokens="2")
     assert not at.exception, [e.value for e in at.exception]
     with zipfile.ZipFile(io.BytesIO(made["retrieval-side-by-side-view.zip"]())) as z:
