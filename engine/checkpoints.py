@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.text import InputError
+from engine.errors import InputError
 
 if TYPE_CHECKING:
     import torch
@@ -60,15 +60,12 @@ def load(name: str, directory: Path | None = None) -> tuple[dict[str, torch.Tens
 
     weights_path, meta_path = paths(name, directory)
     if not weights_path.exists() or not meta_path.exists():
-        raise CheckpointError(
-            f"checkpoint {name!r} not found in {weights_path.parent}; "
-            f"train it with `python -m engine.train …` (see README)"
-        )
+        raise CheckpointError("checkpoint.missing", name=name, folder=str(weights_path.parent))
     try:
         meta = json.loads(meta_path.read_text())
         state = load_file(str(weights_path))
     except Exception as exc:  # any parse failure means the file is not a usable checkpoint
-        raise CheckpointError(f"checkpoint {name!r} is unreadable: {exc}") from None
+        raise CheckpointError("checkpoint.unreadable", name=name, detail=str(exc)) from None
     return state, meta
 
 
@@ -89,7 +86,7 @@ def load_meta(name: str, directory: Path | None = None) -> dict:
         return json.loads(meta_path.read_text())
     except (OSError, ValueError) as exc:
         raise CheckpointError(
-            f"checkpoint {name!r} has no readable {meta_path.name}: {exc}"
+            "checkpoint.no_meta", name=name, file=meta_path.name, detail=str(exc)
         ) from None
 
 

@@ -15,7 +15,7 @@ integer limit, a NUL byte in a system call, or an allocation a file only claims.
   beyond float or int range, ±inf and NaN);
 - attention inputs: :func:`scores` (finite q, k, v whose scores float32 can hold).
 
-Every refusal is an :class:`~engine.text.InputError` with a message id.
+Every refusal is an :class:`~engine.errors.InputError` with a message id.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.text import InputError
+from engine.errors import InputError
 
 # -- files -----------------------------------------------------------------------------------
 # A Trace file nests five levels (file → maps → map → labels → label); 64 leaves room.

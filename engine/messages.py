@@ -26,6 +26,13 @@ MESSAGES: dict[str, str] = {
     "unit.characters": "characters",
     "unit.words_and_marks": "words and marks",
     "unit.subword_tokens": "subword tokens",
+    # engine.checkpoints: the shipped weights
+    "checkpoint.missing": (
+        "Checkpoint {name!r} is not in {folder}; train it with `python -m engine.train …` "
+        "(see README)."
+    ),
+    "checkpoint.unreadable": "Checkpoint {name!r} is unreadable: {detail}",
+    "checkpoint.no_meta": "Checkpoint {name!r} has no readable {file}: {detail}",
     "card.no_option": "{name} has no option {unknown}; its options: {known}.",
     "card.unknown_model": "Unknown model {name!r}; known: {known}.",
     # engine.models.cards: titles, what to type, and when an answer is not one

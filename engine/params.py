@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import gate
+from engine.errors import InputError
 from engine.messages import Message
-from engine.text import InputError
 
 
 @dataclass(frozen=True)

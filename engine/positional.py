@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.text import InputError
+from engine.errors import InputError
 
 D_MODEL_LIMITS = (2, 1024)
 LENGTH_LIMITS = (1, 2048)

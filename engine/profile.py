@@ -32,7 +32,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import FLOAT_BYTES
 from engine.variants.registry import get
 

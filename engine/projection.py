@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.text import InputError
+from engine.errors import InputError
 
 CACHE_DIR = Path(
     os.environ.get("ATTENTION_STUDIO_CACHE", Path.home() / ".cache" / "attention-studio")

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.trace import AttentionMap
 
 BPE_WORD_START = ("▁", "Ġ")  # SentencePiece and byte-level BPE mark the start of a word

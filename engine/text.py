@@ -4,26 +4,9 @@ from __future__ import annotations
 
 import re
 
-from engine.messages import MESSAGES, Message
+from engine.errors import InputError
 
 _TOKEN = re.compile(r"\w+(?:['’]\w+)?|[^\w\s]", re.UNICODE)
-
-
-class InputError(ValueError):
-    """Input the user can fix; the message says how, and pages show it as is.
-
-    ``InputError("text.too_many_tokens", n=60, limit=50)`` raises message id
-    ``text.too_many_tokens`` of :mod:`engine.messages` (``str(exc)`` is its English text,
-    ``exc.message`` the :class:`~engine.messages.Message` an interface translates); any
-    other first argument is the message itself.
-    """
-
-    def __init__(self, message: str, **params):
-        super().__init__(Message(message, **params) if message in MESSAGES else message)
-
-    @property
-    def message(self) -> str:
-        return self.args[0]
 
 
 def tokenize(text: str) -> list[str]:

@@ -32,7 +32,7 @@ from safetensors import SafetensorError
 from safetensors.numpy import load_file, save_file
 
 from engine import checkpoints, gate
-from engine.text import InputError
+from engine.errors import InputError
 from engine.trace import AttentionMap, Trace, TraceError
 
 FORMAT = "attention-studio-timeline"

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from engine import gate
-from engine.text import InputError
+from engine.errors import InputError
 
 KINDS = ("alignment", "self", "cross", "memory", "hidden", "pattern")
 FORMAT_VERSION = 1

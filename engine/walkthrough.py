@@ -17,8 +17,9 @@ import numpy as np
 import torch
 
 from engine.attention import MultiHeadAttention, scaled_dot_product_attention
+from engine.errors import InputError
 from engine.positional import sinusoidal
-from engine.text import InputError, tokens_within
+from engine.text import tokens_within
 from engine.trace import AttentionMap, Trace
 
 MAX_TOKENS = 256

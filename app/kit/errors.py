@@ -1,9 +1,10 @@
 """Friendly errors: the engine's input errors as they are, anything else as a quotable bug.
 
-Only :class:`engine.text.InputError` is something the user can fix, so only it is shown as
-a calm message. Everything else (a ``ValueError`` included) is a bug: its traceback goes
-to the server log under a short id, and the page shows one line with that id, which a
-teacher can quote when reporting it. The audience never sees a stack trace, and the
+Only :class:`engine.errors.InputError` (the engine's, by message id) and :class:`PageError`
+(a page's own, already in the reader's language) are something the user can fix, so only
+they are shown as a calm message. Everything else (a ``ValueError`` included) is a bug:
+its traceback goes to the server log under a short id, and the page shows one line with
+that id, which a teacher can quote when reporting it. The audience never sees a stack trace, and the
 developer never loses one.
 """
 
@@ -16,10 +17,18 @@ import secrets
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from engine.text import InputError
+from engine.errors import InputError
 from kit.i18n import engine_text, t
 
 log = logging.getLogger("attention_studio")
+
+
+class PageError(Exception):
+    """A page's own refusal, its text already translated (``PageError(t("basics.empty"))``).
+
+    The engine's errors carry message ids for any interface; a page's carry the text its
+    locale files give, so the two never mix in one type.
+    """
 
 
 def incident_id() -> str:
@@ -35,6 +44,9 @@ def friendly_errors(what: str | None = None):
         yield
     except InputError as exc:
         st.info(engine_text(exc))
+        halt()
+    except PageError as exc:
+        st.info(str(exc))
         halt()
     except Exception as exc:  # noqa: BLE001 - the last line of defence for the audience
         incident = incident_id()

@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 from kit.i18n import engine_text, t
 
+from engine.errors import InputError
 from engine.models import variant_lm
-from engine.text import InputError
 from engine.timeline import Timeline
 
 METRICS = ("accuracy", "evidence_mass", "loss")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import streamlit as st
 from kit import queue
+from kit.errors import PageError
 from kit.i18n import Lazy, t
 
 from engine.models import registry
 from engine.models.cards.pretrained import DIRECTORY, directory_card
-from engine.text import InputError
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
@@ -37,7 +37,7 @@ def card(name: str):
         return directory_card(name.removeprefix(DIRECTORY))
     found = cards().get(name)
     if found is None:
-        raise InputError(t("state.unknown_model", name=repr(name)))
+        raise PageError(t("state.unknown_model", name=repr(name)))
     return found
 
 

@@ -13,6 +13,7 @@ import streamlit as st
 from kit import queue
 from kit.i18n import t
 
+from engine.errors import InputError
 from engine.masks import causal_mask
 from engine.models.attentionviz import joint_embedding as embed
 from engine.models.attentionviz import neuron_view
@@ -20,7 +21,6 @@ from engine.models.cards.pretrained import DIRECTORY
 from engine.models.transformer import learned_positional_encoding
 from engine.projection import warm_up_in_background
 from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
-from engine.text import InputError
 from engine.timeline import Timeline
 from state import models, timelines
 

@@ -14,14 +14,15 @@ import time
 import numpy as np
 import streamlit as st
 from kit import queue
+from kit.errors import PageError
 from kit.i18n import engine_text, t
 
 from engine import kernels, profile
+from engine.errors import InputError
 from engine.models import in_pretrained, transformer
 from engine.models import variant_lm as quality
 from engine.models.in_pretrained import load_qkv_npz
 from engine.models.variant_lm import trained_trace
-from engine.text import InputError
 from engine.trace import AttentionMap
 from engine.variants import compare as cmp
 from engine.variants import inputs, kv_cache
@@ -302,7 +303,7 @@ def quality_results() -> dict:
             for cell in row.values():
                 float(cell["mean"]), float(cell["spread"]), float(cell["ms_per_step"])
     except (KeyError, TypeError, ValueError):  # None (missing or not JSON) lands here too
-        raise InputError(t("variants.quality_missing")) from None
+        raise PageError(t("variants.quality_missing")) from None
     return data
 
 
@@ -395,7 +396,7 @@ def swap_tokens(text: str) -> int:
 
     n = len(minilm().tokenizer(text)["input_ids"])
     if n > SWAP_MAX_TOKENS:
-        raise InputError(t("variants.swap_too_long", n=n, limit=SWAP_MAX_TOKENS))
+        raise PageError(t("variants.swap_too_long", n=n, limit=SWAP_MAX_TOKENS))
     return n
 
 

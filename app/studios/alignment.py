@@ -38,7 +38,7 @@ from views.bertviz_view import head_view_html, render
 from views.heatmap import md_escape
 from views.timeline import curves_figure
 
-from engine.text import InputError
+from engine.errors import InputError
 
 TASKS = ("en-fr", "dates")
 BEAMS = (1, 5, 10)  # the beam widths "Side by side" compares

@@ -12,11 +12,10 @@ from kit import (
     url_default,
     url_sync,
 )
-from kit.errors import halt
+from kit.errors import PageError, halt
 from kit.textbox import gated_text, words_unit
 from views import walkthrough as view
 
-from engine.text import InputError
 from engine.text_gate import word_limits
 from engine.walkthrough import (
     D_MODEL_CHOICES,
@@ -96,7 +95,7 @@ if text is None:
     halt()  # over a limit: the box has said so; the controls above stay
 with friendly_errors(t("basics.what")):
     if not text.strip():
-        raise InputError(t("basics.empty"))
+        raise PageError(t("basics.empty"))
     trace = run(text, int(d_model), int(n_heads), int(head), int(seed))
 
 st.markdown(

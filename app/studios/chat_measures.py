@@ -15,7 +15,7 @@ from views import chat as figs
 from views import claims as claims_view
 
 from engine.analysis import heads as head_types
-from engine.text import InputError
+from engine.errors import InputError
 
 MEASURES = ("mass_first", "local_width", "entropy")
 METRICS = ("ppl", "agreement", "kl")

@@ -15,7 +15,7 @@ from state import learning as state
 from state import live as live_runs
 from views import learning as figs
 
-from engine.text import InputError
+from engine.errors import InputError
 
 GUESSES = ("smooth", "sudden", "never")
 

@@ -11,6 +11,7 @@ import json
 
 import streamlit as st
 from kit import answer_heading, chart, data_table, engine_text, friendly_errors, t
+from kit.errors import PageError
 from kit.i18n import map_note
 from kit.reveal import predict
 from state import chat as chat_state
@@ -29,13 +30,12 @@ from views.memory import draw_hops
 from views.transformer import head_grid
 
 from engine import positional as pe_lib
-from engine.text import InputError
 
 
 def _card(name: str, family: str):
     card = models.card(name)  # an unknown model is an InputError: a calm note, not a trace
     if card.family != family:
-        raise InputError(t("lessons.wrong_family", model=name, family=family))
+        raise PageError(t("lessons.wrong_family", model=name, family=family))
     return card
 
 
@@ -94,7 +94,7 @@ def transformer(params: dict, guess, key: str) -> None:
         layer = int(params.get("layer", n_layers - 1))
         head = int(params.get("head", 0))
         if layer >= n_layers or head >= n_heads:
-            raise InputError(t("lessons.no_head", layers=n_layers, heads=n_heads))
+            raise PageError(t("lessons.no_head", layers=n_layers, heads=n_heads))
     answer_heading(trace, md_escape(trace.outputs["translation"]))
     st.caption(engine_text(card.title))
     _unknown(trace)

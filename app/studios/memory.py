@@ -18,7 +18,7 @@ from kit import (
     url_number,
     url_sync,
 )
-from kit.errors import halt
+from kit.errors import PageError, halt
 from kit.reveal import page_toggle
 from kit.textbox import gated_text, story_limits, words_unit
 from state import memn2n as state
@@ -27,7 +27,7 @@ from views.memory import draw_hops, hops_figure, training_curves
 from views.memory import memory_map as map_figure
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story
-from engine.text import InputError
+from engine.errors import InputError
 from engine.text_gate import CHARS_PER_TOKEN, TextLimits
 
 EXAMPLE_STORY = (
@@ -254,7 +254,7 @@ st.caption(t("memory.caption"))
 with friendly_errors(t("memory.loading_what")):
     names = state.shipped()
     if not names:
-        raise InputError(t("memory.no_checkpoint"))
+        raise PageError(t("memory.no_checkpoint"))
 
 with controls():
     source = url_choice(

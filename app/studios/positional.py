@@ -2,13 +2,14 @@
 
 import streamlit as st
 from kit import chart, controls, engine_text, friendly_errors, page_bottom, page_top, t
+from kit.errors import PageError
 from kit.url import ints, url_choice, url_default, url_sync
 from state import transformer as tr_state
 from views import claims as claims_view
 from views import positional as figs
 
 from engine import positional as pe_lib
-from engine.text import InputError
+from engine.errors import InputError
 
 page_top()
 st.title(t("positional.title"))
@@ -46,8 +47,8 @@ with friendly_errors(t("positional.what")):
         pe_lib.check_d_model(d_model)
         pe_lib.check_length(length)
         if abs(k) > 100_000:
-            raise InputError(t("positional.k_limit"))
-    except InputError as exc:
+            raise PageError(t("positional.k_limit"))
+    except (InputError, PageError) as exc:
         st.info(engine_text(exc))
     else:
         url_sync(d_model=d_model, length=length, k=k)

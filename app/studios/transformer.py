@@ -29,7 +29,7 @@ from views.qk_map import dot_distance_figure, qk_scatter
 from views.timeline import curves_figure
 from views.transformer import head_grid, neuron_figure
 
-from engine.text import InputError
+from engine.errors import InputError
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 

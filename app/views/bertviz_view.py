@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.text import InputError
+from engine.errors import InputError
 
 VENDOR = Path(__file__).resolve().parents[2] / "assets" / "vendor"
 # Loaded in this order: d3 and jQuery first, while `define` does not exist yet, so

@@ -49,9 +49,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from engine.errors import InputError
 from engine.models import precision
 from engine.models.cache_policy import CachePolicy, keep
-from engine.text import InputError
 
 MAX_EVAL_TOKENS = 4096
 CHUNK = 128  # positions read at once: large enough to amortise the weights, small for memory

@@ -35,8 +35,8 @@ from safetensors.numpy import load_file
 
 from engine import checkpoints
 from engine.analysis import heads
+from engine.errors import InputError
 from engine.models.induction import BOS, AttentionOnlyTransformer
-from engine.text import InputError
 
 THRESHOLD = 0.5  # the induction score the phase change is said to cross
 PROBE_BLOCK = 10  # |r| in the probe [BOS, r, r, r, r]

@@ -49,11 +49,11 @@ from pathlib import Path
 import numpy as np
 
 from engine.data.babi import Sample, words
+from engine.errors import InputError
 from engine.messages import Message
 from engine.models import chat as chat_model
 from engine.models.pretrained import MINILM, Pretrained, load_minilm
 from engine.projection import CACHE_DIR
-from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 
 MAX_K = 10

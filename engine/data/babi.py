@@ -19,7 +19,7 @@ from pathlib import Path
 
 from engine import gate
 from engine.data.babi_tasks import PLACES, TASKS, TOWN, Episode, Line, generate
-from engine.text import InputError
+from engine.errors import InputError
 
 TASK_IDS = tuple(sorted(TASKS))
 SIZES = {"1k": 1_000, "10k": 10_000}

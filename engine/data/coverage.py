@@ -43,7 +43,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.data import enfr
-from engine.text import InputError, tokenize
+from engine.errors import InputError
+from engine.text import tokenize
 
 DAYS = frozenset(str(d) for d in range(1, 29))  # the days and years Sampler.time writes
 YEARS = frozenset(str(y) for y in range(1950, 2025))

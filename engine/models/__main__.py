@@ -14,8 +14,8 @@ import argparse
 import json
 import sys
 
+from engine.errors import InputError
 from engine.models import registry
-from engine.text import InputError
 
 
 def _option(raw: str) -> tuple[str, object]:

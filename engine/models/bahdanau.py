@@ -36,8 +36,8 @@ from engine.attention import (
 )
 from engine.data import dates, enfr
 from engine.data.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
+from engine.errors import InputError
 from engine.messages import Message
-from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 
 SCORINGS = ("additive", "dot", "general", "concat", "none")

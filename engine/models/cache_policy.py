@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engine.text import InputError
+from engine.errors import InputError
 
 POLICIES = ("full", "window", "sinks", "h2o")
 MAX_CACHE = 4096  # tokens: above the longest text any page or bench runs

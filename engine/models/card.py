@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from engine import checkpoints
+from engine.errors import InputError
 from engine.messages import Message, joined
 from engine.params import Param
-from engine.text import InputError
 from engine.trace import Trace
 
 if TYPE_CHECKING:

@@ -31,11 +31,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from engine.errors import InputError
 from engine.models import convert_gguf, precision
 from engine.models.cache_policy import FULL, CachePolicy, keep
 from engine.models.pretrained import use_studio_attention
 from engine.params import Param
-from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 
 CHAT_DIR: Path = convert_gguf.OUT_DIR

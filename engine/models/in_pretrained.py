@@ -24,10 +24,10 @@ import numpy as np
 import torch
 
 from engine import gate
+from engine.errors import InputError
 from engine.messages import Message
 from engine.models import chat as chat_model
 from engine.models import pretrained
-from engine.text import InputError
 from engine.variants.registry import REGISTRY, attend_fn, get
 
 EXACT_TOL = 1e-4  # max relative layer error still called exact (float32 reordering noise)

@@ -37,7 +37,7 @@ from engine.attention import masked_softmax
 from engine.data.babi import Sample, words
 from engine.data.babi_encode import encode, times_and_mask
 from engine.data.vocab import Vocab
-from engine.text import InputError
+from engine.errors import InputError
 from engine.trace import AttentionMap, Trace
 
 TYINGS = ("adjacent", "layerwise")

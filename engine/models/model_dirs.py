@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 
 from engine import gate
+from engine.errors import InputError
 from engine.models import convert_gguf
-from engine.text import InputError
 
 ALLOWLIST_ENV = "ATTENTION_STUDIO_MODEL_DIRS"
 MINILM = "all-MiniLM-L6-v2"

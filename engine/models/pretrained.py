@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from engine.attention import exact
+from engine.errors import InputError
 from engine.models.model_dirs import (  # noqa: F401 - the allowlist's names, used here and by callers
     ALLOWLIST_ENV,
     MINILM,
@@ -46,7 +47,6 @@ from engine.models.model_dirs import (  # noqa: F401 - the allowlist's names, us
     list_models,
     minilm_path,
 )
-from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 from engine.variants.registry import attend_fn
 

@@ -31,9 +31,9 @@ import logging
 from pathlib import Path
 
 from engine import checkpoints
+from engine.errors import InputError
 from engine.models.card import Alignment, Example, Limits, ModelCard
 from engine.models.cards import memn2n, nmt, pretrained, transformer
-from engine.text import InputError
 
 __all__ = [
     "Alignment",

@@ -31,8 +31,8 @@ from torch import nn
 from engine import checkpoints
 from engine.attention import Attend, MultiHeadAttention, padding_mask
 from engine.data.vocab import Vocab
+from engine.errors import InputError
 from engine.positional import sinusoidal
-from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 from engine.variants.registry import attend_fn
 

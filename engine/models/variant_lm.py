@@ -35,7 +35,6 @@ from engine.attention.attend import Attend, exact
 from engine.attention.multihead import MultiHeadAttention
 from engine.data import long_range
 from engine.positional import sinusoidal
-from engine.text import InputError
 from engine.trace import AttentionMap, Trace
 from engine.variants.registry import attend_fn
 
@@ -189,10 +188,7 @@ def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Tra
     where each answer is read from (its evidence).
     """
     name = checkpoint_name(task, variant, seed)
-    try:
-        model, meta = load(name, directory)
-    except checkpoints.CheckpointError as exc:
-        raise InputError(str(exc)) from None
+    model, meta = load(name, directory)  # a CheckpointError is the engine's input error
     spec = long_range.Task(meta["task"], long_range.get(task).kind, meta["n"], meta["pairs"])
     x, y = spec.batch(1, TEST_SEED)
     attend = attend_fn(variant, {**meta["params"], "seed": seed})

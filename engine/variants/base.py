@@ -22,10 +22,10 @@ from typing import ClassVar
 import torch
 
 from engine import gate
+from engine.errors import InputError
 from engine.masks import causal_mask, padding_lengths
 from engine.messages import MESSAGES
 from engine.params import Param
-from engine.text import InputError
 from engine.trace import AttentionMap, Trace, renormalized
 
 FLOAT_BYTES = 4

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from engine import patterns
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import Output, Param, Variant, generator
 from engine.variants.blocks import (
     band_allowed,

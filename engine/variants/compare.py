@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from engine.errors import InputError
 from engine.messages import Message
-from engine.text import InputError
 from engine.trace import Trace
 from engine.variants import map_distance
 from engine.variants.registry import get

@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 
 from engine import kernels
+from engine.errors import InputError
 from engine.masks import causal_mask
-from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern, generator
 
 LAMBDA_STD = 0.1  # the paper's initialisation of the λ vectors

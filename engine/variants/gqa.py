@@ -21,8 +21,8 @@ import dataclasses
 import torch
 
 from engine import kernels
+from engine.errors import InputError
 from engine.kernels.reference import attention_probabilities
-from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern
 
 

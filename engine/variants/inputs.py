@@ -19,8 +19,9 @@ import zlib
 
 import torch
 
+from engine.errors import InputError
 from engine.positional import sinusoidal
-from engine.text import InputError, tokens_within
+from engine.text import tokens_within
 
 STRUCTURES = ("random", "local", "clustered", "global")
 LENGTH_LIMITS = (8, 1024)

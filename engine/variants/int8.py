@@ -24,8 +24,8 @@ import math
 
 import torch
 
+from engine.errors import InputError
 from engine.masks import causal_mask, masked_softmax
-from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern
 
 QMAX = 127

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import torch
 
 from engine import kernels
+from engine.errors import InputError
 from engine.masks import softmax_from_lse
-from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
 
 LENGTH_LIMIT = 512

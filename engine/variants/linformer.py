@@ -19,8 +19,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from engine.errors import InputError
 from engine.masks import masked_softmax
-from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale
 
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from engine import patterns
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import Output, Param, Variant, default_scale
 from engine.variants.blocks import (
     GROUP_BYTES,

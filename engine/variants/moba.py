@@ -23,7 +23,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale
 
 ROWS = 256  # query rows gathered at once: their (rows × k·b × d) keys stay a few MiB

@@ -29,7 +29,7 @@ import math
 
 import torch
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale, generator
 from engine.variants.moba import (
     NEG_INF,

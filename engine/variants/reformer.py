@@ -28,8 +28,8 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
+from engine.errors import InputError
 from engine.kernels.reference import shift_free
-from engine.text import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale, generator
 
 NEG_INF = float("-inf")

@@ -5,7 +5,7 @@ Adding a variant = one file with a Variant subclass + one line here.
 
 from __future__ import annotations
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import Variant
 from engine.variants.based import Based
 from engine.variants.bigbird import BigBird

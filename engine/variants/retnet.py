@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
 from engine.variants.gla import chunk_flops, chunk_memory, chunkwise
 from engine.variants.mla import rope

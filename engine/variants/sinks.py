@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.trace import AttentionMap
 from engine.variants.base import Output, Param, Variant, default_scale
 from engine.variants.blocks import band_allowed, block_attention, blocked_memory, query_positions

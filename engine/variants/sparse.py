@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import Output, Param, Variant
 from engine.variants.blocks import (
     band_allowed,

@@ -3,7 +3,10 @@ same axes, with its AER; two models side by side with their difference."""
 
 import json
 
+import numpy as np
 import pytest
+
+from tests.app.plotly_support import z_values
 
 
 @pytest.fixture
@@ -85,14 +88,8 @@ def test_two_dates_models_share_axes(at):
 
 def largest_difference(at) -> float:
     """max |α_A − α_B| in the difference figure the page exports."""
-    import base64
-
-    import numpy as np
-
     z = json.loads(at.session_state["kit-figures"]["cmp-diff"].to_json())["data"][0]["z"]
-    if isinstance(z, dict):  # plotly's typed-array encoding
-        z = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"])
-    return float(np.nanmax(np.abs(np.asarray(z, dtype=float))))
+    return float(np.nanmax(np.abs(z_values(z))))
 
 
 def test_one_model_with_two_attentions(at):

@@ -52,11 +52,11 @@ def test_a_corrupt_evaluation_file_reads_as_not_measured(damaged):
 ERRORS_SCRIPT = """
 import streamlit as st
 from kit import friendly_errors
-from engine.text import InputError
+from engine.errors import InputError
 
 with friendly_errors("the test step"):
     if st.query_params.get("kind") == "input":
-        raise InputError("Type a sentence first.")
+        raise InputError("text.empty")
     raise ValueError("an internal detail the audience should not read")
 """
 
@@ -72,7 +72,7 @@ def test_only_input_errors_are_calm_messages(caplog):
     at.query_params["kind"] = "input"
     at.run()
     assert not at.exception and not at.error
-    assert [i.value for i in at.info] == ["Type a sentence first."]
+    assert [i.value for i in at.info] == ["Type a sentence to begin."]
 
     at = AppTest.from_string(ERRORS_SCRIPT)
     with caplog.at_level("ERROR", logger="attention_studio"):

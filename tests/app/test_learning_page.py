@@ -12,7 +12,7 @@ from catalog import APP_DIR
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis import induction as analysis
-from engine.text import InputError
+from engine.errors import InputError
 
 PAGE = str(APP_DIR / "studios" / "learning.py")
 

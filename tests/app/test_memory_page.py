@@ -1,10 +1,11 @@
 """AppTest for the Memory (MemN2N) page: generated and own stories, bad input, the map."""
 
-import base64
 import json
 
 import numpy as np
 import pytest
+
+from tests.app.plotly_support import z_values
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +162,7 @@ def test_training_step_slider_redraws_the_probe_hops_beside_the_curves(
         said = f"At step {step:,} the model answers `{shown.outputs['answer']}`"
         assert any(said in m.value for m in at.markdown), step
         z = json.loads(charts(at)[0].proto.spec)["data"][0]["z"]  # sentences × hops, base64
-        hops = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"])
+        hops = z_values(z)
         want = shown.maps["memory"].weights[:, 0, 0, :].T
         assert np.allclose(hops.reshape(want.shape), want, atol=1e-3)
     at.selectbox(key="mem_probe_memn2n-task1").set_value(len(tl.probes[0]) - 1).run()

@@ -2,7 +2,6 @@
 the retrieved passages and the passages × tokens map, every section, a layer and head
 picked, bad and hostile input, 中文, a copied link, and the page without the chat model."""
 
-import base64
 import json
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from views.heatmap import NARROW_PX, TITLE_FONT, text_px
 
 from engine.models import chat as chat_lib
+from tests.app.plotly_support import z_values
 from tests.app.test_locales import english, interface_strings
 
 PAGE = Path(__file__).resolve().parents[2] / "app" / "studios" / "retrieval.py"
@@ -45,8 +45,7 @@ def specs(at) -> str:
 
 def z_max(heat: dict) -> float:
     """The largest value of a heatmap trace (its z is sent as base64)."""
-    z = heat["z"]
-    return float(np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).max())
+    return float(np.nanmax(z_values(heat["z"])))
 
 
 def ask(at, question: str, **widgets) -> AppTest:

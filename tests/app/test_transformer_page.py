@@ -151,8 +151,8 @@ FIRST = "transformer-dates-sinusoidal"  # the page's first checkpoint (the regis
 
 
 def shipped_timeline(name: str = FIRST):
+    from engine.errors import InputError
     from engine.models import registry
-    from engine.text import InputError
 
     try:
         return registry.get(name).timeline()

@@ -51,8 +51,8 @@ REDRAW_LIMIT_S = 2.0
 
 
 def saved_steps() -> list[int]:
+    from engine.errors import InputError
     from engine.models import registry
-    from engine.text import InputError
 
     card = registry.default("en-fr", family="nmt")
     try:

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from engine.analysis import induction as analysis
-from engine.text import InputError
+from engine.errors import InputError
 from tests.e2e.support import assert_no_exception, wait_for_app
 
 pytestmark = pytest.mark.e2e

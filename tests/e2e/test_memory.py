@@ -49,8 +49,8 @@ REDRAW_LIMIT_S = 2.0
 
 
 def task6_timeline():
+    from engine.errors import InputError
     from engine.models import registry
-    from engine.text import InputError
 
     try:
         return registry.get("memn2n-task6").timeline()

@@ -101,8 +101,8 @@ MAP_TITLE = "encoder self-attention · step {step}"
 
 
 def saved_steps() -> list[int]:
+    from engine.errors import InputError
     from engine.models import registry
-    from engine.text import InputError
 
     try:
         return registry.get("transformer-dates-sinusoidal").timeline().steps

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
+from engine.errors import InputError
 from engine.models import variant_lm
-from engine.text import InputError
 from tests.e2e.support import assert_no_exception, wait_for_app
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import event
 from hypothesis import strategies as st
 
-from engine.text import InputError
+from engine.errors import InputError
 
 SPECIAL_TOKENS = (
     "[CLS]",

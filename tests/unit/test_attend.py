@@ -11,8 +11,8 @@ import torch
 
 from engine import checkpoints, patterns
 from engine.attention import MultiHeadAttention, exact, scaled_dot_product_attention
+from engine.errors import InputError
 from engine.masks import padding_lengths, padding_mask
-from engine.text import InputError
 from engine.variants import REGISTRY, attend_fn, get
 
 DATES = "transformer-dates-sinusoidal"

@@ -4,7 +4,7 @@ import pytest
 
 from engine.data import babi
 from engine.data.babi_tasks import TASKS, generate
-from engine.text import InputError
+from engine.errors import InputError
 
 REQUIRED = {1, 2, 3, 4, 6, 11, 15, 16}
 

@@ -11,7 +11,7 @@ import pytest
 from views import bertviz_view
 from views.bertviz_view import head_view_html, model_view_html, render
 
-from engine.text import InputError
+from engine.errors import InputError
 
 SCRIPT_BREAKER = "</script><script>alert(1)</script>"
 

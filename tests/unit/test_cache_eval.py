@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from engine.analysis import cache_eval
+from engine.errors import InputError
 from engine.models import chat as chat_model
 from engine.models import precision
 from engine.models.cache_policy import CachePolicy
-from engine.text import InputError
 
 torch.set_num_threads(1)
 TEXT = Path(__file__).resolve().parents[2] / "assets" / "text" / "pride-and-prejudice.txt"

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
+from engine.errors import InputError
 from engine.models import chat as chat_model
 from engine.models import precision
 from engine.models.cache_policy import MAX_CACHE, MAX_SINKS, POLICIES, CachePolicy, keep
-from engine.text import InputError
 
 WINDOW = CachePolicy("window", window=4)
 SINKS = CachePolicy("sinks", window=4, sinks=2)

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
+from engine.errors import InputError
 from engine.models import chat as chat_model
 from engine.models import precision
 from engine.models.cache_policy import CachePolicy
-from engine.text import InputError
 
 PROMPT = "What is the capital of France?"
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 
+from engine.errors import InputError
 from engine.models import batch_decoder as bd
 from engine.models import batching
 from engine.models import chat as chat_model
@@ -144,7 +145,7 @@ def test_the_line_gives_a_place_and_an_estimate_and_refuses_only_when_full(chat)
     assert 0 < b.estimated_wait(first) < b.estimated_wait(second)
     with pytest.raises(batching.Full):
         b.submit("One too many")
-    with pytest.raises(chat_model.InputError):
+    with pytest.raises(InputError):
         b.submit("")  # a bad prompt is refused at once, not in the batch thread
 
 

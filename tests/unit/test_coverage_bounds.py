@@ -6,7 +6,7 @@ import time
 import pytest
 
 from engine.data import coverage as cv
-from engine.text import InputError
+from engine.errors import InputError
 
 
 def full_distance(a: str, b: str) -> int:

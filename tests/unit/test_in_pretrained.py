@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
+from engine.errors import InputError
 from engine.models import in_pretrained as ip
 from engine.models import pretrained as hf
-from engine.text import InputError
 
 torch.set_num_threads(1)
 TEXT = "Attention lets every word look at every other word in the sentence it is in."

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from engine.analysis import induction as analysis
+from engine.errors import InputError
 from engine.models.induction import AttentionOnlyTransformer, InductionConfig, build
-from engine.text import InputError
 from engine.training import induction as training
 
 LOSS_DROP = 1.0  # nats the held-out loss falls across the phase-change window, at least

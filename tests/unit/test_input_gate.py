@@ -14,6 +14,7 @@ import torch
 
 from engine import gate, kernels, timeline
 from engine.data import babi
+from engine.errors import InputError
 from engine.kernels import reference
 from engine.masks import softmax_from_lse
 from engine.models import chat
@@ -21,7 +22,6 @@ from engine.models import in_pretrained as ip
 from engine.models import pretrained as hf
 from engine.params import Param
 from engine.rollout import hide_sinks
-from engine.text import InputError
 from engine.trace import AttentionMap, Trace, TraceError
 from engine.variants.registry import REGISTRY, get
 

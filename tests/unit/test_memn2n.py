@@ -7,6 +7,7 @@ import torch
 from engine.data.babi import Sample, dataset, words
 from engine.data.babi_encode import encode, noisy_times, times_and_mask
 from engine.data.vocab import Vocab
+from engine.errors import InputError
 from engine.models.memn2n import (
     MemN2N,
     MemN2NConfig,
@@ -15,7 +16,6 @@ from engine.models.memn2n import (
     memory_vectors,
     position_encoding,
 )
-from engine.text import InputError
 
 
 def tiny(tying="adjacent", hops=3, **kw):

@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
+from engine.errors import InputError
 from engine.evaluation import nmt as evaluation
 from engine.models.bahdanau import Translator
-from engine.text import InputError
 from engine.trace import Trace
 from engine.training import nmt as training
 

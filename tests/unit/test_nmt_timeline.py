@@ -11,9 +11,9 @@ from safetensors.numpy import load_file
 
 from engine import checkpoints, timeline
 from engine.data import enfr
+from engine.errors import InputError
 from engine.models import registry
 from engine.models.cards.nmt import DATE_EXAMPLES
-from engine.text import InputError
 from engine.training import nmt as training
 
 pytestmark = pytest.mark.slow  # --quick and --live trainings: seconds each on an idle CPU

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
+from engine.errors import InputError
 from engine.models import pretrained as hf
-from engine.text import InputError
 
 torch.set_num_threads(1)
 TEXT = "The unbelievably quick brown fox jumps over the lazy dog."

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from engine import profile
-from engine.text import InputError
+from engine.errors import InputError
 
 torch.set_num_threads(1)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine import projection
-from engine.text import InputError
+from engine.errors import InputError
 
 
 def points(n, d=8, seed=0):

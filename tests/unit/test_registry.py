@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 from engine import checkpoints
+from engine.errors import InputError
 from engine.models import registry
-from engine.text import InputError
 from engine.trace import Trace
 
 CARDS = registry.cards()

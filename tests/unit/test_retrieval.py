@@ -9,9 +9,9 @@ import torch
 
 from engine.analysis import retrieval
 from engine.data.babi import Sample
+from engine.errors import InputError
 from engine.evaluation.retrieval import eval_samples, recall
 from engine.models import chat as chat_model
-from engine.text import InputError
 
 STORY = Sample(
     story=(

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from engine import timeline
-from engine.text import InputError
+from engine.errors import InputError
 from engine.trace import AttentionMap, Trace
 
 

@@ -176,8 +176,8 @@ def test_quick_training_writes_a_small_loadable_checkpoint(quick_dates):
 
 
 def test_trace_of_our_model_keeps_the_contract(quick_dates):
+    from engine.errors import InputError
     from engine.models.transformer import load, trace
-    from engine.text import InputError
     from engine.trace import Trace
 
     tr = load("transformer-dates-learned", quick_dates)

@@ -121,8 +121,8 @@ def test_evaluate_cli_prints_one_json_object_last(tmp_path, capsys):
 
 
 def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
+    from engine.errors import InputError
     from engine.models.variant_lm import trained_trace
-    from engine.text import InputError
     from engine.training.variants import main
 
     argv = ["--quick", "--task", "mqar-256", "--variant", "linformer", "--seeds", "0"]

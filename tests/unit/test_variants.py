@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from engine.attention import scaled_dot_product_attention
-from engine.text import InputError
+from engine.errors import InputError
 from engine.trace import Trace
 from engine.variants import REGISTRY, get, names
 from engine.variants.map_distance import relative_error

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.text import InputError
+from engine.errors import InputError
 from engine.variants.base import generator
 from engine.variants.based import Based, projections
 from engine.variants.deltanet import DeltaNet, GatedDeltaNet, delta_recurrent, write_strength

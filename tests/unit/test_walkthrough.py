@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from engine.errors import InputError
 from engine.positional import sinusoidal
-from engine.text import InputError
 from engine.walkthrough import MAX_TOKENS, WalkthroughConfig, walkthrough
 
 

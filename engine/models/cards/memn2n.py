@@ -14,9 +14,9 @@ from pathlib import Path
 from engine import checkpoints
 from engine.data.babi import MAX_STORY_CHARS, dataset, user_story, words
 from engine.data.babi_tasks import TASKS
+from engine.errors import InputError
 from engine.messages import Message
 from engine.models.card import Example, Limits, ModelCard
-from engine.text import InputError
 
 RESULT = checkpoints.result_name("memn2n")  # one file for every MemN2N checkpoint
 
