@@ -10,6 +10,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import streamlit as st  # noqa: E402 - after the thread setting, like everything below
 from catalog import PAGES  # noqa: E402
 from kit import language_picker  # noqa: E402
+from state import preload  # noqa: E402
 
 # No icons: a Material icon as page or favicon icon is fetched from fonts.gstatic.com, which
 # the studio must never contact (the e2e network guard caught it), and emoji need a font
@@ -19,3 +20,4 @@ st.set_page_config(page_title="Attention Studio", layout="wide")
 language_picker()
 pages = [st.Page(p.path, title=p.title, url_path=p.url, default=(p.url == "home")) for p in PAGES]
 st.navigation(pages).run()
+preload.start()  # after the page: the chat model loads while the class reads it

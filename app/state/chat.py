@@ -250,18 +250,8 @@ def _batched(request: Request, cache):
     if hit is not None:
         return hit
     session = _session()
-
-    def submit():
-        return b.submit(
-            request.prompt,
-            template=request.template,
-            max_new_tokens=request.max_new_tokens,
-            policy=cache,
-            **request.sampling_kwargs(),
-        )
-
     try:
-        ticket = line.join(session, key, submit)
+        ticket = line.join(session, key, lambda: _submit(b, request, cache))
     except batching.Full as full:
         st.warning(t("chat.batch_full", waiting=full.args[0]))
         st.stop()
@@ -286,6 +276,31 @@ def _batched(request: Request, cache):
         st.info(t("chat.batch_cancelled"))
         st.stop()
     return trace
+
+
+def _submit(b: batching.Batcher, request: Request, cache):
+    return b.submit(
+        request.prompt,
+        template=request.template,
+        max_new_tokens=request.max_new_tokens,
+        policy=cache,
+        **request.sampling_kwargs(),
+    )
+
+
+def warm() -> None:
+    """Write the page's default request once the model is in (the server's preload), so
+    the first visitor's first view is answered from the finished batch at once."""
+    b = server()
+    b.ready.wait()
+    if b.load_error is not None or not BATCHING:
+        return
+    request, cache = Request(), policy()
+    ticket = _submit(b, request, cache)
+    ticket.done.wait()
+    trace = ticket.result()
+    if trace is not None and not trace.outputs["stopped"]:
+        _line().keep(repr((request, cache)), trace)
 
 
 def _show_place(status, b: batching.Batcher, ticket, shown=None) -> tuple:

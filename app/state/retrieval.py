@@ -3,21 +3,22 @@ the passages put in its prompt, and MemN2N on the same bAbI story.
 
 MiniLM and the shipped text's store are built once per process (``st.cache_resource``); a
 question's retrieval is one embedding and a matrix-vector product (≤ 50 ms), cached per
-question. An answer is seconds of work, so it goes through the bounded queue
-(``kit.queue``: position, progress, Cancel) like the Chat page's generations, and the
-queue's result cache answers a rerun with the same request at once: a view change that
-needs no new generation only redraws.
+question. An answer is seconds of work, so it is written in the class's batch with the
+Chat page's generations (``state.chat``: place in line, progress, Stop), whose finished
+results answer a rerun with the same request at once: a view change that needs no new
+generation only redraws.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 from kit import queue
-from kit.i18n import Lazy, t
+from kit.i18n import Lazy, catalog, t
 
 from engine.analysis import retrieval as rag
 from engine.checkpoints import load_result, result_name
@@ -107,8 +108,20 @@ def retrieve(store, question: str, k: int, floor: float):
 
 
 def answer(request: Request, label: str = "retrieval.queue_answer"):
-    """The chat model's answer from the request's passages, every step's attention kept
-    (queued, with progress and Cancel; a repeated request is answered from the cache)."""
+    """The chat model's answer from the request's passages, every step's attention kept.
+
+    Written in the class's batch with the Chat page's generations (place in line, progress,
+    Stop; a repeated request is answered from the batch's finished results), or, with
+    batching off, through the bounded queue under ``label``."""
+    if chat_state.BATCHING:
+        return rag.answer(
+            model(),
+            request.question,
+            list(request.passages),
+            mode=request.mode,
+            max_new_tokens=request.max_new_tokens,
+            write=_in_batch,
+        )
     return queue.run(
         t(label),
         _answer,
@@ -118,6 +131,12 @@ def answer(request: Request, label: str = "retrieval.queue_answer"):
         key=repr(request),
         cancel_label=t("retrieval.stop"),
     )
+
+
+def _in_batch(text: str, max_new_tokens: int):
+    """The templated prompt written greedily in the class's batch (engine.models.batching)."""
+    written = chat_state.Request(prompt=text, max_new_tokens=max_new_tokens, sampling="greedy")
+    return chat_state.generate(written)
 
 
 def _answer(chat, request: Request, unit: str, cancel, progress):
@@ -328,10 +347,23 @@ def conditions(results: dict) -> dict:
         "k": results.get("k", "?"),
         "seed": results.get("seed", "?"),
         "model": stated.get("chat_model", "?"),
-        "dtype": stated.get("dtype", "?"),
-        "threads": stated.get("threads", "?"),
-        "machine": stated.get("machine", "?"),
+        **{k: in_language(stated.get(k, "?")) for k in ("dtype", "threads", "machine")},
     }
+
+
+def in_language(written: str) -> str:
+    """A condition the evaluation wrote in English, in the reader's language: the
+    ``retrieval.stated.*`` text whose English template it matches, else as written."""
+    for key, template in catalog("en").items():
+        if key.startswith("retrieval.stated."):
+            parts = re.split(r"\{(\w+)\}", template)  # literal, name, literal, …
+            pattern = "".join(
+                re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)
+            )
+            found = re.fullmatch(pattern, written)
+            if found:
+                return t(key, **found.groupdict())
+    return written
 
 
 def examples(results: dict) -> list[dict]:

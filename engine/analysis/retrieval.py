@@ -439,13 +439,21 @@ def answer(
     mode: str = "retrieved",
     max_new_tokens: int = 12,
     should_stop=None,
+    write=None,
 ) -> Trace:
     """Greedy answer from the passages, with ``maps["passages"]`` ``[L, H, S, P]`` (the
-    mass of step s on passage j; P = 0 in mode "none") beside the chat model's own maps."""
+    mass of step s on passage j; P = 0 in mode "none") beside the chat model's own maps.
+
+    ``write(text, max_new_tokens)`` writes the templated prompt greedily and returns its
+    Trace; by default :func:`engine.models.chat.generate` alone (the app passes its batch,
+    which gives the same tokens and rows)."""
     prompt = build_prompt(chat, question, passages, mode=mode)
-    trace = chat_model.generate(
-        chat, prompt.text, max_new_tokens=max_new_tokens, should_stop=should_stop
-    )
+    if write is None:
+        trace = chat_model.generate(
+            chat, prompt.text, max_new_tokens=max_new_tokens, should_stop=should_stop
+        )
+    else:
+        trace = write(prompt.text, max_new_tokens)
     if trace.outputs["token_ids"][: len(prompt.ids)] != prompt.ids:
         raise RuntimeError("generate read other tokens than the prompt built here")
     gen = trace.maps["generation"]

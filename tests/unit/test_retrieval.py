@@ -279,3 +279,26 @@ def test_recall_needs_every_supporting_fact_and_samples_are_reproducible():
     a, seed = eval_samples(2, 7, 0)
     assert len(a) == 7 and a == eval_samples(2, 7, 0)[0] and seed == eval_samples(2, 7, 0)[1]
     assert a != eval_samples(2, 7, 1)[0]
+
+
+def test_an_answer_written_in_the_class_batch_is_the_answer_written_alone(chat, read):
+    """The app writes answers in the Chat page's batch (issue 30): same tokens, same rows."""
+    from engine.models import batching
+
+    b = batching.Batcher(lambda: chat).start()
+    assert b.ready.wait(60) and b.load_error is None
+    seen = []
+
+    def write(text: str, max_new_tokens: int):
+        seen.append(text)
+        return b.submit(text, template=True, max_new_tokens=max_new_tokens).result(300)
+
+    passages = retrieval.story_passages(STORY)
+    batched = retrieval.answer(
+        chat, STORY.question, passages, mode="story", max_new_tokens=4, write=write
+    )
+    assert seen == [retrieval.build_prompt(chat, STORY.question, passages, mode="story").text]
+    assert batched.outputs["token_ids"] == read.outputs["token_ids"]
+    assert batched.outputs["answer"] == read.outputs["answer"]
+    mass, alone = batched.maps["passages"].weights, read.maps["passages"].weights
+    assert mass.shape == alone.shape and np.allclose(mass, alone, atol=1e-4)
