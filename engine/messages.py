@@ -357,6 +357,27 @@ MESSAGES: dict[str, str] = {
     "trace.damaged": "The trace file is incomplete or damaged ({reason}).",
     # engine.models.chat: sampling
     "chat.temperature_floor": "Temperature must be 0 (greedy) or at least {floor}; got {value}.",
+    # engine.analysis.causal, ablation, patching, logit_lens: does this attention matter?
+    "causal.empty": "Type a prompt to measure: it is empty.",
+    "causal.too_many_tokens": "That prompt is {n} tokens; a sweep here reads at most {limit}.",
+    "causal.lengths_differ": (
+        "The clean prompt is {clean} tokens and the corrupted one {corrupted}; patching "
+        "swaps activations position by position, so both need the same number of tokens "
+        "(swap words for words of one token each)."
+    ),
+    "causal.head_range": (
+        "There is no head {head} in layer {layer}: layers are 0–{last_layer}, heads 0–{last_head}."
+    ),
+    "causal.no_heads": "Choose at least one head to ablate.",
+    "causal.mode": "Ablation is {known}; got {mode!r}.",
+    "causal.not_one_token": (
+        "{text!r} is {n} tokens here; the answer to score must be exactly one token."
+    ),
+    "causal.same_answers": (
+        "The answer and the wrong answer are the same token ({token!r}); their logit "
+        "difference is always 0."
+    ),
+    "causal.position_range": "Positions must be 0–{last}.",
     # engine.models.cards: the names of the curated examples
     "example.figure_3a": "Figure 3(a)",
     "example.negation": "negation",
