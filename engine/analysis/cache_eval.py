@@ -47,10 +47,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from engine.errors import InputError
-from engine.models import precision
+from engine.models import llama, precision
 from engine.models.cache_policy import CachePolicy, keep
 
 MAX_EVAL_TOKENS = 4096
@@ -86,12 +85,6 @@ def _new_stream(chat, policy: CachePolicy, n: int) -> _Stream:
     )
 
 
-def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """RoPE: x·cos + rotate_half(x)·sin, cos/sin ``(T, d)`` for the T rows of x."""
-    x1, x2 = x.chunk(2, dim=-1)
-    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
-
-
 def _keeps(stream: _Stream, t0: int, t1: int) -> list[np.ndarray]:
     """keep(policy, t + 1, scores) for t in [t0, t1), updating who is still in the cache.
 
@@ -117,8 +110,6 @@ def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps, *, score
     attention to its H2O scores and returns what each query gave each key, the mean over
     layers and heads of α ``(C, n)``, with the n key positions it is over; the first item
     returned is the log-probabilities ``(C, V)``."""
-    m = chat.model.model
-    hkv, g, d = chat.n_kv_heads, chat.groups, chat.head_dim
     C = len(ids)
     rows = torch.arange(t0, t0 + C)
     cols_np = np.unique(np.concatenate(keeps))  # every key some query of the block reads
@@ -126,43 +117,34 @@ def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps, *, score
     # a run of positions is read as a view; anything else (sinks + window, H2O) gathered
     cols = slice(cols_np[0], cols_np[-1] + 1) if cols_np[-1] - cols_np[0] + 1 == n else None
     cols = torch.from_numpy(cols_np) if cols is None else cols
-    mask = torch.zeros(C, n, dtype=torch.bool)
+    mask = torch.full((C, n), -math.inf)
     for r, kept in enumerate(keeps):
-        mask[r, np.searchsorted(cols_np, kept)] = True
-    blocked = ~mask
-    x = m.embed_tokens(torch.as_tensor(ids))  # (C, d_model)
-    cos, sin = (a[0] for a in m.rotary_emb(x, rows[None]))  # (C, d)
+        mask[r, np.searchsorted(cols_np, kept)] = 0.0
+    cos, sin = llama.rotary(chat.model, rows)  # (C, d)
     sinks = None
     if stream.policy.cache_positions:
-        sinks, cos_s, sin_s = _sink_slots(m, x, keeps, t0, cols_np)
+        sinks, cos_s, sin_s = _sink_slots(chat.model, keeps, t0, cols_np)
     received = torch.zeros(C, n) if scores else None
-    for li, layer in enumerate(m.layers):
-        a = layer.self_attn
-        h = layer.input_layernorm(x)
-        q = a.q_proj(h).view(C, hkv * g, d).transpose(0, 1)  # (H, C, d)
-        k = a.k_proj(h).view(C, hkv, d).transpose(0, 1)  # (H_kv, C, d)
-        stream.keys[li][:, t0 : t0 + C] = _rotate(k, cos, sin)
-        stream.values[li][:, t0 : t0 + C] = a.v_proj(h).view(C, hkv, d).transpose(0, 1)
+    scale = chat.head_dim**-0.5
+
+    def attend(li, q, k, v):
+        stream.keys[li][:, t0 : t0 + C] = llama.rope(k.transpose(0, 1), cos, sin)
+        stream.values[li][:, t0 : t0 + C] = v.transpose(0, 1)
         K, V = stream.keys[li][:, cols], stream.values[li][:, cols]  # (H_kv, n, d)
-        qr = _rotate(q, cos, sin)
+        q = q.transpose(0, 1)  # (H, C, d)
+        qr = llama.rope(q, cos, sin)
         if sinks is not None:
             # [q at t, q at its slot] · [k_j off the sinks, k_j on them]: one product
             # gives each key the score of its own rotation
-            qr = torch.cat([qr, _rotate(q, cos_s, sin_s)], dim=-1)  # (H, C, 2d)
+            qr = torch.cat([qr, llama.rope(q, cos_s, sin_s)], dim=-1)  # (H, C, 2d)
             K = torch.cat([K * ~sinks, K * sinks], dim=-1)  # (H_kv, n, 2d)
-        # e_tj = q_t · k_j / √d; query head h reads K/V head h // g (grouped-query attention)
+        # without scores, torch's fused kernel: the same softmax(e) v, α never formed
+        o, alpha = llama.attention(qr, K, V, scale=scale, mask=mask, weights=scores)
         if scores:
-            e = (qr * a.scaling).view(hkv, g, C, -1) @ K.transpose(1, 2)[:, None]
-            alpha = torch.softmax(e.masked_fill_(blocked, -math.inf), dim=-1)  # (H_kv, g, C, n)
-            received += alpha.sum(dim=(0, 1))
-            o = (alpha @ V[:, None]).view(hkv * g, C, d)
-        else:  # the same softmax(e) v, fused, when α itself is not needed
-            o = F.scaled_dot_product_attention(
-                qr[None], K[None], V[None], attn_mask=mask, scale=a.scaling, enable_gqa=True
-            )[0]
-        x = x + a.o_proj(o.transpose(0, 1).reshape(C, hkv * g * d))
-        x = x + layer.mlp(layer.post_attention_layernorm(x))
-    logp = torch.log_softmax(chat.model.lm_head(m.norm(x)), dim=-1)
+            received.add_(alpha.sum(0))  # (C, n)
+        return o.transpose(0, 1)  # (C, H, d)
+
+    logp = torch.log_softmax(llama.forward(chat.model, ids, attend), dim=-1)
     if not scores:
         return logp, None
     received = (received / (chat.n_layers * chat.n_heads)).double().numpy()
@@ -170,7 +152,7 @@ def _forward(chat, stream: _Stream, ids: Sequence[int], t0: int, keeps, *, score
     return logp, (received, cols_np)
 
 
-def _sink_slots(m, x, keeps, t0: int, cols_np: np.ndarray):
+def _sink_slots(model, keeps, t0: int, cols_np: np.ndarray):
     """StreamingLLM's slots: key j sits in slot rank(j) among the kept, the query in slot
     |kept| − 1. Inside the recent run slot distance = text distance; where they differ,
     j must be a leading sink (rank j = j), scored with the query rotated at its slot.
@@ -191,7 +173,7 @@ def _sink_slots(m, x, keeps, t0: int, cols_np: np.ndarray):
         # a row with its slot off t must read every sink column at its slot
         if slot_q[r] != t0 + r and not np.isin(np.intersect1d(kept, sink_pos), moved).all():
             raise ValueError("a sink column is also read inside a recent run")
-    cos_s, sin_s = (a[0] for a in m.rotary_emb(x, slot_q[None]))
+    cos_s, sin_s = llama.rotary(model, slot_q)
     return torch.from_numpy(np.isin(cols_np, sink_pos))[:, None], cos_s, sin_s
 
 

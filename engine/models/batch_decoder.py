@@ -31,9 +31,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.nn.functional as F
+
+from engine.models import llama
 
 # Up to this many rows a step multiplies with the float16 kernel (bit-identical to a
 # lone step); above, float32 on held copies is cheaper. Measured with
@@ -69,18 +72,6 @@ class Weights32:
         return y
 
 
-def _rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """x·cos + rotate_half(x)·sin (Su et al., RoFormer), as the Decoder writes it."""
-    x1, x2 = x.chunk(2, dim=-1)
-    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
-
-
-def _mlp(w: Weights32, mlp, h: torch.Tensor, step: bool) -> torch.Tensor:
-    """Llama's SwiGLU: down(act(gate(h)) · up(h))."""
-    gate = mlp.act_fn(w(mlp.gate_proj, h, step=step))
-    return w(mlp.down_proj, gate * w(mlp.up_proj, h, step=step), step=step)
-
-
 @dataclass
 class Part:
     """One sequence's share of a packed prefill: ``ids`` at positions ``start …``, its
@@ -96,8 +87,6 @@ class Part:
 def prefill(chat, w: Weights32, parts: list[Part]) -> list[torch.Tensor]:
     """Every part's tokens in one packed pass; each part's attention ``[L, H, T, start + T]``
     (float32), causal over its own cache only."""
-    m = chat.model.model
-    hkv, g, d = chat.n_kv_heads, chat.groups, chat.head_dim
     spans, a = [], 0
     for p in parts:
         spans.append((a, a + len(p.ids)))
@@ -107,30 +96,26 @@ def prefill(chat, w: Weights32, parts: list[Part]) -> list[torch.Tensor]:
     masks = [
         torch.full((len(p.ids), p.start + len(p.ids)), -math.inf).triu(p.start + 1) for p in parts
     ]
+    cos, sin = llama.rotary(chat.model, pos)  # (ΣT, d)
+    scale = chat.head_dim**-0.5
     weights: list[list[torch.Tensor]] = [[] for _ in parts]
+
+    def attend(li, q, k, v):
+        q = llama.rope(q.transpose(0, 1), cos, sin)  # (H, ΣT, d)
+        k = llama.rope(k.transpose(0, 1), cos, sin)  # (H_kv, ΣT, d)
+        v = v.transpose(0, 1)
+        o = torch.empty_like(q)
+        for p, (s0, s1), mask, out in zip(parts, spans, masks, weights, strict=True):
+            n = p.start + s1 - s0
+            p.keys[li][:, p.start : n] = k[:, s0:s1]
+            p.values[li][:, p.start : n] = v[:, s0:s1]
+            keys, values = p.keys[li][:, :n], p.values[li][:, :n]  # (H_kv, N, d)
+            o[:, s0:s1], alpha = llama.attention(q[:, s0:s1], keys, values, scale=scale, mask=mask)
+            out.append(alpha)  # (H, T, N)
+        return o.transpose(0, 1)  # (ΣT, H, d)
+
     with torch.inference_mode():
-        x = m.embed_tokens(ids)  # (ΣT, d_model)
-        cos, sin = (c[0] for c in m.rotary_emb(x, pos[None]))  # (ΣT, d)
-        for li, layer in enumerate(m.layers):
-            at = layer.self_attn
-            h = layer.input_layernorm(x)
-            q = w(at.q_proj, h, step=False).view(a, hkv * g, d).transpose(0, 1)  # (H, ΣT, d)
-            k = w(at.k_proj, h, step=False).view(a, hkv, d).transpose(0, 1)  # (H_kv, ΣT, d)
-            v = w(at.v_proj, h, step=False).view(a, hkv, d).transpose(0, 1)
-            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
-            o = torch.empty(hkv * g, a, d)
-            for p, (s0, s1), mask, out in zip(parts, spans, masks, weights, strict=True):
-                t, n = s1 - s0, p.start + s1 - s0
-                p.keys[li][:, p.start : n] = k[:, s0:s1]
-                p.values[li][:, p.start : n] = v[:, s0:s1]
-                keys, values = p.keys[li][:, :n], p.values[li][:, :n]  # (H_kv, N, d)
-                # e_ij = q_i · k_j / √d; query head h reads K/V head h // g
-                e = (q[:, s0:s1].reshape(hkv, g, t, d) @ keys.transpose(1, 2)[:, None]) * at.scaling
-                alpha = torch.softmax(e + mask, dim=-1, dtype=torch.float32)  # (H_kv, g, T, N)
-                o[:, s0:s1] = (alpha @ values[:, None]).reshape(hkv * g, t, d)
-                out.append(alpha.reshape(hkv * g, t, n))
-            x = x + w(at.o_proj, o.transpose(0, 1).reshape(a, hkv * g * d), step=False)
-            x = x + _mlp(w, layer.mlp, layer.post_attention_layernorm(x), False)
+        llama.forward(chat.model, ids, attend, linear=partial(w, step=False), head=False)
     return [torch.stack(out) for out in weights]
 
 
@@ -184,30 +169,25 @@ def step(chat, w: Weights32, cache: SlotCache, tokens: list[int], positions: lis
 
     Returns logits ``(B, V)`` and attention ``(B, L, H, N)`` with N = max position + 1
     (row b is 0 past its own position)."""
-    m = chat.model.model
-    hkv, g, d, b = chat.n_kv_heads, chat.groups, chat.head_dim, len(tokens)
+    b = len(tokens)
     pos = torch.tensor(positions)
     n = int(pos.max()) + 1
     rows = torch.arange(b)
     blocked = torch.arange(n)[None] > pos[:, None]  # (B, N): past the row's own position
-    mask = torch.zeros(b, n).masked_fill_(blocked, -math.inf)[:, None, None, None]
+    mask = torch.zeros(b, n).masked_fill_(blocked, -math.inf)[:, None, None]  # (B, 1, 1, N)
+    cos, sin = (c[:, None] for c in llama.rotary(chat.model, pos))  # (B, 1, d)
+    scale = chat.head_dim**-0.5
     weights = []
+
+    def attend(li, q, k, v):
+        q = llama.rope(q, cos, sin)  # (B, H, d)
+        cache.keys[li][rows, :, pos] = llama.rope(k, cos, sin)  # (B, H_kv, d) each
+        cache.values[li][rows, :, pos] = v
+        keys, values = cache.keys[li][:b, :, :n], cache.values[li][:b, :, :n]
+        o, alpha = llama.attention(q[:, :, None], keys, values, scale=scale, mask=mask)
+        weights.append(alpha[:, :, 0])  # (B, H, N)
+        return o  # (B, H, 1, d)
+
     with torch.inference_mode():
-        x = m.embed_tokens(torch.tensor(tokens))  # (B, d_model)
-        cos, sin = (c[:, 0, None] for c in m.rotary_emb(x, pos[:, None]))  # (B, 1, d)
-        for li, layer in enumerate(m.layers):
-            at = layer.self_attn
-            h = layer.input_layernorm(x)
-            q = _rope(w(at.q_proj, h, step=True).view(b, hkv * g, d), cos, sin)  # (B, H, d)
-            k = _rope(w(at.k_proj, h, step=True).view(b, hkv, d), cos, sin)  # (B, H_kv, d)
-            cache.keys[li][rows, :, pos] = k
-            cache.values[li][rows, :, pos] = w(at.v_proj, h, step=True).view(b, hkv, d)
-            keys, values = cache.keys[li][:b, :, :n], cache.values[li][:b, :, :n]
-            e = (q.view(b, hkv, g, 1, d) @ keys.transpose(2, 3)[:, :, None]) * at.scaling
-            alpha = torch.softmax(e + mask, dim=-1, dtype=torch.float32)  # (B, H_kv, g, 1, N)
-            o = (alpha @ values[:, :, None]).reshape(b, hkv * g * d)
-            weights.append(alpha.reshape(b, hkv * g, n))
-            x = x + w(at.o_proj, o, step=True)
-            x = x + _mlp(w, layer.mlp, layer.post_attention_layernorm(x), True)
-        logits = w(chat.model.lm_head, m.norm(x), step=True)  # (B, V)
+        logits = llama.forward(chat.model, tokens, attend, linear=partial(w, step=True))
     return logits, torch.stack(weights, dim=1)

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.errors import InputError
-from engine.models import convert_gguf, precision
+from engine.models import convert_gguf, llama, precision
 from engine.models.cache_policy import FULL, CachePolicy, keep
 from engine.models.pretrained import use_studio_attention
 from engine.params import Param
@@ -197,13 +197,6 @@ def token_labels(chat: Chat, ids: list[int]) -> list[str]:
 
 
 # -- the decoding loop ---------------------------------------------------------------------
-def _rotate_half(x):
-    import torch  # heavy: kept out of start-up
-
-    x1, x2 = x.chunk(2, dim=-1)
-    return torch.cat((-x2, x1), dim=-1)
-
-
 class Decoder:
     """The model's layers run over a KV cache that a :class:`CachePolicy` trims.
 
@@ -275,34 +268,24 @@ class Decoder:
         (after their K/V are appended) whose keys sit at RoPE positions ``k_pos``."""
         import torch  # heavy: kept out of start-up
 
-        c = self.chat
-        m = c.model.model
-        hkv, g, d, t = c.n_kv_heads, c.groups, c.head_dim, len(ids)
+        model = self.chat.model
+        cos_q, sin_q = llama.rotary(model, q_pos)  # (T, d)
+        cos_k, sin_k = llama.rotary(model, k_pos)  # (N, d)
+        scale = self.chat.head_dim**-0.5
+        weights = []
+
+        def attend(li, q, k, v):
+            # keys are cached before RoPE and rotated at k_pos at every step
+            self.keys[li] = keys = torch.cat([self.keys[li], k.transpose(0, 1)], 1)  # (H_kv, N, d)
+            self.values[li] = values = torch.cat([self.values[li], v.transpose(0, 1)], 1)
+            q = llama.rope(q.transpose(0, 1), cos_q, sin_q)  # (H, T, d)
+            keys = llama.rope(keys, cos_k, sin_k)
+            o, alpha = llama.attention(q, keys, values, scale=scale, mask=mask)
+            weights.append(alpha)  # (H, T, N)
+            return o.transpose(0, 1)  # (T, H, d)
+
         with torch.no_grad():
-            x = m.embed_tokens(torch.tensor(ids))  # (T, d_model)
-            cos_q, sin_q = (a[0] for a in m.rotary_emb(x, torch.tensor([q_pos])))  # (T, d)
-            cos_k, sin_k = (a[0] for a in m.rotary_emb(x, torch.tensor([k_pos])))  # (N, d)
-            weights = []
-            for li, layer in enumerate(m.layers):
-                a = layer.self_attn
-                h = layer.input_layernorm(x)
-                q = a.q_proj(h).view(t, hkv * g, d).transpose(0, 1)  # (H, T, d)
-                k = a.k_proj(h).view(t, hkv, d).transpose(0, 1)  # (H_kv, T, d)
-                v = a.v_proj(h).view(t, hkv, d).transpose(0, 1)
-                self.keys[li] = keys = torch.cat([self.keys[li], k], 1)  # (H_kv, N, d)
-                self.values[li] = values = torch.cat([self.values[li], v], 1)
-                q = q * cos_q + _rotate_half(q) * sin_q
-                keys = keys * cos_k + _rotate_half(keys) * sin_k
-                # e_ij = q_i · k_j / √d, query head h = kv head · g + j reads kv head h // g
-                e = (q.view(hkv, g, t, d) @ keys.transpose(1, 2)[:, None]) * a.scaling
-                if mask is not None:
-                    e = e + mask
-                alpha = torch.softmax(e, dim=-1, dtype=torch.float32)  # (H_kv, g, T, N)
-                o = (alpha @ values[:, None]).reshape(hkv * g, t, d).transpose(0, 1)
-                x = x + a.o_proj(o.reshape(t, hkv * g * d))
-                x = x + layer.mlp(layer.post_attention_layernorm(x))
-                weights.append(alpha.reshape(hkv * g, t, -1))
-            logits = c.model.lm_head(m.norm(x))  # (T, V)
+            logits = llama.forward(model, ids, attend)  # (T, V)
         return logits, torch.stack(weights)  # (L, H, T, N)
 
 
