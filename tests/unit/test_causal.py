@@ -1,0 +1,147 @@
+"""Ablation, activation patching and the logit lens on the chat model: edits that change
+nothing reproduce the model bit for bit, patching everything restores the clean run bit for
+bit, a zeroed head equals a model without that head's W_O columns, and bad input gets a
+message id."""
+
+import pytest
+import torch
+
+from engine.analysis import ablation, causal, logit_lens, patching
+from engine.errors import InputError
+from engine.models import chat as chat_model
+from engine.models import precision
+
+CLEAN = "When Mary and John went to the store, John gave a drink to"
+CORRUPTED = "When Mary and John went to the store, Mary gave a drink to"
+LAYERS = (0, 13, 29)  # first, middle, last: each reruns a different stack of layers
+
+
+@pytest.fixture(scope="module")
+def chat():
+    if not chat_model.available():
+        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
+    torch.set_num_threads(1)
+    return chat_model.load()
+
+
+@pytest.fixture(scope="module")
+def ids(chat):
+    return causal.encode(chat, CLEAN), causal.encode(chat, CORRUPTED)
+
+
+@pytest.fixture(scope="module", params=["float32", "bfloat16"])
+def pair(chat, ids, request):
+    return patching.prepare(chat, *ids, " Mary", " John", arith=request.param)
+
+
+def model_logits(chat, ids, arith):
+    with torch.inference_mode(), precision.only(causal.arithmetic(arith)):
+        return chat.model(input_ids=torch.tensor([ids]), use_cache=False).logits[0].float()
+
+
+def test_the_cached_run_is_the_models_forward(chat, pair):
+    for run in (pair.clean, pair.corrupted):
+        assert torch.equal(run.logits, model_logits(chat, run.ids, run.arithmetic))
+        assert run.resid_pre.shape == (chat.n_layers + 1, len(run.ids), 576)
+        assert run.z.shape == (chat.n_layers, len(run.ids), chat.n_heads, chat.head_dim)
+
+
+def test_patching_every_position_restores_the_clean_logits_exactly(chat, pair):
+    everything = [list(range(len(pair.clean.ids)))]
+    for layer in LAYERS:
+        logits = patching.patch_positions(chat, pair, layer, everything)
+        assert torch.equal(logits[0], pair.clean.logits), layer
+        assert float(pair.normalised(pair.logit_diff(logits))[0]) == 1.0
+
+
+def test_patching_a_prompt_into_itself_changes_nothing_exactly(chat, ids):
+    same = patching.prepare(chat, ids[0], ids[0], " Mary", " John")
+    T = len(ids[0])
+    for layer in LAYERS:
+        by_position = patching.patch_positions(chat, same, layer, [[p] for p in range(T)])
+        by_head = patching.patch_heads(chat, same, layer, list(range(chat.n_heads)))
+        for logits in (*by_position, *by_head):
+            assert torch.equal(logits, same.corrupted.logits), layer
+    # with nothing to restore, the normalised metric is undefined, not 0 or 1
+    assert torch.isnan(same.normalised(torch.tensor([same.clean_diff]))).all()
+
+
+def test_the_sweeps_put_one_number_per_layer_and_position_or_head(chat, pair):
+    seen = []
+    stop_after = 2
+    res = patching.heads(
+        chat,
+        pair,
+        progress=lambda d, n: seen.append((d, n)),
+        should_stop=lambda: len(seen) >= stop_after,
+    )
+    assert res.stopped and seen == [(1, chat.n_layers), (2, chat.n_layers)]
+    assert res.logit_diff.shape == (chat.n_layers, chat.n_heads)
+    assert (
+        not res.logit_diff[:stop_after].isnan().any() and res.logit_diff[stop_after:].isnan().all()
+    )
+    # the clean run reads Mary over John; the corrupted one the other way round
+    assert pair.clean_diff > 0 > pair.corrupted_diff
+
+
+def test_zero_ablation_is_the_model_without_that_heads_output_columns(chat, ids):
+    layer, head, d = 14, 7, chat.head_dim
+    res = ablation.ablate(chat, ids[0], heads=[(layer, head), (layer, 2)], arith="float32")
+    o_proj = chat.model.model.layers[layer].self_attn.o_proj
+    kept = o_proj.w16.clone()
+    try:
+        o_proj.w16[:, head * d : (head + 1) * d] = 0  # W_O[h] = 0: the head writes nothing
+        logits = model_logits(chat, ids[0], "float32")
+    finally:
+        o_proj.w16.copy_(kept)
+    want = torch.log_softmax(logits[-1], -1)[res.answer] - res.log_prob
+    assert abs(float(res.delta_log_prob[layer, head]) - float(want)) < 1e-5
+    assert res.delta_log_prob.isnan().sum() == chat.n_layers * chat.n_heads - 2
+
+
+def test_an_ablation_is_the_same_alone_or_in_a_sweep_of_its_layer(chat, ids):
+    one = ablation.ablate(chat, ids[0], heads=[(20, 4)], mode="mean")
+    all_of_layer = ablation.ablate(chat, ids[0], heads=[(20, h) for h in range(9)], mode="mean")
+    assert torch.equal(one.delta_log_prob[20, 4], all_of_layer.delta_log_prob[20, 4])
+    assert torch.equal(one.delta_loss[20, 4], all_of_layer.delta_loss[20, 4])
+    assert one.reference == "every position of this prompt"
+
+
+def test_the_logit_lens_last_layer_is_the_models_own_output(chat, ids):
+    lens = logit_lens.logit_lens(chat, ids[0])
+    logits = model_logits(chat, ids[0], "float32")
+    y = torch.tensor(lens.targets)
+    assert torch.equal(lens.prob[-1], torch.softmax(logits, -1).gather(-1, y[:, None])[:, 0])
+    assert torch.equal(lens.rank[-1], (logits > logits.gather(-1, y[:, None])).sum(-1))
+    assert torch.equal(lens.top[-1], logits.argmax(-1))
+    assert lens.prob.shape == (chat.n_layers + 1, len(ids[0]))
+    assert lens.rank[-1, -1] == 0  # the last position reads the model's own choice
+    reply = logit_lens.for_generation(chat, ids[0], n_prompt=10)
+    assert reply.positions == list(range(9, len(ids[0]) - 1))
+    assert reply.targets == ids[0][10:]
+
+
+@pytest.mark.parametrize(
+    ("call", "key"),
+    [
+        (lambda c, i: causal.encode(c, "   "), "causal.empty"),
+        (lambda c, i: ablation.ablate(c, []), "causal.empty"),
+        (
+            lambda c, i: patching.prepare(c, i[0], i[0][:-1], " Mary", " John"),
+            "causal.lengths_differ",
+        ),
+        (lambda c, i: ablation.ablate(c, i[0], heads=[(3, 9)]), "causal.head_range"),
+        (lambda c, i: ablation.ablate(c, i[0], heads=[(30, 0)]), "causal.head_range"),
+        (lambda c, i: ablation.ablate(c, i[0], heads=[(-1, 0)]), "causal.head_range"),
+        (lambda c, i: ablation.ablate(c, i[0], heads=[]), "causal.no_heads"),
+        (lambda c, i: ablation.ablate(c, i[0] * 5), "causal.too_many_tokens"),
+        (lambda c, i: ablation.ablate(c, i[0], mode="resample"), "causal.mode"),
+        (lambda c, i: patching.prepare(c, *i, " Mary Ann", " John"), "causal.not_one_token"),
+        (lambda c, i: patching.prepare(c, *i, " Mary", " Mary"), "causal.same_answers"),
+        (lambda c, i: logit_lens.logit_lens(c, i[0], [99]), "causal.position_range"),
+    ],
+)
+def test_bad_input_gets_a_message(chat, ids, call, key):
+    with pytest.raises(InputError) as err:
+        call(chat, ids)
+    assert err.value.message.key == key
