@@ -120,7 +120,7 @@ def main() -> None:
     encoder = retrieval.embedder()
     load_s, load_cpu = time.perf_counter() - start, time.process_time() - cpu
     start, cpu = time.perf_counter(), time.process_time()
-    grammar_meanings.meanings()
+    grammar_meanings.meanings(encoder)
     cached_s, cached_cpu = time.perf_counter() - start, time.process_time() - cpu
     cpu = time.process_time()
     cv.meanings(encoder)  # what the first process on a machine pays, before the disk cache

@@ -64,4 +64,4 @@ python -c "from engine.projection import warm_up; warm_up()"
 # The Retrieval page's store is the whole of Pride and Prejudice (4,026 passages): MiniLM
 # embeds it once here (1–2 minutes of one core) into the cache directory, from which the
 # page and the tests read it back in under a second.
-OMP_NUM_THREADS=1 python -c "from engine.analysis.retrieval import text_store; text_store()"
+OMP_NUM_THREADS=1 python -c "from engine.analysis.retrieval import embedder, text_store; text_store(embedder())"

@@ -16,6 +16,7 @@ from engine.data import coverage as grammar
 from engine.data import enfr
 from state import models
 from state.alignments import VersusGold, gold_pair, versus_gold
+from state.minilm import embedder
 
 
 def cards(task: str) -> list:
@@ -77,9 +78,8 @@ def coverage(text: str) -> grammar.Coverage:
 
 @st.cache_resource(max_entries=1, show_spinner=Lazy("alignment.spinner_meanings"))
 def meanings() -> grammar.Meanings:
-    """The process's one MiniLM and the grammar's words in its space (engine-cached too:
-    this wrapper only shows the spinner while they load)."""
-    return grammar_meanings.meanings()
+    """The grammar's words in the space of the process's one MiniLM (state.minilm)."""
+    return grammar_meanings.meanings(embedder())
 
 
 def vocabulary(query: str = "", part: str | None = None) -> list[grammar.Entry]:

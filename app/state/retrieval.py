@@ -25,6 +25,7 @@ from engine.checkpoints import load_result, result_name
 from engine.data.babi import Sample, dataset, user_story
 from state import chat as chat_state
 from state import memn2n as mem_state
+from state.minilm import embedder
 
 STORES = ("babi", "own", "text")  # a generated bAbI story, a typed story, the shipped text
 MODES = ("retrieved", "story", "none")  # what the chat model's prompt holds
@@ -48,18 +49,11 @@ def model():
     return chat_state.model()
 
 
-@st.cache_resource(max_entries=1, show_spinner=Lazy("retrieval.spinner_embedder"))
-def embedder():
-    """all-MiniLM-L6-v2, loaded once per process."""
-    return rag.embedder()
-
-
 @st.cache_resource(max_entries=1, show_spinner=Lazy("retrieval.spinner_store"))
 def text_store():
     """The shipped English text as a few hundred passages, embedded once per process (and
     kept as safetensors in the app's cache directory by the engine)."""
-    embedder()  # MiniLM loads under its own spinner
-    return rag.text_store()
+    return rag.text_store(embedder())  # MiniLM loads under its own spinner first
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

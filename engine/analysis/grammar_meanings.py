@@ -1,7 +1,8 @@
 """The en→fr grammar's words in all-MiniLM-L6-v2's space, for the Alignment page's
 replacements by meaning (``engine.data.coverage``).
 
-The vectors come from the process's one MiniLM (``retrieval.embedder()``) and are kept on
+The vectors come from the MiniLM embedder the caller passes (``retrieval.embedder()``; the
+app passes its one MiniLM) and are kept on
 disk like a retrieval store (``retrieval.build_store``: safetensors keyed by a hash of the
 model and the words), so only the first process on a machine embeds the ≈ 1,600 words
 (≈ 2.5 s of one core); later ones read them back.
@@ -9,16 +10,12 @@ model and the words), so only the first process on a machine embeds the ≈ 1,60
 
 from __future__ import annotations
 
-import functools
-
 from engine.analysis import retrieval
 from engine.data import coverage
 
 
-@functools.cache
-def meanings() -> coverage.Meanings:
-    """The process's one meaning search over the grammar's words."""
+def meanings(encoder: retrieval.Embedder) -> coverage.Meanings:
+    """The meaning search over the grammar's words, in ``encoder``'s space."""
     words = coverage.meaning_words()
     passages = [retrieval.Passage(f"word-{w}", w, "grammar") for w in words]
-    encoder = retrieval.embedder()
     return coverage.meanings(encoder, retrieval.build_store(passages, encoder).vectors)

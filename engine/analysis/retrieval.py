@@ -185,10 +185,10 @@ class Embedder:
         return np.concatenate(out).astype(np.float32)
 
 
-@functools.cache
-def embedder() -> Embedder:
-    """The process's one MiniLM embedder (loaded on first use, ≈ 1.5 s)."""
-    return Embedder(load_minilm())
+def embedder(model: Pretrained | None = None) -> Embedder:
+    """A MiniLM embedder over ``model`` (loaded now when None, ≈ 1.5 s). The engine keeps
+    no model: the app passes the one MiniLM its model cache holds, a command its own."""
+    return Embedder(model if model is not None else load_minilm())
 
 
 @dataclass
@@ -233,12 +233,11 @@ def build_store(passages: list[Passage], embedder: Embedder) -> Store:
     return Store(passages, vectors, embedder.name)
 
 
-@functools.cache
-def text_store() -> Store:
-    """The whole shipped book as a store, once per process. Embedding its 4,026 passages
-    takes ≈ 1–2 min of one core, so ``scripts/setup.sh`` does it once and the result is
-    read back from the cache directory (under a second)."""
-    return build_store(text_passages(), embedder())
+def text_store(encoder: Embedder) -> Store:
+    """The whole shipped book as a store. Embedding its 4,026 passages takes ≈ 1–2 min of
+    one core, so ``scripts/setup.sh`` does it once and the result is read back from the
+    cache directory (under a second)."""
+    return build_store(text_passages(), encoder)
 
 
 # -- addressing ---------------------------------------------------------------------------

@@ -557,8 +557,8 @@ def _ranked(tokens: list[str], i: int, candidates, k: int = 3) -> tuple[Suggesti
 
 class Encoder(Protocol):
     """What the meaning search asks of a sentence encoder: unit vectors ``[N, d]`` for texts,
-    and its tokenizer's vocabulary (``engine.analysis.retrieval.embedder()``: the process's
-    one all-MiniLM-L6-v2, whose ``model.tokenizer`` is a HuggingFace tokenizer)."""
+    and its tokenizer's vocabulary (``engine.analysis.retrieval.embedder()``: an
+    all-MiniLM-L6-v2, whose ``model.tokenizer`` is a HuggingFace tokenizer)."""
 
     model: Any
 

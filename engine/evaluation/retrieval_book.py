@@ -83,7 +83,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     emb = retrieval.embedder()
     t1 = time.perf_counter()
-    store = retrieval.text_store()
+    store = retrieval.text_store(emb)
     t2 = time.perf_counter()
     qs = questions()
     result = {

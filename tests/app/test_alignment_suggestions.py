@@ -5,7 +5,6 @@ import pytest
 from state import nmt as state
 from views.heatmap import md_escape
 
-from engine.analysis import grammar_meanings
 from engine.data import coverage as cv
 
 
@@ -28,7 +27,7 @@ def test_one_click_makes_an_everyday_sentence_translate(at, typed):
     assert not at.exception
     assert "kit-unknown" in coverage_html(at)
     button = at.button(key="nmt-fix-all")
-    expected = cv.detokenize(cv.coverage(typed, meanings=grammar_meanings.meanings).replaced())
+    expected = cv.detokenize(cv.coverage(typed, meanings=state.meanings).replaced())
     assert md_escape(expected) in button.label
     button.click().run()
     assert not at.exception

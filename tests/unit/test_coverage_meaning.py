@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.analysis import grammar_meanings
+from engine.analysis import grammar_meanings, retrieval
 from engine.data import coverage as cv
 from engine.data import enfr
 from engine.text import tokenize
@@ -16,7 +16,7 @@ from engine.text import tokenize
 @pytest.fixture(scope="module")
 def meanings():
     torch.set_num_threads(1)
-    return grammar_meanings.meanings()
+    return grammar_meanings.meanings(retrieval.embedder())
 
 
 def suggested(text: str, word: str, meanings) -> cv.Word:
