@@ -225,6 +225,24 @@ MESSAGES: dict[str, str] = {
         "A cache of {size} tokens is larger than the prompt ({n} tokens), so it would evict "
         "nothing at first; choose at most {n}."
     ),
+    # engine.analysis.presses, engine.data.ruler: presses judged on tasks that can fail
+    "press.unknown": "Unknown press {name!r}; known: {known}.",
+    "press.ratio": (
+        "A compression ratio is a number from 0 up to, but not including, 1; got {value!r}."
+    ),
+    "press.budget": (
+        "A cache of {budget!r} tokens does not fit a prompt of {n} tokens; choose 1 to {n}."
+    ),
+    "press.empty_question": (
+        "Type a question: a question-aware press keeps what the question reads."
+    ),
+    "press.too_short": "This context has {n} tokens; the press needs at least {need}.",
+    "ruler.unknown_task": "Unknown task {name!r}; known: {known}.",
+    "ruler.length": "A haystack is {low:,} to {high:,} tokens long; got {value!r}.",
+    "ruler.too_long": (
+        "This prompt has {n:,} tokens, over the chat model's window here: at most {limit:,} "
+        "tokens, question and answer included."
+    ),
     # engine.models.in_pretrained: variants inside the chat model
     "llm_variant.not_causal": (
         "{title} is bidirectional: every query reads every key, so inside a decoder it would "
