@@ -8,7 +8,7 @@ from kit.errors import friendly_errors
 from kit.exports import chart, export_buttons, html_chart, table_exports
 from kit.i18n import engine_text, language, language_picker, t
 from kit.page import page_bottom, page_top
-from kit.presenter import controls, palette, presenting
+from kit.presenter import controls, notes, palette, presenting
 from kit.tables import data_table
 from kit.url import (
     example_and_text,
@@ -35,6 +35,7 @@ __all__ = [
     "ints",
     "language",
     "language_picker",
+    "notes",
     "page_bottom",
     "page_top",
     "palette",
