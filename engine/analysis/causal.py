@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from threading import Lock
 
 import torch
 
@@ -42,6 +42,7 @@ ARITHMETIC = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 
 # What the calling thread asks of the hooks: None (idle), or a _Probe.
 _PROBE: ContextVar = ContextVar("attention_studio_causal_probe", default=None)
+_INSTALLING = Lock()
 
 
 @dataclass
@@ -75,13 +76,15 @@ def _layers(chat) -> Sequence[torch.nn.Module]:
 def _install(chat) -> None:
     """Put the idle hooks on the model once (they do nothing unless a probe is set)."""
     model = chat.model
-    if getattr(model, "_causal_hooks", False):
-        return
-    for li, layer in enumerate(_layers(chat)):
-        layer.register_forward_pre_hook(_resid_hook(li), with_kwargs=True)
-        layer.self_attn.o_proj.register_forward_pre_hook(_z_hook(li, chat.n_heads))
-    model.model.norm.register_forward_pre_hook(_resid_hook(len(_layers(chat))), with_kwargs=True)
-    model._causal_hooks = True
+    with _INSTALLING:
+        if getattr(model, "_causal_hooks", False):
+            return
+        for li, layer in enumerate(_layers(chat)):
+            layer.register_forward_pre_hook(_resid_hook(li), with_kwargs=True)
+            layer.self_attn.o_proj.register_forward_pre_hook(_z_hook(li, chat.n_heads))
+        final = _resid_hook(len(_layers(chat)))
+        model.model.norm.register_forward_pre_hook(final, with_kwargs=True)
+        model._causal_hooks = True
 
 
 def _resid_hook(li: int):
@@ -235,16 +238,3 @@ def prompt_loss(logits: torch.Tensor, ids: Sequence[int]) -> torch.Tensor:
     target = torch.as_tensor(ids[1:])
     lp = log_probs(logits[:, :-1])  # (B, T − 1, V)
     return -lp.gather(-1, target.expand(lp.shape[0], -1)[..., None])[..., 0].mean(-1)
-
-
-def describe(value: Any) -> Any:
-    """JSON-ready copy of a result: tensors to nested lists, NaN kept as None."""
-    if isinstance(value, torch.Tensor):
-        value = value.tolist()
-    if isinstance(value, float):
-        return None if value != value else value
-    if isinstance(value, dict):
-        return {k: describe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [describe(v) for v in value]
-    return value

@@ -34,7 +34,6 @@ class Lens:
     prob: torch.Tensor  # (L + 1, P): p_l(y_t)
     rank: torch.Tensor  # (L + 1, P): 0 = the lens's top token
     top: torch.Tensor  # (L + 1, P): the lens's top token id
-    logits: torch.Tensor  # (P, V): the model's own logits at those positions
 
 
 def logit_lens(
@@ -73,7 +72,6 @@ def logit_lens(
         prob=prob,
         rank=rank,
         top=top,
-        logits=run.logits[positions],
     )
 
 

@@ -8,6 +8,7 @@ import torch
 
 from engine.analysis import ablation, causal, logit_lens, patching
 from engine.errors import InputError
+from engine.evaluation import causal as causal_eval
 from engine.models import chat as chat_model
 from engine.models import precision
 
@@ -119,6 +120,19 @@ def test_the_logit_lens_last_layer_is_the_models_own_output(chat, ids):
     reply = logit_lens.for_generation(chat, ids[0], n_prompt=10)
     assert reply.positions == list(range(9, len(ids[0]) - 1))
     assert reply.targets == ids[0][10:]
+
+
+def test_ioi_pairs_differ_in_one_token_and_flip_the_answer(chat):
+    pairs = causal_eval.ioi_pairs(chat, 24, seed=3)
+    assert pairs == causal_eval.ioi_pairs(chat, 24, seed=3)  # the seed fixes the set
+    assert {p["template"] for p in pairs} == set(range(len(causal_eval.TEMPLATES)))
+    for p in pairs:
+        clean, corrupted = (causal.encode(chat, p[k]) for k in ("clean", "corrupted"))
+        io, s = causal.token_id(chat, " " + p["io"]), causal.token_id(chat, " " + p["s"])
+        assert len(clean) == len(corrupted)
+        changed = [t for t, (a, b) in enumerate(zip(clean, corrupted, strict=True)) if a != b]
+        assert len(changed) == 1 and (clean[changed[0]], corrupted[changed[0]]) == (s, io)
+        assert clean.count(io) == 1 and corrupted.count(io) == 2  # the IO named once, then twice
 
 
 @pytest.mark.parametrize(
