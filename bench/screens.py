@@ -15,7 +15,11 @@ checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
 - uniform: heatmap panels whose values use under a quarter of their colour scale (from the
   chart's own data, ``gd._fullData``: z against zmin/zmax or the colour axis);
 - first_screen (presenter views): no figure starts above the fold, and no pending predict
-  box does either (a revealed figure must then follow its box directly);
+  box does either (a revealed figure must then follow its box directly). A view whose
+  figure waits for heavy work (a live training run, a queued job: its button is keyed
+  ``…-run`` or ``…-train``) is started like a reveal, and its figure must then follow the
+  button directly. On a view that draws only tables (a vocabulary, measured numbers) the
+  first table is the figure, as in tests/e2e/test_presenter.py;
 - truncated: chart titles wider than the chart, cut by its edge or ending in "…", and HTML
   titles cut with an ellipsis;
 - untranslated (中文 views): visible text that is an English interface string with a
@@ -551,9 +555,9 @@ def settle(page, timeout_s: float = 240, quiet_s: float = 1.0, max_s: float = 60
 
 
 def first_screen(first: dict, revealed: dict | None, viewport: Viewport) -> list[dict]:
-    """Presenter mode's promise: a figure, or a pending predict box followed by its figure,
-    starts on the first screen."""
-    figure, pending = first["figure"], first["pending"]
+    """Presenter mode's promise: a figure, or a pending predict box (or the button that
+    starts the view's work) followed by its figure, starts on the first screen."""
+    figure, pending = first["figure"], first["pending"] or first.get("start")
     if figure is not None and figure["top"] < viewport.height:
         return []
     if pending is not None and pending["top"] < viewport.height:
@@ -561,7 +565,8 @@ def first_screen(first: dict, revealed: dict | None, viewport: Viewport) -> list
             return []
         shown = revealed["figure"]
         if shown is None:
-            return [{"why": "no figure appeared after the reveal"}]
+            pressed = revealed.get("pressed", "Reveal")
+            return [{"why": f"no figure appeared after pressing {pressed}"}]
         gap = shown["top"] - revealed["box_bottom"]
         if shown["top"] >= viewport.height and gap > REVEAL_GAP_PX:
             return [{"why": f"revealed figure at y = {shown['top']} px, {gap} px below its box"}]
@@ -679,14 +684,10 @@ def check_view(
                 result.shots.append(f"{stem}-full.png")
         revealed = None
         if viewport.presenter:
-            if found["first"]["pending"] is not None and (
-                found["first"]["figure"] is None
-                or found["first"]["figure"]["top"] >= viewport.height
-            ):
-                revealed = _reveal(page, labels)
-                if out is not None:
-                    page.screenshot(path=str(out / f"{stem}-revealed.png"))
-                    result.shots.append(f"{stem}-revealed.png")
+            revealed = _press_pending(page, found["first"], labels, viewport)
+            if revealed is not None and out is not None:
+                page.screenshot(path=str(out / f"{stem}-revealed.png"))
+                result.shots.append(f"{stem}-revealed.png")
             if result.error is None:  # a page that failed is its error, not a layout
                 f["first_screen"] = first_screen(found["first"], revealed, viewport)
     except Exception as exc:  # one broken view must not hide the others
@@ -695,14 +696,37 @@ def check_view(
     return result
 
 
-def _reveal(page, labels: dict) -> dict:
-    """Press Reveal; the first figure and the predict box's bottom afterwards."""
-    main = page.locator("[data-testid=stMain]")
-    main.get_by_role("button", name=labels["revealLabel"], exact=True).first.click()
+def _press_pending(page, first: dict, labels: dict, viewport: Viewport) -> dict | None:
+    """With no figure on the first screen: press Reveal on a pending predict box, then the
+    button that starts the view's work if there is still no figure; what the last press
+    showed (None when nothing was pressed)."""
+    shown = None
+    if first["pending"] is not None and _below(first, viewport):
+        button = page.locator("[data-testid=stMain]").get_by_role(
+            "button", name=labels["revealLabel"], exact=True
+        )
+        shown = _press(page, button.first, "pending", {"revealLabel": labels["againLabel"]})
+    now = shown or first
+    if now.get("start") is not None and _below(now, viewport):
+        button = page.locator(f".{now['start']['key']} button").first
+        shown = _press(page, button, "start", {"revealLabel": labels["againLabel"]})
+    return shown
+
+
+def _below(first: dict, viewport: Viewport) -> bool:
+    """No figure starts on the first screen."""
+    return first["figure"] is None or first["figure"]["top"] >= viewport.height
+
+
+def _press(page, button, box: str, opts: dict) -> dict:
+    """Press ``button`` and wait for the page to settle; the first screen's reading after
+    it, with the bottom of the pressed button's box (``box``: "pending" or "start")."""
+    name = button.inner_text().strip()
+    button.click()
     settle(page)
-    found = page.evaluate(CHECKS_JS, {"revealLabel": labels["againLabel"]})
-    box = found["first"]["pending"]
-    return {"figure": found["first"]["figure"], "box_bottom": box["bottom"] if box else 0}
+    found = page.evaluate(CHECKS_JS, opts)["first"]
+    pressed = found[box]
+    return found | {"box_bottom": pressed["bottom"] if pressed else 0, "pressed": repr(name)}
 
 
 # ---- the whole run ------------------------------------------------------------------------

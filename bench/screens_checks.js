@@ -4,7 +4,8 @@
 // opts: {presenter: bool, revealLabel: str}. Returns
 //   overlaps:  pairs of text labels inside one Plotly chart whose glyph boxes intersect
 //   uniform:   heatmap panels that use under a quarter of their colour scale
-//   first:     the first figure's top (and a pending predict box's) against the viewport
+//   first:     the first figure's top (a table's, on a view that draws only tables), a
+//              pending predict box's and a "start the work" button's, against the viewport
 //   truncated: chart titles cut by the chart's edge or ending in "…", and HTML titles cut
 //              with an ellipsis
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
@@ -260,11 +261,26 @@
     const box = reveal.closest("[data-testid=stVerticalBlock]") || reveal;
     pending = { top: Math.round(top(box)), bottom: Math.round(top(box) + box.getBoundingClientRect().height) };
   }
+  // A view whose figure waits for heavy work (a live training run, a queued job) offers
+  // the button that starts it: keyed "…-run" or "…-train".
+  const keyOf = (el) => [...el.classList].find((c) => /^st-key-.+-(run|train)$/.test(c));
+  const starter = [...main.querySelectorAll('[class*="st-key-"]')]
+    .find((el) => keyOf(el) && shown(el) && el.querySelector("button"));
+  const start = starter ? {
+    key: keyOf(starter),
+    top: Math.round(top(starter)),
+    bottom: Math.round(top(starter) + starter.getBoundingClientRect().height),
+  } : null;
+  // A view that draws only a table (a vocabulary, measured numbers): the table is its figure.
+  const tables = figures.length ? [] : [...main.querySelectorAll("[data-testid=stDataFrame], [data-testid=stTable]")]
+    .filter((el) => shown(el) && el.getBoundingClientRect().height > 20)
+    .map((el) => ({ kind: "table", top: Math.round(top(el)) }));
   const first = {
     viewport: innerHeight,
-    figure: figures.length ? figures[0] : null,
+    figure: figures.length ? figures[0] : tables.length ? tables[0] : null,
     figures: figures.length,
     pending,
+    start,
   };
 
   // ---- text runs, for the language check ---------------------------------------------

@@ -17,8 +17,8 @@ from kit.i18n import t
 from kit.url import flag, url_default, url_sync
 
 KEY = "kit-present"
-# A figure's height on a projector: 768 px less a title, a section row and a step slider
-# above it, so the whole figure, key labels included, is on the first screen.
+# The height presenter mode grows a figure to: 768 px less a title, a section row and a step
+# slider above it, so a short figure, key labels included, fits the first screen.
 MAX_HEIGHT = 480
 
 # Colour-blind-safe qualitative colours (Okabe & Ito 2008), for lines and groups.
@@ -149,8 +149,9 @@ def _scale(value):
 
 
 def restyle(fig: go.Figure) -> go.Figure:
-    """The figure for a projector: projector palettes, larger type, a little taller (at
-    most ``MAX_HEIGHT``)."""
+    """The figure for a projector: projector palettes, larger type, a little taller (up to
+    ``MAX_HEIGHT``, never shorter than its view drew it: a grid's tick and title bands are
+    laid out in px, and squeezed they run into each other)."""
     spec = fig.to_dict()
     for trace in spec.get("data", []):
         if "colorscale" in trace:
@@ -166,7 +167,8 @@ def restyle(fig: go.Figure) -> go.Figure:
     font = layout.setdefault("font", {})
     font["size"] = max(18, font.get("size", 12))
     if isinstance(layout.get("height"), int | float):
-        layout["height"] = min(int(layout["height"] * 1.15), MAX_HEIGHT)
+        height = layout["height"]
+        layout["height"] = max(height, min(int(height * 1.15), MAX_HEIGHT))
         _thin_ticks(spec, layout["height"], font["size"])
     return go.Figure(spec, _validate=False)
 

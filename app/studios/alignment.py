@@ -31,9 +31,15 @@ from state import live as live_runs
 from state import nmt as state
 from state import nmt_training as learning
 from studios.alignment_coverage import coverage_panel, vocabulary
-from views.alignment import additive_parts_figure, alignment_figure, steps_animation, vector_strip
-from views.alignment_html import vector_strip_html
-from views.alignment_sections import measured_table, soft_alignment
+from views.alignment import (
+    additive_parts_figure,
+    alignment_figure,
+    alignment_grid,
+    steps_animation,
+    vector_strip,
+)
+from views.alignment_html import alignment_grid_html, vector_strip_html
+from views.alignment_sections import measured_table, soft_alignment, without_attention
 from views.bertviz_view import head_view_html, render
 from views.heatmap import md_escape
 from views.timeline import curves_figure
@@ -156,16 +162,19 @@ def strip(v, title: str, name: str, key: str) -> None:
     html_chart(vector_strip_html(v, title, name), key, lambda: vector_strip(v, title, name))
 
 
-def _panel(trace, title: str, key: str) -> None:
+def _panel(trace, title: list[str]) -> dict:
+    """A translation's α as a panel of the one alignment grid (every word labelled)."""
     a = trace.maps["alignment"]
-    src = trace.inputs["tokens"]
-    chart(alignment_figure(a.weights[0, 0], src, a.query_labels, title=title, flags=a.flags), key)
+    return dict(
+        weights=a.weights[0, 0], src=trace.inputs["tokens"], tgt=a.query_labels, title=title
+    )
 
 
 # Switching between the two comparisons redraws this section only.
 @st.fragment
 def side_by_side(card, trace, text: str, beam: int) -> None:
-    """This sentence through every scoring function, or through several beam widths."""
+    """This sentence through every scoring function, or through several beam widths: the
+    translations, then their α in one grid (panels never narrower than a readable map)."""
     st.header(t("alignment.section_side-by-side"))
     what = url_choice(
         st.segmented_control,
@@ -176,28 +185,28 @@ def side_by_side(card, trace, text: str, beam: int) -> None:
         format_func=lambda s: t(f"alignment.{s}"),
         key="nmt-compare",
     )
+    lines, panels = [], []
     with friendly_errors(t("alignment.compare_what")):
         if what == "beams":
-            for col, b in zip(st.columns(len(BEAMS)), BEAMS, strict=True):
+            for b in BEAMS:
                 tr = state.translate(card.name, text, b)
-                with col:
-                    st.markdown(
-                        f"**{t('alignment.beam_n', b=b)}** (log p = {tr.outputs['log_prob']:.2f}): "
-                        f"{md_escape(tr.outputs['translation'])}"
-                    )
-                    _panel(tr, t("alignment.beam_n", b=b), f"nmt-beam-{b}")
-            return
-        # Only models with attention have an α to compare.
-        others = [c for c in state.cards(card.task) if c.aligns] or [card]
-        cols = st.columns(max(1, min(len(others), 3)))
-        for k, other in enumerate(others):
-            tr = state.translate(other.name, text, beam)
-            trained = state.train_record(other.name).get("steps", "?")
-            with cols[k % len(cols)]:
                 said = md_escape(tr.outputs["translation"])
-                steps = t("alignment.training_steps", n=trained)
-                st.markdown(f"**{engine_text(other.title)}** ({steps}): {said}")
-                _panel(tr, other.variant, f"nmt-cmp-{other.name}")
+                logp = f"log p = {tr.outputs['log_prob']:.2f}"
+                lines.append(f"- **{t('alignment.beam_n', b=b)}** ({logp}): {said}")
+                panels.append(_panel(tr, [t("alignment.beam_n", b=b)]))
+        else:  # only models with attention have an α to compare
+            for other in [c for c in state.cards(card.task) if c.aligns] or [card]:
+                tr = state.translate(other.name, text, beam)
+                steps = t(
+                    "alignment.training_steps", n=state.train_record(other.name).get("steps", "?")
+                )
+                said = md_escape(tr.outputs["translation"])
+                lines.append(f"- **{engine_text(other.title)}** ({steps}): {said}")
+                panels.append(_panel(tr, [other.variant]))
+    st.markdown("\n".join(lines))
+    if panels:
+        key = f"nmt-{what}"
+        html_chart(alignment_grid_html(panels), key, lambda: alignment_grid(panels))
 
 
 def head_view(card, trace, text: str, beam: int) -> None:
@@ -411,7 +420,7 @@ def body(card) -> None:
     if own or card.aligns:
         draw(card, trace, text, beam)
     else:
-        st.info(t("alignment.no_alignment"))
+        without_attention(state.measured(card.task), t("alignment.no_alignment"), "nmt-bleu")
     page_bottom(f"alignment-{card.name}", trace)
 
 

@@ -6,7 +6,7 @@ Each takes (chat, trace, request): the loaded model, the page's generation and i
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart, controls, engine_text, t
+from kit import chart, controls, engine_text, notes, t
 from kit.i18n import variant_title
 from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
@@ -186,9 +186,11 @@ def cost() -> None:
 
 
 def variants(chat, trace, request) -> None:
-    st.markdown(t("chat.variants_intro"))
+    """Variants inside the chat model, run only when asked (seconds a variant): the form that
+    starts the run stays above the figure it makes, also in presenter mode."""
+    notes("chat-variants").markdown(t("chat.variants_intro"))
     titles = {v.name: variant_title(v) for v in state.variant_names()}
-    with controls("chat-variants"), st.form("chat-variants-form", border=False):
+    with st.form("chat-variants-form", border=False):
         c1, c2, c3 = st.columns([1, 3, 2])
         lo, hi = state.VARIANTS_N
         n = url_number(

@@ -3,8 +3,26 @@ by this project, or shipped pretrained), and a link to every page."""
 
 import streamlit as st
 from catalog import PAGES
-from kit import engine_text, page_bottom, page_top, t
+from kit import chart, engine_text, page_bottom, page_top, t
 from state import models
+from views.alignment import bleu_by_length_figure
+
+# The first figure: Bahdanau et al.'s Figure 2 on this project's English → French models.
+FIGURE_TASK = "en-fr"
+
+
+def why_attention() -> None:
+    """BLEU by sentence length of every translation model of FIGURE_TASK, with attention and
+    without, read from their shipped evaluations (no model is loaded: start-up stays fast)."""
+    cards = [c for c in models.cards().values() if c.task == FIGURE_TASK]
+    measured = {
+        engine_text(c.title): r for c in cards if (r := c.results()) and "bleu_by_length" in r
+    }
+    if not measured:
+        return
+    st.subheader(t("home.figure"))
+    chart(bleu_by_length_figure(measured), key="home-bleu")
+    st.caption(t("home.figure_caption"))
 
 
 def models_shipped() -> None:
@@ -28,6 +46,7 @@ def models_shipped() -> None:
 page_top()
 st.title("Attention Studio")
 st.markdown(t("home.intro"))
+why_attention()
 models_shipped()
 
 st.subheader(t("home.studios"))

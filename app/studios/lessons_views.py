@@ -24,7 +24,7 @@ from state.memn2n import answer, chosen, stories
 from views import chat as chat_figs
 from views import positional as pe_figs
 from views import retrieval as rag_figs
-from views.alignment_sections import measured_table, soft_alignment
+from views.alignment_sections import measured_table, soft_alignment, without_attention
 from views.heatmap import map_figure, md_escape
 from views.memory import draw_hops
 from views.transformer import head_grid
@@ -71,7 +71,7 @@ def alignment(params: dict, guess, key: str) -> None:
         measured_table(nmt_state.measured(card.task), card.evaluate_command)
         return
     if "alignment" not in trace.maps:
-        st.info(t("lessons.no_attention"))
+        without_attention(nmt_state.measured(card.task), t("lessons.no_attention"), f"{key}-bleu")
         return
     a = trace.maps["alignment"]
     where = _after_guess(guess, key, a.weights[0, 0], a.query_labels, a.key_labels, row=guess)

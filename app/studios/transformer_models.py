@@ -9,7 +9,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 import streamlit as st
-from kit import engine_text, example_and_text, friendly_errors, t, url_choice, url_number
+from kit import (
+    data_table,
+    engine_text,
+    example_and_text,
+    friendly_errors,
+    t,
+    url_choice,
+    url_number,
+)
 from kit.errors import halt
 from kit.textbox import card_limits
 from state import models
@@ -40,9 +48,8 @@ def show_measured(result: dict | None) -> None:
         return
     with st.expander(t("transformer.measured", n=result["n_test"])):
         rows = result.get("pe_ablation") or {result["pe"]: result}
-        st.table(
-            {pe: {k: r[k] for k in ("bleu", "exact_match", "unigram_f1")} for pe, r in rows.items()}
-        )
+        metrics = ("bleu", "exact_match", "unigram_f1")
+        data_table([{"pe": pe} | {k: r[k] for k in metrics} for pe, r in rows.items()])
         if "aer" in result:
             st.markdown(t("transformer.aer_intro", name=result["checkpoint"]))
             st.table(result["aer"])

@@ -88,3 +88,13 @@ def measured_table(measured: Sequence[tuple], command: str | None) -> None:
             commands=", ".join(f"`{cmd}`" for cmd in commands),
         )
     )
+
+
+def without_attention(measured: Sequence[tuple], note: str, key: str) -> None:
+    """A model with no attention has no map: what having none costs instead, BLEU by
+    sentence length beside the models that attend (Bahdanau et al.'s Figure 2, from each
+    card's measured results), then ``note``. ``measured``: (card, results) pairs."""
+    if measured:
+        results = {engine_text(c.title): r for c, r in measured}
+        chart(bleu_by_length_figure(results), key=key)
+    st.info(note)

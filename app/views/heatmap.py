@@ -22,6 +22,7 @@ DIVERGING = "RdBu"
 FONT = dict(size=16)
 TICK_FONT = 12  # tick labels of map panels: one per 16 px
 TITLE_FONT = 17
+TITLE_PAD = 8  # px between the figure's top edge and its title's first line
 NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured in Chromium)
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
@@ -237,7 +238,10 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     text = (layout.get("title") or {}).get("text")
     if text:
         text, lines = wrap_title(text)
-        layout["title"] = {**layout["title"], "text": text, "font": dict(size=TITLE_FONT)}
+        # Hung from the figure's top edge: Plotly centres a title's first line in the top
+        # margin, so a wrapped title's last lines reach down onto the plot's top tick.
+        top = dict(yref="container", y=1, yanchor="top", pad=dict(t=TITLE_PAD))
+        layout["title"] = top | layout["title"] | {"text": text, "font": dict(size=TITLE_FONT)}
         margin = layout["margin"] = dict(layout.get("margin") or {})
         grown = max(0, 28 + 24 * lines - margin.get("t", 0))
         margin["t"] = margin.get("t", 0) + grown

@@ -132,25 +132,11 @@ def _floor_line(floor: float) -> dict:
     )
 
 
-def reading_figure(
-    mass: np.ndarray,
-    passages: Sequence[str],
-    tokens: Sequence[str],
-    title: str,
-    *,
-    hop_scale: bool = False,
-):
-    """Passages (rows) × generated tokens (columns) of attention mass on its kind's scale
-    (0 to 1, or 0 to its max, printed, when that is under a quarter); with ``hop_scale``,
-    on MemN2N's hop-weight scale, 0 to 1, so the side-by-side view reads both figures on
-    one scale."""
+def reading_figure(mass: np.ndarray, passages: Sequence[str], tokens: Sequence[str], title: str):
+    """Passages (rows) × generated tokens (columns) of attention mass on its kind's scale:
+    0 to 1, or 0 to its max, printed in the title, when that is under a quarter."""
     z = np.round(np.asarray(mass, np.float32), DECIMALS)
-    name = t("retrieval.fig_mass")
-    scale = (
-        dict(title=title, value_name=name, zmin=0.0, zmax=1.0)
-        if hop_scale
-        else kind_scale(z, title, value_name=name)
-    )
+    scale = kind_scale(z, title, value_name=t("retrieval.fig_mass"))
     return heatmap(
         z,
         [tok if tok.strip() else "␣" for tok in tokens],
@@ -238,7 +224,7 @@ def draw_side(side: dict, key: str) -> None:
     st.markdown(t("retrieval.side_chat", answer=said))
     labels = passage_labels(chat_trace.outputs["passages"])
     title = t("retrieval.fig_side_chat")
-    fig = reading_figure(side["mass"], labels, side["written"], title, hop_scale=True)
+    fig = reading_figure(side["mass"], labels, side["written"], title)
     chart(fig, f"{key}-chat")
     if side["verdict"]:
         st.caption(side["verdict"])

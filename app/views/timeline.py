@@ -10,11 +10,15 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref
+from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref, text_px
 
 # Okabe–Ito: colour-blind safe, distinct on a projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 BAND = "rgba(230, 159, 0, 0.18)"  # a marked span of steps (Okabe–Ito orange)
+LEGEND_FONT = 13
+LEGEND_ROW_PX = 24  # one row of the horizontal legend
+NOTE_PX = 26  # a panel's title above its plot (13-px type and a little air)
+COLUMN_PX = 360  # the narrowest column the curves are drawn in: a 1024-px presenter window
 
 
 def curves_figure(
@@ -24,10 +28,14 @@ def curves_figure(
     step_title: str = "",
     height: int = 170,
     band: tuple[str, int, int] | None = None,
+    width_px: int = COLUMN_PX,
 ) -> go.Figure:
     """One panel per ``(title, {line label: (steps, values)})``, stacked with a shared step
     axis; a line keeps its colour in every panel. ``band`` = (label, first, last step) is
-    shaded in every panel (a phase-change window)."""
+    shaded in every panel (a phase-change window).
+
+    The legend sits in its own band at the top of the figure, above the first panel's
+    title: as many rows as its entries need in a figure ``width_px`` wide."""
     ys = cell_domains([1] * max(len(panels), 1), 0.06, reverse=True)
     colours: dict[str, str] = {}
     data, layout, shapes, notes = [], {}, [], []
@@ -47,15 +55,37 @@ def curves_figure(
         x = float(np.log10(max(at, 1)))
         where = dict(xref="x", yref="y domain", x=x, y=1, xanchor="left", yanchor="top")
         notes.append(_note(label, **where, font=dict(size=12, color="#8a5a00")))
+    rows = legend_rows([d["name"] for d in data if d["showlegend"]], width_px - 60)
+    top = 8 + rows * LEGEND_ROW_PX + NOTE_PX
     layout |= dict(
         shapes=shapes,
         annotations=notes,
-        height=height * max(len(panels), 1) + 90,
-        margin=dict(l=50, r=10, t=50, b=50),
-        legend=dict(orientation="h", y=1.08, x=0),
+        height=height * max(len(panels), 1) + 40 + top,
+        margin=dict(l=50, r=10, t=top, b=50),
+        legend=dict(
+            orientation="h",
+            xref="container",
+            yref="container",
+            x=0,
+            y=1,
+            yanchor="top",
+            font=dict(size=LEGEND_FONT),
+        ),
         hovermode="x unified",
     )
     return figure(data, layout)
+
+
+def legend_rows(labels: list[str], px: float) -> int:
+    """The rows a horizontal legend of ``labels`` takes in ``px``: each entry is its symbol
+    (40 px, with the gap to the next) and its text, and an entry never splits."""
+    rows, used = 1, 0.0
+    for label in labels:
+        entry = 40 + text_px([label], LEGEND_FONT)
+        if used and used + entry > px:
+            rows, used = rows + 1, 0.0
+        used += entry
+    return rows
 
 
 def _line(label: str, steps, values, colour: str, in_legend: bool) -> dict:

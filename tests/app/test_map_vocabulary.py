@@ -3,7 +3,8 @@ ticks fit, log axes name decades, bars start at 0, titles wrap."""
 
 import numpy as np
 import pytest
-from views import chat, heatmap, learning, variants, variants_quality
+from kit import presenter
+from views import chat, heatmap, learning, timeline, variants, variants_quality
 from views.heatmap import BAR_PX, MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid, text_px
 from views.variants_html import map_grid_html
 
@@ -175,3 +176,51 @@ def test_pooled_is_the_block_mean_and_says_so():
 
 def test_one_markdown_escaper_makes_text_inert():
     assert heatmap.md_escape("[link](http://x) *b* <i>") == (r"\[link\]\(http\://x\) \*b\* \<i\>")
+
+
+def test_a_wrapped_title_hangs_from_the_top_and_stays_clear_of_the_plot():
+    """Plotly centres a title's first line in the top margin: a wrapped one reached down onto
+    the top y tick ("1" under "…by layer (StreamingLLM's figure"). Hung from the figure's top,
+    its last line ends above the plot by more than half a tick label."""
+    long = (
+        "Attention to the first token by layer (StreamingLLM's figure; mean over heads and queries)"
+    )
+    fig = chat.lines_figure(range(3), {"a": [0.1, 0.5, 0.9]}, long, "layer", "mass", y_range=(0, 1))
+    title = fig.layout.title
+    lines = title.text.count("<br>") + 1
+    assert lines >= 2 and (title.yref, title.y, title.yanchor) == ("container", 1, "top")
+    bottom = title.pad.t + lines * 1.3 * heatmap.TITLE_FONT  # plotly.js: 1.3 em a line
+    assert fig.layout.margin.t - bottom >= 0.5 * max(heatmap.FONT["size"], 18)
+
+
+def test_the_curves_legend_has_its_own_band_above_the_panel_titles():
+    """The training curves' legend sat over the first panel's title ("training (batch mean)"
+    on "Loss per target word"): it now takes rows of its own at the top of the figure, as
+    many as its entries need at the narrowest column, and the titles start below them."""
+    lines = {"training (batch mean)": ([0, 10], [3.0, 1.0]), "held-out": ([0, 10], [3.1, 1.2])}
+    accuracy = {"exact match": ([0, 10], [0, 0.5]), "AER": ([0, 10], [0.9, 0.1])}
+    panels = [("Loss per target word", lines), ("Accuracy and AER", accuracy)]
+    for width in (300, timeline.COLUMN_PX, 900):
+        fig = timeline.curves_figure(panels, 10, (), "step", 150, width_px=width)
+        legend, top = fig.layout.legend, fig.layout.margin.t
+        assert (legend.yref, legend.y, legend.yanchor) == ("container", 1, "top")
+        names = [d.name for d in fig.data if d.showlegend]
+        rows = timeline.legend_rows(names, width - 60)
+        assert rows >= 1 + (width < 500)  # four entries do not fit one row of a column
+        legend_bottom = rows * timeline.LEGEND_ROW_PX + 8
+        title = next(a for a in fig.layout.annotations if a.text == "Loss per target word")
+        assert title.yanchor == "bottom" and title.y == pytest.approx(1)
+        assert legend_bottom <= top - timeline.NOTE_PX  # the title's band starts below
+        # Each row holds what fits: the estimate never packs more than the width.
+        assert timeline.legend_rows(names, 10_000) == 1
+
+
+def test_presenter_mode_never_squeezes_a_figure():
+    """A map grid lays its tick and title bands out in px: presenter mode may make a short
+    figure taller, never a tall one shorter (the learning page's head grid, capped at 480 px,
+    put layer 0's x ticks on layer 1's panel titles)."""
+    grid = learning.head_maps_figure(np.random.default_rng(0).random((2, 2, 48, 48)), "t")
+    assert grid.layout.height > presenter.MAX_HEIGHT
+    assert presenter.restyle(grid).layout.height == grid.layout.height
+    short = heatmap.heatmap(np.eye(3), "abc", "abc", height=300)
+    assert short.layout.height < presenter.restyle(short).layout.height <= presenter.MAX_HEIGHT

@@ -174,3 +174,40 @@ def test_presenter_promise_on_every_page_and_lesson_step(studio_url, projector, 
                 break
             following.click()
             i += 1
+
+
+def _top(pg, selector: str, timeout_ms: int = 60_000) -> dict:
+    """The first visible ``selector``'s box (top, bottom) once it is drawn."""
+    el = pg.locator(selector).first
+    el.wait_for(state="visible", timeout=timeout_ms)
+    box = el.bounding_box()
+    return {"top": box["y"], "bottom": box["y"] + box["height"]}
+
+
+def test_home_and_a_model_without_attention_show_a_figure_on_the_first_screen(
+    studio_url, projector
+):
+    """The home page opens on a measured figure (BLEU by length, with and without
+    attention); a model with no map to draw shows that figure in the map's place."""
+    pg = projector
+    for path in ("?present=1", "alignment?present=1&model=nmt-enfr-none"):
+        pg.goto(f"{studio_url}/{path}")
+        wait_for_app(pg, timeout_ms=180_000)
+        assert_no_exception(pg)
+        figure = _top(pg, ".js-plotly-plot")
+        assert figure["top"] < SCREEN, (path, figure)
+
+
+def test_a_section_run_on_demand_keeps_its_button_above_the_figure(studio_url, projector):
+    """Chat › Variants inside runs only when asked: presenting, its form (with the Run
+    button) stays above where the figure comes, and the figure follows the button."""
+    pg = projector
+    pg.goto(f"{studio_url}/chat?present=1&section=variants&vn=16")
+    wait_for_app(pg, timeout_ms=180_000)
+    button = _top(pg, ".st-key-chat-variants-run button")
+    assert button["top"] < SCREEN, button
+    pg.locator(".st-key-chat-variants-run button").first.click()
+    wait_for_app(pg, timeout_ms=240_000)
+    assert_no_exception(pg)
+    figure = _top(pg, "[data-testid=stMain] .js-plotly-plot")
+    assert button["bottom"] <= figure["top"] < SCREEN, (button, figure)

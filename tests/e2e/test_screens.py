@@ -92,6 +92,32 @@ def test_a_figure_below_the_fold_breaks_presenter_mode(synthetic):
     assert screens.first_screen(pending, gone, presenter)
 
 
+# No figure: a button that starts the view's work (keyed "…-run"), then a table.
+ON_DEMAND = """
+<div style="height:300px">intro</div>
+<div class="st-key-lab-run"><button>Run the variants</button></div>
+<div data-testid="stDataFrame" style="height:200px">a table</div>
+"""
+
+
+def test_a_start_button_is_pressed_like_a_reveal_and_a_lone_table_is_the_figure(browser):
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_content(f"<!doctype html>{ON_DEMAND}")
+    first = page.evaluate(screens.CHECKS_JS, {"presenter": True})["first"]
+    context.close()
+    assert first["start"]["key"] == "st-key-lab-run" and first["start"]["top"] >= 300
+    assert first["figure"]["kind"] == "table"
+    presenter = screens.VIEWPORTS["presenter"]
+    waiting = dict(first, figure=None)  # the figure comes only after the press
+    assert screens.first_screen(waiting, None, presenter) == []
+    nothing = {"figure": None, "box_bottom": 340, "pressed": "'Run the variants'"}
+    (finding,) = screens.first_screen(waiting, nothing, presenter)
+    assert "after pressing 'Run the variants'" in finding["why"]
+    drawn = {"figure": {"kind": "chart", "top": 380}, "box_bottom": 340}
+    assert screens.first_screen(waiting, drawn, presenter) == []
+
+
 def test_english_interface_text_in_chinese_is_found():
     english = screens.catalog("en")["reveal.button"]
     assert english != screens.catalog("zh")["reveal.button"]
