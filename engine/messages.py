@@ -240,8 +240,8 @@ MESSAGES: dict[str, str] = {
     "ruler.unknown_task": "Unknown task {name!r}; known: {known}.",
     "ruler.length": "A haystack is {low:,} to {high:,} tokens long; got {value!r}.",
     "ruler.too_long": (
-        "This prompt has {n:,} tokens, over the chat model's window here: at most {limit:,} "
-        "tokens, question and answer included."
+        "A prompt of {n:,} tokens is over the chat model's window here: at most {limit:,} "
+        "tokens, haystack and question together."
     ),
     # engine.models.in_pretrained: variants inside the chat model
     "llm_variant.not_causal": (
