@@ -82,7 +82,7 @@ def head_means(chat, prompts: Iterable[Sequence[int]], *, arith: str = "bfloat16
     return total / count
 
 
-def _check_mode(mode: str) -> str:
+def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise InputError("causal.mode", mode=mode, known=", ".join(MODES))
     return mode
@@ -101,7 +101,7 @@ def _heads_by_layer(chat, heads: Iterable[tuple[int, int]] | None) -> dict[int, 
     return dict(sorted(by_layer.items()))
 
 
-def _ablate(heads: list[int], mode: str, mean: torch.Tensor | None):
+def head_edit(heads: list[int], mode: str, mean: torch.Tensor | None):
     """Copy b of the batch gets head ``heads[b]`` zeroed or set to its mean."""
 
     def edit(z: torch.Tensor) -> torch.Tensor:  # (B, T, H, d_head)
@@ -135,7 +135,7 @@ def ablate(
     returned (``stopped``).
     """
     ids = causal.check_ids(ids)
-    mode = _check_mode(mode)
+    mode = check_mode(mode)
     by_layer = _heads_by_layer(chat, heads)
     started = time.perf_counter()
     run = causal.run_with_cache(chat, ids, arith=arith)
@@ -152,7 +152,7 @@ def ablate(
         if should_stop is not None and should_stop():
             stopped = True
             break
-        edit = _ablate(hs, mode, None if means is None else means[li])
+        edit = head_edit(hs, mode, None if means is None else means[li])
         logits = causal.run_from(
             chat, run, li, causal.copies(run.resid_pre[li], len(hs)), {li: edit}
         )

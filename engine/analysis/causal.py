@@ -25,13 +25,14 @@ baseline's logits bit for bit (tests/unit/test_causal.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from threading import Lock
 
 import torch
+from torch import nn
 
 from engine.errors import InputError
 from engine.models import chat as chat_model
@@ -40,21 +41,25 @@ from engine.models import precision
 MAX_TOKENS = 64  # a sweep reruns the upper layers L·H times; 64 tokens keep it under ~1 min
 ARITHMETIC = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 
-# What the calling thread asks of the hooks: None (idle), or a _Probe.
+# What the calling thread asks of the hooks: None (idle), or a Probe.
 _PROBE: ContextVar = ContextVar("attention_studio_causal_probe", default=None)
 _INSTALLING = Lock()
 
 
 @dataclass
-class _Probe:
-    """Per call: record the residual stream and head outputs, and/or edit head outputs."""
+class Probe:
+    """Per call: record the residual stream and head outputs, and/or edit head outputs.
+
+    Head outputs are keyed as their hooks were installed (:func:`install_heads`): the
+    layer index for the chat model, ``(kind, layer)`` for an encoder–decoder.
+    """
 
     record: bool = False
-    resid: dict[int, torch.Tensor] | None = None
-    z: dict[int, torch.Tensor] | None = None
+    resid: dict[int, torch.Tensor] = field(default_factory=dict)
+    z: dict[Hashable, torch.Tensor] = field(default_factory=dict)
     layer_kwargs: dict | None = None
-    # layer → f(z [B, T, H, d_head]) -> z, applied to that layer's o_proj input
-    edits: dict[int, Callable[[torch.Tensor], torch.Tensor]] | None = None
+    # key → f(z [B, T, H, d_head]) -> z, applied to that output projection's input
+    edits: dict[Hashable, Callable[[torch.Tensor], torch.Tensor]] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,18 +78,30 @@ def _layers(chat) -> Sequence[torch.nn.Module]:
     return chat.model.model.layers
 
 
-def _install(chat) -> None:
-    """Put the idle hooks on the model once (they do nothing unless a probe is set)."""
-    model = chat.model
+def install_heads(model: nn.Module, projections: dict[Hashable, nn.Module], n_heads: int):
+    """Idle pre-forward hooks on each output projection W_O (its input: the heads'
+    outputs side by side), once per model; they act only inside :func:`probing`."""
     with _INSTALLING:
-        if getattr(model, "_causal_hooks", False):
+        if getattr(model, "_causal_heads", False):
             return
-        for li, layer in enumerate(_layers(chat)):
+        for key, projection in projections.items():
+            projection.register_forward_pre_hook(_z_hook(key, n_heads))
+        model._causal_heads = True
+
+
+def _install(chat) -> None:
+    """The chat model's hooks: head outputs at each ``o_proj``, the residual stream
+    entering each layer and the final norm."""
+    layers = _layers(chat)
+    install_heads(chat.model, {li: b.self_attn.o_proj for li, b in enumerate(layers)}, chat.n_heads)
+    with _INSTALLING:
+        if getattr(chat.model, "_causal_resid", False):
+            return
+        for li, layer in enumerate(layers):
             layer.register_forward_pre_hook(_resid_hook(li), with_kwargs=True)
-            layer.self_attn.o_proj.register_forward_pre_hook(_z_hook(li, chat.n_heads))
-        final = _resid_hook(len(_layers(chat)))
-        model.model.norm.register_forward_pre_hook(final, with_kwargs=True)
-        model._causal_hooks = True
+        final = _resid_hook(len(layers))
+        chat.model.model.norm.register_forward_pre_hook(final, with_kwargs=True)
+        chat.model._causal_resid = True
 
 
 def _resid_hook(li: int):
@@ -100,7 +117,7 @@ def _resid_hook(li: int):
     return hook
 
 
-def _z_hook(li: int, n_heads: int):
+def _z_hook(key: Hashable, n_heads: int):
     def hook(module, args):
         probe = _PROBE.get()
         if probe is None:
@@ -108,8 +125,8 @@ def _z_hook(li: int, n_heads: int):
         x = args[0]
         z = x.unflatten(-1, (n_heads, -1))  # (B, T, H, d_head)
         if probe.record:
-            probe.z[li] = z.detach().float()
-        edit = probe.edits.get(li) if probe.edits else None
+            probe.z[key] = z.detach().float()
+        edit = probe.edits.get(key)
         if edit is None:
             return None
         return (edit(z).flatten(-2).to(x.dtype),)
@@ -118,8 +135,8 @@ def _z_hook(li: int, n_heads: int):
 
 
 @contextmanager
-def _probing(chat, probe: _Probe):
-    _install(chat)
+def probing(probe: Probe):
+    """The hooks act for this thread (and its context) only, while inside."""
     token = _PROBE.set(probe)
     try:
         yield probe
@@ -167,9 +184,10 @@ def run_with_cache(chat, ids: Sequence[int], *, arith: str = "bfloat16") -> Run:
     """One forward pass of ``ids`` recording ``resid_pre`` and ``z`` of every layer."""
     ids = check_ids(ids, limit=None)
     L = chat.n_layers
-    probe = _Probe(record=True, resid={}, z={})
+    _install(chat)
+    probe = Probe(record=True)
     with (
-        _probing(chat, probe),
+        probing(probe),
         torch.inference_mode(),
         precision.only(arithmetic(arith)),
     ):
@@ -200,8 +218,9 @@ def run_from(
     with no edit reproduces ``run.logits`` exactly.
     """
     model = chat.model
+    _install(chat)
     with (
-        _probing(chat, _Probe(edits=edits or {})),
+        probing(Probe(edits=edits or {})),
         torch.inference_mode(),
         precision.only(arithmetic(run.arithmetic)),
     ):
