@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 from kit import queue
 from kit.errors import PageError
-from kit.i18n import engine_text, t
+from kit.i18n import engine_text, t, variant_title
 
 from engine import kernels, profile
 from engine.errors import InputError
@@ -24,8 +24,8 @@ from engine.models import variant_lm as quality
 from engine.models.in_pretrained import load_qkv_npz
 from engine.models.variant_lm import trained_trace
 from engine.trace import AttentionMap
+from engine.variants import REGISTRY, inputs, kv_cache
 from engine.variants import compare as cmp
-from engine.variants import inputs, kv_cache
 from engine.variants.inputs import long_qk
 from engine.variants.int8 import int8_attention, output_agreement
 from engine.variants.kv_cache import LENGTH_LIMIT
@@ -134,7 +134,7 @@ def compare_panels(traces: dict, names: list[str], view: str, head: int):
     panels, no_pattern = [], []
     for name in names:
         tr, amap = traces[name], traces[name].maps["attention"]
-        title = t("variants.full") if name == FULL else name  # short: the flags follow
+        title = t("variants.full") if name == FULL else variant_title(REGISTRY[name])
         panel = dict(x=amap.key_labels, y=amap.query_labels, title=title, flags=amap.flags)
         if view == "maps":
             panels.append({**panel, "z": amap.weights[0, head]})
@@ -199,6 +199,7 @@ def predictions(picked, lengths, d: int, budget: float) -> list[dict]:
                     "variant": v,
                     "n": n,
                     "predicted_memory": profile.human_bytes(memory),
+                    "predicted_mib": memory / 2**20,
                     "predicted_gflop": profile.flops(v, n, d, 1) / 1e9,
                     "over_budget": memory > budget,
                 }
@@ -285,6 +286,17 @@ def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dic
     return rows
 
 
+INT8_BIASES = (0.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0)  # the K channel biases swept
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def int8_sweep(n: int, d: int, block: int, seed: int) -> list[dict]:
+    """:func:`int8_rows` at each of INT8_BIASES: how each scheme's error grows with the bias."""
+    return [
+        {"bias": bias, **row} for bias in INT8_BIASES for row in int8_rows(n, d, bias, block, seed)
+    ]
+
+
 def kv_length_limit() -> int:
 
     return LENGTH_LIMIT
@@ -362,7 +374,8 @@ def quality_panels(traces: dict, layer: int, head: int) -> list[dict]:
     panels = []
     for name, tr in traces.items():
         m = tr.maps["attention"]
-        panel = dict(x=m.key_labels, y=m.query_labels, title=name, flags=m.flags)
+        title = variant_title(REGISTRY[name])
+        panel = dict(x=m.key_labels, y=m.query_labels, title=title, flags=m.flags)
         panels.append({**panel, "z": m.weights[layer, head]})
     return panels
 
@@ -410,6 +423,19 @@ def swap(text: str, names: tuple, budgets_json: str) -> dict:
 def _swap(m, text: str, names: tuple, budgets_json: str) -> dict:
 
     return in_pretrained.swap(m, text, names, json.loads(budgets_json))
+
+
+def swap_panels(res: dict, layer: int, head: int) -> list[dict]:
+    """The swap's map panels of (``layer``, ``head``): the original model's, then each
+    variant's, titled in the reader's language."""
+    tokens = res["tokens"]
+    z = res["original_maps"][layer, head]
+    panels = [dict(z=z, x=tokens, y=tokens, title=t("variants.swap_original"))]
+    for name, r in res["results"].items():
+        flags = ["exact"] if r.map_exact else ["implied"] if r.map_implied else []
+        title = variant_title(REGISTRY[name])
+        panels.append(dict(z=r.maps[layer, head], x=tokens, y=tokens, title=title, flags=flags))
+    return panels
 
 
 def swap_rows(results: dict) -> list[dict]:

@@ -9,6 +9,7 @@ from kit import (
     data_table,
     friendly_errors,
     html_chart,
+    notes,
     page_bottom,
     page_top,
     t,
@@ -104,18 +105,20 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
         kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
         grid = map_grid_html(panels, **kw)
         html_chart(grid, f"maps-{view}", lambda: map_grid(panels, **kw))
-    notes = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
-    st.caption(" · ".join(map_note(n) for n in notes if n))
+    said = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
+    st.caption(" · ".join(figs.data_text(map_note(n)) for n in said if n))
 
 
 def quality() -> None:
     data = state.quality_results()
     rows = state.quality_rows(data)
     tasks = list(dict.fromkeys(r["task"] for r in rows))
-    st.markdown(t("variants.quality_intro"))
-    data_table(state.quality_table(data, rows))
-    st.caption(t("variants.quality_caption", source=data["lra_published"]["source"]))
-    table_exports(rows, "variants-quality")
+    with notes("quality-table"):  # presenting: after the figures, which the task drives
+        st.markdown(t("variants.quality_intro"))
+        data_table(state.quality_table(data, rows))
+        source = figs.data_text(data["lra_published"]["source"])
+        st.caption(t("variants.quality_caption", source=source))
+        table_exports(rows, "variants-quality")
     first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
     kw = dict(default=first, key="q-task", format_func=task_title)
     task = url_choice(st.segmented_control, "task", t("variants.quality_task"), tasks, **kw)
@@ -193,15 +196,17 @@ def quality_training(task: str, variants: list[str]) -> None:
     panels = training.panels(found, step, layer, head)
     grid = map_grid_html(panels, table_side=training.TABLE_SIDE)  # 22 × 32² cells: images
     html_chart(grid, "quality-training", lambda: map_grid(panels))
-    panels_ = training.curve_panels(found)
+    panels_ = [  # each line named as the legends name the variants
+        (title, {figs.variant_name(v): curve for v, curve in lines.items()})
+        for title, lines in training.curve_panels(found)
+    ]
     fig = timeline_figs.curves_figure(panels_, None, (), t("variants.training_step"), height=150)
     chart(fig, key="quality-training-curves")
     table_exports(training.rows(found), f"variants-training-{task}")
 
 
 def swap() -> None:
-
-    st.markdown(t("variants.swap_intro"))
+    notes("swap-intro").markdown(t("variants.swap_intro"))
     with controls():
         label = t("variants.swap_text", n=state.SWAP_MAX_TOKENS)
         gate = subword_gate(state.minilm().tokenizer, state.SWAP_MAX_TOKENS)
@@ -222,11 +227,12 @@ def swap() -> None:
         res = state.swap(text, tuple(picked), json.dumps(budgets, sort_keys=True))
     results = res["results"]
     exact = [variant_title(REGISTRY[v]) for v, r in results.items() if r.exact]
-    st.markdown(t("variants.swap_exact", names=", ".join(exact) or "—", n=res["n"]))
-    rows = state.swap_rows(results)
-    data_table(rows)
-    st.caption(t("variants.swap_caption"))
-    table_exports(rows, "variants-minilm-swap")
+    with notes("swap-table"):  # presenting: after the charts and maps
+        st.markdown(t("variants.swap_exact", names=", ".join(exact) or "—", n=res["n"]))
+        rows = state.swap_rows(results)
+        data_table(rows)
+        st.caption(t("variants.swap_caption"))
+        table_exports(rows, "variants-minilm-swap")
     c1, c2 = st.columns(2)
     chart(figs.cosine_figure({n: r.cosine for n, r in results.items()}), "swap-cosine", c1)
     errors = {name: r.layer_errors for name, r in results.items()}
@@ -244,65 +250,41 @@ def swap_maps(res: dict) -> None:
         layer = url_number(c1.number_input, "layer", label, 0, n_layers - 1, 0, key="swap-layer")
         label = t("variants.head", last=n_heads - 1)
         head = url_number(c2.number_input, "head", label, 0, n_heads - 1, 0, key="swap-head")
-    tokens = res["tokens"]
-    panels = [dict(z=original[layer, head], x=tokens, y=tokens, title=t("variants.swap_original"))]
-    for name, r in res["results"].items():
-        flags = ["exact"] if r.map_exact else ["implied"] if r.map_implied else []
-        panels.append(dict(z=r.maps[layer, head], x=tokens, y=tokens, title=name, flags=flags))
+    panels = state.swap_panels(res, int(layer), int(head))
     html_chart(map_grid_html(panels), "swap-maps", lambda: map_grid(panels))
 
 
 def profile() -> None:
-    st.markdown(t("variants.profile_intro"))
-    names = list(REGISTRY)
-    picked = st.multiselect(t("variants.profile_variants"), names, names, key="profile-variants")
-    lengths = st.multiselect(
-        t("variants.lengths", lo=cost_model.LENGTH_LIMITS[0], hi=cost_model.LENGTH_LIMITS[1]),
-        [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
-        list(cost_model.DEFAULT_LENGTHS),
-        key="profile-lengths",
-    )
-    c1, c2, c3 = st.columns(3)
-    d = c1.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="profile-d")
-    label, default_s = t("variants.time_budget"), int(cost_model.TIME_BUDGET_S)
-    time_budget = c2.slider(label, 5, 120, default_s, key="profile-time")
-    mem_gib = c3.slider(t("variants.mem_budget"), 0.25, 4.0, 2.0, step=0.25, key="profile-mem")
-    predictions = state.predictions(picked, lengths, d, mem_gib * 2**30)
+    notes("profile-intro").markdown(t("variants.profile_intro"))
+    with controls("profile"):
+        names, title = list(REGISTRY), lambda v: variant_title(REGISTRY[v])
+        label = t("variants.profile_variants")
+        picked = st.multiselect(label, names, names, key="profile-variants", format_func=title)
+        lengths = st.multiselect(
+            t("variants.lengths", lo=cost_model.LENGTH_LIMITS[0], hi=cost_model.LENGTH_LIMITS[1]),
+            [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
+            list(cost_model.DEFAULT_LENGTHS),
+            key="profile-lengths",
+        )
+        c1, c2, c3 = st.columns(3)
+        d = c1.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="profile-d")
+        label, default_s = t("variants.time_budget"), int(cost_model.TIME_BUDGET_S)
+        time_budget = c2.slider(label, 5, 120, default_s, key="profile-time")
+        mem = c3.slider(t("variants.mem_budget"), 0.25, 4.0, 2.0, step=0.25, key="profile-mem")
+        run = st.button(t("variants.run_sweep"), type="primary", key="profile-run")
+    predictions = state.predictions(picked, lengths, d, mem * 2**30)
+    chart(figs.predicted_memory_figure(predictions), key="chart-predicted")
     with st.expander(t("variants.prediction")):
-        data_table(predictions)
+        data_table([{k: v for k, v in r.items() if k != "predicted_mib"} for r in predictions])
         table_exports(predictions, "variants-predictions")
-    request = None
-    if st.button(t("variants.run_sweep"), type="primary", key="profile-run"):
-        request = (tuple(picked), tuple(sorted(set(lengths))), d, time_budget, mem_gib * 2**30)
-    items, status = state.sweep_session(request)
+    request = (tuple(picked), tuple(sorted(set(lengths))), d, time_budget, mem * 2**30)
+    items, status = state.sweep_session(request if run else None)
     if status == "stopped":
         st.warning(t("variants.sweep_stopped", n=len(items)))
     if not items:
         st.info(t("variants.sweep_hint"))
         return
-    profile_results(state.sweep_tables(items), cost_model.EXPONENT_TOLERANCE)
-
-
-def profile_results(tables: dict, tolerance: float) -> None:
-    measured = tables["measured"]
-    if measured:
-        title, y_title = t("variants.time_title"), t("variants.seconds")
-        chart(figs.loglog_figure(measured, "median_s", title=title, y_title=y_title), "chart-time")
-        title = t("variants.memory_title")
-        fig = figs.loglog_figure(
-            measured, "peak_mib", predicted="predicted_mib", title=title, y_title="MiB"
-        )
-        chart(fig, key="chart-mem")
-        st.markdown(t("variants.exponents", tolerance=tolerance))
-        data_table(tables["exponents"])
-        table_exports(tables["exponents"], "variants-exponents")
-        st.markdown(t("variants.measurements"))
-        data_table(tables["table"])
-        table_exports(tables["table"], "variants-profile")
-    if tables["skipped"]:
-        st.markdown(t("variants.not_run"))
-        data_table(tables["skipped"])
-        table_exports(tables["skipped"], "variants-skipped")
+    figs.draw_profile(state.sweep_tables(items), cost_model.EXPONENT_TOLERANCE)
     claims_view.show("flash", "oom")  # the seed's FlashAttention and 8K claims, measured
 
 
@@ -355,12 +337,15 @@ def kv() -> None:
 
 
 def int8() -> None:
-    st.markdown(t("variants.int8_intro"))
-    c1, c2, c3, c4 = st.columns(4)
-    n = url_number(c1.number_input, "n", "n (16 … 1024)", 16, 1024, 256, key="int8-n", step=16)
-    d = c2.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="int8-d")
-    outlier = c3.slider(t("variants.int8_bias"), 0.0, 50.0, 20.0, key="int8-bias")
-    block = c4.number_input(t("variants.int8_block"), 1, 1024, 64, key="int8-block")
+    notes("int8-intro").markdown(t("variants.int8_intro"))
+    with controls("int8"):
+        c1, c2, c3, c4 = st.columns(4)
+        n = url_number(c1.number_input, "n", "n (16 … 1024)", 16, 1024, 256, key="int8-n", step=16)
+        d = c2.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="int8-d")
+        outlier = c3.slider(t("variants.int8_bias"), 0.0, 50.0, 20.0, key="int8-bias")
+        block = c4.number_input(t("variants.int8_block"), 1, 1024, 64, key="int8-block")
+    sweep = state.int8_sweep(int(n), int(d), int(block), 0)
+    chart(figs.int8_figure(sweep, float(outlier)), key="int8-chart")
     rows = state.int8_rows(int(n), int(d), float(outlier), int(block), 0)
     data_table(rows)
     table_exports(rows, "variants-int8")

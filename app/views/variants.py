@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
-import numpy as np
-from kit.i18n import t
+import functools
+import re
 
+import numpy as np
+import streamlit as st
+from kit import chart, data_table, table_exports
+from kit.i18n import DEFAULT, catalog, language, t, variant_title
+
+from engine.variants import REGISTRY
 from views.heatmap import FONT, figure, log_axis
 
 # A variant's marker when the colours run out: colour and shape together tell 40 apart.
 SYMBOLS = ("circle", "diamond", "square", "triangle-up")
+_DETAIL = re.compile(r"\s*[(（].*$")  # a title's parenthesis: "Mamba (selective SSM)"
+
+
+def variant_name(name: str) -> str:
+    """A variant's short name in the reader's language, for legends and axis labels: its
+    title without the parenthesis (an id the registry lacks stays as it is)."""
+    return _DETAIL.sub("", variant_title(REGISTRY[name])) if name in REGISTRY else name
+
+
+def data_text(text: str) -> str:
+    """An English sentence the engine writes into its results or notes (not a Message: a
+    citation, a variant's reason to stay out of the grid, a note on its map) in the
+    reader's language: each sentence of ``variants.data`` found in ``text`` is replaced."""
+    if language() == DEFAULT or not text:
+        return text
+    for english, other in _data_sentences(language()):
+        text = text.replace(english, other)
+    return text
+
+
+@functools.cache
+def _data_sentences(lang: str) -> list[tuple[str, str]]:
+    en, other = catalog(DEFAULT), catalog(lang)
+    pairs = [(v, other[k]) for k, v in en.items() if k.startswith("variants.data.")]
+    return sorted(pairs, key=lambda p: -len(p[0]))  # a longer sentence before its part
 
 
 def loglog_figure(
@@ -25,7 +56,7 @@ def loglog_figure(
                 x=ns,
                 y=[r[y] for r in pts],
                 mode="lines+markers",
-                name=name,
+                name=variant_name(name),
                 legendgroup=name,
             )
         )
@@ -36,7 +67,7 @@ def loglog_figure(
                     x=ns,
                     y=[r[predicted] for r in pts],
                     mode="lines",
-                    name=t("views.variants.model_line", name=name),
+                    name=t("views.variants.model_line", name=variant_name(name)),
                     legendgroup=name,
                     line=dict(dash="dash"),
                     opacity=0.6,
@@ -90,10 +121,10 @@ def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: st
                 array=[r["max"] - r["accuracy"]],
                 arrayminus=[r["accuracy"] - r["min"]],
             ),
-            name=r["variant"],
+            name=variant_name(r["variant"]),
             mode="markers",
             marker=dict(size=12, symbol=SYMBOLS[i // 10 % len(SYMBOLS)]),
-            hovertemplate=r["variant"] + ": %{y:.3f} at %{x:.3g}<extra></extra>",
+            hovertemplate=variant_name(r["variant"]) + ": %{y:.3f} · %{x:.3g}<extra></extra>",
         )
         for i, r in enumerate(pts)
     ]
@@ -152,3 +183,60 @@ def cosine_figure(cosines: dict[str, float]):
         yaxis=dict(autorange="reversed", type="category"),
     )
     return figure([bars], layout)
+
+
+def predicted_memory_figure(rows: list[dict]):
+    """What each variant's memory model predicts for one head, before anything runs."""
+    title, y_title = t("variants.predicted_title"), t("variants.predicted_axis")
+    return loglog_figure(rows, "predicted_mib", title=title, y_title=y_title)
+
+
+def draw_profile(tables: dict, tolerance: float) -> None:
+    """A sweep's measured time and memory against n, its fitted exponents, its table and the
+    cells it did not run."""
+    measured = tables["measured"]
+    if measured:
+        title, y_title = t("variants.time_title"), t("variants.seconds")
+        chart(loglog_figure(measured, "median_s", title=title, y_title=y_title), "chart-time")
+        title = t("variants.memory_title")
+        fig = loglog_figure(
+            measured, "peak_mib", predicted="predicted_mib", title=title, y_title="MiB"
+        )
+        chart(fig, key="chart-mem")
+        st.markdown(t("variants.exponents", tolerance=tolerance))
+        data_table(tables["exponents"])
+        table_exports(tables["exponents"], "variants-exponents")
+        st.markdown(t("variants.measurements"))
+        data_table(tables["table"])
+        table_exports(tables["table"], "variants-profile")
+    if tables["skipped"]:
+        st.markdown(t("variants.not_run"))
+        data_table(tables["skipped"])
+        table_exports(tables["skipped"], "variants-skipped")
+
+
+def int8_figure(rows: list[dict], bias: float):
+    """Each INT8 scheme's relative L1 error against fp32 as the K channel bias grows, the
+    bias chosen marked (dotted): the naive scheme's error grows with it, the smoothed one's
+    stays put."""
+    lines = []
+    for scheme in dict.fromkeys(r["scheme"] for r in rows):
+        pts = [r for r in rows if r["scheme"] == scheme]
+        name = t(f"variants.int8_scheme_{scheme}")
+        x, y = [r["bias"] for r in pts], [r["rel_l1"] for r in pts]
+        tip = name + ": %{y:.3g} · %{x}<extra></extra>"
+        lines.append(
+            dict(type="scatter", x=x, y=y, mode="lines+markers", name=name, hovertemplate=tip)
+        )
+    mark = dict(type="line", x0=bias, x1=bias, y0=0, y1=1, yref="paper", line=dict(dash="dot"))
+    layout = dict(
+        title=dict(text=t("variants.int8_title")),
+        font=FONT,
+        height=380,
+        margin=dict(l=10, r=10, t=60, b=10),
+        shapes=[mark],
+        legend=dict(orientation="h", y=-0.25),
+        xaxis=dict(title=dict(text=t("variants.int8_bias_axis"))),
+        yaxis=dict(title=dict(text=t("variants.int8_error_axis")), rangemode="tozero"),
+    )
+    return figure(lines, layout)

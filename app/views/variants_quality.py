@@ -8,10 +8,9 @@ Both read what ``python -m engine.evaluate variants`` saved: the grid's evaluati
 
 from __future__ import annotations
 
-import math
-
+import numpy as np
 import streamlit as st
-from kit import chart, data_table, t
+from kit import chart, data_table, t, table_exports
 from plotly.colors import qualitative
 
 from engine.analysis import needle
@@ -19,17 +18,17 @@ from engine.models.variant_lm import GRID_WIDTH
 from views.heatmap import (
     FONT,
     SEQUENTIAL,
-    axes,
     cell_domains,
     figure,
     log_axis,
     subplot_ref,
+    text_px,
 )
+from views.variants import data_text, variant_name
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
 COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
-COLUMNS = 2  # needle heatmaps per row: each at least MIN_PANEL_PX at 1024 px
-CELL_PX = 210  # height of one row of needle heatmaps
+ROW_PX = 30  # one probed variant's row of needle cells
 
 
 def recall_state_figure(rows: list[dict], chance: float) -> dict:
@@ -42,7 +41,7 @@ def recall_state_figure(rows: list[dict], chance: float) -> dict:
         data.append(
             dict(
                 type="scatter",
-                name=variant,
+                name=variant_name(variant),
                 legendgroup=variant,
                 x=[r["state_bytes"] for r in pts],
                 y=[r["mean"] for r in pts],
@@ -59,7 +58,8 @@ def recall_state_figure(rows: list[dict], chance: float) -> dict:
                     color=COLOURS[i % len(COLOURS)],
                     symbol=[SYMBOLS[r["kind"]] for r in pts],
                 ),
-                hovertemplate=variant + ": %{y:.3f} · %{x:,} B<br>%{customdata}<extra></extra>",
+                hovertemplate=variant_name(variant)
+                + ": %{y:.3f} · %{x:,} B<br>%{customdata}<extra></extra>",
             )
         )
     lo = min(r["state_bytes"] for r in rows) / 2
@@ -106,7 +106,7 @@ def sweep_lines(rows: list[dict]) -> list[dict]:
                 y=[r["mean"] for r in pts],
                 showlegend=False,
                 legendgroup=variant,
-                text=[f"{variant} · d = {r.get('width', GRID_WIDTH)}" for r in pts],
+                text=[f"{variant_name(variant)} · d = {r.get('width', GRID_WIDTH)}" for r in pts],
                 line=dict(width=1, color="rgba(90, 90, 90, 0.45)"),
                 marker=dict(size=5),
                 hovertemplate="%{text}: %{y:.3f} · %{x:,} B<extra>" + task + "</extra>",
@@ -158,55 +158,72 @@ def draw_recall_state(data: dict) -> None:
     st.markdown(t("variants_quality.ours"))
     missing = data.get("not_in_grid") or {}
     if missing:
-        text = " · ".join(f"{name}: {why}" for name, why in missing.items())
+        text = " · ".join(f"{variant_name(n)}: {data_text(why)}" for n, why in missing.items())
         st.caption(t("variants_quality.not_in_grid", reasons=text))
     if data.get("missing_cells"):
         st.caption(t("variants_quality.missing_cells", cells=", ".join(data["missing_cells"])))
 
 
 def needle_figure(probe: dict) -> dict:
-    """One depth × length heatmap per variant (mean over seeds), one shared colour bar."""
-    grids = probe["mean"]
-    names = list(grids)
-    rows = math.ceil(len(names) / COLUMNS)
-    xs = [
+    """Each probed variant's needle accuracy (a row, mean over seeds) by input length (mean
+    over the depths) and by the needle's depth (mean over the lengths), side by side on one
+    0–1 scale, each cell's value written in it: the variants' rows set each panel's range,
+    where one variant's depth × length grid alone is often all but one colour."""
+    names = list(probe["mean"])
+    grids = np.asarray([probe["mean"][n] for n in names], dtype=float)  # (variant, depth, length)
+    lengths = [
         t("variants_quality.length_trained", n=n) if n == probe["trained_n"] else str(n)
         for n in probe["lengths"]
     ]
-    ys = [f"{d:g}" for d in probe["depths"]]
-    cols = cell_domains([1] * COLUMNS, 0.04)
-    rws = cell_domains([1] * rows, 0.4 / max(rows, 1), reverse=True)
-    data, layout, notes = [], {}, []
-    for i, name in enumerate(names):
-        k = i + 1
-        r, c = divmod(i, COLUMNS)
+    depths = [f"{d:g}" for d in probe["depths"]]
+    ys = [variant_name(n) for n in names]
+    panels = (
+        (grids.mean(axis=1), lengths, "needle_by_length", {}),
+        (grids.mean(axis=2), depths, "needle_by_depth", dict(tickangle=-45)),
+    )
+    cols = cell_domains([len(lengths) + 1, len(depths)], 0.05)
+    data, layout = [], {}
+    for k, (z, xs, title, ticks) in enumerate(panels, start=1):
         data.append(
             dict(
                 type="heatmap",
-                z=grids[name],
+                z=z.round(3).tolist(),
                 x=xs,
                 y=ys,
                 zmin=0,
                 zmax=1,
                 colorscale=SEQUENTIAL,
-                showscale=i == 0,
-                colorbar=dict(title=dict(text=t("variants_quality.accuracy_axis")), len=0.5),
-                hovertemplate=name + ": L %{x}, f %{y}: %{z:.2f}<extra></extra>",
-                **subplot_ref(k),
+                showscale=k == 1,
+                colorbar=dict(title=dict(text=t("variants_quality.accuracy_axis"), side="right")),
+                texttemplate="%{z:.2f}",
+                textfont=dict(size=12),
+                hovertemplate="%{y}: %{x}: %{z:.3f}<extra></extra>",
+                xaxis=subplot_ref(k)["xaxis"],
             )
         )
-        y = dict(type="category", showticklabels=c == 0)  # the depths, once a row
-        layout |= axes(k, cols[c], rws[r], x=dict(type="category"), y=y)
-        title = dict(text=name, x=sum(cols[c]) / 2, y=rws[r][1], yanchor="bottom")
-        notes.append(dict(**title, xref="paper", yref="paper", showarrow=False))
+        x = dict(domain=list(cols[k - 1]), anchor="y", type="category", **ticks)
+        layout[subplot_ref(k)["xaxis"].replace("x", "xaxis")] = x | dict(
+            title=dict(text=t(f"variants_quality.{title}"))
+        )
+    # One y axis for both panels: every variant named once, each on its line.
+    layout["yaxis"] = dict(type="category", autorange="reversed", tickmode="array", tickvals=ys)
     layout |= dict(
         title=dict(text=t("variants_quality.needle_chart_title", task=probe["task"])),
         font=dict(size=13),
-        height=CELL_PX * rows + 110,
-        margin=dict(l=50, r=10, t=70, b=40),
-        annotations=notes,
+        height=ROW_PX * len(names) + 190,
+        margin=dict(l=int(text_px(ys)) + 16, r=10, t=60, b=130),
     )
     return figure(data, layout)
+
+
+def needle_rows(probe: dict) -> list[dict]:
+    """Every probed cell: variant, depth, length and its accuracy (mean over seeds)."""
+    return [
+        {"variant": name, "depth": d, "length": n, "accuracy": grid[i][j]}
+        for name, grid in probe["mean"].items()
+        for i, d in enumerate(probe["depths"])
+        for j, n in enumerate(probe["lengths"])
+    ]
 
 
 def draw_needle() -> None:
@@ -226,9 +243,10 @@ def draw_needle() -> None:
         )
     )
     chart(needle_figure(probe), key="quality-needle")
+    table_exports(needle_rows(probe), "variants-needle")
     skipped = probe.get("skipped") or {}
     if skipped:
-        text = ", ".join(f"{v} ({acc:.3f})" for v, acc in skipped.items())
+        text = ", ".join(f"{variant_name(v)} ({acc:.3f})" for v, acc in skipped.items())
         st.caption(t("variants_quality.needle_skipped", variants=text, task=probe["task"]))
 
 

@@ -3,6 +3,8 @@ traceback."""
 
 from __future__ import annotations
 
+import json
+
 import torch
 
 from tests.app.variants_support import _section, _texts
@@ -113,11 +115,12 @@ def test_causal_refused_for_bidirectional_variants(page):
 
 def test_cost_profile_sweep_and_budget(page):
     at = _section(page("variants"), "profile")
+    assert len(at.get("plotly_chart")) == 1  # the memory models' prediction, before any run
     at.multiselect(key="profile-variants").set_value(["full", "performer"]).run()
     at.multiselect[1].set_value([64, 128]).run()
     at.button[0].click().run()  # Run sweep
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 2
+    assert len(at.get("plotly_chart")) == 3  # and the measured time and memory
     summary = at.dataframe[1].value
     assert set(summary["variant"]) == {"full", "performer"}
     # 32k full attention is predicted over a 0.25 GiB budget: trimmed with a note.
@@ -141,6 +144,9 @@ def test_long_kv_and_int8_sections(page):
     rows = at.dataframe[0].value
     assert list(rows["scheme"]) == ["sage", "naive"]
     assert rows.loc[0, "cosine"] > 0.99
+    (chart,) = at.get("plotly_chart")  # each scheme's error as the K channel bias grows
+    sage, naive = (line["y"] for line in json.loads(chart.proto.spec)["data"])
+    assert naive[-1] > 3 * naive[0] and max(sage) < min(naive[1:])  # only naive's grows
 
 
 def test_trained_transformer_with_variants_swapped_in(page):

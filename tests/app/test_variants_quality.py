@@ -9,10 +9,12 @@ import json
 import numpy as np
 import pytest
 import torch
+from views.variants import variant_name
 
 from tests.app.variants_support import _section, _texts
 
 torch.set_num_threads(1)
+FULL = "Full attention"  # full attention's name in map titles and legends (English)
 
 
 def _figures(at) -> dict:
@@ -40,7 +42,8 @@ def test_quality_table_chart_and_trained_maps(page):
     assert "±" in table.loc[table["variant"] == "full", "mqar-256"].item()
     specs = list(_figures(at).values())
     scatter = next(s for s in specs if s["data"][0]["type"] == "scatter")
-    assert [d["name"] for d in scatter["data"]] == list(table["variant"])  # one per variant
+    names = [variant_name(v) for v in table["variant"]]
+    assert [d["name"] for d in scatter["data"]] == names  # one per variant
     assert all(d["mode"] == "markers" for d in scatter["data"])  # named in the legend
     grid = next(h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body)
     assert grid.count('class="kit-vgrid-panel"') == len(table)  # the maps: one HTML grid
@@ -199,7 +202,7 @@ def test_recall_against_state_and_the_needle_heatmaps(page):
     rows = [r for r in quality.results()["recall_state"] if r.get("width", 64) == 64]
     points = [d for d in recall["data"] if d["mode"] == "markers"]
     assert sum(len(d["x"]) for d in points) == len(rows)  # a point per grid row
-    assert {d["name"] for d in points} == {r["variant"] for r in rows}  # named in the legend
+    assert {d["name"] for d in points} == {variant_name(r["variant"]) for r in rows}  # legend
     assert {x for d in points for x in d["x"]} == {r["state_bytes"] for r in rows}
     swept = quality.results().get("width_sweep", {}).get("cells", [])
     lines = [d for d in recall["data"] if d["mode"] == "lines+markers"]
@@ -212,9 +215,15 @@ def test_recall_against_state_and_the_needle_heatmaps(page):
     assert "Published findings, not ours" in prose
     probe = needle.results()
     heat = next(s for title, s in titled.items() if title.startswith("Needle accuracy"))
-    maps = [d for d in heat["data"] if d["type"] == "heatmap"]
-    assert [m["z"] for m in maps] == list(probe["mean"].values())
-    assert len(maps[0]["x"]) == len(probe["lengths"]) and len(maps[0]["y"]) == len(probe["depths"])
+    by_length, by_depth = [d for d in heat["data"] if d["type"] == "heatmap"]
+    grids = np.asarray(list(probe["mean"].values()))  # (variant, depth, length)
+    assert np.allclose(by_length["z"], grids.mean(axis=1), atol=1e-3)
+    assert np.allclose(by_depth["z"], grids.mean(axis=2), atol=1e-3)
+    assert len(by_length["x"]) == len(probe["lengths"])
+    assert len(by_depth["x"]) == len(probe["depths"])
+    assert by_length["y"] == [variant_name(n) for n in probe["mean"]]  # a row per probed variant
+    for panel in (by_length, by_depth):  # each panel's rows span its colour scale
+        assert np.ptp(panel["z"]) >= 0.25 * (panel["zmax"] - panel["zmin"])
 
 
 def _training_grid(at) -> str:
@@ -235,16 +244,16 @@ def test_training_timeline_slider_replays_every_cells_learning(page):
     slider = at.select_slider(key="q-step")
     assert [int(s) for s in slider.options] == tl.steps and int(slider.value) == tl.steps[-1]
     assert _training_grid(at).count('class="kit-vgrid-panel"') == len(variants)
-    assert f"full · {tl.steps[-1]}" in _training_grid(at)
+    assert f"{FULL} · {tl.steps[-1]}" in _training_grid(at)
     curves = max(  # the figure with a "full" line per metric
-        _figures(at).values(), key=lambda s: sum(d.get("name") == "full" for d in s["data"])
+        _figures(at).values(), key=lambda s: sum(d.get("name") == FULL for d in s["data"])
     )
-    full = [d for d in curves["data"] if d["name"] == "full"]
+    full = [d for d in curves["data"] if d["name"] == FULL]
     assert len(full) == 3  # accuracy, evidence mass, loss
     assert full[0]["y"] == pytest.approx(tl.metrics["accuracy"], abs=1e-6)
     at.select_slider(key="q-step").set_value(tl.steps[2]).run()
     assert not at.exception
-    assert f"full · {tl.steps[2]}" in _training_grid(at)
+    assert f"{FULL} · {tl.steps[2]}" in _training_grid(at)
     assert tl.metrics["accuracy"][-1] > 0.99 > tl.metrics["accuracy"][0]  # it learnt
 
 
