@@ -13,7 +13,8 @@ read and edit two activations, named as TransformerLens names them:
 They are read and edited by hooks on the HuggingFace model's own modules (a pre-forward
 hook on each layer and on each ``o_proj``), installed once per model and idle unless the
 calling thread has asked for them: a model shared by sessions, or by the batcher's thread,
-runs unchanged.
+runs unchanged. The head hooks fit any model with an output projection W_O
+(:func:`install_heads`): MiniLM's and the project's Transformer's ablations use them too.
 
 Everything below layer l is the same whatever is done at layer l or above, so an edit at
 layer l reruns only layers l … L − 1 (:func:`run_from`) from the cached ``resid_pre[l]``,
