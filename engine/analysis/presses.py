@@ -198,8 +198,9 @@ SCORES: dict[str, Callable[[Observed, float], torch.Tensor]] = {
 PRESSES = ("full", *SCORES, "duo_attention")
 
 
-def keep(name: str, obs: Observed, ratio: float) -> torch.Tensor:
-    """Bool ``(L, H_kv, n)``: the context positions press ``name`` keeps at ``ratio``."""
+def keep(name: str, obs: Observed, ratio: float, *, seed: int = 0) -> torch.Tensor:
+    """Bool ``(L, H_kv, n)``: the context positions press ``name`` keeps at ``ratio``
+    (``seed``: the random press's draw)."""
     if name not in PRESSES:
         raise InputError("press.unknown", name=name, known=", ".join(PRESSES))
     ratio = check_ratio(ratio)
@@ -207,6 +208,8 @@ def keep(name: str, obs: Observed, ratio: float) -> torch.Tensor:
         return torch.ones(obs.key_norms.shape, dtype=torch.bool)
     if name == "duo_attention":
         return duo_attention_keep(obs, ratio)
+    if name == "random":
+        return keep_top(random_scores(obs, ratio, seed), ratio)
     return keep_top(SCORES[name](obs, ratio), ratio)
 
 

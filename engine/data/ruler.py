@@ -47,6 +47,7 @@ MIN_LENGTH = 256
 # and question together, is at most that long; its answer (≤ MAX_ANSWER) follows.
 WINDOW = 2048
 MAX_ANSWER = 48
+CONTINUATION = 32  # tokens of the book after the haystack, read for a perplexity
 
 ADJECTIVES = (
     "amber", "brave", "calm", "dusty", "eager", "faint", "gentle", "hollow", "icy", "jolly",
@@ -80,6 +81,7 @@ class Example:
     question: str
     answers: tuple[str, ...]
     haystack: str
+    continuation_ids: tuple[int, ...] = ()  # the book's next tokens after the haystack
 
     @property
     def n_tokens(self) -> int:
@@ -204,9 +206,10 @@ def _cwe(tok, rng: random.Random, budget: int) -> tuple[str, list[str]]:
     return " ".join(f"{i}. {x}" for i, x in enumerate(listed, 1)), common
 
 
-def _haystack(tok, rng: random.Random, budget: int, inserts: list[str]) -> str:
+def _haystack(tok, rng: random.Random, budget: int, inserts: list[str]) -> tuple[str, int]:
     """A run of the book's sentences from a seeded start, ``inserts`` each at a seeded
-    depth between sentences, as many sentences as keep it within ``budget`` tokens."""
+    depth between sentences, as many sentences as keep it within ``budget`` tokens; and
+    the index of the book's sentence that follows the run."""
     sentences = _sentences()
     start = rng.randrange(len(sentences) - 2000)
     cost = sum(len(tok.encode(" " + s)) for s in inserts)
@@ -218,9 +221,10 @@ def _haystack(tok, rng: random.Random, budget: int, inserts: list[str]) -> str:
         run.append(s)
     for s in inserts:
         run.insert(rng.randint(0, len(run)), s)
+    end = start + len(run) - len(inserts)
     while len(tok.encode(" ".join(run))) > budget:  # the joins can cost a token here and there
         run.pop(next(i for i in range(len(run) - 1, -1, -1) if run[i] not in inserts))
-    return " ".join(run)
+    return " ".join(run), end
 
 
 def check(task: str, length: int) -> None:
@@ -263,10 +267,14 @@ def generate(tok, task: str, length: int, seed: int) -> Example:
     empty = _template(tok, intro, question, prefix)
     budget = length - len(empty[0]) - len(empty[1]) - 2
     if task == "cwe":
-        haystack, answers = _cwe(tok, rng, budget)
+        (haystack, answers), end = _cwe(tok, rng, budget), rng.randrange(len(_sentences()) - 50)
     else:
-        haystack = _haystack(tok, rng, budget, inserts)
+        haystack, end = _haystack(tok, rng, budget, inserts)
     context, rest = _template(tok, intro + haystack, question, prefix)
     if len(context) + len(rest) > length:
         raise ValueError(f"{task} {length} {seed}: the haystack was cut too long")
-    return Example(task, length, seed, context, rest, question, tuple(answers), haystack)
+    after = tuple(tok.encode(" " + " ".join(_sentences()[end : end + 20])))
+    answers = tuple(answers)
+    return Example(
+        task, length, seed, context, rest, question, answers, haystack, after[:CONTINUATION]
+    )

@@ -1,0 +1,240 @@
+"""``python -m engine.evaluate cache``: KV-cache presses judged by what they lose.
+
+Every example of every RULER-style task (:mod:`engine.data.ruler`) is prefilled once;
+each press at each compression ratio (:mod:`engine.analysis.presses`) then keeps its
+positions of that one cache and answers the question greedily, all runs of an example in
+one batch (:mod:`engine.analysis.press_eval`). Beside accuracy, the perplexity of the
+book's next 32 tokens read over the same compressed cache, so the two can be set side by
+side: does perplexity show what a press loses?
+
+Each finished example is appended to ``<result>.jsonl`` as one line; a run that is killed
+continues where it stopped when started again with the same options. At the end (or with
+``--summary``) the summary is written as ``cache-eval-presses.json`` and, with ``--csv``,
+as a table: per task and length the full cache's accuracy first (a task counts only
+where it reaches ≥ 0.5, as RULER calibrates to the model), then per press and ratio the
+accuracy, the perplexity and the share of the cache kept. Progress goes to stderr; the
+last stdout line is the summary's JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from engine import checkpoints
+from engine._cli import recorded_command
+from engine.analysis import press_eval, presses
+from engine.data import ruler
+from engine.models import chat as chat_model
+
+RESULT = checkpoints.result_name("cache", "presses")
+COUNTS = 0.5  # a task counts where the full cache's accuracy reaches this
+MAX_NEW = {  # greedy answer tokens: the longest answer of each task and a little more
+    "niah_number": 12,
+    "niah_uuid": 28,
+    "niah_multikey": 12,
+    "niah_multivalue": 40,
+    "vt": 24,
+    "cwe": 48,
+    "qa": 16,
+}
+DUO_TEXTS = 4  # book passages of 500 tokens for the DuoAttention head scores
+
+
+def plan(names, ratios) -> list[tuple[str, float]]:
+    """The full cache once, then every other press at every ratio above 0."""
+    ratios = [presses.check_ratio(r) for r in ratios]
+    return [("full", 0.0)] + [(p, r) for p in names if p != "full" for r in ratios if r > 0]
+
+
+def duo_scores(chat):
+    """DuoAttention's head scores from passages spread over the book."""
+    text = ruler.BOOK.read_text(encoding="utf-8")
+    starts = [len(text) * (i + 1) // (DUO_TEXTS + 1) for i in range(DUO_TEXTS)]
+    texts = [chat.tokenizer.encode(text[s : s + 4000])[:500] for s in starts]
+    return press_eval.head_scores(chat, texts)
+
+
+def run_example(chat, ex: ruler.Example, runs, heads) -> dict:
+    """One example: one prefill, every run's answer and continuation perplexity."""
+    t0 = time.perf_counter()
+    pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads)
+    kept = torch.stack([presses.keep(p, pre.observed, r, seed=ex.seed) for p, r in runs])
+    t1 = time.perf_counter()
+    tok = chat.tokenizer
+    stops = {tok.eos_token_id, tok.convert_tokens_to_ids("<|endoftext|>")}
+    outs = press_eval.answer(chat, pre, kept, ex.question_ids, MAX_NEW[ex.task], stops)
+    t2 = time.perf_counter()
+    nll = press_eval.continuation_nll(chat, pre, kept, ex.continuation_ids).tolist()
+    t3 = time.perf_counter()
+    rows = []
+    for (p, r), out, k, loss in zip(runs, outs, kept, nll, strict=True):
+        text = tok.decode(out, skip_special_tokens=True)
+        rows.append(
+            {
+                "press": p,
+                "ratio": r,
+                "kept": round(float(k.float().mean()), 4),
+                "answer": text,
+                "score": ex.score(text),
+                "nll": round(loss, 5),
+            }
+        )
+    return {
+        "task": ex.task,
+        "length": ex.length,
+        "seed": ex.seed,
+        "n_tokens": ex.n_tokens,
+        "n_context": len(ex.context_ids),
+        "answers": list(ex.answers),
+        "seconds": {"prefill": t1 - t0, "answers": t2 - t1, "perplexity": t3 - t2},
+        "runs": rows,
+    }
+
+
+def _done(path: Path, runs) -> dict[tuple, dict]:
+    """Examples already in the JSON-lines file with every planned run."""
+    want = {(p, r) for p, r in runs}
+    done = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a kill
+            if want <= {(x["press"], x["ratio"]) for x in rec["runs"]}:
+                done[(rec["task"], rec["length"], rec["seed"])] = rec
+    return done
+
+
+def summarise(records: list[dict], runs) -> dict:
+    """Per task and length: the full cache's accuracy first, then each press and ratio."""
+    out = {}
+    for key in sorted({(r["task"], r["length"]) for r in records}):
+        recs = [r for r in records if (r["task"], r["length"]) == key]
+        cells = {}
+        for p, ratio in runs:
+            rows = [x for r in recs for x in r["runs"] if (x["press"], x["ratio"]) == (p, ratio)]
+            cells.setdefault(p, {})[str(ratio)] = {
+                "accuracy": round(sum(x["score"] for x in rows) / len(rows), 4),
+                "ppl": round(math.exp(sum(x["nll"] for x in rows) / len(rows)), 3),
+                "kept": round(sum(x["kept"] for x in rows) / len(rows), 4),
+            }
+        full = cells["full"]["0.0"]
+        out[f"{key[0]}@{key[1]}"] = {
+            "task": key[0],
+            "length": key[1],
+            "n": len(recs),
+            "full_accuracy": full["accuracy"],
+            "counts": full["accuracy"] >= COUNTS,
+            "full_ppl": full["ppl"],
+            "seconds_per_example": round(
+                sum(sum(r["seconds"].values()) for r in recs) / len(recs), 2
+            ),
+            "presses": cells,
+        }
+    return out
+
+
+def write_csv(path: Path, summary: dict) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["task", "length", "n", "counts", "press", "ratio", "accuracy", "ppl", "kept"])
+        for s in summary.values():
+            for p, by_ratio in s["presses"].items():
+                for ratio, c in by_ratio.items():
+                    w.writerow(
+                        [s["task"], s["length"], s["n"], s["counts"], p, ratio]
+                        + [c["accuracy"], c["ppl"], c["kept"]]
+                    )
+
+
+def estimate_hours(summary: dict, examples: int) -> dict:
+    """The full sweep (every task, ``examples`` per point) from the measured seconds."""
+    per_length: dict[int, list[float]] = {}
+    for s in summary.values():
+        per_length.setdefault(s["length"], []).append(s["seconds_per_example"])
+    return {
+        str(n): round(sum(v) / len(v) * examples * len(ruler.TASKS) / 3600, 2)
+        for n, v in per_length.items()
+    }
+
+
+def _args(argv):
+    p = argparse.ArgumentParser(prog="python -m engine.evaluate cache", description=__doc__)
+    p.add_argument("--tasks", nargs="+", default=list(ruler.TASKS), choices=ruler.TASKS)
+    p.add_argument("--lengths", nargs="+", type=int, default=list(ruler.LENGTHS))
+    p.add_argument("--examples", type=int, default=25, help="examples per task and length")
+    p.add_argument("--seed", type=int, default=0, help="the first example's seed")
+    p.add_argument("--presses", nargs="+", default=list(presses.PRESSES), choices=presses.PRESSES)
+    p.add_argument("--ratios", nargs="+", type=float, default=list(presses.RATIOS))
+    p.add_argument("--out", type=Path, default=None, help="directory (default assets/checkpoints)")
+    p.add_argument("--csv", type=Path, default=None, help="also write the summary as CSV")
+    p.add_argument("--summary", action="store_true", help="summarise what is done, run nothing")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = _args(argv)
+    for n in args.lengths:
+        ruler.check(args.tasks[0], n)
+    runs = plan(args.presses, args.ratios)
+    torch.set_num_threads(1)
+    out_dir = args.out or checkpoints.CHECKPOINT_DIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = out_dir / f"{RESULT}.jsonl"
+    done = _done(lines, runs)
+    todo = [
+        (t, n, args.seed + i)
+        for n in args.lengths
+        for t in args.tasks
+        for i in range(args.examples)
+        if (t, n, args.seed + i) not in done
+    ]
+    total = len(todo) + len(done)
+    print(f"{len(done)} of {total} examples done; {len(runs)} runs each", file=sys.stderr)
+    if todo and not args.summary:
+        chat = chat_model.load()
+        heads = duo_scores(chat)
+        started = time.perf_counter()
+        for i, (task, n, seed) in enumerate(todo, 1):
+            rec = run_example(chat, ruler.generate(chat.tokenizer, task, n, seed), runs, heads)
+            rec["duo_head_scores"] = heads.tolist()
+            with lines.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            done[(task, n, seed)] = rec
+            full = rec["runs"][0]["score"]
+            eta = (time.perf_counter() - started) / i * (len(todo) - i) / 60
+            sec = " + ".join(f"{k} {v:.1f}" for k, v in rec["seconds"].items())
+            print(
+                f"[{len(done)}/{total}] {task} {n} seed {seed}: {sec} s; full {full:.2f}, "
+                f"mean of presses {sum(x['score'] for x in rec['runs']) / len(runs):.2f}; "
+                f"about {eta:.0f} min left",
+                file=sys.stderr,
+            )
+    wanted = {(t, n) for t in args.tasks for n in args.lengths}
+    records = [r for k, r in done.items() if k[:2] in wanted]
+    summary = summarise(records, runs)
+    result = {
+        "command": recorded_command("engine.evaluate cache", argv, "--out"),
+        "runs": [[p, r] for p, r in runs],
+        "counts_from": COUNTS,
+        "tasks": summary,
+        "duo_head_scores": next((r["duo_head_scores"] for r in records), None),
+        "estimate_hours_25": estimate_hours(summary, 25),
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread",
+    }
+    checkpoints.save_result(RESULT, result, out_dir)
+    if args.csv:
+        write_csv(args.csv, summary)
+    print(json.dumps(result, ensure_ascii=False))
+    return 0

@@ -1,0 +1,81 @@
+"""The press sweep: the full cache first, one line per finished example, a killed run
+resumes where it stopped, the summary counts a task only where the full cache reaches 0.5."""
+
+import csv
+import json
+
+import pytest
+import torch
+
+from engine.evaluation import cache as sweep
+from engine.models import chat as chat_model
+
+
+def record(task, seed, scores, nll=1.0):
+    runs = [
+        {"press": p, "ratio": r, "kept": 1 - r, "answer": "", "score": s, "nll": nll}
+        for (p, r), s in zip(sweep.plan(["knorm"], [0.5]), scores, strict=True)
+    ]
+    seconds = {"prefill": 1.0, "answers": 0.5, "perplexity": 0.5}
+    return {"task": task, "length": 1024, "seed": seed, "runs": runs, "seconds": seconds}
+
+
+def test_the_plan_is_the_full_cache_then_each_press_above_ratio_zero():
+    assert sweep.plan(["full", "knorm", "tova"], [0.0, 0.5]) == [
+        ("full", 0.0),
+        ("knorm", 0.5),
+        ("tova", 0.5),
+    ]
+
+
+def test_the_summary_puts_the_full_cache_first_and_counts_tasks_it_can_do(tmp_path):
+    runs = sweep.plan(["knorm"], [0.5])
+    recs = [record("vt", 0, [1.0, 0.0]), record("vt", 1, [0.0, 0.0]), record("qa", 0, [1.0, 1.0])]
+    s = sweep.summarise(recs, runs)
+    assert s["vt@1024"]["full_accuracy"] == 0.5 and s["vt@1024"]["counts"]
+    assert s["vt@1024"]["presses"]["knorm"]["0.5"] == {"accuracy": 0.0, "ppl": 2.718, "kept": 0.5}
+    assert s["qa@1024"]["n"] == 1 and s["qa@1024"]["seconds_per_example"] == 2.0
+    s2 = sweep.summarise([record("vt", 0, [0.0, 1.0])], runs)
+    assert not s2["vt@1024"]["counts"]
+    sweep.write_csv(tmp_path / "s.csv", s)
+    rows = list(csv.DictReader((tmp_path / "s.csv").open()))
+    assert [r["press"] for r in rows[:2]] == ["full", "knorm"] and len(rows) == 4
+    assert sweep.estimate_hours(s, 25) == {
+        "1024": round(2.0 * 25 * len(sweep.ruler.TASKS) / 3600, 2)
+    }
+
+
+def test_done_examples_are_read_back_and_a_line_cut_by_a_kill_is_not(tmp_path):
+    runs = sweep.plan(["knorm"], [0.5])
+    path = tmp_path / "x.jsonl"
+    lines = [json.dumps(record("vt", 0, [1, 1])), json.dumps(record("vt", 1, [1, 1]))[:50]]
+    path.write_text("\n".join(lines) + "\n")
+    assert set(sweep._done(path, runs)) == {("vt", 1024, 0)}
+    # a plan with more runs than the line holds runs the example again
+    assert sweep._done(path, sweep.plan(["knorm", "tova"], [0.5])) == {}
+
+
+@pytest.fixture(scope="module")
+def available():
+    if not chat_model.available():
+        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
+
+
+def test_a_small_sweep_runs_and_a_second_start_resumes(available, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sweep, "duo_scores", lambda chat: torch.zeros(30, 3))
+    argv = ["--tasks", "niah_number", "--lengths", "256", "--examples", "1"]
+    argv += ["--presses", "streaming_llm", "duo_attention", "--ratios", "0.5"]
+    argv += ["--out", str(tmp_path), "--csv", str(tmp_path / "c.csv")]
+    assert sweep.main(argv) == 0
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    cell = first["tasks"]["niah_number@256"]
+    assert cell["n"] == 1 and set(cell["presses"]) == {"full", "streaming_llm", "duo_attention"}
+    assert cell["presses"]["streaming_llm"]["0.5"]["kept"] == pytest.approx(0.5, abs=0.01)
+    lines = (tmp_path / f"{sweep.RESULT}.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and (tmp_path / f"{sweep.RESULT}.json").exists()
+    assert sweep.main(argv) == 0  # nothing left to do: the same summary, nothing appended
+    captured = capsys.readouterr()
+    assert "1 of 1 examples done" in captured.err
+    again = json.loads(captured.out.strip().splitlines()[-1])
+    assert again["tasks"] == first["tasks"]
+    assert len((tmp_path / f"{sweep.RESULT}.jsonl").read_text().splitlines()) == 1
