@@ -111,6 +111,19 @@ TASKS: dict[str, Task] = {
             64,
             "associative recall, n = 512, 64 key–value pairs (Zoology)",
         ),
+        # Zoology's published points (Arora et al. 2023, Fig. 2; the Based paper's Fig. 2):
+        # (length, pairs) = (64, 4), (128, 8), (256, 16). Zoology draws 8,192 ids and fills
+        # the gaps with random tokens; here 64 keys, 64 values and blanks.
+        *(
+            Task(
+                f"mqar-{n}-{p}",
+                "mqar",
+                n,
+                p,
+                f"associative recall, n = {n}, {p} key–value pairs (Zoology's grid)",
+            )
+            for n, p in ((64, 4), (128, 8), (256, 16))
+        ),
         Task("copy-128", "copy", 128, 8, "copying memory, n = 128, 8 symbols 120 tokens back"),
         Task("copy-256", "copy", 256, 16, "copying memory, n = 256, 16 symbols 240 tokens back"),
         Task("control-128", "control", 128, 0, "short-range control: the previous token, n = 128"),

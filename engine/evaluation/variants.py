@@ -1,10 +1,12 @@
-"""``python -m engine.evaluate variants [--dir DIR] [--save]``: score the variant-quality grid.
+"""``python -m engine.evaluate variants [--dir DIR] [--plan zoology] [--save]``: score the
+variant-quality grid.
 
 Every checkpoint in assets/checkpoints/variants/ is reloaded and scored again on its
 task's fixed test set (engine.training.variants.score), so the table is reproduced
 from the shipped weights, not copied from the training log. Beside the accuracies:
 training time per step and peak memory from each cell's JSON, mean and spread
-(max − min) over seeds, and Long Range Arena's published averages (Tay et al. 2020,
+(max − min) over seeds, each cell's recipe (short convolution, learning rate and how it
+was chosen), and Long Range Arena's published averages (Tay et al. 2020,
 Table 1) for the variants it covers, labelled as published, not ours. The last stdout
 line is one JSON object; ``--save`` also writes assets/checkpoints/variants-eval.json
 (``engine.models.variant_lm.RESULT``).
@@ -26,6 +28,7 @@ from engine import checkpoints
 from engine.analysis import needle, recall_state
 from engine.data import long_range
 from engine.models import variant_lm
+from engine.training import _grid_plan as plans
 from engine.training import variants as grid
 from engine.variants.registry import REGISTRY, attend_fn, names
 
@@ -76,15 +79,21 @@ def not_in_grid(cells: list[dict]) -> dict[str, str]:
     return missing
 
 
-def missing_cells(cells: list[dict]) -> list[str]:
-    """The grid's cells (GRID_TASKS × BUDGETS × SEEDS) with no checkpoint, by name."""
-    have = {(c["task"], c["variant"], c["seed"]) for c in cells}
+def missing_cells(cells: list[dict], plan: plans.Plan | None = None) -> list[str]:
+    """The grid's cells (GRID_TASKS × BUDGETS × SEEDS, or ``plan``'s points) with no
+    checkpoint, by name."""
+    have = {(c["task"], c["variant"], c["seed"], c["width"]) for c in cells}
+    points = (
+        plan.points
+        if plan
+        else [plans.Point(t, variant_lm.GRID_WIDTH, grid.SEEDS) for t in grid.GRID_TASKS]
+    )
     return [
-        variant_lm.checkpoint_name(task, variant, seed)
-        for task in grid.GRID_TASKS
+        variant_lm.checkpoint_name(p.task, variant, seed, p.width)
+        for p in points
         for variant in grid.BUDGETS
-        for seed in grid.SEEDS
-        if (task, variant, seed) not in have
+        for seed in p.seeds
+        if (p.task, variant, seed, p.width) not in have
     ]
 
 
@@ -95,7 +104,7 @@ def rescore(name: str, directory: Path) -> dict | None:
     if meta.get("family") != variant_lm.FAMILY:
         return None
     task = long_range.get(meta["task"])
-    if meta["n"] != task.n:  # a --quick cell: its task was shrunk
+    if (meta["n"], meta["pairs"]) != (task.n, task.pairs):  # a --quick cell: task shrunk
         task = long_range.Task(task.name, task.kind, meta["n"], meta["pairs"])
     attend = attend_fn(meta["variant"], {**meta["params"], "seed": meta["seed"]})
     acc = grid.score(model, attend, task, meta["test"]["size"])
@@ -105,6 +114,8 @@ def rescore(name: str, directory: Path) -> dict | None:
         "seed": meta["seed"],
         "accuracy": round(acc, 6),
         "trained_accuracy": meta["accuracy"],
+        "validation_accuracy": meta.get("validation_accuracy"),
+        "recipe": plans.recipe_of(meta),
         "status": meta["status"],
         "seconds_per_step": meta["seconds_per_step"],
         "cpu_seconds_per_step": meta.get("cpu_seconds_per_step"),
@@ -119,8 +130,9 @@ def rescore(name: str, directory: Path) -> dict | None:
     }
 
 
-def evaluate(directory: Path | None = None, jobs: int = 1) -> dict:
-    """Rescore every shipped cell (``jobs`` processes); the result the command prints."""
+def evaluate(directory: Path | None = None, jobs: int = 1, plan: str | None = None) -> dict:
+    """Rescore every shipped cell (``jobs`` processes); the result the command prints.
+    ``plan``: the cells of that plan (engine.training._grid_plan.PLANS) are the grid."""
     torch.set_num_threads(1)
     directory = Path(directory) if directory is not None else variant_lm.OUT_DIR
     found = checkpoints.available("", directory)
@@ -135,8 +147,9 @@ def evaluate(directory: Path | None = None, jobs: int = 1) -> dict:
         n, config = cell.pop("n"), cell.pop("config")
         shapes[cell["variant"], cell["task"], cell["width"]] = (n, config)
         # The width sweep's cells feed the recall-vs-state chart only: the grid's table,
-        # its missing cells and the needle probe are the grid's width.
-        (cells if cell["width"] == variant_lm.GRID_WIDTH else sweep).append(cell)
+        # its missing cells and the needle probe are the grid's width. A plan's widths
+        # are all its grid's.
+        (cells if plan or cell["width"] == variant_lm.GRID_WIDTH else sweep).append(cell)
     return {
         "family": variant_lm.FAMILY,
         "cells": cells,
@@ -145,7 +158,7 @@ def evaluate(directory: Path | None = None, jobs: int = 1) -> dict:
         "tasks": {t.name: t.description for t in long_range.TASKS.values()},
         "budgets": grid.BUDGETS,
         "not_in_grid": not_in_grid(cells),
-        "missing_cells": missing_cells(cells),
+        "missing_cells": missing_cells(cells, plans.PLANS[plan] if plan else None),
         # Zoology's axes: MQAR accuracy against the bytes the model keeps (see
         # engine.analysis.recall_state), with the papers' findings beside ours.
         "recall_state": recall_state.table(cells + sweep, grid.BUDGETS, shapes),
@@ -179,11 +192,22 @@ def step_seconds(cell: dict) -> float:
     return cpu if cpu else cell["seconds_per_step"]
 
 
+def column(cell: dict) -> str:
+    """A cell's column in the table: its task, with `` d<width>`` off the grid's width."""
+    width = cell.get("width", variant_lm.GRID_WIDTH)
+    return cell["task"] if width == variant_lm.GRID_WIDTH else f"{cell['task']} d{width}"
+
+
+def column_order(col: str) -> tuple[int, int]:
+    task, _, width = col.partition(" d")
+    return list(long_range.TASKS).index(task), int(width or variant_lm.GRID_WIDTH)
+
+
 def summarise(cells: list[dict]) -> dict:
     """``table[variant][task]`` = mean, spread (max − min), seeds, ms/step, peak MiB."""
     groups = defaultdict(list)
     for c in cells:
-        groups[c["variant"], c["task"]].append(c)
+        groups[c["variant"], column(c)].append(c)
     table: dict[str, dict] = defaultdict(dict)
     for (variant, task), cs in groups.items():
         accs = [c["accuracy"] for c in cs]
@@ -200,7 +224,7 @@ def summarise(cells: list[dict]) -> dict:
 
 def markdown(result: dict) -> str:
     """The accuracy table as Markdown: mean ± spread per variant × task, then the costs."""
-    tasks = [t for t in long_range.TASKS if any(t in row for row in result["table"].values())]
+    tasks = sorted({t for row in result["table"].values() for t in row}, key=column_order)
     timed = [t for t in tasks if t.startswith("mqar")]
     head = ["variant", *tasks, *(f"ms/step {t}" for t in timed), "peak RSS MiB"]
     lines = [
@@ -267,6 +291,7 @@ def main(argv: list[str]) -> int:
     )
     p.add_argument("--variant", nargs="+", help="probe only these variants (--save merges them in)")
     p.add_argument("--jobs", type=int, default=1, help="cells rescored in parallel")
+    p.add_argument("--plan", choices=list(plans.PLANS), help="--dir holds this plan's cells")
     p.add_argument("--needle-only", action="store_true", help="the probe alone, no rescoring")
     args = p.parse_args(argv)
     if args.needle or args.needle_only:
@@ -279,7 +304,7 @@ def main(argv: list[str]) -> int:
         if args.needle_only:
             print(json.dumps(probe))
             return 0
-    result = evaluate(args.dir, args.jobs)
+    result = evaluate(args.dir, args.jobs, args.plan)
     if not result["cells"]:
         print(f"no variant-quality checkpoints in {args.dir}; run python -m engine.train variants")
         return 1

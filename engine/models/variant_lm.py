@@ -5,12 +5,19 @@ One encoder, identical for every variant but for its attention function (the plu
 (a width-2 short convolution, as in Zoology's and Mamba's blocks, so a value's position
 also shows its key; one table for both halves, so a query token and the key it asks
 for look alike) + sinusoidal positions (Vaswani et al. 2017), then
-pre-norm blocks x ← x + MHA(LN x), x ← x + FFN(LN x), then a linear read-out of the
-answer at every position.
+pre-norm blocks x ← x + MHA(conv(LN x)), x ← x + FFN(LN x), then a linear read-out of
+the answer at every position.
 
     h⁰_t = [E[x_t] ; E[x_{t−1}]] + PE(t)
-    hˡ = hˡ⁻¹ + W^O attend(W^Q LN hˡ⁻¹, W^K LN hˡ⁻¹, W^V LN hˡ⁻¹)
+    u = conv(LN hˡ⁻¹),   u_t = Σ_{s<K} c_s ⊙ (LN hˡ⁻¹)_{t−s}    (depthwise, causal; K = conv)
+    hˡ = hˡ⁻¹ + W^O attend(W^Q u, W^K u, W^V u)
     logits_t = W_out LN(h^L_t)
+
+The short convolution before each mixer is the field's recipe (Zoology's and Based's
+``ShortConvolution``, fla's ``ShortConvolution``: kernel 4, one filter per channel), the
+same for every variant. It starts as the identity (c_0 = 1, the rest 0), so at step 0 a
+model with it computes what the model without it does; ``conv = 0`` (the default, and
+every cell trained before the recipe) has no convolution at all.
 
 Bidirectional (causal=False) for every variant; Mamba is causal by construction, which
 the tasks allow (every answer's evidence comes before its query).
@@ -28,6 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from engine import checkpoints, timeline
@@ -41,6 +49,9 @@ from engine.variants.registry import attend_fn
 FAMILY = "variant-quality"
 OUT_DIR = checkpoints.CHECKPOINT_DIR / "variants"
 TEST_SEED = 1_000_003  # the test set: one seed, never a training seed
+# The validation set that picks a cell's learning rate: its own seed, beyond every training
+# batch's (seed·10⁶ + step for seeds < 7) and never the test set's.
+VALID_SEED = 7_000_003
 RESULT = checkpoints.result_name("variants")  # python -m engine.evaluate variants --save
 SHOW_N = 128  # tokens a trace shows: the first SHOW_N rows and columns of each map
 
@@ -54,15 +65,37 @@ class VariantModelConfig:
     n_layers: int = 2
     d_ff: int = 128
     recall_init: bool = True
+    conv: int = 0  # kernel of the short convolution before each mixer; 0: none
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class ShortConv(nn.Module):
+    """Causal depthwise convolution over time, kernel K: ``(B, n, d) → (B, n, d)``.
+
+    Its parameters are made without drawing random numbers, so every other weight of a
+    model with the convolution starts as in the same model without it (a clean ablation).
+    """
+
+    def __init__(self, d_model: int, kernel: int):
+        super().__init__()
+        weight = torch.zeros(d_model, 1, kernel)  # (d, 1, K): one filter per channel
+        weight[:, 0, -1] = 1.0  # the identity: the last tap reads this token
+        self.weight = nn.Parameter(weight)
+        self.bias = nn.Parameter(torch.zeros(d_model))
+
+    def forward(self, x):
+        n, kernel = x.shape[1], self.weight.shape[-1]
+        u = F.pad(x.transpose(1, 2), (kernel - 1, 0))  # (B, d, K−1+n): the past only
+        return F.conv1d(u, self.weight, self.bias, groups=x.shape[-1])[..., :n].transpose(1, 2)
 
 
 class Block(nn.Module):
     def __init__(self, cfg: VariantModelConfig):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.conv = ShortConv(cfg.d_model, cfg.conv) if cfg.conv else None
         self.attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
         self.ffn = nn.Sequential(
             nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model)
@@ -70,6 +103,8 @@ class Block(nn.Module):
 
     def forward(self, h, attend: Attend, want_weights: bool):
         x = self.ln1(h)
+        if self.conv is not None:
+            x = self.conv(x)
         q, k, v = self.attn.project(x, x, x)  # (B, H, n, d_k)
         # Called directly (not MultiHeadAttention.forward) so training can skip the map:
         # some variants' maps cost far more than their outputs (Mamba's is O(n²·d·N)).

@@ -1,4 +1,5 @@
-"""``python -m engine.train variants [--task …] [--variant …] [--quick] [--ray ADDRESS]``.
+"""``python -m engine.train variants [--plan zoology] [--task …] [--variant …] [--conv K]
+[--lr LR …] [--quick] [--jobs N] [--ray ADDRESS]``.
 
 The variant-quality grid: one small model (engine.models.variant_lm; same depth, width,
 steps, optimiser and seeds in every cell) trained with each attention variant on each
@@ -9,12 +10,20 @@ fixed test set and writes ``assets/checkpoints/variants/<task>-<variant>-s<seed>
 (safetensors in float16 + JSON, family "variant-quality", with the command that
 reproduces it). Results are scored after the float16 rounding, so the shipped weights
 reproduce them exactly.
+
+Every cell is trained with a recipe (engine.training._grid_plan): by default the field's,
+a short convolution before each mixer (``--conv 4``) and the best of Zoology's four
+learning rates by validation accuracy (``--lr 1e-4 4.6e-4 2.2e-3 1e-2``: each rate is a
+tuning run of its own under ``<out-dir>/tune``, seed 0 at the grid's width, and the
+other seeds and widths reuse the kept rate). ``--conv 0 --lr 3e-3`` is the grid as it was
+before the recipe, to the bit. ``--plan zoology`` trains Zoology's published grid instead
+of ``--task``; a cell whose checkpoint and JSON exist with the same recipe and schedule is
+skipped, so a killed run continues where it stopped. One line is printed per cell.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import resource
@@ -34,12 +43,14 @@ from engine.models.variant_lm import (
     GRID_WIDTH,
     OUT_DIR,
     TEST_SEED,
+    VALID_SEED,
     VariantModel,
     VariantModelConfig,
     checkpoint_name,
     probe_trace,
     results,
 )
+from engine.training import _grid_plan as plans
 from engine.variants.registry import REGISTRY, attend_fn
 
 # The grid's cells and their parameters, as each variant declares them (Variant.grid_budget,
@@ -106,6 +117,12 @@ class Job:
     command: str
     quick: bool = False
     width: int = GRID_WIDTH
+    recipe: dict = field(default_factory=lambda: plans.TODAY.record(plans.TODAY_LR))
+    tag: str = ""  # a tuning run's suffix to the cell's name (``-lr0.0022``)
+
+    @property
+    def name(self) -> str:
+        return checkpoint_name(self.task, self.variant, self.seed, self.width) + self.tag
 
 
 def task_for(job: Job) -> long_range.Task:
@@ -120,10 +137,13 @@ def build(task: long_range.Task, schedule: Schedule) -> VariantModel:
 
 
 @torch.no_grad()
-def score(model: VariantModel, attend, task: long_range.Task, size: int, batch: int = 32):
-    """Accuracy on the fixed test set (seed TEST_SEED), every variant on the same examples."""
+def score(
+    model: VariantModel, attend, task: long_range.Task, size: int, batch: int = 32, seed=TEST_SEED
+):
+    """Accuracy on the fixed test set (seed TEST_SEED), every variant on the same examples;
+    ``seed=VALID_SEED``: on the validation set that picks a learning rate."""
     model.eval()
-    x, y = task.batch(size, TEST_SEED)
+    x, y = task.batch(size, seed)
     right = asked = 0
     for i in range(0, size, batch):
         logits, _ = model(x[i : i + batch], attend)
@@ -161,7 +181,7 @@ def run_job(job: Job) -> dict:
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=long_range.IGNORE)
-    name = checkpoint_name(job.task, job.variant, job.seed, job.width)
+    name = job.name
     rec = timeline.Recorder(name, sch.steps, n=SNAPSHOTS)
     recording = job.width == GRID_WIDTH  # the sweep's cells feed one chart; no page replays them
     probe = Probe(task, name, min(PROBE_SIZE, sch.test_size))
@@ -189,6 +209,7 @@ def run_job(job: Job) -> dict:
     state = {k: v.half() for k, v in model.state_dict().items()}
     model.load_state_dict({k: v.float() for k, v in state.items()})
     accuracy = score(model, attend, task, sch.test_size)
+    validation = score(model, attend, task, sch.test_size, seed=VALID_SEED)
     steps_recorded = steps_done if status == "trained" else step
     if recording and (not rec.steps or rec.steps[-1] < steps_recorded):
         probe.record(rec, steps_recorded, model, attend)  # the shipped (float16) weights
@@ -208,6 +229,9 @@ def run_job(job: Job) -> dict:
         "status": status,
         "accuracy": round(accuracy, 6),
         "test": {"seed": TEST_SEED, "size": sch.test_size},
+        "validation_accuracy": round(validation, 6),
+        "validation": {"seed": VALID_SEED, "size": sch.test_size},
+        "recipe": job.recipe,
         "steps": steps_done,
         "schedule": asdict(sch),
         "config": cfg.to_dict(),
@@ -307,54 +331,155 @@ def evidence_mass(task: long_range.Task, x, y, maps: list) -> float:
 
 
 def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None, log=print):
-    """Run every job (engine.jobs: a process pool, one fresh process per job, or Ray).
-    Returns the metas."""
-    results = []
-    for job, meta in grid_jobs.run(run_job, jobs, workers=workers, ray_address=ray_address):
-        results.append(meta)
-        log(_line(job, meta))
-    return results
+    """Run every job not already done (engine.jobs: a process pool, one fresh process per
+    job, or Ray), one line per cell as it finishes. Returns ``[(job, meta)]``."""
+    out, pending = [], []
+    for job in jobs:
+        meta = plans.is_done(Path(job.out_dir), job.name, job.recipe, asdict(job.schedule))
+        if meta is None:
+            pending.append(job)
+        else:
+            out.append((job, meta))
+            log(_line(job, meta, "done before"))
+    t0 = time.perf_counter()
+    for job, meta in grid_jobs.run(run_job, pending, workers=workers, ray_address=ray_address):
+        out.append((job, meta))
+        log(_line(job, meta, f"[{len(out)}/{len(jobs)}, {time.perf_counter() - t0:.0f} s]"))
+    return out
 
 
-def _line(job: Job, meta: dict) -> str:
+def _line(job: Job, meta: dict, where: str = "") -> str:
     return (
-        f"{job.task:12s} {job.variant:10s} seed {job.seed}: acc {meta['accuracy']:.3f}  "
-        f"{meta['seconds_per_step'] * 1000:.0f} ms/step  {meta['status']}"
-    )
+        f"{job.task:12s} {job.variant:14s} d {job.width:<3d} seed {job.seed} "
+        f"lr {job.schedule.lr:<6g} conv {job.recipe['conv']}: acc {meta['accuracy']:.3f} "
+        f"(val {meta.get('validation_accuracy', float('nan')):.3f}) {meta['steps']} steps "
+        f"{meta['train_seconds']:.0f} s {meta['status']} {where}"
+    ).rstrip()
 
 
-def schedule_for(task: str, quick: bool = False, steps: int = 0, width: int = 0) -> Schedule:
-    """The task's schedule (the grid's, or TASK_SCHEDULES'), ``--quick``, ``--steps`` and
-    ``--width`` (d_model, with d_ff = 2·d_model) applied."""
+def schedule_for(
+    task: str, quick: bool = False, steps: int = 0, width: int = 0, *, conv: int = 0, lr=None
+) -> Schedule:
+    """The task's schedule (the grid's, or TASK_SCHEDULES'), ``--quick``, ``--steps``,
+    ``--width`` (d_model, with d_ff = 2·d_model), the recipe's ``conv`` and a rate applied."""
     base = asdict(QUICK) if quick else {**asdict(Schedule()), **TASK_SCHEDULES.get(task, {})}
     if width:
         base["model"] = {**base["model"], "d_model": width, "d_ff": 2 * width}
-    return Schedule(**{**base, **({"steps": steps} if steps else {})})
+    if conv:
+        base["model"] = {**base["model"], "conv": conv}
+    return Schedule(**{**base, **({"steps": steps} if steps else {}), **({"lr": lr} if lr else {})})
 
 
-def make_jobs(args, argv) -> list[Job]:
-    base = recorded_command("engine.train variants", [], "--out-dir").strip()
-    extra = " --quick" if args.quick else ""
-    extra += f" --steps {args.steps}" if args.steps else ""
-    jobs = []
-    for task, width in itertools.product(args.task, args.width):
-        sch = schedule_for(task, args.quick, args.steps, 0 if width == GRID_WIDTH else width)
+class Cells:
+    """The jobs of one run: its plan's points × variants × seeds, trained with ``recipe``."""
+
+    def __init__(self, args, recipe: plans.Recipe, plan: plans.Plan):
+        self.args, self.recipe, self.plan = args, recipe, plan
+        self.base = recorded_command("engine.train variants", [], "--out-dir").strip()
+        self.out = Path(args.out_dir)
+
+    def job(self, variant, task, width, seed, lr, *, tag="", out=None, recipe=None) -> Job:
+        a = self.args
+        wide_model = 0 if width == GRID_WIDTH else width
+        sch = schedule_for(task, a.quick, a.steps, wide_model, conv=self.recipe.conv, lr=lr)
         wide = "" if width == GRID_WIDTH else f" --width {width}"
-        for variant in args.variant:
-            for seed in args.seeds:
-                command = f"{base} --task {task} --variant {variant} --seeds {seed}{wide}{extra}"
-                out = str(args.out_dir)
-                jobs.append(Job(variant, task, seed, sch, out, command, args.quick, width))
-    # Slowest variants first (their ms/step in the shipped grid), so the pool does not end
-    # on one long job.
+        extra = (" --quick" if a.quick else "") + (f" --steps {a.steps}" if a.steps else "")
+        command = (
+            f"{self.base} --task {task} --variant {variant} --seeds {seed}{wide}"
+            f" --conv {self.recipe.conv} --lr {lr:g}{extra}"
+        )
+        return Job(
+            variant,
+            task,
+            seed,
+            sch,
+            str(out or self.out),
+            command,
+            a.quick,
+            width,
+            recipe or self.recipe.record(lr),
+            tag,
+        )
+
+    def tuning(self) -> list[Job]:
+        """One run per variant, tuning point and rate (seed 0), under ``<out>/tune``."""
+        if not self.recipe.sweeps:
+            return []
+        points = sorted({self.plan.tuning_point(p, GRID_WIDTH) for p in self.plan.points})
+        return sort(
+            [
+                self.job(v, task, width, 0, lr, tag=plans.lr_tag(lr), out=self.out / "tune")
+                for v in self.args.variant
+                for task, width in points
+                for lr in self.recipe.lrs
+            ]
+        )
+
+    def grid(self, tuned: list[tuple[Job, dict]]) -> tuple[list[Job], list[tuple[Job, dict]]]:
+        """The grid's jobs at the kept rates, and the cells a tuning run already is."""
+        runs: dict[tuple, dict[float, dict]] = {}
+        for job, meta in tuned:
+            runs.setdefault((job.variant, job.task, job.width), {})[job.schedule.lr] = meta
+        jobs, adopted = [], []
+        for point in self.plan.points:
+            at = self.plan.tuning_point(point, GRID_WIDTH)
+            for variant in self.args.variant:
+                sweep = runs.get((variant, *at), {})
+                lr = plans.best_lr(sweep) if sweep else self.recipe.lrs[0]
+                recipe = self.recipe.record(lr)
+                if sweep:
+                    recipe["tuned_at"] = f"{at[0]}, d = {at[1]}, seed 0"
+                    recipe["validation_by_lr"] = {
+                        f"{r:g}": m["validation_accuracy"] for r, m in sweep.items()
+                    }
+                for seed in point.seeds:
+                    job = self.job(variant, point.task, point.width, seed, lr, recipe=recipe)
+                    if sweep and (point.task, point.width) == at and seed == 0:
+                        adopted.append((job, self.adopt(job, sweep[lr])))
+                    else:
+                        jobs.append(job)
+        return sort(jobs), adopted
+
+    def adopt(self, job: Job, tuned: dict) -> dict:
+        """The kept tuning run as the cell ``job``: the same weights, its own JSON."""
+        meta = {**tuned, "recipe": job.recipe, "command": job.command}
+        tuned_name = job.name + plans.lr_tag(job.schedule.lr)
+        plans.adopt(self.out / "tune", tuned_name, self.out, job.name, meta)
+        return meta
+
+
+def sort(jobs: list[Job]) -> list[Job]:
+    """Slowest variants first (their ms/step in the shipped grid), then the longest tasks and
+    widest models, so the pool does not end on one long job."""
     shipped = (results() or {}).get("table", {})
     cost = {v: max(t["ms_per_step"] for t in row.values()) for v, row in shipped.items()}
-    jobs.sort(key=lambda j: (-cost.get(j.variant, 0), -long_range.get(j.task).n))
-    return jobs
+    return sorted(
+        jobs, key=lambda j: (-cost.get(j.variant, 0), -long_range.get(j.task).n, -j.width)
+    )
+
+
+def plan_of(args) -> plans.Plan:
+    if args.plan:
+        return plans.PLANS[args.plan]
+    points = (plans.Point(t, w, tuple(args.seeds)) for t in args.task for w in args.width)
+    return plans.Plan("tasks", tuple(points), None)
+
+
+def train(args, log=print) -> list[tuple[Job, dict]]:
+    """Tuning runs first (when the recipe sweeps rates), then the grid at the kept rates."""
+    recipe = plans.Recipe(args.conv, tuple(args.lr))
+    cells = Cells(args, recipe, plan_of(args))
+    kw = dict(workers=args.jobs, ray_address=args.ray, log=log)
+    tuned = run_grid(cells.tuning(), **kw)
+    jobs, adopted = cells.grid(tuned)
+    for job, meta in adopted:
+        log(_line(job, meta, "the kept tuning run"))
+    return adopted + run_grid(jobs, **kw)
 
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m engine.train variants", description=__doc__)
+    p.add_argument("--plan", choices=list(plans.PLANS), help="a published grid instead of --task")
     p.add_argument("--task", nargs="+", default=GRID_TASKS, choices=TASK_NAMES)
     p.add_argument("--variant", nargs="+", default=list(BUDGETS), choices=list(BUDGETS))
     p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
@@ -367,24 +492,43 @@ def main(argv: list[str]) -> int:
         help=f"model widths d_model (the grid: {GRID_WIDTH}; the sweep: "
         f"--task {' '.join(SWEEP_TASKS)} --width {' '.join(map(str, SWEEP_WIDTHS))})",
     )
+    p.add_argument(
+        "--conv",
+        type=int,
+        default=plans.RECIPE_CONV,
+        help="kernel of the short convolution before each mixer (0: none, the old grid)",
+    )
+    p.add_argument(
+        "--lr",
+        nargs="+",
+        type=float,
+        default=list(plans.ZOOLOGY_LRS),
+        help="learning rates; more than one: keep the best by validation accuracy",
+    )
     p.add_argument("--quick", action="store_true", help="tiny model, n = 64, a few steps")
     p.add_argument("--jobs", type=int, default=2, help="parallel jobs (process pool or Ray CPUs)")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: a cluster address, or 'local'")
-    p.add_argument("--out-dir", type=Path, default=OUT_DIR)
+    p.add_argument(
+        "--out-dir", type=Path, help=f"default {OUT_DIR}; with --plan, its <plan>/<recipe> folder"
+    )
     args = p.parse_args(argv)
     if args.steps < 0:
         p.error("--steps must be positive")
     if any(w < 8 or w > 512 or w % 2 for w in args.width):
         p.error("--width must be an even number from 8 to 512 (two heads)")
-    jobs = make_jobs(args, argv)
+    if not 0 <= args.conv <= 16 or not all(0 < lr < 1 for lr in args.lr):
+        p.error("--conv must be 0–16 and every --lr in (0, 1)")
+    if args.out_dir is None:
+        recipe = plans.Recipe(args.conv, tuple(args.lr))
+        args.out_dir = OUT_DIR / args.plan / recipe.tag if args.plan else OUT_DIR
     t0 = time.perf_counter()
-    metas = run_grid(jobs, workers=args.jobs, ray_address=args.ray)
-    wall = time.perf_counter() - t0
+    done = train(args)
     summary = {
-        "jobs": len(metas),
-        "wall_seconds": round(wall, 1),
+        "jobs": len(done),
+        "wall_seconds": round(time.perf_counter() - t0, 1),
         "runner": f"ray {args.ray}" if args.ray else f"process pool × {args.jobs}",
         "out_dir": str(args.out_dir),
+        "lr": {f"{j.variant} {j.task} d{j.width}": j.schedule.lr for j, _ in done if j.seed == 0},
     }
     print(json.dumps(summary), file=sys.stdout)
     return 0

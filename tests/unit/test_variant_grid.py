@@ -77,7 +77,7 @@ def _quick(tmp_path, *extra):
     from engine.training.variants import main
 
     argv = ["--quick", "--task", "control-128", "--variant", "full", "linear"]
-    argv += ["--seeds", "0", "1", "--out-dir", str(tmp_path), *extra]
+    argv += ["--seeds", "0", "1", "--lr", "3e-3", "--out-dir", str(tmp_path), *extra]
     assert main(argv) == 0
     names = checkpoints.available("", tmp_path)
     assert len(names) == 4
@@ -126,6 +126,7 @@ def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
     from engine.training.variants import main
 
     argv = ["--quick", "--task", "mqar-256", "--variant", "linformer", "--seeds", "0"]
+    argv += ["--lr", "3e-3"]
     assert main([*argv, "--jobs", "1", "--out-dir", str(tmp_path)]) == 0
     tr = trained_trace("mqar-256", "linformer", 0, directory=tmp_path)
     amap = tr.maps["attention"]
@@ -134,7 +135,7 @@ def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
     assert len(tr.outputs["answers"]) == len(tr.outputs["predictions"]) == 8  # 32 pairs / 4
     assert all(a.startswith("v") for a in tr.outputs["answers"])
     assert amap.key_labels[0].startswith("k") and amap.key_labels[1].startswith("v")
-    with pytest.raises(InputError, match="not found"):
+    with pytest.raises(InputError, match="is not in"):
         trained_trace("mqar-256", "performer", 0, directory=tmp_path)
 
 
@@ -150,8 +151,11 @@ def test_a_task_schedule_is_the_same_for_every_variant():
         quick=False,
         out_dir="x",
         width=[64],
+        plan=None,
+        conv=4,
+        lr=[3e-3],
     )
-    jobs = grid.make_jobs(args, [])
+    jobs, _ = grid.Cells(args, grid.plans.Recipe(4, (3e-3,)), grid.plan_of(args)).grid([])
     by_task = {(j.task, j.schedule.steps, j.schedule.batch) for j in jobs}
     assert by_task == {("copy-128", 400, 16), ("mqar-256", grid.RECALL_STEPS, 8)}
     assert grid.schedule_for("copy-128", quick=True) == grid.QUICK
@@ -197,12 +201,13 @@ def test_the_width_sweep_names_its_cells_and_widens_the_model(tmp_path):
     from engine.training.variants import main
 
     argv = ["--quick", "--task", "mqar-256", "--variant", "full", "--seeds", "0", "--jobs", "1"]
+    argv += ["--lr", "3e-3"]
     assert main([*argv, "--width", "64", "24", "--out-dir", str(tmp_path)]) == 0
     names = checkpoints.available("", tmp_path)
     assert names == ["mqar-256-full-s0", "mqar-256-full-s0-d24"]
     meta = json.loads((tmp_path / "mqar-256-full-s0-d24.json").read_text())
     assert meta["config"]["d_model"] == 24 and meta["config"]["d_ff"] == 48
-    assert meta["command"].endswith("--width 24 --quick")
+    assert meta["command"].endswith("--width 24 --conv 4 --lr 0.003 --quick")
     assert not (tmp_path / "mqar-256-full-s0-d24-timeline.json").exists()  # the grid's only
     assert (tmp_path / "mqar-256-full-s0-timeline.json").exists()
     with pytest.raises(SystemExit):

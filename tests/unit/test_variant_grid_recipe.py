@@ -1,0 +1,183 @@
+"""The grid's recipe (issue 31): a short causal convolution before each mixer, a
+learning-rate sweep kept by validation accuracy, Zoology's grid as a resumable plan; and
+``--conv 0 --lr 3e-3`` is the grid as shipped, to the bit."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+
+import pytest
+import torch
+
+from engine import checkpoints
+from engine import jobs as engine_jobs
+from engine.data import long_range
+from engine.evaluation import variants as evaluation
+from engine.models import variant_lm
+from engine.models.variant_lm import VariantModel, VariantModelConfig
+from engine.training import _grid_plan as plans
+from engine.training import variants as grid
+from engine.variants.registry import get
+
+torch.set_num_threads(1)
+
+
+def test_the_convolution_starts_as_the_identity_and_reads_only_the_past():
+    torch.manual_seed(0)
+    plain = VariantModel(VariantModelConfig(vocab=long_range.VOCAB, n_max=64))
+    torch.manual_seed(0)
+    conv = VariantModel(VariantModelConfig(vocab=long_range.VOCAB, n_max=64, conv=4))
+    x, _ = long_range.get("mqar-64-4").batch(2, 0)
+    assert torch.equal(plain(x)[0], conv(x)[0])  # the same model at step 0, same init
+    assert set(conv.state_dict()) - set(plain.state_dict()) == {
+        f"blocks.{i}.conv.{p}" for i in (0, 1) for p in ("weight", "bias")
+    }
+    layer = conv.blocks[0].conv
+    with torch.no_grad():
+        layer.weight.normal_()
+    u = torch.randn(1, 12, 64)
+    later = u.clone()
+    later[:, 6:] += 1.0
+    assert torch.equal(layer(u)[:, :6], layer(later)[:, :6])  # causal: no future leaks in
+    assert not torch.equal(layer(u)[:, 6:9], layer(later)[:, 6:9])
+    shifted = u.clone()
+    shifted[:, 2] += 1.0  # reaches t = 2, 3, 4, 5 (kernel 4), not t = 6
+    assert torch.equal(layer(u)[:, 6:], layer(shifted)[:, 6:])
+
+
+def test_a_shipped_cell_loads_without_a_convolution_and_scores_as_recorded():
+    name = "control-128-full-s0"
+    model, meta = variant_lm.load(name)
+    assert "conv" not in meta["config"] and all(b.conv is None for b in model.blocks)
+    assert plans.recipe_of(meta) == {"conv": 0, "lrs": [3e-3], "lr": 3e-3}
+    cell = evaluation.rescore(name, variant_lm.OUT_DIR)
+    assert cell["accuracy"] == meta["accuracy"] and cell["recipe"]["conv"] == 0
+
+
+@pytest.mark.timeout(120)
+def test_conv_0_at_one_rate_trains_the_shipped_cell_bit_for_bit(tmp_path):
+    argv = ["--task", "control-128", "--variant", "full", "--seeds", "0", "--jobs", "1"]
+    assert grid.main([*argv, "--conv", "0", "--lr", "3e-3", "--out-dir", str(tmp_path)]) == 0
+    ours, meta = checkpoints.load("control-128-full-s0", tmp_path)
+    shipped, old = checkpoints.load("control-128-full-s0", variant_lm.OUT_DIR)
+    assert set(ours) == set(shipped) and all(torch.equal(ours[k], shipped[k]) for k in ours)
+    assert meta["schedule"] == old["schedule"] and meta["accuracy"] == old["accuracy"]
+    assert meta["recipe"] == {"conv": 0, "lrs": [3e-3], "lr": 3e-3}
+
+
+def test_the_rate_is_kept_by_validation_never_by_test():
+    runs = {
+        1e-3: {"validation_accuracy": 0.5, "accuracy": 0.9},
+        1e-2: {"validation_accuracy": 0.6, "accuracy": 0.1},
+        1e-4: {"validation_accuracy": 0.6, "accuracy": 0.2},
+    }
+    assert plans.best_lr(runs) == 1e-2  # ties: the first in the sweep's order
+    seeds = {variant_lm.VALID_SEED, variant_lm.TEST_SEED}
+    assert len(seeds) == 2 and variant_lm.VALID_SEED >= 7 * 1_000_000  # past every train batch
+
+
+def test_zoologys_plan_is_its_published_grid():
+    points = {(p.task, p.width): p.seeds for p in plans.ZOOLOGY.points}
+    assert {long_range.get(t).n: long_range.get(t).pairs for t, _ in points} == {
+        64: 4,
+        128: 8,
+        256: 16,
+    }
+    assert {w for _, w in points} == {32, 64, 128} and len(points) == 9
+    assert points[plans.ZOOLOGY_TUNE] == (0, 1)
+    assert sum(len(s) for s in points.values()) == 10
+    assert plans.ZOOLOGY_LRS == (1e-4, 4.6e-4, 2.2e-3, 1e-2)
+    for name, hp in grid.BUDGETS.items():  # every budget is valid at every plan length
+        for task, _ in points:
+            get(name).resolve(hp, long_range.get(task).n)
+
+
+def _args(tmp_path, **kw):
+    args = dict(
+        plan="zoology",
+        task=grid.GRID_TASKS,
+        variant=["full"],
+        seeds=[0],
+        steps=3,
+        width=[64],
+        conv=4,
+        lr=[1e-3, 1e-2],
+        quick=True,
+        jobs=1,
+        ray=None,
+        out_dir=tmp_path,
+    )
+    return argparse.Namespace(**{**args, **kw})
+
+
+@pytest.mark.timeout(120)
+def test_the_plan_tunes_once_keeps_the_best_rate_and_resumes(tmp_path, monkeypatch):
+    monkeypatch.setattr(grid.grid_jobs, "run", functools.partial(engine_jobs.run, inline=True))
+    threads = torch.get_num_threads()
+    lines: list[str] = []
+    try:
+        done = grid.train(_args(tmp_path), log=lines.append)
+    finally:
+        torch.set_num_threads(threads)
+    assert len(done) == 10 and len(lines) == 2 + 10  # one line per tuning run and cell
+    tuned = checkpoints.available("", tmp_path / "tune")
+    assert tuned == ["mqar-256-16-full-s0-lr0.001", "mqar-256-16-full-s0-lr0.01"]
+    runs = {
+        lr: json.loads((tmp_path / "tune" / f"mqar-256-16-full-s0-lr{lr:g}.json").read_text())
+        for lr in (1e-3, 1e-2)
+    }
+    kept = plans.best_lr(runs)
+    names = checkpoints.available("", tmp_path)
+    assert len(names) == 10 and "mqar-256-16-full-s1" in names
+    for name in names:
+        meta = json.loads((tmp_path / f"{name}.json").read_text())
+        assert meta["recipe"]["conv"] == 4 and meta["config"]["conv"] == 4
+        assert meta["recipe"]["lr"] == kept == meta["schedule"]["lr"]
+        assert meta["recipe"]["tuned_at"] == "mqar-256-16, d = 64, seed 0"
+        assert f"--conv 4 --lr {kept:g}" in meta["command"]
+    # The tuning point's seed 0 is the kept tuning run itself: the same weights.
+    cell, _ = checkpoints.load("mqar-256-16-full-s0", tmp_path)
+    run, _ = checkpoints.load(f"mqar-256-16-full-s0-lr{kept:g}", tmp_path / "tune")
+    assert all(torch.equal(cell[k], run[k]) for k in cell)
+    assert (tmp_path / "mqar-256-16-full-s0-timeline.json").exists()
+    # Evaluated as the plan: every cell there, each rescored from its float16 weights.
+    result = evaluation.evaluate(tmp_path, plan="zoology")
+    assert result["missing_cells"] == [
+        variant_lm.checkpoint_name(p.task, v, s, p.width)
+        for p in plans.ZOOLOGY.points
+        for v in grid.BUDGETS
+        for s in p.seeds
+        if v != "full"
+    ]
+    for c in result["cells"]:
+        assert c["accuracy"] == pytest.approx(c["trained_accuracy"], abs=1e-6)
+    # A second run finds everything done; another recipe is not mistaken for this one.
+    lines.clear()
+    try:
+        grid.train(_args(tmp_path), log=lines.append)
+    finally:
+        torch.set_num_threads(threads)
+    assert len(lines) == 12 and all("done before" in ln or "kept" in ln for ln in lines)
+    meta = json.loads((tmp_path / "mqar-64-4-full-s0-d32.json").read_text())
+    other = plans.Recipe(0, (1e-3, 1e-2)).record(kept)
+    assert plans.is_done(tmp_path, "mqar-64-4-full-s0-d32", other, meta["schedule"]) is None
+
+
+def test_the_ablations_are_flags_with_a_folder_each(tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr(grid, "train", lambda args, log=print: seen.append(args) or [])
+    for flags in ([], ["--conv", "0"], ["--lr", "3e-3"]):
+        assert grid.main(["--plan", "zoology", *flags]) == 0
+    dirs = [a.out_dir for a in seen]
+    assert len(set(dirs)) == 3 and all(d.parent == variant_lm.OUT_DIR / "zoology" for d in dirs)
+    assert [(a.conv, a.lr) for a in seen] == [
+        (4, list(plans.ZOOLOGY_LRS)),
+        (0, list(plans.ZOOLOGY_LRS)),
+        (4, [3e-3]),
+    ]
+    one = grid.Cells(_args(tmp_path, lr=[3e-3]), plans.Recipe(4, (3e-3,)), plans.ZOOLOGY)
+    assert one.tuning() == []  # one rate: nothing to tune
+    jobs, adopted = one.grid([])
+    assert len(jobs) == 10 and not adopted and {j.schedule.lr for j in jobs} == {3e-3}
