@@ -90,10 +90,16 @@ class Schedule:
 # 0.9993 / 0.9998 at n = 256), so a variant at chance is at chance for its state, not
 # for lack of steps.
 RECALL_STEPS = 360
+#
+# Zoology's points (issue 31): a fixed-state mixer needs far longer than attention. Based
+# on (64, 4), d = 64, with the convolution: at chance (loss ln 64) after 300 steps of 8,
+# 0.90 after 1,500 at 2.2e-3 (0.03 at 1e-2); full attention ≥ 0.99 by step 300.
+ZOOLOGY_STEPS = 2000
 TASK_SCHEDULES: dict[str, dict] = {
     "copy-128": {"steps": 400, "batch": 16},
     "mqar-256": {"steps": RECALL_STEPS},
     "mqar-512": {"steps": RECALL_STEPS},
+    **{t: {"steps": ZOOLOGY_STEPS} for t in ("mqar-64-4", "mqar-128-8", "mqar-256-16")},
 }
 # The width sweep (Zoology's x axis: state grows with the model's width): the recall
 # tasks again at these d_model (d_ff = 2·d_model, the grid's heads and depth), so the

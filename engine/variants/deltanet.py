@@ -9,7 +9,11 @@ state already stores under k_t, so a key written twice is overwritten, not summe
 
 with q, k L2-normalised per head (as both papers), β_t = sigmoid(k_t·w_β) ∈ (0, 1) the
 writing strength and α_t = exp(−softplus(k_t·w_α + b_α)) ∈ (0, 1) the gate that lets
-the whole memory fade (seeded, untrained; the papers read them from the layer input).
+the whole memory fade. Two choices differ from the papers and fla's layers, and the card
+says so: w_β, w_α are fixed (seeded) and read the raw k_t = W_K x_t before its L2 norm,
+where the papers learn β_t = σ(W_β x_t) (and α) by projections of their own — a trained
+model still learns them from x_t, but through the key's projection; and q carries no
+1/√d (fla scales q by it), a constant factor W^O absorbs once trained.
 Unrolled, with M_m = α_m (I − β_m k_m k_mᵀ) (α = 1 for DeltaNet):
 
     o_t = Σ_{j≤t} A_tj v_j,    A_tj = β_j k_jᵀ M_{j+1} ⋯ M_t q_t
@@ -143,9 +147,11 @@ class DeltaNet(Variant):
     map_signed = True
     map_note = (
         "Implicit map A_tj = β_j k_jᵀ M_(j+1)⋯M_t q_t of the delta rule; signed (removals "
-        "are negative), not normalised. Unlike the papers: q carries no 1/√d, and "
-        "β = σ(k·w_β) comes from the raw k with a seeded w_β, where the papers learn β "
-        "from the layer input."
+        "are negative), not normalised. Unlike the paper and fla, which learn β_t = σ(W_β "
+        "x_t) and scale q by 1/√d: here β_t = σ(k_t·w_β), a fixed seeded w_β on the raw "
+        "k_t = W_K x_t before its L2 norm (so a trained model still learns β from the "
+        "layer input, through the key's projection), and q has no 1/√d (a constant factor "
+        "W^O absorbs once trained)."
     )
     causal_support = "always"
     approximates_full = False
@@ -185,7 +191,10 @@ class GatedDeltaNet(DeltaNet):
     paper = "Yang, Kautz & Hatamizadeh 2024, Gated Delta Networks"
     map_note = (
         "Implicit map A_tj = β_j k_jᵀ M_(j+1)⋯M_t q_t, M = α(I − βkkᵀ); signed, not "
-        "normalised. Unlike the papers: q carries no 1/√d, and β, α come from the raw k "
-        "with seeded weights, where the papers learn them from the layer input."
+        "normalised. Unlike the paper and fla, which learn β and α from the layer input "
+        "by projections of their own and scale q by 1/√d: here β, α come from the raw k = "
+        "W_K x before its L2 norm with fixed seeded weights (learnt only through the "
+        "key's projection), and q has no 1/√d (a constant factor W^O absorbs once "
+        "trained)."
     )
     gated = True
