@@ -336,9 +336,10 @@ def evidence_mass(task: long_range.Task, x, y, maps: list) -> float:
     return sum(found) / len(found) if found else 0.0
 
 
-def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None, log=print):
+def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = None, log=None):
     """Run every job not already done (engine.jobs: a process pool, one fresh process per
     job, or Ray), one line per cell as it finishes. Returns ``[(job, meta)]``."""
+    log = log or progress
     out, pending = [], []
     for job in jobs:
         meta = plans.is_done(Path(job.out_dir), job.name, job.recipe, asdict(job.schedule))
@@ -352,6 +353,10 @@ def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = Non
         out.append((job, meta))
         log(_line(job, meta, f"[{len(out)}/{len(jobs)}, {time.perf_counter() - t0:.0f} s]"))
     return out
+
+
+def progress(line: str) -> None:
+    print(line, flush=True)  # a run hours long is followed in its log file as it goes
 
 
 def _line(job: Job, meta: dict, where: str = "") -> str:
@@ -471,8 +476,9 @@ def plan_of(args) -> plans.Plan:
     return plans.Plan("tasks", tuple(points), None)
 
 
-def train(args, log=print) -> list[tuple[Job, dict]]:
+def train(args, log=None) -> list[tuple[Job, dict]]:
     """Tuning runs first (when the recipe sweeps rates), then the grid at the kept rates."""
+    log = log or progress
     recipe = plans.Recipe(args.conv, tuple(args.lr))
     cells = Cells(args, recipe, plan_of(args))
     kw = dict(workers=args.jobs, ray_address=args.ray, log=log)
