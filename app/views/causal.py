@@ -11,7 +11,7 @@ import numpy as np
 from kit.i18n import t
 
 from views.chat import head_labels
-from views.heatmap import heatmap, wrap_title
+from views.heatmap import heatmap
 
 
 def layer_labels(n: int) -> list[str]:
@@ -22,9 +22,7 @@ def ablation_figure(found: dict, n_kv_heads: int):
     """Δ log p(answer) of ablating each head alone, layer × head."""
     z = np.asarray(found["delta_log_prob"], dtype=float)
     n_layers, n_heads = z.shape
-    title, _ = wrap_title(
-        t("causal.fig_ablation", mode=t(f"causal.mode_{found['mode']}"), answer=found["answer"])
-    )
+    title = t("causal.fig_ablation", mode=t(f"causal.mode_{found['mode']}"), answer=found["answer"])
     return heatmap(
         np.round(z, 4),
         head_labels(n_heads, n_kv_heads),
@@ -43,12 +41,10 @@ def patching_figure(found: dict, n_heads: int, n_kv_heads: int):
     z = np.asarray(found["metric"], dtype=float)
     heads = found["what"] == "heads"
     xs = head_labels(n_heads, n_kv_heads) if heads else list(found["tokens"])
-    title, _ = wrap_title(
-        t(
-            "causal.fig_patching_heads" if heads else "causal.fig_patching_residual",
-            clean=f"{found['clean_diff']:.2f}",
-            corrupted=f"{found['corrupted_diff']:.2f}",
-        )
+    title = t(
+        "causal.fig_patching_heads" if heads else "causal.fig_patching_residual",
+        clean=f"{found['clean_diff']:.2f}",
+        corrupted=f"{found['corrupted_diff']:.2f}",
     )
     return heatmap(
         np.round(z, 4),
@@ -67,7 +63,7 @@ def lens_figure(found: dict):
     """p_l(token written) after each layer (row 0: the embeddings), per written token."""
     prob = np.asarray(found["prob"], dtype=float)
     rows = [t("causal.row_embeddings")] + layer_labels(prob.shape[0] - 1)
-    title, _ = wrap_title(t("causal.fig_lens"))
+    title = t("causal.fig_lens")  # figure() wraps a title to the page's width
     return heatmap(
         np.round(prob, 4),
         list(found["targets"]),

@@ -73,3 +73,27 @@ def test_click_a_head_in_the_grid_to_see_its_map(studio_url, page):
     wait_for_app(page)
     assert_no_exception(page)
     assert "pick=3.4" in page.url
+
+
+def test_a_patching_sweep_on_a_typed_pair(studio_url, page):
+    """Does it matter? › Patch: a clean/corrupted pair typed in, the sweep run through the
+    queue, the layer × head figure drawn (issue 33), with the network cut."""
+    page.goto(f"{studio_url}/chat?tokens=2&section=causal&check=patch")
+    wait_for_app(page, timeout_ms=240_000)
+    assert_no_exception(page)
+    box = page.get_by_role
+    box("textbox", name="Clean prompt").fill(
+        "When Anna and Tom went to the park, Tom gave a ball to"
+    )
+    box("textbox", name="Corrupted prompt", exact=False).fill(
+        "When Anna and Tom went to the park, Anna gave a ball to"
+    )
+    box("textbox", name="Answer (clean)").fill(" Anna")
+    box("textbox", name="Answer (corrupted)").fill(" Tom")
+    page.get_by_role("button", name="Patch", exact=True).click()
+    wait_for_app(page, timeout_ms=300_000)
+    assert_no_exception(page)
+    title = page.locator(".js-plotly-plot .gtitle", has_text="clean output patched")
+    title.first.wait_for(timeout=300_000)
+    assert "corrupted" in title.first.text_content()
+    assert "Anna" in page.url and "Tom" in page.url  # the typed pair is in the link
