@@ -65,7 +65,7 @@ def duo_scores(chat):
 
 def run_example(chat, ex: ruler.Example, runs, heads) -> dict:
     """One example: one prefill, every run's answer and continuation perplexity."""
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads)
     kept = torch.stack([presses.keep(p, pre.observed, r, seed=ex.seed) for p, r in runs])
     t1 = time.perf_counter()
@@ -96,6 +96,7 @@ def run_example(chat, ex: ruler.Example, runs, heads) -> dict:
         "n_context": len(ex.context_ids),
         "answers": list(ex.answers),
         "seconds": {"prefill": t1 - t0, "answers": t2 - t1, "perplexity": t3 - t2},
+        "cpu_seconds": time.process_time() - c0,  # what a quiet machine's wall time would be
         "runs": rows,
     }
 
@@ -139,6 +140,9 @@ def summarise(records: list[dict], runs) -> dict:
             "seconds_per_example": round(
                 sum(sum(r["seconds"].values()) for r in recs) / len(recs), 2
             ),
+            "cpu_seconds_per_example": round(
+                sum(r.get("cpu_seconds", math.nan) for r in recs) / len(recs), 2
+            ),
             "presses": cells,
         }
     return out
@@ -157,11 +161,11 @@ def write_csv(path: Path, summary: dict) -> None:
                     )
 
 
-def estimate_hours(summary: dict, examples: int) -> dict:
+def estimate_hours(summary: dict, examples: int, key: str = "seconds_per_example") -> dict:
     """The full sweep (every task, ``examples`` per point) from the measured seconds."""
     per_length: dict[int, list[float]] = {}
     for s in summary.values():
-        per_length.setdefault(s["length"], []).append(s["seconds_per_example"])
+        per_length.setdefault(s["length"], []).append(s[key])
     return {
         str(n): round(sum(v) / len(v) * examples * len(ruler.TASKS) / 3600, 2)
         for n, v in per_length.items()
@@ -230,6 +234,7 @@ def main(argv: list[str]) -> int:
         "tasks": summary,
         "duo_head_scores": next((r["duo_head_scores"] for r in records), None),
         "estimate_hours_25": estimate_hours(summary, 25),
+        "estimate_cpu_hours_25": estimate_hours(summary, 25, "cpu_seconds_per_example"),
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread",
     }
