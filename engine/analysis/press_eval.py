@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import torch
 
 from engine.analysis.presses import SNAPKV_WINDOW, Observed, duo_head_scores
+from engine.data.ruler import WINDOW
+from engine.errors import InputError
 from engine.models import llama, precision
 
 
@@ -41,8 +43,13 @@ class Prefilled:
 
 
 def prefill(chat, context_ids, question_ids, head_scores: torch.Tensor) -> Prefilled:
-    """Context + question in one causal pass, α kept where a press reads it."""
+    """Context + question in one causal pass, α kept where a press reads it; at most
+    ``WINDOW`` tokens (the chat model's training length)."""
     ids = [*context_ids, *question_ids]
+    if len(ids) > WINDOW:
+        raise InputError("ruler.too_long", n=len(ids), limit=WINDOW)
+    if not question_ids:
+        raise InputError("press.empty_question")
     n, t = len(context_ids), len(ids)
     w = min(SNAPKV_WINDOW, n)
     cos, sin = llama.rotary(chat.model, range(t))

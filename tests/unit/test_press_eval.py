@@ -8,6 +8,8 @@ import pytest
 import torch
 
 from engine.analysis import press_eval, presses
+from engine.data import ruler
+from engine.errors import InputError
 from engine.models import chat as chat_model
 from engine.models import llama, precision
 
@@ -98,3 +100,14 @@ def test_answers_stop_at_a_stop_token_and_the_nll_is_one_per_run(chat, prompt, p
     assert press_eval.answer(chat, pre, kept, question, 4, stops={first})[0] == []
     nll = press_eval.continuation_nll(chat, pre, kept, question)
     assert nll.shape == (3,) and torch.isfinite(nll).all()
+
+
+def test_a_prompt_over_the_window_or_without_a_question_is_refused(chat):
+    heads = torch.zeros(chat.n_layers, chat.n_kv_heads)
+    with pytest.raises(InputError) as caught:
+        press_eval.prefill(chat, [1] * ruler.WINDOW, [2], heads)
+    assert caught.value.message.key == "ruler.too_long"
+    assert caught.value.message.params["limit"] == 2048
+    with pytest.raises(InputError) as caught:
+        press_eval.prefill(chat, [1, 2, 3], [], heads)
+    assert caught.value.message.key == "press.empty_question"
