@@ -115,7 +115,7 @@ def rescore(name: str, directory: Path) -> dict | None:
         "accuracy": round(acc, 6),
         "trained_accuracy": meta["accuracy"],
         "validation_accuracy": meta.get("validation_accuracy"),
-        "recipe": plans.recipe_of(meta),
+        "recipe": variant_lm.recipe_of(meta),
         "status": meta["status"],
         "seconds_per_step": meta["seconds_per_step"],
         "cpu_seconds_per_step": meta.get("cpu_seconds_per_step"),
@@ -124,7 +124,7 @@ def rescore(name: str, directory: Path) -> dict | None:
         "attention_memory_bytes_per_layer": meta["attention_memory_bytes_per_layer"],
         "steps": meta["steps"],
         "width": variant_lm.width_of(meta),
-        "command": meta["command"],
+        "command": variant_lm.command_of(meta),
         "n": meta["n"],
         "config": meta["config"],
     }

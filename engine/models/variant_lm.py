@@ -172,6 +172,25 @@ def width_of(meta: dict) -> int:
     return GRID_WIDTH if meta.get("quick") else int(meta["config"]["d_model"])
 
 
+def recipe_of(meta: dict) -> dict:
+    """A cell's recipe as its JSON records it (engine.training._grid_plan); a cell trained
+    before the recipe had no convolution and its schedule's one rate."""
+    if "recipe" in meta:
+        return {k: meta["recipe"][k] for k in ("conv", "lrs", "lr")}
+    lr = meta["schedule"]["lr"]
+    return {"conv": int(meta["config"].get("conv", 0)), "lrs": [lr], "lr": lr}
+
+
+def command_of(meta: dict) -> str:
+    """The command that trains the cell again: a cell from before the recipe gets the flags
+    that are no longer the defaults (``--conv 0 --lr 0.003``)."""
+    command = meta["command"]
+    if "recipe" in meta or "--conv" in command:
+        return command
+    recipe = recipe_of(meta)
+    return f"{command} --conv {recipe['conv']} --lr {recipe['lr']:g}"
+
+
 def checkpoint_name(task: str, variant: str, seed: int, width: int = GRID_WIDTH) -> str:
     """``<task>-<variant>-s<seed>``; a cell of the width sweep adds ``-d<width>``."""
     return f"{task}-{variant}-s{seed}" + ("" if width == GRID_WIDTH else f"-d{width}")
@@ -190,9 +209,14 @@ def cell_timeline(task: str, variant: str, seed: int, directory=None) -> timelin
     probe loss, accuracy and evidence mass, and test example 0's pooled maps, at ≈ 12
     log-spaced steps. InputError (``timeline.missing`` / ``timeline.bad``) names the command
     that trains the cell again."""
-    command = f"python -m engine.train variants --task {task} --variant {variant} --seeds {seed}"
     d = Path(directory) if directory is not None else OUT_DIR
-    return timeline.load(checkpoint_name(task, variant, seed), d, command)
+    name = checkpoint_name(task, variant, seed)
+    try:
+        command = command_of(checkpoints.load_meta(name, d))
+    except (checkpoints.CheckpointError, KeyError):  # no cell: how to train one
+        command = f"python -m engine.train variants --task {task} --variant {variant}"
+        command += f" --seeds {seed}"
+    return timeline.load(name, d, command)
 
 
 def cell_timeline_stamp(task: str, variant: str, seed: int, directory=None) -> tuple | None:

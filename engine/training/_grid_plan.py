@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import checkpoints
+from engine.models.variant_lm import recipe_of
 
 ZOOLOGY_LRS = (1e-4, 4.6e-4, 2.2e-3, 1e-2)
 RECIPE_CONV = 4
@@ -51,15 +52,6 @@ class Recipe:
 
 
 TODAY = Recipe(0, (TODAY_LR,))  # the grid before the recipe: no convolution, one rate
-
-
-def recipe_of(meta: dict) -> dict:
-    """A cell's recipe as recorded; a cell trained before the recipe had no convolution
-    and its schedule's one rate."""
-    if "recipe" in meta:
-        return {k: meta["recipe"][k] for k in ("conv", "lrs", "lr")}
-    lr = meta["schedule"]["lr"]
-    return {"conv": int(meta["config"].get("conv", 0)), "lrs": [lr], "lr": lr}
 
 
 @dataclass(frozen=True)

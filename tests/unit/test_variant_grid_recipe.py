@@ -51,9 +51,11 @@ def test_a_shipped_cell_loads_without_a_convolution_and_scores_as_recorded():
     name = "control-128-full-s0"
     model, meta = variant_lm.load(name)
     assert "conv" not in meta["config"] and all(b.conv is None for b in model.blocks)
-    assert plans.recipe_of(meta) == {"conv": 0, "lrs": [3e-3], "lr": 3e-3}
+    assert variant_lm.recipe_of(meta) == {"conv": 0, "lrs": [3e-3], "lr": 3e-3}
     cell = evaluation.rescore(name, variant_lm.OUT_DIR)
     assert cell["accuracy"] == meta["accuracy"] and cell["recipe"]["conv"] == 0
+    # Its recorded command predates the recipe's defaults: the flags that reproduce it.
+    assert cell["command"] == meta["command"] + " --conv 0 --lr 0.003"
 
 
 @pytest.mark.timeout(120)
