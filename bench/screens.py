@@ -31,7 +31,9 @@ checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
 Sections come from each page's source (its ``SECTIONS`` and the ``url_choice`` that offers
 them), lesson steps from assets/decks/. ``--quick`` visits each page's default view only;
 ``--budget-s`` (or SIGTERM) stops early and reports the views seen.
-Prints one line per view and one JSON object last; saves it to bench/results/screens.json.
+Prints one line per view and one JSON object last; a run over every view (no ``--pages``,
+``--quick`` or early stop, both viewports and languages) saves it to
+bench/results/screens.json, a partial run only to its gallery.
 The gallery (index.html, the PNGs, findings.json) is for people; tests/e2e/test_screens.py
 runs the checks in CI.
 """
@@ -898,7 +900,11 @@ def main(argv: list[str] | None = None) -> dict:
     result["outside_requests"] = sorted(set(outside))
     result["planned_views"] = len(plan)
     write_gallery(args.out, results, result)
-    print(json.dumps(save(result, "screens"), ensure_ascii=False))
+    # Only a run over every view stands for the studio: a part (some pages, --quick, a
+    # budget or a stop) goes to its gallery, never over the full run's saved result.
+    whole = not (args.pages or args.quick) and len(results) == len(plan)
+    whole &= set(langs) == {"en", "zh"} and set(viewports) == set(VIEWPORTS.values())
+    print(json.dumps(save(result, "screens") if whole else result, ensure_ascii=False))
     return result
 
 

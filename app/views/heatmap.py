@@ -22,7 +22,9 @@ DIVERGING = "RdBu"
 FONT = dict(size=16)
 TICK_FONT = 12  # tick labels of map panels: one per 16 px
 TITLE_FONT = 17
-TITLE_PAD = 8  # px between the figure's top edge and its title's first line
+# A title's top padding: plotly.js anchors "top" about 15 px too high (measured in Chromium),
+# so 20 px puts the first line's glyphs about 5 px below the figure's edge.
+TITLE_PAD = 20
 NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured in Chromium)
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
@@ -255,12 +257,13 @@ def cell_domains(
 ) -> list[tuple[float, float]]:
     """Paper-coordinate domains for cells of relative ``sizes`` separated by ``gap``.
 
-    ``reverse`` numbers them from the top (rows), as make_subplots does.
+    ``reverse`` numbers them from the top (rows), as make_subplots does: the first size is
+    the top cell's.
     """
     total = sum(sizes)
     usable = 1 - gap * (len(sizes) - 1)
     out, start = [], 0.0
-    for size in sizes:
+    for size in sizes[::-1] if reverse else sizes:
         end = start + usable * size / total
         out.append((start, min(end, 1.0)))
         start = end + gap

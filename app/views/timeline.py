@@ -18,6 +18,7 @@ BAND = "rgba(230, 159, 0, 0.18)"  # a marked span of steps (Okabe–Ito orange)
 LEGEND_FONT = 13
 LEGEND_ROW_PX = 24  # one row of the horizontal legend
 NOTE_PX = 26  # a panel's title above its plot (13-px type and a little air)
+MARK_ROW_PX = 16  # one named step's label (12-px type) below the previous one
 COLUMN_PX = 360  # the narrowest column the curves are drawn in: a 1024-px presenter window
 
 
@@ -51,10 +52,10 @@ def curves_figure(
         layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)
         shapes += _step_shapes(n, current, marks, band)
         notes.append(_note(title, x=0.5, y=ys[n - 1][1], xanchor="center", yanchor="bottom"))
-    for label, at in [*marks, *([band[:2]] if band else [])]:  # log axis: log10 of the step
-        x = float(np.log10(max(at, 1)))
-        where = dict(xref="x", yref="y domain", x=x, y=1, xanchor="left", yanchor="top")
-        notes.append(_note(label, **where, font=dict(size=12, color="#8a5a00")))
+    last = max(
+        (max(steps, default=1) for _, lines in panels for steps, _ in lines.values()), default=1
+    )
+    notes += _mark_notes([*marks, *([band[:2]] if band else [])], max(last, 10))
     rows = legend_rows([d["name"] for d in data if d["showlegend"]], width_px - 60)
     top = 8 + rows * LEGEND_ROW_PX + NOTE_PX
     layout |= dict(
@@ -86,6 +87,19 @@ def legend_rows(labels: list[str], px: float) -> int:
             rows, used = rows + 1, 0.0
         used += entry
     return rows
+
+
+def _mark_notes(marks, last: int) -> list[dict]:
+    """The named steps' labels in the first panel, one row each (two steps close together
+    never print on each other), on the side of their line that faces the plot's middle."""
+    notes = []
+    for row, (label, at) in enumerate(marks):
+        x = float(np.log10(max(at, 1)))  # a log axis's coordinate: log10 of the step
+        side = "right" if x > np.log10(last) / 2 else "left"
+        where = dict(xref="x", yref="y domain", x=x, y=1, xanchor=side, yanchor="top")
+        font = dict(size=12, color="#8a5a00")
+        notes.append(_note(label, **where, yshift=-MARK_ROW_PX * row, font=font))
+    return notes
 
 
 def _line(label: str, steps, values, colour: str, in_legend: bool) -> dict:

@@ -50,6 +50,22 @@ def test_default_example_renders_every_section(at):
     ]
 
 
+def test_side_by_side_is_one_grid_with_every_word_labelled(at):
+    """Every scoring function (or beam width) in one HTML grid of the map vocabulary: panels
+    never narrower than a readable map, so no word label sits on another (three Plotly
+    figures side by side put 24 pairs of source words on top of each other)."""
+    show(at, "side-by-side")
+    for compare, n in (("scoring", 4), ("beams", 3)):
+        at.segmented_control(key="nmt-compare").set_value(compare).run()
+        assert not at.exception
+        grids = [h.proto.body for h in at.get("html") if "kit-agrid" in h.proto.body]
+        assert len(grids) == 1 and not at.get("plotly_chart")
+        assert grids[0].count('class="kit-agrid-panel"') == n
+        assert grids[0].count("august") >= n  # each panel names every source word
+        listed = [m.value for m in at.markdown if m.value.startswith("- **")]
+        assert len(listed) == 1 and listed[0].count("- **") == n  # every translation, above
+
+
 def test_empty_input_prompts(at):
     at.text_area[0].set_value("   ").run()
     assert not at.exception

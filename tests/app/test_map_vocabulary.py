@@ -224,3 +224,22 @@ def test_presenter_mode_never_squeezes_a_figure():
     assert presenter.restyle(grid).layout.height == grid.layout.height
     short = heatmap.heatmap(np.eye(3), "abc", "abc", height=300)
     assert short.layout.height < presenter.restyle(short).layout.height <= presenter.MAX_HEIGHT
+
+
+def test_named_steps_never_print_on_each_other():
+    """Two named steps close together (MemN2N's "linear start ends" and "kept") each get a
+    row of their own, written toward the plot's middle (a label right of a line near the
+    right edge ran off the figure)."""
+    lines = {"loss": ([0, 10, 40_000, 47_000], [3.0, 2.0, 1.0, 0.9])}
+    marks = [("linear start ends", 40_000), ("kept", 47_000), ("warm-up", 10)]
+    fig = timeline.curves_figure([("loss", lines)], 47_000, marks, "step")
+    named = [a for a in fig.layout.annotations if a.text in dict(marks)]
+    assert len({a.yshift or 0 for a in named}) == len(marks)
+    sides = {a.text: a.xanchor for a in named}
+    assert sides == {"linear start ends": "right", "kept": "right", "warm-up": "left"}
+
+
+def test_rows_numbered_from_the_top_keep_their_sizes():
+    top, bottom = heatmap.cell_domains([0.12, 0.88], 0.08, reverse=True)
+    assert top[0] > bottom[1] and top[1] == 1.0
+    assert top[1] - top[0] == pytest.approx(0.12 * 0.92) and bottom[0] == 0.0
