@@ -11,6 +11,7 @@ from kit.i18n import variant_title
 from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
 from state import chat as state
+from studios.chat_ledger import eviction_ledger
 from views import chat as figs
 from views import claims as claims_view
 
@@ -138,11 +139,14 @@ def cache(chat, trace, request) -> None:
     sinks = url_number(c3.number_input, "sinks", t("chat.sinks"), 1, 16, 4, key="chat-sinks")
     budget = url_number(c4.number_input, "budget", t("chat.budget"), 1, 4096, 8, key="chat-budget")
     try:
-        cut = state.generate(request, state.policy(name, window, sinks, budget))
+        policy = state.policy(name, window, sinks, budget)
+        cut = state.generate(request, policy)
     except InputError as exc:  # a cache larger than this prompt: the sweep below still runs
         st.info(engine_text(exc))
     else:
         figs.draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
+        if request.sampling == "greedy":  # the ledger compares greedy choices
+            eviction_ledger(request, policy)
     cost()
     claims_view.show("kv_cache")  # the seed's "no KV cache → collapses", measured
 

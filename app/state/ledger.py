@@ -1,0 +1,43 @@
+"""The Chat page's eviction ledger (issue 32): the policy's greedy generation beside a
+full cache reading the same tokens (``engine.analysis.ledger``), queued with progress and
+Stop, cached by the request and the policy."""
+
+from __future__ import annotations
+
+import itertools
+
+from kit import queue
+from kit.i18n import t
+
+from engine.analysis import ledger as ledger_lib
+from state import chat as chat_state
+
+
+def ledger(request: chat_state.Request, policy) -> ledger_lib.Ledger:
+    return queue.run(
+        t("chat.queue_ledger"),
+        _ledger,
+        chat_state.model(),
+        request,
+        policy,
+        t("chat.progress_tokens"),
+        key=repr((request.prompt, request.template, request.max_new_tokens, policy)),
+        cancel_label=t("chat.stop"),
+    )
+
+
+def _ledger(chat, request, policy, unit, cancel, progress):
+    steps = itertools.count()
+
+    def should_stop() -> bool:  # polled before each step: also the progress bar's tick
+        progress(next(steps), request.max_new_tokens, unit)
+        return cancel.is_set()
+
+    return ledger_lib.ledger(
+        chat,
+        request.prompt,
+        policy,
+        template=request.template,
+        max_new_tokens=request.max_new_tokens,
+        should_stop=should_stop,
+    )
