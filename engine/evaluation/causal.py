@@ -161,6 +161,7 @@ def concentration(pooled: np.ndarray) -> dict:
 
 def sweep_timing(chat, arith: str) -> dict:
     ids = causal.encode(chat, SWEEP_PROMPT)[:SWEEP_TOKENS]
+    load = _load()  # other work on the machine slows the sweep
     started = time.perf_counter()
     res = ablation.ablate(chat, ids, mode="zero", arith=arith)
     return {
@@ -169,8 +170,16 @@ def sweep_timing(chat, arith: str) -> dict:
         "seconds": round(time.perf_counter() - started, 2),
         "threads": torch.get_num_threads(),
         "arithmetic": arith,
+        "load_before": load,
         "top_heads": res.top(5),
     }
+
+
+def _load() -> str:
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return ""
 
 
 def _parser() -> argparse.ArgumentParser:
