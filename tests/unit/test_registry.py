@@ -151,6 +151,7 @@ def test_a_family_default_is_found_in_any_checkpoint_directory(tmp_path):
 
 def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards():
     from engine.analysis import needle
+    from engine.evaluation import causal as causal_eval
     from engine.evaluation import retrieval as retrieval_eval
     from engine.evaluation import retrieval_book
     from engine.models import variant_lm
@@ -162,6 +163,7 @@ def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards(
     named.add(retrieval_eval.RESULT)  # the Retrieval page reads it
     named.add(retrieval_book.RESULT)  # so does its whole-book store's caption
     named.add(needle.RESULT)  # the Variants page's needle heatmaps read it
+    named.add(causal_eval.RESULT)  # IOI heads and the sweep's time (issue 33's pages, RESULTS)
     shipped = {
         p.stem
         for p in checkpoints.CHECKPOINT_DIR.glob("*.json")
