@@ -312,9 +312,16 @@ def local_project_imports(source: str) -> list[str]:
     return found
 
 
+# The one deferred project import, by design: the server's preload imports the chat state
+# (and with it torch) in a background thread after the first page is painted (issue 30).
+DEFERRED = {"state/preload.py": ["state"]}
+
+
 @pytest.mark.parametrize("path", [_param(p) for p in sorted(APP.rglob("*.py"))])
 def test_no_project_module_is_imported_inside_a_function(path):
     found = local_project_imports(path.read_text())
+    allowed = DEFERRED.get(_id(path), [])
+    found = [f for f in found if f.split(": ", 1)[1] not in allowed]
     assert not found, f"{_id(path)}: {found}"
 
 
