@@ -90,7 +90,7 @@ def install_heads(model: nn.Module, projections: dict[Hashable, nn.Module], n_he
         model._causal_heads = True
 
 
-def _install(chat) -> None:
+def install(chat) -> None:
     """The chat model's hooks: head outputs at each ``o_proj``, the residual stream
     entering each layer and the final norm."""
     layers = _layers(chat)
@@ -137,7 +137,8 @@ def _z_hook(key: Hashable, n_heads: int):
 
 @contextmanager
 def probing(probe: Probe):
-    """The hooks act for this thread (and its context) only, while inside."""
+    """The installed hooks (:func:`install`, :func:`install_heads`) act for this thread
+    (and its context) only, while inside."""
     token = _PROBE.set(probe)
     try:
         yield probe
@@ -185,7 +186,7 @@ def run_with_cache(chat, ids: Sequence[int], *, arith: str = "bfloat16") -> Run:
     """One forward pass of ``ids`` recording ``resid_pre`` and ``z`` of every layer."""
     ids = check_ids(ids, limit=None)
     L = chat.n_layers
-    _install(chat)
+    install(chat)
     probe = Probe(record=True)
     with (
         probing(probe),
@@ -219,7 +220,7 @@ def run_from(
     with no edit reproduces ``run.logits`` exactly.
     """
     model = chat.model
-    _install(chat)
+    install(chat)
     with (
         probing(Probe(edits=edits or {})),
         torch.inference_mode(),

@@ -3,6 +3,8 @@ nothing reproduce the model bit for bit, patching everything restores the clean 
 bit, a zeroed head equals a model without that head's W_O columns, and bad input gets a
 message id."""
 
+import threading
+
 import pytest
 import torch
 
@@ -83,6 +85,31 @@ def test_the_sweeps_put_one_number_per_layer_and_position_or_head(chat, pair):
     )
     # the clean run reads Mary over John; the corrupted one the other way round
     assert pair.clean_diff > 0 > pair.corrupted_diff
+
+
+def test_an_edit_in_one_thread_leaves_another_threads_forward_alone(chat, ids):
+    """The model is shared (the app's cache, the batcher's thread): hooks act only for the
+    thread that set the probe."""
+    causal.install(chat)
+    plain = model_logits(chat, ids[0], "float32")
+    inside, outside = threading.Event(), threading.Event()
+    seen = {}
+
+    def silence_every_head():
+        edits = {li: torch.zeros_like for li in range(chat.n_layers)}
+        with causal.probing(causal.Probe(edits=edits)):
+            seen["edited"] = model_logits(chat, ids[0], "float32")
+            inside.set()
+            outside.wait(60)
+
+    worker = threading.Thread(target=silence_every_head)
+    worker.start()
+    inside.wait(60)
+    seen["other"] = model_logits(chat, ids[0], "float32")  # while the probe is still set
+    outside.set()
+    worker.join()
+    assert torch.equal(seen["other"], plain)
+    assert not torch.equal(seen["edited"], plain)
 
 
 def test_zero_ablation_is_the_model_without_that_heads_output_columns(chat, ids):
