@@ -211,10 +211,14 @@ def run_from(
     layer: int,
     h: torch.Tensor,
     edits: dict[int, Callable[[torch.Tensor], torch.Tensor]] | None = None,
+    *,
+    last_only: bool = False,
 ) -> torch.Tensor:
     """Logits ``[B, T, V]`` of layers ``layer`` … L − 1, the final norm and the unembedding
     applied to ``h`` (``[B, T, d]``, the residual entering ``layer``), with ``edits`` to
     head outputs; the mask and rotary embeddings are those ``run`` was computed with.
+    ``last_only``: the last position's logits alone, ``[B, 1, V]`` (what a logit
+    difference reads; the unembedding is a third of a sweep's work and B·T·V floats).
 
     The layers are the model's own modules, called as its forward calls them, so a copy
     with no edit reproduces ``run.logits`` exactly.
@@ -228,7 +232,13 @@ def run_from(
     ):
         for block in _layers(chat)[layer:]:
             h = block(h, **run.layer_kwargs)
-        return model.lm_head(model.model.norm(h)).float()
+        if last_only and run.arithmetic != "float32":
+            # float32 products round a row differently when few rows are multiplied (a
+            # row alone differs from the same row among T in the last bits), so there every
+            # position is unembedded and the last one read: exact beside the model's logits.
+            h = h[:, -1:]
+        logits = model.lm_head(model.model.norm(h)).float()
+        return logits[:, -1:] if last_only else logits
 
 
 def copies(x: torch.Tensor, n: int) -> torch.Tensor:

@@ -32,6 +32,10 @@ import torch
 from engine.analysis import causal
 from engine.errors import InputError
 
+# Residual patching reruns T copies of T tokens per layer (T² growth): 32 tokens cost about
+# what the 30 × 9 head sweep does on 30.
+MAX_RESIDUAL_TOKENS = 32
+
 
 @dataclass
 class Pair:
@@ -103,18 +107,22 @@ def prepare(
     )
 
 
-def patch_positions(chat, pair: Pair, layer: int, groups: Sequence[Sequence[int]]) -> torch.Tensor:
-    """Logits ``[len(groups), T, V]``: copy g is the corrupted run with ``resid_pre[layer]``
-    taken from the clean run at the positions ``groups[g]``."""
+def patch_positions(
+    chat, pair: Pair, layer: int, groups: Sequence[Sequence[int]], *, last_only: bool = True
+) -> torch.Tensor:
+    """Logits ``[len(groups), T | 1, V]``: copy g is the corrupted run with
+    ``resid_pre[layer]`` taken from the clean run at the positions ``groups[g]``."""
     h = causal.copies(pair.corrupted.resid_pre[layer], len(groups))
     for g, positions in enumerate(groups):
         h[g, list(positions)] = pair.clean.resid_pre[layer][list(positions)]
-    return causal.run_from(chat, pair.corrupted, layer, h)
+    return causal.run_from(chat, pair.corrupted, layer, h, last_only=last_only)
 
 
-def patch_heads(chat, pair: Pair, layer: int, heads: Sequence[int]) -> torch.Tensor:
-    """Logits ``[len(heads), T, V]``: copy b is the corrupted run with head ``heads[b]``'s
-    output at layer ``layer`` taken from the clean run (every position)."""
+def patch_heads(
+    chat, pair: Pair, layer: int, heads: Sequence[int], *, last_only: bool = True
+) -> torch.Tensor:
+    """Logits ``[len(heads), T | 1, V]``: copy b is the corrupted run with head
+    ``heads[b]``'s output at layer ``layer`` taken from the clean run (every position)."""
     clean_z = pair.clean.z[layer]  # (T, H, d_head)
 
     def edit(z: torch.Tensor) -> torch.Tensor:
@@ -124,7 +132,7 @@ def patch_heads(chat, pair: Pair, layer: int, heads: Sequence[int]) -> torch.Ten
         return z
 
     h = causal.copies(pair.corrupted.resid_pre[layer], len(heads))
-    return causal.run_from(chat, pair.corrupted, layer, h, {layer: edit})
+    return causal.run_from(chat, pair.corrupted, layer, h, {layer: edit}, last_only=last_only)
 
 
 def _sweep(chat, pair, what, width, patch, should_stop, progress) -> Patching:
@@ -159,6 +167,8 @@ def residual(
 ) -> Patching:
     """Patch ``resid_pre[l]`` at one position p, for every layer l and position p: ``[L, T]``."""
     T = len(pair.clean.ids)
+    if T > MAX_RESIDUAL_TOKENS:
+        raise InputError("causal.too_many_tokens", n=T, limit=MAX_RESIDUAL_TOKENS)
     groups = [[p] for p in range(T)]
     return _sweep(
         chat,

@@ -37,6 +37,13 @@ def pair(chat, ids, request):
     return patching.prepare(chat, *ids, " Mary", " John", arith=request.param)
 
 
+def long_pair(chat, ids):
+    """A pair within the sweep's limit and over residual patching's (T² copies of tokens)."""
+    clean, corrupted = (x * 3 for x in ids)
+    assert patching.MAX_RESIDUAL_TOKENS < len(clean) <= causal.MAX_TOKENS
+    return patching.prepare(chat, clean, corrupted, " Mary", " John")
+
+
 def model_logits(chat, ids, arith):
     with torch.inference_mode(), precision.only(causal.arithmetic(arith)):
         return chat.model(input_ids=torch.tensor([ids]), use_cache=False).logits[0].float()
@@ -52,17 +59,20 @@ def test_the_cached_run_is_the_models_forward(chat, pair):
 def test_patching_every_position_restores_the_clean_logits_exactly(chat, pair):
     everything = [list(range(len(pair.clean.ids)))]
     for layer in LAYERS:
-        logits = patching.patch_positions(chat, pair, layer, everything)
+        logits = patching.patch_positions(chat, pair, layer, everything, last_only=False)
         assert torch.equal(logits[0], pair.clean.logits), layer
-        assert float(pair.normalised(pair.logit_diff(logits))[0]) == 1.0
+        last = patching.patch_positions(chat, pair, layer, everything)  # what sweeps read
+        assert torch.equal(last[0, -1], pair.clean.logits[-1]), layer
+        assert float(pair.normalised(pair.logit_diff(last))[0]) == 1.0
 
 
 def test_patching_a_prompt_into_itself_changes_nothing_exactly(chat, ids):
     same = patching.prepare(chat, ids[0], ids[0], " Mary", " John")
     T = len(ids[0])
     for layer in LAYERS:
-        by_position = patching.patch_positions(chat, same, layer, [[p] for p in range(T)])
-        by_head = patching.patch_heads(chat, same, layer, list(range(chat.n_heads)))
+        each = [[p] for p in range(T)]
+        by_position = patching.patch_positions(chat, same, layer, each, last_only=False)
+        by_head = patching.patch_heads(chat, same, layer, range(chat.n_heads), last_only=False)
         for logits in (*by_position, *by_head):
             assert torch.equal(logits, same.corrupted.logits), layer
     # with nothing to restore, the normalised metric is undefined, not 0 or 1
@@ -176,6 +186,7 @@ def test_ioi_pairs_differ_in_one_token_and_flip_the_answer(chat):
         (lambda c, i: ablation.ablate(c, i[0], heads=[(-1, 0)]), "causal.head_range"),
         (lambda c, i: ablation.ablate(c, i[0], heads=[]), "causal.no_heads"),
         (lambda c, i: ablation.ablate(c, i[0] * 5), "causal.too_many_tokens"),
+        (lambda c, i: patching.residual(c, long_pair(c, i)), "causal.too_many_tokens"),
         (lambda c, i: ablation.ablate(c, i[0], mode="resample"), "causal.mode"),
         (lambda c, i: patching.prepare(c, *i, " Mary Ann", " John"), "causal.not_one_token"),
         (lambda c, i: patching.prepare(c, *i, " Mary", " Mary"), "causal.same_answers"),
