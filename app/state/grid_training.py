@@ -10,12 +10,12 @@ slider only picks a snapshot out of memory.
 from __future__ import annotations
 
 import streamlit as st
-from kit.i18n import engine_text, t, variant_title
+from kit.i18n import engine_text, t
 
 from engine.errors import InputError
 from engine.models import variant_lm
 from engine.timeline import Timeline
-from engine.variants import REGISTRY
+from state.variants import variant_name
 
 METRICS = ("accuracy", "evidence_mass", "loss")
 # Twenty-odd 32 × 32 maps as table cells (one tooltip each) weigh 1.3 MB of HTML; as one
@@ -54,7 +54,7 @@ def panels(found: dict[str, Timeline], step: int, layer: int, head: int) -> list
         i = tl.at(step)
         m = tl.probes[i][0].maps["attention"]
         layer_, head_ = min(layer, m.shape[0] - 1), min(head, m.shape[1] - 1)
-        title = f"{variant_title(REGISTRY[variant])} · {tl.steps[i]}"
+        title = f"{variant_name(variant)} · {tl.steps[i]}"
         out.append(
             dict(
                 z=m.weights[layer_, head_],

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 
 import numpy as np
 import streamlit as st
 from kit import queue
 from kit.errors import PageError
-from kit.i18n import engine_text, t, variant_title
+from kit.i18n import DEFAULT, engine_text, language, t, variant_title
 
 from engine import kernels, profile
 from engine.errors import InputError
@@ -34,6 +35,18 @@ from state import models
 SWAP_MAX_TOKENS = 64  # every variant in all six layers, and their maps kept for the view
 FULL = "full (reference)"  # the reference Trace's name in compare's answer
 SWEEP_KEY = "variants-sweep"  # this session's cost sweep: its request, items and status
+
+
+_DETAIL = re.compile(r"\s*[(（].*$")  # a title's parenthesis: "Mamba (selective SSM)"
+
+
+def variant_name(name: str) -> str:
+    """How the lab's maps, legends and axes name a variant: in English its id (the name the
+    English pages, tables and results use), in another language its translated title
+    without the parenthesis; an id the registry lacks stays as it is."""
+    if language() == DEFAULT or name not in REGISTRY:
+        return name
+    return _DETAIL.sub("", variant_title(REGISTRY[name]))
 
 
 def trained_name() -> str | None:
@@ -134,7 +147,7 @@ def compare_panels(traces: dict, names: list[str], view: str, head: int):
     panels, no_pattern = [], []
     for name in names:
         tr, amap = traces[name], traces[name].maps["attention"]
-        title = t("variants.full") if name == FULL else variant_title(REGISTRY[name])
+        title = t("variants.full") if name == FULL else variant_name(name)
         panel = dict(x=amap.key_labels, y=amap.query_labels, title=title, flags=amap.flags)
         if view == "maps":
             panels.append({**panel, "z": amap.weights[0, head]})
@@ -374,7 +387,7 @@ def quality_panels(traces: dict, layer: int, head: int) -> list[dict]:
     panels = []
     for name, tr in traces.items():
         m = tr.maps["attention"]
-        title = variant_title(REGISTRY[name])
+        title = variant_name(name)
         panel = dict(x=m.key_labels, y=m.query_labels, title=title, flags=m.flags)
         panels.append({**panel, "z": m.weights[layer, head]})
     return panels
@@ -433,7 +446,7 @@ def swap_panels(res: dict, layer: int, head: int) -> list[dict]:
     panels = [dict(z=z, x=tokens, y=tokens, title=t("variants.swap_original"))]
     for name, r in res["results"].items():
         flags = ["exact"] if r.map_exact else ["implied"] if r.map_implied else []
-        title = variant_title(REGISTRY[name])
+        title = variant_name(name)
         panels.append(dict(z=r.maps[layer, head], x=tokens, y=tokens, title=title, flags=flags))
     return panels
 

@@ -197,7 +197,7 @@ def quality_training(task: str, variants: list[str]) -> None:
     grid = map_grid_html(panels, table_side=training.TABLE_SIDE)  # 22 × 32² cells: images
     html_chart(grid, "quality-training", lambda: map_grid(panels))
     panels_ = [  # each line named as the legends name the variants
-        (title, {figs.variant_name(v): curve for v, curve in lines.items()})
+        (title, {state.variant_name(v): curve for v, curve in lines.items()})
         for title, lines in training.curve_panels(found)
     ]
     fig = timeline_figs.curves_figure(panels_, None, (), t("variants.training_step"), height=150)

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import functools
-import re
 
 import numpy as np
 import streamlit as st
 from kit import chart, data_table, table_exports
-from kit.i18n import DEFAULT, catalog, language, t, variant_title
+from kit.i18n import DEFAULT, catalog, language, t
+from state.variants import variant_name
 
-from engine.variants import REGISTRY
 from views.heatmap import FONT, figure, log_axis
 
 # A variant's marker when the colours run out: colour and shape together tell 40 apart.
 SYMBOLS = ("circle", "diamond", "square", "triangle-up")
-_DETAIL = re.compile(r"\s*[(（].*$")  # a title's parenthesis: "Mamba (selective SSM)"
-
-
-def variant_name(name: str) -> str:
-    """A variant's short name in the reader's language, for legends and axis labels: its
-    title without the parenthesis (an id the registry lacks stays as it is)."""
-    return _DETAIL.sub("", variant_title(REGISTRY[name])) if name in REGISTRY else name
 
 
 def data_text(text: str) -> str:
@@ -148,7 +140,7 @@ def layer_error_figure(errors: dict[str, list[float]]):
             x=list(range(1, len(e) + 1)),
             y=e,
             mode="lines+markers",
-            name=name,
+            name=variant_name(name),
         )
         for name, e in errors.items()
     ]
@@ -169,7 +161,7 @@ def cosine_figure(cosines: dict[str, float]):
     bars = dict(
         type="bar",
         x=[cosines[n] for n in names],
-        y=names,
+        y=[variant_name(n) for n in names],
         orientation="h",
         text=[f"{cosines[n]:.4f}" for n in names],
         textposition="auto",

@@ -9,12 +9,12 @@ import json
 import numpy as np
 import pytest
 import torch
-from views.variants import variant_name
+from state.variants import variant_name
 
 from tests.app.variants_support import _section, _texts
 
 torch.set_num_threads(1)
-FULL = "Full attention"  # full attention's name in map titles and legends (English)
+FULL = variant_name("full")  # full attention in map titles and legends
 
 
 def _figures(at) -> dict:
