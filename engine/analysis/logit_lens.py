@@ -23,6 +23,7 @@ from engine.models import chat as chat_model
 from engine.models import precision
 
 MAX_TOKENS = chat_model.MAX_PROMPT_TOKENS + chat_model.MAX_NEW_TOKENS  # a prompt and its reply
+CHUNK_ROWS = 1_024  # rows unembedded at once: 1,024 × 49,152 float32 logits ≈ 200 MB
 
 
 @dataclass
@@ -51,21 +52,19 @@ def logit_lens(
     if any(not 0 <= p < T for p in positions):
         raise InputError("causal.position_range", last=T - 1)
     targets = [ids[p + 1] if p + 1 < T else int(run.logits[-1].argmax()) for p in positions]
-    y = torch.as_tensor(targets)[:, None]  # (P, 1)
-    model, rows = chat.model, []
-    # One layer at a time: L + 1 rows of [P, V] logits at once would be ~2 GB for a reply.
+    resid = run.resid_pre[:, positions]  # (L + 1, P, d)
+    rows = resid.flatten(0, 1)  # (R, d), R = (L + 1)·P: one product for many rows
+    y = torch.as_tensor(targets).repeat(resid.shape[0])[:, None]  # (R, 1)
+    prob, rank, top = [], [], []
+    model, chunk = chat.model, max(resid.shape[1], CHUNK_ROWS // resid.shape[1] * resid.shape[1])
     with torch.inference_mode(), precision.only(causal.arithmetic(arith)):
-        for resid in run.resid_pre[:, positions]:  # (P, d)
-            logits = model.lm_head(model.model.norm(resid[None]))[0].float()  # (P, V)
-            picked = logits.gather(-1, y)
-            rows.append(
-                (
-                    torch.softmax(logits, -1).gather(-1, y)[:, 0],
-                    (logits > picked).sum(-1),
-                    logits.argmax(-1),
-                )
-            )
-    prob, rank, top = (torch.stack(r) for r in zip(*rows, strict=True))
+        for r0 in range(0, len(rows), chunk):
+            logits = model.lm_head(model.model.norm(rows[None, r0 : r0 + chunk]))[0].float()
+            picked = logits.gather(-1, y[r0 : r0 + chunk])  # (r, 1)
+            prob.append(torch.softmax(logits, -1).gather(-1, y[r0 : r0 + chunk])[:, 0])
+            rank.append((logits > picked).sum(-1))
+            top.append(logits.argmax(-1))
+    prob, rank, top = (torch.cat(x).view(resid.shape[:2]) for x in (prob, rank, top))
     return Lens(
         positions=positions,
         targets=targets,
