@@ -139,7 +139,9 @@ def heatmap(
         reversescale=diverging,
         hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_name} = %{{z:.4f}}"
         "<extra></extra>",
-        colorbar=dict(title=dict(text=value_name)),
+        # Upright beside the bar: a name wider than the bar ("implied weight") is never cut
+        # by the edge of a narrow figure.
+        colorbar=dict(title=dict(text=value_name, side="right")),
     )
     if annotate is None:
         annotate = z.size <= 144
