@@ -46,7 +46,7 @@ class Ablation:
     delta_log_prob: torch.Tensor  # (L, H)
     delta_loss: torch.Tensor  # (L, H)
     n_tokens: int
-    reference: str  # what the mean was taken over ("" for zero ablation)
+    reference: str  # what the mean was taken over: an id ("prompt": its own positions; "")
     seconds: float
     stopped: bool = False
     layers_done: list[int] = field(default_factory=list)
@@ -129,10 +129,10 @@ def ablate(
     """Ablate each of ``heads`` (``(layer, head)`` pairs; None: all L × H) alone on the
     prompt ``ids`` and measure Δ log p(answer) and Δ loss.
 
-    ``means``: ``[L, H, d_head]`` from :func:`head_means` for mean ablation (default: the
-    mean over this prompt's own positions), described by ``reference``. ``progress(done,
-    total)`` after each layer; when ``should_stop()`` is True the layers done so far are
-    returned (``stopped``).
+    ``means``: ``[L, H, d_head]`` from :func:`head_means` for mean ablation, named by the
+    id ``reference`` (default: the mean over this prompt's own positions, ``"prompt"``).
+    ``progress(done, total)`` after each layer; when ``should_stop()`` is True the layers
+    done so far are returned (``stopped``).
     """
     ids = causal.check_ids(ids)
     mode = check_mode(mode)
@@ -140,7 +140,7 @@ def ablate(
     started = time.perf_counter()
     run = causal.run_with_cache(chat, ids, arith=arith)
     if mode == "mean" and means is None:
-        means, reference = run.z.mean(1), "every position of this prompt"
+        means, reference = run.z.mean(1), "prompt"
     target = int(run.logits[-1].argmax()) if answer is None else causal.token_id(chat, answer)
     base_lp = float(causal.log_probs(run.logits[-1])[target])
     base_loss = float(causal.prompt_loss(run.logits[None], ids)[0])

@@ -142,7 +142,7 @@ def test_an_ablation_is_the_same_alone_or_in_a_sweep_of_its_layer(chat, ids):
     all_of_layer = ablation.ablate(chat, ids[0], heads=[(20, h) for h in range(9)], mode="mean")
     assert torch.equal(one.delta_log_prob[20, 4], all_of_layer.delta_log_prob[20, 4])
     assert torch.equal(one.delta_loss[20, 4], all_of_layer.delta_loss[20, 4])
-    assert one.reference == "every position of this prompt"
+    assert one.reference == "prompt"
 
 
 def test_the_logit_lens_last_layer_is_the_models_own_output(chat, ids):
