@@ -16,7 +16,10 @@ logit difference LD = logit(IO) − logit(S) read at the last position. Per head
 - ``pooled``: Σ_pairs (LD_patched − LD_corrupted) / Σ_pairs (LD_clean − LD_corrupted), the
   normalised metric of TransformerLens over the whole set (1: restores the clean
   behaviour alone, 0: nothing);
-- ``mean`` and ``sem``: the per-pair normalised metric's mean and standard error.
+- ``ci95``: a 95% bootstrap interval of ``pooled`` (1,000 resamples of the pairs);
+- ``mean`` and ``sem``: the per-pair normalised metric's mean and standard error (a pair
+  whose clean and corrupted runs barely differ makes its ratio large: read ``pooled``);
+- ``per_template``: ``pooled`` within each template's pairs.
 
 The residual stream per layer × position is patched too, on the first ``--residual-pairs``
 pairs of the first template (one length, so positions line up).
@@ -95,16 +98,15 @@ def ioi_pairs(chat, n: int, seed: int) -> list[dict]:
     return pairs
 
 
-def measure_pairs(chat, pairs: list[dict], residual_pairs: int, arith: str) -> dict:
-    L, H = chat.n_layers, chat.n_heads
-    moved, gaps, per_pair = np.zeros((L, H)), [], []
+def measure_pairs(chat, pairs: list[dict], residual_pairs: int, arith: str, seed: int) -> dict:
+    moved, gaps, per_pair = [], [], []  # per pair: LD_patched − LD_corrupted, its gap, metric
     clean_ld, corrupted_ld, resid = [], [], []
     started = time.perf_counter()
     for i, p in enumerate(pairs):
         ids = [causal.encode(chat, p[k]) for k in ("clean", "corrupted")]
         pair = patching.prepare(chat, *ids, " " + p["io"], " " + p["s"], arith=arith)
         res = patching.heads(chat, pair)
-        moved += (res.logit_diff - pair.corrupted_diff).numpy()
+        moved.append((res.logit_diff - pair.corrupted_diff).numpy())
         gaps.append(pair.clean_diff - pair.corrupted_diff)
         per_pair.append(res.metric.numpy())
         clean_ld.append(pair.clean_diff)
@@ -112,8 +114,9 @@ def measure_pairs(chat, pairs: list[dict], residual_pairs: int, arith: str) -> d
         if p["template"] == 0 and len(resid) < residual_pairs:
             resid.append(patching.residual(chat, pair).metric.numpy())
         print(f"pair {i + 1}/{len(pairs)}: LD clean {pair.clean_diff:+.2f}", file=sys.stderr)
-    pooled = moved / sum(gaps)
-    stack = np.stack(per_pair)  # (n, L, H)
+    moved, gaps, stack = np.stack(moved), np.array(gaps), np.stack(per_pair)  # (n, L, H)
+    pooled = moved.sum(0) / gaps.sum()
+    templates = np.array([p["template"] for p in pairs])
     return {
         "n_pairs": len(pairs),
         "clean_logit_diff_mean": float(np.mean(clean_ld)),
@@ -123,7 +126,7 @@ def measure_pairs(chat, pairs: list[dict], residual_pairs: int, arith: str) -> d
         "heads_pooled": pooled.round(4).tolist(),
         "heads_mean": stack.mean(0).round(4).tolist(),
         "heads_sem": (stack.std(0, ddof=1) / np.sqrt(len(stack))).round(4).tolist(),
-        "top_heads": _top(pooled, stack),
+        "top_heads": _top(pooled, stack, _bootstrap(moved, gaps, seed), moved, gaps, templates),
         "residual_template": TEMPLATES[0],
         "residual_pairs": len(resid),
         "residual_mean": np.stack(resid).mean(0).round(4).tolist() if resid else None,
@@ -131,17 +134,34 @@ def measure_pairs(chat, pairs: list[dict], residual_pairs: int, arith: str) -> d
     }
 
 
-def _top(pooled: np.ndarray, stack: np.ndarray, k: int = 12) -> list[dict]:
+def _bootstrap(moved: np.ndarray, gaps: np.ndarray, seed: int, draws: int = 1_000):
+    """The pooled metric of ``draws`` resamples of the pairs (with replacement): (draws, L, H)."""
+    rng = np.random.default_rng(seed)
+    n = len(gaps)
+    picks = rng.integers(0, n, size=(draws, n))
+    return np.stack([moved[i].sum(0) / gaps[i].sum() for i in picks])
+
+
+def _top(pooled, stack, boot, moved, gaps, templates, k: int = 12) -> list[dict]:
+    """The ``k`` heads of largest |pooled| effect, with a 95% bootstrap interval, the
+    per-pair metric's mean ± s.e.m., and the pooled effect within each template."""
     H = pooled.shape[1]
     order = np.argsort(-np.abs(pooled), axis=None)[:k]
     sem = stack.std(0, ddof=1) / np.sqrt(len(stack))
+    lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
+    by_template = {
+        int(t): moved[templates == t].sum(0) / gaps[templates == t].sum()
+        for t in np.unique(templates)
+    }
     return [
         {
             "layer": int(i // H),
             "head": int(i % H),
             "pooled": round(float(pooled.flat[i]), 4),
+            "ci95": [round(float(lo.flat[i]), 4), round(float(hi.flat[i]), 4)],
             "mean": round(float(stack.mean(0).flat[i]), 4),
             "sem": round(float(sem.flat[i]), 4),
+            "per_template": [round(float(v.flat[i]), 3) for v in by_template.values()],
         }
         for i in order
     ]
@@ -211,7 +231,8 @@ def main(argv: list[str]) -> int:
             checkpoints.save_result(RESULT, saved, args.out)
         print(json.dumps(timing))
         return 0
-    ioi = measure_pairs(chat, ioi_pairs(chat, args.n, args.seed), args.residual_pairs, args.arith)
+    pairs = ioi_pairs(chat, args.n, args.seed)
+    ioi = measure_pairs(chat, pairs, args.residual_pairs, args.arith, args.seed)
     ioi["concentration"] = concentration(np.array(ioi["heads_pooled"]))
     summary = {
         "model": chat.name,
