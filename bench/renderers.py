@@ -105,7 +105,48 @@ def needle(saved: dict) -> str:
     return variant_eval.needle_markdown(saved) + f"\n\nChance: {saved['chance']:.4f}. {note}"
 
 
+def sink_count(saved: dict) -> str:
+    """StreamingLLM's Table 2 on this model: perplexity by number of sinks and budget."""
+    cols = [str(s) for s in saved["sinks"]] + ["4 newlines"]
+    rows = []
+    for budget, by in saved["table"].items():
+        full = next(iter(by.values()))["ppl_full"]
+        rows.append([budget, full] + [by[c]["ppl"] for c in cols])
+    head = ["cache (tokens)", "full cache"] + [f"sinks: {c}" if c.isdigit() else c for c in cols]
+    note = (
+        f"Perplexity on the first {saved['n']:,} tokens of {saved['text']}; a policy of B "
+        "tokens keeps s sinks and the last B − s tokens (0 sinks: a sliding window). "
+        "'4 newlines': the first four tokens replaced by newline tokens, kept as the sinks "
+        "(its full-cache perplexity is that of the changed text)."
+    )
+    return table(head, rows) + f"\n\n{note} Paper: {saved['paper']}."
+
+
+def retrieval_heads(saved: dict) -> str:
+    """Retrieval-head scores and the masking test with its random-head controls."""
+    m = saved["masking"]
+    top = ", ".join(f"L{h['layer']} H{h['head']} {h['score']:.2f}" for h in saved["top"])
+    rows = [
+        ["nothing masked", m["accuracy_none"]],
+        [f"top {m['k']} retrieval heads masked", m["accuracy_top"]],
+        [
+            f"{m['k']} random heads masked ({len(m['accuracy_random'])} draws: mean, range)",
+            f"{m['accuracy_random_mean']:.3f} ({m['accuracy_random_range'][0]:.2f}–"
+            f"{m['accuracy_random_range'][1]:.2f})",
+        ],
+    ]
+    note = (
+        f"{m['n']} single-needle examples ({saved['task']}, ≤ {saved['length']} tokens, seed "
+        f"{saved['seed']}); accuracy = greedy exact match (teacher-forced argmax). Heads "
+        f"with a retrieval score over 0.1: {saved['heads_over_0.1']} of {saved['heads']}. "
+        f"Top heads: {top}. Paper: {saved['paper']}."
+    )
+    return table(["condition", "needle accuracy"], rows) + f"\n\n{note}"
+
+
 EVALS = {
+    "sinks-eval": sink_count,
+    "retrieval_heads-eval": retrieval_heads,
     "variants-eval": variant_grid,
     "variants-eval-needle": needle,
     "memn2n-eval": memn2n,

@@ -44,6 +44,8 @@ TITLES = {
     "chat-speed": "Chat model: speed",
     "chat-table": "Chat model: StreamingLLM's cache table",
     "chat-sinks": "Chat model: attention sinks and head types",
+    "chat-sink-count": "Chat model: how many sinks (StreamingLLM's Table 2)",
+    "chat-retrieval-heads": "Chat model: retrieval heads, masked against random heads",
     "chat": "Chat model",
     "variants": "Variant costs: sweep, exponents, pooled map, KV cache, INT8",
     "variants-exponents": "Fitted exponents of the 2023–2026 variants",
