@@ -5,6 +5,7 @@ message id."""
 
 import threading
 
+import numpy as np
 import pytest
 import torch
 
@@ -197,3 +198,19 @@ def test_bad_input_gets_a_message(chat, ids, call, key):
     with pytest.raises(InputError) as err:
         call(chat, ids)
     assert err.value.message.key == key
+
+
+def test_the_ioi_summary_pools_over_pairs_and_brackets_it():
+    rng = np.random.default_rng(0)
+    moved = rng.normal(size=(40, 3, 2))  # (pairs, layers, heads)
+    moved[:, 2, 1] += 3.0  # one head restores most of every pair's gap
+    gaps = rng.uniform(2, 6, size=40)
+    templates = np.arange(40) % 4
+    pooled = moved.sum(0) / gaps.sum()
+    boot = causal_eval._bootstrap(moved, gaps, seed=0)
+    top = causal_eval._top(pooled, moved / gaps[:, None, None], boot, moved, gaps, templates)
+    first = top[0]
+    assert (first["layer"], first["head"]) == (2, 1)
+    assert first["pooled"] == round(float(pooled[2, 1]), 4)
+    assert first["ci95"][0] <= first["pooled"] <= first["ci95"][1]
+    assert len(first["per_template"]) == 4
