@@ -28,7 +28,7 @@ from views import claims as claims_view
 from views import timeline as timeline_figs
 from views import variants as figs
 from views import variants_quality as quality_figs
-from views.heatmap import map_figure, map_grid
+from views.heatmap import NARROW_PX, map_figure, map_grid
 from views.variants_html import map_grid_html
 
 from engine import kernels
@@ -200,7 +200,8 @@ def quality_training(task: str, variants: list[str]) -> None:
         (title, {state.variant_name(v): curve for v, curve in lines.items()})
         for title, lines in training.curve_panels(found)
     ]
-    fig = timeline_figs.curves_figure(panels_, None, (), t("variants.training_step"), height=150)
+    kw = dict(height=150, width_px=NARROW_PX)  # the page's width: its legend's rows, no more
+    fig = timeline_figs.curves_figure(panels_, None, (), t("variants.training_step"), **kw)
     chart(fig, key="quality-training-curves")
     table_exports(training.rows(found), f"variants-training-{task}")
 
