@@ -13,10 +13,12 @@ from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
 from state import causal as causal_state
 from state import chat as state
+from state import presses as press_state
 from state.ledger import ledger
 from views import causal as causal_figs
 from views import chat as figs
 from views import claims as claims_view
+from views import presses as press_figs
 from views.ledger import draw_ledger
 
 from engine.analysis import heads as head_types
@@ -54,7 +56,7 @@ def heads(chat, trace, request) -> None:
         st.segmented_control,
         "kind",
         t("chat.heads_kind"),
-        state.HEAD_TYPES,
+        state.head_types(),
         key="chat-kind",
         default=2,
         format_func=lambda k: t(f"chat.kind_{k}"),
@@ -151,7 +153,53 @@ def cache(chat, trace, request) -> None:
         figs.draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
         if request.sampling == "greedy":  # the ledger compares greedy choices
             draw_ledger(ledger(request, policy))
+    press_example()
     cost()
+
+
+def press_example() -> None:
+    """One RULER-style example from the book under one kvpress press (issue 32)."""
+    st.subheader(t("chat.press_heading"))
+    st.markdown(t("chat.press_intro", n=press_state.LENGTH))
+    with controls("chat-press"), st.form("chat-press-form", border=False):
+        c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
+        task = url_choice(
+            c1.selectbox,
+            "ptask",
+            t("chat.press_task"),
+            press_state.TASKS,
+            key="chat-ptask",
+            format_func=lambda x: t(f"chat.task_{x}"),
+        )
+        press = url_choice(
+            c2.selectbox,
+            "press",
+            t("chat.press_press"),
+            press_state.PRESSES,
+            key="chat-press",
+            default=press_state.PRESSES.index("snapkv"),
+            format_func=lambda x: t(f"chat.press_{x}"),
+        )
+        ratio = url_choice(
+            c3.select_slider,
+            "ratio",
+            t("chat.press_ratio"),
+            press_state.RATIOS,
+            key="chat-ratio",
+            default=press_state.RATIOS.index(0.5),
+        )
+        label = t("chat.press_seed")
+        seed = url_number(c4.number_input, "pseed", label, 0, 999, 0, key="chat-pseed")
+        st.form_submit_button(t("chat.press_run"))
+    st.caption(t(f"chat.press_about_{press}"))
+    found = press_state.run(task, int(seed), press, float(ratio))
+    full, cut = found["runs"]
+    said = dict(question=figs.inert(found["question"]), expected=", ".join(found["answers"]))
+    st.markdown(t("chat.press_asked", **said))
+    for row, who in ((full, t("chat.press_full")), (cut, t(f"chat.press_{press}"))):
+        text = dict(who=who, answer=figs.inert(row["answer"]) or "–", score=f"{row['score']:.2f}")
+        st.markdown(t("chat.press_answer", kept=f"{row['kept']:.0%}", **text))
+    chart(press_figs.kept_figure(found), key="chat-press-kept")
     claims_view.show("kv_cache")  # the seed's "no KV cache → collapses", measured
 
 

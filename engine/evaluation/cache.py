@@ -64,8 +64,10 @@ def duo_scores(chat):
     return press_eval.head_scores(chat, texts)
 
 
-def run_example(chat, ex: ruler.Example, runs, heads) -> dict:
-    """One example: one prefill, every run's answer and continuation perplexity."""
+def run_example(chat, ex: ruler.Example, runs, heads, *, masks: bool = False) -> dict:
+    """One example: one prefill, every run's answer and continuation perplexity (with
+    ``masks``, each run's kept context positions too, ``(L, H_kv, n)`` bool: a page draws
+    them; the sweep's JSON lines do not keep them)."""
     c0, t0 = time.process_time(), time.perf_counter()
     pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads)
     kept = torch.stack([presses.keep(p, pre.observed, r, seed=ex.seed) for p, r in runs])
@@ -89,6 +91,9 @@ def run_example(chat, ex: ruler.Example, runs, heads) -> dict:
                 "nll": round(loss, 5),
             }
         )
+    if masks:
+        for row, k in zip(rows, kept, strict=True):
+            row["mask"] = k.numpy()
     return {
         "task": ex.task,
         "length": ex.length,

@@ -41,3 +41,20 @@ def test_the_ledger_in_chinese():
     assert not at.exception, [e.value for e in at.exception]
     left = sorted({(kind, text) for kind, text in interface_strings(at) if english(text)})
     assert not left, left
+
+
+def test_one_needle_under_one_press():
+    """A RULER-style example from the book: the full cache's answer, the press's, and
+    which positions the press kept (issue 32)."""
+    at = open_cache(ptask="niah_number", press="streaming_llm", ratio="0.875")
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(m.value for m in at.markdown)
+    assert "**Full cache** (keeps 100% of the context)" in said
+    assert "**StreamingLLM (sinks + recent)** (keeps 12% of the context)" in said, said
+    spec = next(
+        json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if "What StreamingLLM" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+    )
+    assert spec["layout"]["shapes"], "the answer's place in the context is marked"
+    assert any("StreamingLLM keeps the first 4 tokens" in c.value for c in at.caption)
