@@ -535,7 +535,9 @@ def widget_disagreements(page: str, shown: list[dict], url: str, asked: dict, la
                 found.append(record | {"why": f"shows {s['shown']!r}, URL means {expected!r}"})
         elif w.identity and (s["shown"] or "") != value:
             found.append(record | {"why": "shown option is not the URL's"})
-    return found
+    # One widget on screen, read by several calls in the source that share its parameter and
+    # label (the Variants lab's layer inputs): one finding.
+    return [f for i, f in enumerate(found) if f not in found[:i]]
 
 
 # ---- one view ---------------------------------------------------------------------------
