@@ -14,7 +14,8 @@ at every point (the usual small-configuration tuning, as Zoology's sweeps do per
 only where they can afford it).
 
 A cell is done when its checkpoint and JSON exist with the same recipe and schedule, so
-a killed run continues from its finished cells.
+a killed run continues from its finished cells. ``<out>/tune`` keeps every tuning run's
+JSON and timeline; the kept run's weights move to its cell, the others' are dropped.
 """
 
 from __future__ import annotations
@@ -93,10 +94,13 @@ def lr_tag(lr: float) -> str:
     return f"-lr{lr:g}"
 
 
-def is_done(out_dir: Path, name: str, recipe: dict, schedule: dict) -> dict | None:
-    """The cell's JSON when its checkpoint and JSON exist with this recipe and schedule."""
-    weights, meta_path = checkpoints.paths(name, Path(out_dir))
-    if not (weights.exists() and meta_path.exists()):
+def is_done(
+    out_dir: Path, name: str, recipe: dict, schedule: dict, *, weights: bool = True
+) -> dict | None:
+    """The cell's JSON when its checkpoint (``weights=False``: a tuning run, its JSON) and
+    JSON exist with this recipe and schedule."""
+    weights_path, meta_path = checkpoints.paths(name, Path(out_dir))
+    if not meta_path.exists() or (weights and not weights_path.exists()):
         return None
     try:
         meta = json.loads(meta_path.read_text())
@@ -113,15 +117,21 @@ def best_lr(runs: dict[float, dict]) -> float:
 
 
 def adopt(tune_dir: Path, tuned: str, out_dir: Path, name: str, meta: dict) -> None:
-    """The tuning run at the grid's own point becomes that point's cell: its weights and
-    timeline copied under the cell's name, ``meta`` written beside them."""
+    """The tuning run at the grid's own point becomes that point's cell: its weights moved
+    and its timeline copied under the cell's name, ``meta`` written beside them."""
     tune_dir, out_dir = Path(tune_dir), Path(out_dir)
-    line = checkpoints.TIMELINE_SUFFIX
-    pairs = [(checkpoints.paths(tuned, tune_dir)[0], checkpoints.paths(name, out_dir)[0])]
-    src, dst = checkpoints.paths(tuned + line, tune_dir), checkpoints.paths(name + line, out_dir)
-    pairs += zip(src, dst, strict=True)  # the timeline's two files
     out_dir.mkdir(parents=True, exist_ok=True)
-    for src, dst in pairs:
-        if src.exists():
-            shutil.copyfile(src, dst)
+    shutil.move(checkpoints.paths(tuned, tune_dir)[0], checkpoints.paths(name, out_dir)[0])
+    line = checkpoints.TIMELINE_SUFFIX
+    src, dst = checkpoints.paths(tuned + line, tune_dir), checkpoints.paths(name + line, out_dir)
+    for a, b in zip(src, dst, strict=True):  # the timeline's two files
+        if a.exists():
+            shutil.copyfile(a, b)
     checkpoints.paths(name, out_dir)[1].write_text(json.dumps(meta, indent=1) + "\n")
+
+
+def drop_weights(tune_dir: Path, names: list[str]) -> None:
+    """The weights of the rates not kept: their JSON and timeline (the learning curve at
+    each rate) stay, so the checkpoints a plan leaves are only the cells'."""
+    for name in names:
+        checkpoints.paths(name, Path(tune_dir))[0].unlink(missing_ok=True)

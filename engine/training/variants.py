@@ -342,7 +342,9 @@ def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = Non
     log = log or progress
     out, pending = [], []
     for job in jobs:
-        meta = plans.is_done(Path(job.out_dir), job.name, job.recipe, asdict(job.schedule))
+        meta = plans.is_done(
+            Path(job.out_dir), job.name, job.recipe, asdict(job.schedule), weights=not job.tag
+        )
         if meta is None:
             pending.append(job)
         else:
@@ -446,16 +448,20 @@ class Cells:
                 for seed in point.seeds:
                     job = self.job(variant, point.task, point.width, seed, lr, recipe=recipe)
                     if sweep and (point.task, point.width) == at and seed == 0:
-                        adopted.append((job, self.adopt(job, sweep[lr])))
+                        adopted.append((job, self.adopt(job, sweep)))
                     else:
                         jobs.append(job)
         return sort(jobs), adopted
 
-    def adopt(self, job: Job, tuned: dict) -> dict:
-        """The kept tuning run as the cell ``job``: the same weights, its own JSON."""
-        meta = {**tuned, "recipe": job.recipe, "command": job.command}
-        tuned_name = job.name + plans.lr_tag(job.schedule.lr)
-        plans.adopt(self.out / "tune", tuned_name, self.out, job.name, meta)
+    def adopt(self, job: Job, sweep: dict[float, dict]) -> dict:
+        """The kept tuning run as the cell ``job`` (the same weights, its own JSON), unless
+        a run before this one did it already; the other rates' weights are dropped."""
+        lr, tune = job.schedule.lr, self.out / "tune"
+        meta = plans.is_done(Path(job.out_dir), job.name, job.recipe, asdict(job.schedule))
+        if meta is None:
+            meta = {**sweep[lr], "recipe": job.recipe, "command": job.command}
+            plans.adopt(tune, job.name + plans.lr_tag(lr), self.out, job.name, meta)
+        plans.drop_weights(tune, [job.name + plans.lr_tag(r) for r in sweep if r != lr])
         return meta
 
 
