@@ -139,9 +139,7 @@ def heatmap(
         reversescale=diverging,
         hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_name} = %{{z:.4f}}"
         "<extra></extra>",
-        # Upright beside the bar: a name wider than the bar ("implied weight") is never cut
-        # by the edge of a narrow figure.
-        colorbar=dict(title=dict(text=value_name, side="right")),
+        colorbar=dict(title=dict(text=value_name)),
     )
     if annotate is None:
         annotate = z.size <= 144

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import torch
 
 from tests.app.variants_support import _section, _texts
@@ -158,11 +157,3 @@ def test_trained_transformer_with_variants_swapped_in(page):
     assert "translation" in rows and rows.loc[rows["variant"] == "longformer", "translation"].any()
     at.text_input[0].set_value("x" * 200).run()
     assert not at.exception and "200 characters; the limit here is 38" in _texts(at)
-
-
-def test_a_single_maps_colour_bar_name_stands_beside_the_bar():
-    """The lesson's narrow maps cut "implied weight" written across the bar's top."""
-    from views.heatmap import heatmap
-
-    fig = heatmap(np.eye(3) - 0.5, "abc", "abc", value_name="implied weight", diverging=True)
-    assert fig.data[0].colorbar.title.side == "right"
