@@ -25,7 +25,9 @@ The residual stream per layer × position is patched too, on the first ``--resid
 pairs of the first template (one length, so positions line up).
 
 **Sweep timing.** A zero-ablation sweep of all 30 × 9 heads on a 30-token prompt
-(:func:`engine.analysis.ablation.ablate`), at the thread count of the run (``--threads``).
+(:func:`engine.analysis.ablation.ablate`), at the thread count of the run (``--threads``):
+wall and CPU seconds, and the machine's load average before it (on a shared machine the
+wall time is several times the CPU time).
 ``--sweep-only`` measures only that and adds it to the saved file's timings.
 
 The last stdout line is the JSON, also written to ``assets/checkpoints/causal-eval.json``
@@ -182,12 +184,14 @@ def concentration(pooled: np.ndarray) -> dict:
 def sweep_timing(chat, arith: str) -> dict:
     ids = causal.encode(chat, SWEEP_PROMPT)[:SWEEP_TOKENS]
     load = _load()  # other work on the machine slows the sweep
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     res = ablation.ablate(chat, ids, mode="zero", arith=arith)
+    cpu = time.process_time() - cpu  # this process's CPU time, all its threads
     return {
         "tokens": len(ids),
         "heads": int((~res.delta_log_prob.isnan()).sum()),
         "seconds": round(time.perf_counter() - started, 2),
+        "cpu_seconds": round(cpu, 2),
         "threads": torch.get_num_threads(),
         "arithmetic": arith,
         "load_before": load,
