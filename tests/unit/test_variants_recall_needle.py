@@ -152,7 +152,7 @@ def test_evaluate_reports_state_missing_cells_and_the_probe(tmp_path, monkeypatc
     from engine.training.variants import main
 
     argv = ["--quick", "--task", "mqar-256", "--variant", "gqa", "retnet", "--seeds", "0"]
-    assert main([*argv, "--out-dir", str(tmp_path), "--jobs", "1"]) == 0
+    assert main([*argv, "--lr", "3e-3", "--out-dir", str(tmp_path), "--jobs", "1"]) == 0
     result = evaluation.evaluate(tmp_path)
     rows = {r["variant"]: r for r in result["recall_state"]}
     assert set(rows) == {"gqa", "retnet"} and rows["gqa"]["n"] == grid.QUICK_TASK_N
