@@ -31,6 +31,13 @@ MESSAGES: dict[str, str] = {
         "Checkpoint {name!r} is not in {folder}; train it with `python -m engine.train …` "
         "(see README)."
     ),
+    "checkpoint.no_memn2n": (
+        "No MemN2N checkpoint found; train them with `python -m engine.train memn2n`."
+    ),
+    "checkpoint.no_memn2n_task": (
+        "No MemN2N checkpoint answers bAbI task {task}; train one with "
+        "`python -m engine.train memn2n`."
+    ),
     "checkpoint.unreadable": "Checkpoint {name!r} is unreadable: {detail}",
     "checkpoint.no_meta": "Checkpoint {name!r} has no readable {file}: {detail}",
     "card.no_option": "{name} has no option {unknown}; its options: {known}.",

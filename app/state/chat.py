@@ -23,6 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 from kit import queue
 from kit.i18n import Lazy, t
@@ -30,6 +31,8 @@ from kit.i18n import Lazy, t
 from engine.analysis import cache_eval, heads
 from engine.analysis import sinks as sink_measures
 from engine.analysis.forward import self_attention
+from engine.checkpoints import load_result
+from engine.evaluation import retrieval_heads as retrieval_eval
 from engine.models import batching, in_pretrained
 from engine.models import chat as chat_lib
 from engine.models.cache_policy import CachePolicy
@@ -357,13 +360,33 @@ def first_token_control(prompt: str, template: bool) -> dict:
 
 # ---- head types -------------------------------------------------------------------------
 
-HEAD_TYPES = ("previous", "duplicate", "induction")
+HEAD_TYPES = ("previous", "duplicate", "induction", "retrieval")
 DETECT_SEED, DETECT_N = 0, 50  # TransformerLens's default: one [BOS, r, r] with |r| = 50
 
 
 def detect_heads() -> dict:
-    """Previous-token, duplicate and induction scores of every head (queued, ~1 s)."""
-    return queue.run(t("chat.queue_heads"), _detect, model(), key=repr((DETECT_SEED, DETECT_N)))
+    """Previous-token, duplicate and induction scores of every head (queued, ~1 s), and the
+    retrieval score measured by ``python -m engine.evaluate retrieval_heads`` (Wu et al.
+    2024: the share of copied needle tokens a head puts its top attention on), when saved."""
+    found = queue.run(t("chat.queue_heads"), _detect, model(), key=repr((DETECT_SEED, DETECT_N)))
+    saved = retrieval_heads()
+    if saved is None:
+        return found
+    return found | {"retrieval": np.asarray(saved["score"]), "retrieval_n": saved["n"]}
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def retrieval_heads() -> dict | None:
+    """The saved retrieval-head scores and their needle count (None: not measured here)."""
+    saved = load_result(retrieval_eval.RESULT)
+    if not saved or "score" not in saved:
+        return None
+    return {"score": saved["score"], "n": saved["masking"]["n"]}
+
+
+def head_types() -> tuple[str, ...]:
+    """The head types this server can show (retrieval only once it is measured)."""
+    return HEAD_TYPES if retrieval_heads() is not None else HEAD_TYPES[:-1]
 
 
 def _detect(chat) -> dict:
@@ -373,8 +396,6 @@ def _detect(chat) -> dict:
 
 def ranked_heads(scores) -> list[str]:
     """Every head as ``"layer.head"``, highest score first."""
-    import numpy as np
-
     order = np.argsort(-np.asarray(scores), axis=None, kind="stable")
     n_heads = scores.shape[1]
     return [f"{i // n_heads}.{i % n_heads}" for i in order.tolist()]

@@ -406,7 +406,10 @@ def head_grid_figure(values: np.ndarray, n_kv_heads: int, title: str, value_name
 
 def draw_head_scores(found: dict, kind: str, n_kv_heads: int, key: str):
     """The layer × head grid of one head type; returns the chart's selection event."""
-    title = t("chat.fig_heads_title", kind=t(f"chat.kind_{kind}"), n=found["n"])
+    if kind == "retrieval":  # measured on needles, not on repeated random tokens
+        title = t("chat.fig_heads_retrieval", n=found["retrieval_n"])
+    else:
+        title = t("chat.fig_heads_title", kind=t(f"chat.kind_{kind}"), n=found["n"])
     grid = head_grid_figure(found[kind], n_kv_heads, title, t("chat.fig_score"))
     return chart(grid, key=f"{key}-grid", on_select="rerun", selection_mode="points")
 

@@ -114,9 +114,7 @@ def choose(task: int, directory=None, cache: dict | None = None) -> tuple[str, d
         if n in checkpoints.available("memn2n-", directory)
     ]
     if not names:
-        raise checkpoints.CheckpointError(
-            "no MemN2N checkpoint found; train them with `python -m engine.train memn2n`"
-        )
+        raise checkpoints.CheckpointError("checkpoint.no_memn2n")
     dev = {}
     for name in names:
         if name not in cache:

@@ -58,3 +58,15 @@ def test_one_needle_under_one_press():
     )
     assert spec["layout"]["shapes"], "the answer's place in the context is marked"
     assert any("StreamingLLM keeps the first 4 tokens" in c.value for c in at.caption)
+
+
+def test_retrieval_heads_are_a_head_type_on_the_grid():
+    """The measured retrieval score (python -m engine.evaluate retrieval_heads) on the Chat
+    page's head grid, beside previous-token and induction (issue 32)."""
+    at = AppTest.from_file(str(PAGE), default_timeout=600)
+    at.query_params.update(tokens="2", section="heads", kind="retrieval")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any("Retrieval score per layer and head" in x.replace("<br>", " ") for x in titles)
+    assert at.selectbox(key="chat-pick-retrieval").value == "18.6"  # the top retrieval head

@@ -154,6 +154,8 @@ def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards(
     from engine.evaluation import causal as causal_eval
     from engine.evaluation import retrieval as retrieval_eval
     from engine.evaluation import retrieval_book
+    from engine.evaluation import retrieval_heads as retrieval_heads_eval
+    from engine.evaluation import sinks as sinks_eval
     from engine.models import variant_lm
 
     named = {c.result_name for c in CARDS if c.result_name}
@@ -164,6 +166,8 @@ def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards(
     named.add(retrieval_book.RESULT)  # so does its whole-book store's caption
     named.add(needle.RESULT)  # the Variants page's needle heatmaps read it
     named.add(causal_eval.RESULT)  # IOI heads and the sweep's time (issue 33's pages, RESULTS)
+    named.add(sinks_eval.RESULT)  # StreamingLLM's Table 2 on SmolLM2 (RESULTS)
+    named.add(retrieval_heads_eval.RESULT)  # the Chat page's retrieval head type, RESULTS
     shipped = {
         p.stem
         for p in checkpoints.CHECKPOINT_DIR.glob("*.json")

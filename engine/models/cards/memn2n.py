@@ -79,10 +79,7 @@ class MemN2NCard(ModelCard):
             return joint
         if own in shipped:
             return own
-        raise checkpoints.CheckpointError(
-            f"no MemN2N checkpoint answers bAbI task {babi_task}; "
-            "train one with `python -m engine.train memn2n`"
-        )
+        raise checkpoints.CheckpointError("checkpoint.no_memn2n_task", task=babi_task)
 
     @property
     def title(self) -> str:
