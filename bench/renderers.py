@@ -144,7 +144,32 @@ def retrieval_heads(saved: dict) -> str:
     return table(["condition", "needle accuracy"], rows) + f"\n\n{note}"
 
 
+def causal(saved: dict) -> str:
+    """IOI by head patching on SmolLM2, and the ablation sweep's time per thread count."""
+    ioi = saved["ioi"]
+    rows = [
+        [f"L{h['layer']} H{h['head']}", h["pooled"], f"{h['ci95'][0]:.2f} – {h['ci95'][1]:.2f}"]
+        + [h["mean"], h["sem"]]
+        for h in ioi["top_heads"]
+    ]
+    head = ["head", "pooled effect", "95% interval", "per-pair mean", "s.e.m."]
+    note = (
+        f"{ioi['n_pairs']} IOI pairs ({len(saved['templates'])} templates, seed {saved['seed']}, "
+        f"{saved['arithmetic']}): the model is right on {ioi['clean_correct_share']:.0%} of the "
+        f"clean prompts; mean logit difference {ioi['clean_logit_diff_mean']:+.2f} clean, "
+        f"{ioi['corrupted_logit_diff_mean']:+.2f} corrupted. Effect: TransformerLens's "
+        "normalised logit difference, each head's output patched from the clean run."
+    )
+    sweeps = [
+        [k, v["tokens"], v["heads"], v["seconds"], v.get("cpu_seconds"), v["load_before"]]
+        for k, v in saved["sweep_by_threads"].items()
+    ]
+    sweep = table(["threads", "tokens", "heads", "wall s", "CPU s", "load before"], sweeps)
+    return table(head, rows) + f"\n\n{note}\n\nThe every-head ablation sweep:\n\n{sweep}"
+
+
 EVALS = {
+    "causal-eval": causal,
     "sinks-eval": sink_count,
     "retrieval_heads-eval": retrieval_heads,
     "variants-eval": variant_grid,

@@ -46,6 +46,7 @@ TITLES = {
     "chat-sinks": "Chat model: attention sinks and head types",
     "chat-sink-count": "Chat model: how many sinks (StreamingLLM's Table 2)",
     "chat-retrieval-heads": "Chat model: retrieval heads, masked against random heads",
+    "chat-causal": "Chat model: which heads carry IOI (activation patching)",
     "chat": "Chat model",
     "variants": "Variant costs: sweep, exponents, pooled map, KV cache, INT8",
     "variants-exponents": "Fitted exponents of the 2023–2026 variants",
