@@ -21,6 +21,7 @@ from state import chat as chat_state
 MODES = ablation.MODES
 SWEEPS = ("heads", "residual")
 LIMIT = causal.MAX_TOKENS  # tokens of a prompt an ablation or patching sweep reads
+RESIDUAL = patching.MAX_RESIDUAL_TOKENS  # the residual sweep's cost grows as T²: fewer
 IOI_CLEAN = "When Mary and John went to the store, John gave a drink to"
 IOI_CORRUPTED = "When Mary and John went to the store, Mary gave a drink to"
 IOI_ANSWER, IOI_WRONG = " Mary", " John"

@@ -382,6 +382,7 @@ def patch(chat, trace) -> None:
             key="causal-sweep",
             format_func=lambda s: t(f"causal.sweep_{s}"),
             horizontal=True,
+            help=t("causal.sweep_help", heads=causal_state.LIMIT, positions=causal_state.RESIDUAL),
         )
         st.form_submit_button(t("causal.run_patch"), type="primary")
     url_sync(clean=clean, corrupted=corrupted, answer=answer, wrong=wrong)
