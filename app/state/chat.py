@@ -498,18 +498,25 @@ def text_ids() -> list[int]:
     return chat.tokenizer.encode(TEXT.read_text(encoding="utf-8")[:30_000])
 
 
-def sweep(n: int, budgets: tuple[int, ...]) -> list[dict]:
-    """Window, sinks + window and H2O at each cache size over n tokens of the text, each
-    beside the full cache (queued, with progress and Cancel)."""
+def own_ids(request: Request) -> list[int]:
+    """The user's prompt as raw text (no template): what the sweep reads when it is long
+    enough."""
+    return model().tokenizer.encode(request.prompt)
+
+
+def sweep(n: int, budgets: tuple[int, ...], own: tuple[int, ...] | None = None) -> list[dict]:
+    """Window, sinks + window and H2O at each cache size over n tokens of the user's text
+    (``own``) or the shipped book, each beside the full cache (queued, progress, Cancel)."""
+    ids = list(own) if own is not None else text_ids()
     return queue.run(
         t("chat.queue_sweep"),
         _sweep,
         model(),
-        text_ids(),
+        ids,
         n,
         budgets,
         t("chat.progress_positions"),
-        key=repr((n, budgets)),
+        key=repr((n, budgets, own)),
         cancel_label=t("chat.stop_sweep"),
     )
 

@@ -154,7 +154,7 @@ def cache(chat, trace, request) -> None:
         if request.sampling == "greedy":  # the ledger compares greedy choices
             draw_ledger(ledger(request, policy))
     press_example()
-    cost()
+    cost(request)
 
 
 def press_example() -> None:
@@ -203,8 +203,9 @@ def press_example() -> None:
     claims_view.show("kv_cache")  # the seed's "no KV cache → collapses", measured
 
 
-def cost() -> None:
-    """Agreement, KL and perplexity against the cache budget on the shipped English text."""
+def cost(request) -> None:
+    """Agreement, KL and perplexity against the cache budget: on the user's own prompt when
+    it is longer than the tokens read, else on the shipped English text (the title says)."""
     st.subheader(t("chat.sweep_heading"))
     st.markdown(t("chat.sweep_intro", interval=state.H2O_INTERVAL))
     with controls("chat-sweep"), st.form("chat-sweep-form", border=False):
@@ -227,7 +228,10 @@ def cost() -> None:
     if not budgets:
         st.info(t("chat.sweep_no_budget"))
         return
-    rows = state.sweep(int(n), tuple(sorted(budgets)))
+    own = state.own_ids(request)
+    source = "own" if len(own) > n else "book"
+    own = tuple(own[: int(n) + 1]) if source == "own" else None
+    rows = state.sweep(int(n), tuple(sorted(budgets)), own)
     if rows and rows[0]["stopped"]:
         st.info(t("chat.sweep_stopped", n=rows[0]["n_predicted"]))
     metric = url_choice(
@@ -238,7 +242,7 @@ def cost() -> None:
         key="chat-metric",
         format_func=lambda m: t(f"chat.metric_{m}"),
     )
-    figs.draw_sweep(rows, metric, n, "chat-sweep")
+    figs.draw_sweep(rows, metric, n, "chat-sweep", source)
 
 
 def variants(chat, trace, request) -> None:

@@ -365,10 +365,11 @@ def draw_cut(full, cut, same: int, key: str) -> None:
     chart(kept_figure(out["kept"], out["tokens"], t("chat.fig_kept_title")), key=f"{key}-kept")
 
 
-def draw_sweep(rows: list[dict], metric: str, n: int, key: str) -> None:
-    """The cache-policy sweep: one measure against the budget, and every number in a table."""
+def draw_sweep(rows: list[dict], metric: str, n: int, key: str, source: str = "book") -> None:
+    """The cache-policy sweep: one measure against the budget, and every number in a table;
+    the title names the text read (``source``: the user's prompt, or the book)."""
     names = {p: t(f"chat.policy_{p}") for p in ("full", "window", "sinks", "h2o")}
-    title = t("chat.fig_sweep_title", n=rows[0]["n_predicted"] if rows else n)
+    title = t(f"chat.fig_sweep_title_{source}", n=rows[0]["n_predicted"] if rows else n)
     chart(sweep_figure(rows, metric, names, names["full"], title), key=key)
     data_table(rows)
 

@@ -70,3 +70,20 @@ def test_retrieval_heads_are_a_head_type_on_the_grid():
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert any("Retrieval score per layer and head" in x.replace("<br>", " ") for x in titles)
     assert at.selectbox(key="chat-pick-retrieval").value == "18.6"  # the top retrieval head
+
+
+def chart_titles(at) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_the_cost_sweep_reads_the_user_s_text_when_it_is_long_enough():
+    """Issue 29: the sweep runs on the typed text when it holds more tokens than are read,
+    and its title says which text it used."""
+    story = " ".join(["The old fisherman rowed past the rocks at dawn, as he always did."] * 8)
+    at = open_cache(text=story, template="0", n="64", budgets="16")
+    assert not at.exception, [e.value for e in at.exception]
+    titles = chart_titles(at)
+    assert any("on 64 tokens of your prompt" in x.replace("<br>", " ") for x in titles), titles
+    short = open_cache(text="Hello there", template="0", n="64", budgets="16")
+    titles = chart_titles(short)
+    assert any("tokens of Pride and Prejudice" in x.replace("<br>", " ") for x in titles), titles
