@@ -235,14 +235,17 @@ def deck_steps(lang: str) -> dict[str, int]:
     return steps
 
 
-def views(pages: list[str], lang: str, quick: bool) -> list[View]:
-    """Every view of ``pages``: each section (each lesson step); ``quick``: the default only."""
+def views(pages: list[str], lang: str, quick: bool, decks: set[str] = frozenset()) -> list[View]:
+    """Every view of ``pages``: each section (each lesson step of ``decks``, default every
+    deck); ``quick``: the default only."""
     found = []
     for page in pages:
         if quick:
             found.append(View(page, "default"))
         elif page == "lessons":
             for deck, n in deck_steps(lang).items():
+                if decks and deck not in decks:
+                    continue
                 found += [
                     View(page, f"{deck}-{i}", (("deck", deck), ("step", str(i))))
                     for i in range(1, n + 1)
@@ -841,6 +844,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--pages", default="", help="comma-separated URL names (default: all)")
     ap.add_argument("--viewports", default="presenter,desktop", help=",".join(VIEWPORTS))
     ap.add_argument("--langs", default="en,zh")
+    ap.add_argument("--decks", default="", help="lesson decks to visit (default: all)")
     ap.add_argument("--out", type=Path, default=GALLERY, help="the gallery's folder")
     ap.add_argument("--quick", action="store_true", help="each page's default view only")
     ap.add_argument(
@@ -853,7 +857,8 @@ def main(argv: list[str] | None = None) -> dict:
     args.out.mkdir(parents=True, exist_ok=True)
     # View by view, each in every language and viewport: a run cut short covers whole views,
     # and the server's caches serve the repeats.
-    per_lang = {lang: views(pages, lang, args.quick) for lang in langs}
+    decks = {d for d in args.decks.split(",") if d}
+    per_lang = {lang: views(pages, lang, args.quick, decks) for lang in langs}
     every = list(dict.fromkeys(v for lang in langs for v in per_lang[lang]))
     plan = [(lang, vp, v) for v in every for lang in langs for vp in viewports]
     plan = [(lang, vp, v) for lang, vp, v in plan if v in per_lang[lang]]
@@ -904,7 +909,7 @@ def main(argv: list[str] | None = None) -> dict:
     write_gallery(args.out, results, result)
     # Only a run over every view stands for the studio: a part (some pages, --quick, a
     # budget or a stop) goes to its gallery, never over the full run's saved result.
-    whole = not (args.pages or args.quick) and len(results) == len(plan)
+    whole = not (args.pages or args.quick or args.decks) and len(results) == len(plan)
     whole &= set(langs) == {"en", "zh"} and set(viewports) == set(VIEWPORTS.values())
     print(json.dumps(save(result, "screens") if whole else result, ensure_ascii=False))
     return result

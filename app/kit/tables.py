@@ -33,16 +33,26 @@ def header(name: str) -> str:
 
 def missing_as_dash(frame):
     """``frame`` with "–" where a value is missing. A text column takes the dash as it is;
-    a number column is shown through a Styler (its values stay numbers for sorting; a
-    column of numbers and strings would make Arrow fail on every render)."""
+    a number column with a gap becomes text, its numbers written out (st.dataframe draws a
+    missing number as "None" whatever a Styler's ``na_rep`` says, and a column of numbers
+    and strings would make Arrow fail on every render); a full number column stays numbers."""
     from pandas.api.types import is_numeric_dtype
 
-    text = [c for c in frame.columns if not is_numeric_dtype(frame[c])]
     frame = frame.copy()
-    for c in text:
-        frame[c] = frame[c].map(_dash)
-    numbers = [c for c in frame.columns if c not in text and frame[c].isna().any()]
-    return frame.style.format(na_rep="–", subset=numbers) if numbers else frame
+    for c in frame.columns:
+        if not is_numeric_dtype(frame[c]):
+            frame[c] = frame[c].map(_dash)
+        elif frame[c].isna().any():
+            frame[c] = frame[c].map(_number).astype(object)
+    return frame
+
+
+def _number(value) -> str:
+    if value != value:  # NaN: the gap
+        return "–"
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:.6g}"
 
 
 def _dash(value):

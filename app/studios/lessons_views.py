@@ -24,6 +24,7 @@ from state.memn2n import answer, chosen, stories
 from views import chat as chat_figs
 from views import positional as pe_figs
 from views import retrieval as rag_figs
+from views import variants as var_figs
 from views.alignment_sections import measured_table, soft_alignment, without_attention
 from views.heatmap import map_figure, md_escape
 from views.memory import draw_hops
@@ -178,11 +179,12 @@ def variants(params: dict, guess, key: str) -> None:
     cols = ("variant", "rel_error", "top5_overlap", "missed_mass")
     data_table([{c: r.get(c) for c in cols + ("note",)} for r in rows])  # "–" where unscored
     head = int(params.get("head", 0))
-    shown = st.columns(len(traces))
-    for col, (name, trace) in zip(shown, reversed(traces.items()), strict=True):
-        amap = trace.maps["attention"]
-        chart(map_figure(amap, 0, head, title=name), f"{key}-{name}", col)
-        col.caption(map_note(amap.note))
+    # The lab's own grid: panels laid out for the page's width, titles translated.
+    order = [var_state.FULL, *(n for n in traces if n != var_state.FULL)]
+    panels, _ = var_state.compare_panels(traces, order, "maps", head)
+    var_figs.draw_maps(panels, key)
+    said = dict.fromkeys(tr.maps["attention"].note for tr in traces.values())
+    st.caption(" · ".join(var_figs.data_text(map_note(n)) for n in said if n))
 
 
 def _memory(names: tuple[str, ...], n: int) -> None:

@@ -99,12 +99,8 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
     panels, no_pattern = state.compare_panels(traces, shown, view, head)
     for name in no_pattern:
         st.info(t("variants.no_pattern", name=variant_title(REGISTRY[name])))
-    if panels:
-        value = "Δα" if view == "difference" else "α"
-        # Overlay: hidden cells are blank, so the grey behind them shows.
-        kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
-        grid = map_grid_html(panels, **kw)
-        html_chart(grid, f"maps-{view}", lambda: map_grid(panels, **kw))
+    if panels:  # overlay: hidden cells are blank, so the grey behind them shows
+        figs.draw_maps(panels, "maps", view)
     said = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
     st.caption(" · ".join(figs.data_text(map_note(n)) for n in said if n))
 

@@ -6,11 +6,12 @@ import functools
 
 import numpy as np
 import streamlit as st
-from kit import chart, data_table, table_exports
+from kit import chart, data_table, html_chart, table_exports
 from kit.i18n import DEFAULT, catalog, language, t
 from state.variants import variant_name
 
-from views.heatmap import FONT, figure, log_axis
+from views.heatmap import FONT, figure, log_axis, map_grid
+from views.variants_html import map_grid_html
 
 # A variant's marker when the colours run out: colour and shape together tell 40 apart.
 SYMBOLS = ("circle", "diamond", "square", "triangle-up")
@@ -232,3 +233,11 @@ def int8_figure(rows: list[dict], bias: float):
         yaxis=dict(title=dict(text=t("variants.int8_error_axis")), rangemode="tozero"),
     )
     return figure(lines, layout)
+
+
+def draw_maps(panels: list[dict], key: str, view: str = "maps") -> None:
+    """Compare's map panels as one HTML grid (the figure behind it exported as Plotly):
+    the lab's maps, its differences (Δα, diverging) or its overlays (hidden cells grey)."""
+    value = "Δα" if view == "difference" else "α"
+    kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
+    html_chart(map_grid_html(panels, **kw), f"{key}-{view}", lambda: map_grid(panels, **kw))

@@ -29,3 +29,15 @@ def test_variants_tables_keep_their_data_names():
     assert not at.exception
     columns = {c for df in at.dataframe for c in map(str, df.value.columns)}
     assert "predicted_memory" in columns  # what the exports and the CSV read
+
+
+def test_a_missing_number_is_a_dash_not_none():
+    """st.dataframe draws a missing number as "None" whatever a Styler says: a number
+    column with a gap is written out as text, "–" in the gap (issue 29)."""
+    import pandas as pd
+
+    shown = tables.missing_as_dash(
+        pd.DataFrame({"variant": ["a", "b"], "missed_mass": [0.35864, None], "n": [3, 4]})
+    )
+    assert list(shown["missed_mass"]) == ["0.35864", "–"]
+    assert list(shown["n"]) == [3, 4]  # a full number column stays numbers
