@@ -120,14 +120,6 @@ def one_arithmetic():
         yield
 
 
-@pytest.fixture(scope="module")
-def chat():
-    if not chat_model.available():
-        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    torch.set_num_threads(1)
-    return chat_model.load()
-
-
 PROMPT = "The cat sat on the mat. The dog sat on the rug."
 
 

@@ -12,20 +12,11 @@ import torch
 from engine.analysis import ablation, causal, logit_lens, patching
 from engine.errors import InputError
 from engine.evaluation import causal as causal_eval
-from engine.models import chat as chat_model
 from engine.models import precision
 
 CLEAN = "When Mary and John went to the store, John gave a drink to"
 CORRUPTED = "When Mary and John went to the store, Mary gave a drink to"
 LAYERS = (0, 13, 29)  # first, middle, last: each reruns a different stack of layers
-
-
-@pytest.fixture(scope="module")
-def chat():
-    if not chat_model.available():
-        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    torch.set_num_threads(1)
-    return chat_model.load()
 
 
 @pytest.fixture(scope="module")

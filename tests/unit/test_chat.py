@@ -14,14 +14,6 @@ PROMPT = "What is the capital of France?"
 
 
 @pytest.fixture(scope="module")
-def chat():
-    if not chat_model.available():
-        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    torch.set_num_threads(1)
-    return chat_model.load()
-
-
-@pytest.fixture(scope="module")
 def greedy(chat):
     return chat_model.generate(chat, PROMPT, max_new_tokens=6)
 

@@ -35,14 +35,6 @@ ROUNDING = 1e-2  # float16 products in two summation orders (test_chat: the same
 
 
 @pytest.fixture(scope="module")
-def chat():
-    if not chat_model.available():
-        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    torch.set_num_threads(1)
-    return chat_model.load()
-
-
-@pytest.fixture(scope="module")
 def alone(chat):
     return [chat_model.generate(chat, **r) for r in REQUESTS]
 

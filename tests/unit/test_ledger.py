@@ -2,7 +2,6 @@
 its next-token distribution moves from the full cache's, step by step."""
 
 import pytest
-import torch
 
 from engine.analysis import ledger as ledger_lib
 from engine.errors import InputError
@@ -10,14 +9,6 @@ from engine.models import chat as chat_model
 from engine.models.cache_policy import CachePolicy
 
 PROMPT = "Repeat after me: red green blue, red green blue, red green blue."
-
-
-@pytest.fixture(scope="module")
-def chat():
-    if not chat_model.available():
-        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    torch.set_num_threads(1)
-    return chat_model.load()
 
 
 def test_the_full_cache_loses_nothing(chat):

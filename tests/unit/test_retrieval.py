@@ -32,14 +32,6 @@ HOSTILE = (
 
 
 @pytest.fixture(scope="module")
-def chat():
-    if not chat_model.available():
-        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    torch.set_num_threads(1)
-    return chat_model.load()
-
-
-@pytest.fixture(scope="module")
 def emb():
     torch.set_num_threads(1)
     return retrieval.embedder()

@@ -7,16 +7,7 @@ import pytest
 import torch
 
 from engine.analysis import retrieval_heads as rh
-from engine.models import chat as chat_model
 from engine.models import llama
-
-
-@pytest.fixture(scope="module")
-def chat():
-    if not chat_model.available():
-        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    torch.set_num_threads(1)
-    return chat_model.load()
 
 
 @pytest.fixture(scope="module")
