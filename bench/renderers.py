@@ -168,6 +168,47 @@ def causal(saved: dict) -> str:
     return table(head, rows) + f"\n\n{note}\n\nThe every-head ablation sweep:\n\n{sweep}"
 
 
+def faithfulness_nmt(saved: dict) -> str:
+    """AER of each alignment (attention and the attributions) and α's agreement with each."""
+    agree = saved["agreement_with_attention"]
+    rows = [["attention α", saved["aer"]["attention"], None, None]]
+    rows += [[m, saved["aer"][m], agree[m]["spearman"], agree[m]["top1"]] for m in agree]
+    head = ["alignment from", "AER", "ρ with α (per target word)", "top-1 = α's"]
+    return table(head, rows) + f"\n\n{saved['rule']}; {saved['n_test']} test sentences."
+
+
+def faithfulness_memn2n(saved: dict) -> str:
+    """Per task: each hop's most-attended fact against removing each fact."""
+    rows = []
+    for task, r in saved["tasks"].items():
+        rows.append(
+            [task, r["n"], r["accuracy"], r["top_attended_is_most_needed"]]
+            + [r["removing_top_attended_changes_answer"], r["some_removal_changes_answer"]]
+            + [r["most_needed_is_support"], r["chance"]]
+        )
+    head = ["task", "questions", "accuracy", "top-attended = most needed, per hop"]
+    head += ["removing top-attended changes the answer, per hop", "some removal changes it"]
+    head += ["most needed is a supporting fact", "random fact"]
+    return table(head, rows) + f"\n\n{saved['rule']}."
+
+
+def faithfulness_retrieval(saved: dict) -> str:
+    """Per task: which passage the answer needs, beside the most-attended one and chance."""
+    rows = []
+    for task, r in saved["tasks"].items():
+        right = r["correct_answers"]
+        for label, x in ((task, r), (f"{task}, answered right", right)):
+            rows.append(
+                [label, x["n"], x["occlusion_hit_rate"], x["attention_hit_rate"]]
+                + [x["grad_x_input_hit_rate"], x["chance_rate"]]
+            )
+        rows[-2].append(r["agreement_with_attention"]["occlusion"]["spearman"])
+        rows[-1].append(None)
+    head = ["task", "questions", "hit: most needed (drop)", "hit: most attended"]
+    head += ["hit: gradient × input", "hit: random passage", "ρ attention vs drop"]
+    return table(head, rows) + f"\n\n{saved['rule']}."
+
+
 EVALS = {
     "causal-eval": causal,
     "sinks-eval": sink_count,
@@ -176,5 +217,8 @@ EVALS = {
     "variants-eval-needle": needle,
     "memn2n-eval": memn2n,
     "retrieval-eval": retrieval,
+    "faithfulness-eval-nmt": faithfulness_nmt,
+    "faithfulness-eval-memn2n": faithfulness_memn2n,
+    "faithfulness-eval-retrieval": faithfulness_retrieval,
 }
 BY_NAME = {"claims": claims.markdown}

@@ -60,6 +60,9 @@ TITLES = {
     "needle": "Needle probe: depth × length",
     "memn2n-quality": "MemN2N on bAbI, best of 10 restarts",
     "retrieval-quality": "Which passage the chat model reads",
+    "faithfulness-nmt": "Faithfulness: Bahdanau alignments from attention and from attributions",
+    "faithfulness-memn2n": "Faithfulness: MemN2N's hops against removing each fact",
+    "faithfulness-retrieval": "Faithfulness: the passage attended against the passage needed",
 }
 
 HEADER = """# Benchmark results

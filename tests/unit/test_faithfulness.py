@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from engine.analysis import faithfulness as F
-from engine.analysis import faithfulness_memory, faithfulness_nmt
+from engine.analysis import faithfulness_memory, faithfulness_nmt, faithfulness_retrieval, retrieval
 from engine.data import enfr
 from engine.data.babi import dataset
 from engine.masks import causal_mask, masked_softmax
+from engine.models import chat as chat_model
 from engine.models import registry
 
 torch.set_num_threads(1)
@@ -125,3 +126,23 @@ def test_removing_each_fact_is_the_answer_with_that_slot_masked():
     assert set(r.support) == set(sample.support)
     # the supporting fact is the one the answer cannot do without
     assert r.changes()[list(r.support)].all()
+
+
+@pytest.fixture(scope="module")
+def chat():
+    if not chat_model.available():
+        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
+    return chat_model.load()
+
+
+def test_dropping_each_passage_reads_the_answer_the_trace_wrote(chat):
+    sample = dataset(1, "test")[0]
+    passages = retrieval.story_passages(sample)[-4:]
+    trace = retrieval.answer(chat, sample.question, passages, mode="story", max_new_tokens=4)
+    r = faithfulness_retrieval.drop_each(chat, trace)
+    assert r.attention.shape == r.delta.shape == r.grad_x_input.shape == (len(passages),)
+    assert int(r.attention.argmax()) == trace.outputs["most_read"]
+    assert np.isfinite(r.delta).all() and np.isfinite(r.grad_x_input).all()
+    # teacher-forced log p of the answer ≈ what generation wrote (float16 steps differ)
+    wrote = sum(trace.outputs["log_probs"][s] for s in retrieval.answer_steps(trace))
+    assert r.answer_log_prob == pytest.approx(wrote, abs=0.1)
