@@ -135,8 +135,10 @@ class Batcher:
         capacity: int = CAPACITY,
         prefill_tokens: int = PREFILL_TOKENS,
         prefix_cache: bool = True,
+        threads: int = 1,
     ):
         self.load, self.max_batch, self.capacity = load, max_batch, capacity
+        self.threads = max(1, int(threads))  # torch threads of this thread alone (per-thread)
         self.prefill_tokens, self.prefix_cache = prefill_tokens, prefix_cache
         self.chat = None
         self.load_error: BaseException | None = None
@@ -221,6 +223,8 @@ class Batcher:
 
     # -- the thread ---------------------------------------------------------------------
     def _run(self) -> None:
+        # OpenMP's thread count is per thread: this sets the batch's, not the sessions'.
+        torch.set_num_threads(self.threads)
         try:
             self.chat = self.load()
             self._cache = bd.SlotCache(self.chat)
