@@ -56,8 +56,10 @@ def _rate(values) -> float | None:
 def nmt(n: int, seed: int = 0, steps: int = F.IG_STEPS, log=print) -> dict:
     card = registry.default("en-fr", family="nmt")
     tr = card.load()
-    # the test split (a prefix of each length bucket) does not depend on the other sizes
-    pairs = enfr.splits(seed, n_train=0, n_valid=0, n_test=n)["test"]
+    # the test split (a prefix of each length bucket) does not depend on the other sizes;
+    # enfr.splits never returns when n is not a multiple of the buckets, so n is rounded down
+    per = max(1, n // len(enfr.LENGTH_BUCKETS))
+    pairs = enfr.splits(seed, n_train=0, n_valid=0, n_test=per * len(enfr.LENGTH_BUCKETS))["test"]
     links = {m: [] for m in ("attention", "occlusion", "grad_x_input", "integrated_gradients")}
     rows: dict[str, list[F.Agreement]] = {m: [] for m in list(links)[1:]}
     ig_error = []
