@@ -50,11 +50,16 @@ def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8)
     return figure([bars], layout)
 
 
+SENTENCE_CHARS = 20
+
+
 def sentence_labels(sentences: Sequence[str], support: Sequence[int]) -> list[str]:
-    """Numbered sentences, supporting facts starred, long ones shortened for an axis."""
+    """Numbered sentences, supporting facts starred, long ones shortened for an axis: at
+    most ``SENTENCE_CHARS``, so the hops' own labels keep room beside them at 1024 px (the
+    whole sentence is in the story drawn beside the map)."""
     out = []
     for i, s in enumerate(sentences):
-        text = s if len(s) <= 48 else s[:47] + "…"
+        text = s if len(s) <= SENTENCE_CHARS else s[: SENTENCE_CHARS - 1] + "…"
         out.append(f"{STAR if i in support else ' '} {i + 1}. {text}")
     return out
 

@@ -225,3 +225,17 @@ def test_every_task_table_has_short_stories_the_paper_gap_and_the_restarts(memor
         want = row.get("elsewhere_accuracy")
         assert cell == ("–" if want is None else f"{want:.4f}")
     assert sum(c != "–" for c in elsewhere.values()) == 3  # tasks 6, 9 and 10
+
+
+def test_every_hop_is_labelled_beside_long_sentences():
+    """Long story sentences once took the hop map's width: only "hop 1" was labelled."""
+    from views.memory import hops_figure
+
+    from engine.trace import AttentionMap
+
+    long = [f"Sentence {i} tells of a long walk through the garden and the hall." for i in range(6)]
+    w = np.full((3, 1, 1, 6), 1 / 6, dtype=np.float32)
+    amap = AttentionMap(w, ["q"], long, "memory", layer_labels=[f"hop {h}" for h in (1, 2, 3)])
+    fig = hops_figure(amap, [2])
+    ticks = fig.layout.xaxis.ticktext or fig.layout.xaxis.tickvals or list(fig.data[0].x)
+    assert list(ticks) == ["hop 1", "hop 2", "hop 3"]
