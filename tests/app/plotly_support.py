@@ -13,3 +13,10 @@ def z_values(z) -> np.ndarray:
     if isinstance(z, dict):
         return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).astype(float)
     return np.array(z, dtype=float).ravel()  # None -> nan
+
+
+def shown_numbers(column) -> np.ndarray:
+    """A table column as the page shows it, back as floats: a number column with a gap is
+    text with "–" in the gap (kit.tables.missing_as_dash)."""
+    out = [np.nan if v in ("–", None) else float(str(v).replace(",", "")) for v in column]
+    return np.array(out)

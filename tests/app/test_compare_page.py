@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.app.plotly_support import z_values
+from tests.app.plotly_support import shown_numbers, z_values
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_bahdanau_and_transformer_alignments_side_by_side_with_their_aer(at):
     # The example is from the grammar: every model's every head has an AER in [0, 1].
     heads = rows.drop(columns=["model", "alignment from"])
     # A column with a gap is shown as text, "–" in the gap (kit.tables.missing_as_dash).
-    heads = heads.replace("–", np.nan).astype(float)
+    heads = heads.apply(shown_numbers)
     assert "α" in heads and "L1 H0" in heads
     assert heads.min().min() >= 0 and heads.max().max() <= 1
     assert heads.notna().any(axis=1).all(), "every model has an AER"
