@@ -642,7 +642,10 @@ def splits(
     are never in train.
     """
     sampler = Sampler(seed)
-    per_bucket = n_test // len(LENGTH_BUCKETS)
+    # An equal share per bucket; the first n_test mod B buckets take one more, so the
+    # split holds exactly n_test (a quota rounded down never filled: the loop never ended).
+    share, extra = divmod(n_test, len(LENGTH_BUCKETS))
+    quota = [share + (i < extra) for i in range(len(LENGTH_BUCKETS))]
     test: list[list[Pair]] = [[] for _ in LENGTH_BUCKETS]
     valid, train = [], []
     seen = {p.src for p in EXAMPLES.values()}
@@ -651,9 +654,9 @@ def splits(
         if len(p.src) > MAX_LEN or p.src in seen:
             continue
         seen.add(p.src)
-        b = test[bucket(len(p.src))]
-        if len(b) < per_bucket:
-            b.append(p)
+        k = bucket(len(p.src))
+        if len(test[k]) < quota[k]:
+            test[k].append(p)
         elif len(valid) < n_valid:
             valid.append(p)
         elif len(train) < n_train:

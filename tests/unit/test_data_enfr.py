@@ -83,3 +83,11 @@ def test_gold_lookup_and_tokenizer():
     assert enfr.gold(["hello", "world"]) is None
     drawn = enfr.sample(7)
     assert enfr.gold(drawn.src, [drawn]) == drawn
+
+
+@pytest.mark.parametrize("n_test", [4, 7, 10])
+def test_a_test_split_of_any_size_is_that_size(n_test):
+    """A size that is not a multiple of the length buckets once never returned (the
+    rounded-down quota could not reach n_test); the first buckets now take one more."""
+    test = enfr.splits(0, n_train=0, n_valid=0, n_test=n_test)["test"]
+    assert len(test) == n_test and len({p.src for p in test}) == n_test

@@ -105,12 +105,12 @@ def translator():
 
 def test_nmt_saliency_has_alphas_shape_and_ig_is_complete(translator):
     pair = enfr.splits(0, n_train=0, n_test=4)["test"][0]
-    s = faithfulness_nmt.saliency(translator, list(pair.src), list(pair.tgt), steps=64)
+    s = faithfulness_nmt.saliency(translator, list(pair.src), list(pair.tgt), steps=256)
     T, K = len(pair.tgt) + 1, len(pair.src)  # every word and </s>
     np.testing.assert_allclose(s.alpha, translator.align(list(pair.src), list(pair.tgt)), 1e-5)
     for m in s.methods().values():
         assert m.shape == (T, K) and np.isfinite(m).all()
-    assert (s.ig_error < 0.05).all()  # nats, 64 trapezoid intervals
+    assert (s.ig_error < 0.05).all()  # nats, 256 trapezoid intervals
     assert len(s.agreement()["occlusion"]) == T
 
 
