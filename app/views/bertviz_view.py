@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-
-from engine.errors import InputError
+from kit.errors import PageError
 
 VENDOR = Path(__file__).resolve().parents[2] / "assets" / "vendor"
 # Loaded in this order: d3 and jQuery first, while `define` does not exist yet, so
@@ -313,7 +312,7 @@ def _check_size(parts: list[_Part]) -> None:
     """Refuse a view whose base64 weights alone would exceed MAX_PAYLOAD_BYTES, before any work."""
     size = sum(4 * math.ceil(p.weights.size / 3) for p in parts)
     if size > MAX_PAYLOAD_BYTES:
-        raise InputError(_too_big(size))
+        raise PageError(_too_big(size))
 
 
 def _too_big(size: int) -> str:
@@ -390,7 +389,7 @@ def _filled_params(params: dict, parts: list[_Part]) -> str:
         d["attn"] = base64.b64encode(part.weights.tobytes()).decode("ascii")
     encoded = _script_safe_json(params)
     if len(encoded) > MAX_PAYLOAD_BYTES:
-        raise InputError(_too_big(len(encoded)))
+        raise PageError(_too_big(len(encoded)))
     return encoded
 
 

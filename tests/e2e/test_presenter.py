@@ -204,6 +204,8 @@ def test_a_section_run_on_demand_keeps_its_button_above_the_figure(studio_url, p
     pg = projector
     pg.goto(f"{studio_url}/chat?present=1&section=variants&vn=16")
     wait_for_app(pg, timeout_ms=180_000)
+    # Presenter mode's layout (no sidebar, controls below) lands after the first paint.
+    pg.locator("[data-testid=stSidebar]").wait_for(state="hidden", timeout=60_000)
     button = _top(pg, ".st-key-chat-variants-run button")
     assert button["top"] < SCREEN, button
     pg.locator(".st-key-chat-variants-run button").first.click()

@@ -8,10 +8,9 @@ import re
 
 import numpy as np
 import pytest
+from kit.errors import PageError
 from views import bertviz_view
 from views.bertviz_view import head_view_html, model_view_html, render
-
-from engine.errors import InputError
 
 SCRIPT_BREAKER = "</script><script>alert(1)</script>"
 
@@ -155,7 +154,7 @@ def test_bad_inputs_get_clear_messages(kwargs, message):
 
 def test_oversized_view_is_refused_with_its_size(monkeypatch):
     monkeypatch.setattr(bertviz_view, "MAX_PAYLOAD_BYTES", 1_000)
-    with pytest.raises(InputError, match=r"carry \d+\.\d MB .* limit is 0 MB"):
+    with pytest.raises(PageError, match=r"carry \d+\.\d MB .* limit is 0 MB"):
         head_view_html(attention=_rows((2, 2, 20, 20)), tokens=[str(i) for i in range(20)])
 
 
