@@ -254,6 +254,18 @@ def _show_status(queue: WorkQueue, job: Job, label: str) -> None:
         st.info(t("queue.running", label=label, seconds=f"{seconds:.0f}"))
 
 
+def stepper(cancel, progress, total: int, unit: str):
+    """``should_stop()`` for an engine loop that polls before each step: it ticks the
+    job's progress bar (step k of ``total`` ``unit``) and says whether Cancel was pressed."""
+    steps = itertools.count()
+
+    def should_stop() -> bool:
+        progress(next(steps), total, unit)
+        return cancel.is_set()
+
+    return should_stop
+
+
 def run(
     label: str,
     fn,

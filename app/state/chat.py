@@ -14,7 +14,6 @@ every generation through that queue, one at a time (bench/load.py compares the t
 from __future__ import annotations
 
 import hashlib
-import itertools
 import logging
 import os
 import threading
@@ -164,12 +163,7 @@ def generate(request: Request, cache=None):
 
 def _generate(chat, request: Request, cache, unit: str, cancel, progress):
 
-    steps = itertools.count()
-
-    def should_stop() -> bool:  # polled before each step: also the progress bar's tick
-        progress(next(steps), request.max_new_tokens, unit)
-        return cancel.is_set()
-
+    should_stop = queue.stepper(cancel, progress, request.max_new_tokens, unit)
     return chat_lib.generate(
         chat,
         request.prompt,

@@ -4,8 +4,6 @@ Stop, cached by the request and the policy."""
 
 from __future__ import annotations
 
-import itertools
-
 from kit import queue
 from kit.i18n import t
 
@@ -27,12 +25,7 @@ def ledger(request: chat_state.Request, policy) -> ledger_lib.Ledger:
 
 
 def _ledger(chat, request, policy, unit, cancel, progress):
-    steps = itertools.count()
-
-    def should_stop() -> bool:  # polled before each step: also the progress bar's tick
-        progress(next(steps), request.max_new_tokens, unit)
-        return cancel.is_set()
-
+    should_stop = queue.stepper(cancel, progress, request.max_new_tokens, unit)
     return ledger_lib.ledger(
         chat,
         request.prompt,

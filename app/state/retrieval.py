@@ -11,7 +11,6 @@ generation only redraws.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass
 
@@ -134,12 +133,7 @@ def _in_batch(text: str, max_new_tokens: int):
 
 
 def _answer(chat, request: Request, unit: str, cancel, progress):
-    steps = itertools.count()
-
-    def should_stop() -> bool:  # polled before each step: also the progress bar's tick
-        progress(next(steps), request.max_new_tokens, unit)
-        return cancel.is_set()
-
+    should_stop = queue.stepper(cancel, progress, request.max_new_tokens, unit)
     return rag.answer(
         chat,
         request.question,

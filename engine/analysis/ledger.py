@@ -73,7 +73,7 @@ def ledger(
     max_new_tokens = chat_model.NEW_TOKENS.check(max_new_tokens)
     ids = chat_model.encode(chat, prompt, template=template)
     policy.check(len(ids))
-    stops = {chat.tokenizer.eos_token_id, chat.tokenizer.convert_tokens_to_ids("<|endoftext|>")}
+    stops = chat_model.stop_ids(chat)
     cut, full = chat_model.Decoder(chat, policy), chat_model.Decoder(chat, FULL)
     if len(ids) > 1:
         cut.prefill(ids[:-1])

@@ -49,17 +49,20 @@ WINDOW = 2048
 MAX_ANSWER = 48
 CONTINUATION = 32  # tokens of the book after the haystack, read for a perplexity
 
-ADJECTIVES = (
-    "amber", "brave", "calm", "dusty", "eager", "faint", "gentle", "hollow", "icy", "jolly",
-    "keen", "lively", "misty", "noble", "orange", "plain", "quiet", "rapid", "silent", "tidy",
-    "upper", "vivid", "wary", "young", "zesty", "bitter", "crisp", "dark", "early", "fuzzy",
-)  # fmt: skip
-NOUNS = (
-    "anchor", "badger", "candle", "dragon", "engine", "falcon", "garden", "harbor", "island",
-    "jacket", "kettle", "ladder", "meadow", "needle", "orchard", "pepper", "quarry", "river",
-    "saddle", "tunnel", "violin", "walnut", "yard", "zebra", "basket", "cactus", "dolphin",
-    "feather", "glacier", "hammer",
-)  # fmt: skip
+ADJECTIVES = tuple(
+    """
+    amber brave calm dusty eager faint gentle hollow icy jolly keen lively misty noble
+    orange plain quiet rapid silent tidy upper vivid wary young zesty bitter crisp dark
+    early fuzzy
+    """.split()
+)
+NOUNS = tuple(
+    """
+    anchor badger candle dragon engine falcon garden harbor island jacket kettle ladder
+    meadow needle orchard pepper quarry river saddle tunnel violin walnut yard zebra basket
+    cactus dolphin feather glacier hammer
+    """.split()
+)
 
 NIAH_INTRO = (
     "Some special magic {kind} are hidden within the following text. Make sure to memorize "

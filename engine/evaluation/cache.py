@@ -73,7 +73,7 @@ def run_example(chat, ex: ruler.Example, runs, heads, *, masks: bool = False) ->
     kept = torch.stack([presses.keep(p, pre.observed, r, seed=ex.seed) for p, r in runs])
     t1 = time.perf_counter()
     tok = chat.tokenizer
-    stops = {tok.eos_token_id, tok.convert_tokens_to_ids("<|endoftext|>")}
+    stops = chat_model.stop_ids(chat)
     outs = press_eval.answer(chat, pre, kept, ex.question_ids, MAX_NEW[ex.task], stops)
     t2 = time.perf_counter()
     nll = press_eval.continuation_nll(chat, pre, kept, ex.continuation_ids).tolist()

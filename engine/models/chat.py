@@ -309,6 +309,13 @@ def _choose(logits, temperature: float, top_k: int, top_p: float, generator) -> 
     return int(torch.multinomial(torch.softmax(z, -1), 1, generator=generator))
 
 
+def stop_ids(chat) -> set[int]:
+    """The tokens that end a reply: ``<|im_end|>`` (the tokenizer's EOS) and
+    ``<|endoftext|>``."""
+    tok = chat.tokenizer
+    return {tok.eos_token_id, tok.convert_tokens_to_ids("<|endoftext|>")}
+
+
 class Writing:
     """One generation's bookkeeping, whichever loop feeds it: the prompt's ids, the maps
     being filled, the sampler with its own ``torch.Generator``, the stop tokens.
@@ -344,8 +351,7 @@ class Writing:
         self.ids = encode(chat, prompt, template=self.template)
         self.p = p = len(self.ids)
         policy.check(p)
-        tok = chat.tokenizer
-        self.stops = {tok.eos_token_id, tok.convert_tokens_to_ids("<|endoftext|>")}
+        self.stops = stop_ids(chat)
         self.generator = torch.Generator().manual_seed(self.seed)
         L, H = chat.n_layers, chat.n_heads
         self.gen = torch.zeros(L, H, self.max_new_tokens, p + self.max_new_tokens)
