@@ -232,7 +232,7 @@ def run_from(
     ):
         for block in _layers(chat)[layer:]:
             h = block(h, **run.layer_kwargs)
-        if last_only and run.arithmetic != "float32":
+        if last_only and precision.resolve(arithmetic(run.arithmetic)) != torch.float32:
             # float32 products round a row differently when few rows are multiplied (a
             # row alone differs from the same row among T in the last bits), so there every
             # position is unembedded and the last one read: exact beside the model's logits.

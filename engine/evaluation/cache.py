@@ -34,6 +34,7 @@ from engine._cli import recorded_command
 from engine.analysis import press_eval, presses
 from engine.data import ruler
 from engine.models import chat as chat_model
+from engine.models import precision
 
 RESULT = checkpoints.result_name("cache", "presses")
 COUNTS = 0.5  # a task counts where the full cache's accuracy reaches this
@@ -243,6 +244,8 @@ def main(argv: list[str]) -> int:
         "estimate_cpu_hours_25": estimate_hours(summary, 25, "cpu_seconds_per_example"),
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread",
+        # bfloat16 products where the CPU has them, else float32 (engine.models.precision)
+        "arithmetic": str(precision.LONG).removeprefix("torch."),
     }
     checkpoints.save_result(RESULT, result, out_dir)
     if args.csv:
