@@ -60,7 +60,8 @@ class Step:
     explain: str
     question: str
     view: View
-    predict: str | int | None = None  # a target word (alignment, transformer) or a hop (memory)
+    predict: str | int | None = None  # a target word (alignment, transformer), a hop (memory)
+    # or a compression ratio (chat's press curves: which press keeps the needle there)
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ PARAMS = {
         "n": _int(64, 16384),
     },
     "chat": {
-        "section": _one_of("timeline", "sinks", "cache", "heads", "variants"),
+        "section": _one_of("timeline", "sinks", "cache", "presses", "heads", "variants"),
         "text": _text(2000),
         "template": _one_of("0", "1"),
         "tokens": _int(1, 64),
@@ -189,6 +190,7 @@ PARAMS = {
         "sinks": _int(1, 16),
         "budget": _int(1, 4096),
         "kind": _one_of("previous", "duplicate", "induction"),
+        "ctask": _text(40),  # a task of the press sweep, "niah_number@1024"
     },
     "retrieval": {
         "section": _one_of("addressing", "reading", "side-by-side", "measured"),
@@ -214,7 +216,7 @@ REQUIRED = {
     "chat": ("section",),
     "retrieval": ("section",),
 }
-PREDICTS = {"alignment": str, "transformer": str, "memory": int}
+PREDICTS = {"alignment": str, "transformer": str, "memory": int, "chat": str}
 
 
 def parse_view(link: str) -> View:

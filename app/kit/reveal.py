@@ -123,7 +123,9 @@ def _set(key: str, value: bool) -> None:
 
 def _show(v: Verdict | None, row, row_label: str, columns, unit: str) -> None:
     best = int(np.argmax(row))
-    answer = t("reveal.answer", row=row_label, column=_label(columns, best), weight=row[best])
+    answer = t(
+        f"reveal.answer_{unit}", row=row_label, column=_label(columns, best), weight=row[best]
+    )
     if v is None:
         st.info(answer + " " + t("reveal.no_guess"))
     elif v.same and v.guess != v.argmax:

@@ -13,7 +13,7 @@ from kit.textbox import gate_text, subwords_unit, tokenizer_ends
 from kit.url import url_choice, url_default, url_number, url_sync
 from state import chat as state
 from studios.chat_causal import causal
-from studios.chat_measures import cache, heads, sinks, variants
+from studios.chat_measures import cache, heads, presses, sinks, variants
 from views import chat as figs
 
 from engine.text_gate import TextLimits, template_tokens
@@ -136,6 +136,7 @@ SECTIONS = {
     "timeline": timeline,
     "sinks": sinks,
     "cache": cache,
+    "presses": presses,
     "heads": heads,
     "variants": variants,
     "causal": causal,

@@ -7,7 +7,7 @@ Each takes (chat, trace, request): the loaded model, the page's generation and i
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart, controls, engine_text, notes, t
+from kit import chart, controls, engine_text, notes, t, table_exports
 from kit.i18n import variant_title
 from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
@@ -151,8 +151,14 @@ def cache(chat, trace, request) -> None:
         figs.draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
         if request.sampling == "greedy":  # the ledger compares greedy choices
             draw_ledger(ledger(request, policy))
-    press_example()
     cost(request)
+
+
+def presses(chat, trace, request) -> None:
+    """Cache policies judged by what they lose (issue 32): the whole sweep's curves first
+    (read from the shipped results: a figure at once), then one example asked live."""
+    press_curves()
+    press_example()
 
 
 def press_example() -> None:
@@ -188,8 +194,13 @@ def press_example() -> None:
         )
         label = t("chat.press_seed")
         seed = url_number(c4.number_input, "pseed", label, 0, 999, 0, key="chat-pseed")
-        st.form_submit_button(t("chat.press_run"))
+        asked = st.form_submit_button(t("chat.press_run"))
     st.caption(t(f"chat.press_about_{press}"))
+    if asked:  # in the link too: a shared view answers at once
+        url_sync(ask="1")
+    elif st.query_params.get("ask") != "1":
+        st.caption(t("chat.press_waiting"))
+        return
     found = press_state.run(task, int(seed), press, float(ratio))
     full, cut = found["runs"]
     said = dict(question=figs.inert(found["question"]), expected=", ".join(found["answers"]))
@@ -199,6 +210,39 @@ def press_example() -> None:
         st.markdown(t("chat.press_answer", kept=f"{row['kept']:.0%}", **text))
     chart(press_figs.kept_figure(found), key="chat-press-kept")
     claims_view.show("kv_cache")  # the seed's "no KV cache → collapses", measured
+
+
+def press_curves() -> None:
+    """What each press loses over the whole sweep (issue 32): accuracy against compression
+    per task, perplexity beside it, the full cache's baseline per task, and where perplexity
+    hides a loss; read from the shipped results, so a view change costs no model run."""
+    st.subheader(t("chat.curves_heading"))
+    found = press_state.curves()
+    if found is None:
+        st.info(t("chat.curves_missing"))
+        return
+    tasks = found["tasks"]
+    keys = list(tasks)
+
+    def label(k):
+        task = tasks[k]
+        name = t(f"chat.task_{task['task']}")
+        flag = "" if task["counts"] else t("chat.curves_not_counted")
+        return t("chat.curves_option", task=name, length=task["length"], n=task["n"]) + flag
+
+    counted = [k for k in keys if tasks[k]["counts"]]
+    chosen = url_choice(
+        st.selectbox,
+        "ctask",
+        t("chat.curves_task"),
+        keys,
+        key="chat-ctask",
+        default=keys.index(counted[0]) if counted else 0,
+        format_func=label,
+    )
+    press_figs.draw_curves(tasks[chosen], press_state.hidden(tasks[chosen]), "chat-curves")
+    press_figs.draw_baseline(found)
+    table_exports(lambda: press_state.table(found), "cache-presses")
 
 
 def cost(request) -> None:

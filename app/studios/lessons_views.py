@@ -18,11 +18,13 @@ from state import chat as chat_state
 from state import lessons as lesson_state
 from state import models
 from state import nmt as nmt_state
+from state import presses as press_state
 from state import retrieval as rag_state
 from state import variants as var_state
 from state.memn2n import answer, chosen, stories
 from views import chat as chat_figs
 from views import positional as pe_figs
+from views import presses as press_figs
 from views import retrieval as rag_figs
 from views import variants as var_figs
 from views.alignment_sections import measured_table, soft_alignment, without_attention
@@ -207,9 +209,32 @@ def _memory(names: tuple[str, ...], n: int) -> None:
 
 
 def chat(params: dict, guess, key: str) -> None:
+    if params.get("section") == "presses":
+        presses(params, guess, key)
+        return
     with friendly_errors(t("lessons.the_view")):
         shown = chat_state.lesson(params)
     chat_figs.draw_lesson(shown, key)
+
+
+def presses(params: dict, guess, key: str) -> None:
+    """The press sweep's curves for one task (measured, read from the shipped results); with
+    ``guess`` (a ratio) the class first picks the press it expects to keep the needle there."""
+    found = press_state.curves()
+    if found is None:
+        st.info(t("chat.curves_missing"))
+        return
+    tasks = found["tasks"]
+    name = params.get("ctask", next(iter(tasks)))
+    if name not in tasks:
+        st.info(t("lessons.no_task", task=name, tasks=", ".join(tasks)))
+        return
+    task = tasks[name]
+    if guess is not None:
+        ratios, names, grid = press_figs.accuracy_at(task)
+        if not predict(key, grid, ratios, names, row=str(guess), unit="press"):
+            return
+    press_figs.draw_curves(task, press_state.hidden(task), key)
 
 
 def retrieval(params: dict, guess, key: str) -> None:

@@ -4,6 +4,8 @@ layers × K/V heads keeping each), with the answer's place in the context marked
 from __future__ import annotations
 
 import numpy as np
+import streamlit as st
+from kit import chart, data_table
 from kit.i18n import t
 from kit.presenter import palette
 
@@ -53,3 +55,114 @@ def kept_figure(found: dict):
         shapes=shapes,
     )
     return figure(data, layout)
+
+
+def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
+    """kvpress's plot for one task: accuracy against the compression ratio, a line per
+    press (the full cache dashed), and beside it the perplexity of the book's continuation
+    read over the same compressed caches, on a log axis."""
+    colours = palette("qualitative") or [None] * 8
+    presses = {p: by for p, by in task["presses"].items() if p != "full"}
+    base = task["presses"]["full"]["0.0"]
+    ratios = sorted({0.0, *(float(r) for by in presses.values() for r in by)})
+    figures = []
+    for metric, axis in (("accuracy", t("chat.curves_accuracy")), ("ppl", t("chat.curves_ppl"))):
+        data = [
+            dict(
+                type="scatter",
+                mode="lines+markers",
+                x=ratios,
+                y=[base[metric]]
+                + [by[str(r)][metric] if str(r) in by else None for r in ratios[1:]],
+                name=names[p],
+                legendgroup=p,
+                showlegend=metric == "accuracy",
+                line=dict(color=colours[i % len(colours)]),
+                hovertemplate=f"{names[p]}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+            )
+            for i, (p, by) in enumerate(presses.items())
+        ]
+        data.append(
+            dict(
+                type="scatter",
+                mode="lines",
+                x=[ratios[0], ratios[-1]],
+                y=[base[metric]] * 2,
+                name=full,
+                showlegend=metric == "accuracy",
+                line=dict(color="#444", dash="dash"),
+                hoverinfo="skip",
+            )
+        )
+        yaxis = dict(title=dict(text=axis))
+        if metric == "accuracy":
+            yaxis["range"] = [-0.03, 1.03]
+        else:
+            yaxis["type"] = "log"
+        layout = dict(
+            title=dict(text=t(f"chat.fig_curves_{metric}", n=task["n"], length=task["length"])),
+            font=FONT,
+            height=400 if metric == "accuracy" else 340,
+            margin=dict(l=70, r=10, t=50, b=50),
+            legend=dict(orientation="h", y=-0.25),
+            xaxis=dict(title=dict(text=t("chat.press_ratio")), tickvals=ratios),
+            yaxis=yaxis,
+        )
+        figures.append(figure(data, layout))
+    return tuple(figures)
+
+
+def draw_curves(task: dict, hidden: list[dict], key: str) -> None:
+    """One task's curves, the full cache's baseline, and where perplexity hides a loss
+    (``hidden``: ``engine.evaluation.cache.hidden_losses`` of this task)."""
+    names = {p: t(f"chat.press_{p}") for p in task["presses"]}
+    acc, ppl = curve_figures(task, names, t("chat.press_full"))
+    chart(acc, key=f"{key}-accuracy")
+    chart(ppl, key=f"{key}-ppl")
+    st.markdown(t("chat.curves_full", accuracy=f"{task['full_accuracy']:.2f}", n=task["n"]))
+    if not task["counts"]:
+        st.caption(t("chat.curves_below", accuracy=f"{task['full_accuracy']:.2f}"))
+    if not hidden:
+        st.markdown(t("chat.curves_not_hidden"))
+        return
+    worst = max(hidden, key=lambda h: h["drop"])
+    total = sum(len(by) for p, by in task["presses"].items() if p != "full")
+    st.markdown(
+        t(
+            "chat.curves_hidden",
+            count=len(hidden),
+            total=total,
+            press=names[worst["press"]],
+            ratio=worst["ratio"],
+            drop=f"{worst['drop']:.2f}",
+            rise=f"{worst['rise']:+.0%}",
+        )
+    )
+
+
+def accuracy_at(task: dict) -> tuple[list[str], list[str], list[list[float]]]:
+    """Ratios × presses of one task's accuracy (the press curves' guess grid)."""
+    presses = [p for p in task["presses"] if p != "full"]
+    ratios = sorted({r for p in presses for r in task["presses"][p]}, key=float)
+    grid = [[task["presses"][p].get(r, {}).get("accuracy", 0.0) for p in presses] for r in ratios]
+    return ratios, [t(f"chat.press_{p}") for p in presses], grid
+
+
+def draw_baseline(found: dict) -> None:
+    """The full cache's accuracy per task (RULER counts a task where it reaches 0.5), and
+    where the numbers come from."""
+    data_table(
+        [
+            {
+                "task": t(f"chat.task_{s['task']}"),
+                "length": s["length"],
+                "n": s["n"],
+                "full_accuracy": s["full_accuracy"],
+                "counts": t("chat.curves_yes") if s["counts"] else t("chat.curves_no"),
+            }
+            for s in found["tasks"].values()
+        ]
+    )
+    st.caption(
+        t("chat.curves_source", command=found.get("command", ""), date=found.get("date", ""))
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import platform
@@ -65,12 +66,26 @@ def duo_scores(chat):
     return press_eval.head_scores(chat, texts)
 
 
-def run_example(chat, ex: ruler.Example, runs, heads, *, masks: bool = False) -> dict:
+def run_example(
+    chat,
+    ex: ruler.Example,
+    runs,
+    heads,
+    *,
+    masks: bool = False,
+    pre: press_eval.Prefilled | None = None,
+) -> dict:
     """One example: one prefill, every run's answer and continuation perplexity (with
     ``masks``, each run's kept context positions too, ``(L, H_kv, n)`` bool: a page draws
-    them; the sweep's JSON lines do not keep them)."""
+    them; the sweep's JSON lines do not keep them). ``pre``: this example's prefill, kept
+    by a caller that asks it again under other presses (the prefill is most of the cost)."""
     c0, t0 = time.process_time(), time.perf_counter()
-    pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads)
+    if pre is None:
+        pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads)
+    else:  # the head scores are only read by the head-wise press: the caller's are current
+        pre = dataclasses.replace(
+            pre, observed=dataclasses.replace(pre.observed, head_scores=heads)
+        )
     kept = torch.stack([presses.keep(p, pre.observed, r, seed=ex.seed) for p, r in runs])
     t1 = time.perf_counter()
     tok = chat.tokenizer
@@ -155,17 +170,50 @@ def summarise(records: list[dict], runs) -> dict:
     return out
 
 
+COLUMNS = ("task", "length", "n", "counts", "press", "ratio", "accuracy", "ppl", "kept")
+
+
+def rows(summary: dict) -> list[dict]:
+    """The summary as a table: one row per task, length, press and ratio (the CSV's)."""
+    return [
+        {"task": s["task"], "length": s["length"], "n": s["n"], "counts": s["counts"]}
+        | {"press": p, "ratio": float(ratio)}
+        | {k: c[k] for k in ("accuracy", "ppl", "kept")}
+        for s in summary.values()
+        for p, by_ratio in s["presses"].items()
+        for ratio, c in by_ratio.items()
+    ]
+
+
 def write_csv(path: Path, summary: dict) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["task", "length", "n", "counts", "press", "ratio", "accuracy", "ppl", "kept"])
-        for s in summary.values():
-            for p, by_ratio in s["presses"].items():
-                for ratio, c in by_ratio.items():
-                    w.writerow(
-                        [s["task"], s["length"], s["n"], s["counts"], p, ratio]
-                        + [c["accuracy"], c["ppl"], c["kept"]]
-                    )
+        w = csv.DictWriter(f, COLUMNS)
+        w.writeheader()
+        w.writerows(rows(summary))
+
+
+# A loss perplexity hides: accuracy falls by at least this much while the perplexity of
+# the same compressed cache rises by at most this share of the full cache's.
+HIDDEN_DROP, HIDDEN_RISE = 0.2, 0.10
+
+
+def hidden_losses(task: dict) -> list[dict]:
+    """The presses and ratios of one task and length (a summary entry) whose accuracy
+    falls by ≥ ``HIDDEN_DROP`` below the full cache's while their perplexity rises by
+    ≤ ``HIDDEN_RISE`` of it: where judging by perplexity alone would miss the loss."""
+    full_acc, full_ppl = task["full_accuracy"], task["full_ppl"]
+    return [
+        {
+            "press": p,
+            "ratio": float(r),
+            "drop": full_acc - c["accuracy"],
+            "rise": c["ppl"] / full_ppl - 1,
+        }
+        for p, by_ratio in task["presses"].items()
+        if p != "full"
+        for r, c in by_ratio.items()
+        if full_acc - c["accuracy"] >= HIDDEN_DROP and c["ppl"] <= full_ppl * (1 + HIDDEN_RISE)
+    ]
 
 
 def estimate_hours(summary: dict, examples: int, key: str = "seconds_per_example") -> dict:

@@ -43,23 +43,6 @@ def test_the_ledger_in_chinese():
     assert not left, left
 
 
-def test_one_needle_under_one_press():
-    """A RULER-style example from the book: the full cache's answer, the press's, and
-    which positions the press kept (issue 32)."""
-    at = open_cache(ptask="niah_number", press="streaming_llm", ratio="0.875")
-    assert not at.exception, [e.value for e in at.exception]
-    said = " ".join(m.value for m in at.markdown)
-    assert "**Full cache** (keeps 100% of the context)" in said
-    assert "**StreamingLLM (sinks + recent)** (keeps 12% of the context)" in said, said
-    spec = next(
-        json.loads(c.proto.spec)
-        for c in at.get("plotly_chart")
-        if "What StreamingLLM" in json.loads(c.proto.spec)["layout"]["title"]["text"]
-    )
-    assert spec["layout"]["shapes"], "the answer's place in the context is marked"
-    assert any("StreamingLLM keeps the first 4 tokens" in c.value for c in at.caption)
-
-
 def test_retrieval_heads_are_a_head_type_on_the_grid():
     """The measured retrieval score (python -m engine.evaluate retrieval_heads) on the Chat
     page's head grid, beside previous-token and induction (issue 32)."""

@@ -72,6 +72,24 @@ def test_a_right_guess_is_called_right():
     assert charts(at) >= 1
 
 
+def test_the_class_guesses_the_press_that_keeps_the_needle():
+    """Chat deck: the class picks a press at ratio 0.75; the reveal names the measured best
+    (from the shipped sweep) and then draws the curves (issue 32)."""
+    deck = decks.load("chat", "en", results)
+    step = next(i for i, s in enumerate(deck.steps) if s.view.params.get("section") == "presses")
+    at = open_page(deck="chat", step=str(step + 1))
+    assert not at.exception and charts(at) == 0, "the curves are hidden before the reveal"
+    guess = at.pills[-1]
+    names = [o.rsplit(" (", 1)[0] for o in guess.options]  # "random (1)": the press and its place
+    assert "random" in names and "SnapKV with the question" in names
+    guess.set_value(names.index("random")).run()
+    next(b for b in at.button if b.key.endswith("-reveal")).click().run()
+    assert not at.exception
+    said = " ".join(str(w.value) for w in [*at.warning, *at.success, *at.info])
+    assert "At ratio 0.75 the press that keeps the most answers is" in said, said
+    assert charts(at) == 2, "the reveal draws accuracy and perplexity"
+
+
 NO_TEXT = (
     'title = "x"\n\n[[steps]]\ntitle = "a"\nexplain = "b"\nquestion = "c"\n'
     'view = "alignment?model=nmt-enfr-additive"\n'

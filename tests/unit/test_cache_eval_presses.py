@@ -45,6 +45,30 @@ def test_the_summary_puts_the_full_cache_first_and_counts_tasks_it_can_do(tmp_pa
     }
 
 
+def test_a_loss_perplexity_hides_is_found_and_only_that():
+    """knorm loses the needle (1 → 0) at the same perplexity: hidden. tova loses it with
+    perplexity doubled: perplexity shows it. random keeps it: no loss."""
+    runs = sweep.plan(["knorm", "tova", "random"], [0.5])
+    recs = [
+        {
+            **record("qa", seed, [1.0, 0.0]),
+            "runs": [
+                {"press": p, "ratio": r, "kept": 0.5, "answer": "", "score": sc, "nll": nll}
+                for (p, r), sc, nll in zip(
+                    runs, [1, 0, 0, 1], [1.0, 1.05, 1.0 + 0.7, 1.0], strict=True
+                )
+            ],
+        }
+        for seed in (0, 1)
+    ]
+    task = sweep.summarise(recs, runs)["qa@1024"]
+    hidden = sweep.hidden_losses(task)
+    assert [(h["press"], h["ratio"]) for h in hidden] == [("knorm", 0.5)]
+    assert hidden[0]["drop"] == 1.0 and hidden[0]["rise"] == pytest.approx(0.051, abs=1e-3)
+    table = sweep.rows({"qa@1024": task})
+    assert len(table) == 4 and table[1]["press"] == "knorm" and table[1]["ratio"] == 0.5
+
+
 def test_done_examples_are_read_back_and_a_line_cut_by_a_kill_is_not(tmp_path):
     runs = sweep.plan(["knorm"], [0.5])
     path = tmp_path / "x.jsonl"

@@ -151,6 +151,7 @@ def test_a_family_default_is_found_in_any_checkpoint_directory(tmp_path):
 
 def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards():
     from engine.analysis import needle
+    from engine.evaluation import cache as press_sweep
     from engine.evaluation import causal as causal_eval
     from engine.evaluation import faithfulness as faithfulness_eval
     from engine.evaluation import retrieval as retrieval_eval
@@ -167,6 +168,7 @@ def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards(
     named.add(retrieval_book.RESULT)  # so does its whole-book store's caption
     named.add(needle.RESULT)  # the Variants page's needle heatmaps read it
     named.add(causal_eval.RESULT)  # IOI heads and the sweep's time (issue 33's pages, RESULTS)
+    named.add(press_sweep.RESULT)  # the Chat page's press curves and its lesson step
     named.add(sinks_eval.RESULT)  # StreamingLLM's Table 2 on SmolLM2 (RESULTS)
     named.add(retrieval_heads_eval.RESULT)  # the Chat page's retrieval head type, RESULTS
     for family in ("nmt", "memn2n", "retrieval"):  # the faithfulness meter (RESULTS)
