@@ -7,6 +7,7 @@ one its command prints with ``--markdown``; this module adds only what had none.
 from __future__ import annotations
 
 from bench import claims
+from engine.evaluation import cache as press_sweep
 from engine.evaluation import variants as variant_eval
 
 
@@ -122,6 +123,44 @@ def sink_count(saved: dict) -> str:
     return table(head, rows) + f"\n\n{note} Paper: {saved['paper']}."
 
 
+def presses(saved: dict) -> str:
+    """kvpress's comparison on this model: the full cache's accuracy per task first, then
+    per counted task each press's accuracy / perplexity at every ratio."""
+    tasks = saved["tasks"]
+    base = [
+        [s["task"], s["length"], s["n"], s["full_accuracy"], s["full_ppl"], s["counts"]]
+        for s in tasks.values()
+    ]
+    parts = [
+        table(["task", "tokens", "examples", "full-cache accuracy", "perplexity", "counts"], base)
+    ]
+    for s in tasks.values():
+        if not s["counts"]:
+            continue
+        ratios = sorted({r for p, by in s["presses"].items() if p != "full" for r in by}, key=float)
+        rows = [
+            [p]
+            + [f"{by[r]['accuracy']:.2f} / {by[r]['ppl']:.1f}" if r in by else None for r in ratios]
+            for p, by in s["presses"].items()
+            if p != "full"
+        ]
+        hidden = press_sweep.hidden_losses(s)
+        parts.append(
+            f"**{s['task']} at {s['length']} tokens, {s['n']} examples** (accuracy / perplexity; "
+            f"full cache {s['full_accuracy']:.2f} / {s['full_ppl']:.1f}). Perplexity hides "
+            f"{len(hidden)} of {len(rows) * len(ratios)} press × ratio points (accuracy "
+            f"−{press_sweep.HIDDEN_DROP} or more at ≤ {press_sweep.HIDDEN_RISE:.0%} perplexity)."
+        )
+        parts.append(table(["press"] + [f"ratio {r}" for r in ratios], rows))
+    note = (
+        f"A task counts where the full cache reaches {saved['counts_from']} (RULER's rule). "
+        f"Arithmetic: {saved.get('arithmetic', 'bfloat16')}; {saved['machine']}. Estimated "
+        f"hours for 25 examples per point: {saved['estimate_hours_25']} (wall), "
+        f"{saved['estimate_cpu_hours_25']} (CPU)."
+    )
+    return "\n\n".join(parts + [note])
+
+
 def retrieval_heads(saved: dict) -> str:
     """Retrieval-head scores and the masking test with its random-head controls."""
     m = saved["masking"]
@@ -212,6 +251,7 @@ def faithfulness_retrieval(saved: dict) -> str:
 EVALS = {
     "causal-eval": causal,
     "sinks-eval": sink_count,
+    "cache-eval-presses": presses,
     "retrieval_heads-eval": retrieval_heads,
     "variants-eval": variant_grid,
     "variants-eval-needle": needle,

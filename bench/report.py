@@ -45,6 +45,7 @@ TITLES = {
     "chat-table": "Chat model: StreamingLLM's cache table",
     "chat-sinks": "Chat model: attention sinks and head types",
     "chat-sink-count": "Chat model: how many sinks (StreamingLLM's Table 2)",
+    "chat-presses": "Chat model: KV-cache presses judged by what they lose (RULER-style tasks)",
     "chat-retrieval-heads": "Chat model: retrieval heads, masked against random heads",
     "chat-causal": "Chat model: which heads carry IOI (activation patching)",
     "chat": "Chat model",
