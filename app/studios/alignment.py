@@ -27,6 +27,7 @@ from kit.errors import halt
 from kit.presenter import notes
 from kit.reveal import page_toggle
 from kit.textbox import card_limits, gated_text
+from state import faithfulness as faithful
 from state import live as live_runs
 from state import nmt as state
 from state import nmt_training as learning
@@ -41,6 +42,7 @@ from views.alignment import (
 from views.alignment_html import alignment_grid_html, vector_strip_html
 from views.alignment_sections import measured_table, soft_alignment, without_attention
 from views.bertviz_view import head_view_html, render
+from views.faithfulness import draw_nmt
 from views.heatmap import md_escape
 from views.timeline import curves_figure
 
@@ -221,6 +223,14 @@ def head_view(card, trace, text: str, beam: int) -> None:
         render(html, height=max(400, 40 + 24 * max(len(src), len(a.query_labels))))
 
 
+def faithfulness(card, trace, text: str, beam: int) -> None:
+    """Is α faithful? α beside erasing each source word, for every word of this translation."""
+    st.header(t("alignment.section_faithfulness"))
+    with friendly_errors(t("faithfulness.what_nmt")):
+        meter = faithful.nmt(card.name, trace)
+    draw_nmt(meter, "nmt-faithfulness")
+
+
 def measured(card, trace, text: str, beam: int) -> None:
     """What the shipped evaluation measured on the test split, for every model of the task."""
     measured_table(state.measured(card.task), card.evaluate_command)
@@ -368,6 +378,7 @@ SECTIONS = {
     "steps": steps,
     "side-by-side": side_by_side,
     "head-view": head_view,
+    "faithfulness": faithfulness,
     "measured": measured,
     "vocabulary": vocabulary,
     "training": training,

@@ -222,7 +222,8 @@ def press_curves() -> None:
         st.info(t("chat.curves_missing"))
         return
     tasks = found["tasks"]
-    keys = list(tasks)
+    # The curves of the tasks the full cache can do (RULER's rule); the table lists all.
+    keys = [k for k, s in tasks.items() if s["counts"]] or list(tasks)
 
     def label(k):
         task = tasks[k]
@@ -230,15 +231,8 @@ def press_curves() -> None:
         flag = "" if task["counts"] else t("chat.curves_not_counted")
         return t("chat.curves_option", task=name, length=task["length"], n=task["n"]) + flag
 
-    counted = [k for k in keys if tasks[k]["counts"]]
     chosen = url_choice(
-        st.selectbox,
-        "ctask",
-        t("chat.curves_task"),
-        keys,
-        key="chat-ctask",
-        default=keys.index(counted[0]) if counted else 0,
-        format_func=label,
+        st.selectbox, "ctask", t("chat.curves_task"), keys, key="chat-ctask", format_func=label
     )
     press_figs.draw_curves(tasks[chosen], press_state.hidden(tasks[chosen]), "chat-curves")
     press_figs.draw_baseline(found)

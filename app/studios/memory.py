@@ -21,7 +21,9 @@ from kit import (
 from kit.errors import PageError, halt
 from kit.reveal import page_toggle
 from kit.textbox import gated_text, story_limits, words_unit
+from state import faithfulness as faithful
 from state import memn2n as state
+from views.faithfulness import draw_memory
 from views.heatmap import md_escape
 from views.memory import draw_hops, hops_figure, training_curves
 from views.memory import memory_map as map_figure
@@ -191,6 +193,14 @@ def training(trace, sample) -> None:
     )
 
 
+def faithfulness(trace, sample) -> None:
+    """Is p_i faithful? Each hop's weights beside removing each fact from memory."""
+    st.subheader(t("memory.section_faithfulness"))
+    with friendly_errors(t("faithfulness.what_memory")):
+        meter = faithful.memory(trace.model, sample)
+    draw_memory(meter, trace, "mem-faithfulness")
+
+
 def probe_label(story) -> str:
     """A probe story in one line: its question and how many sentences it has."""
     return t("memory.probe_label", question=story.inputs["question"], n=len(story.inputs["story"]))
@@ -245,7 +255,7 @@ def restarts_cell(restarts: dict | None) -> str:
     return t("memory.best_of", n=restarts["n"], seed=restarts["seed"])
 
 
-SECTIONS = {"hops": hops, "map": map, "training": training}
+SECTIONS = {"hops": hops, "map": map, "training": training, "faithfulness": faithfulness}
 
 page_top()
 st.title(t("memory.title"))
@@ -283,7 +293,8 @@ shown = url_choice(
     required=True,
     format_func=lambda s: t(f"memory.section_{s}"),
 )
-page_toggle("memory", trace.maps["memory"], when=SECTIONS[shown] is hops)
+# A section drawing this story's p_i waits behind the guess.
+page_toggle("memory", trace.maps["memory"], when=SECTIONS[shown] in (hops, faithfulness))
 SECTIONS[shown](trace, sample)
 
 results = state.evaluation()  # the shipped `evaluate memn2n --save` numbers, or None

@@ -24,9 +24,11 @@ from kit import (
 )
 from kit.errors import halt
 from kit.textbox import gate_text, gated_text, story_limits, words_unit
+from state import faithfulness as faithful
 from state import retrieval as state
 from views import retrieval as figs
 from views.chat import inert
+from views.faithfulness import draw_retrieval
 from views.heatmap import md_escape
 
 from engine.analysis.retrieval import FLOOR, MAX_K, MAX_QUESTION_CHARS
@@ -243,6 +245,21 @@ def side_by_side(view) -> None:
     figs.draw_side(view["side"], "ret-side")
 
 
+def faithfulness(view) -> None:
+    """Is the mass faithful? Each passage's mass beside dropping it from the prompt (the
+    chat model reruns once per passage, through the queue)."""
+    trace = view["trace"]
+    why = faithful.cannot_drop(trace)
+    if why is not None:
+        st.info(why)
+        return
+    meter = faithful.retrieval(trace)
+    if meter is None:  # stopped before the last run
+        st.info(t("faithfulness.stopped"))
+        return
+    draw_retrieval(meter, trace, "ret-faithfulness")
+
+
 def expected(said: str, sample) -> None:
     """The bAbI answer, when known, and whether the chat model's answer matches it by the
     evaluation's rule (its first content word)."""
@@ -294,6 +311,7 @@ SECTIONS = {
     "addressing": addressing,
     "reading": reading,
     "side-by-side": side_by_side,
+    "faithfulness": faithfulness,
     "measured": measured,
 }
 

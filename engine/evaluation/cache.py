@@ -138,18 +138,38 @@ def _done(path: Path, runs) -> dict[tuple, dict]:
     return done
 
 
+def _every(path: Path) -> dict[tuple, dict]:
+    """Every example in the JSON-lines file, whatever runs it holds (a calibration run of
+    the full cache alone: ``--presses full --ratios 0``); the fullest line per example."""
+    found: dict[tuple, dict] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            key = (rec["task"], rec["length"], rec["seed"])
+            if len(rec["runs"]) >= len(found.get(key, {"runs": ()})["runs"]):
+                found[key] = rec
+    return found
+
+
 def summarise(records: list[dict], runs) -> dict:
-    """Per task and length: the full cache's accuracy first, then each press and ratio."""
+    """Per task and length: the full cache's accuracy first, then each press and ratio
+    over the examples that ran it (a task only calibrated has the full cache alone)."""
     out = {}
     for key in sorted({(r["task"], r["length"]) for r in records}):
         recs = [r for r in records if (r["task"], r["length"]) == key]
         cells = {}
         for p, ratio in runs:
             rows = [x for r in recs for x in r["runs"] if (x["press"], x["ratio"]) == (p, ratio)]
+            if not rows:
+                continue
             cells.setdefault(p, {})[str(ratio)] = {
                 "accuracy": round(sum(x["score"] for x in rows) / len(rows), 4),
                 "ppl": round(math.exp(sum(x["nll"] for x in rows) / len(rows)), 3),
                 "kept": round(sum(x["kept"] for x in rows) / len(rows), 4),
+                "n": len(rows),
             }
         full = cells["full"]["0.0"]
         out[f"{key[0]}@{key[1]}"] = {
@@ -220,6 +240,8 @@ def estimate_hours(summary: dict, examples: int, key: str = "seconds_per_example
     """The full sweep (every task, ``examples`` per point) from the measured seconds."""
     per_length: dict[int, list[float]] = {}
     for s in summary.values():
+        if len(s["presses"]) == 1:  # a calibration of the full cache alone: not a sweep's cost
+            continue
         per_length.setdefault(s["length"], []).append(s[key])
     return {
         str(n): round(sum(v) / len(v) * examples * len(ruler.TASKS) / 3600, 2)
@@ -280,6 +302,8 @@ def main(argv: list[str]) -> int:
                 file=sys.stderr,
             )
     wanted = {(t, n) for t in args.tasks for n in args.lengths}
+    if args.summary:  # everything measured, a task only calibrated as its baseline
+        done = _every(lines)
     records = [r for k, r in done.items() if k[:2] in wanted]
     summary = summarise(records, runs)
     result = {

@@ -33,7 +33,12 @@ def test_the_summary_puts_the_full_cache_first_and_counts_tasks_it_can_do(tmp_pa
     recs = [record("vt", 0, [1.0, 0.0]), record("vt", 1, [0.0, 0.0]), record("qa", 0, [1.0, 1.0])]
     s = sweep.summarise(recs, runs)
     assert s["vt@1024"]["full_accuracy"] == 0.5 and s["vt@1024"]["counts"]
-    assert s["vt@1024"]["presses"]["knorm"]["0.5"] == {"accuracy": 0.0, "ppl": 2.718, "kept": 0.5}
+    assert s["vt@1024"]["presses"]["knorm"]["0.5"] == {
+        "accuracy": 0.0,
+        "ppl": 2.718,
+        "kept": 0.5,
+        "n": 2,
+    }
     assert s["qa@1024"]["n"] == 1 and s["qa@1024"]["seconds_per_example"] == 2.0
     s2 = sweep.summarise([record("vt", 0, [0.0, 1.0])], runs)
     assert not s2["vt@1024"]["counts"]
@@ -67,6 +72,22 @@ def test_a_loss_perplexity_hides_is_found_and_only_that():
     assert hidden[0]["drop"] == 1.0 and hidden[0]["rise"] == pytest.approx(0.051, abs=1e-3)
     table = sweep.rows({"qa@1024": task})
     assert len(table) == 4 and table[1]["press"] == "knorm" and table[1]["ratio"] == 0.5
+
+
+def test_a_calibration_run_is_summarised_as_its_baseline(tmp_path):
+    """`--summary` reads every line: a task run with the full cache alone shows its
+    baseline (and no press), a task run with every press shows both."""
+    path = tmp_path / "x.jsonl"
+    calib = record("cwe", 0, [0.0, 0.0])
+    calib["runs"] = calib["runs"][:1]  # --presses full --ratios 0
+    lines = [calib, record("vt", 0, [1.0, 0.0]), record("vt", 0, [1.0, 0.0])]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    every = sweep._every(path)
+    assert set(every) == {("cwe", 1024, 0), ("vt", 1024, 0)}
+    s = sweep.summarise(list(every.values()), sweep.plan(["knorm"], [0.5]))
+    assert s["cwe@1024"]["presses"] == {"full": {"0.0": s["cwe@1024"]["presses"]["full"]["0.0"]}}
+    assert s["cwe@1024"]["full_accuracy"] == 0.0 and not s["cwe@1024"]["counts"]
+    assert s["vt@1024"]["presses"]["knorm"]["0.5"]["n"] == 1
 
 
 def test_done_examples_are_read_back_and_a_line_cut_by_a_kill_is_not(tmp_path):
