@@ -177,7 +177,7 @@ PARAMS = {
         "n": _int(64, 16384),
     },
     "chat": {
-        "section": _one_of("timeline", "sinks", "cache", "presses", "heads", "variants"),
+        "section": _one_of("timeline", "sinks", "cache", "presses", "heads", "variants", "ioi"),
         "text": _text(2000),
         "template": _one_of("0", "1"),
         "tokens": _int(1, 64),
@@ -191,9 +191,10 @@ PARAMS = {
         "budget": _int(1, 4096),
         "kind": _one_of("previous", "duplicate", "induction"),
         "ctask": _text(40),  # a task of the press sweep, "niah_number@1024"
+        "heads": _text(80),  # the IOI view's heads, "22.7,24.4" (layer.head)
     },
     "retrieval": {
-        "section": _one_of("addressing", "reading", "side-by-side", "measured"),
+        "section": _one_of("addressing", "reading", "side-by-side", "measured", "faithfulness"),
         "store": _one_of("babi", "own", "text"),
         "task": _int(1, 20),
         "story": _int(0, 199),
@@ -216,7 +217,7 @@ REQUIRED = {
     "chat": ("section",),
     "retrieval": ("section",),
 }
-PREDICTS = {"alignment": str, "transformer": str, "memory": int, "chat": str}
+PREDICTS = {"alignment": str, "transformer": str, "memory": int, "chat": str, "retrieval": str}
 
 
 def parse_view(link: str) -> View:

@@ -1,10 +1,12 @@
-"""The Chat page's causal checks (issue 33): head ablation, activation patching and the
-logit lens on the one SmolLM2 of this process (``state.chat``).
+"""The Chat page's causal checks (issue 33): head ablation, activation patching, the
+logit lens and the token-level faithfulness meter on the one SmolLM2 of this process
+(``state.chat``).
 
 Each is seconds of work (an ablation sweep reruns the upper layers L·H times), so each goes
 through the bounded queue with progress and Cancel, and its result is cached by its inputs:
 a view change that needs no new run only redraws. The engine does the measuring
-(``engine.analysis.ablation``, ``patching``, ``logit_lens``); this module only queues it.
+(``engine.analysis.ablation``, ``patching``, ``logit_lens``, ``faithfulness_tokens``);
+this module only queues it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 from kit import queue
 from kit.i18n import t
 
-from engine.analysis import ablation, causal, logit_lens, patching
+from engine.analysis import ablation, causal, faithfulness_tokens, logit_lens, patching
 from state import chat as chat_state
 
 MODES = ablation.MODES
@@ -138,3 +140,28 @@ def _lens(chat, token_ids, n_prompt) -> dict:
         "targets": [decode([i]) for i in found.targets],
         "top": [[decode([i]) for i in row] for row in found.top.tolist()],
     }
+
+
+def faithful(ids: tuple[int, ...], target: int) -> faithfulness_tokens.TokenFaithfulness:
+    """The written token ``target`` after ``ids``: attention and rollout beside occlusion
+    (one forward pass per input token) and gradient × input."""
+    return queue.run(
+        t("causal.queue_faithful"),
+        _faithful,
+        chat_state.model(),
+        ids,
+        target,
+        t("causal.progress_batches"),
+        key=repr((ids, target)),
+        cancel_label=t("causal.stop"),
+    )
+
+
+def _faithful(chat, ids, target, unit, cancel, progress):
+    return faithfulness_tokens.for_chat(
+        chat,
+        list(ids),
+        target,
+        should_stop=cancel.is_set,
+        progress=lambda done, total: progress(done, total, unit),
+    )

@@ -13,12 +13,14 @@ import streamlit as st
 from kit import queue
 from kit.i18n import t
 
+from engine.analysis import ablation, ablation_encoder, ablation_transformer, causal
+from engine.analysis import faithfulness_tokens as faithfulness
 from engine.errors import InputError
 from engine.masks import causal_mask
 from engine.models.attentionviz import joint_embedding as embed
 from engine.models.attentionviz import neuron_view
 from engine.models.cards.pretrained import DIRECTORY
-from engine.models.transformer import learned_positional_encoding
+from engine.models.transformer import Translator, learned_positional_encoding
 from engine.projection import warm_up_in_background
 from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
 from engine.timeline import Timeline
@@ -32,6 +34,8 @@ PANELS = {
     "aer": ("aer.L0", "aer.L1", "aer.L2", "aer.L3"),
 }
 SCALES = {"bleu": 0.01}  # BLEU (0–100) drawn beside the accuracies, on their 0–1 scale
+MODES = ablation.MODES
+FAITHFUL_LIMIT = causal.MAX_TOKENS  # the meter reruns the encoder once per input token
 
 
 def ours() -> list:
@@ -166,3 +170,72 @@ def metrics_at(tl: Timeline, i: int) -> str:
             if value is not None:
                 shown.append(f"{metric_label(metric)} {value * SCALES.get(metric, 1.0):.3g}")
     return " · ".join(shown)
+
+
+# -- Does it matter? (issue 33) --------------------------------------------------------------
+def ablatable(name: str) -> bool:
+    """Our Transformer, or a BERT-like encoder such as MiniLM: the models whose heads'
+    output projections W_O the ablation hooks reach (a decoder is the Chat page's)."""
+    m = models.loaded(name)
+    if isinstance(m, Translator):
+        return True
+    layers = getattr(getattr(getattr(m, "model", None), "encoder", None), "layer", None)
+    return getattr(m, "arch", "") == "encoder" and layers is not None
+
+
+def ablate(name: str, text: str, mode: str) -> dict:
+    """Every head removed alone on ``text``, through the queue (cached by its inputs)."""
+    return queue.run(
+        t("transformer.queue_ablate"),
+        _ablate,
+        models.loaded(name),
+        text,
+        mode,
+        t("transformer.progress_batches"),
+        key=repr((name, text, mode)),
+        cancel_label=t("causal.stop"),
+    )
+
+
+def _ablate(m, text: str, mode: str, unit, cancel, progress) -> dict:
+    hooks = dict(mode=mode, should_stop=cancel.is_set, progress=lambda d, n: progress(d, n, unit))
+    if isinstance(m, Translator):
+        found = ablation_transformer.ablate(m, text, **hooks)
+        return {
+            "mode": found.mode,
+            "translation": found.translation,
+            "log_prob": found.log_prob,
+            "delta_log_prob": {k: v.numpy() for k, v in found.delta_log_prob.items()},
+            "delta_loss": {k: v.numpy() for k, v in found.delta_loss.items()},
+            "changed": {k: v.numpy() for k, v in found.changed.items()},
+            "ablated": found.ablated_translations,
+            "stopped": found.stopped,
+        }
+    found = ablation_encoder.ablate(m, text, **hooks)
+    return {
+        "mode": found.mode,
+        "tokens": found.tokens,
+        "shift": found.shift.numpy(),
+        "token_shift": found.token_shift.numpy(),
+        "stopped": found.stopped,
+    }
+
+
+def faithful(name: str, text: str, token: int) -> faithfulness.TokenFaithfulness:
+    """MiniLM's faithfulness meter for token ``token`` of ``text``, through the queue."""
+    return queue.run(
+        t("transformer.queue_faithful"),
+        _faithful,
+        models.loaded(name),
+        text,
+        token,
+        t("transformer.progress_batches"),
+        key=repr((name, text, token)),
+        cancel_label=t("causal.stop"),
+    )
+
+
+def _faithful(m, text: str, token: int, unit, cancel, progress):
+    return faithfulness.for_encoder(
+        m, text, token, should_stop=cancel.is_set, progress=lambda d, n: progress(d, n, unit)
+    )

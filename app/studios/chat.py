@@ -12,8 +12,7 @@ from kit.presenter import notes, presenting
 from kit.textbox import gate_text, subwords_unit, tokenizer_ends
 from kit.url import url_choice, url_default, url_number, url_sync
 from state import chat as state
-from studios.chat_causal import causal
-from studios.chat_measures import cache, heads, presses, sinks, variants
+from studios.chat_measures import cache, causal, heads, presses, sinks, variants
 from views import chat as figs
 
 from engine.text_gate import TextLimits, template_tokens

@@ -1,5 +1,6 @@
 """The Chat model page's measured sections: sinks, cache policies (with the eviction ledger),
-head types and variants (the causal checks are studios.chat_causal).
+what eviction loses (kvpress's presses), head types, variants, and the causal checks
+(Does it matter?: the logit lens, head ablation, activation patching, the token meter).
 
 Each takes (chat, trace, request): the loaded model, the page's generation and its request.
 """
@@ -11,9 +12,11 @@ from kit import chart, controls, engine_text, notes, t, table_exports
 from kit.i18n import variant_title
 from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
+from state import causal as causal_state
 from state import chat as state
 from state import presses as press_state
 from state.ledger import ledger
+from views import causal as causal_figs
 from views import chat as figs
 from views import claims as claims_view
 from views import presses as press_figs
@@ -224,15 +227,14 @@ def press_curves() -> None:
     tasks = found["tasks"]
     # The curves of the tasks the full cache can do (RULER's rule); the table lists all.
     keys = [k for k, s in tasks.items() if s["counts"]] or list(tasks)
-
-    def label(k):
-        task = tasks[k]
-        name = t(f"chat.task_{task['task']}")
-        flag = "" if task["counts"] else t("chat.curves_not_counted")
-        return t("chat.curves_option", task=name, length=task["length"], n=task["n"]) + flag
-
+    label = press_figs.task_label
     chosen = url_choice(
-        st.selectbox, "ctask", t("chat.curves_task"), keys, key="chat-ctask", format_func=label
+        st.selectbox,
+        "ctask",
+        t("chat.curves_task"),
+        keys,
+        key="chat-ctask",
+        format_func=lambda k: label(tasks[k]),
     )
     press_figs.draw_curves(tasks[chosen], press_state.hidden(tasks[chosen]), "chat-curves")
     press_figs.draw_baseline(found)
@@ -327,3 +329,88 @@ def variants(chat, trace, request) -> None:
         st.info(t("chat.variants_press"))  # seconds to minutes of work: only when asked
     else:
         figs.draw_variants(state.variants(*asked), titles, "chat-variants")
+
+
+# -- Does it matter? (issue 33) ------------------------------------------------------------
+CHECKS = ("lens", "ablate", "patch", "faithful")
+
+
+def causal(chat, trace, request) -> None:
+    st.markdown(t("causal.intro"))
+    check = url_choice(
+        st.segmented_control,
+        "check",
+        t("causal.check"),
+        CHECKS,
+        key="causal-check",
+        format_func=lambda c: t(f"causal.check_{c}"),
+    )
+    {"lens": lens, "ablate": ablate, "patch": patch, "faithful": faithful}[check](chat, trace)
+
+
+def lens(chat, trace) -> None:
+    out = trace.outputs
+    found = causal_state.lens(tuple(out["token_ids"]), out["n_prompt"])
+    chart(causal_figs.lens_figure(found), key="causal-lens")
+    st.caption(t("causal.lens_caption", last=chat.n_layers - 1))
+
+
+def ablate(chat, trace) -> None:
+    mode = url_choice(
+        st.radio,
+        "mode",
+        t("causal.mode"),
+        causal_state.MODES,
+        key="causal-mode",
+        format_func=lambda m: t(f"causal.mode_{m}"),
+        horizontal=True,
+        help=t("causal.mode_help"),
+    )
+    ids = causal_state.prompt_ids(trace)
+    if len(ids) > causal_state.LIMIT:
+        st.info(t("causal.too_long", n=len(ids), limit=causal_state.LIMIT))
+        return
+    found = causal_state.ablate(tuple(ids), mode)
+    prompt_map = state.without_first(trace.maps["prompt"])
+    causal_figs.draw_ablation(found, chat, state.detect_heads(), prompt_map)
+
+
+def patch(chat, trace) -> None:
+    limits = (causal_state.SWEEPS, causal_state.LIMIT, causal_state.RESIDUAL)
+    clean, corrupted, answer, wrong, sweep = causal_figs.pair_form(causal_state.Pair(), *limits)
+    url_sync(clean=clean, corrupted=corrupted, answer=answer, wrong=wrong)
+    found = causal_state.patch(causal_state.Pair(clean, corrupted, answer, wrong), sweep)
+    causal_figs.draw_patching(found, chat)
+
+
+def faithful(chat, trace) -> None:
+    """One written token: does the attention over what came before rank those tokens as
+    removing each of them (occlusion) and gradient × input do?"""
+    out = trace.outputs
+    p, ids, labels = out["n_prompt"], out["token_ids"], out["tokens"]
+    if len(ids) == p:
+        st.info(t("causal.faithful_nothing"))
+        return
+    c1, c2 = st.columns([3, 2])
+    s = url_choice(
+        c1.selectbox,
+        "written",
+        t("causal.faithful_token"),
+        range(len(ids) - p),
+        key="causal-written",
+        format_func=lambda s: f"{s + 1}: {labels[p + s]}",
+    )
+    last, label = chat.n_layers - 1, t("causal.faithful_layer")
+    layer = url_number(c2.slider, "read_layer", label, 0, last, last, key="causal-faithful-layer")
+    if p + s > causal_state.LIMIT:
+        st.info(t("causal.faithful_too_long", n=p + s, limit=causal_state.LIMIT))
+        return
+    found = causal_state.faithful(tuple(ids[: p + s]), ids[p + s])
+    caption = t(
+        "causal.faithful_caption_chat",
+        output=figs.inert(found.output),
+        log_p=f"{found.value:.2f}",
+        n=len(found.tokens),
+        seconds=f"{found.seconds:.0f}",
+    )
+    causal_figs.draw_faithful(found, layer, caption, key="causal-faithful")

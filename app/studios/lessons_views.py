@@ -15,6 +15,7 @@ from kit.errors import PageError
 from kit.i18n import map_note
 from kit.reveal import predict
 from state import chat as chat_state
+from state import faithfulness as faithful
 from state import lessons as lesson_state
 from state import models
 from state import nmt as nmt_state
@@ -23,16 +24,20 @@ from state import retrieval as rag_state
 from state import variants as var_state
 from state.memn2n import answer, chosen, stories
 from views import chat as chat_figs
+from views import ioi as ioi_figs
 from views import positional as pe_figs
 from views import presses as press_figs
 from views import retrieval as rag_figs
 from views import variants as var_figs
 from views.alignment_sections import measured_table, soft_alignment, without_attention
+from views.faithfulness import draw_retrieval
 from views.heatmap import map_figure, md_escape
 from views.memory import draw_hops
 from views.transformer import head_grid
 
 from engine import positional as pe_lib
+
+IOI_TEXT = "When Mary and John went to the store, John gave a drink to"
 
 
 def _card(name: str, family: str):
@@ -212,9 +217,32 @@ def chat(params: dict, guess, key: str) -> None:
     if params.get("section") == "presses":
         presses(params, guess, key)
         return
+    if params.get("section") == "ioi":
+        ioi(params, guess, key)
+        return
     with friendly_errors(t("lessons.the_view")):
         shown = chat_state.lesson(params)
     chat_figs.draw_lesson(shown, key)
+
+
+def ioi(params: dict, guess, key: str) -> None:
+    """Heads that read the IOI prompt's names, beside what patching each one does (the
+    shipped IOI evaluation); with ``guess`` the class first picks the head it expects to
+    matter most, and the effects come after the reveal."""
+    heads = tuple(tuple(int(x) for x in h.split(".")) for h in params["heads"].split(","))
+    with friendly_errors(t("lessons.the_view")):
+        found = lesson_state.ioi(params.get("text", IOI_TEXT), heads)
+    if found is None:
+        st.info(t("lessons.ioi_missing"))
+        return
+    names = [f"L{layer} H{head}" for layer, head in heads]
+    chart(ioi_figs.reads_figure(found["rows"], found["tokens"], names), key=f"{key}-reads")
+    st.caption(t("lessons.ioi_caption", written=md_escape(found["written"])))
+    if guess is not None:
+        effects = [[abs(e) for e in found["effects"]]]
+        if not predict(key, effects, [t("lessons.ioi_row")], names, row=0, unit="head"):
+            return
+    chart(ioi_figs.effects_figure(found["effects"], names, found["n_pairs"]), key=f"{key}-fx")
 
 
 def presses(params: dict, guess, key: str) -> None:
@@ -240,7 +268,31 @@ def presses(params: dict, guess, key: str) -> None:
 def retrieval(params: dict, guess, key: str) -> None:
     with friendly_errors(t("lessons.the_view")):
         shown = rag_state.lesson(params, md_escape)
+    if params.get("section") == "faithfulness" and "trace" in shown:
+        needed(shown["trace"], guess, key)
+        return
     rag_figs.draw_lesson(shown, key)
+
+
+def needed(trace, guess, key: str) -> None:
+    """Which passage does the answer need? With ``guess`` the class picks one first; the
+    reveal names the passage whose removal lowers log p(answer) most, then the meter."""
+    why = faithful.cannot_drop(trace)
+    if why:
+        st.info(why)
+        return
+    with friendly_errors(t("lessons.the_view")):
+        meter = faithful.retrieval(trace)
+    if meter is None:
+        st.info(t("faithfulness.stopped"))
+        return
+    passages = [f"{p['text']}" for p in trace.outputs["passages"]]
+    st.markdown(t("lessons.written", text=md_escape(trace.outputs["answer"])))
+    row = [t("lessons.needed_row")]
+    if guess is not None:
+        if not predict(key, [meter["found"].delta], row, passages, row=0, unit="passage"):
+            return
+    draw_retrieval(meter, trace, f"{key}-meter")
 
 
 VIEWS = {

@@ -13,6 +13,7 @@ from kit import (
     engine_text,
     flag,
     friendly_errors,
+    notes,
     page_bottom,
     page_top,
     t,
@@ -24,10 +25,11 @@ from kit.i18n import Lazy
 from kit.reveal import page_toggle
 from state import transformer as state
 from studios import transformer_models
-from views.heatmap import map_figure
+from views.causal import draw_faithful
+from views.heatmap import map_figure, md_escape
 from views.qk_map import dot_distance_figure, qk_scatter
 from views.timeline import curves_figure
-from views.transformer import head_grid, neuron_figure
+from views.transformer import draw_ablation, head_grid, neuron_figure
 
 from engine.errors import InputError
 
@@ -56,6 +58,7 @@ class Shown:
     hide: bool
     sinks: tuple
     family: str
+    name: str  # the model's card
 
     @property
     def raw(self):
@@ -238,7 +241,79 @@ def training(s: Shown) -> None:
         right.caption(t("transformer.timeline_caption_aer"))
 
 
-SECTIONS = {"grid": grid, "bertviz": bertviz, "neuron": neuron, "qk": qk, "training": training}
+def causal(s: Shown) -> None:
+    """Does it matter? Each head removed alone (zero or mean ablation) on this input; for
+    MiniLM, whether its attention ranks the input tokens as removing them does."""
+    if not state.ablatable(s.name):
+        st.info(t("transformer.causal_elsewhere"))
+        return
+    notes("tr-causal").markdown(t("transformer.causal_intro"))  # presenting: after the figure
+    mode = url_choice(
+        st.radio,
+        "mode",
+        t("causal.mode"),
+        state.MODES,
+        key="tr-mode",
+        horizontal=True,
+        format_func=lambda m: t(f"causal.mode_{m}"),
+        help=t("causal.mode_help"),
+    )
+    with friendly_errors(t("transformer.causal_what")):
+        found = state.ablate(s.name, s.trace.inputs["text"], mode)
+    if found["stopped"]:
+        st.info(t("transformer.causal_stopped"))
+    amap = s.amap if s.amap.shape[1] == s.raw.shape[1] else s.raw  # the heads, as read
+    draw_ablation(found, s.kind, s.title, amap, key="tr-ablation")
+    if s.family != "ours":
+        faithful(s)
+
+
+def faithful(s: Shown) -> None:
+    """MiniLM's faithfulness meter for one token of the input, the layer read chosen."""
+    raw = s.raw
+    tokens, n_layers = raw.query_labels, raw.shape[0]
+    st.subheader(t("causal.check_faithful"))
+    notes("tr-faithful").markdown(t("transformer.faithful_intro"))
+    c1, c2 = st.columns(2)
+    token = url_choice(
+        c1.selectbox,
+        "read",
+        t("transformer.faithful_token"),
+        range(len(tokens)),
+        key="tr-faithful-token",
+        default=min(1, len(tokens) - 1),  # the first word, after [CLS]
+        format_func=lambda j: f"{j}: {tokens[j]}",
+    )
+    layer = url_choice(
+        c2.select_slider,
+        "layer",
+        t("transformer.layer"),
+        range(n_layers),
+        key=f"layer-{n_layers}",
+        format_func=raw.layer_labels.__getitem__,
+    )
+    if len(tokens) > state.FAITHFUL_LIMIT:
+        st.info(t("transformer.faithful_too_long", n=len(tokens), limit=state.FAITHFUL_LIMIT))
+        return
+    with friendly_errors(t("transformer.causal_what")):
+        found = state.faithful(s.name, s.trace.inputs["text"], token)
+    ig = found.integrated  # None only when stopped: the meter then says so, not this
+    error, steps = ("–", 0) if ig is None else (f"{float(ig.completeness_error):.3f}", ig.steps)
+    facts = dict(
+        value=f"{found.value:.2f}", error=error, steps=steps, seconds=f"{found.seconds:.1f}"
+    )
+    caption = t("transformer.faithful_caption", token=md_escape(found.output), **facts)
+    draw_faithful(found, layer, caption, key="tr-faithful")
+
+
+SECTIONS = {
+    "grid": grid,
+    "bertviz": bertviz,
+    "neuron": neuron,
+    "qk": qk,
+    "training": training,
+    "causal": causal,
+}
 
 
 # A section change, or a training-step move, reruns only this part: the model, its Trace
@@ -315,11 +390,13 @@ with controls():
         format_func=lambda f: t(f"transformer.{f}"),
         resets=("model", "text", "example"),  # the link's model was the other family's
     )
-    trace, sinks = PICKERS[family]()
+    trace, sinks, name = PICKERS[family]()
     kind, reading, merge, hide = reading_controls(trace, sinks)
 with friendly_errors(t("transformer.reading_what")):
     amap = state.read_heads(trace.maps[kind], reading, merge, hide, sinks)
 
 page_toggle("transformer", amap)
-sections(Shown(trace, kind, kind_name(kind), amap, reading, merge, hide, tuple(sinks), family))
+sections(
+    Shown(trace, kind, kind_name(kind), amap, reading, merge, hide, tuple(sinks), family, name)
+)
 page_bottom(f"transformer-{trace.model}", trace)

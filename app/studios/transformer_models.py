@@ -1,4 +1,4 @@
-"""The Transformer page's model pickers: each returns (Trace, attention sinks).
+"""The Transformer page's model pickers: each returns (Trace, attention sinks, card name).
 
 Both families answer through their model cards: the card lists the models, states the
 limits and examples, loads (once per process) and traces (once per input).
@@ -85,7 +85,7 @@ def ours():
         st.warning(engine_text(trace.outputs["warning"]))
     elif trace.outputs["unknown"]:
         st.warning(t("transformer.unknown", words=", ".join(trace.outputs["unknown"])))
-    return trace, ("<s>", "</s>")
+    return trace, ("<s>", "</s>"), name
 
 
 def pretrained_name() -> str:
@@ -130,4 +130,4 @@ def pretrained():
     if "generated" in trace.outputs:
         how = t("transformer.how_" + ("causal" if m.arch == "decoder" else "forced"))
         st.markdown(t("transformer.generated", text=trace.outputs["generated"], how=how))
-    return trace, m.sinks
+    return trace, m.sinks, name

@@ -166,3 +166,10 @@ def draw_baseline(found: dict) -> None:
     st.caption(
         t("chat.curves_source", command=found.get("command", ""), date=found.get("date", ""))
     )
+
+
+def task_label(task: dict) -> str:
+    """A task of the sweep as a picker names it: its name, length and examples."""
+    name = t(f"chat.task_{task['task']}")
+    flag = "" if task["counts"] else t("chat.curves_not_counted")
+    return t("chat.curves_option", task=name, length=task["length"], n=task["n"]) + flag

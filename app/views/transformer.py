@@ -1,13 +1,18 @@
-"""Figures for the Transformer page: the layer × head grid and the neuron view."""
+"""Figures for the Transformer page: the layer × head grid, the neuron view, and what
+removing each head does (the section "Does it matter?")."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import streamlit as st
+from kit import chart, data_table
 from kit.i18n import t
 
+from views.causal import ablation_figure
 from views.heatmap import (
     DIVERGING,
     FONT,
@@ -16,6 +21,8 @@ from views.heatmap import (
     cell_domains,
     figure,
     flag_text,
+    map_figure,
+    md_escape,
     subplot_ref,
     unique_labels,
 )
@@ -185,3 +192,73 @@ def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
         **layout_axes,
     )
     return figure(data, layout)
+
+
+def _order(z: np.ndarray, descending: bool) -> list[int]:
+    """Flat indices of ``z`` from the head that matters most, heads not reached left out."""
+    flat = z.ravel() * (-1 if descending else 1)
+    return [int(i) for i in np.argsort(flat, kind="stable") if np.isfinite(flat[i])]
+
+
+def ablation_rows(found: dict, kind: str, k: int = 5) -> tuple[list[dict], list[tuple]]:
+    """The ``k`` heads that matter most and their (layer, head): for our Transformer those
+    whose removal lowers log p(translation) most, with the translation re-decoded without
+    them; for MiniLM those that move the sentence embedding most, with the token moved most."""
+    ours = "delta_log_prob" in found
+    z = np.asarray(found["delta_log_prob"][kind] if ours else found["shift"], dtype=float)
+    rows, heads = [], []
+    for i in _order(z, descending=not ours)[:k]:
+        layer, head = divmod(i, z.shape[1])
+        row = {t("causal.col_head"): f"L{layer} H{head}"}
+        if ours:
+            row[t("transformer.col_delta_log_p")] = round(float(z[layer, head]), 3)
+            row[t("causal.col_delta_loss")] = round(
+                float(found["delta_loss"][kind][layer, head]), 3
+            )
+            changed = bool(found["changed"][kind][layer, head])
+            row[t("transformer.col_changed")] = t("causal.yes") if changed else t("causal.no")
+            row[t("transformer.col_ablated")] = found["ablated"][kind][layer][head]
+        else:
+            moved = found["token_shift"][layer, head]
+            row[t("transformer.col_shift")] = round(float(z[layer, head]), 4)
+            row[t("transformer.col_moved")] = found["tokens"][int(np.nanargmax(moved))]
+            row[t("transformer.col_token_shift")] = round(float(np.nanmax(moved)), 4)
+        rows.append(row)
+        heads.append((layer, head))
+    return rows, heads
+
+
+def draw_ablation(found: dict, kind: str, kind_title: str, amap, key: str) -> None:
+    """The layer × head effect of removing each head alone, then the heads that matter
+    most beside the pattern of the first of them (``amap``: the page's map of ``kind``)."""
+    mode = t(f"causal.mode_{found['mode']}")
+    if "delta_log_prob" in found:
+        said = html.escape(found["translation"], quote=False)
+        title = t("transformer.fig_ablation_ours", kind=kind_title, mode=mode, translation=said)
+        effect, value = {"delta_log_prob": found["delta_log_prob"][kind]}, None
+        changed = found["changed"][kind]
+        caption = t(
+            "transformer.ablation_caption_ours",
+            translation=md_escape(found["translation"]),
+            log_p=f"{found['log_prob']:.2f}",
+            changed=int(changed.sum()),
+            total=changed.size,
+            kind=kind_title,
+        )
+    else:
+        title = t("transformer.fig_ablation_encoder", mode=mode)
+        effect, value = {"shift": found["shift"]}, t("transformer.col_shift")
+        caption = t("transformer.ablation_caption_encoder")
+    fig = ablation_figure(effect, None, title=title, value_name=value)
+    chart(fig, key=f"{key}-heads")
+    st.caption(caption)
+    rows, heads = ablation_rows(found, kind)
+    if not rows:
+        return
+    left, right = st.columns([3, 2])
+    with left:
+        st.markdown(t("transformer.top_heads"))
+        data_table(rows)
+    layer, head = heads[0]
+    title = t("transformer.fig_top_head", layer=layer, head=head)
+    chart(map_figure(amap, layer, head, title=title), f"{key}-top", right, width="stretch")

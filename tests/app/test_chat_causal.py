@@ -1,6 +1,6 @@
 """AppTest for the Chat page's "Does it matter?" section (issue 33): the logit lens, the
-head-ablation sweep beside the heads' types, activation patching on a typed pair, bad input,
-and 中文."""
+head-ablation sweep beside the heads' types, activation patching on a typed pair, the
+faithfulness meter of a written token, bad input, and 中文."""
 
 import json
 from pathlib import Path
@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.models import chat as chat_lib
-from tests.app.plotly_support import z_values
+from tests.app.plotly_support import shown_numbers, z_values
 from tests.app.test_locales import english, interface_strings
 
 PAGE = Path(__file__).resolve().parents[2] / "app" / "studios" / "chat.py"
@@ -88,6 +88,37 @@ def test_a_pair_of_different_lengths_gets_a_message(lens_view):
     at.button[-1].click().run()  # the form's Patch
     assert not at.exception
     assert any("tokens" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_the_faithfulness_meter_of_the_first_written_token(lens_view):
+    """Four rows over the prompt's tokens, each scaled to its largest |value| (the table
+    below holds the same numbers unscaled), the agreement of each reading and a verdict."""
+    at = lens_view
+    at.segmented_control(key="causal-check").set_value("faithful").run()
+    assert not at.exception, [e.value for e in at.exception]
+    spec = figure(at, "Which input tokens matter")
+    heat = spec["data"][0]
+    n, columns = len(heat["y"]), len(heat["x"])
+    z = z_values(heat["z"]).reshape(n, columns)
+    assert columns == 4 and heat["x"][2] == "occlusion Δ"  # no IG for this model
+    assert np.allclose(np.abs(z).max(0), 1.0, atol=1e-3) and heat["zmin"] == -1
+    agreement, numbers = (d.value for d in at.dataframe[-2:])
+    assert len(agreement) == 4
+    assert set(agreement["attention reading"]) == {"attention L29", "rollout"}
+    assert len(numbers) == n  # one row per input token: the prompt as the model read it
+    occlusion = shown_numbers(numbers["occlusion Δ"])
+    assert np.allclose(z[:, 2], occlusion / np.abs(occlusion).max(), atol=2e-3)
+    assert "Verdict." in shown(at) and "log p(" in shown(at)
+    at.slider(key="causal-faithful-layer").set_value(3).run()  # a view change: no rerun
+    assert not at.exception
+    assert figure(at, "Which input tokens matter")["data"][0]["x"][0] == "attention L3"
+
+
+def test_a_token_read_after_too_many_tokens_gets_a_message():
+    at = open_section(check="faithful", text="word " * 60)
+    assert not at.exception, [e.value for e in at.exception]
+    assert "the meter reads at most 64" in shown(at)
+    assert not [c for c in at.get("plotly_chart") if "Which input" in c.proto.spec]
 
 
 def test_the_section_in_chinese():

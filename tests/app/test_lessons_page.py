@@ -90,6 +90,32 @@ def test_the_class_guesses_the_press_that_keeps_the_needle():
     assert charts(at) == 2, "the reveal draws accuracy and perplexity"
 
 
+def test_is_attention_an_explanation_reveals_measured_effects():
+    """Step 2: four heads' patterns first; the class picks L23 H3 (it looks at « John»),
+    the reveal confirms it from the shipped IOI evaluation and draws the effects. Step 3:
+    the passage the answer needs, measured by dropping each passage (issue 33)."""
+    at = open_page(deck="explanation", step="2")
+    assert not at.exception
+    assert charts(at) == 1, "the patterns are shown, the effects hidden"
+    guess = at.pills[-1]
+    names = [o.rsplit(" (", 1)[0] for o in guess.options]
+    assert names == ["L24 H4", "L22 H7", "L23 H3", "L20 H0"]
+    guess.set_value(names.index("L23 H3")).run()
+    next(b for b in at.button if b.key.endswith("-reveal")).click().run()
+    assert not at.exception
+    assert at.success and "L23 H3" in at.success[0].value and "0.49" in at.success[0].value
+    assert charts(at) == 2
+    at = open_page(deck="explanation", step="3")
+    assert not at.exception
+    guess = at.pills[-1]
+    needed = next(i for i, o in enumerate(guess.options) if "moved to the office" in o)
+    guess.set_value(needed).run()
+    next(b for b in at.button if b.key.endswith("-reveal")).click().run()
+    assert not at.exception
+    assert at.success and "Mary moved to the office." in at.success[0].value
+    assert charts(at) >= 1, "the meter after the reveal"
+
+
 NO_TEXT = (
     'title = "x"\n\n[[steps]]\ntitle = "a"\nexplain = "b"\nquestion = "c"\n'
     'view = "alignment?model=nmt-enfr-additive"\n'

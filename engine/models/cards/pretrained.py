@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from engine import checkpoints
 from engine.messages import Message
 from engine.models import convert_gguf, model_dirs
 from engine.models.card import Example, Limits, ModelCard
@@ -126,6 +127,25 @@ class ChatCard(PretrainedCard):
         tr = self.runtime.generate(model, input, template=template == "chat", **options)
         tr.maps["decoder_self"] = _read_map(tr)
         return tr
+
+    # The evaluations measured on this model, by the key a deck's {result:smollm2:KEY} uses.
+    EVALUATIONS = {
+        "causal": ("causal", ""),
+        "presses": ("cache", "presses"),
+        "sinks": ("sinks", ""),
+        "retrieval_heads": ("retrieval_heads", ""),
+        "faithfulness": ("faithfulness", "retrieval"),
+    }
+
+    def results(self) -> dict | None:
+        """Every shipped evaluation of this model (each in its own file, written by its
+        ``python -m engine.evaluate`` command), or None when none is shipped."""
+        found = {
+            key: checkpoints.load_result(checkpoints.result_name(subject, task))
+            for key, (subject, task) in self.EVALUATIONS.items()
+        }
+        found = {k: v for k, v in found.items() if v is not None}
+        return found or None
 
     def describe(self) -> dict:
         return super().describe() | {
