@@ -236,13 +236,15 @@ def ioi(params: dict, guess, key: str) -> None:
         st.info(t("lessons.ioi_missing"))
         return
     names = [f"L{layer} H{head}" for layer, head in heads]
+    effects = ioi_figs.effects_figure(found["effects"], names, found["n_pairs"])
+    if guess is None:  # nothing to guess: what the heads do comes first, on the first screen
+        chart(effects, key=f"{key}-fx")
     chart(ioi_figs.reads_figure(found["rows"], found["tokens"], names), key=f"{key}-reads")
     st.caption(t("lessons.ioi_caption", written=md_escape(found["written"])))
     if guess is not None:
-        effects = [[abs(e) for e in found["effects"]]]
-        if not predict(key, effects, [t("lessons.ioi_row")], names, row=0, unit="head"):
-            return
-    chart(ioi_figs.effects_figure(found["effects"], names, found["n_pairs"]), key=f"{key}-fx")
+        weights = [[abs(e) for e in found["effects"]]]
+        if predict(key, weights, [t("lessons.ioi_row")], names, row=0, unit="head"):
+            chart(effects, key=f"{key}-fx")
 
 
 def presses(params: dict, guess, key: str) -> None:

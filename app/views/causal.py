@@ -43,7 +43,8 @@ def ablation_figure(
         mode = t(f"causal.mode_{found['mode']}")
         title = t("causal.fig_ablation", mode=mode, answer=found["answer"])
     grouped = n_kv_heads is not None
-    return heatmap(
+    small = n_layers * n_heads <= 32  # a small grid: its numbers in the cells
+    fig = heatmap(
         np.round(z, 4),
         head_labels(n_heads, n_kv_heads) if grouped else [f"H{h}" for h in range(n_heads)],
         layer_labels(n_layers),
@@ -53,8 +54,12 @@ def ablation_figure(
         value_name=value_name or t("causal.value_delta_log_p"),
         diverging=signed,
         zmin=None if signed else 0.0,
-        annotate=None if n_layers * n_heads <= 32 else False,  # a small grid: its numbers
+        annotate=False,
     )
+    if small:  # three decimals: effects of a few thousandths are common and must not read "0"
+        fig.update_traces(text=[[f"{v:+.3f}" if signed else f"{v:.3f}" for v in row] for row in z])
+        fig.update_traces(texttemplate="%{text}")
+    return fig
 
 
 def patching_figure(found: dict, n_heads: int, n_kv_heads: int):

@@ -90,7 +90,7 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
                 y=[base[metric]] * 2,
                 name=full,
                 showlegend=metric == "accuracy",
-                line=dict(color="#444", dash="dash"),
+                line=dict(color="#999", dash="dash"),  # not the palette's black
                 hoverinfo="skip",
             )
         )
@@ -104,7 +104,8 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
             font=FONT,
             height=400 if metric == "accuracy" else 340,
             margin=dict(l=70, r=10, t=50, b=50),
-            legend=dict(orientation="h", y=-0.25),
+            # beside the plot: on a projector's first screen with the lines it names
+            legend=dict(orientation="v", x=1.02, y=1, yanchor="top"),
             xaxis=dict(title=dict(text=t("chat.press_ratio")), tickvals=ratios),
             yaxis=yaxis,
         )

@@ -105,7 +105,7 @@ def test_is_attention_an_explanation_reveals_measured_effects():
     assert not at.exception
     assert at.success and "L23 H3" in at.success[0].value and "0.49" in at.success[0].value
     assert charts(at) == 2
-    at = open_page(deck="explanation", step="3")
+    at = open_page(deck="explanation", step="4")
     assert not at.exception
     guess = at.pills[-1]
     needed = next(i for i, o in enumerate(guess.options) if "moved to the office" in o)
