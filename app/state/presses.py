@@ -70,7 +70,7 @@ def _prefilled(chat, task: str, seed: int):
 def _run(chat, task, seed, press, ratio, heads) -> dict:
     ex, pre = _prefilled(chat, task, seed)
     runs = [("full", 0.0), (press, ratio)]
-    found = cache_eval.run_example(chat, ex, runs, heads, masks=True, pre=pre)
+    found = cache_eval.run_example(chat, ex, runs, heads, masks=True, pre=pre, perplexity=False)
     answers = [chat.tokenizer.encode(" " + a, add_special_tokens=False) for a in ex.answers]
     ctx = list(ex.context_ids)
     found["needles"] = [

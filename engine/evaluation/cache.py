@@ -74,11 +74,13 @@ def run_example(
     *,
     masks: bool = False,
     pre: press_eval.Prefilled | None = None,
+    perplexity: bool = True,
 ) -> dict:
     """One example: one prefill, every run's answer and continuation perplexity (with
     ``masks``, each run's kept context positions too, ``(L, H_kv, n)`` bool: a page draws
     them; the sweep's JSON lines do not keep them). ``pre``: this example's prefill, kept
-    by a caller that asks it again under other presses (the prefill is most of the cost)."""
+    by a caller that asks it again under other presses (the prefill is most of the cost).
+    ``perplexity=False``: no continuation read (a page showing answers only; ``nll`` None)."""
     c0, t0 = time.process_time(), time.perf_counter()
     if pre is None:
         pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads)
@@ -92,7 +94,10 @@ def run_example(
     stops = chat_model.stop_ids(chat)
     outs = press_eval.answer(chat, pre, kept, ex.question_ids, MAX_NEW[ex.task], stops)
     t2 = time.perf_counter()
-    nll = press_eval.continuation_nll(chat, pre, kept, ex.continuation_ids).tolist()
+    if perplexity:
+        nll = press_eval.continuation_nll(chat, pre, kept, ex.continuation_ids).tolist()
+    else:
+        nll = [None] * len(runs)
     t3 = time.perf_counter()
     rows = []
     for (p, r), out, k, loss in zip(runs, outs, kept, nll, strict=True):
@@ -104,7 +109,7 @@ def run_example(
                 "kept": round(float(k.float().mean()), 4),
                 "answer": text,
                 "score": ex.score(text),
-                "nll": round(loss, 5),
+                "nll": None if loss is None else round(loss, 5),
             }
         )
     if masks:
