@@ -73,7 +73,7 @@ def test_a_right_guess_is_called_right():
 
 
 def test_the_class_guesses_the_press_that_keeps_the_needle():
-    """Chat deck: the class picks a press at ratio 0.75; the reveal names the measured best
+    """Chat deck: the class picks a press at ratio 0.5; the reveal names the measured best
     (from the shipped sweep) and then draws the curves (issue 32)."""
     deck = decks.load("chat", "en", results)
     step = next(i for i, s in enumerate(deck.steps) if s.view.params.get("section") == "presses")
@@ -86,7 +86,7 @@ def test_the_class_guesses_the_press_that_keeps_the_needle():
     next(b for b in at.button if b.key.endswith("-reveal")).click().run()
     assert not at.exception
     said = " ".join(str(w.value) for w in [*at.warning, *at.success, *at.info])
-    assert "At ratio 0.75 the press that keeps the most answers is" in said, said
+    assert "At ratio 0.5 the press that keeps the most answers is" in said, said
     assert charts(at) == 2, "the reveal draws accuracy and perplexity"
 
 
