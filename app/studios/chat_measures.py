@@ -392,13 +392,12 @@ def faithful(chat, trace) -> None:
         st.info(t("causal.faithful_nothing"))
         return
     c1, c2 = st.columns([3, 2])
-    s = url_choice(
-        c1.selectbox,
-        "written",
-        t("causal.faithful_token"),
-        range(len(ids) - p),
-        key="causal-written",
-        format_func=lambda s: f"{s + 1}: {labels[p + s]}",
+    # The tokens' labels are the options: a new generation is a new list, not old labels kept
+    written = [f"{s + 1}: {labels[p + s]}" for s in range(len(ids) - p)]
+    label = t("causal.faithful_token")
+    ids_ = range(len(written))
+    s = written.index(
+        url_choice(c1.selectbox, "written", label, written, key="causal-written", ids=ids_)
     )
     last, label = chat.n_layers - 1, t("causal.faithful_layer")
     layer = url_number(c2.slider, "read_layer", label, 0, last, last, key="causal-faithful-layer")
