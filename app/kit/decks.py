@@ -177,7 +177,7 @@ PARAMS = {
         "n": _int(64, 16384),
     },
     "chat": {
-        "section": _one_of("timeline", "sinks", "cache", "presses", "heads", "variants", "ioi"),
+        "section": _one_of("timeline", "sinks", "cache", "presses", "heads", "variants", "causal"),
         "text": _text(2000),
         "template": _one_of("0", "1"),
         "tokens": _int(1, 64),
@@ -191,7 +191,10 @@ PARAMS = {
         "budget": _int(1, 4096),
         "kind": _one_of("previous", "duplicate", "induction"),
         "ctask": _text(40),  # a task of the press sweep, "niah_number@1024"
-        "heads": _text(80),  # the IOI view's heads, "22.7,24.4" (layer.head)
+        "check": _one_of("lens", "ablate", "patch", "faithful"),
+        # The IOI lesson's heads, "22.7,24.4" (layer.head): a lesson draws their patterns
+        # beside the shipped IOI patching; the page opens its own live patching of the pair.
+        "heads": _text(80),
     },
     "retrieval": {
         "section": _one_of("addressing", "reading", "side-by-side", "measured", "faithfulness"),

@@ -14,6 +14,7 @@ from kit import answer_heading, chart, data_table, engine_text, friendly_errors,
 from kit.errors import PageError
 from kit.i18n import map_note
 from kit.reveal import predict
+from state import causal as causal_state
 from state import chat as chat_state
 from state import faithfulness as faithful
 from state import lessons as lesson_state
@@ -36,8 +37,6 @@ from views.memory import draw_hops
 from views.transformer import head_grid
 
 from engine import positional as pe_lib
-
-IOI_TEXT = "When Mary and John went to the store, John gave a drink to"
 
 
 def _card(name: str, family: str):
@@ -217,7 +216,7 @@ def chat(params: dict, guess, key: str) -> None:
     if params.get("section") == "presses":
         presses(params, guess, key)
         return
-    if params.get("section") == "ioi":
+    if params.get("section") == "causal" and params.get("heads"):
         ioi(params, guess, key)
         return
     with friendly_errors(t("lessons.the_view")):
@@ -231,7 +230,7 @@ def ioi(params: dict, guess, key: str) -> None:
     matter most, and the effects come after the reveal."""
     heads = tuple(tuple(int(x) for x in h.split(".")) for h in params["heads"].split(","))
     with friendly_errors(t("lessons.the_view")):
-        found = lesson_state.ioi(params.get("text", IOI_TEXT), heads)
+        found = lesson_state.ioi(causal_state.IOI_CLEAN, heads)  # the page's patching pair
     if found is None:
         st.info(t("lessons.ioi_missing"))
         return
