@@ -236,14 +236,17 @@ def ioi(params: dict, guess, key: str) -> None:
         return
     names = [f"L{layer} H{head}" for layer, head in heads]
     effects = ioi_figs.effects_figure(found["effects"], names, found["n_pairs"])
-    if guess is None:  # nothing to guess: what the heads do comes first, on the first screen
-        chart(effects, key=f"{key}-fx")
+    # On a projector's first screen: what the heads do where nothing is guessed, else the
+    # guess (the patterns it asks about follow it, the effects once revealed).
+    weights, slot = [[abs(e) for e in found["effects"]]], st.container()
+    revealed = guess is None or predict(
+        key, weights, [t("lessons.ioi_row")], names, row=0, unit="head"
+    )
+    if revealed:
+        with slot:
+            chart(effects, key=f"{key}-fx")
     chart(ioi_figs.reads_figure(found["rows"], found["tokens"], names), key=f"{key}-reads")
     st.caption(t("lessons.ioi_caption", written=md_escape(found["written"])))
-    if guess is not None:
-        weights = [[abs(e) for e in found["effects"]]]
-        if predict(key, weights, [t("lessons.ioi_row")], names, row=0, unit="head"):
-            chart(effects, key=f"{key}-fx")
 
 
 def presses(params: dict, guess, key: str) -> None:
@@ -259,11 +262,13 @@ def presses(params: dict, guess, key: str) -> None:
         st.info(t("lessons.no_task", task=name, tasks=", ".join(tasks)))
         return
     task = tasks[name]
+    slot = st.container()  # revealed, the curves come above the guess: on the first screen
     if guess is not None:
         ratios, names, grid = press_figs.accuracy_at(task)
         if not predict(key, grid, ratios, names, row=str(guess), unit="press"):
             return
-    press_figs.draw_curves(task, press_state.hidden(task), key)
+    with slot:
+        press_figs.draw_curves(task, press_state.hidden(task), key)
 
 
 def retrieval(params: dict, guess, key: str) -> None:
@@ -289,11 +294,12 @@ def needed(trace, guess, key: str) -> None:
         return
     passages = [f"{p['text']}" for p in trace.outputs["passages"]]
     st.markdown(t("lessons.written", text=md_escape(trace.outputs["answer"])))
-    row = [t("lessons.needed_row")]
+    row, slot = [t("lessons.needed_row")], st.container()  # revealed: the meter on top
     if guess is not None:
         if not predict(key, [meter["found"].delta], row, passages, row=0, unit="passage"):
             return
-    draw_retrieval(meter, trace, f"{key}-meter")
+    with slot:
+        draw_retrieval(meter, trace, f"{key}-meter")
 
 
 VIEWS = {
