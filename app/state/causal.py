@@ -24,6 +24,7 @@ MODES = ablation.MODES
 SWEEPS = ("heads", "residual")
 LIMIT = causal.MAX_TOKENS  # tokens of a prompt an ablation or patching sweep reads
 RESIDUAL = patching.MAX_RESIDUAL_TOKENS  # the residual sweep's cost grows as T²: fewer
+TABLE_HEADS = 5  # the heads whose removal lowers log p most, in the ablation's table
 IOI_CLEAN = "When Mary and John went to the store, John gave a drink to"
 IOI_CORRUPTED = "When Mary and John went to the store, Mary gave a drink to"
 IOI_ANSWER, IOI_WRONG = " Mary", " John"
@@ -66,6 +67,7 @@ def _ablate(chat, ids, mode, unit, cancel, progress) -> dict:
         mode=mode,
         should_stop=cancel.is_set,
         progress=lambda done, total: progress(done, total, unit),
+        loss_for=TABLE_HEADS,  # Δ loss for the table's heads alone: a third less work
     )
     return {
         "mode": found.mode,

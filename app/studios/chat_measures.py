@@ -372,7 +372,9 @@ def ablate(chat, trace) -> None:
         return
     found = causal_state.ablate(tuple(ids), mode)
     prompt_map = state.without_first(trace.maps["prompt"])
-    causal_figs.draw_ablation(found, chat, state.detect_heads(), prompt_map)
+    causal_figs.draw_ablation(
+        found, chat, state.detect_heads(), prompt_map, causal_state.TABLE_HEADS
+    )
 
 
 def patch(chat, trace) -> None:

@@ -104,7 +104,7 @@ def lens_figure(found: dict):
     )
 
 
-def top_heads(found: dict, types: dict, k: int = 5) -> list[dict]:
+def top_heads(found: dict, types: dict, k: int) -> list[dict]:
     """The ``k`` heads whose ablation lowers log p(answer) most, beside their head-type
     scores (previous-token, induction: the head grid's types) — what the head looks like
     next to what removing it does."""
@@ -190,7 +190,7 @@ def draw_faithful(found, layer: int, caption: str, key: str) -> None:
         data_table(token_rows(found.tokens, rows, layer))
 
 
-def draw_ablation(found: dict, chat, head_types: dict, prompt_map) -> None:
+def draw_ablation(found: dict, chat, head_types: dict, prompt_map, k: int) -> None:
     """The every-head sweep: the layer × head effects, what was removed from what, the
     heads that matter most beside their head-type scores, and the top head's pattern
     (``prompt_map``: the prompt's map, the sink hidden)."""
@@ -207,7 +207,7 @@ def draw_ablation(found: dict, chat, head_types: dict, prompt_map) -> None:
             seconds=f"{found['seconds']:.0f}",
         )
     )
-    rows = top_heads(found, head_types)
+    rows = top_heads(found, head_types, k)
     if not rows:
         return
     st.markdown(t("causal.top_heads"))

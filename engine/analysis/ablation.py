@@ -18,6 +18,10 @@ model's own greedy next token) and on the prompt's *loss* (mean next-token cross
 A sweep reruns, for each layer l, only layers l … L − 1: one batch of H copies of the cached
 ``resid_pre[l]``, copy h with head h ablated (Σ_l (L − l)·H copies of a layer instead of
 L·H full passes).
+
+Δ loss needs every position unembedded, a third of a sweep's work; ``loss_for=k`` reads
+only the last position in the sweep and measures Δ loss afterwards for the k heads that
+lower log p most (what a page's table shows), NaN for the others.
 """
 
 from __future__ import annotations
@@ -53,18 +57,14 @@ class Ablation:
 
     def top(self, k: int = 10) -> list[dict]:
         """The ``k`` heads whose ablation lowers log p(answer) most."""
-        flat = torch.nan_to_num(self.delta_log_prob, nan=float("inf")).flatten()
-        order = flat.argsort()[:k].tolist()
-        H = self.delta_log_prob.shape[1]
         return [
             {
-                "layer": i // H,
-                "head": i % H,
-                "delta_log_prob": float(self.delta_log_prob.flatten()[i]),
-                "delta_loss": float(self.delta_loss.flatten()[i]),
+                "layer": layer,
+                "head": head,
+                "delta_log_prob": float(self.delta_log_prob[layer, head]),
+                "delta_loss": float(self.delta_loss[layer, head]),
             }
-            for i in order
-            if flat[i] != float("inf")
+            for layer, head in _top(self.delta_log_prob, k)
         ]
 
 
@@ -125,6 +125,7 @@ def ablate(
     arith: str = "bfloat16",
     should_stop: Callable[[], bool] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    loss_for: int | None = None,
 ) -> Ablation:
     """Ablate each of ``heads`` (``(layer, head)`` pairs; None: all L × H) alone on the
     prompt ``ids`` and measure Δ log p(answer) and Δ loss.
@@ -132,7 +133,8 @@ def ablate(
     ``means``: ``[L, H, d_head]`` from :func:`head_means` for mean ablation, named by the
     id ``reference`` (default: the mean over this prompt's own positions, ``"prompt"``).
     ``progress(done, total)`` after each layer; when ``should_stop()`` is True the layers
-    done so far are returned (``stopped``).
+    done so far are returned (``stopped``). ``loss_for``: Δ loss only for the k heads that
+    lower log p most (see the module's note); None: for every head.
     """
     ids = causal.check_ids(ids)
     mode = check_mode(mode)
@@ -152,17 +154,17 @@ def ablate(
         if should_stop is not None and should_stop():
             stopped = True
             break
-        edit = head_edit(hs, mode, None if means is None else means[li])
-        logits = causal.run_from(
-            chat, run, li, causal.copies(run.resid_pre[li], len(hs)), {li: edit}
-        )
-        lp = causal.log_probs(logits[:, -1])[:, target]
-        loss = causal.prompt_loss(logits, ids)
+        lp, loss = _layer(chat, run, ids, li, hs, mode, means, target, loss_for is None)
         d_lp[li, hs] = lp - base_lp
-        d_loss[li, hs] = loss - base_loss
+        if loss is not None:
+            d_loss[li, hs] = loss - base_loss
         done.append(li)
         if progress is not None:
             progress(len(done), len(by_layer))
+    if loss_for is not None and not stopped:
+        for head in _top(d_lp, loss_for):  # one copy per head, from its own layer
+            _, loss = _layer(chat, run, ids, head[0], [head[1]], mode, means, target, True)
+            d_loss[head] = loss[0] - base_loss
     return Ablation(
         mode=mode,
         answer=target,
@@ -177,3 +179,19 @@ def ablate(
         stopped=stopped,
         layers_done=done,
     )
+
+
+def _layer(chat, run, ids, li: int, hs: list[int], mode, means, target: int, loss: bool):
+    """log p(answer) for each head of ``hs`` ablated at layer ``li`` (one batch), and the
+    prompt's loss when ``loss`` (every position unembedded; else None, the last alone)."""
+    edit = head_edit(hs, mode, None if means is None else means[li])
+    h = causal.copies(run.resid_pre[li], len(hs))
+    logits = causal.run_from(chat, run, li, h, {li: edit}, last_only=not loss, exact=False)
+    lp = causal.log_probs(logits[:, -1])[:, target]
+    return lp, causal.prompt_loss(logits, ids) if loss else None
+
+
+def _top(delta_log_prob: torch.Tensor, k: int) -> list[tuple[int, int]]:
+    flat = torch.nan_to_num(delta_log_prob, nan=float("inf")).flatten()
+    H = delta_log_prob.shape[1]
+    return [divmod(int(i), H) for i in flat.argsort()[:k] if flat[i] != float("inf")]

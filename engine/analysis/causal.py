@@ -213,12 +213,15 @@ def run_from(
     edits: dict[int, Callable[[torch.Tensor], torch.Tensor]] | None = None,
     *,
     last_only: bool = False,
+    exact: bool = True,
 ) -> torch.Tensor:
     """Logits ``[B, T, V]`` of layers ``layer`` … L − 1, the final norm and the unembedding
     applied to ``h`` (``[B, T, d]``, the residual entering ``layer``), with ``edits`` to
     head outputs; the mask and rotary embeddings are those ``run`` was computed with.
     ``last_only``: the last position's logits alone, ``[B, 1, V]`` (what a logit
     difference reads; the unembedding is a third of a sweep's work and B·T·V floats).
+    ``exact=False``: the last row alone in every arithmetic, at the price of float32's
+    last bits (≈1e-6 in a log p; an ablation's Δ, not patching's zero-effect check).
 
     The layers are the model's own modules, called as its forward calls them, so a copy
     with no edit reproduces ``run.logits`` exactly.
@@ -232,10 +235,11 @@ def run_from(
     ):
         for block in _layers(chat)[layer:]:
             h = block(h, **run.layer_kwargs)
-        if last_only and precision.resolve(arithmetic(run.arithmetic)) != torch.float32:
-            # float32 products round a row differently when few rows are multiplied (a
-            # row alone differs from the same row among T in the last bits), so there every
-            # position is unembedded and the last one read: exact beside the model's logits.
+        # float32 products round a row differently when few rows are multiplied (a row
+        # alone differs from the same row among T in the last bits), so an exact float32
+        # read unembeds every position and keeps the last: bit for bit the model's logits.
+        float32 = precision.resolve(arithmetic(run.arithmetic)) == torch.float32
+        if last_only and (not exact or not float32):
             h = h[:, -1:]
         logits = model.lm_head(model.model.norm(h)).float()
         return logits[:, -1:] if last_only else logits

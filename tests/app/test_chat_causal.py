@@ -39,7 +39,9 @@ def shown(at) -> str:
 
 @pytest.fixture(scope="module")
 def lens_view():
-    at = open_section()
+    # A short prompt: the every-head sweep is ∝ its tokens, and a slow CI machine must
+    # finish it inside the queue's time limit (the default prompt's 37 tokens took > 90 s).
+    at = open_section(text="The capital of France is", template="0")
     assert not at.exception, [e.value for e in at.exception]
     return at
 

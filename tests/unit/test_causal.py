@@ -137,6 +137,21 @@ def test_an_ablation_is_the_same_alone_or_in_a_sweep_of_its_layer(chat, ids):
     assert one.reference == "prompt"
 
 
+def test_a_sweep_reading_the_last_position_measures_the_loss_of_its_top_heads(chat, ids):
+    """``loss_for=k``: the same Δ log p as the every-position sweep (to float32's last
+    bits), and Δ loss measured for the k heads that lower log p most, NaN elsewhere."""
+    heads = [(li, h) for li in (20, 27) for h in range(chat.n_heads)]
+    full = ablation.ablate(chat, ids[0], heads=heads)
+    fast = ablation.ablate(chat, ids[0], heads=heads, loss_for=3)
+    done = ~full.delta_log_prob.isnan()
+    assert torch.allclose(fast.delta_log_prob[done], full.delta_log_prob[done], atol=1e-5)
+    top = [(r["layer"], r["head"]) for r in full.top(3)]
+    measured = [(li, h) for li, h in heads if not fast.delta_loss[li, h].isnan()]
+    assert sorted(measured) == sorted(top)
+    for li, h in top:
+        assert abs(float(fast.delta_loss[li, h] - full.delta_loss[li, h])) < 1e-5
+
+
 def test_the_logit_lens_last_layer_is_the_models_own_output(chat, ids):
     lens = logit_lens.logit_lens(chat, ids[0])
     logits = model_logits(chat, ids[0], "float32")
