@@ -134,43 +134,7 @@ def retrieval(trace) -> dict | None:
     return dict(found=found, agreement=found.agreement(), measured=evaluation("retrieval"))
 
 
-class _Stopped(Exception):
-    """Stop was pressed between two of the chat model's runs."""
-
-
-class _Stepped:
-    """The chat model as ``drop_each`` reads it, each run of its network first ticking the
-    job's progress and checking Stop: the engine's loop takes no ``should_stop`` of its
-    own, and its runs are seconds each on a busy machine. Everything else is the model's."""
-
-    def __init__(self, chat, should_stop):
-        self._chat, self._should_stop = chat, should_stop
-
-    def __getattr__(self, name: str):
-        return getattr(self._chat, name)
-
-    @property
-    def model(self):
-        return _SteppedNetwork(self._chat.model, self._should_stop)
-
-
-class _SteppedNetwork:
-    def __init__(self, network, should_stop):
-        self._network, self._should_stop = network, should_stop
-
-    def __getattr__(self, name: str):
-        return getattr(self._network, name)
-
-    def __call__(self, *args, **kwargs):
-        if self._should_stop():
-            raise _Stopped
-        return self._network(*args, **kwargs)
-
-
 def _drop_each(chat, trace, unit: str, cancel, progress):
     runs = len(trace.outputs["passages"]) + 2  # every passage, each dropped, the gradient
     should_stop = queue.stepper(cancel, progress, runs, unit)
-    try:
-        return faithfulness_retrieval.drop_each(_Stepped(chat, should_stop), trace)
-    except _Stopped:
-        return None
+    return faithfulness_retrieval.drop_each(chat, trace, should_stop=should_stop)

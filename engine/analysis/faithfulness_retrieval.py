@@ -10,6 +10,7 @@ largest Δ. Gradient × input sums g·x over the passage's tokens' input embeddi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,9 +74,13 @@ def _grad_x_input(chat, prompt, answer: list[int]) -> np.ndarray:
     return np.array([per_token[a:b].sum() for a, b in prompt.spans])
 
 
-def drop_each(chat, trace: Trace) -> PassageRemoval:
+def drop_each(
+    chat, trace: Trace, *, should_stop: Callable[[], bool] | None = None
+) -> PassageRemoval | None:
     """Δ_j and g·x for every passage of a :func:`retrieval.answer` trace (P + 1 forward
-    passes and one backward pass over the prompt and the answer)."""
+    passes and one backward pass over the prompt and the answer). ``should_stop()`` is
+    asked before each of those P + 2 runs (a caller ticks its progress there); True ends
+    it with None: a Δ for some passages alone would rank nothing."""
     answer = answer_ids(trace)
     listed = trace.outputs["passages"]
     if not answer or not listed:
@@ -83,14 +88,20 @@ def drop_each(chat, trace: Trace) -> PassageRemoval:
     question, mode = trace.inputs["question"], trace.inputs["mode"]
     passages = [retrieval.Passage(p["id"], p["text"], p["source"], p["support"]) for p in listed]
     prompt = retrieval.build_prompt(chat, question, passages, mode=mode)
-    full = _log_prob(chat, prompt.ids, answer)
-    without = []
+    prompts = [prompt.ids]
     for j in range(len(passages)):
-        rest = passages[:j] + passages[j + 1 :]
-        ids = retrieval.build_prompt(chat, question, rest, mode=mode).ids if rest else None
-        if ids is None:  # no passage left: the prompt without context
-            ids = retrieval.build_prompt(chat, question, [], mode="none").ids
-        without.append(_log_prob(chat, ids, answer))
+        rest = passages[:j] + passages[j + 1 :]  # none left: the prompt without context
+        kept = retrieval.build_prompt(chat, question, rest, mode=mode if rest else "none")
+        prompts.append(kept.ids)
+    stop = should_stop or (lambda: False)
+    log_probs = []
+    for ids in prompts:
+        if stop():
+            return None
+        log_probs.append(_log_prob(chat, ids, answer))
+    if stop():
+        return None
+    full, without = log_probs[0], log_probs[1:]
     steps = retrieval.answer_steps(trace)
     mass = retrieval.aggregate(trace.maps["passages"].weights)  # (S, P)
     return PassageRemoval(

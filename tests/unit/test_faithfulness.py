@@ -146,3 +146,7 @@ def test_dropping_each_passage_reads_the_answer_the_trace_wrote(chat):
     # teacher-forced log p of the answer ≈ what generation wrote (float16 steps differ)
     wrote = sum(trace.outputs["log_probs"][s] for s in retrieval.answer_steps(trace))
     assert r.answer_log_prob == pytest.approx(wrote, abs=0.1)
+    asked = []  # Stop pressed at the third run: no result, and nothing runs after it
+    stop = lambda: asked.append(1) or len(asked) > 2  # noqa: E731
+    assert faithfulness_retrieval.drop_each(chat, trace, should_stop=stop) is None
+    assert len(asked) == 3
