@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import DIVERGING, FONT, heatmap, map_grid, unique_labels
+from views.heatmap import DIVERGING, FONT, heatmap, legend_below, map_grid, unique_labels
 
 # Okabe–Ito colours: distinguishable with every common colour-vision deficiency.
 SURE, POSSIBLE, ACCENT = "#D55E00", "#56B4E9", "#E69F00"
@@ -306,7 +306,7 @@ def bleu_by_length_figure(results: dict[str, dict]) -> go.Figure:
         height=420,
         xaxis=dict(title=dict(text=t("views.alignment.length_axis")), type="category"),
         yaxis=dict(title=dict(text=t("views.alignment.bleu_axis")), range=[0, 102]),
-        legend=dict(orientation="h", y=-0.3),
+        legend=legend_below(),
         margin=dict(l=10, r=10, t=30, b=10),
         colorway=[SURE, POSSIBLE, ACCENT, "#009E73", "#CC79A7"],
     )

@@ -17,7 +17,16 @@ from kit import chart, data_table
 from kit.i18n import engine_text, t
 from kit.presenter import palette
 
-from views.heatmap import FONT, figure, heatmap, kind_scale, log_axis, md_escape, unique_labels
+from views.heatmap import (
+    FONT,
+    figure,
+    heatmap,
+    kind_scale,
+    legend_below,
+    log_axis,
+    md_escape,
+    unique_labels,
+)
 
 DECIMALS = 3
 
@@ -222,7 +231,7 @@ def lines_figure(
         font=FONT,
         height=380,
         margin=dict(l=70, r=10, t=50, b=50),
-        legend=dict(orientation="h", y=-0.2),
+        legend=legend_below(),
         xaxis=dict(title=dict(text=x_title)),
         yaxis=yaxis,
     )

@@ -226,9 +226,27 @@ def wrap_title(text: str, px: float = NARROW_PX - 40, size: int = TITLE_FONT) ->
     return "<br>".join(x for x in lines if x), len([x for x in lines if x])
 
 
-def log_axis(**kwargs) -> dict:
-    """A log axis labelled at powers of ten only (Plotly also names 2, 3 … 9 by default)."""
-    return dict(type="log", dtick=1, minor=dict(showgrid=False), **kwargs)
+def log_axis(values: Sequence[float] = (), **kwargs) -> dict:
+    """A log axis labelled at powers of ten only (Plotly also names 2, 3 … 9 by default);
+    where ``values`` span under two decades, at 1, 2 and 5 × 10ᵏ (one power of ten alone
+    is one label on the whole axis: no value could be read)."""
+    axis = dict(type="log", dtick=1, minor=dict(showgrid=False), **kwargs)
+    positive = [float(v) for v in values if v and v > 0]
+    if positive and max(positive) < 100 * min(positive):
+        lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+        ticks = [m * 10.0**k for k in range(lo, hi + 1) for m in (1, 2, 5)]
+        ticks = [v for v in ticks if min(positive) / 2 <= v <= max(positive) * 2]
+        axis.pop("dtick")
+        axis |= dict(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
+    return axis
+
+
+def legend_below(**extra) -> dict:
+    """A horizontal legend on the figure's bottom edge (container coordinates). Plotly
+    reserves its band, so the x axis's ticks and title stay above it whatever its rows or
+    type size; a paper-fraction ``y`` hung it a fraction of the plot's height below the
+    axis, which a many-row legend or a projector's larger type pushed into the ticks."""
+    return dict(orientation="h", yref="container", y=0, yanchor="bottom") | extra
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:

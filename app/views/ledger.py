@@ -10,7 +10,7 @@ from kit.i18n import t
 from kit.presenter import palette
 
 from views.chat import inert
-from views.heatmap import FONT, figure
+from views.heatmap import FONT, figure, legend_below
 
 
 def ledger_figure(led):
@@ -57,7 +57,7 @@ def ledger_figure(led):
         font=FONT,
         height=420,
         margin=dict(l=70, r=70, t=50, b=50),
-        legend=dict(orientation="h", y=-0.25),
+        legend=legend_below(),
         xaxis=dict(title=dict(text=t("chat.ledger_step")), dtick=1 if len(steps) <= 20 else None),
         yaxis=dict(title=dict(text=t("chat.ledger_mass_axis")), range=[0, 1]),
         yaxis2=dict(

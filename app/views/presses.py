@@ -9,7 +9,7 @@ from kit import chart, data_table
 from kit.i18n import t
 from kit.presenter import palette
 
-from views.heatmap import FONT, figure
+from views.heatmap import FONT, figure, legend_below
 
 
 def kept_figure(found: dict):
@@ -49,7 +49,7 @@ def kept_figure(found: dict):
         font=FONT,
         height=340,
         margin=dict(l=70, r=10, t=50, b=50),
-        legend=dict(orientation="h", y=-0.3),
+        legend=legend_below(),
         xaxis=dict(title=dict(text=t("chat.press_position"))),
         yaxis=dict(title=dict(text=t("chat.press_kept_axis")), range=[0, 1.05]),
         shapes=shapes,

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import FONT, SEQUENTIAL, figure
+from views.heatmap import FONT, SEQUENTIAL, figure, legend_below
 
 QUERY_SYMBOL, KEY_SYMBOL = "circle", "diamond-open"
 TOKEN_COLOURS = (
@@ -79,7 +79,7 @@ def qk_scatter(
         height=560,
         xaxis=dict(title=dict(text="UMAP 1")),
         yaxis=dict(title=dict(text="UMAP 2")),
-        legend=dict(orientation="h", y=-0.15),
+        legend=legend_below(),
         margin=dict(l=10, r=10, t=60, b=10),
     )
     return figure(data, layout)

@@ -10,7 +10,7 @@ from kit import chart, data_table, html_chart, table_exports
 from kit.i18n import DEFAULT, catalog, language, t
 from state.variants import variant_name
 
-from views.heatmap import FONT, figure, log_axis, map_grid
+from views.heatmap import FONT, figure, legend_below, log_axis, map_grid
 from views.variants_html import map_grid_html
 
 # A variant's marker when the colours run out: colour and shape together tell 40 apart.
@@ -126,8 +126,8 @@ def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: st
         font=FONT,
         height=600,
         margin=dict(l=10, r=10, t=60, b=10),
-        legend=dict(orientation="h", y=-0.2),  # below: beside, it takes a third of the width
-        xaxis=log_axis(title=dict(text=x_title)),
+        legend=legend_below(),  # below: beside, it takes a third of the width
+        xaxis=log_axis([r[cost] for r in pts], title=dict(text=x_title)),
         yaxis=dict(title=dict(text=t("variants.accuracy_axis")), range=[-0.05, 1.1]),
     )
     return figure(data, layout)
@@ -228,7 +228,7 @@ def int8_figure(rows: list[dict], bias: float):
         height=380,
         margin=dict(l=10, r=10, t=60, b=10),
         shapes=[mark],
-        legend=dict(orientation="h", y=-0.25),
+        legend=legend_below(),
         xaxis=dict(title=dict(text=t("variants.int8_bias_axis"))),
         yaxis=dict(title=dict(text=t("variants.int8_error_axis")), rangemode="tozero"),
     )

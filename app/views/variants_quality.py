@@ -20,6 +20,7 @@ from views.heatmap import (
     SEQUENTIAL,
     cell_domains,
     figure,
+    legend_below,
     log_axis,
     subplot_ref,
     text_px,
@@ -82,7 +83,7 @@ def recall_state_figure(rows: list[dict], chance: float) -> dict:
         margin=dict(l=70, r=10, t=60, b=10),
         xaxis=log_axis(title=dict(text=t("variants_quality.state_axis"))),
         yaxis=dict(title=dict(text=t("variants_quality.accuracy_axis")), range=[-0.05, 1.1]),
-        legend=dict(orientation="h", y=-0.2),
+        legend=legend_below(),
     )
     return figure(data, layout)
 
