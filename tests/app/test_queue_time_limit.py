@@ -86,7 +86,8 @@ def test_a_job_within_its_limit_is_untouched():
 
 def test_the_server_limit_is_stated_in_the_readme():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert f"{queue.LIMIT_S:.0f} seconds" in readme
+    assert f"{queue.DEFAULT_LIMIT_S:.0f} seconds" in readme
+    assert queue.LIMIT_ENV in readme
 
 
 PAGE = """
