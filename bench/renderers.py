@@ -200,10 +200,12 @@ def causal(saved: dict) -> str:
         "normalised logit difference, each head's output patched from the clean run."
     )
     sweeps = [
-        [k, v["tokens"], v["heads"], v["seconds"], v.get("cpu_seconds"), v["load_before"]]
+        [k, v["tokens"], v["heads"], v.get("loss_for", "all"), v.get("arithmetic")]
+        + [v["seconds"], v.get("cpu_seconds"), v["load_before"]]
         for k, v in saved["sweep_by_threads"].items()
     ]
-    sweep = table(["threads", "tokens", "heads", "wall s", "CPU s", "load before"], sweeps)
+    columns = ["threads", "tokens", "heads", "Δ loss for", "arithmetic", "wall s", "CPU s"]
+    sweep = table([*columns, "load before"], sweeps)
     return table(head, rows) + f"\n\n{note}\n\nThe every-head ablation sweep:\n\n{sweep}"
 
 

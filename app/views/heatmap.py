@@ -228,13 +228,14 @@ def wrap_title(text: str, px: float = NARROW_PX - 40, size: int = TITLE_FONT) ->
 
 def log_axis(values: Sequence[float] = (), **kwargs) -> dict:
     """A log axis labelled at powers of ten only (Plotly also names 2, 3 … 9 by default);
-    where ``values`` span under two decades, at 1, 2 and 5 × 10ᵏ (one power of ten alone
-    is one label on the whole axis: no value could be read)."""
+    where ``values`` span under two decades, at 1, 2 and 5 × 10ᵏ (and 3, 7 under one): one
+    power of ten alone is one label on the whole axis, and no value could be read."""
     axis = dict(type="log", dtick=1, minor=dict(showgrid=False), **kwargs)
     positive = [float(v) for v in values if v and v > 0]
     if positive and max(positive) < 100 * min(positive):
         lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
-        ticks = [m * 10.0**k for k in range(lo, hi + 1) for m in (1, 2, 5)]
+        steps = (1, 2, 3, 5, 7) if max(positive) < 10 * min(positive) else (1, 2, 5)
+        ticks = [m * 10.0**k for k in range(lo, hi + 1) for m in steps]
         ticks = [v for v in ticks if min(positive) / 2 <= v <= max(positive) * 2]
         axis.pop("dtick")
         axis |= dict(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])

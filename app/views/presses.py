@@ -9,7 +9,7 @@ from kit import chart, data_table
 from kit.i18n import t
 from kit.presenter import palette
 
-from views.heatmap import FONT, figure, legend_below
+from views.heatmap import FONT, figure, legend_below, log_axis
 
 
 def kept_figure(found: dict):
@@ -94,11 +94,11 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
                 hoverinfo="skip",
             )
         )
-        yaxis = dict(title=dict(text=axis))
         if metric == "accuracy":
-            yaxis["range"] = [-0.03, 1.03]
-        else:
-            yaxis["type"] = "log"
+            yaxis = dict(title=dict(text=axis), range=[-0.03, 1.03])
+        else:  # labelled at 1, 2, 5 × 10ᵏ: Plotly's own put 110 … 170 into one another
+            values = [y for trace in data for y in trace["y"] if y is not None]
+            yaxis = log_axis(values, title=dict(text=axis))
         layout = dict(
             title=dict(text=t(f"chat.fig_curves_{metric}", n=task["n"], length=task["length"])),
             font=FONT,

@@ -50,6 +50,7 @@ from engine import checkpoints
 from engine._cli import recorded_command
 from engine.analysis import ablation, causal, patching
 from engine.models import chat as chat_model
+from engine.models import precision
 
 RESULT = checkpoints.result_name("causal")
 # The IOI paper's templates (BABA and ABBA orders); {A} is the IO, {B} the subject.
@@ -73,6 +74,7 @@ SWEEP_PROMPT = (
     "the old red barn, and the farmer's wife sings a quiet song"
 )
 SWEEP_TOKENS = 30
+TABLE_HEADS = 5  # the Chat page's table (app/state/causal.py)
 
 
 def one_token(chat, words: list[str]) -> list[str]:
@@ -185,15 +187,18 @@ def sweep_timing(chat, arith: str) -> dict:
     ids = causal.encode(chat, SWEEP_PROMPT)[:SWEEP_TOKENS]
     load = _load()  # other work on the machine slows the sweep
     started, cpu = time.perf_counter(), time.process_time()
-    res = ablation.ablate(chat, ids, mode="zero", arith=arith)
+    # as the Chat page runs it: Δ loss for its table's heads alone
+    res = ablation.ablate(chat, ids, mode="zero", arith=arith, loss_for=TABLE_HEADS)
     cpu = time.process_time() - cpu  # this process's CPU time, all its threads
+    ran = precision.resolve(causal.arithmetic(arith))  # bfloat16 only where native
     return {
         "tokens": len(ids),
         "heads": int((~res.delta_log_prob.isnan()).sum()),
+        "loss_for": TABLE_HEADS,
         "seconds": round(time.perf_counter() - started, 2),
         "cpu_seconds": round(cpu, 2),
         "threads": torch.get_num_threads(),
-        "arithmetic": arith,
+        "arithmetic": str(ran).removeprefix("torch."),
         "load_before": load,
         "top_heads": res.top(5),
     }
