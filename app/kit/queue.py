@@ -33,7 +33,9 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -173,6 +175,11 @@ class WorkQueue:
             except TimeLimit:
                 continue  # raised just before the lock was taken: clear and try again
 
+    def running(self) -> int:
+        """Jobs started and not finished."""
+        with self._lock:
+            return sum(1 for j in self._active if j.started and not j.future.done())
+
     def enforce_limits(self) -> None:
         """Stop each job past its time limit: a request to stop, then an interruption."""
         with self._lock:
@@ -256,6 +263,28 @@ def _show_status(queue: WorkQueue, job: Job, label: str) -> None:
     else:
         seconds = time.monotonic() - (job.started or time.monotonic())
         st.info(t("queue.running", label=label, seconds=f"{seconds:.0f}"))
+
+
+@contextmanager
+def spare_cores(running: Callable[[], int], others: Callable[[], int]) -> Iterator[Callable]:
+    """Inside a long job (its own thread): ``adjust()``, called between its steps, gives
+    this thread's torch every core (``WORKERS``) while it is the only job ``running()``
+    and ``others()`` (work outside the queue, e.g. the chat batch) is 0, and one core as
+    soon as either is not. An idle core then shortens a 40-s sweep instead of idling, and
+    a newcomer waits at most one step for its own core. The thread's setting is restored
+    on the way out (a pool thread serves the next job)."""
+    import torch  # here: the queue serves pages that never load torch
+
+    before = torch.get_num_threads()
+
+    def adjust() -> None:
+        alone = running() <= 1 and others() == 0
+        torch.set_num_threads(WORKERS if alone else 1)
+
+    try:
+        yield adjust
+    finally:
+        torch.set_num_threads(before)
 
 
 def stepper(cancel, progress, total: int, unit: str):

@@ -55,20 +55,22 @@ def ablate(ids: tuple[int, ...], mode: str) -> dict:
         ids,
         mode,
         t("causal.progress_layers"),
+        (queue.work_queue().running, chat_state.generating()),
         key=repr((ids, mode)),
         cancel_label=t("causal.stop"),
     )
 
 
-def _ablate(chat, ids, mode, unit, cancel, progress) -> dict:
-    found = ablation.ablate(
-        chat,
-        list(ids),
-        mode=mode,
-        should_stop=cancel.is_set,
-        progress=lambda done, total: progress(done, total, unit),
-        loss_for=TABLE_HEADS,  # Δ loss for the table's heads alone: a third less work
-    )
+def _ablate(chat, ids, mode, unit, busy, cancel, progress) -> dict:
+    with queue.spare_cores(*busy) as adjust:  # both cores while nothing else runs
+        found = ablation.ablate(
+            chat,
+            list(ids),
+            mode=mode,
+            should_stop=lambda: adjust() or cancel.is_set(),
+            progress=lambda done, total: progress(done, total, unit),
+            loss_for=TABLE_HEADS,  # Δ loss for the table's heads alone: a third less work
+        )
     return {
         "mode": found.mode,
         "answer": found.answer_text,

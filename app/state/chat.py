@@ -19,6 +19,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +110,18 @@ def model():
     if b.load_error is not None:
         raise b.load_error
     return b.chat
+
+
+def generating() -> Callable[[], int]:
+    """How many generations the batch is writing or holds, asked from any thread (the
+    batcher is captured here, in the page's thread)."""
+    b = server()
+
+    def count() -> int:
+        info = b.load_info()
+        return info["active"] + info["waiting"]
+
+    return count
 
 
 def wait_for_model():
