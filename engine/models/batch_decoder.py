@@ -51,7 +51,11 @@ class Weights32:
     without converting 270 MB of weights in every forward."""
 
     def __init__(self, model: torch.nn.Module):
-        self._w = {id(m): m.w16.float() for m in model.modules() if hasattr(m, "w16")}
+        self._w = {}
+        for m in model.modules():
+            if hasattr(m, "w16"):
+                # shared with the layer, whose own float32 products then convert nothing
+                m.w32 = self._w[id(m)] = m.w16.float()
 
     def __call__(self, lin, x: torch.Tensor, *, step: bool) -> torch.Tensor:
         """``x Wᵀ`` as the Decoder would compute each row (see the module docstring)."""

@@ -104,6 +104,9 @@ class HalfLinear(nn.Module):
         w = weight.detach()
         self.register_buffer("w16", w.to(torch.float16), persistent=False)
         self.wbf16: torch.Tensor | None = None  # made on the first bfloat16 product
+        # Exact float32 copies, when a holder keeps them (the batcher's Weights32): the
+        # float32 path then converts nothing (an every-head sweep spent 8 % converting).
+        self.w32: torch.Tensor | None = None
         self.in_features, self.out_features = w.shape[1], w.shape[0]
 
     @property
@@ -123,7 +126,8 @@ class HalfLinear(nn.Module):
             y = F.linear(x.to(torch.float16), self.w16)
             if torch.isfinite(y).all():
                 return y.to(x.dtype)
-        return F.linear(x.float(), self.w16.float()).to(x.dtype)
+        w32 = self.w32 if self.w32 is not None else self.w16.float()
+        return F.linear(x.float(), w32).to(x.dtype)
 
 
 class HalfEmbedding(nn.Module):

@@ -160,3 +160,14 @@ def test_measure_gives_the_cost_of_a_step_per_batch_size(chat):
     assert set(got["step_cpu_s"]) == {1, 2} and got["threads"] == 1
     assert all(s > 0 for s in got["step_cpu_s"].values()) and got["prefill_cpu_s_per_token"] > 0
     assert got["tokens_per_cpu_s"][2] == round(2 / got["step_cpu_s"][2], 1)
+
+
+def test_the_held_float32_copies_change_no_bit_of_a_layer(chat):
+    """Weights32 lends its copies to the layers (HalfLinear.w32): their float32 path then
+    converts nothing and multiplies the very same numbers."""
+    lin = chat.model.model.layers[3].mlp.up_proj
+    x = torch.randn(12, lin.in_features, generator=torch.Generator().manual_seed(0))
+    converted = torch.nn.functional.linear(x, lin.w16.float())
+    held = bd.Weights32(chat.model)
+    assert lin.w32 is held._w[id(lin)]
+    assert torch.equal(lin(x), converted)
