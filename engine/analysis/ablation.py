@@ -36,6 +36,7 @@ from engine.analysis import causal
 from engine.errors import InputError
 
 MODES = ("zero", "mean")
+TABLE_HEADS = 5  # the heads a page lists with their Δ loss (the Chat page's table)
 
 
 @dataclass

@@ -74,7 +74,6 @@ SWEEP_PROMPT = (
     "the old red barn, and the farmer's wife sings a quiet song"
 )
 SWEEP_TOKENS = 30
-TABLE_HEADS = 5  # the Chat page's table (app/state/causal.py)
 
 
 def one_token(chat, words: list[str]) -> list[str]:
@@ -188,13 +187,13 @@ def sweep_timing(chat, arith: str) -> dict:
     load = _load()  # other work on the machine slows the sweep
     started, cpu = time.perf_counter(), time.process_time()
     # as the Chat page runs it: Δ loss for its table's heads alone
-    res = ablation.ablate(chat, ids, mode="zero", arith=arith, loss_for=TABLE_HEADS)
+    res = ablation.ablate(chat, ids, mode="zero", arith=arith, loss_for=ablation.TABLE_HEADS)
     cpu = time.process_time() - cpu  # this process's CPU time, all its threads
     ran = precision.resolve(causal.arithmetic(arith))  # bfloat16 only where native
     return {
         "tokens": len(ids),
         "heads": int((~res.delta_log_prob.isnan()).sum()),
-        "loss_for": TABLE_HEADS,
+        "loss_for": ablation.TABLE_HEADS,
         "seconds": round(time.perf_counter() - started, 2),
         "cpu_seconds": round(cpu, 2),
         "threads": torch.get_num_threads(),
