@@ -135,10 +135,13 @@ class Batcher:
         capacity: int = CAPACITY,
         prefill_tokens: int = PREFILL_TOKENS,
         prefix_cache: bool = True,
-        threads: int = 1,
+        threads: int | Callable[[], int] = 1,
     ):
         self.load, self.max_batch, self.capacity = load, max_batch, capacity
-        self.threads = max(1, int(threads))  # torch threads of this thread alone (per-thread)
+        # torch threads of this thread alone (OpenMP's count is per thread): a number, or a
+        # function asked before every iteration (the app's: every core while no other job runs)
+        self.threads = threads
+        self._threads_now = 0
         self.prefill_tokens, self.prefix_cache = prefill_tokens, prefix_cache
         self.chat = None
         self.load_error: BaseException | None = None
@@ -223,8 +226,7 @@ class Batcher:
 
     # -- the thread ---------------------------------------------------------------------
     def _run(self) -> None:
-        # OpenMP's thread count is per thread: this sets the batch's, not the sessions'.
-        torch.set_num_threads(self.threads)
+        self._take_cores()
         try:
             self.chat = self.load()
             self._cache = bd.SlotCache(self.chat)
@@ -249,6 +251,14 @@ class Batcher:
                     t.done.set()
                 self._active = []
 
+    def _take_cores(self) -> None:
+        """Set this thread's torch threads to what ``threads`` says now (a change only)."""
+        n = self.threads() if callable(self.threads) else self.threads
+        n = max(1, int(n))
+        if n != self._threads_now:
+            torch.set_num_threads(n)
+            self._threads_now = n
+
     def _admit(self) -> list[Ticket]:
         """Waiting requests that join now (called holding the lock); cancelled ones go."""
         admitted, tokens = [], 0
@@ -266,6 +276,7 @@ class Batcher:
     def _iterate(self, admitted: list[Ticket]) -> None:
         if self._w32 is None:  # made on the first request: a server that never batches
             self._w32 = bd.Weights32(self.chat.model)  # (ATTENTION_STUDIO_BATCHING=0) spares it
+        self._take_cores()
         if admitted:
             self._prefill(admitted)
             self._active += admitted

@@ -46,3 +46,16 @@ def test_the_queue_counts_the_jobs_running():
     release.set()
     first.future.result(5), second.future.result(5)
     assert q.running() == 0
+
+
+def test_the_chat_batch_takes_every_core_while_the_queue_is_idle(monkeypatch):
+    """ATTENTION_STUDIO_BATCH_THREADS: a number is fixed; "auto" asks the queue each time."""
+    from state import chat as chat_state
+
+    assert chat_state.batch_threads("3") == 3 and chat_state.batch_threads("0") == 1
+    busy = [0]
+    monkeypatch.setattr(queue.WorkQueue, "running", lambda self: busy[0])
+    threads = chat_state.batch_threads("auto")
+    assert threads() == queue.WORKERS
+    busy[0] = 1
+    assert threads() == 1

@@ -162,6 +162,25 @@ def test_measure_gives_the_cost_of_a_step_per_batch_size(chat):
     assert got["tokens_per_cpu_s"][2] == round(2 / got["step_cpu_s"][2], 1)
 
 
+def test_the_batch_takes_the_cores_it_is_given_at_every_iteration(chat):
+    """``threads`` as a function is asked in the batch's own thread before each iteration
+    (torch's thread count is per thread): a change applies from the next iteration."""
+    seen, want = [], [2]
+
+    def threads():
+        seen.append(torch.get_num_threads())  # what the batch's thread has run with
+        return want[0]
+
+    torch.set_num_threads(1)
+    b = batching.Batcher(lambda: chat, threads=threads).start()
+    assert b.ready.wait(60) and b.load_error is None
+    b.submit("Hi", max_new_tokens=3).result(300)
+    assert seen[-1] == 2
+    want[0] = 1
+    b.submit("Hi", max_new_tokens=3).result(300)
+    assert seen[-1] == 1 and torch.get_num_threads() == 1  # the caller's thread unchanged
+
+
 def test_the_held_float32_copies_change_no_bit_of_a_layer(chat):
     """Weights32 lends its copies to the layers (HalfLinear.w32): their float32 path then
     converts nothing and multiplies the very same numbers."""
