@@ -244,6 +244,10 @@ MESSAGES: dict[str, str] = {
         "Type a question: a question-aware press keeps what the question reads."
     ),
     "press.too_short": "This context has {n} tokens; the press needs at least {need}.",
+    "press.no_retrieval_scores": (
+        "The retrieval-head press needs the measured retrieval-head scores: run "
+        "`python -m engine.evaluate retrieval_heads` first."
+    ),
     "ruler.unknown_task": "Unknown task {name!r}; known: {known}.",
     "ruler.length": "A haystack is {low:,} to {high:,} tokens long; got {value!r}.",
     "ruler.too_long": (

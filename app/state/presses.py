@@ -29,9 +29,16 @@ def duo_heads():
     return cache_eval.duo_scores(chat_state.model())
 
 
+@st.cache_resource(max_entries=1, show_spinner=False)
+def retrieval_heads():
+    """The measured retrieval-head scores per K/V head (the shipped result file)."""
+    return cache_eval.retrieval_scores(chat_state.model())
+
+
 def run(task: str, seed: int, press: str, ratio: float) -> dict:
     """The full cache and ``press`` at ``ratio`` on example ``seed`` of ``task``."""
     heads = duo_heads() if press == "duo_attention" else None
+    retrieval = retrieval_heads() if press == "retrieval_heads" else None
     return queue.run(
         t("chat.queue_press"),
         _run,
@@ -40,7 +47,7 @@ def run(task: str, seed: int, press: str, ratio: float) -> dict:
         seed,
         press,
         ratio,
-        heads,
+        (heads, retrieval),
         (queue.work_queue().running, chat_state.generating()),
         key=repr((task, seed, press, ratio)),
     )
@@ -69,13 +76,16 @@ def _prefilled(chat, task: str, seed: int):
     return found
 
 
-def _run(chat, task, seed, press, ratio, heads, busy) -> dict:
+def _run(chat, task, seed, press, ratio, scores, busy) -> dict:
+    heads, retrieval = scores  # the two head-wise presses' head rankings, or None
     with queue.spare_cores(*busy) as adjust:  # both cores while nothing else runs
         adjust()
         ex, pre = _prefilled(chat, task, seed)
         adjust()
         runs = [("full", 0.0), (press, ratio)]
-        found = cache_eval.run_example(chat, ex, runs, heads, masks=True, pre=pre, perplexity=False)
+        found = cache_eval.run_example(
+            chat, ex, runs, heads, retrieval=retrieval, masks=True, pre=pre, perplexity=False
+        )
     answers = [chat.tokenizer.encode(" " + a, add_special_tokens=False) for a in ex.answers]
     ctx = list(ex.context_ids)
     found["needles"] = [

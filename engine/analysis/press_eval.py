@@ -42,9 +42,12 @@ class Prefilled:
     n: int
 
 
-def prefill(chat, context_ids, question_ids, head_scores: torch.Tensor) -> Prefilled:
+def prefill(
+    chat, context_ids, question_ids, head_scores: torch.Tensor, retrieval_scores=None
+) -> Prefilled:
     """Context + question in one causal pass, α kept where a press reads it; at most
-    ``WINDOW`` tokens (the chat model's training length)."""
+    ``WINDOW`` tokens (the chat model's training length). ``head_scores`` and
+    ``retrieval_scores`` ``(L, H_kv)``: the head-wise presses' rankings (may be None)."""
     ids = [*context_ids, *question_ids]
     if len(ids) > WINDOW:
         raise InputError("ruler.too_long", n=len(ids), limit=WINDOW)
@@ -77,6 +80,7 @@ def prefill(chat, context_ids, question_ids, head_scores: torch.Tensor) -> Prefi
         question=torch.stack(question),
         key_norms=k.norm(dim=-1),
         head_scores=head_scores,
+        retrieval_scores=retrieval_scores,
     )
     return Prefilled(keys, values, obs, n)
 

@@ -34,10 +34,12 @@ from engine import checkpoints
 from engine._cli import recorded_command
 from engine.analysis import press_eval, presses
 from engine.data import ruler
+from engine.errors import InputError
 from engine.models import chat as chat_model
 from engine.models import precision
 
 RESULT = checkpoints.result_name("cache", "presses")
+RETRIEVAL_HEADS = checkpoints.result_name("retrieval_heads")
 COUNTS = 0.5  # a task counts where the full cache's accuracy reaches this
 MAX_NEW = {  # greedy answer tokens: the longest answer of each task (digits and UUIDs
     # are a token a character here: a UUID takes up to 38) and a few more
@@ -66,12 +68,23 @@ def duo_scores(chat):
     return press_eval.head_scores(chat, texts)
 
 
+def retrieval_scores(chat) -> torch.Tensor:
+    """The measured retrieval-head scores per K/V head ``(L, H_kv)``, from the shipped
+    ``python -m engine.evaluate retrieval_heads`` result (per query head, 20 needles of
+    ≤ 512 tokens: other examples than the sweep's), for the ``retrieval_heads`` press."""
+    saved = checkpoints.load_result(RETRIEVAL_HEADS)
+    if saved is None:
+        raise InputError("press.no_retrieval_scores")
+    return presses.kv_head_scores(saved["score"], chat.groups)
+
+
 def run_example(
     chat,
     ex: ruler.Example,
     runs,
     heads,
     *,
+    retrieval: torch.Tensor | None = None,
     masks: bool = False,
     pre: press_eval.Prefilled | None = None,
     perplexity: bool = True,
@@ -80,14 +93,14 @@ def run_example(
     ``masks``, each run's kept context positions too, ``(L, H_kv, n)`` bool: a page draws
     them; the sweep's JSON lines do not keep them). ``pre``: this example's prefill, kept
     by a caller that asks it again under other presses (the prefill is most of the cost).
-    ``perplexity=False``: no continuation read (a page showing answers only; ``nll`` None)."""
+    ``perplexity=False``: no continuation read (a page showing answers only; ``nll`` None).
+    ``heads``, ``retrieval``: the two head-wise presses' head scores (None where unused)."""
     c0, t0 = time.process_time(), time.perf_counter()
     if pre is None:
-        pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads)
-    else:  # the head scores are only read by the head-wise press: the caller's are current
-        pre = dataclasses.replace(
-            pre, observed=dataclasses.replace(pre.observed, head_scores=heads)
-        )
+        pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads, retrieval)
+    else:  # head scores are only read by the head-wise presses: the caller's are current
+        obs = dataclasses.replace(pre.observed, head_scores=heads, retrieval_scores=retrieval)
+        pre = dataclasses.replace(pre, observed=obs)
     kept = torch.stack([presses.keep(p, pre.observed, r, seed=ex.seed) for p, r in runs])
     t1 = time.perf_counter()
     tok = chat.tokenizer
@@ -290,9 +303,11 @@ def main(argv: list[str]) -> int:
     if todo and not args.summary:
         chat = chat_model.load()
         heads = duo_scores(chat)
+        retrieval = retrieval_scores(chat) if "retrieval_heads" in args.presses else None
         started = time.perf_counter()
         for i, (task, n, seed) in enumerate(todo, 1):
-            rec = run_example(chat, ruler.generate(chat.tokenizer, task, n, seed), runs, heads)
+            ex = ruler.generate(chat.tokenizer, task, n, seed)
+            rec = run_example(chat, ex, runs, heads, retrieval=retrieval)
             rec["duo_head_scores"] = heads.tolist()
             with lines.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -317,6 +332,8 @@ def main(argv: list[str]) -> int:
         "counts_from": COUNTS,
         "tasks": summary,
         "duo_head_scores": next((r["duo_head_scores"] for r in records), None),
+        # the retrieval_heads press ranks K/V heads by this result's scores (max per group)
+        "retrieval_scores_from": f"{RETRIEVAL_HEADS}.json",
         "estimate_hours_25": estimate_hours(summary, 25),
         "estimate_cpu_hours_25": estimate_hours(summary, 25, "cpu_seconds_per_example"),
         "date": time.strftime("%Y-%m-%d"),

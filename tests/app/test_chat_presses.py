@@ -96,6 +96,13 @@ def test_one_needle_under_one_press():
     next(b for b in at.button if b.label == "Ask").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "(keeps 75% of the context)" in " ".join(m.value for m in at.markdown)
+    # the head-wise press ranked by the measured retrieval-head scores (the shipped result)
+    at.selectbox(key="chat-press").set_value("retrieval_heads")
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(m.value for m in at.markdown)
+    assert "**retrieval heads, measured (head-wise)**" in said, said
+    assert any("Measured retrieval heads: the same head-wise rule" in c.value for c in at.caption)
 
 
 def test_the_curves_in_chinese():

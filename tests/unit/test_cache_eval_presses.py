@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from engine import checkpoints
 from engine.evaluation import cache as sweep
 from engine.models import chat as chat_model
 
@@ -106,15 +107,23 @@ def available():
         pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
 
 
+def test_the_retrieval_heads_press_reads_the_measured_scores(chat):
+    scores = sweep.retrieval_scores(chat)
+    saved = torch.tensor(checkpoints.load_result(sweep.RETRIEVAL_HEADS)["score"])
+    assert scores.shape == (chat.n_layers, chat.n_kv_heads)
+    assert torch.equal(scores, saved.view(chat.n_layers, chat.n_kv_heads, -1).amax(-1))
+
+
 def test_a_small_sweep_runs_and_a_second_start_resumes(available, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sweep, "duo_scores", lambda chat: torch.zeros(30, 3))
     argv = ["--tasks", "niah_number", "--lengths", "256", "--examples", "1"]
-    argv += ["--presses", "streaming_llm", "duo_attention", "--ratios", "0.5"]
+    argv += ["--presses", "streaming_llm", "duo_attention", "retrieval_heads", "--ratios", "0.5"]
     argv += ["--out", str(tmp_path), "--csv", str(tmp_path / "c.csv")]
     assert sweep.main(argv) == 0
     first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     cell = first["tasks"]["niah_number@256"]
-    assert cell["n"] == 1 and set(cell["presses"]) == {"full", "streaming_llm", "duo_attention"}
+    assert cell["n"] == 1
+    assert set(cell["presses"]) == {"full", "streaming_llm", "duo_attention", "retrieval_heads"}
     assert cell["presses"]["streaming_llm"]["0.5"]["kept"] == pytest.approx(0.5, abs=0.01)
     lines = (tmp_path / f"{sweep.RESULT}.jsonl").read_text().splitlines()
     assert len(lines) == 1 and (tmp_path / f"{sweep.RESULT}.json").exists()

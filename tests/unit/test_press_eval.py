@@ -34,7 +34,8 @@ def prompt(chat):
 @pytest.fixture(scope="module")
 def pre(chat, prompt):
     with precision.only(torch.float32):
-        return press_eval.prefill(chat, *prompt, torch.zeros(chat.n_layers, chat.n_kv_heads))
+        heads = torch.zeros(chat.n_layers, chat.n_kv_heads)
+        return press_eval.prefill(chat, *prompt, heads, heads)  # both head-wise rankings
 
 
 def test_with_every_key_kept_a_run_reads_what_the_model_reads(chat, prompt, pre):

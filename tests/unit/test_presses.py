@@ -1,6 +1,7 @@
 """Each press keeps exactly the positions its kvpress definition says, on hand-built scores;
 bad input is refused with a message id."""
 
+import dataclasses
 import math
 
 import pytest
@@ -32,7 +33,7 @@ def test_a_press_keeps_int_n_times_one_minus_r(ratio, n):
     assert P.n_kept(10, ratio) == n
     obs = observed(10, norms=torch.rand(L, HKV, 10))
     for name in P.PRESSES:
-        if name not in ("full", "snapkv", "duo_attention"):
+        if name not in ("full", "snapkv", "duo_attention", "retrieval_heads"):  # head-wise
             assert P.keep(name, obs, ratio).sum(-1).eq(n).all(), name
 
 
@@ -114,6 +115,30 @@ def test_duo_attention_gives_retrieval_heads_everything_and_others_sinks_and_win
     for layer, head in ((0, 0), (1, 0), (1, 1)):
         assert kept(mask, layer, head) == [0, 1, 2, 3, 18, 19]
     assert mask.sum() <= 4 * P.n_kept(20, 0.5)
+
+
+def test_the_retrieval_heads_press_ranks_heads_by_the_measured_score():
+    """The same head-wise rule as duo_attention, the heads ranked by the measured
+    retrieval score (the highest of each K/V head's query heads), not by kvpress's proxy."""
+    per_query_head = [[0.0, 0.1, 0.2, 0.0], [0.0, 0.0, 0.9, 0.3]]  # 2 layers × 4 query heads
+    retrieval = P.kv_head_scores(per_query_head, groups=2)
+    assert torch.allclose(retrieval, torch.tensor([[0.1, 0.2], [0.0, 0.9]]))
+    obs = P.Observed(
+        received=torch.zeros(2, 4, 20),
+        window=torch.zeros(2, 4, 4, 20),
+        question=torch.zeros(2, 4, 3, 20),
+        key_norms=torch.ones(2, 2, 20),
+        head_scores=torch.tensor([[0.1, 0.9], [0.5, 0.2]]),  # the proxy picks (0, 1)
+        retrieval_scores=retrieval,
+    )
+    mask = P.keep("retrieval_heads", obs, 0.5)
+    assert kept(mask, 1, 1) == list(range(20))  # the measured retrieval head keeps all
+    for layer, head in ((0, 0), (0, 1), (1, 0)):
+        assert kept(mask, layer, head) == [0, 1, 2, 3, 18, 19]
+    assert torch.equal(P.keep("duo_attention", obs, 0.5)[0, 1], torch.ones(20, dtype=torch.bool))
+    with pytest.raises(InputError) as err:
+        P.keep("retrieval_heads", dataclasses.replace(obs, retrieval_scores=None), 0.5)
+    assert err.value.message.key == "press.no_retrieval_scores"
 
 
 def test_duo_head_score_of_a_uniform_head():
