@@ -9,11 +9,12 @@
    and H2O at several cache sizes, from one run of engine.analysis.cache_eval.
 3. Attention to the first token by layer (the StreamingLLM figure) on the text's first
    512 tokens, with the first-token control, and the strongest heads of each type.
+4. ``press``: one cache-policy example asked live as the Chat page asks it (≤ 5 s).
 
 The machine is shared: the load average is recorded beside every time.
 
 Run: python bench/chat.py [--tokens 2048] [--budgets 64 128 256 512] [--h2o-interval 16]
-     [--parts speed sinks table h2o]
+     [--parts speed sinks table h2o press]
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ import numpy as np
 import torch
 from _save import save
 
-from engine.analysis import cache_eval, heads, sinks
+from engine.analysis import cache_eval, heads, press_eval, sinks
 from engine.analysis.forward import self_attention
+from engine.data import ruler
+from engine.evaluation import cache as press_sweep
 from engine.models import chat as chat_model
 from engine.models import precision
 from engine.models.cache_policy import CachePolicy
@@ -189,12 +192,41 @@ def sink_figure(chat, ids: list[int]) -> dict:
     }
 
 
+def live_press(chat, seeds=(100, 101, 102), press="snapkv_question", ratio=0.5) -> dict:
+    """Chat › What eviction loses, one example asked live (issue 32: ≤ 5 s), the engine
+    calls the page's job makes (``app/state/presses.py``): a new example generated and
+    prefilled, then the full cache and one press answering in one batch. At one torch
+    thread, and at every core (the job takes them while nothing else runs)."""
+    out = {"task": "niah_number", "length": 1024, "press": press, "ratio": ratio}
+    for threads in sorted({1, os.cpu_count() or 1}):
+        torch.set_num_threads(threads)
+        prefill, answers = [], []
+        for seed in seeds:
+            ex = ruler.generate(chat.tokenizer, "niah_number", 1024, seed)
+            t0 = time.perf_counter()
+            pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, None)
+            t1 = time.perf_counter()
+            runs = [("full", 0.0), (press, ratio)]
+            press_sweep.run_example(chat, ex, runs, None, masks=True, pre=pre, perplexity=False)
+            prefill.append(t1 - t0)
+            answers.append(time.perf_counter() - t1)
+        total = [p + a for p, a in zip(prefill, answers, strict=True)]
+        out[f"threads_{threads}"] = {
+            "prefill_s": round(statistics.median(prefill), 2),
+            "answers_s": round(statistics.median(answers), 2),
+            "total_s": round(statistics.median(total), 2),
+            "load_average": load_average(),
+        }
+    torch.set_num_threads(1)
+    return out
+
+
 def main() -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=2048, help="text tokens read (predictions + 1)")
     ap.add_argument("--budgets", type=int, nargs="+", default=[64, 128, 256, 512])
     ap.add_argument("--h2o-interval", type=int, default=16)
-    parts = ("speed", "sinks", "table", "h2o")
+    parts = ("speed", "sinks", "table", "h2o", "press")
     ap.add_argument("--parts", nargs="+", choices=parts, default=list(parts))
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -229,6 +261,10 @@ def main() -> dict:
         print("H2O exact vs interval …", flush=True)
         result["h2o_exactness"] = h2o_exactness(chat, ids[:385], 64, args.h2o_interval)
         print(json.dumps(result["h2o_exactness"]), flush=True)
+    if "press" in args.parts:
+        print("one press example, live …", flush=True)
+        result["live_press"] = live_press(chat)
+        print(json.dumps(result["live_press"]), flush=True)
     return save(result, "-".join(["chat", *args.parts]) if len(args.parts) < len(parts) else "chat")
 
 

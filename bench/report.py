@@ -48,6 +48,7 @@ TITLES = {
     "chat-presses": "Chat model: KV-cache presses judged by what they lose (RULER-style tasks)",
     "chat-retrieval-heads": "Chat model: retrieval heads, masked against random heads",
     "chat-causal": "Chat model: which heads carry IOI (activation patching)",
+    "chat-press": "Chat model: one cache-policy example asked live",
     "chat": "Chat model",
     "variants": "Variant costs: sweep, exponents, pooled map, KV cache, INT8",
     "variants-exponents": "Fitted exponents of the 2023–2026 variants",

@@ -77,7 +77,10 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
                 name=names[p],
                 legendgroup=p,
                 showlegend=metric == "accuracy",
-                line=dict(color=colours[i % len(colours)]),
+                # past the palette's 8 colours a line repeats one: dotted, so it stays apart
+                line=dict(
+                    color=colours[i % len(colours)], dash="dot" if i >= len(colours) else "solid"
+                ),
                 hovertemplate=f"{names[p]}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
             )
             for i, (p, by) in enumerate(presses.items())
