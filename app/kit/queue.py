@@ -299,6 +299,16 @@ def stepper(cancel, progress, total: int, unit: str):
     return should_stop
 
 
+def prefetch(fn, *args, key: str, **kwargs) -> None:
+    """Compute what ``run(label, fn, *args, key=key, **kwargs)`` would, with no page to show
+    it (a server's preload): the result waits in the queue's result cache, so the first
+    visitor's ``run`` returns it at once. Waits for it; a cached result is not redone."""
+    queue = work_queue()
+    key = f"{fn.__module__}.{fn.__qualname__}:{key}"
+    if queue.cached(key) is None:
+        queue.submit("preload", key, "preload", fn, args, kwargs).future.result()
+
+
 def run(
     label: str,
     fn,

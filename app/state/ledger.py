@@ -34,3 +34,11 @@ def _ledger(chat, request, policy, unit, cancel, progress):
         max_new_tokens=request.max_new_tokens,
         should_stop=should_stop,
     )
+
+
+def warm() -> None:
+    """The Cache policies section's default ledger into the queue's result cache (the
+    server's preload, after :func:`state.chat.warm`)."""
+    request, policy = chat_state.Request(), chat_state.policy(**chat_state.CACHE_DEFAULT)
+    key = repr((request.prompt, request.template, request.max_new_tokens, policy))
+    queue.prefetch(_ledger, chat_state.model(), request, policy, "", key=key)

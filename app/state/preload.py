@@ -33,9 +33,10 @@ def start() -> bool:
 def _load() -> None:
     time.sleep(DELAY_S)
     try:
-        from state import chat  # imports torch: the reason this waits for the first page
+        from state import chat, ledger  # imports torch: the reason this waits for the page
 
         if chat.available():
             chat.warm()  # the batcher's thread loads the model, then writes the default view
+            ledger.warm()  # and the Cache policies section's default ledger
     except Exception:  # noqa: BLE001 - a failed preload only means the first visitor waits
         log.exception("chat model preload failed; the Chat page will load it")

@@ -133,18 +133,21 @@ def reveal(request, best: str) -> None:
 def cache(chat, trace, request) -> None:
     st.markdown(t("chat.cache_intro"))
     c1, c2, c3, c4 = controls("chat-cache").columns(4)
+    first = state.CACHE_DEFAULT  # the view the server's preload computes
     name = url_choice(
         c1.selectbox,
         "policy",
         t("chat.policy"),
         state.POLICIES,
         key="chat-policy",
-        default=2,
+        default=state.POLICIES.index(first["name"]),
         format_func=lambda p: t(f"chat.policy_{p}"),
     )
-    window = url_number(c2.number_input, "window", t("chat.window"), 1, 4096, 16, key="chat-window")
-    sinks = url_number(c3.number_input, "sinks", t("chat.sinks"), 1, 16, 4, key="chat-sinks")
-    budget = url_number(c4.number_input, "budget", t("chat.budget"), 1, 4096, 8, key="chat-budget")
+    bounds = {"window": (1, 4096), "sinks": (1, 16), "budget": (1, 4096)}
+    window, sinks, budget = (
+        url_number(col.number_input, k, t(f"chat.{k}"), *bounds[k], first[k], key=f"chat-{k}")
+        for col, k in zip((c2, c3, c4), bounds, strict=True)
+    )
     try:
         policy = state.policy(name, window, sinks, budget)
         cut = state.generate(request, policy)
