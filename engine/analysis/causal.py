@@ -147,9 +147,14 @@ def probing(probe: Probe):
 
 
 def arithmetic(name: str) -> torch.dtype:
-    """The products' dtype by name (``bfloat16``: ≈ 2–6× faster on this CPU; ``float32``)."""
+    """The products' dtype by name (``bfloat16``: ≈ 2–6× faster on this CPU; ``float32``).
+    ``bfloat16`` takes float32 where this CPU's bfloat16 products are not row-stable
+    (:func:`precision.rows_invariant`): a batch of edited copies is compared with its
+    baseline, and a zero effect must read 0 (float32: to its last bits at worst)."""
     if name not in ARITHMETIC:
         raise ValueError(f"arithmetic must be one of {sorted(ARITHMETIC)}, not {name!r}")
+    if ARITHMETIC[name] == torch.bfloat16 and not precision.rows_invariant(torch.bfloat16):
+        return torch.float32
     return ARITHMETIC[name]
 
 

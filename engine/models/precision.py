@@ -61,6 +61,27 @@ BFLOAT16_NATIVE = _bfloat16_native()
 LONG = torch.bfloat16 if BFLOAT16_NATIVE else torch.float32
 
 
+_rows_invariant: dict[torch.dtype, bool] = {}
+
+
+def rows_invariant(dtype: torch.dtype = torch.float32) -> bool:
+    """Whether a linear layer in ``dtype`` gives each row the same bits among 2 to 28 rows
+    as among 224, measured once on this CPU. The causal checks compare a batch of edited
+    copies with its baseline bit for bit; that holds where the BLAS picks one kernel for
+    every row count (the AMD EPYC these were built on). An Intel Xeon with AVX-512 and
+    AMX picks by the row count: float32 rows then differ in their last bits (≈ 1e-4 in a
+    logit), bfloat16 rows by far more (≈ 0.06)."""
+    dtype = resolve(dtype)
+    if dtype not in _rows_invariant:
+        g = torch.Generator().manual_seed(0)
+        w = torch.randn(1536, 576, generator=g).to(dtype)
+        x = torch.randn(224, 576, generator=g).to(dtype)
+        every = F.linear(x, w)
+        rows = (2, 14, 28)
+        _rows_invariant[dtype] = all(torch.equal(F.linear(x[:m], w), every[:m]) for m in rows)
+    return _rows_invariant[dtype]
+
+
 def resolve(dtype: torch.dtype) -> torch.dtype:
     """The path a product asked for ``dtype`` takes here: bfloat16 only where native."""
     return torch.float32 if dtype == torch.bfloat16 and not BFLOAT16_NATIVE else dtype

@@ -1,7 +1,12 @@
 """Ablation, activation patching and the logit lens on the chat model: edits that change
 nothing reproduce the model bit for bit, patching everything restores the clean run bit for
 bit, a zeroed head equals a model without that head's W_O columns, and bad input gets a
-message id."""
+message id.
+
+"Bit for bit" where this CPU's products round a row alike whatever the number of rows
+(``precision.rows_invariant``); where its BLAS picks a kernel by the row count (an Intel
+Xeon with AVX-512 and AMX), a batch of copies and its baseline agree to float32's last bits
+and :func:`same` says so, not more."""
 
 import threading
 
@@ -36,6 +41,14 @@ def long_pair(chat, ids):
     return patching.prepare(chat, clean, corrupted, " Mary", " John")
 
 
+EXACT = precision.rows_invariant(torch.float32)
+
+
+def same(a, b) -> bool:
+    """Equal bit for bit where the products are row-stable, else to float32's last bits."""
+    return torch.equal(a, b) if EXACT else torch.allclose(a, b, rtol=1e-5, atol=5e-4)
+
+
 def model_logits(chat, ids, arith):
     with torch.inference_mode(), precision.only(causal.arithmetic(arith)):
         return chat.model(input_ids=torch.tensor([ids]), use_cache=False).logits[0].float()
@@ -43,7 +56,7 @@ def model_logits(chat, ids, arith):
 
 def test_the_cached_run_is_the_models_forward(chat, pair):
     for run in (pair.clean, pair.corrupted):
-        assert torch.equal(run.logits, model_logits(chat, run.ids, run.arithmetic))
+        assert same(run.logits, model_logits(chat, run.ids, run.arithmetic))
         assert run.resid_pre.shape == (chat.n_layers + 1, len(run.ids), 576)
         assert run.z.shape == (chat.n_layers, len(run.ids), chat.n_heads, chat.head_dim)
 
@@ -52,23 +65,23 @@ def test_patching_every_position_restores_the_clean_logits_exactly(chat, pair):
     everything = [list(range(len(pair.clean.ids)))]
     for layer in LAYERS:
         logits = patching.patch_positions(chat, pair, layer, everything, last_only=False)
-        assert torch.equal(logits[0], pair.clean.logits), layer
+        assert same(logits[0], pair.clean.logits), layer
         last = patching.patch_positions(chat, pair, layer, everything)  # what sweeps read
-        assert torch.equal(last[0, -1], pair.clean.logits[-1]), layer
+        assert same(last[0, -1], pair.clean.logits[-1]), layer
         assert float(pair.normalised(pair.logit_diff(last))[0]) == 1.0
 
 
 def test_patching_a_prompt_into_itself_changes_nothing_exactly(chat, ids):
-    same = patching.prepare(chat, ids[0], ids[0], " Mary", " John")
+    itself = patching.prepare(chat, ids[0], ids[0], " Mary", " John")
     T = len(ids[0])
     for layer in LAYERS:
         each = [[p] for p in range(T)]
-        by_position = patching.patch_positions(chat, same, layer, each, last_only=False)
-        by_head = patching.patch_heads(chat, same, layer, range(chat.n_heads), last_only=False)
+        by_position = patching.patch_positions(chat, itself, layer, each, last_only=False)
+        by_head = patching.patch_heads(chat, itself, layer, range(chat.n_heads), last_only=False)
         for logits in (*by_position, *by_head):
-            assert torch.equal(logits, same.corrupted.logits), layer
+            assert same(logits, itself.corrupted.logits), layer
     # with nothing to restore, the normalised metric is undefined, not 0 or 1
-    assert torch.isnan(same.normalised(torch.tensor([same.clean_diff]))).all()
+    assert torch.isnan(itself.normalised(torch.tensor([itself.clean_diff]))).all()
 
 
 def test_the_sweeps_put_one_number_per_layer_and_position_or_head(chat, pair):
@@ -132,8 +145,8 @@ def test_zero_ablation_is_the_model_without_that_heads_output_columns(chat, ids)
 def test_an_ablation_is_the_same_alone_or_in_a_sweep_of_its_layer(chat, ids):
     one = ablation.ablate(chat, ids[0], heads=[(20, 4)], mode="mean")
     all_of_layer = ablation.ablate(chat, ids[0], heads=[(20, h) for h in range(9)], mode="mean")
-    assert torch.equal(one.delta_log_prob[20, 4], all_of_layer.delta_log_prob[20, 4])
-    assert torch.equal(one.delta_loss[20, 4], all_of_layer.delta_loss[20, 4])
+    assert same(one.delta_log_prob[20, 4], all_of_layer.delta_log_prob[20, 4])
+    assert same(one.delta_loss[20, 4], all_of_layer.delta_loss[20, 4])
     assert one.reference == "prompt"
 
 
@@ -156,7 +169,7 @@ def test_the_logit_lens_last_layer_is_the_models_own_output(chat, ids):
     lens = logit_lens.logit_lens(chat, ids[0])
     logits = model_logits(chat, ids[0], "float32")
     y = torch.tensor(lens.targets)
-    assert torch.equal(lens.prob[-1], torch.softmax(logits, -1).gather(-1, y[:, None])[:, 0])
+    assert same(lens.prob[-1], torch.softmax(logits, -1).gather(-1, y[:, None])[:, 0])
     assert torch.equal(lens.rank[-1], (logits > logits.gather(-1, y[:, None])).sum(-1))
     assert torch.equal(lens.top[-1], logits.argmax(-1))
     assert lens.prob.shape == (chat.n_layers + 1, len(ids[0]))
