@@ -19,7 +19,7 @@ def ledger(request: chat_state.Request, policy) -> ledger_lib.Ledger:
         request,
         policy,
         t("chat.progress_tokens"),
-        key=repr((request.prompt, request.template, request.max_new_tokens, policy)),
+        key=_key(request, policy),
         cancel_label=t("chat.stop"),
     )
 
@@ -40,5 +40,9 @@ def warm() -> None:
     """The Cache policies section's default ledger into the queue's result cache (the
     server's preload, after :func:`state.chat.warm`)."""
     request, policy = chat_state.Request(), chat_state.policy(**chat_state.CACHE_DEFAULT)
-    key = repr((request.prompt, request.template, request.max_new_tokens, policy))
-    queue.prefetch(_ledger, chat_state.model(), request, policy, "", key=key)
+    queue.prefetch(_ledger, chat_state.model(), request, policy, "", key=_key(request, policy))
+
+
+def _key(request, policy) -> str:
+    """What a ledger depends on (not the sampling settings: it decodes greedily)."""
+    return repr((request.prompt, request.template, request.max_new_tokens, policy))

@@ -30,6 +30,7 @@ every attention weight shown are float32. The largest input any linear layer see
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -61,9 +62,7 @@ BFLOAT16_NATIVE = _bfloat16_native()
 LONG = torch.bfloat16 if BFLOAT16_NATIVE else torch.float32
 
 
-_rows_invariant: dict[torch.dtype, bool] = {}
-
-
+@functools.cache
 def rows_invariant(dtype: torch.dtype = torch.float32) -> bool:
     """Whether a linear layer in ``dtype`` gives each row the same bits among 2 to 28 rows
     as among 224, measured once on this CPU. The causal checks compare a batch of edited
@@ -72,14 +71,11 @@ def rows_invariant(dtype: torch.dtype = torch.float32) -> bool:
     AMX picks by the row count: float32 rows then differ in their last bits (≈ 1e-4 in a
     logit), bfloat16 rows by far more (≈ 0.06)."""
     dtype = resolve(dtype)
-    if dtype not in _rows_invariant:
-        g = torch.Generator().manual_seed(0)
-        w = torch.randn(1536, 576, generator=g).to(dtype)
-        x = torch.randn(224, 576, generator=g).to(dtype)
-        every = F.linear(x, w)
-        rows = (2, 14, 28)
-        _rows_invariant[dtype] = all(torch.equal(F.linear(x[:m], w), every[:m]) for m in rows)
-    return _rows_invariant[dtype]
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(1536, 576, generator=g).to(dtype)
+    x = torch.randn(224, 576, generator=g).to(dtype)
+    every = F.linear(x, w)
+    return all(torch.equal(F.linear(x[:m], w), every[:m]) for m in (2, 14, 28))
 
 
 def resolve(dtype: torch.dtype) -> torch.dtype:
