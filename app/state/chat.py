@@ -33,7 +33,7 @@ from engine.analysis import sinks as sink_measures
 from engine.analysis.forward import self_attention
 from engine.checkpoints import load_result
 from engine.evaluation import retrieval_heads as retrieval_eval
-from engine.models import batching, in_pretrained
+from engine.models import batch_process, batching, in_pretrained
 from engine.models import chat as chat_lib
 from engine.models.cache_policy import CachePolicy
 from engine.models.cards.pretrained import CHAT_CARD
@@ -86,11 +86,21 @@ POLL_S = 0.25
 RESULTS, RESULT_TTL_S = 32, 30 * 60  # finished generations kept, as kit.queue keeps its
 
 
+# A real server batches in a process of its own (engine.models.batch_process: the page
+# threads' Python no longer delays each step by waiting for the GIL; measured for 10
+# students on a 2-core Xeon, p95 ≈ 16–22 s in a thread). AppTest and scripts keep the
+# thread, and so does ATTENTION_STUDIO_BATCH_PROCESS=0.
+BATCH_PROCESS = os.environ.get("ATTENTION_STUDIO_BATCH_PROCESS", "1") != "0"
+
+
 @st.cache_resource(max_entries=1, show_spinner=False)
-def server() -> batching.Batcher:
-    """The process's one batcher; its thread starts loading the model at once, through the
-    app's model cache, so the Transformer page listing SmolLM2 shares the same copy."""
-    return batching.Batcher(_load_shared, threads=batch_threads(BATCH_THREADS)).start()
+def server() -> batching.Batcher | batch_process.BatchProcess:
+    """The process's one batcher; it starts loading the model at once, through the app's
+    model cache, so the Transformer page listing SmolLM2 shares the same copy."""
+    threads = batch_threads(BATCH_THREADS)
+    if BATCH_PROCESS and st.runtime.exists():
+        return batch_process.BatchProcess(_load_shared, threads=threads).start()
+    return batching.Batcher(_load_shared, threads=threads).start()
 
 
 def batch_threads(setting: str) -> int | Callable[[], int]:
