@@ -437,6 +437,7 @@ async def generate_phase(url, n, pid, *, window: float, timeout: float, seed: in
     start_rss = sampler.now()
     sampler.start()
     cpu0, load0 = cpu_seconds(pid) if pid else None, [round(x, 2) for x in os.getloadavg()]
+    ticks0 = cpu_ticks()
     finished = asyncio.Event()
     teacher = asyncio.create_task(_elsewhere(url, timeout, finished))
     t0 = time.perf_counter() + 0.2
@@ -476,6 +477,7 @@ async def generate_phase(url, n, pid, *, window: float, timeout: float, seed: in
         "elsewhere_max_ms": _round(1000 * max(moves)) if moves else None,
         "load_before": load0,
         "load_after": [round(x, 2) for x in os.getloadavg()],
+        "steal_percent": steal_percent(ticks0, cpu_ticks()),
     }
 
 
@@ -486,7 +488,8 @@ def report_generate(mode: str, p: dict) -> str:
         f"{p['max_s']} s; {p['tokens']} tokens in {p['wall_s']} s = {p['tokens_per_s']} "
         f"tokens/s ({p['tokens_per_cpu_s']} per server CPU second); +{_gb(p['rss_over_start_b'])}"
         f"; a slider elsewhere p50 {p['elsewhere_p50_ms']} ms, max {p['elsewhere_max_ms']} ms"
-        f" ({p['elsewhere_moves']} moves); load {p['load_after']}"
+        f" ({p['elsewhere_moves']} moves); load {p['load_after']}; stolen by the host "
+        f"{p['steal_percent']} %"
     )
 
 
@@ -629,6 +632,19 @@ def tree_rss(root: int) -> int:
         except OSError:
             continue
     return total
+
+
+def cpu_ticks() -> list[int]:
+    """The machine's CPU time so far by kind (/proc/stat's first line, in ticks)."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]]
+
+
+def steal_percent(before: list[int], after: list[int]) -> float | None:
+    """The share of the machine's CPU time the hypervisor gave to other guests between two
+    :func:`cpu_ticks` (a shared cloud machine: at 50 % every timing here doubles)."""
+    d = [b - a for a, b in zip(before, after, strict=False)]
+    return round(100 * d[7] / sum(d), 1) if len(d) > 7 and sum(d) else None
 
 
 def cpu_seconds(root: int) -> float:
