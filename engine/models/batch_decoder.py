@@ -13,6 +13,9 @@ weights are read once for B tokens. The arithmetic is the Decoder's, row for row
   position (for the full cache, rotating once or at every step gives the same numbers);
   attention runs over ``(B, H_kv, N, d)`` with each row's positions past its own length
   masked to −inf, so the softmax gives them exactly 0.
+- **Both at once** (:func:`mixed`): the prompts of requests joining a running batch ride
+  in its step's forward (Sarathi-Serve's stall-free batching, vLLM's chunked prefill), so
+  the weights are read once and the batch does not stall for a prefill pass.
 
 Linear layers (engine.models.precision): a lone step multiplies in float16 (the weights
 and the input rounded to float16, products summed in float32, the result rounded to
@@ -75,6 +78,20 @@ class Weights32:
             y[bad] = F.linear(x[bad], w32)
         return y
 
+    def rows(self, lin, x: torch.Tensor, *, step: int) -> torch.Tensor:
+        """The first ``step`` rows as a step's (above ``FP16_ROWS``), the rest as a
+        prefill's, in one float32 product over the held copy."""
+        if not hasattr(lin, "w16"):
+            return lin(x)
+        head = x[:step].to(torch.float16).float()
+        y = F.linear(torch.cat([head, x[step:]]), self._w[id(lin)])
+        out = y[:step].to(torch.float16).float()
+        bad = ~torch.isfinite(out.sum(dim=-1))
+        if bad.any():  # past float16's range: float32, as HalfLinear falls back
+            out[bad] = F.linear(x[:step][bad], self._w[id(lin)])
+        y[:step] = out
+        return y
+
 
 @dataclass
 class Part:
@@ -88,21 +105,24 @@ class Part:
     values: list[torch.Tensor]
 
 
-def prefill(chat, w: Weights32, parts: list[Part]) -> list[torch.Tensor]:
-    """Every part's tokens in one packed pass; each part's attention ``[L, H, T, start + T]``
-    (float32), causal over its own cache only."""
+def _packed(parts: list[Part]):
+    """The parts' ids and positions packed, each part's row span and causal mask."""
     spans, a = [], 0
     for p in parts:
         spans.append((a, a + len(p.ids)))
         a += len(p.ids)
-    ids = torch.tensor([i for p in parts for i in p.ids])
+    ids = [i for p in parts for i in p.ids]
     pos = torch.cat([torch.arange(p.start, p.start + len(p.ids)) for p in parts])
     masks = [
         torch.full((len(p.ids), p.start + len(p.ids)), -math.inf).triu(p.start + 1) for p in parts
     ]
-    cos, sin = llama.rotary(chat.model, pos)  # (ΣT, d)
+    return ids, pos, spans, masks
+
+
+def _prefill_attend(chat, parts: list[Part], spans, masks, cos, sin, weights):
+    """attend() for packed prompt rows ``(ΣT, H, d)``: each part causal over its own cache,
+    its K/V written there; each part's α appended to its list in ``weights``."""
     scale = chat.head_dim**-0.5
-    weights: list[list[torch.Tensor]] = [[] for _ in parts]
 
     def attend(li, q, k, v):
         q = llama.rope(q.transpose(0, 1), cos, sin)  # (H, ΣT, d)
@@ -118,8 +138,20 @@ def prefill(chat, w: Weights32, parts: list[Part]) -> list[torch.Tensor]:
             out.append(alpha)  # (H, T, N)
         return o.transpose(0, 1)  # (ΣT, H, d)
 
+    return attend
+
+
+def prefill(chat, w: Weights32, parts: list[Part]) -> list[torch.Tensor]:
+    """Every part's tokens in one packed pass; each part's attention ``[L, H, T, start + T]``
+    (float32), causal over its own cache only."""
+    ids, pos, spans, masks = _packed(parts)
+    cos, sin = llama.rotary(chat.model, pos)  # (ΣT, d)
+    weights: list[list[torch.Tensor]] = [[] for _ in parts]
+    attend = _prefill_attend(chat, parts, spans, masks, cos, sin, weights)
     with torch.inference_mode():
-        llama.forward(chat.model, ids, attend, linear=partial(w, step=False), head=False)
+        llama.forward(
+            chat.model, torch.tensor(ids), attend, linear=partial(w, step=False), head=False
+        )
     return [torch.stack(out) for out in weights]
 
 
@@ -167,21 +199,17 @@ class SlotCache:
         return sum(t.numel() * t.element_size() for t in self.keys + self.values)
 
 
-def step(chat, w: Weights32, cache: SlotCache, tokens: list[int], positions: list[int]):
-    """One token per sequence b (slot b) at text position ``positions[b]``, each attending
-    over its own positions 0 … positions[b].
-
-    Returns logits ``(B, V)`` and attention ``(B, L, H, N)`` with N = max position + 1
-    (row b is 0 past its own position)."""
-    b = len(tokens)
+def _step_attend(chat, cache: SlotCache, positions: list[int], cos, sin, weights: list):
+    """attend() for one token per sequence ``(B, H, d)``: sequence b in slot b attends over
+    its positions 0 … positions[b] (the rest masked to −inf); its α appended to ``weights``."""
+    b = len(positions)
     pos = torch.tensor(positions)
     n = int(pos.max()) + 1
     rows = torch.arange(b)
     blocked = torch.arange(n)[None] > pos[:, None]  # (B, N): past the row's own position
     mask = torch.zeros(b, n).masked_fill_(blocked, -math.inf)[:, None, None]  # (B, 1, 1, N)
-    cos, sin = (c[:, None] for c in llama.rotary(chat.model, pos))  # (B, 1, d)
+    cos, sin = cos[:, None], sin[:, None]  # (B, 1, d)
     scale = chat.head_dim**-0.5
-    weights = []
 
     def attend(li, q, k, v):
         q = llama.rope(q, cos, sin)  # (B, H, d)
@@ -190,8 +218,49 @@ def step(chat, w: Weights32, cache: SlotCache, tokens: list[int], positions: lis
         keys, values = cache.keys[li][:b, :, :n], cache.values[li][:b, :, :n]
         o, alpha = llama.attention(q[:, :, None], keys, values, scale=scale, mask=mask)
         weights.append(alpha[:, :, 0])  # (B, H, N)
-        return o  # (B, H, 1, d)
+        return o[:, :, 0]  # (B, H, d)
 
+    return attend
+
+
+def step(chat, w: Weights32, cache: SlotCache, tokens: list[int], positions: list[int]):
+    """One token per sequence b (slot b) at text position ``positions[b]``, each attending
+    over its own positions 0 … positions[b].
+
+    Returns logits ``(B, V)`` and attention ``(B, L, H, N)`` with N = max position + 1
+    (row b is 0 past its own position)."""
+    cos, sin = llama.rotary(chat.model, torch.tensor(positions))
+    weights: list[torch.Tensor] = []
+    attend = _step_attend(chat, cache, positions, cos, sin, weights)
     with torch.inference_mode():
         logits = llama.forward(chat.model, tokens, attend, linear=partial(w, step=True))
     return logits, torch.stack(weights, dim=1)
+
+
+def mixed(chat, w: Weights32, cache: SlotCache, tokens, positions, parts: list[Part]):
+    """:func:`step` for every sequence and :func:`prefill` of ``parts`` in one forward, so
+    the weights are read once for both (Sarathi-Serve's stall-free batching; vLLM's chunked
+    prefill): the B step rows come first, then the packed prompt rows. Row for row the
+    arithmetic is the two passes': step rows rounded through float16 around the float32
+    product (used above ``FP16_ROWS`` rows), prompt rows a plain float32 product. In each
+    layer the prompts' K/V are written before the step rows read the cache, so a sequence
+    whose prompt is in ``parts`` takes its first step in the same pass.
+
+    Returns :func:`step`'s logits and attention, and :func:`prefill`'s maps."""
+    b = len(tokens)
+    ids, pos, spans, masks = _packed(parts)
+    cos, sin = llama.rotary(chat.model, torch.cat([torch.tensor(positions), pos]))
+    maps: list[list[torch.Tensor]] = [[] for _ in parts]
+    steps: list[torch.Tensor] = []
+    prompt = _prefill_attend(chat, parts, spans, masks, cos[b:], sin[b:], maps)
+    one = _step_attend(chat, cache, positions, cos[:b], sin[:b], steps)
+
+    def attend(li, q, k, v):
+        o = prompt(li, q[b:], k[b:], v[b:])  # first: the step rows may read these K/V
+        return torch.cat([one(li, q[:b], k[:b], v[:b]), o])
+
+    m = chat.model
+    with torch.inference_mode():
+        x = llama.forward(m, list(tokens) + ids, attend, linear=partial(w.rows, step=b), head=False)
+        logits = w(m.lm_head, m.model.norm(x[:b]), step=True)
+    return logits, torch.stack(steps, dim=1), [torch.stack(out) for out in maps]

@@ -12,7 +12,9 @@ scheduler):
 2. prefills the admitted prompts in one packed pass; a chat-template prompt starts from
    the system turn's K/V, computed once (a prefix cache, as vLLM's automatic prefix
    caching and SGLang's RadixAttention reuse shared prompt heads);
-3. runs one decoding step for every active request (:func:`batch_decoder.step`);
+3. runs one decoding step for every active request (:func:`batch_decoder.step`); while
+   more than ``FP16_ROWS`` sequences decode, the joiners' prompts ride in that step's
+   forward instead of a pass of their own (:func:`batch_decoder.mixed`);
 4. retires requests that wrote a stop token, reached their ``max_new_tokens`` or were
    cancelled; their slots go to the next waiting ones.
 
@@ -160,6 +162,7 @@ class Batcher:
         self.step_s = {1: 0.02}  # batch size → seconds a step
         self.prefill_s_per_token = 0.005
         self.stats = {"steps": 0, "tokens": 0, "largest_batch": 0, "prefix_hits": 0}
+        self.stats["joined_in_step"] = 0  # requests whose prompt rode in a step's forward
 
     # -- the caller's side --------------------------------------------------------------
     def start(self) -> Batcher:
@@ -266,47 +269,83 @@ class Batcher:
             self._waiting.remove(t)
             t.done.set()  # cancelled before it started: no Trace
         while self._waiting and len(self._active) + len(admitted) < self.max_batch:
-            nxt = self._waiting[0]
-            if admitted and tokens + nxt.writing.p > self.prefill_tokens:
+            cost = self._uncached(self._waiting[0])
+            if admitted and tokens + cost > self.prefill_tokens:
                 break  # the next iteration takes it: the others keep decoding meanwhile
             admitted.append(self._waiting.pop(0))
-            tokens += nxt.writing.p
+            tokens += cost
         return admitted
+
+    def _uncached(self, t: Ticket) -> int:
+        """The prompt tokens a prefill computes for ``t``: a template prompt's system turn
+        is cached (counting it let only 4 of a class's 56-token prompts join at once, where
+        their ≈ 25 own tokens each let 10)."""
+        key, ids = self._template, t.writing.ids
+        if self.prefix_cache and key and tuple(ids[: len(key)]) == key:
+            return t.writing.p - len(key)
+        return t.writing.p
 
     def _iterate(self, admitted: list[Ticket]) -> None:
         if self._w32 is None:  # made on the first request: a server that never batches
             self._w32 = bd.Weights32(self.chat.model)  # (ATTENTION_STUDIO_BATCHING=0) spares it
         self._take_cores()
+        self._retire(lambda t: t.cancelled.is_set(), stopped=True)
+        t0 = time.perf_counter()
+        parts, heads = self._prepare(admitted) if admitted else ([], [])
+        b = len(self._active) + len(admitted)
+        if parts and len(self._active) and b > bd.FP16_ROWS:
+            # Joiners' prompts ride in the step's own forward: the weights are read once,
+            # and the batch's other sequences do not stall for a prefill pass.
+            self._active += admitted
+            tokens, positions = self._queries()
+            logits, weights, maps = bd.mixed(
+                self.chat, self._w32, self._cache, tokens, positions, [p for _, p in parts]
+            )
+            self._prefilled(admitted, parts, heads, maps, time.perf_counter() - t0)
+            self._take(logits, weights, positions, time.perf_counter() - t0)
+            self.stats["joined_in_step"] += len(admitted)
+            return
         if admitted:
-            self._prefill(admitted)
+            maps = bd.prefill(self.chat, self._w32, [p for _, p in parts]) if parts else []
+            self._prefilled(admitted, parts, heads, maps, time.perf_counter() - t0)
             self._active += admitted
         self._retire(lambda t: t.cancelled.is_set(), stopped=True)
         if not self._active:
             return
-        b = len(self._active)
         t0 = time.perf_counter()
-        tokens = [t.writing.last for t in self._active]
-        positions = [len(t.writing.out_ids) - 1 for t in self._active]
+        tokens, positions = self._queries()
         logits, weights = bd.step(self.chat, self._w32, self._cache, tokens, positions)
+        self._take(logits, weights, positions, time.perf_counter() - t0)
+
+    def _queries(self) -> tuple[list[int], list[int]]:
+        """Each active sequence's next query token and its text position."""
+        return (
+            [t.writing.last for t in self._active],
+            [len(t.writing.out_ids) - 1 for t in self._active],
+        )
+
+    def _take(self, logits, weights, positions, seconds: float) -> None:
+        """Each sequence's logits and attention row into its Writing; the step's time."""
+        b = len(self._active)
         for t, row, w, p in zip(self._active, logits, weights, positions, strict=True):
             t.writing.take(row, w[:, :, : p + 1], list(range(p + 1)))
-        seconds = time.perf_counter() - t0
         self.step_s[b] = 0.7 * self.step_s.get(b, seconds) + 0.3 * seconds
         self.stats["steps"] += 1
         self.stats["tokens"] += b
         self.stats["largest_batch"] = max(self.stats["largest_batch"], b)
         self._retire(lambda t: t.writing.done, stopped=False)
 
-    def _prefill(self, admitted: list[Ticket]) -> None:
-        """The admitted prompts but their last tokens, packed in one pass, each in the slot
-        it will decode in; a template prompt starts after the cached system turn."""
-        t0 = time.perf_counter()
+    def _prepare(self, admitted: list[Ticket]) -> tuple[list, list]:
+        """The admitted prompts but their last tokens, each in the slot it will decode in
+        (a template prompt after the cached system turn, copied in): the parts to prefill,
+        and each request's cached head."""
+        now = time.perf_counter()
         first = len(self._active)
         need = max(t.writing.p + t.writing.max_new_tokens for t in admitted + self._active)
         self._cache.ensure(first + len(admitted), need)
         parts, heads = [], []
         for i, t in enumerate(admitted):
-            t.admitted = t0
+            t.admitted = now
             ids = t.writing.ids[:-1]
             keys, values = self._cache.slot(first + i)
             head = self._prefix(ids) if t.writing.template else None
@@ -319,7 +358,10 @@ class Batcher:
             heads.append(head)
             if len(ids) > start:
                 parts.append((t, bd.Part(ids[start:], start, keys, values)))
-        maps = bd.prefill(self.chat, self._w32, [p for _, p in parts]) if parts else []
+        return parts, heads
+
+    def _prefilled(self, admitted, parts, heads, maps, seconds: float) -> None:
+        """Each admitted request's prompt map (its cached head's, then its own rows)."""
         got = {id(t): m for (t, _), m in zip(parts, maps, strict=True)}
         for t, head in zip(admitted, heads, strict=True):
             p = t.writing.p
@@ -333,7 +375,6 @@ class Batcher:
             if id(t) in got:
                 w[:, :, start:] = got[id(t)]
             t.writing.prefilled(w)
-        seconds = time.perf_counter() - t0
         for t in admitted:
             t.prefill_ms = seconds * 1e3
         n = sum(len(p.ids) for _, p in parts)

@@ -99,6 +99,26 @@ def test_the_prefix_cache_equals_recomputing(chat):
         assert torch.allclose(values[li], whole_v[li], atol=1e-4, rtol=1e-5)
 
 
+def test_joiners_ride_in_the_steps_forward_and_write_what_each_would_alone(chat, alone):
+    """Requests arriving while more than FP16_ROWS sequences decode are prefilled inside
+    that step's forward (bd.mixed): the same Traces as alone, one forward fewer each time."""
+    b = batching.Batcher(lambda: chat).start()
+    assert b.ready.wait(60)
+    long = {"prompt": "Tell me a long story about a dragon.", "max_new_tokens": 12}
+    first = [b.submit(**long) for _ in range(bd.FP16_ROWS)] + [b.submit(**REQUESTS[0])]
+    t0 = time.monotonic()
+    while first[0].steps[0] < 2 and time.monotonic() - t0 < 120:
+        time.sleep(0.01)
+    joiners = [b.submit(**r) for r in REQUESTS[1:]]
+    for a, t in zip(alone[1:], joiners, strict=True):
+        same(a, t.result(300), ROUNDING)
+    same(alone[0], first[-1].result(300), ROUNDING)
+    lone_long = chat_model.generate(chat, **long)
+    for t in first[:-1]:
+        same(lone_long, t.result(300), ROUNDING)
+    assert b.stats["joined_in_step"] >= 1
+
+
 def test_cancel_removes_one_request_without_disturbing_the_others(chat, alone):
     b = batching.Batcher(lambda: chat).start()
     assert b.ready.wait(60)
