@@ -21,6 +21,8 @@ CPU time stayed 0.24 s). That is why vLLM's V1 engine runs its scheduler and mod
 Messages are framed bytes over the child's stdin and stdout: a JSON head, then a Trace's
 arrays as raw little-endian bytes (no pickle; a 30-layer Trace decodes in ≈ 2 ms where
 its JSON text takes ≈ 0.25 s). The child exits when the server's end of the pipe closes.
+Should the engine process end, what it held fails with a message and the batch goes on in
+a thread of the server (the Batcher as it ran before), so a class is never left without.
 """
 
 from __future__ import annotations
@@ -153,11 +155,13 @@ class BatchProcess:
         self.started: float | None = None
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()  # one writer at a time on the child's stdin
+        self._state = threading.Lock()  # the tickets held, and whether the process is gone
         self._tickets: dict[int, RemoteTicket] = {}
         self._numbers = itertools.count(1)
         self._info = {"waiting": 0, "active": 0, "max_batch": self.max_batch}
         self._info |= {"capacity": capacity, "steps": 0, "tokens": 0, "largest_batch": 0}
         self._threads_sent = 0
+        self._fallback: batching.Batcher | None = None
 
     def start(self) -> BatchProcess:
         if self.started is None:
@@ -226,12 +230,17 @@ class BatchProcess:
         self._fail(RuntimeError("the batch process stopped"))
 
     def _fail(self, exc: BaseException) -> None:
-        log.error("the batch process ended (exit %s)", self._proc.poll())
-        self.load_error = exc
-        for t in list(self._tickets.values()):
+        """The engine process ended: what it held hears why, and the batch goes on in a
+        thread of this process (slower beside busy pages, but the class keeps writing)."""
+        log.error("the batch process ended (exit %s); batching in a thread", self._proc.poll())
+        fallback = batching.Batcher(lambda: self.chat, threads=self.threads).start()
+        fallback.ready.wait()
+        with self._state:  # a request submitted from now on goes to the thread
+            self._fallback, held = fallback, list(self._tickets.values())
+            self._tickets.clear()
+        for t in held:
             t.error = exc
             t.done.set()
-        self._tickets.clear()
 
     # -- the Batcher's interface ----------------------------------------------------------
     def submit(self, prompt: str, *, policy: CachePolicy = FULL, **options) -> RemoteTicket:
@@ -243,22 +252,29 @@ class BatchProcess:
         if self.load_error is not None:
             raise self.load_error
         writing = batching.chat_lib.Writing(self.chat, prompt, policy=policy, **options)
-        waiting = sum(1 for t in self._tickets.values() if t.position > 0)
-        if waiting >= self.capacity:
-            raise batching.Full(waiting)
-        ticket = RemoteTicket(self, next(self._numbers), writing)
-        self._tickets[ticket.number] = ticket
+        with self._state:
+            if self._fallback is not None:
+                return self._fallback.submit(prompt, policy=policy, **options)
+            waiting = sum(1 for t in self._tickets.values() if t.position > 0)
+            if waiting >= self.capacity:
+                raise batching.Full(waiting)
+            ticket = RemoteTicket(self, next(self._numbers), writing)
+            self._tickets[ticket.number] = ticket
         self._send({"op": "submit", "id": ticket.number, "prompt": prompt, "options": options})
         return ticket
 
-    def position(self, ticket: RemoteTicket) -> int:
+    def position(self, ticket) -> int:
+        if not isinstance(ticket, RemoteTicket):
+            return self._fallback.position(ticket)
         return 0 if ticket.done.is_set() else ticket.position
 
-    def estimated_wait(self, ticket: RemoteTicket) -> float | None:
+    def estimated_wait(self, ticket) -> float | None:
+        if not isinstance(ticket, RemoteTicket):
+            return self._fallback.estimated_wait(ticket)
         return 0.0 if ticket.done.is_set() else ticket.wait_s
 
     def load_info(self) -> dict:
-        return dict(self._info)
+        return self._fallback.load_info() if self._fallback else dict(self._info)
 
 
 # -- the engine process ---------------------------------------------------------------------

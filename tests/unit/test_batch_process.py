@@ -80,12 +80,15 @@ def test_stop_ends_one_request_and_reports_progress(engine):
     assert not short.result(60).outputs["stopped"]
 
 
-def test_the_process_ending_fails_what_it_held(chat):
+def test_the_process_ending_fails_what_it_held_and_the_batch_goes_on(chat):
     b = bp.BatchProcess(lambda: chat, threads=1).start()
     assert b.ready.wait(300) and b.load_error is None
     t = b.submit("Tell me a long story about a dog.", max_new_tokens=64)
     b._proc.kill()
     with pytest.raises(RuntimeError, match="stopped"):
         t.result(60)
-    with pytest.raises(RuntimeError):
-        b.submit("Hi", max_new_tokens=2)
+    # the class goes on: later requests are batched in a thread of this process
+    again = b.submit(**REQUESTS[0])
+    assert b.position(again) in (0, 1) and b.estimated_wait(again) is not None
+    same(chat_model.generate(chat, **REQUESTS[0]), again.result(300), ROUNDING)
+    assert b.load_info()["steps"] >= 1
