@@ -146,8 +146,10 @@ class BatchProcess:
         *,
         threads: int | Callable[[], int] = 1,
         capacity: int = batching.CAPACITY,
+        command: tuple[str, ...] = (sys.executable, "-m", "engine.models.batch_process"),
     ):
         self.load, self.threads, self.capacity = load, threads, capacity
+        self.command = list(command)
         self.max_batch = batching.MAX_BATCH
         self.chat = None
         self.load_error: BaseException | None = None
@@ -170,21 +172,25 @@ class BatchProcess:
         return self
 
     def _boot(self) -> None:
-        try:
+        try:  # the engine process loads its copy of the model while this one loads its own
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "engine.models.batch_process"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE
             )
-            self.chat = self.load()  # while the engine process loads its own copy
-            first = read(self._proc.stdout)
-            if first is None or first[0].get("op") != "ready":
-                raise RuntimeError("the batch process stopped before its model was loaded")
-            if "error" in first[0]:
-                raise _error(first[0]["error"])
+        except OSError:
+            log.exception("the batch process could not be started")
+        try:
+            self.chat = self.load()
         except Exception as exc:  # noqa: BLE001 - shown by whoever waits for the model
-            log.exception("the batch process could not start")
+            log.exception("the chat model could not be loaded")
+            if self._proc:
+                self._proc.stdin.close()  # the engine process leaves when its pipe closes
             self.load_error = exc
+            self.ready.set()
+            return
+        first = read(self._proc.stdout) if self._proc else None
+        if first is None or first[0] != {"op": "ready"}:
+            detail = first[0].get("error") if first else None
+            self._fail(RuntimeError(f"the batch process did not start: {detail}"))
             self.ready.set()
             return
         self._send_threads()
@@ -232,7 +238,8 @@ class BatchProcess:
     def _fail(self, exc: BaseException) -> None:
         """The engine process ended: what it held hears why, and the batch goes on in a
         thread of this process (slower beside busy pages, but the class keeps writing)."""
-        log.error("the batch process ended (exit %s); batching in a thread", self._proc.poll())
+        code = self._proc.poll() if self._proc else None
+        log.error("the batch process ended (exit %s); batching in a thread", code)
         fallback = batching.Batcher(lambda: self.chat, threads=self.threads).start()
         fallback.ready.wait()
         with self._state:  # a request submitted from now on goes to the thread

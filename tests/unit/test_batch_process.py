@@ -3,6 +3,7 @@ the batch in a thread, the engine's errors at submit, Stop, and what happens whe
 process ends."""
 
 import io
+import sys
 import time
 
 import numpy as np
@@ -92,3 +93,19 @@ def test_the_process_ending_fails_what_it_held_and_the_batch_goes_on(chat):
     assert b.position(again) in (0, 1) and b.estimated_wait(again) is not None
     same(chat_model.generate(chat, **REQUESTS[0]), again.result(300), ROUNDING)
     assert b.load_info()["steps"] >= 1
+
+
+def test_an_engine_process_that_cannot_start_leaves_the_batch_in_a_thread(chat):
+    b = bp.BatchProcess(lambda: chat, threads=1, command=(sys.executable, "-c", "exit(3)"))
+    assert b.start().ready.wait(120) and b.load_error is None
+    same(chat_model.generate(chat, **REQUESTS[3]), b.submit(**REQUESTS[3]).result(300), ROUNDING)
+
+
+def test_a_model_that_cannot_load_is_the_error_every_request_hears():
+    def broken():
+        raise InputError("chat.empty")
+
+    b = bp.BatchProcess(broken, command=(sys.executable, "-c", "exit(0)")).start()
+    assert b.ready.wait(60) and isinstance(b.load_error, InputError)
+    with pytest.raises(InputError):
+        b.submit("Hi")
