@@ -355,6 +355,7 @@ GENERATE_TARGETS = {
 }
 TARGET_OVER_MODEL_B = 1.5 * 2**30  # the batch's memory over the server with its model loaded
 TARGET_RATIO = 3.0  # whole-server tokens/s, batched over unbatched, at 30 students
+MAX_STEAL_PERCENT = 10.0  # a phase the host took more CPU from than this is no verdict
 
 
 def student_prompt(i: int) -> str:
@@ -524,7 +525,13 @@ def generate_targets(out: dict) -> dict:
     ratio = out.get("ratio_tokens_per_s", {}).get(30)
     if ratio is not None:
         checks["ratio_30_ge_3"] = ratio >= TARGET_RATIO
-    return {"measured": bool(checks), "met": bool(checks) and all(checks.values()), **checks}
+    phases = [p for mode in ("batched", "unbatched") for p in out.get(mode, [])]
+    stolen = max((p.get("steal_percent") or 0 for p in phases), default=0)
+    # A run the host took CPU from is no verdict either way: at 40 % stolen every time here
+    # doubled, and the unbatched half (longer) lost more, inflating the ratio.
+    trusted = stolen <= MAX_STEAL_PERCENT
+    met = bool(checks) and all(checks.values())
+    return {"measured": bool(checks), "trusted": trusted, "met": met and trusted, **checks}
 
 
 def generate_main(args) -> dict:

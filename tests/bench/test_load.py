@@ -112,3 +112,18 @@ def test_widget_states_follow_streamlits_serde():
     assert load.widget_state(area, "hi").string_value == "hi"
     slider = load.Widget("slider", Slider(id="s", label="Step"), "")
     assert list(load.widget_state(slider, 2).double_array_value.data) == [2.0]
+
+
+def test_cpu_the_host_stole_is_measured_and_a_robbed_run_gives_no_verdict():
+    before, after = [0] * 10, [60, 0, 10, 10, 0, 0, 0, 20, 0, 0]
+    assert load.steal_percent(before, after) == 20.0
+    assert load.steal_percent(before, before) is None
+    ticks = load.cpu_ticks()
+    assert len(ticks) >= 8 and all(t >= 0 for t in ticks)
+    phase = {"sessions": 30, "generated": 30, "refused": 0, "p95_s": 5.0}
+    phase |= {"elsewhere_p50_ms": 40.0, "rss_over_start_b": 1, "steal_percent": 2.0}
+    out = {"batched": [phase], "unbatched": [dict(phase)], "ratio_tokens_per_s": {30: 3.5}}
+    assert load.generate_targets(out)["met"] and load.generate_targets(out)["trusted"]
+    out["unbatched"][0]["steal_percent"] = 40.0
+    verdict = load.generate_targets(out)
+    assert not verdict["trusted"] and not verdict["met"] and verdict["ratio_30_ge_3"]
