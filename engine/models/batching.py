@@ -280,10 +280,13 @@ class Batcher:
         """The prompt tokens a prefill computes for ``t``: a template prompt's system turn
         is cached (counting it let only 4 of a class's 56-token prompts join at once, where
         their ≈ 25 own tokens each let 10)."""
-        key, ids = self._template, t.writing.ids
-        if self.prefix_cache and key and tuple(ids[: len(key)]) == key:
-            return t.writing.p - len(key)
-        return t.writing.p
+        cached = self.prefix_cache and self._has_template(t.writing.ids)
+        return t.writing.p - (len(self._template) if cached else 0)
+
+    def _has_template(self, ids: list[int]) -> bool:
+        """True when ``ids`` start with the chat template's cached system turn."""
+        key = self._template
+        return bool(key) and len(ids) >= len(key) and tuple(ids[: len(key)]) == key
 
     def _iterate(self, admitted: list[Ticket]) -> None:
         if self._w32 is None:  # made on the first request: a server that never batches
@@ -387,7 +390,7 @@ class Batcher:
         if not self.prefix_cache:
             return None
         key = self._template
-        if not key or len(ids) < len(key) or tuple(ids[: len(key)]) != key:
+        if not self._has_template(ids):
             return None
         hit = self._prefixes.get(key)
         if hit is not None:
