@@ -7,8 +7,6 @@ already in memory and redraws.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import streamlit as st
 from kit import queue
@@ -81,52 +79,36 @@ def rows(found: dict[int, dict]) -> list[dict]:
     return out
 
 
-class Film:
-    """What a live training has shown so far: its snapshots, written by the worker thread
-    and read by the page's polls (``version`` changes with each new one)."""
+def new_film() -> live.Film:
+    return live.Film("induction")
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.shots: list[tuple[int, dict]] = []
 
-    def add(self, step: int, shot: dict) -> None:
-        with self._lock:
-            self.shots.append((step, shot))
-
-    def latest(self) -> tuple[int, tuple[int, dict] | None]:
-        with self._lock:
-            return len(self.shots), (self.shots[-1] if self.shots else None)
-
-    def so_far(self) -> dict | None:
-        """The snapshots so far as a timeline (``training.stack``), None before the first."""
-        with self._lock:
-            shots = list(self.shots)
-        return training.stack(shots) if shots else None
+def so_far(film: live.Film) -> dict | None:
+    """A live run's snapshots so far as per-step arrays (``analysis.arrays``), None before
+    the first."""
+    tl = film.so_far()
+    return None if tl is None else analysis.arrays(tl)
 
 
 def _slots():
     return live.slots()
 
 
-def _train(n_layers: int, seed: int, steps: int, film: Film, slots, text: str, *, cancel, progress):
+def _train(
+    n_layers: int, seed: int, steps: int, film: live.Film, slots, text: str, *, cancel, progress
+):
     """The queue's job: ``training.train`` at one thread (so the film is the command line's,
     bit for bit), stopped by Cancel or the time limit; returns the timeline, with
     ``meta["stopped"]`` None, "cancel" or "time"."""
-    with live.one_core(slots, LIVE_SECONDS, steps, text, cancel=cancel, progress=progress) as run:
-        _, tl = training.train(
-            n_layers,
-            seed=seed,
-            steps=steps,
-            on_snapshot=film.add,
-            on_step=run.on_step,
-            should_stop=run.should_stop,
-            log=lambda *_: None,
-        )
-    tl["meta"]["stopped"] = run.stopped
-    return tl
+    with live.one_core(
+        slots, LIVE_SECONDS, steps, text, film, cancel=cancel, progress=progress
+    ) as run:
+        _, tl = training.train(n_layers, seed=seed, steps=steps, run=run, log=lambda *_: None)
+    tl.meta["stopped"] = run.stopped
+    return analysis.arrays(tl)
 
 
-def train_live(n_layers: int, seed: int, film: Film, watch) -> dict:
+def train_live(n_layers: int, seed: int, film: live.Film, watch) -> dict:
     """Train a fresh toy through the server's queue (progress, Cancel, one job per session)
     while ``watch()`` draws ``film``; the same seed gives the same film, so a finished run
     is shared from the queue's result cache. Raises :class:`live.Busy` when every slot is taken."""

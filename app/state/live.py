@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 import streamlit as st
 import torch
 
+from engine import run as engine_run
+from engine.timeline import Timeline
+
 SLOTS = 2  # live trainings at once on the whole server, every page together
 
 
@@ -33,12 +36,11 @@ def slots() -> threading.BoundedSemaphore:
 
 
 @dataclass
-class Run:
-    """What a training loop polls (``should_stop``) and reports to (``on_step``); after
-    the run, ``stopped`` is None, "cancel" or "time"."""
+class Run(engine_run.Run):
+    """The engine's run context (Cancel and the time limit as ``should_stop``, progress as
+    ``on_step``, the film as ``on_snapshot``); after the run, ``stopped`` is None, "cancel"
+    or "time"."""
 
-    should_stop: object
-    on_step: object
     reasons: list = field(default_factory=list)
 
     @property
@@ -46,11 +48,42 @@ class Run:
         return self.reasons[0] if self.reasons else None
 
 
+class Film:
+    """What a live training has shown so far: its snapshots, written by the worker thread
+    (``add``, the run's ``on_snapshot``) and read by the page's polls (``latest`` changes
+    with each new one)."""
+
+    def __init__(self, name: str = "") -> None:
+        self._lock = threading.Lock()
+        self.name = name
+        self.shots: list[tuple[int, dict, list]] = []
+
+    def add(self, step: int, metrics: dict, traces: list) -> None:
+        with self._lock:
+            self.shots.append((step, dict(metrics), list(traces)))
+
+    def latest(self) -> int:
+        with self._lock:
+            return len(self.shots)
+
+    def so_far(self) -> Timeline | None:
+        """The snapshots so far as a timeline, None before the first."""
+        with self._lock:
+            shots = list(self.shots)
+        if not shots:
+            return None
+        names = dict.fromkeys(m for _, metrics, _ in shots for m in metrics)
+        metrics = {m: [shot.get(m) for _, shot, _ in shots] for m in names}
+        return Timeline(self.name, [s for s, _, _ in shots], metrics, [p for *_, p in shots])
+
+
 @contextmanager
-def one_core(slot, seconds: float, steps: int, text: str, *, cancel, progress) -> Iterator[Run]:
+def one_core(
+    slot, seconds: float, steps: int, text: str, film: Film, *, cancel, progress
+) -> Iterator[Run]:
     """Hold ``slot`` (raise :class:`Busy` when none is free) and one torch thread while the
     body trains; Cancel or ``seconds`` of wall time stop it; ``progress`` shows the step and
-    ``text`` (formatted with the loss)."""
+    ``text`` (formatted with the loss); each snapshot goes to ``film``."""
     if not slot.acquire(blocking=False):
         raise Busy
     threads, started, reasons = torch.get_num_threads(), time.monotonic(), []
@@ -68,7 +101,7 @@ def one_core(slot, seconds: float, steps: int, text: str, *, cancel, progress) -
         progress(step, steps, text.format(loss=loss))
 
     try:
-        yield Run(should_stop, on_step, reasons)
+        yield Run(should_stop, on_step, film.add, reasons)
     finally:
         torch.set_num_threads(threads)
         slot.release()

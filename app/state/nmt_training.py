@@ -8,8 +8,6 @@ slider move only picks a snapshot out of memory and redraws.
 
 from __future__ import annotations
 
-import threading
-
 from kit import queue
 from kit.i18n import t
 
@@ -55,62 +53,31 @@ def metrics_at(tl: Timeline, i: int) -> str:
     return " · ".join(shown)
 
 
-class Film:
-    """What a live training has shown so far: its snapshots, written by the worker thread
-    and read by the page's polls (``version`` changes with each new one)."""
-
-    def __init__(self, name: str = "") -> None:
-        self._lock = threading.Lock()
-        self.name = name
-        self.shots: list[tuple[int, dict, list]] = []
-
-    def add(self, step: int, metrics: dict, traces: list) -> None:
-        with self._lock:
-            self.shots.append((step, dict(metrics), list(traces)))
-
-    def latest(self) -> int:
-        with self._lock:
-            return len(self.shots)
-
-    def so_far(self) -> Timeline | None:
-        """The snapshots so far as a timeline, None before the first."""
-        with self._lock:
-            shots = list(self.shots)
-        if not shots:
-            return None
-        names = dict.fromkeys(m for _, metrics, _ in shots for m in metrics)
-        metrics = {m: [shot.get(m) for _, shot, _ in shots] for m in names}
-        return Timeline(self.name, [s for s, _, _ in shots], metrics, [p for *_, p in shots])
-
-
 def _slots():
     return live.slots()
 
 
-def _train(task: str, seed: int, steps: int, film: Film, slots, text: str, *, cancel, progress):
+def _train(
+    task: str, seed: int, steps: int, film: live.Film, slots, text: str, *, cancel, progress
+):
     """The queue's job: ``training.live`` at one thread (so the film is the command line's,
     bit for bit), stopped by Cancel or the time limit; returns the timeline, with
     ``meta["stopped"]`` None, "cancel" or "time" and the run's times."""
-    with live.one_core(slots, LIVE_SECONDS, steps, text, cancel=cancel, progress=progress) as lr:
-        run = training.live(
-            task,
-            seed,
-            steps=steps,
-            on_snapshot=film.add,
-            on_step=lr.on_step,
-            should_stop=lr.should_stop,
-        )
-    tl = run.timeline
+    with live.one_core(
+        slots, LIVE_SECONDS, steps, text, film, cancel=cancel, progress=progress
+    ) as run:
+        trained = training.live(task, seed, steps=steps, run=run)
+    tl = trained.timeline
     tl.meta.update(
-        stopped=lr.stopped,
-        wall_s=run.record["wall_s"],
-        cpu_s=run.record["cpu_s"],
+        stopped=run.stopped,
+        wall_s=trained.record["wall_s"],
+        cpu_s=trained.record["cpu_s"],
         command=command(task, seed, steps),
     )
     return tl
 
 
-def train_live(task: str, seed: int, film: Film, watch) -> Timeline:
+def train_live(task: str, seed: int, film: live.Film, watch) -> Timeline:
     """Train a fresh tiny model through the server's queue (progress, Cancel, one job per
     session) while ``watch()`` draws ``film``; the same seed gives the same film, so a
     finished run is shared from the queue's result cache. Raises :class:`live.Busy` when every

@@ -339,7 +339,7 @@ def request(task: str, seed: int) -> None:
         )
         return
     if st.session_state.get("nmt-live-film-of") != (task, seed):  # the same run keeps its film
-        st.session_state["nmt-live-film"] = learning.Film(learning.film_name(task))
+        st.session_state["nmt-live-film"] = live_runs.Film(learning.film_name(task))
         st.session_state["nmt-live-film-of"] = (task, seed)
     st.session_state["nmt-live"] = (task, seed)
     st.session_state.pop("nmt-live-result", None)

@@ -147,7 +147,7 @@ def live(found: dict[int, dict]) -> None:
     if st.button(t("learning.live_train"), type="primary", key="learn-train"):
         wanted = (int(layers), int(seed))
         if st.session_state.get("learn-live") != wanted:  # the same run again keeps its film
-            st.session_state["learn-film"] = state.Film()
+            st.session_state["learn-film"] = state.new_film()
         st.session_state["learn-live"] = wanted
         st.session_state.pop("learn-result", None)
     request = st.session_state.get("learn-live")
@@ -160,10 +160,10 @@ def live(found: dict[int, dict]) -> None:
 
 def stream(request: tuple[int, int]) -> None:
     """Run the request through the queue, drawing each new snapshot as it comes."""
-    film_so_far = st.session_state.setdefault("learn-film", state.Film())
+    film_so_far = st.session_state.setdefault("learn-film", state.new_film())
 
     def draw(area, version: int) -> None:
-        tl = film_so_far.so_far()
+        tl = state.so_far(film_so_far)
         title = t("learning.live_title", step=int(tl["steps"][-1]))
         last = tl["maps"].shape[1] - 1
         fig = figs.live_figure(tl["steps"], tl["loss"], tl["maps"][-1, last], last, title)
@@ -172,7 +172,7 @@ def stream(request: tuple[int, int]) -> None:
     busy = t("learning.live_busy", n=state.LIVE_SLOTS)
     tl = live_runs.stream(
         lambda watch: state.train_live(*request, film_so_far, watch),
-        lambda: film_so_far.latest()[0],
+        film_so_far.latest,
         draw,
         busy,
     )

@@ -24,19 +24,18 @@ crosses 0.5 (:func:`phase_change`), and the loss drop across it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors import SafetensorError
-from safetensors.numpy import load_file
 
-from engine import checkpoints
+from engine import checkpoints, timeline
 from engine.analysis import heads
 from engine.errors import InputError
 from engine.models.induction import BOS, AttentionOnlyTransformer
+from engine.timeline import Timeline
+from engine.trace import AttentionMap, Trace
 
 THRESHOLD = 0.5  # the induction score the phase change is said to cross
 PROBE_BLOCK = 10  # |r| in the probe [BOS, r, r, r, r]
@@ -46,7 +45,6 @@ LATE = slice(-8, None)  # the last positions, well into the repeats
 # Beside the checkpoints the model registry serves, in a folder of their own: the toy is
 # studied through its timeline, not run on a user's text.
 TIMELINE_DIR = checkpoints.CHECKPOINT_DIR / "induction"
-PER_STEP = ("loss", "icl", "maps", "previous", "induction")
 
 
 def probe_tokens(vocab_size: int, seed: int = 0) -> list[int]:
@@ -92,27 +90,64 @@ def in_context_score(losses: torch.Tensor) -> float:
 
 
 @torch.no_grad()
-def snapshot(model: AttentionOnlyTransformer, probe: list[int], held_out: torch.Tensor) -> dict:
-    """Every measure of one saved step: ``loss``, ``icl``, ``maps`` ``[L, H, T, T]`` of the
-    probe, ``previous`` and ``induction`` ``[L, H]``, and ``k_composition`` ``[H1, H0]``
-    when the model has two layers."""
+def snapshot(
+    model: AttentionOnlyTransformer, probe: list[int], held_out: torch.Tensor
+) -> tuple[dict[str, float], list[Trace]]:
+    """Every measure of one saved step, as the common timeline records it: metrics ``loss``,
+    ``icl``, each head's ``previous.L{l}.H{h}`` and ``induction.L{l}.H{h}`` and, with two
+    layers, ``k_composition.H{h1}.H{h0}``; and the probe's Trace (its ``self`` map
+    ``[L, H, T, T]``). :func:`arrays` turns a timeline of these back into per-step arrays."""
     was_training = model.training
     model.eval()
     losses = position_losses(model, held_out)
     _, A = model(torch.tensor([probe]))
-    maps = A[0].numpy()
+    maps = A[0].numpy().astype(np.float32)
     scores = heads.head_scores(maps, probe)
-    out = {
-        "loss": float(losses.mean()),
-        "icl": in_context_score(losses),
-        "maps": maps.astype(np.float32),
-        "previous": scores["previous"],
-        "induction": scores["induction"],
-    }
+    metrics = {"loss": float(losses.mean()), "icl": in_context_score(losses)}
+    for kind in ("previous", "induction"):
+        metrics |= {_head(kind, li, h): float(v) for (li, h), v in np.ndenumerate(scores[kind])}
     if len(model.layers) >= 2:
-        out["k_composition"] = k_composition(model)
+        kc = k_composition(model)
+        metrics |= {f"k_composition.H{a}.H{b}": float(v) for (a, b), v in np.ndenumerate(kc)}
     model.train(was_training)
-    return out
+    labels = [str(tok) for tok in probe]
+    amap = AttentionMap(
+        maps, labels, labels, "self", layer_labels=[f"L{i}" for i in range(len(maps))]
+    )
+    trace = Trace(
+        model="induction", task="induction", inputs={"tokens": list(probe)}, maps={"self": amap}
+    )
+    return metrics, [trace]
+
+
+def _head(kind: str, layer: int, head: int) -> str:
+    return f"{kind}.L{layer}.H{head}"
+
+
+def arrays(tl: Timeline) -> dict:
+    """A timeline of :func:`snapshot` records as per-step arrays: ``steps`` ``[S]``,
+    ``loss``, ``icl`` ``[S]``, ``maps`` ``[S, L, H, T, T]``, ``previous`` and ``induction``
+    ``[S, L, H]``, ``k_composition`` ``[S, H, H]`` (two layers), and ``meta`` (with
+    ``steps`` the steps trained: a stopped run's last snapshot is where it stopped)."""
+    maps = np.stack([row[0].maps["self"].weights for row in tl.probes])
+    L, H = maps.shape[1:3]
+    m = tl.metrics
+
+    def per_head(kind: str, rows: int, cols: int, name) -> np.ndarray:
+        grid = [[m[name(kind, r, c)] for c in range(cols)] for r in range(rows)]
+        return np.asarray(grid, dtype=np.float32).transpose(2, 0, 1)
+
+    out = {
+        "steps": np.asarray(tl.steps, dtype=np.int64),
+        "loss": np.asarray(m["loss"], dtype=np.float64),
+        "icl": np.asarray(m["icl"], dtype=np.float64),
+        "maps": maps,
+        "previous": per_head("previous", L, H, _head),
+        "induction": per_head("induction", L, H, _head),
+    }
+    if L >= 2:
+        out["k_composition"] = per_head("k_composition", H, H, lambda k, a, b: f"{k}.H{a}.H{b}")
+    return {**out, "meta": {**tl.meta, "steps": int(tl.steps[-1])}}
 
 
 def headline(timeline: dict) -> dict[str, np.ndarray]:
@@ -152,59 +187,39 @@ def phase_change(steps, loss, induction, threshold: float = THRESHOLD) -> dict |
     }
 
 
+def checkpoint_name(n_layers: int) -> str:
+    return f"induction-{n_layers}l"
+
+
 def timeline_name(n_layers: int) -> str:
-    return f"induction-{n_layers}l-timeline"
+    return checkpoint_name(n_layers) + timeline.SUFFIX
 
 
 def load_timeline(n_layers: int, directory: Path | None = None) -> dict:
-    """The shipped timeline of the ``n_layers``-layer toy: ``steps`` ``[S]`` and, per step,
-    ``loss``, ``icl``, ``maps`` ``[S, L, H, T, T]`` (float32), ``previous``,
-    ``induction`` ``[S, L, H]``, ``k_composition`` ``[S, H, H]`` (two layers), plus
-    ``meta`` (the JSON: config, probe, phase change, command).
+    """The shipped timeline of the ``n_layers``-layer toy as :func:`arrays` (maps as
+    float32), plus ``meta`` (config, probe, phase change, command).
 
     A missing file or one that does not hold a consistent timeline (truncated, a step
-    axis of different lengths, steps not increasing) is an :class:`InputError` that says
-    how to rebuild it."""
+    axis of different lengths, steps not increasing, another model's) is an
+    :class:`InputError` that says how to rebuild it."""
     d = Path(directory) if directory is not None else TIMELINE_DIR
-    weights, meta_path = (
-        d / f"{timeline_name(n_layers)}.safetensors",
-        d / f"{timeline_name(n_layers)}.json",
-    )
-    if not weights.exists() or not meta_path.exists():
+    name = checkpoint_name(n_layers)
+    if not timeline.exists(name, d):
         raise InputError("induction.no_timeline", layers=n_layers)
     try:
-        arrays = load_file(str(weights))
-        meta = json.loads(meta_path.read_text())
-        _check(arrays, meta, n_layers)
-    except (OSError, ValueError, KeyError, TypeError, SafetensorError) as exc:
-        raise InputError("induction.bad_timeline", layers=n_layers, reason=str(exc)[:120]) from None
-    out = {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in arrays.items()}
-    return {**out, "meta": meta}
-
-
-def _check(arrays: dict, meta: dict, n_layers: int) -> None:
-    steps = arrays["steps"]
-    wanted = PER_STEP + (("k_composition",) if n_layers >= 2 else ())
-    if steps.ndim != 1 or len(steps) < 2 or np.any(np.diff(steps) <= 0):
-        raise ValueError("the saved steps are not an increasing list")
-    for key in wanted:
-        if arrays[key].shape[0] != len(steps):
-            raise ValueError(f"{key} has {arrays[key].shape[0]} steps, not {len(steps)}")
-    if arrays["maps"].shape[1] != n_layers or meta["config"]["n_layers"] != n_layers:
-        raise ValueError(f"not a {n_layers}-layer timeline")
+        out = arrays(timeline.load(name, d))
+        if out["maps"].shape[1] != n_layers or out["meta"]["config"]["n_layers"] != n_layers:
+            raise ValueError(f"not a {n_layers}-layer timeline")
+    except (InputError, ValueError, KeyError, TypeError, IndexError) as exc:
+        reason = str(exc)[:120]
+        raise InputError("induction.bad_timeline", layers=n_layers, reason=reason) from None
+    return out
 
 
 def timeline_stamp(n_layers: int, directory: Path | None = None) -> tuple | None:
     """(size, mtime) of the timeline's two files, or None when one is missing: a cache
     keyed on it reloads a timeline that was trained again."""
-    d = Path(directory) if directory is not None else TIMELINE_DIR
-    try:
-        return tuple(
-            (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in (d / f"{timeline_name(n_layers)}{s}" for s in (".safetensors", ".json"))
-        )
-    except OSError:
-        return None
+    return timeline.stamp(checkpoint_name(n_layers), directory or TIMELINE_DIR)
 
 
 def steepest_fall(steps, loss) -> dict:

@@ -9,9 +9,10 @@ an induction head, which takes two layers (a previous-token head in layer 0 whos
 a layer-1 head's keys read: K-composition). The one-layer control can only learn which
 tokens occur in the context.
 
-At log-spaced steps the run saves a snapshot (:func:`engine.analysis.induction.snapshot`):
-held-out loss, in-context-learning score, the probe's attention maps, the head scores
-and the K-composition. The timeline and the final weights go to
+At log-spaced steps the run saves a snapshot (:func:`engine.analysis.induction.snapshot`)
+through the common recorder and training harness: held-out loss, in-context-learning
+score, the probe's attention maps, the head scores and the K-composition. The timeline
+(the common format, :mod:`engine.timeline`) and the final weights go to
 ``assets/checkpoints/induction/`` — their own folder, beside the checkpoints the model
 registry serves, since the toy is studied through its timeline rather than run on text.
 Single-threaded and seeded: the same seed gives the same numbers.
@@ -20,21 +21,20 @@ Single-threaded and seeded: the same seed gives the same numbers.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file
 
-from engine import checkpoints
+from engine import checkpoints, timeline
 from engine._cli import recorded_command
 from engine.analysis import induction as analysis
 from engine.models.induction import BOS, AttentionOnlyTransformer, InductionConfig, build
+from engine.run import NOTHING, Run
+from engine.timeline import Timeline
+from engine.training import fit as harness
 
 OUT_DIR = analysis.TIMELINE_DIR
 STEPS = 3000
@@ -58,13 +58,10 @@ def repeated_blocks(gen: torch.Generator, batch: int, cfg: InductionConfig) -> t
 
 
 def snapshot_steps(steps: int, n: int = N_SNAPSHOTS) -> list[int]:
-    """Step 0 and ``n − 1`` log-spaced steps from 10 to ``steps`` (fewer when they round
-    to the same step): a phase change is sudden, and a log axis keeps its neighbourhood
-    and the early plateau equally visible."""
-    if steps <= 10:
-        return list(range(steps + 1))
-    logs = np.geomspace(10, steps, n - 1)
-    return sorted({0, *(int(round(s)) for s in logs)})
+    """Step 0 and ``n − 1`` log-spaced steps from 10 to ``steps`` (the common recorder's
+    schedule): a phase change is sudden, and a log axis keeps its neighbourhood and the
+    early plateau equally visible."""
+    return timeline.snapshot_steps(steps, n)
 
 
 def train(
@@ -72,17 +69,16 @@ def train(
     *,
     seed: int = 0,
     steps: int = STEPS,
-    on_snapshot: Callable[[int, dict], None] | None = None,
-    on_step: Callable[[int, float], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    run: Run | None = None,
     log=print,
-) -> tuple[AttentionOnlyTransformer, dict]:
-    """Train one model; returns (model, timeline) and writes nothing.
+) -> tuple[AttentionOnlyTransformer, Timeline]:
+    """Train one model through the one harness (:func:`engine.training.fit.fit`); returns
+    (model, timeline) and writes nothing.
 
-    ``on_snapshot(step, snapshot)`` sees each snapshot as it is taken (a live view),
-    ``on_step(step, loss)`` each optimizer step with its batch loss (a progress bar);
-    ``should_stop()`` is asked before every step (a cancel button): a stopped run's
-    timeline ends with a snapshot of the step it stopped at. Bit-for-bit reproducible at one thread
+    ``run.on_snapshot`` sees each snapshot as it is taken (a live view), ``run.on_step``
+    each optimizer step with its batch loss (a progress bar); ``run.should_stop()`` is
+    asked before every step (a cancel button): a stopped run's timeline ends with a
+    snapshot of the step it stopped at. Bit-for-bit reproducible at one thread
     (``torch.set_num_threads(1)``, as :func:`main` sets); with more, reductions split
     differently and the last bits of a map may differ."""
     cfg = InductionConfig(n_layers=n_layers, n_heads=N_HEADS)
@@ -91,87 +87,70 @@ def train(
     data = torch.Generator().manual_seed(seed)
     held_out = repeated_blocks(torch.Generator().manual_seed(10_000 + seed), HELD_OUT, cfg)
     probe = analysis.probe_tokens(cfg.vocab_size, seed)
-    wanted = snapshot_steps(steps)
-    shots: list[tuple[int, dict]] = []
-    t0, cpu0 = time.perf_counter(), time.thread_time()
-    for step in range(steps + 1):
-        stop = should_stop is not None and step < steps and should_stop()
-        if step in wanted or stop:  # a stopped run ends on a snapshot of where it stopped
-            shot = analysis.snapshot(model, probe, held_out)
-            shots.append((step, shot))
-            log(
-                f"step {step:5d}  loss {shot['loss']:.3f}  icl {shot['icl']:+.2f}  "
-                f"induction {shot['induction'][-1].max():.2f}  "
-                f"{time.perf_counter() - t0:5.1f} s"
-            )
-            if on_snapshot is not None:
-                on_snapshot(step, shot)
-        if step == steps or stop:
-            break
+    recorder = timeline.Recorder(analysis.checkpoint_name(n_layers), steps, n=N_SNAPSHOTS)
+    t0 = time.perf_counter()
+
+    def step(_k: int) -> float:
         x = repeated_blocks(data, BATCH, cfg)
         logits, _ = model(x[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, cfg.vocab_size), x[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        if on_step is not None:
-            on_step(step + 1, loss.item())
-    timeline = stack(shots)
-    timeline["meta"] = {
-        "family": "induction",
-        "paper": "Olsson et al. 2022, In-context learning and induction heads (arXiv 2209.11895)",
-        "config": cfg.to_dict(),
-        "seed": seed,
-        "steps": shots[-1][0],
-        "batch": BATCH,
-        "lr": LR,
-        "block": list(BLOCK),
-        "probe": probe,
-        "train_seconds": round(time.perf_counter() - t0, 1),
-        "train_cpu_seconds": round(time.thread_time() - cpu0, 1),  # this thread alone
-    }
-    return model, timeline
+        return loss.item()
+
+    def shown(k: int, metrics: dict, traces: list) -> None:
+        best = max(
+            v for name, v in metrics.items() if name.startswith(f"induction.L{n_layers - 1}.")
+        )
+        log(
+            f"step {k:5d}  loss {metrics['loss']:.3f}  icl {metrics['icl']:+.2f}  "
+            f"induction {best:.2f}  {time.perf_counter() - t0:5.1f} s"
+        )
+        (run or NOTHING).snapshot(k, metrics, traces)
+
+    listening = Run((run or NOTHING).should_stop, (run or NOTHING).on_step, shown)
+    done = harness.fit(
+        step,
+        steps,
+        recorder,
+        listening,
+        snapshot=lambda _k: analysis.snapshot(model, probe, held_out),
+    )
+    tl = recorder.timeline(
+        family="induction",
+        paper="Olsson et al. 2022, In-context learning and induction heads (arXiv 2209.11895)",
+        config=cfg.to_dict(),
+        seed=seed,
+        batch=BATCH,
+        lr=LR,
+        block=list(BLOCK),
+        probe=probe,
+        train_seconds=round(done.wall_s, 1),
+        train_cpu_seconds=round(done.thread_cpu_s, 1),  # this thread alone
+    )
+    return model, tl
 
 
-def stack(shots: list[tuple[int, dict]]) -> dict:
-    """Snapshots → one dict of arrays with a leading step axis."""
-    out = {"steps": np.array([s for s, _ in shots], dtype=np.int64)}
-    for key in shots[0][1]:
-        out[key] = np.stack([np.asarray(shot[key]) for _, shot in shots])
-    return out
-
-
-def save(model, timeline: dict, command: str, out_dir: Path | None = None) -> dict:
-    """Weights (``induction-<L>l``) and timeline (``…-timeline``) as safetensors + JSON.
-
-    The timeline's maps are stored as float16 (half the bytes; a map is drawn, not
-    computed with); its JSON holds the config, the headline curves and the phase change."""
+def save(model, tl: Timeline, command: str, out_dir: Path | None = None) -> dict:
+    """Weights (``induction-<L>l``) and timeline (``…-timeline``) as safetensors + JSON,
+    the timeline in the common format (:func:`engine.timeline.save`: maps as float16, a
+    map being drawn, not computed with); its JSON also holds the headline curves and the
+    phase change."""
     out_dir = Path(out_dir) if out_dir is not None else OUT_DIR
-    meta = dict(timeline["meta"], command=command)
-    curves = analysis.headline(timeline)
-    meta["phase_change"] = analysis.phase_change(
-        timeline["steps"], timeline["loss"], curves["induction"]
+    per_step = analysis.arrays(tl)
+    curves = analysis.headline(per_step)
+    tl.meta.update(
+        command=command,
+        phase_change=analysis.phase_change(tl.steps, per_step["loss"], curves["induction"]),
+        final_loss=round(float(per_step["loss"][-1]), 4),
+        max_induction=round(float(curves["induction"].max()), 4),
     )
-    meta["final_loss"] = round(float(timeline["loss"][-1]), 4)
-    meta["max_induction"] = round(float(curves["induction"].max()), 4)
-    n_layers = meta["config"]["n_layers"]
-    name = f"induction-{n_layers}l"
+    name = analysis.checkpoint_name(tl.meta["config"]["n_layers"])
+    meta = dict(tl.meta, steps=tl.steps[-1])
     checkpoints.save(name, model.state_dict(), meta, out_dir)
-    arrays = {
-        k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in timeline.items() if k != "meta"
-    }
-    arrays["maps"] = arrays["maps"].half()
-    path = out_dir / f"{analysis.timeline_name(n_layers)}.safetensors"
-    save_file(arrays, str(path))
-    path.chmod(0o644)
-    meta_t = dict(
-        meta,
-        curves={k: [round(float(x), 4) for x in v] for k, v in curves.items()},
-        steps=[int(s) for s in timeline["steps"]],
-    )
-    (out_dir / f"{analysis.timeline_name(n_layers)}.json").write_text(
-        json.dumps(meta_t, indent=1, sort_keys=True) + "\n"
-    )
+    tl.meta["curves"] = {k: [round(float(x), 4) for x in v] for k, v in curves.items()}
+    timeline.save(tl, name, out_dir)
     return meta
 
 
@@ -193,10 +172,10 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     steps = QUICK_STEPS if args.quick else args.steps
-    model, timeline = train(args.layers, seed=args.seed, steps=steps)
+    model, tl = train(args.layers, seed=args.seed, steps=steps)
     out_dir = args.out_dir or (tempfile.mkdtemp(prefix="induction-quick-") if args.quick else None)
     command = recorded_command("engine.train induction", argv, "--out-dir")
-    meta = save(model, timeline, command, out_dir)
+    meta = save(model, tl, command, out_dir)
     print(
         f"final loss {meta['final_loss']}  max induction score {meta['max_induction']}  "
         f"phase change {meta['phase_change']}  {meta['train_seconds']} s "

@@ -71,6 +71,7 @@ from engine.data.babi import TASK_IDS, Sample, dataset, elsewhere, short_story, 
 from engine.data.babi_encode import Encoded, encode, noisy_times, times_and_mask
 from engine.data.vocab import Vocab
 from engine.models.memn2n import TYINGS, MemN2N, MemN2NConfig, Reader, answer, checkpoint_name
+from engine.training import fit as harness
 
 QUICK = dict(epochs=2, per_task=60, ls_epochs=1, restarts=2)
 LS_EPOCHS = 60  # linear-start epochs (see the module docstring for why not 20)
@@ -183,16 +184,14 @@ def evaluate_loss(model: MemN2N, enc: Encoded, *, linear: bool) -> tuple[float, 
 
 @dataclass
 class Snapshots:
-    """What the training loop hands a :class:`timeline.Recorder` at a due step: the probe
-    stories' Traces (answered with softmax, as the app answers) and the metrics."""
+    """What a snapshot measures at a due step: the probe stories' Traces (answered with
+    softmax, as the app answers) and the validation metrics."""
 
-    recorder: timeline.Recorder
     reader: Reader
     samples: list[Sample]
     enc_val: Encoded
-    losses: list[float]
 
-    def take(self, step: int, *, linear: bool) -> None:
+    def take(self, *, linear: bool) -> tuple[dict, list]:
         def run():
             val_loss, val_acc = evaluate_loss(self.reader.model, self.enc_val, linear=linear)
             self.reader.model.eval()
@@ -202,10 +201,7 @@ class Snapshots:
             return val_loss, val_acc, traces
 
         val_loss, val_acc, traces = timeline.quiet(run)
-        train_loss = float(np.mean(self.losses)) if self.losses else None
-        metrics = {"val_loss": val_loss, "val_accuracy": val_acc, "train_loss": train_loss}
-        self.recorder.add(step, metrics, traces)
-        self.losses.clear()
+        return {"val_loss": val_loss, "val_accuracy": val_acc}, traces
 
 
 def train(
@@ -234,7 +230,7 @@ def train(
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     samples, vocab, answers = corpus(tasks, size, per_task)
-    fit, val = split(samples)
+    train_set, val = split(samples)
     cfg = MemN2NConfig(
         vocab_size=len(vocab),
         answers=tuple(vocab.stoi[a] for a in answers),
@@ -248,50 +244,71 @@ def train(
     best = ((-1.0, -math.inf), None, 0)
     anneal = max(1, epochs // 4)
     total = ls_epochs + epochs
-    per_epoch = len(batches(np.zeros(len(fit), dtype=np.int64), np.random.default_rng(0)))
-    shots = None
-    if record:
-        reader = Reader(model, vocab, answers, record, {"tasks": list(tasks)})
-        recorder = timeline.Recorder(record, total * per_epoch)
-        shots = Snapshots(recorder, reader, probes(list(tasks)), enc_val, [])
-        shots.take(0, linear=ls_epochs > 0)
-        if ls_epochs:
-            recorder.mark(LINEAR_START_END, ls_epochs * per_epoch)
-    step, memo = 0, {}
+    per_epoch = len(batches(np.zeros(len(train_set), dtype=np.int64), np.random.default_rng(0)))
+    now = {"linear": ls_epochs > 0}  # the epoch of the step last taken: what a snapshot reads
     bar = tqdm(range(total), desc="memn2n", disable=not progress, file=sys.stderr)
-    for epoch in bar:
-        linear = epoch < ls_epochs
-        # Linear start: a constant 0.005. Then 0.01, halved every epochs/4 epochs.
-        lr = 0.005 if linear else 0.01 * 0.5 ** ((epoch - ls_epochs + 1) // anneal)
-        opt = torch.optim.SGD(model.parameters(), lr=lr)
-        told = with_short(fit, short_rate, story_rng, elsewhere_rate)
-        enc_fit = encode(told, vocab, answers, cfg.memory, memo)
-        for idx in batches(enc_fit.n_facts, rng):
-            story, n_facts, query, ans = tensors(enc_fit, idx)
-            times, mask = noisy_times(n_facts, story.shape[1], cfg.memory, NOISE_RATE, gen)
-            logits, _, _ = model(story, times, mask, query, linear=linear)
-            loss = nn.functional.cross_entropy(logits, ans, reduction="sum")  # as the paper
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), CLIP)
-            opt.step()
-            for e in model.E:  # the null word stays the zero vector
-                e.weight.data[0].zero_()
-            step += 1
-            if shots is not None:
-                shots.losses.append(loss.item() / len(idx))
-                if shots.recorder.due(step):
-                    # The step that ends linear start is read as the model trained it.
-                    shots.take(step, linear=linear)
-        val_loss, val_acc = evaluate_loss(model, enc_val, linear=linear)
-        # Ties in accuracy on a small validation set are common: the lower loss breaks them.
-        if not linear and (val_acc, -val_loss) > best[0]:
-            best = (
-                (val_acc, -val_loss),
-                {k: v.clone() for k, v in model.state_dict().items()},
-                epoch,
-            )
-        bar.set_postfix(loss=f"{val_loss:.3f}", val=f"{val_acc:.3f}", ls=linear)
+
+    def epochs_of_batches():
+        """Each epoch's batches, one by one; the epoch's end (validation, the best model
+        kept) runs when the next batch is asked for, after that step's snapshot."""
+        nonlocal best
+        memo: dict = {}
+        for epoch in bar:
+            linear = now["linear"] = epoch < ls_epochs
+            # Linear start: a constant 0.005. Then 0.01, halved every epochs/4 epochs.
+            lr = 0.005 if linear else 0.01 * 0.5 ** ((epoch - ls_epochs + 1) // anneal)
+            opt = torch.optim.SGD(model.parameters(), lr=lr)
+            told = with_short(train_set, short_rate, story_rng, elsewhere_rate)
+            enc_fit = encode(told, vocab, answers, cfg.memory, memo)
+            for idx in batches(enc_fit.n_facts, rng):
+                yield enc_fit, idx, opt, linear
+            val_loss, val_acc = evaluate_loss(model, enc_val, linear=linear)
+            # Ties in accuracy on a small validation set are common: the lower loss breaks them.
+            if not linear and (val_acc, -val_loss) > best[0]:
+                best = (
+                    (val_acc, -val_loss),
+                    {k: v.clone() for k, v in model.state_dict().items()},
+                    epoch,
+                )
+            bar.set_postfix(loss=f"{val_loss:.3f}", val=f"{val_acc:.3f}", ls=linear)
+
+    stream = epochs_of_batches()
+
+    def step(_k: int) -> float:
+        enc_fit, idx, opt, linear = next(stream)
+        story, n_facts, query, ans = tensors(enc_fit, idx)
+        times, mask = noisy_times(n_facts, story.shape[1], cfg.memory, NOISE_RATE, gen)
+        logits, _, _ = model(story, times, mask, query, linear=linear)
+        loss = nn.functional.cross_entropy(logits, ans, reduction="sum")  # as the paper
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+        opt.step()
+        for e in model.E:  # the null word stays the zero vector
+            e.weight.data[0].zero_()
+        return loss.item() / len(idx)
+
+    recorder = timeline.Recorder(record, total * per_epoch) if record else None
+    if recorder is not None and ls_epochs:
+        recorder.mark(LINEAR_START_END, ls_epochs * per_epoch)
+    shots = (
+        Snapshots(
+            Reader(model, vocab, answers, record, {"tasks": list(tasks)}),
+            probes(list(tasks)),
+            enc_val,
+        )
+        if record
+        else None
+    )
+    done = harness.fit(
+        step,
+        total * per_epoch,
+        recorder,
+        # The step that ends linear start is read as the model trained it.
+        snapshot=shots and (lambda _k: shots.take(linear=now["linear"])),
+        train_loss=True,
+    )
+    next(stream, None)  # the last epoch's end: its validation and the best model kept
     assert best[1] is not None, "at least one softmax epoch"
     model.load_state_dict(best[1])
     info = dict(
@@ -301,11 +318,11 @@ def train(
         linear_start_epochs=ls_epochs,
         short_rate=short_rate,
         elsewhere_rate=elsewhere_rate,
-        steps=step,
+        steps=done.steps,
     )
-    if shots is not None:
-        shots.recorder.mark(KEPT, (best[2] + 1) * per_epoch)
-        info["timeline"] = shots.recorder.timeline(seed=seed, best_epoch=best[2])
+    if recorder is not None:
+        recorder.mark(KEPT, (best[2] + 1) * per_epoch)
+        info["timeline"] = recorder.timeline(seed=seed, best_epoch=best[2])
     return model, vocab, answers, info
 
 

@@ -27,8 +27,6 @@ import math
 import random
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +38,9 @@ from engine import translation_quality as metrics
 from engine.data import dates, enfr
 from engine.data.vocab import PAD_ID, Vocab
 from engine.models.bahdanau import SCORINGS, NMTConfig, RNNSearch
+from engine.run import Run
 from engine.trace import AttentionMap, Trace
+from engine.training import fit as harness
 
 # Steps sized so each shipped model trains in under 15 minutes on one core of this CPU.
 PRESETS = {
@@ -312,7 +312,7 @@ def snapshot(model: RNNSearch, s: Setup, step: int) -> tuple[dict, list[Trace]]:
 
 
 @dataclass
-class Run:
+class Trained:
     model: RNNSearch
     cfg: NMTConfig
     record: dict
@@ -326,18 +326,17 @@ def fit(
     seed: int,
     steps: int,
     record: bool = True,
-    on_snapshot: Callable[[int, dict, list[Trace]], None] | None = None,
-    on_step: Callable[[int, float], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    run: Run | None = None,
     log=sys.stderr,
-) -> Run:
-    """Train one model from ``seed`` for ``steps`` Adam steps; writes nothing.
+) -> Trained:
+    """Train one model from ``seed`` for ``steps`` Adam steps through the one harness
+    (:func:`engine.training.fit.fit`); writes nothing.
 
     With ``record`` the timeline's snapshots are taken at log-spaced steps (and handed to
-    ``on_snapshot(step, metrics, traces)`` as they come, for a live view); ``on_step(step,
-    loss)`` sees each step's batch loss; ``should_stop()`` is asked before every step, and
-    a stopped run ends on a snapshot of the step it stopped at. Bit for bit reproducible
-    at one thread (the callers set ``torch.set_num_threads(1)``); ``log=None`` is silent."""
+    ``run.on_snapshot`` as they come, for a live view); ``run.on_step`` sees each step's
+    batch loss; ``run.should_stop()`` is asked before every step, and a stopped run ends on
+    a snapshot of the step it stopped at. Bit for bit reproducible at one thread (the
+    callers set ``torch.set_num_threads(1)``); ``log=None`` is silent."""
     from tqdm import tqdm
 
     torch.manual_seed(seed)
@@ -353,26 +352,13 @@ def fit(
         s.train_pairs, s.src_vocab, s.tgt_vocab, s.preset["batch"], random.Random(seed)
     )
     recorder = timeline.Recorder(s.name, steps) if record else None
-    tokens, losses, t0, cpu0, rec_s = 0, [], time.perf_counter(), time.thread_time(), 0.0
+    tokens = [0]
     bar = tqdm(
         total=steps, desc=f"{s.task} {scoring}", file=log, mininterval=5, disable=log is None
     )
     model.train()
-    loss = torch.tensor(float("nan"))
-    for step in range(steps + 1):
-        stop = should_stop is not None and step < steps and should_stop()
-        if recorder is not None and (recorder.due(step) or stop):
-            r0 = time.perf_counter()
-            measured, traces = snapshot(model, s, step)
-            # the training loss: the mean batch loss since the previous snapshot
-            measured["train_loss"] = sum(losses) / len(losses) if losses else None
-            losses = []
-            recorder.add(step, measured, traces)
-            rec_s += time.perf_counter() - r0
-            if on_snapshot is not None:
-                on_snapshot(step, measured, traces)
-        if step == steps or stop:
-            break
+
+    def step(_k: int) -> float:
         src, src_len, tgt_in, tgt_out = next(stream)
         logits, _ = model(src, src_len, tgt_in)
         loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
@@ -381,29 +367,35 @@ def fit(
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        tokens += int((tgt_out != PAD_ID).sum())
-        losses.append(loss.item())
+        tokens[0] += int((tgt_out != PAD_ID).sum())
         bar.update()
-        bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
-        if on_step is not None:
-            on_step(step + 1, losses[-1])
+        bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+        return loss.item()
+
+    done = harness.fit(
+        step,
+        steps,
+        recorder,
+        run,
+        snapshot=lambda k: snapshot(model, s, k),
+        train_loss=True,  # the training loss: the mean batch loss since the previous snapshot
+    )
     bar.close()
-    wall = time.perf_counter() - t0
     rec = {
-        "steps": step,
+        "steps": done.steps,
         "batch": s.preset["batch"],
         "seed": seed,
-        "wall_s": round(wall, 1),
-        "cpu_s": round(time.thread_time() - cpu0, 1),  # this thread alone
-        "target_tokens": tokens,
-        "tokens_per_s": round(tokens / wall, 1),
-        "final_loss": round(loss.item(), 4),
+        "wall_s": round(done.wall_s, 1),
+        "cpu_s": round(done.thread_cpu_s, 1),  # this thread alone
+        "target_tokens": tokens[0],
+        "tokens_per_s": round(tokens[0] / done.wall_s, 1),
+        "final_loss": round(done.loss, 4),
         "n_train": len(s.train_pairs),
     }
     if recorder is not None:
-        rec["timeline_s"] = round(rec_s, 1)
+        rec["timeline_s"] = round(done.record_s, 1)
     tl = recorder.timeline(held_out=len(s.held_out)) if recorder is not None else None
-    return Run(model, cfg, rec, tl)
+    return Trained(model, cfg, rec, tl)
 
 
 def train(
@@ -444,32 +436,15 @@ def train(
     return run.record
 
 
-def live(
-    task: str,
-    seed: int,
-    *,
-    steps: int | None = None,
-    on_snapshot: Callable[[int, dict, list[Trace]], None] | None = None,
-    on_step: Callable[[int, float], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-) -> Run:
+def live(task: str, seed: int, *, steps: int | None = None, run: Run | None = None) -> Trained:
     """Train it now: the ``--live`` model of ``task`` from ``seed``, writing nothing and
     printing nothing; the same run as ``command(task, "additive", seed, False, steps,
     live=True)``, snapshot for snapshot (at one thread)."""
     s = setup(task, seed, live=True)
     s.name = checkpoint_name(task, "additive", live=True)
-    run = fit(
-        s,
-        "additive",
-        seed=seed,
-        steps=steps or s.preset["steps"],
-        on_snapshot=on_snapshot,
-        on_step=on_step,
-        should_stop=should_stop,
-        log=None,
-    )
-    run.timeline.meta.update(task=task, scoring="additive", seed=seed)
-    return run
+    trained = fit(s, "additive", seed=seed, steps=steps or s.preset["steps"], run=run, log=None)
+    trained.timeline.meta.update(task=task, scoring="additive", seed=seed)
+    return trained
 
 
 def main(argv: list[str]) -> int:

@@ -43,7 +43,9 @@ from engine.models.transformer import (
     task_module,
 )
 from engine.models.transformer import trace as trace_translation
+from engine.run import Run
 from engine.trace import Trace
+from engine.training import fit as harness
 from engine.translation_quality import aer, argmax_links, bleu, exact_match
 
 # Steps, not minutes, so a run reproduces its checkpoint on any machine. en-fr: 4,800
@@ -170,18 +172,6 @@ class Probe:
             model.train()
 
 
-def snapshot(rec: timeline.Recorder, probe: Probe, model, step: int, losses: list, log) -> None:
-    """Record step ``step``: the probe's metrics and Traces, and the mean training loss
-    (label-smoothed, as optimised) of the batches since the last snapshot."""
-    metrics, traces = timeline.quiet(lambda: probe(model))
-    if losses:
-        metrics["train_loss"] = sum(losses) / len(losses)
-        losses.clear()
-    rec.add(step, metrics, traces)
-    shown = "  ".join(f"{k} {v:.3f}" for k, v in sorted(metrics.items()))
-    log(f"snapshot {len(rec.steps):2d} at step {step:5d}: {shown}")
-
-
 def train(
     task: str,
     pe: str,
@@ -225,13 +215,9 @@ def train(
     name = checkpoint_name(task, pe)
     probe = Probe(name, task, probe_texts(task), valid[:HELD_OUT], src_vocab, tgt_vocab, max_tgt)
     rec = timeline.Recorder(name, steps) if record else None
-    losses: list[float] = []
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    model.train()
-    step = 0
-    if rec is not None:
-        snapshot(rec, probe, model, 0, losses, log)
-    for step in range(1, steps + 1):
+    t0 = time.perf_counter()
+
+    def step(_k: int) -> float:
         src, tgt_in, tgt_out = batch_tensors(next(batches), src_vocab, tgt_vocab)
         logits, _ = model(src, tgt_in)
         loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
@@ -240,18 +226,31 @@ def train(
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        losses.append(loss.item())
-        if rec is not None and rec.due(step):
-            snapshot(rec, probe, model, step, losses, log)
-        elapsed = time.perf_counter() - t0
-        if step % 250 == 0 or step == steps:
-            log(f"step {step:5d}  loss {loss.item():.3f}  {elapsed:6.0f} s")
-        if minutes is not None and elapsed > 60 * minutes:
-            log(f"stopping at step {step}: the {minutes:g}-minute budget is spent")
-            break
-    if rec is not None and rec.steps[-1] != step:  # a stopped run ends on where it stopped
-        snapshot(rec, probe, model, step, losses, log)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        return loss.item()
+
+    def out_of_time() -> bool:
+        if minutes is None or time.perf_counter() - t0 <= 60 * minutes:
+            return False
+        log(f"stopping: the {minutes:g}-minute budget is spent")
+        return True
+
+    def logged(done: int, loss: float) -> None:
+        if done % 250 == 0 or done == steps:
+            log(f"step {done:5d}  loss {loss:.3f}  {time.perf_counter() - t0:6.0f} s")
+
+    def shown(k: int, metrics: dict, _traces: list) -> None:
+        values = "  ".join(f"{m} {v:.3f}" for m, v in sorted(metrics.items()) if v is not None)
+        log(f"snapshot {len(rec.steps):2d} at step {k:5d}: {values}")
+
+    model.train()
+    done = harness.fit(
+        step,
+        steps,
+        rec,
+        Run(out_of_time, logged, shown),
+        snapshot=lambda k: timeline.quiet(lambda: probe(model)),
+        train_loss=True,  # the label-smoothed loss, as optimised, since the last snapshot
+    )
     acc = token_accuracy(model, valid, src_vocab, tgt_vocab)
     log(f"valid token accuracy {acc:.4f}")
     meta = {
@@ -259,13 +258,13 @@ def train(
         "task": task,
         "config": cfg.to_dict(),
         "seed": seed,
-        "steps": step,
+        "steps": done.steps,
         "batch": batch,
         "warmup": warmup,
         "lr_factor": LR_FACTOR,
         "dtype": "float16",
-        "train_seconds": round(wall, 1),
-        "train_cpu_seconds": round(cpu, 1),
+        "train_seconds": round(done.wall_s, 1),
+        "train_cpu_seconds": round(done.cpu_s, 1),
         "valid_token_accuracy": round(acc, 4),
         "max_tgt": max_tgt,
         "src_vocab": src_vocab.to_json(),

@@ -51,6 +51,7 @@ from engine.models.variant_lm import (
     results,
 )
 from engine.training import _grid_plan as plans
+from engine.training import fit as harness
 from engine.variants.registry import REGISTRY, attend_fn
 
 # The grid's cells and their parameters, as each variant declares them (Variant.grid_budget,
@@ -191,34 +192,38 @@ def run_job(job: Job) -> dict:
     rec = timeline.Recorder(name, sch.steps, n=SNAPSHOTS)
     recording = job.width == GRID_WIDTH  # the sweep's cells feed one chart; no page replays them
     probe = Probe(task, name, min(PROBE_SIZE, sch.test_size))
-    losses, status = [], "trained"
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    for step in range(sch.steps):
-        if recording and rec.due(step):
-            probe.record(rec, step, model, attend)
-        x, y = task.batch(sch.batch, seed=job.seed * 1_000_000 + step)
+    losses: list[list] = []
+
+    def step(k: int) -> float:
+        x, y = task.batch(sch.batch, seed=job.seed * 1_000_000 + k)
         logits, _ = model(x, attend)
         loss = loss_fn(logits.flatten(0, 1), y.flatten())
         if not torch.isfinite(loss):
-            status = f"diverged at step {step} (loss {float(loss)})"
-            break
+            return float(loss)  # the harness ends a diverged run; this step is not taken
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        if step % 50 == 0 or step == sch.steps - 1:
-            losses.append([step, round(loss.item(), 4)])
-    train_s, cpu_s = time.perf_counter() - t0, time.process_time() - cpu0
-    steps_done = step + 1 if sch.steps else 0
+        if k % 50 == 0 or k == sch.steps - 1:
+            losses.append([k, round(loss.item(), 4)])
+        return loss.item()
+
+    done = harness.fit(
+        step,
+        sch.steps,
+        rec if recording else None,
+        snapshot=lambda k: probe.snapshot(k, model, attend),
+        end=False,  # the last snapshot reads the shipped (float16) weights, below
+    )
+    status = f"diverged at step {done.steps} (loss {done.loss})" if done.diverged else "trained"
     # Round to the shipped precision first, so the checkpoint reproduces the score.
     state = {k: v.half() for k, v in model.state_dict().items()}
     model.load_state_dict({k: v.float() for k, v in state.items()})
     accuracy = score(model, attend, task, sch.test_size)
     validation = score(model, attend, task, sch.test_size, seed=VALID_SEED)
-    steps_recorded = steps_done if status == "trained" else step
-    if recording and (not rec.steps or rec.steps[-1] < steps_recorded):
-        probe.record(rec, steps_recorded, model, attend)  # the shipped (float16) weights
+    if recording and (not rec.steps or rec.steps[-1] < done.steps):
+        rec.add(done.steps, *probe.snapshot(done.steps, model, attend))
     variant = attend.variant
     resolved = variant.resolve(hp, task.n)
     cfg = model.cfg
@@ -238,14 +243,14 @@ def run_job(job: Job) -> dict:
         "validation_accuracy": round(validation, 6),
         "validation": {"seed": VALID_SEED, "size": sch.test_size},
         "recipe": job.recipe,
-        "steps": steps_done,
+        "steps": done.steps,
         "schedule": asdict(sch),
         "config": cfg.to_dict(),
-        "train_seconds": round(train_s, 2),
-        "seconds_per_step": round(train_s / max(steps_done, 1), 5),
+        "train_seconds": round(done.wall_s, 2),
+        "seconds_per_step": round(done.wall_s / max(done.steps, 1), 5),
         # The process's own CPU time (one torch thread): what the cell costs, whatever
         # else the machine was running; wall time above is what a user waited.
-        "cpu_seconds_per_step": round(cpu_s / max(steps_done, 1), 5),
+        "cpu_seconds_per_step": round(done.cpu_s / max(done.steps, 1), 5),
         # ru_maxrss is per process; every job runs in a fresh one (see run_grid).
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "attention_flops_per_layer": variant.flops(task.n, cfg.d_model // cfg.n_heads, resolved)
@@ -289,9 +294,9 @@ class Probe:
         self.x, self.y = task.batch(size, TEST_SEED)
         self.loss_fn = torch.nn.CrossEntropyLoss(ignore_index=long_range.IGNORE)
 
-    def record(self, rec: timeline.Recorder, step: int, model: VariantModel, attend) -> None:
-        """One snapshot, without gradients or touching the random state: a run that
-        records trains the same weights as one that does not."""
+    def snapshot(self, step: int, model: VariantModel, attend) -> tuple[dict, list]:
+        """(metrics, [trace]) at ``step``, without gradients or touching the random state:
+        a run that records trains the same weights as one that does not."""
         was_training = model.training
         model.eval()
         try:
@@ -299,7 +304,7 @@ class Probe:
         finally:
             model.train(was_training)
         trace.maps = {k: timeline.pooled(m, TIMELINE_SIDE) for k, m in trace.maps.items()}
-        rec.add(step, metrics, [trace])
+        return metrics, [trace]
 
     def measure(self, model: VariantModel, attend) -> tuple[dict, object]:
         right = asked = 0

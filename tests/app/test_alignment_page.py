@@ -5,6 +5,7 @@ import threading
 
 import pytest
 from catalog import APP_DIR
+from state import live
 from state import nmt_training as live_state
 from streamlit.testing.v1 import AppTest
 
@@ -264,7 +265,7 @@ def test_a_second_request_while_one_runs_is_a_message(at, monkeypatch):
     monkeypatch.setattr(live_state, "LIVE_STEPS", {"dates": 10, "en-fr": 10})
     show(at, "live")
     at.session_state["nmt-live"] = ("dates", 3)  # as if a run were under way
-    at.session_state["nmt-live-film"] = live_state.Film("film")
+    at.session_state["nmt-live-film"] = live.Film("film")
     at.radio(key="nmt-live-task").set_value("dates")
     at.number_input(key="nmt-live-seed").set_value(4)
     at.button(key="nmt-live-train").click().run(timeout=300)
@@ -302,13 +303,13 @@ def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
         if done == 12:
             cancel.set()
 
-    tl = live_state._train("dates", 0, 200, live_state.Film(), slots, "loss {loss:.2f}",
+    tl = live_state._train("dates", 0, 200, live.Film(), slots, "loss {loss:.2f}",
                            cancel=cancel, progress=progress)  # fmt: skip
     assert tl.meta["stopped"] == "cancel" and tl.steps[-1] == 12
     assert slots.acquire(blocking=False), "the slot was given back"
     slots.release()
     monkeypatch.setattr(live_state, "LIVE_SECONDS", 0.0)
-    film, cancel = live_state.Film(), threading.Event()
+    film, cancel = live.Film(), threading.Event()
     tl = live_state._train("dates", 0, 200, film, slots, "{loss}", cancel=cancel,
                            progress=lambda *_: None)  # fmt: skip
     assert tl.meta["stopped"] == "time" and tl.steps == [0]

@@ -186,15 +186,15 @@ def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
         if done == 12:
             cancel.set()
 
-    tl = state._train(2, 0, 200, state.Film(), slots, "loss {loss:.2f}", cancel=cancel,
+    tl = state._train(2, 0, 200, state.new_film(), slots, "loss {loss:.2f}", cancel=cancel,
                       progress=progress)  # fmt: skip
     assert tl["meta"]["stopped"] == "cancel" and tl["steps"][-1] == tl["meta"]["steps"] == 12
     assert slots.acquire(blocking=False), "the slot was given back"
     slots.release()
     monkeypatch.setattr(state, "LIVE_SECONDS", 0.0)
-    film = state.Film()
+    film = state.new_film()
     cancel = threading.Event()
     tl = state._train(1, 0, 200, film, slots, "{loss}", cancel=cancel, progress=lambda *_: None)
     assert tl["meta"]["stopped"] == "time" and list(tl["steps"]) == [0]
     assert cancel.is_set(), "a film cut by the clock is not cached as the seed's result"
-    assert film.latest()[0] == 1  # the page saw the one snapshot taken
+    assert film.latest() == 1  # the page saw the one snapshot taken

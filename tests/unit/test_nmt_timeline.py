@@ -14,6 +14,7 @@ from engine.data import enfr
 from engine.errors import InputError
 from engine.models import registry
 from engine.models.cards.nmt import DATE_EXAMPLES
+from engine.run import Run
 from engine.training import nmt as training
 
 pytestmark = pytest.mark.slow  # --quick and --live trainings: seconds each on an idle CPU
@@ -76,8 +77,8 @@ def test_recording_does_not_change_the_weights(tmp_path):
 
 def test_a_stopped_run_ends_on_a_snapshot_of_where_it_stopped():
     calls = []
-    run = training.live("dates", 1, steps=40, should_stop=lambda: len(calls) >= 12,
-                        on_step=lambda step, loss: calls.append((step, loss)))  # fmt: skip
+    stop = Run(lambda: len(calls) >= 12, lambda step, loss: calls.append((step, loss)))
+    run = training.live("dates", 1, steps=40, run=stop)
     assert run.timeline.steps[-1] == run.record["steps"] == 12
     assert [s for s, _ in calls] == list(range(1, 13))
 
@@ -87,7 +88,7 @@ def test_the_live_run_is_the_command_lines_run(tmp_path):
     those ``python -m engine.train nmt --live`` saves."""
     torch.set_num_threads(1)
     shots = []
-    run = training.live("en-fr", 7, steps=14, on_snapshot=lambda *shot: shots.append(shot))
+    run = training.live("en-fr", 7, steps=14, run=Run(on_snapshot=lambda *s: shots.append(s)))
     assert [s for s, *_ in shots] == run.timeline.steps
     training.main(["--task", "en-fr", "--live", "--seed", "7", "--steps", "14",
                    "--out-dir", str(tmp_path)])  # fmt: skip
