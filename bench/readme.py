@@ -87,6 +87,19 @@ def variants(v: dict) -> str:
     )
 
 
+def induction(found: dict) -> str:
+    two, one = found["models"]["induction-2l"], found["models"]["induction-1l"]
+    change = two["phase_change"]
+    return (
+        f"- **Induction toy** (Olsson et al. 2022), attention-only, {two['steps']:,} steps: two "
+        f"layers form an induction head (best score {two['best_induction_head']}) at a phase "
+        f"change between steps {change['start']} and {change['end']}, where the held-out loss "
+        f"falls {change['loss_drop']:.2f} nats; held-out loss {two['held_out_loss']}, ICL score "
+        f"{two['icl']}. The one-layer control: best induction score "
+        f"{one['best_induction_head']}, no phase change, loss {one['held_out_loss']}.\n"
+    )
+
+
 def block(evals: Callable[[str], dict | None]) -> str:
     """The README's bullets, from the files the studio's pages read."""
     transformer_config = evals("transformer-enfr-sinusoidal")["config"]  # the checkpoint
@@ -98,5 +111,6 @@ def block(evals: Callable[[str], dict | None]) -> str:
                 evals("transformer-eval-en-fr"), evals("transformer-eval-dates"), transformer_config
             ),
             variants(evals("variants-eval")),
+            induction(evals("induction-eval")),
         ]
     )

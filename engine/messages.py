@@ -26,6 +26,7 @@ MESSAGES: dict[str, str] = {
     "unit.characters": "characters",
     "unit.words_and_marks": "words and marks",
     "unit.subword_tokens": "subword tokens",
+    "unit.token_ids": "token ids",
     # engine.checkpoints: the shipped weights
     "checkpoint.missing": (
         "Checkpoint {name!r} is not in {folder}; train it with `python -m engine.train …` "
@@ -66,6 +67,12 @@ MESSAGES: dict[str, str] = {
         "and a question such as 'Where is Mary?'"
     ),
     "card.memn2n.not_a_story": "A memory network reads a story: text, or a bAbI sample.",
+    "card.induction.title": (
+        "Induction toy · {layers}-layer attention-only Transformer, {heads} heads"
+    ),
+    "card.induction.empty": (
+        "Type token ids from 1 to {top}, separated by spaces, such as 12 7 33 12 7."
+    ),
     "warn.unknown_words": (
         "{n} of {total} words are not in this model's vocabulary ({words}). "
         "It only knows the words of the grammar it was trained on, so the output below "
@@ -210,6 +217,9 @@ MESSAGES: dict[str, str] = {
     "induction.bad_timeline": (
         "The {layers}-layer induction timeline cannot be read ({reason}); train it again with "
         "`python -m engine.train induction --layers {layers}`."
+    ),
+    "induction.not_ids": (
+        "The induction toy reads token ids: whole numbers from 1 to {top}, separated by spaces."
     ),
     # engine.timeline: a training run's saved snapshots, beside its checkpoint
     "timeline.missing": (
@@ -419,6 +429,8 @@ MESSAGES: dict[str, str] = {
     "example.question": "a question",
     "example.story": "a story",
     "example.repetition": "repeated words",
+    "example.repeated_block": "a block, then the block again",
+    "example.training_probe": "the training probe",
 }
 
 

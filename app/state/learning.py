@@ -1,20 +1,20 @@
 """Cached loaders for the Watch-attention-learn page: the induction toy's shipped timelines.
 
-A timeline is read once per process and file version (``st.cache_data`` keyed on the
-files' size and time), so moving the step slider only picks one step out of arrays
-already in memory and redraws.
+A timeline is read through the toy's card once per process and file version
+(``state.timelines``, keyed on the files' size and time), so moving the step slider only
+picks one step out of arrays already in memory and redraws.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 from kit import queue
 from kit.i18n import t
 
 from engine.analysis import induction as analysis
+from engine.errors import InputError
 from engine.training import induction as training
-from state import live
+from state import live, models, timelines
 
 LAYERS = (2, 1)  # the model that forms an induction head, then the one-layer control
 # Train it now: 800 steps pass the phase change of the shipped seed (steps 448–615) and
@@ -25,17 +25,15 @@ LIVE_SLOTS = live.SLOTS  # live trainings at once on the whole server (each hold
 SEEDS = (0, 999)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def _load(n_layers: int, stamp: tuple) -> dict:
-    """``stamp`` is only a cache key: a retrained timeline has another."""
-    return analysis.load_timeline(n_layers)
-
-
 def timeline(n_layers: int) -> dict:
-    """The shipped timeline (``engine.analysis.induction.load_timeline``) plus its
-    ``curves`` (best heads per step) and ``fall`` (the steepest fall of the loss).
-    Raises the engine's InputError when the files are missing or unreadable."""
-    tl = _load(n_layers, analysis.timeline_stamp(n_layers))
+    """The shipped timeline as per-step arrays (``engine.analysis.induction.arrays``), read
+    through the toy's card like every family's (``state.timelines``: once per file
+    version), plus its ``curves`` (best heads per step) and ``fall`` (the steepest fall of
+    the loss). Raises the engine's InputError when the files are missing or unreadable."""
+    name = analysis.checkpoint_name(n_layers)
+    if name not in models.cards():
+        raise InputError("induction.no_timeline", layers=n_layers)
+    tl = analysis.arrays(timelines.of(models.card(name)))
     return {
         **tl,
         "curves": analysis.headline(tl),

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from engine import checkpoints, timeline
 from engine.analysis import heads
 from engine.errors import InputError
-from engine.models.induction import BOS, AttentionOnlyTransformer
+from engine.models.induction import BOS, AttentionOnlyTransformer, checkpoint_name
 from engine.timeline import Timeline
 from engine.trace import AttentionMap, Trace
 
@@ -185,10 +185,6 @@ def phase_change(steps, loss, induction, threshold: float = THRESHOLD) -> dict |
         "before": float(ind[start]),
         "after": float(ind[end]),
     }
-
-
-def checkpoint_name(n_layers: int) -> str:
-    return f"induction-{n_layers}l"
 
 
 def timeline_name(n_layers: int) -> str:

@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 from torch import nn
 
+from engine import checkpoints
 from engine.attention.scoring import scaled_dot_product_attention
+from engine.errors import InputError
+from engine.trace import AttentionMap, Trace
 
 BOS = 0  # the first token of every sequence; never drawn as content
 
@@ -113,3 +117,52 @@ def build(cfg: InductionConfig, seed: int) -> AttentionOnlyTransformer:
 
 def checkpoint_name(n_layers: int) -> str:
     return f"induction-{n_layers}l"
+
+
+MAX_CHARS = 400  # 47 token ids of two digits, with spaces: far above any real input
+
+
+def load(name: str, directory: Path | None = None) -> AttentionOnlyTransformer:
+    """The checkpoint ``name`` (``induction-2l`` …), in eval mode."""
+    state, meta = checkpoints.load(name, directory)
+    model = AttentionOnlyTransformer(InductionConfig(**meta["config"]))
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def parse(text: str, cfg: InductionConfig) -> list[int]:
+    """``"12 7 33 12 7"`` → the token ids after BOS; anything else is an InputError that
+    names what the toy reads (content ids 1 … vocab − 1, at most max_len − 1 of them)."""
+    words = text.replace(",", " ").split()
+    top = cfg.vocab_size - 1
+    if not all(w.isdigit() and 1 <= int(w) <= top for w in words):
+        raise InputError("induction.not_ids", top=top)
+    if len(words) > cfg.max_len - 1:
+        raise InputError("text.too_many_tokens", n=len(words), limit=cfg.max_len - 1)
+    return [int(w) for w in words]
+
+
+@torch.no_grad()
+def trace(model: AttentionOnlyTransformer, name: str, text: str) -> Trace:
+    """BOS and the typed ids through the toy: every head's causal map ``[L, H, T, T]`` and
+    the next token each position predicts (an induction head's work shows as the second
+    copy of a block predicting what followed the first)."""
+    tokens = [BOS, *parse(text, model.cfg)]
+    logits, A = model(torch.tensor([tokens]))
+    labels = ["BOS", *(str(t) for t in tokens[1:])]
+    amap = AttentionMap(
+        A[0].numpy(),
+        labels,
+        labels,
+        "self",
+        layer_labels=[f"L{i}" for i in range(model.cfg.n_layers)],
+        head_labels=[f"H{h}" for h in range(model.cfg.n_heads)],
+    )
+    predicted = logits[0].argmax(-1).tolist()
+    return Trace(
+        model=name,
+        task="induction",
+        inputs={"text": text, "tokens": tokens},
+        outputs={"next": predicted, "text": " ".join(str(t) for t in predicted)},
+        maps={"self": amap},
+    )

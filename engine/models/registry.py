@@ -33,7 +33,7 @@ from pathlib import Path
 from engine import checkpoints
 from engine.errors import InputError
 from engine.models.card import Alignment, Example, Limits, ModelCard
-from engine.models.cards import memn2n, nmt, pretrained, transformer
+from engine.models.cards import induction, memn2n, nmt, pretrained, transformer
 
 __all__ = [
     "Alignment",
@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 
 
 def _families() -> dict[str, type[ModelCard]]:
-    return {c.family: c for c in (nmt.NMTCard, transformer.TransformerCard, memn2n.MemN2NCard)} | {
+    trained = (nmt.NMTCard, transformer.TransformerCard, memn2n.MemN2NCard, induction.InductionCard)
+    return {c.family: c for c in trained} | {
         pretrained.PretrainedCard.family: pretrained.PretrainedCard
     }
 
@@ -80,7 +81,9 @@ def _discover(directory: Path) -> list[ModelCard]:
 def cards(directory: Path | None = None) -> list[ModelCard]:
     """Every model: shipped checkpoints (by family, then name), then pretrained models."""
     order = list(_families())
-    shipped = _discover(Path(directory) if directory else checkpoints.CHECKPOINT_DIR)
+    where = Path(directory) if directory else checkpoints.CHECKPOINT_DIR
+    # The induction toy's checkpoints sit in a folder of their own (its timelines beside them)
+    shipped = _discover(where) + _discover(induction.folder(where))
 
     shipped.sort(key=lambda c: (order.index(c.family), c.sort_key()))
     return shipped + pretrained.pretrained_cards()

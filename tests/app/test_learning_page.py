@@ -26,16 +26,20 @@ def shipped(n_layers: int) -> dict:
 
 @pytest.fixture
 def timeline_dir(monkeypatch, tmp_path):
-    """The page reads its timelines from a copy the test may break."""
+    """The page reads the toy's checkpoints and timelines from a copy the test may break
+    (the cards' folder pointed at it)."""
+    from engine.models.cards import induction as cards
+
     for n_layers in (1, 2):
         shipped(n_layers)
-        for suffix in (".safetensors", ".json"):
-            name = analysis.timeline_name(n_layers) + suffix
-            shutil.copy(analysis.TIMELINE_DIR / name, tmp_path / name)
-    monkeypatch.setattr(analysis, "TIMELINE_DIR", tmp_path)
+    for path in analysis.TIMELINE_DIR.iterdir():
+        shutil.copy(path, tmp_path / path.name)
+    monkeypatch.setattr(cards, "FOLDER", tmp_path)
     st.cache_data.clear()
+    st.cache_resource.clear()
     yield tmp_path
     st.cache_data.clear()
+    st.cache_resource.clear()
 
 
 def open_page(**params) -> AppTest:
@@ -90,12 +94,12 @@ def test_a_step_that_was_not_saved_is_a_note_and_the_last_step():
 def test_a_missing_timeline_leaves_the_other(timeline_dir):
     (timeline_dir / f"{analysis.timeline_name(2)}.safetensors").unlink()
     at = open_page()
-    assert any("2-layer induction timeline is not shipped" in i.value for i in at.info)
+    assert any("No training timeline is shipped for induction-2l" in i.value for i in at.info)
     assert len(charts(at)) == 1  # the control still shows
     for path in timeline_dir.iterdir():
         path.unlink()
     at = open_page()
-    assert sum("is not shipped" in i.value for i in at.info) == 2
+    assert sum("timeline" in i.value and "shipped" in i.value for i in at.info) == 2
     assert not charts(at)
 
 

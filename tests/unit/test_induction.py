@@ -165,3 +165,47 @@ def test_phase_change_finds_the_crossing_window():
     assert analysis.phase_change(steps, loss, [0.1] * 7) is None
     # a crossing that falls back does not count; the last crossing for good does
     assert analysis.phase_change(steps, loss, [0.1, 0.6, 0.1, 0.2, 0.6, 0.8, 0.8])["end"] == 160
+
+
+def test_the_two_layer_card_continues_a_repeated_block_and_the_control_does_not():
+    """Through its card, like every model: in the block's second copy the two-layer toy
+    predicts the token that followed the current one in the first copy; the one-layer
+    control, with no head to compose, mostly does not."""
+    from engine.models import registry
+    from engine.models.cards.induction import REPEATED
+
+    ids = [int(w) for w in REPEATED.split()]
+    block = 5  # REPEATED is a block of five ids, then the block again, then two more
+    right = {}
+    for name in ("induction-2l", "induction-1l"):
+        card = registry.get(name)
+        trace = card.trace(REPEATED)
+        amap = trace.maps["self"]
+        assert amap.weights.shape[:2] == (card.layers, card.meta["config"]["n_heads"])
+        assert np.allclose(amap.weights.sum(-1), 1, atol=1e-5)  # causal distributions
+        nxt = trace.outputs["next"]  # nxt[i] predicts token i + 1 of [BOS, *ids]
+        repeats = range(block + 1, len(ids))  # positions whose next token was seen before
+        right[name] = np.mean([nxt[i] == ids[i] for i in repeats])
+    assert right["induction-2l"] == 1.0
+    assert right["induction-1l"] < 0.5
+    with pytest.raises(InputError, match="token ids"):
+        registry.get("induction-2l").trace("twelve seven")
+
+
+def test_the_evaluation_reads_the_shipped_weights_and_timeline():
+    """The card's numbers are what ``python -m engine.evaluate induction`` measures now."""
+    from engine.evaluation import induction as evaluation
+    from engine.models import registry
+
+    for n_layers in (2, 1):
+        shipped(n_layers)
+        card = registry.get(f"induction-{n_layers}l")
+        assert card.results() == json_round(evaluation.measure(n_layers))
+    assert registry.get("induction-2l").results()["phase_change"] is not None
+    assert registry.get("induction-1l").results()["phase_change"] is None
+
+
+def json_round(value):
+    import json
+
+    return json.loads(json.dumps(value))

@@ -19,7 +19,7 @@ def test_every_checkpoint_and_minilm_has_a_card():
     names = {c.name for c in CARDS}
     assert set(SHIPPED) <= names
     assert "minilm" in names
-    assert {c.family for c in CARDS} == {"nmt", "transformer", "memn2n", "pretrained"}
+    assert {c.family for c in CARDS} == {"nmt", "transformer", "memn2n", "induction", "pretrained"}
 
 
 @pytest.mark.parametrize("card", CARDS, ids=lambda c: c.name)
