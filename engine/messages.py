@@ -42,6 +42,9 @@ MESSAGES: dict[str, str] = {
     "checkpoint.unreadable": "Checkpoint {name!r} is unreadable: {detail}",
     "checkpoint.no_meta": "Checkpoint {name!r} has no readable {file}: {detail}",
     "card.no_option": "{name} has no option {unknown}; its options: {known}.",
+    "card.no_attention_inputs": (
+        "{name} does not take attention variants, so it has no layer inputs to give them."
+    ),
     "card.unknown_model": "Unknown model {name!r}; known: {known}.",
     # engine.models.cards: titles, what to type, and when an answer is not one
     "card.nmt.title": "RNNsearch · {scoring} · {direction}",

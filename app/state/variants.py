@@ -20,7 +20,7 @@ from kit.i18n import DEFAULT, engine_text, language, t, variant_title
 
 from engine import kernels, profile
 from engine.errors import InputError
-from engine.models import in_pretrained, transformer
+from engine.models import in_pretrained
 from engine.models import variant_lm as quality
 from engine.models.in_pretrained import load_qkv_npz
 from engine.models.variant_lm import trained_trace
@@ -104,11 +104,12 @@ def compare(
 def _qkv(tr, source, text, synthetic, heads, d, layer, upload):
 
     if source == "trained":
-        return transformer.layer_qkv(tr, text)
+        return models.card(trained_name()).attention_inputs(text, model=tr)
     if source == "minilm":
-        return in_pretrained.layer_qkv(tr, text, layer=layer, head=heads)
+        card = models.card(models.default("sentence", "pretrained"))
+        return card.attention_inputs(text, model=tr, layer=layer, head=heads)
     if source == "npz":
-        q, k, v = in_pretrained.load_qkv_npz(upload)
+        q, k, v = load_qkv_npz(upload)
         return q, k, v, [str(i) for i in range(q.shape[-2])]
     if source == "text":
         return inputs.text_layer(text, heads=heads, d=d)
@@ -125,12 +126,15 @@ def _compare(tr, source, text, synthetic, names, params_json, causal, heads, d, 
         q, k, v = q.to(device), k.to(device), v.to(device)
     traces, rows = cmp.run_all(list(names), q, k, v, labels, causal=causal, params=params)
     if source == "trained":
-        reference = transformer.translate(tr, text, attend="full")
+        card = models.card(trained_name())
+
+        def translation(name: str, hp=None) -> str:  # the whole model with the variant inside
+            swapped = card.trace(text, model=tr, attend=name, attend_hp=hp)
+            return swapped.outputs["translation"]
+
+        reference = translation("full")
         for row in filter(lambda r: "rel_error" in r, rows):  # refused rows stay unscored
-            name = row["variant"]
-            row["translation"] = transformer.translate(
-                tr, text, attend=name, attend_hp=params.get(name)
-            )
+            row["translation"] = translation(row["variant"], params.get(row["variant"]))
             row["same_as_full"] = row["translation"] == reference
     return traces, rows
 

@@ -225,6 +225,14 @@ class ModelCard(ABC):
             trace.outputs["warning"] = warning
         return trace
 
+    def attention_inputs(
+        self, input: Any, *, model: Any = None, layer: int = 0, head: int | None = None
+    ) -> tuple:
+        """Per-head q, k, v ``[1, H, n, d]`` that self-attention ``layer`` computes from
+        ``input`` (``head``: that head alone, H = 1) and the tokens: what a variant swapped
+        into that layer receives. A card whose model takes variants states them."""
+        raise InputError("card.no_attention_inputs", name=self.name)
+
     def assess(self, trace: Trace) -> str | None:
         """Why this answer should not be read as one, or None when nothing is off."""
         return None

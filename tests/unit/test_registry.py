@@ -125,6 +125,26 @@ def test_minilm_card_takes_an_exact_variant():
     assert abs(base - flash).max() < 1e-5
 
 
+def test_a_swappable_card_gives_the_inputs_a_swapped_layer_receives():
+    """``attention_inputs`` is what a variant inside the model sees: the exact attention
+    computed from those q, k, v is the model's own map of that layer (and head)."""
+    from engine.attention.scoring import scaled_dot_product_attention
+
+    for name, layer, head in (("transformer-dates-sinusoidal", 0, None), ("minilm", 2, 1)):
+        card = registry.get(name)
+        model = card.load()
+        text = card.examples[0].input
+        q, k, v, tokens = card.attention_inputs(text, model=model, layer=layer, head=head)
+        assert q.shape == k.shape == v.shape and q.shape[-2] == len(tokens)
+        _, w = scaled_dot_product_attention(q.double(), k.double(), v.double())
+        key = "encoder_self"
+        drawn = card.trace(text, model=model).maps[key].weights[layer]
+        drawn = drawn if head is None else drawn[head : head + 1]
+        assert abs(w[0].numpy() - drawn).max() < 1e-4
+    with pytest.raises(InputError, match="no layer inputs"):
+        registry.get("nmt-dates").attention_inputs("3 May 1979")
+
+
 def test_each_family_names_one_default_per_task_and_the_registry_serves_it():
     for family in ("nmt", "transformer", "memn2n"):
         for task in {c.task for c in registry.by_family(family)}:

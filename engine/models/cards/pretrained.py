@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,6 +16,8 @@ from engine.models import convert_gguf, model_dirs
 from engine.models.card import Example, Limits, ModelCard
 from engine.params import Param
 from engine.trace import AttentionMap, Trace
+
+SWAP_MODULE = "engine.models.in_pretrained"  # variants inside a pretrained model
 
 EXAMPLES = (
     Example(
@@ -79,6 +82,14 @@ class PretrainedCard(ModelCard):
 
     def _trace(self, model, input, **options):
         return self.runtime.trace(model, input, **options)
+
+    def attention_inputs(self, input, *, model=None, layer: int = 0, head: int | None = None):
+        """A BERT-family encoder's ``layer``, projected from the layer below's output."""
+        if not self.swappable:
+            return super().attention_inputs(input, model=model, layer=layer, head=head)
+        self.check(input)
+        swap = importlib.import_module(SWAP_MODULE)  # torch and transformers: loaded on use
+        return swap.layer_qkv(model or self.load(), input, layer=layer, head=head)
 
 
 CHAT_EXAMPLES = (

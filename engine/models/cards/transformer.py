@@ -64,6 +64,14 @@ class TransformerCard(TranslationCard):
     def _trace(self, model, input, **swap):
         return self.runtime.trace(model, input, **swap)
 
+    def attention_inputs(self, input, *, model=None, layer: int = 0, head: int | None = None):
+        """The encoder's ``layer`` (the layers below it exact), as a swapped variant sees it."""
+        self.check(input)
+        q, k, v, tokens = self.runtime.layer_qkv(model or self.load(), input, layer)
+        if head is not None:
+            q, k, v = (x[:, head : head + 1] for x in (q, k, v))
+        return q, k, v, tokens
+
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps["cross"]
         w = amap.weights  # (L, H, T, S)
