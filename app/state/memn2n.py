@@ -58,9 +58,10 @@ def widest() -> str:
     return models.default("babi", "memn2n")
 
 
-def config(name: str):
-    """The loaded network's MemN2NConfig (hops, memory size, weight tying, …)."""
-    return reader(name).model.cfg
+def config(name: str) -> dict:
+    """The checkpoint's configuration as its card states it (hops, memory size, weight
+    tying, …): a caption needs no loaded model."""
+    return models.card(name).config
 
 
 def evaluate_command(name: str) -> str | None:

@@ -109,13 +109,13 @@ def answer_line(name: str, sample, trace) -> None:
         wrong = t("memory.wrong", answer=md_escape(out["expected"]))
         verdict = t("memory.correct") if right else wrong
     facts = dict(question=md_escape(sample.question), answer=out["answer"], verdict=verdict)
-    facts |= dict(p=f"{out['probability']:.3f}", name=name, hops=cfg.hops, tying=cfg.tying)
+    facts |= dict(p=f"{out['probability']:.3f}", name=name, hops=cfg["hops"], tying=cfg["tying"])
     st.markdown(t("memory.qa", **facts))
     if out["unknown_words"]:
         words = ", ".join(md_escape(w) for w in out["unknown_words"][:20])
         st.info(t("memory.dropped_words", words=words))
     if out["dropped_sentences"]:
-        k, memory = out["dropped_sentences"], cfg.memory
+        k, memory = out["dropped_sentences"], cfg["memory"]
         st.info(t("memory.dropped", n=len(sample.story), memory=memory, k=k))
 
 

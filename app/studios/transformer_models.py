@@ -71,10 +71,11 @@ def ours():
         help=t("transformer.checkpoint_help"),
     )
     with friendly_errors(t("transformer.checkpoint_what")):
-        card, tr = models.card(name), models.loaded(name)
-    cfg = tr.model.cfg
-    facts = dict(task=card.task, pe=cfg.pe, layers=cfg.n_layers, heads=cfg.n_heads, d=cfg.d_model)
-    facts |= dict(max_src=tr.max_src, chars=f"{card.limits.max_chars:,}", max_new=tr.max_new)
+        card = models.card(name)
+    c = card.config  # the card states the model: no loading for a caption
+    facts = dict(task=card.task, pe=c["pe"], layers=c["n_layers"], heads=c["n_heads"])
+    facts |= dict(d=c["d_model"], max_src=card.limits.max_tokens, max_new=card.max_new)
+    facts["chars"] = f"{card.limits.max_chars:,}"
     st.caption(t("transformer.ours_caption" + ("_dates" if card.task == "dates" else ""), **facts))
     show_measured(state.measured(card.task))
     text = example_text(card, name, char_ends if card.task == "dates" else word_ends)

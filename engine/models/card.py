@@ -117,6 +117,12 @@ class ModelCard(ABC):
     options: ClassVar[tuple[Param, ...]] = ()
 
     @property
+    def config(self) -> dict:
+        """The model's configuration as its checkpoint states it (layers, heads, sizes…):
+        what a caption says of the model, read without loading it."""
+        return dict(self.meta.get("config", {}))
+
+    @property
     def train_command(self) -> str | None:
         return self.meta.get("command")
 

@@ -40,6 +40,11 @@ class TransformerCard(TranslationCard):
         )
 
     @property
+    def max_new(self) -> int:
+        """The most target tokens a translation writes (the runtime's ``Translator.max_new``)."""
+        return min(self.meta["max_tgt"], self.meta["config"]["max_len"] - 1)
+
+    @property
     def evaluate_command(self) -> str:
         return (
             f"python -m engine.evaluate transformer --task {self.task} --pe {self.variant} --save"
