@@ -42,6 +42,10 @@ MESSAGES: dict[str, str] = {
     "checkpoint.unreadable": "Checkpoint {name!r} is unreadable: {detail}",
     "checkpoint.no_meta": "Checkpoint {name!r} has no readable {file}: {detail}",
     "card.no_option": "{name} has no option {unknown}; its options: {known}.",
+    "card.bad_policy": (
+        "{name} keeps its KV cache by a cache policy "
+        "(engine.models.cache_policy.CachePolicy), or the full cache when none is given."
+    ),
     "card.no_attention_inputs": (
         "{name} does not take attention variants, so it has no layer inputs to give them."
     ),

@@ -38,6 +38,7 @@ from engine.models import chat as chat_lib
 from engine.models.cache_policy import CachePolicy
 from engine.models.cards.pretrained import CHAT_CARD
 from engine.rollout import hide_sinks
+from engine.run import Run
 from engine.trace import AttentionMap
 from engine.variants.registry import REGISTRY
 from state import models
@@ -199,13 +200,14 @@ def generate(request: Request, cache=None):
 def _generate(chat, request: Request, cache, unit: str, cancel, progress):
 
     should_stop = queue.stepper(cancel, progress, request.max_new_tokens, unit)
-    return chat_lib.generate(
-        chat,
+    return models.card(CHAT_CARD).trace(
         request.prompt,
-        template=request.template,
+        model=chat,
+        run=Run(should_stop),
+        template="chat" if request.template else "raw",
         max_new_tokens=request.max_new_tokens,
         policy=cache,
-        should_stop=should_stop,
+        read_map="no",  # the page draws the generation's own maps
         **request.sampling_kwargs(),
     )
 

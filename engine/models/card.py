@@ -27,6 +27,7 @@ from engine import checkpoints
 from engine.errors import InputError
 from engine.messages import Message, joined
 from engine.params import Param
+from engine.run import Run
 from engine.trace import Trace
 
 if TYPE_CHECKING:
@@ -212,19 +213,28 @@ class ModelCard(ABC):
             )
         return {n: p.check(options.get(n, p.default)) for n, p in known.items()} | swap
 
-    def trace(self, input: Any, *, model: Any = None, loader=None, **options) -> Trace:
+    # True when the model's work is long enough to be stopped and followed (``run=``)
+    takes_run: ClassVar[bool] = False
+
+    def trace(
+        self, input: Any, *, model: Any = None, loader=None, run: Run | None = None, **options
+    ) -> Trace:
         """Run the model; ``outputs["warning"]`` says plainly when the answer is not to be
         trusted (input far from the model's data), so no page presents it as an answer.
 
         This is the one place an input's limits are checked, before anything loads: a
         caller that keeps its models passes ``loader`` (called only once the input and
-        options are accepted) or an already loaded ``model``.
+        options are accepted) or an already loaded ``model``. ``run`` (:mod:`engine.run`)
+        stops a long call (a card that ``takes_run``) and hears its progress; a card whose
+        trace takes milliseconds runs it through.
         """
         if isinstance(input, str):
             self.check(input)
         resolved = self.resolve(options)
         if model is None:
             model = loader() if loader is not None else self.load()
+        if self.takes_run:
+            resolved["run"] = run
         trace = self._trace(model, input, **resolved)
         warning = self.assess(trace)
         if warning:

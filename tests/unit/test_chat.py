@@ -209,6 +209,7 @@ def test_the_card_states_licence_and_provenance_and_draws_like_any_decoder(chat)
         "top_k",
         "top_p",
         "seed",
+        "read_map",
     }
     with precision.only(torch.float32):  # one arithmetic: the step's row is exact
         tr = card.trace(PROMPT, model=chat, max_new_tokens=3, template="raw")
@@ -218,3 +219,23 @@ def test_the_card_states_licence_and_provenance_and_draws_like_any_decoder(chat)
     assert tr.inputs["template"] is False
     with pytest.raises(InputError):
         card.trace(PROMPT, model=chat, template="markdown")
+
+
+def test_the_card_generates_under_a_run_context_and_a_cache_policy(chat):
+    """The chat page's path: the card's trace, stopped by the run and keeping the cache the
+    policy allows, is the runtime's own generation with the same policy, token for token."""
+    from engine.models import registry
+    from engine.run import Run
+
+    card = registry.get("smollm2")
+    window = CachePolicy("window", window=6)
+    calls = []
+    run = Run(lambda: calls.append(1) or len(calls) > 4)
+    tr = card.trace(PROMPT, model=chat, run=run, max_new_tokens=10, policy=window, read_map="no")
+    assert tr.outputs["stopped"] and len(tr.outputs["kept"]) == 4
+    assert "decoder_self" not in tr.maps  # the Chat page draws its own maps
+    alone = chat_model.generate(chat, PROMPT, max_new_tokens=4, policy=window)
+    assert tr.outputs["token_ids"] == alone.outputs["token_ids"]
+    assert tr.outputs["kv_tokens"] == alone.outputs["kv_tokens"]
+    with pytest.raises(InputError, match="cache policy"):
+        card.trace(PROMPT, model=chat, policy="window")

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from engine import checkpoints
+from engine.errors import InputError
 from engine.messages import Message
 from engine.models import convert_gguf, model_dirs
 from engine.models.card import Example, Limits, ModelCard
@@ -99,6 +100,18 @@ CHAT_EXAMPLES = (
 )
 
 
+# Pages listing pretrained models draw the chat model as any decoder (``decoder_self``);
+# the Chat page draws its own maps and asks for none: at the longest prompt that one map
+# alone is ≈ 360 MB.
+READ_MAP = Param(
+    "read_map",
+    "One map of every token read",
+    "yes",
+    choices=("yes", "no"),
+    help="the prompt's and the generated tokens' attention as one causal map",
+)
+
+
 class ChatCard(PretrainedCard):
     """SmolLM2-135M-Instruct, writing: :func:`engine.models.chat.generate` behind the card.
 
@@ -109,6 +122,7 @@ class ChatCard(PretrainedCard):
 
     runtime_module = "engine.models.chat"
     paper = "Allal et al. 2025 (SmolLM2); Touvron et al. 2023 (Llama); Ainslie et al. 2023 (GQA)"
+    takes_run = True  # a token at a time: Cancel stops it, progress counts the tokens
 
     @property
     def swappable(self) -> bool:  # variants run through engine.models.in_pretrained
@@ -116,7 +130,16 @@ class ChatCard(PretrainedCard):
 
     @property
     def options(self) -> tuple[Param, ...]:
-        return self.runtime.OPTIONS
+        return (*self.runtime.OPTIONS, READ_MAP)
+
+    def resolve(self, options: dict) -> dict:
+        """The sampling options checked, plus ``policy``: the KV-cache policy the generation
+        keeps (an ``engine.models.cache_policy.CachePolicy``; None: the full cache)."""
+        options = dict(options)
+        policy = options.pop("policy", None)
+        if policy is not None and type(policy).__name__ != "CachePolicy":
+            raise InputError("card.bad_policy", name=self.name)
+        return super().resolve(options) | {"policy": policy}
 
     @property
     def limits(self) -> Limits:
@@ -134,9 +157,17 @@ class ChatCard(PretrainedCard):
     def load(self):
         return self.runtime.load(self.path)
 
-    def _trace(self, model, input, *, template: str = "chat", **options) -> Trace:
-        tr = self.runtime.generate(model, input, template=template == "chat", **options)
-        tr.maps["decoder_self"] = _read_map(tr)
+    def _trace(
+        self, model, input, *, template="chat", read_map="yes", run=None, policy=None, **options
+    ) -> Trace:
+        if policy is not None:
+            options["policy"] = policy
+        stop = run.stopping if run is not None else None
+        tr = self.runtime.generate(
+            model, input, template=template == "chat", should_stop=stop, **options
+        )
+        if read_map == "yes":
+            tr.maps["decoder_self"] = _read_map(tr)
         return tr
 
     # The evaluations measured on this model, by the key a deck's {result:smollm2:KEY} uses.
