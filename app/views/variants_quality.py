@@ -13,7 +13,7 @@ import streamlit as st
 from kit import chart, data_table, t, table_exports
 from plotly.colors import qualitative
 
-from engine.analysis import needle
+from engine.analysis import needle, recall_state
 from engine.models.variant_lm import GRID_WIDTH
 from views.heatmap import (
     FONT,
@@ -30,6 +30,20 @@ from views.variants import data_text, variant_name
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
 COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
 ROW_PX = 30  # one probed variant's row of needle cells
+# Zoology's figure draws each model in its own colour (Tableau 10): the same here, so a
+# reader matches a point to the published figure at a glance.
+PUBLISHED_COLOURS = {
+    "Attention or Sliding Window": "#000000",
+    "H3": "#B07AA1",
+    "Hyena": "#BAB0AC",
+    "Based": "#59A14F",
+    "Mamba": "#76B7B2",
+    "GLA": "#F28E2B",
+    "Mamba-2": "#4E79A7",
+    "DeltaNet": "#E15759",
+    "RWKV-7": "#EDC948",
+    "Gated DeltaNet": "#9C755F",
+}
 
 
 def recall_state_figure(rows: list[dict], chance: float) -> dict:
@@ -116,6 +130,58 @@ def sweep_lines(rows: list[dict]) -> list[dict]:
     return lines
 
 
+def published_figure(found: dict) -> dict:
+    """Zoology's own recall–memory points as read from its figure: a series per model, on
+    the same axes as ours (bytes at float32 over all layers; accuracy)."""
+    data = []
+    models = list(dict.fromkeys(p["model"] for p in found["points"]))
+    for i, model in enumerate(models):
+        pts = [p for p in found["points"] if p["model"] == model]
+        data.append(
+            dict(
+                type="scatter",
+                name=model,
+                x=[p["state_bytes"] for p in pts],
+                y=[p["accuracy"] for p in pts],
+                mode="markers",
+                marker=dict(
+                    size=11,
+                    color=PUBLISHED_COLOURS.get(model, COLOURS[i % len(COLOURS)]),
+                    line=dict(width=1, color="#222222"),
+                ),
+                hovertemplate=model + ": %{y:.2f} · %{x:,} B<extra></extra>",
+            )
+        )
+    layout = dict(
+        title=dict(text=t("variants_quality.published_chart_title")),
+        font=FONT,
+        height=560,
+        margin=dict(l=70, r=10, t=60, b=10),
+        xaxis=log_axis(title=dict(text=t("variants_quality.state_axis"))),
+        yaxis=dict(title=dict(text=t("variants_quality.accuracy_axis")), range=[-0.05, 1.1]),
+        legend=legend_below(),
+    )
+    return figure(data, layout)
+
+
+def draw_published() -> None:
+    """The published figure's points beside ours, with where and how they were read."""
+    found = recall_state.published()
+    if not found:
+        return
+    chart(published_figure(found), key="quality-recall-published")
+    st.caption(t("variants_quality.published_caption", n=len(found["points"])))
+    rows = [
+        {
+            t("variants_quality.col_model"): p["model"],
+            t("variants_quality.col_state"): p["state_bytes"],
+            t("variants_quality.col_accuracy"): p["accuracy"],
+        }
+        for p in found["points"]
+    ]
+    table_exports(rows, "variants-zoology-published")
+
+
 def recall_rows(rows: list[dict]) -> list[dict]:
     """The chart's points as a table: one row per variant and task."""
     return [
@@ -151,6 +217,7 @@ def draw_recall_state(data: dict) -> None:
     if sweep.get("missing_cells"):
         st.caption(t("variants_quality.sweep_missing", cells=", ".join(sweep["missing_cells"])))
     data_table(recall_rows(rows))
+    draw_published()
     findings = (data.get("recall_published") or {}).get("findings", [])
     sources = [f.get("source", "") for f in findings]
     st.markdown(t("variants_quality.published_title"))

@@ -24,8 +24,14 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from engine import checkpoints, gate
+from engine.errors import InputError
 from engine.variants.base import Variant
 from engine.variants.registry import get
+
+# Zoology's recall–memory figure, its points read off its pixels (scripts/digitise_zoology.py)
+PUBLISHED = checkpoints.ROOT / "assets" / "published" / "zoology-recall-memory.json"
+PUBLISHED_MAX_BYTES = 256_000
 
 
 def layer_bytes(variant: str, hp: dict, n: int, d: int, heads: int) -> int:
@@ -90,3 +96,15 @@ def table(cells: list[dict], budgets: dict, shapes: dict) -> list[dict]:
             }
         )
     return rows
+
+
+def published() -> dict | None:
+    """Zoology's published recall–memory points with where and how they were read (source,
+    setting, state definition), or None when the file is missing or not such a file."""
+    try:
+        found = gate.json_text(PUBLISHED.read_bytes(), max_bytes=PUBLISHED_MAX_BYTES)
+        for p in found["points"]:
+            str(p["model"]), float(p["state_bytes"]), float(p["accuracy"])
+        return found
+    except (OSError, InputError, KeyError, TypeError, ValueError):
+        return None

@@ -226,6 +226,31 @@ def test_recall_against_state_and_the_needle_heatmaps(page):
         assert np.ptp(panel["z"]) >= 0.25 * (panel["zmax"] - panel["zmin"])
 
 
+def test_zoologys_published_points_beside_ours(page):
+    """Issue 31, item 3: the points of Zoology's own recall–memory figure, read off its
+    pixels, drawn as a series per model on the same axes, said to be not ours and exported."""
+    from engine.analysis import recall_state
+
+    found = recall_state.published()
+    assert found and "d88d6f5" in found["source"] and "not ours" in found["label"]
+    points = found["points"]
+    assert len(points) >= 50
+    assert all(1e3 < p["state_bytes"] < 1e7 and 0 <= p["accuracy"] <= 1.0 for p in points)
+    best = {
+        m: max(p["accuracy"] for p in points if p["model"] == m)
+        for m in {p["model"] for p in points}
+    }
+    assert best["Based"] >= 0.99 and best["DeltaNet"] >= 0.99  # what the issue reads off it
+    assert best["H3"] < 0.3 and best["Hyena"] < 0.45  # gated convolutions stay low
+    at = _section(page("variants"), "quality")
+    titled = {s["layout"].get("title", {}).get("text", ""): s for s in _figures(at).values()}
+    drawn = next(s for title, s in titled.items() if title.startswith("As published"))
+    assert {d["name"] for d in drawn["data"]} == set(best)
+    assert sum(len(d["x"]) for d in drawn["data"]) == len(points)
+    assert drawn["layout"]["xaxis"]["type"] == "log"
+    assert any("Not ours" in c.value and "digitise_zoology" in c.value for c in at.caption)
+
+
 def _training_grid(at) -> str:
     grids = [h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body]
     return grids[1]  # the trained maps, then the training timeline's
