@@ -90,16 +90,7 @@ def recall_state_figure(rows: list[dict], chance: float) -> dict:
             hoverinfo="skip",
         )
     )
-    layout = dict(
-        title=dict(text=t("variants_quality.recall_chart_title")),
-        font=FONT,
-        height=640,
-        margin=dict(l=70, r=10, t=60, b=10),
-        xaxis=log_axis(title=dict(text=t("variants_quality.state_axis"))),
-        yaxis=dict(title=dict(text=t("variants_quality.accuracy_axis")), range=[-0.05, 1.1]),
-        legend=legend_below(),
-    )
-    return figure(data, layout)
+    return figure(data, state_axes(t("variants_quality.recall_chart_title"), 640))
 
 
 def sweep_lines(rows: list[dict]) -> list[dict]:
@@ -152,16 +143,20 @@ def published_figure(found: dict) -> dict:
                 hovertemplate=model + ": %{y:.2f} · %{x:,} B<extra></extra>",
             )
         )
-    layout = dict(
-        title=dict(text=t("variants_quality.published_chart_title")),
+    return figure(data, state_axes(t("variants_quality.published_chart_title"), 560))
+
+
+def state_axes(title: str, height: int) -> dict:
+    """The layout of an accuracy-against-state chart: ours and the published one alike."""
+    return dict(
+        title=dict(text=title),
         font=FONT,
-        height=560,
+        height=height,
         margin=dict(l=70, r=10, t=60, b=10),
         xaxis=log_axis(title=dict(text=t("variants_quality.state_axis"))),
         yaxis=dict(title=dict(text=t("variants_quality.accuracy_axis")), range=[-0.05, 1.1]),
         legend=legend_below(),
     )
-    return figure(data, layout)
 
 
 def draw_published() -> None:
