@@ -18,6 +18,7 @@ from engine.models.variant_lm import GRID_WIDTH
 from views.heatmap import (
     FONT,
     SEQUENTIAL,
+    axes,
     cell_domains,
     figure,
     legend_below,
@@ -91,6 +92,62 @@ def recall_state_figure(rows: list[dict], chance: float) -> dict:
         )
     )
     return figure(data, state_axes(t("variants_quality.recall_chart_title"), 640))
+
+
+def width_figure(rows: list[dict]) -> dict:
+    """Zoology's other axes: accuracy against the model's width, one panel per sequence
+    length, a line per variant over the widths it was trained at (its colour as in the
+    state chart)."""
+    grid = [r for r in rows if r.get("width", GRID_WIDTH) == GRID_WIDTH]
+    colour = {
+        v: COLOURS[i % len(COLOURS)]
+        for i, v in enumerate(dict.fromkeys(r["variant"] for r in grid))
+    }
+    lengths = sorted({r["n"] for r in rows})
+    xs = cell_domains([1] * len(lengths), 0.06)
+    widths = sorted({r.get("width", GRID_WIDTH) for r in rows})
+    data, layout, notes = [], {}, []
+    for k, n in enumerate(lengths, start=1):
+        here = [r for r in rows if r["n"] == n]
+        for variant in dict.fromkeys(r["variant"] for r in here):
+            pts = sorted((r for r in here if r["variant"] == variant), key=lambda r: r["width"])
+            data.append(
+                dict(
+                    type="scatter",
+                    mode="lines+markers",
+                    name=variant_name(variant),
+                    legendgroup=variant,
+                    showlegend=k == 1,
+                    x=[r.get("width", GRID_WIDTH) for r in pts],
+                    y=[r["mean"] for r in pts],
+                    line=dict(color=colour.get(variant, "grey"), width=1.5),
+                    hovertemplate=variant_name(variant) + ": %{y:.3f} · d = %{x}<extra></extra>",
+                    **subplot_ref(k),
+                )
+            )
+        x_axis = dict(type="log", tickvals=widths, ticktext=[str(w) for w in widths])
+        x_axis["title"] = dict(text=t("variants_quality.width_axis"))
+        y_axis = dict(range=[-0.05, 1.1], showticklabels=k == 1)
+        if k == 1:
+            y_axis["title"] = dict(text=t("variants_quality.accuracy_axis"))
+        layout |= axes(k, xs[k - 1], (0, 1), x=x_axis, y=y_axis)
+        centre = sum(xs[k - 1]) / 2
+        notes.append(_panel_title(t("variants_quality.length_panel", n=n), centre))
+    layout |= dict(
+        title=dict(text=t("variants_quality.width_chart_title")),
+        font=FONT,
+        height=560,
+        margin=dict(l=70, r=10, t=90, b=10),
+        annotations=notes,
+        legend=legend_below(),
+    )
+    return figure(data, layout)
+
+
+def _panel_title(text: str, x: float) -> dict:
+    """A panel's title above it, centred on its paper-coordinate middle ``x``."""
+    where = dict(xref="paper", yref="paper", x=x, y=1.02, xanchor="center", yanchor="bottom")
+    return dict(text=text, showarrow=False, font=dict(size=14), **where)
 
 
 def sweep_lines(rows: list[dict]) -> list[dict]:
@@ -212,6 +269,8 @@ def draw_recall_state(data: dict) -> None:
     if sweep.get("missing_cells"):
         st.caption(t("variants_quality.sweep_missing", cells=", ".join(sweep["missing_cells"])))
     data_table(recall_rows(rows))
+    chart(width_figure(rows), key="quality-recall-width")
+    st.caption(t("variants_quality.width_caption"))
     draw_published()
     findings = (data.get("recall_published") or {}).get("findings", [])
     sources = [f.get("source", "") for f in findings]

@@ -226,6 +226,32 @@ def test_recall_against_state_and_the_needle_heatmaps(page):
         assert np.ptp(panel["z"]) >= 0.25 * (panel["zmax"] - panel["zmin"])
 
 
+def test_zoologys_other_axes_accuracy_against_width_per_length(page):
+    """Issue 31, item 3: the same rows on Zoology's Figure 2 axes — a panel per sequence
+    length, a line per variant over its widths, increasing in width."""
+    from engine.models import variant_lm as quality
+
+    rows = quality.results()["recall_state"]
+    at = _section(page("variants"), "quality")
+    titled = {s["layout"].get("title", {}).get("text", ""): s for s in _figures(at).values()}
+    drawn = next(
+        s for title, s in titled.items() if title.startswith("MQAR accuracy against model width")
+    )
+    lengths = sorted({r["n"] for r in rows})
+    panels = [a["text"] for a in drawn["layout"]["annotations"]]
+    assert panels == [f"sequence length n = {n}" for n in lengths]
+    assert sum(len(d["x"]) for d in drawn["data"]) == len(rows)  # every row, once
+    for line in drawn["data"]:
+        assert line["x"] == sorted(line["x"])
+    by_panel = {}
+    for line in drawn["data"]:
+        by_panel.setdefault(line["xaxis"], set()).add(line["name"])
+    assert len(by_panel) == len(lengths)
+    assert sum(d["showlegend"] for d in drawn["data"]) == len(
+        by_panel["x"]
+    )  # one legend entry each
+
+
 def test_zoologys_published_points_beside_ours(page):
     """Issue 31, item 3: the points of Zoology's own recall–memory figure, read off its
     pixels, drawn as a series per model on the same axes, said to be not ours and exported."""
