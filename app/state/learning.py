@@ -41,6 +41,31 @@ def timeline(n_layers: int) -> dict:
     }
 
 
+def toy_cards() -> list:
+    """The shipped toys' cards, the two-layer model first (empty when none is shipped)."""
+    names = [analysis.checkpoint_name(n) for n in LAYERS]
+    return [models.card(n) for n in names if n in models.cards()]
+
+
+def own_example() -> str:
+    """A block of ids, then the block again: what an induction head continues."""
+    return toy_cards()[0].examples[0].input
+
+
+def continued(trace) -> tuple[str, int, int]:
+    """The ids the model predicts after each position, a ✓ where that is the id that does
+    come next; and, over the positions whose id occurred earlier (where an induction head
+    can copy what followed it), how many it got right of how many."""
+    tokens, nxt = trace.inputs["tokens"], trace.outputs["next"]
+    shown, right, asked = [], 0, 0
+    for i in range(len(tokens) - 1):
+        hit = nxt[i] == tokens[i + 1]
+        shown.append(f"{nxt[i]}✓" if hit else str(nxt[i]))
+        if i > 0 and tokens[i] in tokens[1:i]:
+            asked, right = asked + 1, right + hit
+    return " ".join(shown), right, asked
+
+
 def at_step(tl: dict, step: int) -> int:
     """The index of ``step`` among the saved steps (the nearest one below, if not saved)."""
     steps = np.asarray(tl["steps"])

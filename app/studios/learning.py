@@ -9,10 +9,13 @@ will fall smoothly. A slider move reruns only the fragment below it, from arrays
 
 import streamlit as st
 from kit import chart, engine_text, page_bottom, page_top, t, url_choice, url_number
-from kit.errors import halt
+from kit.errors import friendly_errors, halt
 from kit.presenter import notes
+from kit.textbox import card_limits, word_ends
+from kit.url import url_text
 from state import learning as state
 from state import live as live_runs
+from state import models
 from views import learning as figs
 
 from engine.errors import InputError
@@ -199,7 +202,30 @@ def film(request: tuple[int, int], tl: dict) -> None:
     st.caption(t("learning.live_same", command=command, **timing))
 
 
-SECTIONS = {"maps": maps, "curves": curves, "live": live}
+def own(found: dict[int, dict]) -> None:
+    """Your own sequence: the finished toys on token ids typed here, every head's map and
+    the ids each position predicts (the toys' cards trace it)."""
+    cards = state.toy_cards()
+    if not cards:
+        return
+    top = cards[0].meta["config"]["vocab_size"] - 1
+    limits = card_limits(*(c.limits for c in cards))
+    gate = dict(limits=limits, unit=t("learning.own_unit"), ends=word_ends)
+    label = t("learning.own_text", top=top)
+    text = url_text(st.text_input, label, state.own_example(), key="learn-own", **gate)
+    if text is None:
+        return
+    for card in cards:
+        with friendly_errors(t("learning.own_what")):
+            trace = models.trace(card.name, text)
+        layers = card.meta["config"]["n_layers"]
+        title = t("learning.own_title", layers=layers)
+        chart(figs.head_maps_figure(trace.maps["self"].weights, title), f"learn-own-{layers}")
+        ids, right, asked = state.continued(trace)
+        st.caption(t("learning.own_caption", ids=ids, right=right, asked=asked))
+
+
+SECTIONS = {"maps": maps, "curves": curves, "own": own, "live": live}
 
 
 @st.fragment

@@ -127,6 +127,25 @@ def test_the_lesson_hides_the_film_until_the_reveal():
     assert any(w.value.startswith("Not “Smoothly") for w in at.warning)
 
 
+def test_your_own_sequence_runs_both_toys_through_their_cards():
+    """Typed ids through the finished toys: a head-map figure per model, and a caption
+    saying how many repeats each continued — all of them for the two-layer model on a
+    block typed twice, far fewer for the control; ids it cannot read are a message."""
+    shipped(2)
+    at = open_page(section="own")
+    assert len(charts(at)) == 2
+    text = "5 40 17 33 8 21 5 40 17 33 8 21"
+    at.text_input(key="learn-own").set_value(text).run()
+    assert not at.exception
+    said = [c.value for c in at.caption if "it predicted" in c.value]
+    assert len(said) == 2 and "it predicted 5 of 5" in said[0]
+    assert "it predicted 5 of 5" not in said[1]
+    assert at.query_params["text"] == text  # a copied link opens this sequence
+    at.text_input(key="learn-own").set_value("five forty").run()
+    assert not at.exception
+    assert any("token ids" in i.value for i in at.info)
+
+
 # ---- train it now ----------------------------------------------------------------------
 
 
