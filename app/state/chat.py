@@ -28,6 +28,7 @@ import streamlit as st
 from kit import queue
 from kit.i18n import Lazy, t
 
+from engine import run as engine_run
 from engine.analysis import cache_eval, heads
 from engine.analysis import sinks as sink_measures
 from engine.analysis.forward import self_attention
@@ -38,7 +39,6 @@ from engine.models import chat as chat_lib
 from engine.models.cache_policy import CachePolicy
 from engine.models.cards.pretrained import CHAT_CARD
 from engine.rollout import hide_sinks
-from engine.run import Run
 from engine.trace import AttentionMap
 from engine.variants.registry import REGISTRY
 from state import models
@@ -203,7 +203,7 @@ def _generate(chat, request: Request, cache, unit: str, cancel, progress):
     return models.card(CHAT_CARD).trace(
         request.prompt,
         model=chat,
-        run=Run(should_stop),
+        run=engine_run.Run(should_stop),
         template="chat" if request.template else "raw",
         max_new_tokens=request.max_new_tokens,
         policy=cache,
