@@ -225,7 +225,8 @@ class ModelCard(ABC):
         This is the one place an input's limits are checked, before anything loads: a
         caller that keeps its models passes ``loader`` (called only once the input and
         options are accepted) or an already loaded ``model``. ``run`` (:mod:`engine.run`)
-        stops a long call (a card that ``takes_run``) and hears its progress; a card whose
+        stops a long call (a card that ``takes_run``) between two of its units of work, and
+        a caller's ``should_stop`` that counts its calls is a progress bar; a card whose
         trace takes milliseconds runs it through.
         """
         if isinstance(input, str):

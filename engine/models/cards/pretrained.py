@@ -122,7 +122,7 @@ class ChatCard(PretrainedCard):
 
     runtime_module = "engine.models.chat"
     paper = "Allal et al. 2025 (SmolLM2); Touvron et al. 2023 (Llama); Ainslie et al. 2023 (GQA)"
-    takes_run = True  # a token at a time: Cancel stops it, progress counts the tokens
+    takes_run = True  # a token at a time: the run is asked before each, so Cancel stops it
 
     @property
     def swappable(self) -> bool:  # variants run through engine.models.in_pretrained
