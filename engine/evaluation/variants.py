@@ -171,6 +171,15 @@ def evaluate(directory: Path | None = None, jobs: int = 1, plan: str | None = No
     }
 
 
+def result_name(plan: str | None, directory: Path) -> str:
+    """Where ``--save`` writes: the shipped grid's file, or for a plan a file of its own per
+    recipe folder (``variants-eval-zoology-conv4-lr…``), so that evaluating a plan never
+    replaces the grid the page shows."""
+    if plan is None:
+        return variant_lm.RESULT
+    return checkpoints.result_name("variants", f"{plan}-{directory.name}")
+
+
 def missing_sweep(cells: list[dict]) -> list[str]:
     """The width sweep's cells (SWEEP_TASKS × BUDGETS × SWEEP_WIDTHS, seed 0) not trained."""
     have = {(c["task"], c["variant"], c["seed"], c["width"]) for c in cells}
@@ -311,6 +320,6 @@ def main(argv: list[str]) -> int:
     if args.markdown:
         print(markdown(result), recall_markdown(result), sep="\n\n")
     if args.save:
-        checkpoints.save_result(variant_lm.RESULT, result)
+        checkpoints.save_result(result_name(args.plan, Path(args.dir)), result)
     print(json.dumps(result))
     return 0

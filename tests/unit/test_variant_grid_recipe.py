@@ -195,3 +195,19 @@ def test_the_ablations_are_flags_with_a_folder_each(tmp_path, monkeypatch):
     assert one.tuning() == []  # one rate: nothing to tune
     jobs, adopted = one.grid([])
     assert len(jobs) == 10 and not adopted and {j.schedule.lr for j in jobs} == {3e-3}
+
+
+def test_evaluating_a_plan_never_replaces_the_grids_result_file(tmp_path):
+    """``python -m engine.evaluate variants --plan zoology --save`` writes a file of its own
+    per recipe folder, named by the one convention; without a plan, the grid's file."""
+    from engine import checkpoints
+    from engine.evaluation import variants as evaluation
+    from engine.models import variant_lm
+
+    assert evaluation.result_name(None, tmp_path) == variant_lm.RESULT
+    folder = tmp_path / "conv4-lr0.0001-0.00046-0.0022-0.01"
+    name = evaluation.result_name("zoology", folder)
+    assert name != variant_lm.RESULT
+    assert name == checkpoints.result_name("variants", "zoology-" + folder.name)
+    ablation = evaluation.result_name("zoology", tmp_path / "conv0-lr0.0001-0.00046-0.0022-0.01")
+    assert ablation != name
