@@ -9,7 +9,8 @@ training time per step and peak memory from each cell's JSON, mean and spread
 was chosen), and Long Range Arena's published averages (Tay et al. 2020,
 Table 1) for the variants it covers, labelled as published, not ours. The last stdout
 line is one JSON object; ``--save`` also writes assets/checkpoints/variants-eval.json
-(``engine.models.variant_lm.RESULT``).
+(``engine.models.variant_lm.RESULT``), or with ``--plan`` a file of that plan's recipe
+folder (:func:`result_name`).
 """
 
 from __future__ import annotations
