@@ -336,6 +336,13 @@ def quality_results() -> dict:
     return data
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def plan_tuning() -> list[dict]:
+    """The Zoology plan's learning-rate tuning runs trained so far (re-read each minute:
+    the plan may be training)."""
+    return quality.tuning("zoology")
+
+
 def quality_rows(data: dict) -> list[dict]:
     """One row per variant × task: accuracy over seeds, cost, LRA's published figure."""
     lra = data["lra_published"]["average_accuracy"]

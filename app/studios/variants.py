@@ -122,7 +122,7 @@ def quality() -> None:
     quality_cost(rows, task)
     quality_maps(data, task)
     quality_training(task, [v for v in data["table"] if task in data["table"][v]])
-    quality_figs.draw(data)
+    quality_figs.draw(data, state.plan_tuning())
 
 
 @st.fragment

@@ -372,8 +372,47 @@ def draw_needle() -> None:
         st.caption(t("variants_quality.needle_skipped", variants=text, task=probe["task"]))
 
 
-def draw(data: dict) -> None:
-    """Both of the section's figures below the table and maps: recall against state, then
-    the needle probe."""
+def tuning_rows(runs: list[dict]) -> list[dict]:
+    """The plan's tuning runs as a table: a row per recipe and variant, its validation
+    accuracy at each rate (the rate is kept by it, never by the test set), the kept rate
+    once every rate of the recipe is trained, and the test accuracy there."""
+    groups: dict[tuple, dict[float, dict]] = {}
+    for r in runs:
+        groups.setdefault((r["recipe"], r["variant"]), {})[r["lr"]] = r
+    rates = sorted({lr for r in runs for lr in r["lrs"]})
+    rows = []
+    for (recipe, variant), by_rate in groups.items():
+        row = {t("variants_quality.col_variant"): variant, t("variants_quality.col_recipe"): recipe}
+        for lr in rates:
+            run = by_rate.get(lr)
+            row[f"lr {lr:g}"] = round(run["validation_accuracy"], 3) if run else None
+        kept = next((r for r in by_rate.values() if r["kept"]), None)  # the engine's choice
+        open_ = t("variants_quality.tuning_open")
+        row[t("variants_quality.col_kept")] = f"{kept['lr']:g}" if kept else open_
+        row[t("variants_quality.col_test")] = round(kept["accuracy"], 3) if kept else None
+        rows.append(row)
+    return rows
+
+
+def draw_tuning(runs: list[dict]) -> None:
+    """The field's recipe on the grid's variants: the learning-rate sweep at Zoology's
+    tuning point, as far as the plan has trained it."""
+    st.subheader(t("variants_quality.tuning_title"))
+    if not runs:
+        st.caption(t("variants_quality.tuning_missing"))
+        return
+    point = runs[0]
+    st.markdown(t("variants_quality.tuning_intro", task=point["task"], width=point["width"]))
+    rows = tuning_rows(runs)
+    data_table(rows)
+    variants = len({r["variant"] for r in runs})
+    st.caption(t("variants_quality.tuning_caption", runs=len(runs), variants=variants))
+    table_exports(rows, "variants-zoology-tuning")
+
+
+def draw(data: dict, tuning: list[dict]) -> None:
+    """The section's figures below the table and maps: recall against state, the field's
+    recipe as far as it is trained, then the needle probe."""
     draw_recall_state(data)
+    draw_tuning(tuning)
     draw_needle()

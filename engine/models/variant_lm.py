@@ -229,6 +229,59 @@ def results(directory: Path | None = None) -> dict | None:
     return checkpoints.load_result(RESULT, directory)
 
 
+PLANS_DIR = OUT_DIR  # a plan's cells: <plan>/<recipe>/, its tuning runs in <recipe>/tune/
+
+
+def best_lr(runs: dict[float, dict]) -> float:
+    """The rate whose run scored best on the validation set (ties: the first, in the
+    sweep's order); never the test set."""
+    return max(runs, key=lambda lr: runs[lr]["validation_accuracy"])
+
+
+def tuning(plan: str = "zoology", directory: Path | None = None) -> list[dict]:
+    """Every learning-rate tuning run a plan has trained so far (``<plan>/<recipe>/tune``,
+    ``python -m engine.train variants --plan …``): one row per run with its recipe folder,
+    variant, task, width, rate, and test and validation accuracy; sorted by recipe,
+    variant and rate. A JSON that cannot be read is left out (a run being written)."""
+    rows = []
+    root = Path(directory) if directory is not None else PLANS_DIR / plan
+    for meta_path in sorted(root.glob("*/tune/*.json")):
+        if checkpoints.is_timeline(meta_path):
+            continue
+        try:
+            meta = checkpoints.load_meta(meta_path.stem, meta_path.parent)
+            rows.append(
+                {
+                    "recipe": meta_path.parent.parent.name,
+                    "variant": str(meta["variant"]),
+                    "task": str(meta["task"]),
+                    "width": int(meta["width"]),
+                    "lr": float(meta["recipe"]["lr"]),
+                    "lrs": [float(x) for x in meta["recipe"]["lrs"]],
+                    "conv": int(meta["recipe"]["conv"]),
+                    "accuracy": float(meta["accuracy"]),
+                    "validation_accuracy": float(meta["validation_accuracy"]),
+                    "status": str(meta["status"]),
+                    "kept": False,
+                }
+            )
+        except (OSError, ValueError, KeyError, TypeError, checkpoints.CheckpointError):
+            continue
+    rows.sort(key=lambda r: (r["recipe"], r["variant"], r["lr"]))
+    for group in _groups(rows).values():  # the kept rate, once every rate is trained
+        if all(lr in group for lr in next(iter(group.values()))["lrs"]):
+            group[best_lr(group)]["kept"] = True
+    return rows
+
+
+def _groups(rows: list[dict]) -> dict[tuple, dict[float, dict]]:
+    """Tuning rows by (recipe, variant), each a rate → row map in the sweep's order."""
+    out: dict[tuple, dict[float, dict]] = {}
+    for r in rows:
+        out.setdefault((r["recipe"], r["variant"]), {})[r["lr"]] = r
+    return out
+
+
 def token_label(t: int) -> str:
     if t == long_range.BLANK:
         return "·"

@@ -110,12 +110,6 @@ def is_done(
     return meta if same else None
 
 
-def best_lr(runs: dict[float, dict]) -> float:
-    """The rate whose run scored best on the validation set (ties: the first, in the
-    sweep's order); never the test set."""
-    return max(runs, key=lambda lr: runs[lr]["validation_accuracy"])
-
-
 def adopt(tune_dir: Path, tuned: str, out_dir: Path, name: str, meta: dict) -> None:
     """The tuning run at the grid's own point becomes that point's cell: its weights moved
     and its timeline copied under the cell's name, ``meta`` written beside them."""

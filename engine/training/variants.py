@@ -46,6 +46,7 @@ from engine.models.variant_lm import (
     VALID_SEED,
     VariantModel,
     VariantModelConfig,
+    best_lr,
     checkpoint_name,
     probe_trace,
     results,
@@ -443,7 +444,7 @@ class Cells:
             at = self.plan.tuning_point(point, GRID_WIDTH)
             for variant in self.args.variant:
                 sweep = runs.get((variant, *at), {})
-                lr = plans.best_lr(sweep) if sweep else self.recipe.lrs[0]
+                lr = best_lr(sweep) if sweep else self.recipe.lrs[0]
                 recipe = self.recipe.record(lr)
                 if sweep:
                     recipe["tuned_at"] = f"{at[0]}, d = {at[1]}, seed 0"

@@ -53,7 +53,8 @@ def test_quality_table_chart_and_trained_maps(page):
     at.radio(key="q-cost").set_value("flops").run()
     assert not at.exception
     at.segmented_control(key="q-task").set_value("control-128").run()
-    assert not at.exception and len(at.dataframe) == 3  # + the recall-vs-state rows
+    recipe = bool(quality.tuning("zoology"))  # the field's recipe table, once a run is trained
+    assert not at.exception and len(at.dataframe) == 3 + recipe  # + the recall-vs-state rows
 
 
 @pytest.mark.parametrize("content", ["missing", "{not json", '{"cells": 3}'])
@@ -250,6 +251,32 @@ def test_zoologys_other_axes_accuracy_against_width_per_length(page):
     assert sum(d["showlegend"] for d in drawn["data"]) == len(
         by_panel["x"]
     )  # one legend entry each
+
+
+def test_the_fields_recipe_table_shows_every_tuning_run_trained(page, monkeypatch):
+    """Issue 31: the plan's learning-rate sweep as far as it is trained — a row per
+    variant, its validation accuracy at each rate, the kept rate once all are trained; with
+    none trained, the command that trains them."""
+    from state import variants as state
+
+    from engine.models import variant_lm as quality
+
+    runs = quality.tuning("zoology")
+    at = _section(page("variants"), "quality")
+    headings = [h.value for h in at.subheader]
+    assert "The field's recipe, as far as it is trained" in headings
+    if runs:
+        table = next(d.value for d in at.dataframe if "kept rate" in d.value.columns)
+        assert len(table) == len({(r["recipe"], r["variant"]) for r in runs})
+        kept = {r["variant"]: r for r in runs if r["kept"]}
+        for _, row in table.iterrows():
+            if row["variant"] in kept:
+                assert float(row["kept rate"]) == kept[row["variant"]]["lr"]
+            else:
+                assert row["kept rate"] == "still tuning"
+    monkeypatch.setattr(state, "plan_tuning", lambda: [])
+    at = _section(page("variants"), "quality")
+    assert any("recipe is not trained yet" in c.value for c in at.caption)
 
 
 def test_zoologys_published_points_beside_ours(page):

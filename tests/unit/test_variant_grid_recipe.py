@@ -86,7 +86,7 @@ def test_the_rate_is_kept_by_validation_never_by_test():
         1e-2: {"validation_accuracy": 0.6, "accuracy": 0.1},
         1e-4: {"validation_accuracy": 0.6, "accuracy": 0.2},
     }
-    assert plans.best_lr(runs) == 1e-2  # ties: the first in the sweep's order
+    assert variant_lm.best_lr(runs) == 1e-2  # ties: the first in the sweep's order
     seeds = {variant_lm.VALID_SEED, variant_lm.TEST_SEED}
     assert len(seeds) == 2 and variant_lm.VALID_SEED >= 7 * 1_000_000  # past every train batch
 
@@ -142,7 +142,7 @@ def test_the_plan_tunes_once_keeps_the_best_rate_and_resumes(tmp_path, monkeypat
         lr: json.loads((tmp_path / "tune" / f"mqar-256-16-full-s0-lr{lr:g}.json").read_text())
         for lr in (1e-3, 1e-2)
     }
-    kept = plans.best_lr(runs)
+    kept = variant_lm.best_lr(runs)
     names = checkpoints.available("", tmp_path)
     assert len(names) == 10 and "mqar-256-16-full-s1" in names
     for name in names:
@@ -211,3 +211,34 @@ def test_evaluating_a_plan_never_replaces_the_grids_result_file(tmp_path):
     assert name == checkpoints.result_name("variants", "zoology-" + folder.name)
     ablation = evaluation.result_name("zoology", tmp_path / "conv0-lr0.0001-0.00046-0.0022-0.01")
     assert ablation != name
+
+
+def test_the_plans_tuning_runs_are_read_with_the_rate_kept_by_validation(tmp_path):
+    """``variant_lm.tuning`` reads a plan's tuning JSONs as the plan writes them; a variant's
+    kept rate is marked only once every rate of its recipe is trained, by validation."""
+    lrs = [1e-4, 4.6e-4, 2.2e-3, 1e-2]
+    tune = tmp_path / "conv4-lr" / "tune"
+    tune.mkdir(parents=True)
+
+    def run(variant, lr, val, acc):
+        meta = dict(
+            variant=variant,
+            task="mqar-256-16",
+            width=64,
+            status="trained",
+            accuracy=acc,
+            validation_accuracy=val,
+            recipe=dict(conv=4, lr=lr, lrs=lrs),
+        )  # noqa: E501
+        (tune / f"mqar-256-16-{variant}-s0-lr{lr:g}.json").write_text(json.dumps(meta))
+
+    for lr, val in zip(lrs, (0.1, 0.9, 0.95, 0.2), strict=True):
+        run("deltanet", lr, val, val - 0.01)
+    run("gla", 1e-4, 0.02, 0.02)  # one rate of four so far
+    (tune / "mqar-256-16-gla-s0-lr0.01.json").write_text("{ truncated")  # being written
+    rows = variant_lm.tuning(directory=tmp_path)
+    assert [(r["variant"], r["lr"]) for r in rows] == [("deltanet", lr) for lr in lrs] + [
+        ("gla", 1e-4)
+    ]
+    assert [r["lr"] for r in rows if r["kept"]] == [2.2e-3]  # by validation, never the test
+    assert not any(r["kept"] for r in rows if r["variant"] == "gla")
