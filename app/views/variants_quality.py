@@ -110,7 +110,8 @@ def width_figure(rows: list[dict]) -> dict:
     for k, n in enumerate(lengths, start=1):
         here = [r for r in rows if r["n"] == n]
         for variant in dict.fromkeys(r["variant"] for r in here):
-            pts = sorted((r for r in here if r["variant"] == variant), key=lambda r: r["width"])
+            pts = [r for r in here if r["variant"] == variant]
+            pts.sort(key=lambda r: r.get("width", GRID_WIDTH))
             data.append(
                 dict(
                     type="scatter",
