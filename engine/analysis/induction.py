@@ -212,12 +212,6 @@ def load_timeline(n_layers: int, directory: Path | None = None) -> dict:
     return out
 
 
-def timeline_stamp(n_layers: int, directory: Path | None = None) -> tuple | None:
-    """(size, mtime) of the timeline's two files, or None when one is missing: a cache
-    keyed on it reloads a timeline that was trained again."""
-    return timeline.stamp(checkpoint_name(n_layers), directory or TIMELINE_DIR)
-
-
 def steepest_fall(steps, loss) -> dict:
     """The interval between two saved steps in which the loss falls the most:
     ``{"start", "end", "drop", "share"}``, share = that drop / the whole fall of the run.
