@@ -2,9 +2,10 @@
 state forgets, channel by channel, at a rate the input chooses.
 
     S_t = diag(α_t) S_{t−1} + k_tᵀ v_t,    o_t = q_t S_t / √d,
-    α_t = sigmoid(k_t W_α1 W_α2 + b_α)^{1/τ}   (low rank 16, τ = 16, as in the paper)
+    α_t = sigmoid(k_t W_α1 W_α2)^{1/τ}   (low rank 16, τ = 16, as in the paper)
 
-(in this Q/K/V frame the gate reads k_t; the paper reads the layer input x_t). Unrolled,
+(in this Q/K/V frame the gate reads k_t through fixed seeded W_α1 W_α2 and has no bias;
+the paper learns them, and a bias, from the layer input x_t). Unrolled,
 with Λ_t = Σ_{m≤t} log α_m per key channel,
 
     o_t = Σ_{j≤t} A_tj v_j,    A_tj = Σ_c q_tc k_jc exp(Λ_tc − Λ_jc) / √d       (j ≤ t)
@@ -128,8 +129,10 @@ class GLA(Variant):
     map_normalized = False
     map_signed = True
     map_note = (
-        "Implicit map A_tj = Σ_c q_tc k_jc ∏ α (the matrix the recurrence applies); signed, "
-        "not normalised."
+        "Implicit map A_tj = Σ_c q_tc k_jc ∏ α (the matrix the recurrence applies); "
+        "signed, not normalised. Unlike the paper, which learns the gate's low-rank W_α1 "
+        "W_α2 and its bias from the layer input: here the gate reads k_t through fixed "
+        "seeded W_α1 W_α2 (learnt only through the key's projection) and has no bias."
     )
     causal_support = "always"
     approximates_full = False

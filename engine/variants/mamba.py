@@ -158,7 +158,13 @@ class Mamba(Variant):
     map_implied = True
     map_normalized = False
     map_kind = "hidden"
-    map_note = "Hidden attention α_ij (Ali et al. 2024), mean over channels; not normalised."
+    map_note = (
+        "Hidden attention α_ij (Ali et al. 2024), mean over channels; not normalised. "
+        "Unlike the paper, which learns Δ, B and C from the layer input by projections of "
+        "its own: here B = k·W_B, C = q·W_C and Δ = softplus(v·W_Δ + b_Δ) with fixed "
+        "seeded W (learnt only through the model's W_Q, W_K, W_V), A = −(1…N) is not "
+        "trained, and there is no D·x skip term."
+    )
     causal_support = "always"
     approximates_full = False
 

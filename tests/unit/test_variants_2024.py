@@ -13,7 +13,7 @@ import torch
 
 from engine.errors import InputError
 from engine.variants.base import generator
-from engine.variants.based import Based, projections
+from engine.variants.based import Based
 from engine.variants.deltanet import DeltaNet, GatedDeltaNet, delta_recurrent, write_strength
 from engine.variants.differential import Differential, lambda_init
 from engine.variants.gla import GLA, gate_log_alpha
@@ -402,8 +402,7 @@ def test_deltanet_overwrites_a_key_written_twice():
 def test_based_taylor_map_equals_recurrence(is_causal):
     q, k, v = qkv(n=150)  # > one causal block of 64 rows
     res = Based().run(q, k, v, causal=is_causal, hp={"features": 4})
-    W_q, W_k = projections(8, 4, 0, q.dtype)
-    qf, kf = q @ W_q, k @ W_k
+    qf, kf = q[..., :4], k[..., :4]  # the first d' dims: the model's W_Q, W_K rows project
     s = qf @ kf.transpose(-2, -1) / 2.0  # √d' = 2
     a = torch.exp(s) - (torch.exp(s) - 1 - s - s**2 / 2)  # exp's Taylor polynomial
     assert float(a.min()) > 0
@@ -425,6 +424,15 @@ def test_based_taylor_map_equals_recurrence(is_causal):
             S, z = S + fk[..., None] * v[:, :, t, None, :], z + fk
             o = (fq[:, :, None] @ S)[:, :, 0] / (fq * z).sum(-1, keepdim=True)
             assert torch.allclose(res.out[:, :, t], o, atol=TOL)
+
+
+def test_based_feature_dim_is_at_most_the_head_width():
+    """d' > d reads all d dims of q, k: the same output, and the state counted with d."""
+    q, k, v = qkv(n=20)  # head width 8
+    wide = Based().run(q, k, v, causal=True, want_map=False, hp={"features": 64})
+    whole = Based().run(q, k, v, causal=True, want_map=False, hp={"features": 8})
+    assert torch.equal(wide.out, whole.out)
+    assert Based().cache_bytes(20, 8, 1, {"features": 64}) == (1 + 8 + 64) * 9 * 4
 
 
 def test_recurrent_state_sizes():
