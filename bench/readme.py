@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+VERDICT_TASK = "mqar-256-16"  # the Zoology plan's tuning point (engine.analysis.recall_state)
+ZOOLOGY_RESULT = "variants-eval-zoology-conv4-lr0.0001-0.00046-0.0022-0.01"  # bench.renderers
 CHANCE = 0.02  # at or below this, a recall score is chance (1/64 ≈ 0.016)
 
 
@@ -87,6 +89,22 @@ def variants(v: dict) -> str:
     )
 
 
+def recipe(found: dict | None) -> str:
+    """The Zoology plan with the field's recipe, at its tuning point (issue 31's verdict)."""
+    if found is None:
+        return ""
+    rows = [r for r in found["recall_state"] if r["task"] == VERDICT_TASK and r["width"] == 64]
+    rows.sort(key=lambda r: -r["mean"])
+    scores = ", ".join(
+        f"{r['variant']} {' / '.join(f'{a:.3f}' for a in r['accuracy'])}" for r in rows
+    )
+    return (
+        f"- **Variants with the field's recipe** (a width-4 short convolution before each mixer, "
+        f"the best of four learning rates by validation), Zoology's {VERDICT_TASK} at d = 64, "
+        f"2,000 steps, per seed: {scores}. The verdict table is on the Variants page.\n"
+    )
+
+
 def induction(found: dict) -> str:
     two, one = found["models"]["induction-2l"], found["models"]["induction-1l"]
     change = two["phase_change"]
@@ -111,6 +129,7 @@ def block(evals: Callable[[str], dict | None]) -> str:
                 evals("transformer-eval-en-fr"), evals("transformer-eval-dates"), transformer_config
             ),
             variants(evals("variants-eval")),
+            recipe(evals(ZOOLOGY_RESULT)),
             induction(evals("induction-eval")),
         ]
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 from bench import claims
 from engine.evaluation import cache as press_sweep
 from engine.evaluation import variants as variant_eval
+from engine.models import variant_lm
+from engine.training import _grid_plan as plans
 
 
 def cell(v) -> str:
@@ -257,6 +259,8 @@ EVALS = {
     "retrieval_heads-eval": retrieval_heads,
     "variants-eval": variant_grid,
     "variants-eval-needle": needle,
+    # The Zoology plan with the field's recipe: the Variants page's verdict (issue 31).
+    variant_lm.plan_result_name("zoology", plans.Recipe().tag): variant_eval.verdict_markdown,
     "memn2n-eval": memn2n,
     "retrieval-eval": retrieval,
     "faithfulness-eval-nmt": faithfulness_nmt,

@@ -52,6 +52,7 @@ TITLES = {
     "chat": "Chat model",
     "variants": "Variant costs: sweep, exponents, pooled map, KV cache, INT8",
     "variants-exponents": "Fitted exponents of the 2023–2026 variants",
+    "variants-verdict": "Variants trained with the field's recipe: the verdict on Zoology's grid",
     "peers": "Ours against the public implementations",
     "peers-only": "The 2023–2026 variants against public implementations",
     "claims": "The seed's claims, checked",

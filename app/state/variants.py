@@ -343,6 +343,19 @@ def plan_tuning() -> list[dict]:
     return quality.tuning("zoology")
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def plan_results() -> dict[str, dict]:
+    """The Zoology plan's saved evaluations, by recipe folder (re-read each minute)."""
+    return quality.plan_results("zoology")
+
+
+def plan_recipe(tuning: list[dict]) -> str:
+    """The folder of the field's recipe: its tuning runs sweep rates with a convolution on
+    (an ablation's folder has the convolution off, or one rate and no tuning)."""
+    full = [r["recipe"] for r in tuning if r["conv"] > 0 and len(r["lrs"]) > 1]
+    return full[0] if full else ""
+
+
 def quality_rows(data: dict) -> list[dict]:
     """One row per variant × task: accuracy over seeds, cost, LRA's published figure."""
     lra = data["lra_published"]["average_accuracy"]

@@ -28,6 +28,7 @@ from views import claims as claims_view
 from views import timeline as timeline_figs
 from views import variants as figs
 from views import variants_quality as quality_figs
+from views import variants_verdict as verdict
 from views.heatmap import NARROW_PX, map_figure, map_grid
 from views.variants_html import map_grid_html
 
@@ -40,7 +41,7 @@ from engine.variants.inputs import LONG_LENGTH_LIMITS
 # Each section's own parameters: a link's values belong to the section it was copied on.
 PARAMS = (
     *("source", "causal", "n", "structure", "sharpness", "seed", "heads", "d", "text"),
-    *("variants", "head", "view", "pool", "layer", "qhead", "task", "cost"),
+    *("variants", "head", "view", "pool", "layer", "qhead", "task", "cost", "curves"),
 )
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
 VIEWS = ["maps", "difference", "overlay"]  # the Compare maps: as they are, Δ, what is seen
@@ -122,7 +123,9 @@ def quality() -> None:
     quality_cost(rows, task)
     quality_maps(data, task)
     quality_training(task, [v for v in data["table"] if task in data["table"][v]])
-    quality_figs.draw(data, state.plan_tuning())
+    tuning = state.plan_tuning()
+    quality_figs.draw(data, tuning)
+    verdict.draw(state.plan_results(), tuning, state.plan_recipe(tuning))
 
 
 @st.fragment

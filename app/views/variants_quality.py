@@ -47,7 +47,7 @@ PUBLISHED_COLOURS = {
 }
 
 
-def recall_state_figure(rows: list[dict], chance: float) -> dict:
+def recall_state_figure(rows: list[dict], chance: float, title: str = "") -> dict:
     """MQAR accuracy (mean over seeds, bars: their range) against the bytes kept, a legend
     entry per variant (its points on both tasks; the shape says cache or fixed state)."""
     data = sweep_lines(rows)
@@ -91,10 +91,10 @@ def recall_state_figure(rows: list[dict], chance: float) -> dict:
             hoverinfo="skip",
         )
     )
-    return figure(data, state_axes(t("variants_quality.recall_chart_title"), 640))
+    return figure(data, state_axes(title or t("variants_quality.recall_chart_title"), 640))
 
 
-def width_figure(rows: list[dict]) -> dict:
+def width_figure(rows: list[dict], title: str = "") -> dict:
     """Zoology's other axes: accuracy against the model's width, one panel per sequence
     length, a line per variant over the widths it was trained at (its colour as in the
     state chart)."""
@@ -135,7 +135,7 @@ def width_figure(rows: list[dict]) -> dict:
         centre = sum(xs[k - 1]) / 2
         notes.append(_panel_title(t("variants_quality.length_panel", n=n), centre))
     layout |= dict(
-        title=dict(text=t("variants_quality.width_chart_title")),
+        title=dict(text=title or t("variants_quality.width_chart_title")),
         font=FONT,
         height=560,
         margin=dict(l=70, r=10, t=90, b=10),

@@ -108,3 +108,61 @@ def published() -> dict | None:
         return found
     except (OSError, InputError, KeyError, TypeError, ValueError):
         return None
+
+
+# A variant "recalls" at a point where its accuracy, mean over seeds, reaches this (the
+# bar of issue 31); under PARTIAL it is no better than a guess among a few values.
+RECALLS = 0.9
+PARTIAL = 0.1
+VERDICT_TASK = "mqar-256-16"  # Zoology's tuning point: every variant has a cell there
+
+
+def verdict(rows: list[dict], tuning: list[dict], task: str = VERDICT_TASK) -> list[dict]:
+    """One row per variant of a plan: does it recall, at what state, with which recipe.
+
+    ``rows`` are the plan's :func:`table` rows (its evaluation's ``recall_state``),
+    ``tuning`` its learning-rate runs (``variant_lm.tuning``). Per variant: its best mean
+    accuracy on ``task`` (and each seed's), the outcome (``recalls`` ≥ RECALLS,
+    ``partial`` ≥ PARTIAL, else ``chance``), the smallest state among its points that
+    recall (any task and width, with the formula it is counted by), the short convolution
+    and the kept rate with every rate's validation accuracy, and how many points it has.
+    """
+    by_variant: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_variant[r["variant"]].append(r)
+    runs: dict[str, list[dict]] = defaultdict(list)
+    for run in tuning:
+        runs[run["variant"]].append(run)
+    out = []
+    for variant, points in by_variant.items():
+        at_task = [r for r in points if r["task"] == task]
+        best = max(at_task or points, key=lambda r: r["mean"])
+        recalling = [r for r in points if r["mean"] >= RECALLS]
+        smallest = min(recalling, key=lambda r: r["state_bytes"]) if recalling else None
+        kept = next((r for r in runs[variant] if r["kept"]), None)
+        outcome = (
+            "recalls"
+            if best["mean"] >= RECALLS
+            else "partial"
+            if best["mean"] >= PARTIAL
+            else "chance"
+        )
+        out.append(
+            {
+                "variant": variant,
+                "outcome": outcome,
+                "task": best["task"],
+                "width": best["width"],
+                "accuracy": best["accuracy"],
+                "mean": best["mean"],
+                "smallest_state": smallest
+                and {k: smallest[k] for k in ("task", "width", "state_bytes", "mean")},
+                "formula": source(variant),
+                "conv": kept["conv"] if kept else None,
+                "lr": kept["lr"] if kept else None,
+                "validation_by_lr": {r["lr"]: r["validation_accuracy"] for r in runs[variant]},
+                "points": len(points),
+            }
+        )
+    order = {"recalls": 0, "partial": 1, "chance": 2}
+    return sorted(out, key=lambda v: (order[v["outcome"]], -v["mean"], v["variant"]))

@@ -167,7 +167,7 @@ def evaluate(directory: Path | None = None, jobs: int = 1, plan: str | None = No
         "width_sweep": {
             "cells": sweep,
             "widths": sorted({variant_lm.GRID_WIDTH, *(c["width"] for c in sweep)}),
-            "missing_cells": missing_sweep(cells + sweep),
+            "missing_cells": [] if plan else missing_sweep(cells + sweep),  # a plan has none
         },
     }
 
@@ -178,7 +178,7 @@ def result_name(plan: str | None, directory: Path) -> str:
     replaces the grid the page shows."""
     if plan is None:
         return variant_lm.RESULT
-    return checkpoints.result_name("variants", f"{plan}-{directory.name}")
+    return variant_lm.plan_result_name(plan, directory.name)
 
 
 def missing_sweep(cells: list[dict]) -> list[str]:
@@ -268,6 +268,36 @@ def recall_markdown(result: dict) -> str:
         cells += [f"{r['bytes_per_token']:,.0f}", r["kind"]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def verdict_markdown(result: dict, plan: str = "zoology") -> str:
+    """A plan's verdict as Markdown (the Variants page's table): per variant its outcome on
+    Zoology's tuning point, the smallest state that recalls, the recipe with every rate's
+    validation accuracy, and each other recipe folder's best mean there (the ablation)."""
+    runs = variant_lm.tuning(plan)
+    recipe = next((r["recipe"] for r in runs if r["conv"] > 0 and len(r["lrs"]) > 1), "")
+    found = recall_state.verdict(result["recall_state"], [r for r in runs if r["recipe"] == recipe])
+    others = {
+        other: {v["variant"]: v["mean"] for v in recall_state.verdict(data["recall_state"], [])}
+        for other, data in sorted(variant_lm.plan_results(plan).items())
+        if other != recipe
+    }
+    head = ["variant", "verdict", "task, d", "accuracy per seed", "smallest state that recalls"]
+    head += ["state", "conv", "kept lr", "validation per rate", *(f"{o}: best" for o in others)]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---|" * (len(head) - 1)]
+    for v in found:
+        small = v["smallest_state"]
+        where = (
+            f"{small['state_bytes']:,} B ({small['task']}, d = {small['width']})" if small else "—"
+        )
+        rates = " · ".join(f"{lr:g}: {a:.3f}" for lr, a in sorted(v["validation_by_lr"].items()))
+        cells = [v["variant"], v["outcome"], f"{v['task']}, d = {v['width']}"]
+        cells += [" / ".join(f"{a:.3f}" for a in v["accuracy"]), where, v["formula"]]
+        cells += [str(v["conv"]), f"{v['lr']:g}" if v["lr"] else "—", rates or "—"]
+        cells += [f"{o[v['variant']]:.3f}" if v["variant"] in o else "—" for o in others.values()]
+        lines.append("| " + " | ".join(cells) + " |")
+    bar = f"recalls: mean accuracy over seeds ≥ {recall_state.RECALLS} on some point trained"
+    return "\n".join(lines) + f"\n\nFolder `{recipe}`; {bar}; best on {recall_state.VERDICT_TASK}."
 
 
 def needle_markdown(probe: dict) -> str:

@@ -232,6 +232,25 @@ def results(directory: Path | None = None) -> dict | None:
 PLANS_DIR = OUT_DIR  # a plan's cells: <plan>/<recipe>/, its tuning runs in <recipe>/tune/
 
 
+def plan_result_name(plan: str, recipe: str) -> str:
+    """Where ``python -m engine.evaluate variants --plan PLAN --save`` writes the evaluation
+    of one recipe folder (``variants-eval-zoology-conv4-lr…``): never the grid's own file."""
+    return checkpoints.result_name("variants", f"{plan}-{recipe}")
+
+
+def plan_results(plan: str = "zoology", directory: Path | None = None) -> dict[str, dict]:
+    """Every saved evaluation of a plan, by recipe folder (``conv4-lr…``); a file that
+    cannot be read is left out."""
+    root = Path(directory) if directory is not None else checkpoints.CHECKPOINT_DIR
+    prefix = plan_result_name(plan, "")
+    out = {}
+    for path in sorted(root.glob(f"{prefix}*.json")):
+        found = checkpoints.load_result(path.stem, root)
+        if isinstance(found, dict) and isinstance(found.get("recall_state"), list):
+            out[path.stem[len(prefix) :]] = found
+    return out
+
+
 def best_lr(runs: dict[float, dict]) -> float:
     """The rate whose run scored best on the validation set (ties: the first, in the
     sweep's order); never the test set."""
@@ -262,6 +281,7 @@ def tuning(plan: str = "zoology", directory: Path | None = None) -> list[dict]:
                     "accuracy": float(meta["accuracy"]),
                     "validation_accuracy": float(meta["validation_accuracy"]),
                     "status": str(meta["status"]),
+                    "loss_curve": [(int(s), float(x)) for s, x in meta.get("loss_curve", [])],
                     "kept": False,
                 }
             )

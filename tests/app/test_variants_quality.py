@@ -54,7 +54,9 @@ def test_quality_table_chart_and_trained_maps(page):
     assert not at.exception
     at.segmented_control(key="q-task").set_value("control-128").run()
     recipe = bool(quality.tuning("zoology"))  # the field's recipe table, once a run is trained
-    assert not at.exception and len(at.dataframe) == 3 + recipe  # + the recall-vs-state rows
+    verdict = bool(quality.plan_results("zoology"))  # and its verdict, once evaluated
+    # + the recall-vs-state rows
+    assert not at.exception and len(at.dataframe) == 3 + recipe + verdict
 
 
 @pytest.mark.parametrize("content", ["missing", "{not json", '{"cells": 3}'])

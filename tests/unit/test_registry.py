@@ -183,6 +183,8 @@ def test_every_result_file_is_named_by_the_one_convention_and_read_by_its_cards(
     named = {c.result_name for c in CARDS if c.result_name}
     named |= {c.confidence_result for c in CARDS if hasattr(c, "confidence_result")}
     named.add(variant_lm.RESULT)
+    # The Zoology plan's evaluation, one per recipe folder: the Variants page's verdict.
+    named |= {variant_lm.plan_result_name("zoology", r) for r in variant_lm.plan_results()}
     named.add(checkpoints.result_name("claims"))  # bench/claims.py; app/views/claims.py reads it
     named.add(retrieval_eval.RESULT)  # the Retrieval page reads it
     named.add(retrieval_book.RESULT)  # so does its whole-book store's caption

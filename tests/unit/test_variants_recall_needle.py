@@ -229,3 +229,35 @@ def test_every_shipped_recall_cell_has_its_training_timeline():
                 tl = variant_lm.cell_timeline(task, variant, seed)
                 assert tl.steps[0] == 0 and tl.steps[-1] == grid.RECALL_STEPS, (task, variant)
                 assert len(tl.probes) == len(tl.steps) and tl.probes[-1][0].maps["attention"]
+
+
+def test_the_verdict_names_the_outcome_the_smallest_recalling_state_and_the_kept_rate():
+    from engine.analysis.recall_state import verdict
+
+    def row(variant, task, width, accs, state):
+        mean = sum(accs) / len(accs)
+        return dict(
+            variant=variant, task=task, width=width, accuracy=accs, mean=mean, state_bytes=state
+        )
+
+    rows = [
+        row("full", "mqar-256-16", 64, [1.0, 0.99], 9000),
+        row("full", "mqar-64-4", 32, [0.95], 1000),
+        row("full", "mqar-64-4", 64, [0.5], 500),  # cheaper but under the bar
+        row("based", "mqar-256-16", 64, [0.4], 7000),
+        row("linear", "mqar-256-16", 64, [0.02], 3000),
+    ]
+    tune = [
+        dict(variant="full", lr=1e-3, validation_accuracy=0.9, kept=False, conv=4),
+        dict(variant="full", lr=1e-2, validation_accuracy=1.0, kept=True, conv=4),
+    ]
+    found = {v["variant"]: v for v in verdict(rows, tune)}
+    assert [v["variant"] for v in verdict(rows, tune)] == ["full", "based", "linear"]
+    assert found["full"]["outcome"] == "recalls" and found["full"]["mean"] == 0.995
+    assert found["full"]["smallest_state"] == dict(
+        task="mqar-64-4", width=32, state_bytes=1000, mean=0.95
+    )
+    assert (found["full"]["lr"], found["full"]["conv"]) == (1e-2, 4)
+    assert found["full"]["validation_by_lr"] == {1e-3: 0.9, 1e-2: 1.0}
+    assert found["based"]["outcome"] == "partial" and found["based"]["smallest_state"] is None
+    assert found["linear"]["outcome"] == "chance" and found["linear"]["lr"] is None

@@ -1,0 +1,82 @@
+"""AppTest for issue 31's verdict on the Variants page: which variant recalls, at what state,
+with which recipe, one sentence each with a link to its learning curves; a CSV export; the
+ablation's columns once another recipe folder is evaluated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from state.variants import variant_name
+from streamlit.testing.v1 import AppTest
+
+from engine.analysis import recall_state
+from engine.models import variant_lm as quality
+from tests.app.variants_support import _section
+
+torch.set_num_threads(1)
+SCRIPT = Path(__file__).resolve().parents[2] / "app/studios/variants.py"
+
+
+def _plan() -> tuple[str, dict, list[dict]]:
+    plans, runs = quality.plan_results("zoology"), quality.tuning("zoology")
+    recipe = next(r["recipe"] for r in runs if r["conv"] > 0 and len(r["lrs"]) > 1)
+    return recipe, plans[recipe], [r for r in runs if r["recipe"] == recipe]
+
+
+def test_the_verdict_states_each_variant_with_a_link_to_its_curves(page, downloads):
+    recipe, data, runs = _plan()
+    expected = recall_state.verdict(data["recall_state"], runs)
+    at = _section(page("variants"), "quality")
+    assert "Verdict: the field's recipe on Zoology's grid" in [h.value for h in at.subheader]
+    lines = [m.value for m in at.markdown if "?section=quality&curves=" in m.value]
+    assert len(lines) == len(expected)  # one sentence per variant, best first
+    for line, v in zip(lines, expected, strict=True):
+        assert line.startswith(f"- **{variant_name(v['variant'])}**")
+        assert f"curves={v['variant']}#verdict-curves)" in line
+        assert f"{v['mean']:.3f}" in line
+    table = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+    assert list(table["variant"]) == [v["variant"] for v in expected]
+    shown = dict(zip(table["variant"], table["verdict"], strict=True))
+    assert shown["full"] == "recalls"  # attention recalls with the recipe
+    assert "variants-verdict.csv" in downloads
+    assert b"verdict" in downloads["variants-verdict.csv"]().encode()[:400]
+    # The curves of the picked variant: one line per rate it was tuned at, and the guess.
+    spec = json.loads(
+        next(c.proto.spec for c in at.get("plotly_chart") if "verdict-curves" in c.proto.id)
+    )
+    first = expected[0]["variant"]
+    tuned = [r for r in runs if r["variant"] == first]
+    assert len(spec["data"]) == len(tuned) + 1
+    assert spec["data"][-1]["y"][0] == spec["data"][-1]["y"][1]  # ln 64, flat
+
+
+def test_a_curves_link_opens_that_variants_curves():
+    _, _, runs = _plan()
+    variant = sorted({r["variant"] for r in runs})[-1]
+    at = AppTest.from_file(str(SCRIPT), default_timeout=120)
+    at.query_params.update(section="quality", curves=variant)
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="verdict-curves").value == variant
+
+
+def test_without_the_plans_evaluation_the_verdict_says_how_to_make_it(page, monkeypatch):
+    from state import variants as state
+
+    monkeypatch.setattr(state, "plan_results", lambda: {})
+    at = _section(page("variants"), "quality")
+    assert any("evaluation is not saved yet" in i.value for i in at.info)
+
+
+def test_an_ablation_folder_adds_its_column(page, monkeypatch):
+    from state import variants as state
+
+    recipe, data, _ = _plan()
+    off = {**data, "recall_state": [{**r, "mean": 0.016} for r in data["recall_state"]]}
+    monkeypatch.setattr(state, "plan_results", lambda: {recipe: data, "conv0-lr0.0022": off})
+    at = _section(page("variants"), "quality")
+    table = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+    column = "conv0-lr0.0022: best mean"
+    assert column in table.columns and set(table[column].astype(float)) == {0.016}
