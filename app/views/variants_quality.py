@@ -67,7 +67,10 @@ def recall_state_figure(rows: list[dict], chance: float, title: str = "") -> dic
                     array=[max(r["accuracy"]) - r["mean"] for r in pts],
                     arrayminus=[r["mean"] - min(r["accuracy"]) for r in pts],
                 ),
-                customdata=[t(f"variants_quality.kind_{r['kind']}", task=r["task"]) for r in pts],
+                customdata=[  # where the point sits, and the formula its state is counted by
+                    t(f"variants_quality.kind_{r['kind']}", task=r["task"]) + "<br>" + r["source"]
+                    for r in pts
+                ],
                 mode="markers",
                 marker=dict(
                     size=11,
