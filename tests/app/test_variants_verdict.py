@@ -61,6 +61,13 @@ def test_a_curves_link_opens_that_variants_curves():
     assert not at.exception
     assert at.selectbox(key="verdict-curves").value == variant
 
+    def scrolls(at) -> bool:
+        return any('getElementById("verdict-curves")' in h.proto.body for h in at.get("html"))
+
+    assert scrolls(at)  # a link's visit lands on the curves, once
+    at.run()
+    assert not at.exception and not scrolls(at)
+
 
 def test_without_the_plans_evaluation_the_verdict_says_how_to_make_it(page, monkeypatch):
     from state import variants as state
