@@ -68,7 +68,15 @@ def recall_state_figure(rows: list[dict], chance: float, title: str = "") -> dic
                     arrayminus=[r["mean"] - min(r["accuracy"]) for r in pts],
                 ),
                 customdata=[  # where the point sits, and the formula its state is counted by
-                    t(f"variants_quality.kind_{r['kind']}", task=r["task"]) + "<br>" + r["source"]
+                    "<br>".join(
+                        filter(
+                            None,
+                            (
+                                t(f"variants_quality.kind_{r['kind']}", task=r["task"]),
+                                r.get("source"),
+                            ),
+                        )
+                    )
                     for r in pts
                 ],
                 mode="markers",
