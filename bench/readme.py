@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from engine.analysis.recall_state import VERDICT_TASK
+from engine.models.variant_lm import plan_result_name
+from engine.training._grid_plan import Recipe
+
+ZOOLOGY_RESULT = plan_result_name("zoology", Recipe().tag)
+
 START, END = "<!-- results:start -->", "<!-- results:end -->"
-VERDICT_TASK = "mqar-256-16"  # the Zoology plan's tuning point (engine.analysis.recall_state)
-ZOOLOGY_RESULT = "variants-eval-zoology-conv4-lr0.0001-0.00046-0.0022-0.01"  # bench.renderers
 CHANCE = 0.02  # at or below this, a recall score is chance (1/64 ≈ 0.016)
 
 
@@ -129,7 +133,7 @@ def block(evals: Callable[[str], dict | None]) -> str:
                 evals("transformer-eval-en-fr"), evals("transformer-eval-dates"), transformer_config
             ),
             variants(evals("variants-eval")),
-            recipe(evals(ZOOLOGY_RESULT)),
+            recipe(evals(ZOOLOGY_RESULT)),  # the plan's file, as bench.renderers names it
             induction(evals("induction-eval")),
         ]
     )

@@ -6,11 +6,9 @@ one its command prints with ``--markdown``; this module adds only what had none.
 
 from __future__ import annotations
 
-from bench import claims
+from bench import claims, readme
 from engine.evaluation import cache as press_sweep
 from engine.evaluation import variants as variant_eval
-from engine.models import variant_lm
-from engine.training import _grid_plan as plans
 
 
 def cell(v) -> str:
@@ -260,7 +258,7 @@ EVALS = {
     "variants-eval": variant_grid,
     "variants-eval-needle": needle,
     # The Zoology plan with the field's recipe: the Variants page's verdict (issue 31).
-    variant_lm.plan_result_name("zoology", plans.Recipe().tag): variant_eval.verdict_markdown,
+    readme.ZOOLOGY_RESULT: variant_eval.verdict_markdown,
     "memn2n-eval": memn2n,
     "retrieval-eval": retrieval,
     "faithfulness-eval-nmt": faithfulness_nmt,

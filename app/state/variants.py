@@ -350,10 +350,7 @@ def plan_results() -> dict[str, dict]:
 
 
 def plan_recipe(tuning: list[dict]) -> str:
-    """The folder of the field's recipe: its tuning runs sweep rates with a convolution on
-    (an ablation's folder has the convolution off, or one rate and no tuning)."""
-    full = [r["recipe"] for r in tuning if r["conv"] > 0 and len(r["lrs"]) > 1]
-    return full[0] if full else ""
+    return quality.recipe_folder(tuning)
 
 
 def quality_rows(data: dict) -> list[dict]:

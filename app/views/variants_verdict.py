@@ -100,18 +100,6 @@ def verdict_rows(found: list[dict], ablations: dict[str, dict[str, float]]) -> l
     return rows
 
 
-def ablations(plans: dict[str, dict], tuning: list[dict], recipe: str) -> dict[str, dict]:
-    """Every other recipe folder's best mean per variant on the verdict's task (the
-    convolution off, one rate): what each half of the recipe contributes."""
-    out = {}
-    for other, data in sorted(plans.items()):
-        if other != recipe:
-            runs = [r for r in tuning if r["recipe"] == other]
-            found = recall_state.verdict(data["recall_state"], runs)
-            out[other] = {v["variant"]: v["mean"] for v in found}
-    return out
-
-
 def curves_figure(runs: list[dict], variant: str) -> dict:
     """The variant's training loss at every rate of its sweep, the guess's loss dotted:
     a flat line there for the whole run is the plateau, not a lack of steps."""
@@ -182,7 +170,7 @@ def draw(plans: dict[str, dict], tuning: list[dict], recipe: str) -> None:
     for v in found:
         link = f"[{t('variants_verdict.curves_link')}]({curves_link(v['variant'])})"
         st.markdown(f"- {sentence(v)} {link}")
-    others = ablations(plans, tuning, recipe)
+    others = recall_state.ablations(plans, recipe)
     rows = verdict_rows(found, others)
     data_table(rows)
     table_exports(rows, "variants-verdict")

@@ -166,3 +166,13 @@ def verdict(rows: list[dict], tuning: list[dict], task: str = VERDICT_TASK) -> l
         )
     order = {"recalls": 0, "partial": 1, "chance": 2}
     return sorted(out, key=lambda v: (order[v["outcome"]], -v["mean"], v["variant"]))
+
+
+def ablations(plans: dict[str, dict], recipe: str) -> dict[str, dict[str, float]]:
+    """Every other recipe folder's best mean per variant on the verdict's task (the
+    convolution off, one rate): what each half of the recipe contributes."""
+    return {
+        other: {v["variant"]: v["mean"] for v in verdict(data["recall_state"], [])}
+        for other, data in sorted(plans.items())
+        if other != recipe
+    }

@@ -275,13 +275,9 @@ def verdict_markdown(result: dict, plan: str = "zoology") -> str:
     Zoology's tuning point, the smallest state that recalls, the recipe with every rate's
     validation accuracy, and each other recipe folder's best mean there (the ablation)."""
     runs = variant_lm.tuning(plan)
-    recipe = next((r["recipe"] for r in runs if r["conv"] > 0 and len(r["lrs"]) > 1), "")
+    recipe = variant_lm.recipe_folder(runs)
     found = recall_state.verdict(result["recall_state"], [r for r in runs if r["recipe"] == recipe])
-    others = {
-        other: {v["variant"]: v["mean"] for v in recall_state.verdict(data["recall_state"], [])}
-        for other, data in sorted(variant_lm.plan_results(plan).items())
-        if other != recipe
-    }
+    others = recall_state.ablations(variant_lm.plan_results(plan), recipe)
     head = ["variant", "verdict", "task, d", "accuracy per seed", "smallest state that recalls"]
     head += ["state", "conv", "kept lr", "validation per rate", *(f"{o}: best" for o in others)]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---|" * (len(head) - 1)]

@@ -251,6 +251,12 @@ def plan_results(plan: str = "zoology", directory: Path | None = None) -> dict[s
     return out
 
 
+def recipe_folder(tuning: list[dict]) -> str:
+    """The folder of the field's recipe among a plan's tuning runs: the one sweeping rates
+    with a convolution on (an ablation's folder has it off, or one rate and no tuning)."""
+    return next((r["recipe"] for r in tuning if r["conv"] > 0 and len(r["lrs"]) > 1), "")
+
+
 def best_lr(runs: dict[float, dict]) -> float:
     """The rate whose run scored best on the validation set (ties: the first, in the
     sweep's order); never the test set."""

@@ -21,7 +21,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "app/studios/variants.py"
 
 def _plan() -> tuple[str, dict, list[dict]]:
     plans, runs = quality.plan_results("zoology"), quality.tuning("zoology")
-    recipe = next(r["recipe"] for r in runs if r["conv"] > 0 and len(r["lrs"]) > 1)
+    recipe = quality.recipe_folder(runs)
     return recipe, plans[recipe], [r for r in runs if r["recipe"] == recipe]
 
 
