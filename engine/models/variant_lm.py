@@ -44,7 +44,7 @@ from engine.attention.multihead import MultiHeadAttention
 from engine.data import long_range
 from engine.positional import sinusoidal
 from engine.trace import AttentionMap, Trace
-from engine.variants.registry import attend_fn
+from engine.variants.registry import attend_fn, get
 
 FAMILY = "variant-quality"
 OUT_DIR = checkpoints.CHECKPOINT_DIR / "variants"
@@ -66,6 +66,9 @@ class VariantModelConfig:
     d_ff: int = 128
     recall_init: bool = True
     conv: int = 0  # kernel of the short convolution before each mixer; 0: none
+    # The variant whose own learned values (Variant.learned: gpt-oss's sink logit per
+    # head) each block holds as parameters; "" for cells trained before they were learned.
+    variant: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -100,6 +103,8 @@ class Block(nn.Module):
         self.ffn = nn.Sequential(
             nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model)
         )
+        learned = get(cfg.variant).learned(cfg.n_heads) if cfg.variant else {}
+        self.learned = nn.ParameterDict({k: nn.Parameter(v) for k, v in learned.items()})
 
     def forward(self, h, attend: Attend, want_weights: bool):
         x = self.ln1(h)
@@ -108,7 +113,8 @@ class Block(nn.Module):
         q, k, v = self.attn.project(x, x, x)  # (B, H, n, d_k)
         # Called directly (not MultiHeadAttention.forward) so training can skip the map:
         # some variants' maps cost far more than their outputs (Mamba's is O(n²·d·N)).
-        o, weights = attend(q, k, v, causal=False, want_weights=want_weights)
+        own = {"learned": dict(self.learned)} if self.learned else {}
+        o, weights = attend(q, k, v, causal=False, want_weights=want_weights, **own)
         B, _, n, _ = o.shape
         h = h + self.attn.W_O(o.transpose(1, 2).reshape(B, n, -1))
         return h + self.ffn(self.ln2(h)), weights

@@ -140,8 +140,9 @@ def task_for(job: Job) -> long_range.Task:
     return long_range.Task(task.name, task.kind, QUICK_TASK_N, max(1, task.pairs // 4))
 
 
-def build(task: long_range.Task, schedule: Schedule) -> VariantModel:
-    return VariantModel(VariantModelConfig(vocab=long_range.VOCAB, n_max=task.n, **schedule.model))
+def build(task: long_range.Task, schedule: Schedule, variant: str) -> VariantModel:
+    cfg = VariantModelConfig(long_range.VOCAB, task.n, **schedule.model, variant=variant)
+    return VariantModel(cfg)
 
 
 @torch.no_grad()
@@ -179,7 +180,7 @@ def run_job(job: Job) -> dict:
     task, sch = task_for(job), job.schedule
     hp = {**BUDGETS[job.variant], "seed": job.seed}
     attend = attend_fn(job.variant, hp)
-    model = build(task, sch)
+    model = build(task, sch, job.variant)
     opt = torch.optim.AdamW(model.parameters(), lr=sch.lr, weight_decay=sch.weight_decay)
 
     def lr_at(step):  # linear warm-up, then cosine to 0

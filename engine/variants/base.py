@@ -126,6 +126,13 @@ class Variant(ABC):
         """KV cache of every token read"""
         return n * self.cache_bytes_per_token(d, heads, hp)
 
+    def learned(self, heads: int) -> dict[str, torch.Tensor]:
+        """Initial values of what the variant learns inside a trained model (gpt-oss's
+        sink logit per head): a model that trains it holds each as a parameter and hands
+        them to ``attend(..., learned=…)``, where they take the place of the ``hp`` entry
+        of the same name. None by default: the variant is a function of q, k, v."""
+        return {}
+
     # -- shared -------------------------------------------------------------------------
     def resolve(self, hp: dict | None = None, n: int | None = None) -> dict:
         """Defaults filled in, unknown names refused, every value checked against its limit."""
@@ -152,13 +159,26 @@ class Variant(ABC):
         return True if self.causal_support == "always" else causal
 
     def run(
-        self, q, k, v, *, causal: bool = False, want_map: bool = True, hp: dict | None = None
+        self,
+        q,
+        k,
+        v,
+        *,
+        causal: bool = False,
+        want_map: bool = True,
+        hp: dict | None = None,
+        learned: dict | None = None,
     ) -> Output:
-        """Check inputs and parameters, then compute."""
+        """Check inputs and parameters, then compute (``learned``: see :meth:`learned`)."""
         if q.dim() != 4 or q.shape != k.shape or k.shape != v.shape:
             shapes = (tuple(t.shape) for t in (q, k, v))
             raise InputError("variant.qkv_shape", **dict(zip("qkv", shapes, strict=True)))
         hp = self.resolve(hp, q.shape[-2])
+        if learned:
+            unknown = set(learned) - set(self.learned(q.shape[1]))
+            if unknown:  # a caller's mistake, never a user's input
+                raise ValueError(f"{self.name} learns no {sorted(unknown)}")
+            hp = {**hp, **learned}  # tensors: the model's own values, not the Param's
         causal = self.check_causal(causal)
         # Not while training: a diverging run is the training loop's to report.
         checked = not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)))
@@ -181,14 +201,16 @@ class Variant(ABC):
         """
         self.resolve(hp)  # refuse unknown or out-of-range parameters before any run
 
-        def attend(q, k, v, *, mask=None, causal: bool = False, want_weights: bool = True):
-            return self._attend(q, k, v, mask, causal, want_weights, hp)
+        def attend(
+            q, k, v, *, mask=None, causal: bool = False, want_weights: bool = True, learned=None
+        ):
+            return self._attend(q, k, v, mask, causal, want_weights, hp, learned)
 
         attend.variant, attend.hp = self, dict(hp or {})
         attend.__name__ = self.name
         return attend
 
-    def _attend(self, q, k, v, mask, causal, want_weights, hp):
+    def _attend(self, q, k, v, mask, causal, want_weights, hp, learned=None):
         B, H, n, _ = q.shape
         if k.shape[-2] != n:
             raise InputError("variant.self_only", title=self.title, n=n, m=k.shape[-2])
@@ -197,7 +219,7 @@ class Variant(ABC):
         except ValueError:
             raise InputError("variant.padding_only", title=self.title) from None
         if lengths is None:
-            res = self.run(q, k, v, causal=causal, want_map=want_weights, hp=hp)
+            res = self.run(q, k, v, causal=causal, want_map=want_weights, hp=hp, learned=learned)
             return res.out, res.weights
         out = q.new_zeros(B, H, n, v.shape[-1])
         weights = q.new_zeros(B, H, n, n) if want_weights else None
@@ -206,7 +228,7 @@ class Variant(ABC):
             if length == 0:
                 continue
             qkv = (t[idx, :, :length] for t in (q, k, v))
-            res = self.run(*qkv, causal=causal, want_map=want_weights, hp=hp)
+            res = self.run(*qkv, causal=causal, want_map=want_weights, hp=hp, learned=learned)
             out[idx, :, :length] = res.out
             if want_weights:
                 weights[idx, :, :length, :length] = res.weights

@@ -107,8 +107,8 @@ class Sinks(Variant):
     map_note = (
         "Exact weights of window + sink tokens; rows sum to 1 − m, where m, the mass the "
         "learned sink logit takes, is the sink's own column beside the keys (sink_mass). "
-        "Unlike gpt-oss, which learns a real sink logit per head, σ here is one value set "
-        "for every head (0 in the trained grid)."
+        "In the trained grid σ is a real value learned per head, as in gpt-oss; on "
+        "untrained inputs it is the one value set here, for every head."
     )
 
     def check_length(self, n, hp):
@@ -117,11 +117,17 @@ class Sinks(Variant):
                 label = next(p.label for p in self.params if p.name == name)
                 raise InputError("variant.over_n", label=label, n=n, value=hp[name])
 
+    def learned(self, heads: int) -> dict[str, torch.Tensor]:
+        """gpt-oss's sink logit σ_h, one real value per head, starting at 0 (m = 1/(1 + Σ))."""
+        return {"sink_logit": torch.zeros(heads)}
+
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         H = q.shape[1]
-        sink = None
-        if hp["logit"] == "on":
-            sink = torch.full((H,), float(hp["sink_logit"]), dtype=q.dtype)
+        sink = hp["sink_logit"]  # a number set for every head, or the model's learned [H]
+        if hp["logit"] == "off":
+            sink = None
+        elif not torch.is_tensor(sink):
+            sink = torch.full((H,), float(sink), dtype=q.dtype)
         out, p, pattern, mass = sink_window_attention(
             q, k, v, hp["window"], hp["sinks"], sink, causal=causal, want_map=want_map
         )

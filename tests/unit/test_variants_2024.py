@@ -159,6 +159,26 @@ def test_window_and_sinks_equal_the_dense_masked_softmax(is_causal, w, s, sink):
 
 
 @pytest.mark.parametrize("is_causal", [False, True])
+def test_a_learned_sink_logit_per_head_equals_the_dense_form_head_by_head(is_causal):
+    """gpt-oss's σ_h, one real value per head (issue 31): each head's rows equal the dense
+    reference with that head's logit, and the logits take gradients."""
+    q, k, v = qkv(n=23, heads=3)
+    sigma = torch.tensor([-1.5, 0.25, 2.0], dtype=torch.float64, requires_grad=True)
+    hp = {"window": 4, "sinks": 2}
+    res = Sinks().run(q, k, v, causal=is_causal, hp=hp, learned={"sink_logit": sigma})
+    for h, value in enumerate(sigma.tolist()):
+        one = (t[:, h : h + 1] for t in (q, k, v))
+        ref, p, mass, _ = sink_reference(*one, 4, 2, value, is_causal)
+        assert torch.allclose(res.out[:, h : h + 1], ref, atol=TOL)
+        assert torch.allclose(res.weights[:, h : h + 1], p, atol=TOL)
+        assert torch.allclose(res.extra["sink_mass"][:, h : h + 1], mass, atol=TOL)
+    res.out.sum().backward()
+    assert sigma.grad is not None and (sigma.grad != 0).all()
+    with pytest.raises(ValueError, match="learns no"):
+        Sinks().run(q, k, v, hp=hp, learned={"gate": sigma})
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
 def test_window_covering_n_without_sink_logit_is_full_attention(is_causal):
     q, k, v = qkv(n=40)
     allowed = causal(40) if is_causal else torch.ones(40, 40, dtype=torch.bool)

@@ -193,13 +193,28 @@ def test_every_grid_variant_runs_in_the_grid_model_with_and_without_gradients(va
     contiguous): training, rescoring and the probe all run through that."""
     torch.manual_seed(0)
     task = long_range.Task("probe", "mqar", 64, 8)
-    model = grid.build(task, grid.QUICK)
+    model = grid.build(task, grid.QUICK, variant)
     attend = grid.attend_fn(variant, {**grid.BUDGETS[variant], "seed": 0})
     x, _ = task.batch(2, 0)
     logits, _ = model(x, attend)
     logits.sum().backward()
     with torch.no_grad():
         assert torch.allclose(model(x, attend)[0], logits, atol=1e-5)
+
+
+def test_the_grid_model_learns_each_heads_sink_logit():
+    """The sinks cell holds σ per head and layer as parameters (Variant.learned) that train
+    with the model; a variant that learns nothing adds no parameter."""
+    task = long_range.Task("probe", "mqar", 64, 8)
+    model = grid.build(task, grid.QUICK, "sinks")
+    sigma = model.blocks[0].learned["sink_logit"]
+    assert sigma.shape == (model.cfg.n_heads,) and sigma.requires_grad
+    attend = grid.attend_fn("sinks", {**grid.BUDGETS["sinks"], "seed": 0})
+    x, _ = task.batch(2, 0)
+    model(x, attend)[0].sum().backward()
+    assert sigma.grad is not None and sigma.grad.abs().sum() > 0
+    plain = grid.build(task, grid.QUICK, "full")
+    assert not any("learned" in name for name, _ in plain.named_parameters())
 
 
 def test_the_shipped_grid_trains_full_attention_to_recall_on_every_seed():
