@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from kit.params import NAME, PAGES
+
 DECKS = Path(__file__).resolve().parents[2] / "assets" / "decks"
 MAX_BYTES = 64_000  # an uploaded deck: about twenty pages of text, far above any real deck
 MAX_STEPS = 40
 LIMITS = {"title": 120, "summary": 600, "explain": 1500, "question": 400, "view": 2500}
-NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 # {result:MODEL:KEY} or {result:MODEL:KEY:FORMAT}; anything else in braces is left alone
 # (a formula's \frac{a}{b}, say).
 RESULT = re.compile(r"\{result:(?P<model>[^:{}]*):(?P<key>[^:{}]*)(?::(?P<spec>[^{}]*))?\}")
@@ -73,45 +74,6 @@ class Deck:
     steps: tuple[Step, ...]
 
 
-def _int(lo: int, hi: int):
-    def check(value: str) -> str:
-        if not re.fullmatch(r"-?\d{1,6}", value) or not lo <= int(value) <= hi:
-            raise ValueError(f"a whole number from {lo} to {hi}")
-        return value
-
-    return check
-
-
-def _one_of(*choices: str):
-    def check(value: str) -> str:
-        if value not in choices:
-            raise ValueError("one of " + ", ".join(choices))
-        return value
-
-    return check
-
-
-def _text(limit: int):
-    def check(value: str) -> str:
-        if not value.strip() or len(value) > limit:
-            raise ValueError(f"non-empty text of at most {limit:,} characters")
-        return value
-
-    return check
-
-
-def _names(value: str) -> str:
-    if not all(NAME.match(v) for v in value.split(",")):
-        raise ValueError("names separated by commas, e.g. full,longformer,performer")
-    return value
-
-
-def _name(value: str) -> str:
-    if not NAME.match(value):
-        raise ValueError("a model name as `python -m engine.models` lists them")
-    return value
-
-
 def numbers(text: str, results: Results) -> str:
     """``text`` with every ``{result:MODEL:KEY[:FORMAT]}`` replaced by the measured value;
     ValueError names the first placeholder that cannot be read and why."""
@@ -139,110 +101,35 @@ def numbers(text: str, results: Results) -> str:
     return RESULT.sub(value, text)
 
 
-# Every page a step can show, its parameters and what each accepts (the same names the
-# pages' links use). The first entry per page that must be present is marked in REQUIRED.
-PARAMS = {
-    "alignment": {
-        "model": _name,
-        "text": _text(2000),
-        "beam": _int(1, 10),
-        "section": _one_of("alignment", "measured"),
-    },
-    "memory": {
-        "model": _name,
-        "task": _int(1, 20),
-        "story": _int(0, 199),
-        "text": _text(20_000),
-        "hop": _int(1, 3),
-    },
-    "transformer": {
-        "model": _name,
-        "text": _text(2000),
-        "attention": _one_of("cross", "encoder_self", "decoder_self"),
-        "layer": _int(0, 11),
-        "head": _int(0, 15),
-        "section": _one_of("grid"),  # the page's grid; without it, the one head
-    },
-    "positional": {
-        "section": _one_of("rotation", "similarity", "table"),
-        "k": _int(-1000, 1000),
-        "d_model": _int(2, 512),
-        "length": _int(2, 512),
-    },
-    "variants": {
-        "section": _one_of("compare", "long"),
-        "variants": _names,
-        "text": _text(2000),
-        "head": _int(0, 7),
-        "n": _int(64, 16384),
-    },
-    "chat": {
-        "section": _one_of("timeline", "sinks", "cache", "presses", "heads", "variants", "causal"),
-        "text": _text(2000),
-        "template": _one_of("0", "1"),
-        "tokens": _int(1, 64),
-        "token": _int(1, 64),
-        "layer": _int(0, 29),
-        "first": _int(1, 4),
-        "measure": _one_of("mass_first", "local_width", "entropy"),
-        "policy": _one_of("full", "window", "sinks", "h2o"),
-        "window": _int(1, 4096),
-        "sinks": _int(1, 16),
-        "budget": _int(1, 4096),
-        "kind": _one_of("previous", "duplicate", "induction"),
-        "ctask": _text(40),  # a task of the press sweep, "niah_number@1024"
-        "check": _one_of("lens", "ablate", "patch", "faithful"),
-        # The IOI lesson's heads, "22.7,24.4" (layer.head): a lesson draws their patterns
-        # beside the shipped IOI patching; the page opens its own live patching of the pair.
-        "heads": _text(80),
-    },
-    "retrieval": {
-        "section": _one_of("addressing", "reading", "side-by-side", "measured", "faithfulness"),
-        "store": _one_of("babi", "own", "text"),
-        "task": _int(1, 20),
-        "story": _int(0, 199),
-        "text": _text(20_000),
-        "question": _text(300),
-        "k": _int(1, 10),
-        "context": _one_of("retrieved", "story", "none"),
-        "tokens": _int(1, 32),
-        "layer": _int(0, 29),
-        "head": _int(0, 8),
-        "share": _one_of("0", "1"),
-    },
-}
-REQUIRED = {
-    "alignment": ("model", "text"),
-    "memory": (),
-    "transformer": ("model", "text"),
-    "positional": (),
-    "variants": ("section",),
-    "chat": ("section",),
-    "retrieval": ("section",),
-}
-PREDICTS = {"alignment": str, "transformer": str, "memory": int, "chat": str, "retrieval": str}
+# The pages a step can show (a lesson draws each inline: studios/lessons_views.VIEWS); what
+# each accepts is its page's own table (kit.params.PAGES), so a deck's link opens its page.
+SHOWN = ("alignment", "memory", "transformer", "positional", "variants", "chat", "retrieval")
 
 
 def parse_view(link: str) -> View:
     """``alignment?model=…`` (or a full copied URL) → View; ValueError says what is wrong."""
     parts = urlsplit(link.strip())
     page = parts.path.strip("/").rsplit("/", 1)[-1]
-    if page not in PARAMS:
-        raise ValueError(f"unknown page {page!r}; a view starts with one of: " + ", ".join(PARAMS))
+    if page not in SHOWN:
+        raise ValueError(f"unknown page {page!r}; a view starts with one of: " + ", ".join(SHOWN))
+    table = PAGES[page]
     params: dict[str, str] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         if key in ("lang", "step", "deck"):  # a copied link's language or lesson position
             continue
-        check = PARAMS[page].get(key)
-        if check is None:
+        spec = table.params.get(key)
+        if spec is None:
             raise ValueError(
-                f"{page} has no parameter {key!r}; it takes " + ", ".join(PARAMS[page])
+                f"{page} has no parameter {key!r}; it takes " + ", ".join(table.params)
             )
         try:
-            params[key] = check(value)
+            if not value.strip():
+                raise ValueError("a value, not an empty one")
+            spec.parse(value)
         except ValueError as exc:
             raise ValueError(f"{key}={value[:40]!r} should be {exc}") from None
-    missing = [k for k in REQUIRED[page] if k not in params]
+        params[key] = value
+    missing = [k for k in table.required if k not in params]
     if missing:
         raise ValueError(f"{page} views need " + " and ".join(missing))
     return View(page, params)
@@ -345,7 +232,7 @@ def _step(raw: dict, i: int, fail, results: Results) -> Step:
         fail("view", i, str(exc))
     predict = raw.get("predict")
     if predict is not None:
-        kind = PREDICTS.get(view.page)
+        kind = PAGES[view.page].predict
         if kind is None:
             fail("predict", i, f"a {view.page} view has nothing to predict")
         if not isinstance(predict, kind) or isinstance(predict, bool):

@@ -8,6 +8,11 @@ are ids, never translated labels, so a link copied in 中文 opens the same view
 A value that does not parse, is not a known choice, is out of range or is longer than
 ``MAX_CHARS`` (a stale model name, a mangled or hostile link) is dropped from the URL and
 the widget keeps its default, with a one-line note: a bad link gives a view, never an error.
+
+Every parameter is declared once, in its page's table (``kit.params.PAGES``): a link's
+value is parsed by its declaration before the widget's own checks, and a widget offering
+a choice or a range its page's table does not declare raises ``Undeclared`` (the page's
+mistake, found by the page's tests, never by a visitor's link).
 """
 
 from __future__ import annotations
@@ -19,13 +24,20 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from kit.i18n import t
+from kit.params import LINK_PARAMS, Undeclared, declared
 from kit.textbox import gated_text
 
 # Longer than any input a page accepts (the longest is a 2,000-character story), so a
 # value past this is a broken or hostile link, not a view.
 MAX_CHARS = 2_500
-# Parameters of the whole studio, not of one page's view.
-GLOBAL = ("lang", "present", "predict")
+GLOBAL = LINK_PARAMS  # parameters of the whole studio, not of one page's view
+PAGE_KEY = "kit-page"  # the page drawn now (kit.page.page_top), whose table is read
+
+
+def _spec(param: str):
+    """``param``'s declaration on the page drawn now (None: the studio's, or no page)."""
+    page = st.session_state.get(PAGE_KEY)
+    return None if page is None else declared(page, param)
 
 
 def flag(raw: str) -> bool:
@@ -62,12 +74,15 @@ def url_default(param: str, default, cast=str, *, key=None, choices=None, lo=Non
     number (or every number of a list). With ``key``, the URL is read only while that
     widget does not exist yet: a link seeds a widget, and from then on the widget leads.
     """
+    spec = _spec(param)
     raw = st.query_params.get(param)
     if raw is None or (key is not None and key in st.session_state):
         return default
     try:
         if len(raw) > MAX_CHARS:
             raise ValueError("too long")
+        if spec is not None:
+            spec.parse(raw)
         value = cast(raw)
         numbers = value if isinstance(value, list) else [value]
         if any(v != v for v in numbers):  # NaN from float("nan")
@@ -114,6 +129,7 @@ def url_choice(
     """
     options = list(options)
     ids = [str(i) for i in (options if ids is None else ids)]
+    _offers(param, ids)
     index = url_index(param, ids, default, key=key)
     first = _FIRST[widget.__name__]
     if first == "default":  # a segmented control or pills: one choice always shown
@@ -130,8 +146,21 @@ def url_choice(
     return chosen
 
 
+def _offers(param: str, ids: list[str]) -> None:
+    """Raise Undeclared when a choice widget offers a value its page's table refuses."""
+    spec = _spec(param)
+    for value in ids if spec is not None else ():
+        try:
+            spec.parse(value)
+        except ValueError as exc:
+            raise Undeclared(f"?{param}={value} is offered but declared as {exc}") from None
+
+
 def url_number(widget, param: str, label: str, lo, hi, default, *, key: str, cast=int, **kw):
     """A slider or number input whose value lives in ``?param=``, within ``lo``–``hi``."""
+    spec = _spec(param)
+    if spec is not None and not spec.covers(lo, hi):
+        raise Undeclared(f"?{param}= offers {lo}–{hi}, wider than its declaration {spec}")
     first = url_default(param, default, cast, key=key, lo=lo, hi=hi)
     value = widget(label, lo, hi, first, key=key, **kw)
     url_sync(**{param: value})
@@ -146,6 +175,8 @@ def url_sync(**values) -> None:
     written: each write is a message to the browser.
     """
     for key, value in values.items():
+        if value is not None:  # a removal may name a stale link's parameter
+            _spec(key)
         if isinstance(value, bool):
             text = "1" if value else "0"
         elif isinstance(value, list | tuple):

@@ -452,7 +452,7 @@ def summary(card, trace, beam: int) -> None:
     )
 
 
-page_top()
+page_top("alignment")
 st.title(t("alignment.title"))
 st.caption(t("alignment.caption"))
 with controls():

@@ -27,7 +27,7 @@ from engine.walkthrough import (
 
 EXAMPLE = "The animal didn't cross the street because it was too tired"
 
-page_top()
+page_top("basics")
 st.title(t("basics.title"))
 st.caption(t("basics.caption"))
 st.latex(

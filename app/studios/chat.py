@@ -141,7 +141,7 @@ SECTIONS = {
     "causal": causal,
 }
 
-page_top()
+page_top("chat")
 st.title(t("chat.title"))
 st.caption(t("chat.intro"))
 if not state.available():

@@ -22,7 +22,7 @@ from views.alignment import alignment_grid, difference_figure
 from views.alignment_html import alignment_grid_html
 from views.heatmap import md_escape
 
-page_top()
+page_top("compare")
 st.title(t("compare.title"))
 st.caption(t("compare.caption"))
 

@@ -43,7 +43,7 @@ def models_shipped() -> None:
         st.markdown(t("home.pretrained") + "\n" + listed)
 
 
-page_top()
+page_top("home")
 st.title("Attention Studio")
 st.markdown(t("home.intro"))
 why_attention()

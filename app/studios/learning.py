@@ -242,7 +242,7 @@ def timeline_view(found: dict[int, dict]) -> None:
     SECTIONS[section](found)
 
 
-page_top()
+page_top("learning")
 st.title(t("learning.title"))
 with notes("intro"):  # presenting: after the figure, so the question and map come first
     st.markdown(t("learning.intro"))

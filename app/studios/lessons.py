@@ -86,7 +86,7 @@ def step_index(n: int) -> int:
         return 0
 
 
-page_top()  # presenter mode: the step fills a projector's first screen
+page_top("lessons")  # presenter mode: the step fills a projector's first screen
 st.title(t("lessons.title"))
 st.caption(t("lessons.intro"))
 with manage("deck"):  # presenting: the room sees the step, not the deck's housekeeping

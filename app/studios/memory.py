@@ -257,7 +257,7 @@ def restarts_cell(restarts: dict | None) -> str:
 
 SECTIONS = {"hops": hops, "map": map, "training": training, "faithfulness": faithfulness}
 
-page_top()
+page_top("memory")
 st.title(t("memory.title"))
 st.caption(t("memory.caption"))
 

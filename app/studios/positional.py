@@ -11,7 +11,7 @@ from views import positional as figs
 from engine import positional as pe_lib
 from engine.errors import InputError
 
-page_top()
+page_top("positional")
 st.title(t("positional.title"))
 st.markdown(
     r"$$PE_{(pos,\,2i)} = \sin\frac{pos}{10000^{2i/d}}, \qquad "

@@ -315,7 +315,7 @@ SECTIONS = {
     "measured": measured,
 }
 
-page_top()
+page_top("retrieval")
 st.title(t("retrieval.title"))
 st.caption(t("retrieval.intro"))
 if not state.available():

@@ -374,7 +374,7 @@ def reading_controls(trace, sinks) -> tuple[str, str, bool, bool]:
 
 PICKERS = {"ours": transformer_models.ours, "pretrained": transformer_models.pretrained}
 
-page_top()
+page_top("transformer")
 st.title(t("transformer.title"))
 st.caption(t("transformer.caption"))
 state.umap_warm_up()

@@ -38,11 +38,6 @@ from engine.models import in_pretrained
 from engine.variants import REGISTRY
 from engine.variants.inputs import LONG_LENGTH_LIMITS
 
-# Each section's own parameters: a link's values belong to the section it was copied on.
-PARAMS = (
-    *("source", "causal", "n", "structure", "sharpness", "seed", "heads", "d", "text"),
-    *("variants", "head", "view", "pool", "layer", "qhead", "task", "cost", "curves"),
-)
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
 VIEWS = ["maps", "difference", "overlay"]  # the Compare maps: as they are, Δ, what is seen
 COSTS = ["ms_per_step", "flops"]
@@ -376,7 +371,7 @@ def draw(section: str) -> None:
 fragment = st.fragment(draw)
 PREEMPTIBLE = (profile, long)
 
-page_top()
+page_top("variants")
 st.title(t("variants.title"))
 st.caption(t("variants.caption"))
 st.caption(t("variants.kernel_path", path=kernels.active_path(kernels.default_device())))
@@ -387,7 +382,7 @@ section = url_choice(
     t("variants.section"),
     list(SECTIONS),
     key="variants-section",
-    resets=PARAMS,
+    resets="*",  # a link's values belong to the section it was copied on
     format_func=lambda s: t(f"variants.section_{s}"),
 )
 (draw if SECTIONS[section] in PREEMPTIBLE else fragment)(section)

@@ -1,0 +1,109 @@
+"""Issue 28 item 4: a page's URL parameters are declared once (kit.params.PAGES), read by
+its widgets and by deck validation. Every parameter a page's code names is in its table,
+every table's sections are the page's, and a deck link is checked by the same table."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from kit import params
+from kit.decks import SHOWN, parse_view
+
+APP = Path(__file__).resolve().parents[2] / "app"
+URL_CALLS = {"url_default": 0, "url_choice": 1, "url_number": 1, "url_index": 0}
+# The helper files each page draws through (a view of the Memory page is also a lesson's).
+FILES = {
+    "alignment": ("studios/alignment.py", "studios/alignment_coverage.py"),
+    "basics": ("studios/basics.py",),
+    "chat": ("studios/chat.py", "studios/chat_measures.py", "views/causal.py"),
+    "compare": ("studios/compare.py",),
+    "learning": ("studios/learning.py",),
+    "memory": ("studios/memory.py", "views/memory.py"),
+    "positional": ("studios/positional.py",),
+    "retrieval": ("studios/retrieval.py",),
+    "transformer": ("studios/transformer.py", "studios/transformer_models.py"),
+    "variants": ("studios/variants.py", "studios/variants_inputs.py", "views/variants_verdict.py"),
+    "lessons": ("studios/lessons.py", "views/memory.py"),
+}
+
+
+def named(path: Path) -> set[str]:
+    """The parameter names a file passes to the URL helpers as literals."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name == "url_sync":
+            found |= {kw.arg for kw in node.keywords if kw.arg}
+        elif name in ("url_text", "example_and_text"):
+            param = [kw.value for kw in node.keywords if kw.arg == "param"]
+            found.add(param[0].value if param else "text")
+            found |= {"example"} if name == "example_and_text" else set()
+        elif name in URL_CALLS and len(node.args) > URL_CALLS[name]:
+            arg = node.args[URL_CALLS[name]]
+            if isinstance(arg, ast.Constant):
+                found.add(arg.value)
+    return found - set(params.LINK_PARAMS)
+
+
+@pytest.mark.parametrize("page", sorted(FILES))
+def test_every_parameter_a_page_names_is_declared_in_its_table(page):
+    used = set().union(*(named(APP / f) for f in FILES[page]))
+    assert used
+    assert used <= set(params.PAGES[page].params), used - set(params.PAGES[page].params)
+
+
+def test_every_page_of_the_catalog_has_a_table_and_calls_page_top_with_its_name():
+    for path in sorted((APP / "studios").glob("*.py")):
+        source = path.read_text()
+        if "\npage_top(" in source:
+            assert f'\npage_top("{path.stem}")' in source and path.stem in params.PAGES
+
+
+def test_a_tables_sections_are_the_pages_sections():
+    for path in sorted((APP / "studios").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "SECTIONS":
+                keys = [ast.literal_eval(k) for k in node.value.keys]
+                spec = params.PAGES[path.stem].params.get("section") or params.PAGES[
+                    path.stem
+                ].params.get("mode")
+                assert list(spec.ids) == keys, path.stem
+
+
+def test_a_deck_link_and_the_page_read_one_declaration():
+    """The deck check is the page's table: what one refuses, the other does."""
+    k = params.PAGES["positional"].params["k"]
+    assert parse_view(f"positional?k={k.hi}").params["k"] == str(k.hi)
+    with pytest.raises(ValueError, match=f"from {k.lo} to {k.hi}"):
+        parse_view(f"positional?k={k.hi + 1}")
+    assert set(SHOWN) <= set(params.PAGES)
+    with pytest.raises(ValueError, match="not an empty one"):
+        parse_view("alignment?model=nmt-enfr-additive&text=+")
+
+
+@pytest.mark.parametrize(
+    "spec,good,bad",
+    [
+        (params.Int(1, 3), "2", ["0", "4", "two", "", "1e3", "9" * 20]),
+        (params.Num(0.0, 1.0), "0.5", ["nan", "inf", "-0.1", "x"]),
+        (params.FLAG, "1", ["2", ""]),
+        (params.NAMES, "full,longformer", ["Full", "a b", ""]),
+        (params.Ints(0, 5), "0,1,4", ["0,9", "x", ",".join(["1"] * 65)]),
+        (params.Text(5), "hello", ["toolong"]),
+    ],
+)
+def test_each_kind_parses_its_values_and_says_what_it_wants(spec, good, bad):
+    spec.parse(good)
+    for raw in bad:
+        with pytest.raises(ValueError):
+            spec.parse(raw)
+
+
+def test_a_page_that_uses_an_undeclared_parameter_is_told_so():
+    with pytest.raises(params.Undeclared, match=r"\?nope="):
+        params.declared("chat", "nope")
+    assert params.declared("chat", "lang") is None
