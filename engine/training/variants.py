@@ -455,16 +455,21 @@ class Cells:
                 for seed in point.seeds:
                     job = self.job(variant, point.task, point.width, seed, lr, recipe=recipe)
                     if sweep and (point.task, point.width) == at and seed == 0:
-                        adopted.append((job, self.adopt(job, sweep)))
+                        meta = self.adopt(job, sweep)
+                        (jobs.append(job) if meta is None else adopted.append((job, meta)))
                     else:
                         jobs.append(job)
         return sort(jobs), adopted
 
-    def adopt(self, job: Job, sweep: dict[float, dict]) -> dict:
+    def adopt(self, job: Job, sweep: dict[float, dict]) -> dict | None:
         """The kept tuning run as the cell ``job`` (the same weights, its own JSON), unless
-        a run before this one did it already; the other rates' weights are dropped."""
+        a run before this one did it already; the other rates' weights are dropped. None
+        when the kept run's weights were dropped by an earlier rule of keeping: the cell
+        is then trained again, at the kept rate and seed, as any other."""
         lr, tune = job.schedule.lr, self.out / "tune"
         meta = plans.is_done(Path(job.out_dir), job.name, job.recipe, asdict(job.schedule))
+        if meta is None and not checkpoints.paths(job.name + plans.lr_tag(lr), tune)[0].exists():
+            return None
         if meta is None:
             meta = {**sweep[lr], "recipe": job.recipe, "command": job.command}
             plans.adopt(tune, job.name + plans.lr_tag(lr), self.out, job.name, meta)

@@ -87,6 +87,9 @@ def test_the_rate_is_kept_by_validation_never_by_test():
         1e-4: {"validation_accuracy": 0.6, "accuracy": 0.2},
     }
     assert variant_lm.best_lr(runs) == 1e-2  # ties: the first in the sweep's order
+    # Tied on validation, the run that ended lower on its training loss is kept.
+    runs[1e-2]["loss_curve"], runs[1e-4]["loss_curve"] = [[0, 4.2], [99, 0.02]], [[99, 0.001]]
+    assert variant_lm.best_lr(runs) == 1e-4
     seeds = {variant_lm.VALID_SEED, variant_lm.TEST_SEED}
     assert len(seeds) == 2 and variant_lm.VALID_SEED >= 7 * 1_000_000  # past every train batch
 
@@ -177,6 +180,15 @@ def test_the_plan_tunes_once_keeps_the_best_rate_and_resumes(tmp_path, monkeypat
     meta = json.loads((tmp_path / "mqar-64-4-full-s0-d32.json").read_text())
     other = plans.Recipe(0, (1e-3, 1e-2)).record(kept)
     assert plans.is_done(tmp_path, "mqar-64-4-full-s0-d32", other, meta["schedule"]) is None
+    # A rule of keeping that now prefers a rate whose weights were dropped: the tuning
+    # point's cell is trained again at that rate instead of adopted.
+    dropped = next(lr for lr in runs if lr != kept)
+    cells = grid.Cells(_args(tmp_path), plans.Recipe(4, (1e-3, 1e-2)), plans.ZOOLOGY)
+    monkeypatch.setattr(grid, "best_lr", lambda sweep: dropped)
+    tuned = [(j, runs[j.schedule.lr]) for j in cells.tuning()]
+    jobs, adopted = cells.grid(tuned)
+    assert not adopted and len(jobs) == 10
+    assert ("mqar-256-16", 0, dropped) in {(j.task, j.seed, j.schedule.lr) for j in jobs}
 
 
 def test_the_ablations_are_flags_with_a_folder_each(tmp_path, monkeypatch):
