@@ -40,7 +40,7 @@ from engine.models.cache_policy import CachePolicy
 from engine.models.cards.pretrained import CHAT_CARD
 from engine.rollout import hide_sinks
 from engine.trace import AttentionMap
-from engine.variants.registry import REGISTRY
+from engine.variants import REGISTRY
 from state import models
 
 DEFAULT_PROMPT = "What is the capital of France?"

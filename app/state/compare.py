@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from kit.i18n import t
 
 from engine.models.registry import Alignment, ModelCard
-from engine.variants.registry import get, names
+from engine.variants import get, names
 from state import models
 from state.alignments import VersusGold, gold_pair, versus_gold
 

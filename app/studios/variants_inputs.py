@@ -17,8 +17,7 @@ from state import variants as state
 from engine.models import in_pretrained
 from engine.models import in_pretrained as ip
 from engine.text import tokenize
-from engine.variants import compare, inputs
-from engine.variants.registry import REGISTRY
+from engine.variants import REGISTRY, compare, inputs
 
 EXAMPLE = (
     "The quick brown fox jumps over the lazy dog because the dog "
