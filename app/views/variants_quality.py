@@ -47,12 +47,23 @@ PUBLISHED_COLOURS = {
 }
 
 
+def colours(rows: list[dict]) -> dict[str, str]:
+    """One colour per variant, in the order the grid's rows name them (every chart alike)."""
+    names = dict.fromkeys(r["variant"] for r in rows)
+    return {v: COLOURS[i % len(COLOURS)] for i, v in enumerate(names)}
+
+
+# A width sweep's line per sequence length: the longest solid, shorter ones dashed/dotted.
+DASHES = ("solid", "dash", "dot")
+
+
 def recall_state_figure(rows: list[dict], chance: float, title: str = "") -> dict:
     """MQAR accuracy (mean over seeds, bars: their range) against the bytes kept, a legend
     entry per variant (its points on both tasks; the shape says cache or fixed state)."""
-    data = sweep_lines(rows)
+    colour = colours(rows)
+    data = sweep_lines(rows, colour)
     grid = [r for r in rows if r.get("width", GRID_WIDTH) == GRID_WIDTH]
-    for i, variant in enumerate(dict.fromkeys(r["variant"] for r in grid)):
+    for variant in dict.fromkeys(r["variant"] for r in grid):
         pts = [r for r in grid if r["variant"] == variant]
         data.append(
             dict(
@@ -81,9 +92,7 @@ def recall_state_figure(rows: list[dict], chance: float, title: str = "") -> dic
                 ],
                 mode="markers",
                 marker=dict(
-                    size=11,
-                    color=COLOURS[i % len(COLOURS)],
-                    symbol=[SYMBOLS[r["kind"]] for r in pts],
+                    size=11, color=colour[variant], symbol=[SYMBOLS[r["kind"]] for r in pts]
                 ),
                 hovertemplate=variant_name(variant)
                 + ": %{y:.3f} · %{x:,} B<br>%{customdata}<extra></extra>",
@@ -109,11 +118,7 @@ def width_figure(rows: list[dict], title: str = "") -> dict:
     """Zoology's other axes: accuracy against the model's width, one panel per sequence
     length, a line per variant over the widths it was trained at (its colour as in the
     state chart)."""
-    grid = [r for r in rows if r.get("width", GRID_WIDTH) == GRID_WIDTH]
-    colour = {
-        v: COLOURS[i % len(COLOURS)]
-        for i, v in enumerate(dict.fromkeys(r["variant"] for r in grid))
-    }
+    colour, shown = colours(rows), set()
     lengths = sorted({r["n"] for r in rows})
     xs = cell_domains([1] * len(lengths), 0.06)
     widths = sorted({r.get("width", GRID_WIDTH) for r in rows})
@@ -129,7 +134,7 @@ def width_figure(rows: list[dict], title: str = "") -> dict:
                     mode="lines+markers",
                     name=variant_name(variant),
                     legendgroup=variant,
-                    showlegend=k == 1,
+                    showlegend=variant not in shown and not shown.add(variant),
                     x=[r.get("width", GRID_WIDTH) for r in pts],
                     y=[r["mean"] for r in pts],
                     line=dict(color=colour.get(variant, "grey"), width=1.5),
@@ -162,13 +167,16 @@ def _panel_title(text: str, x: float) -> dict:
     return dict(text=text, showarrow=False, font=dict(size=14), **where)
 
 
-def sweep_lines(rows: list[dict]) -> list[dict]:
-    """The width sweep (Zoology's axes): a thin line through each variant's widths, its
-    state growing with d_model; the grid's own point is drawn over it."""
+def sweep_lines(rows: list[dict], colour: dict[str, str]) -> list[dict]:
+    """The width sweep (Zoology's axes): a line through each variant's widths on each task,
+    in the variant's colour (dashed for the shorter sequences, a legend key says which),
+    its state growing with d_model; the grid's own point is drawn over it."""
     lines = []
     by_variant: dict[tuple, list[dict]] = {}
     for r in rows:
         by_variant.setdefault((r["variant"], r["task"]), []).append(r)
+    lengths = sorted({r["n"] for pts in by_variant.values() if len(pts) > 1 for r in pts})
+    dash = {n: DASHES[min(i, len(DASHES) - 1)] for i, n in enumerate(reversed(lengths))}
     for (variant, task), pts in sorted(by_variant.items()):
         if len(pts) < 2:
             continue
@@ -182,12 +190,27 @@ def sweep_lines(rows: list[dict]) -> list[dict]:
                 showlegend=False,
                 legendgroup=variant,
                 text=[f"{variant_name(variant)} · d = {r.get('width', GRID_WIDTH)}" for r in pts],
-                line=dict(width=1, color="rgba(90, 90, 90, 0.45)"),
-                marker=dict(size=5),
+                line=dict(width=1.5, color=colour[variant], dash=dash[pts[0]["n"]]),
+                marker=dict(size=5, color=colour[variant]),
+                opacity=0.7,
                 hovertemplate="%{text}: %{y:.3f} · %{x:,} B<extra>" + task + "</extra>",
             )
         )
+    if len(lengths) > 1:  # which dash is which length: grey keys beside the variants
+        lines += [_dash_key(n, d) for n, d in sorted(dash.items())]
     return lines
+
+
+def _dash_key(n: int, dash: str) -> dict:
+    return dict(
+        type="scatter",
+        mode="lines",
+        x=[None],
+        y=[None],
+        name=t("variants_quality.length_line", n=n),
+        line=dict(width=1.5, color="grey", dash=dash),
+        hoverinfo="skip",
+    )
 
 
 def published_figure(found: dict) -> dict:

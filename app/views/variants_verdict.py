@@ -16,12 +16,13 @@ from urllib.parse import urlencode
 import streamlit as st
 from kit import chart, data_table, t, table_exports
 from kit.url import url_choice
+from plotly.colors import sample_colorscale
 
 from engine.analysis import recall_state
 from engine.variants import REGISTRY
 from views.heatmap import FONT, figure, legend_below
 from views.variants import variant_name
-from views.variants_quality import COLOURS, recall_state_figure, width_figure
+from views.variants_quality import recall_state_figure, width_figure
 
 CURVES_ANCHOR = "verdict-curves"  # where a sentence's link lands (the page scrolls there)
 # A link opens the page at its top; once per visit that arrived by one, this brings the
@@ -104,6 +105,11 @@ def curves_figure(runs: list[dict], variant: str) -> dict:
     """The variant's training loss at every rate of its sweep, the guess's loss dotted:
     a flat line there for the whole run is the plateau, not a lack of steps."""
     mine = sorted((r for r in runs if r["variant"] == variant), key=lambda r: r["lr"])
+    # Rates in one hue, light to dark as they grow: not the variants' colours of the charts
+    # above, where green is full attention, not a rate.
+    shade = sample_colorscale(
+        "Blues", [0.35 + 0.65 * i / max(len(mine) - 1, 1) for i in range(len(mine))]
+    )
     data = []
     for i, r in enumerate(mine):
         steps, losses = zip(*r["loss_curve"], strict=True) if r["loss_curve"] else ((), ())
@@ -115,7 +121,7 @@ def curves_figure(runs: list[dict], variant: str) -> dict:
                 name=f"lr {r['lr']:g}{kept}",
                 x=list(steps),
                 y=list(losses),
-                line=dict(color=COLOURS[i % len(COLOURS)], width=3 if r["kept"] else 1.5),
+                line=dict(color=shade[i], width=3 if r["kept"] else 1.5),
                 hovertemplate=f"lr {r['lr']:g}: " + "%{y:.3f} · %{x}<extra></extra>",
             )
         )

@@ -235,6 +235,28 @@ def test_the_shipped_grid_trains_full_attention_to_recall_on_every_seed():
     assert rows == {(v, w) for v in grid.BUDGETS for w in sweep["widths"]}
 
 
+def test_with_the_recipe_attention_recalls_at_every_point_of_zoologys_grid():
+    """Issue 31's bar, on the shipped plan: full attention >= 0.99 at every (length,
+    width) point, seed 1 included; DeltaNet and Based >= 0.9 on both seeds at (256, 16),
+    d = 64; every cell trained at the one rate its variant's sweep kept."""
+    from engine.models import variant_lm
+    from engine.training import _grid_plan as plans
+
+    found = variant_lm.plan_results()[plans.Recipe().tag]
+    cells = found["cells"]
+    full = {
+        (c["task"], c["width"], c["seed"]): c["accuracy"] for c in cells if c["variant"] == "full"
+    }
+    assert set(full) == {(p.task, p.width, s) for p in plans.ZOOLOGY.points for s in p.seeds}
+    assert min(full.values()) >= 0.99, full
+    for variant in ("deltanet", "based"):
+        tuned = [c for c in cells if c["variant"] == variant and c["task"] == "mqar-256-16"]
+        both = [c["accuracy"] for c in tuned if c["width"] == 64]
+        assert len(both) == 2 and min(both) >= 0.9, (variant, both)
+    for variant in {c["variant"] for c in cells}:
+        assert len({c["recipe"]["lr"] for c in cells if c["variant"] == variant}) == 1, variant
+
+
 def test_every_shipped_recall_cell_has_its_training_timeline():
     from engine.models import variant_lm
 
