@@ -149,19 +149,13 @@ def positional(params: dict, guess, key: str) -> None:
         pe_lib.check_d_model(d_model)
         pe_lib.check_length(length)
         pe = pe_lib.sinusoidal(length, d_model)
-    section = params.get("section", "rotation")
+    section = params.get("section", "rotation")  # the page's own section functions
     if section == "table":
-        chart(pe_figs.table_figure(pe, "PE"), f"{key}-table")
+        pe_figs.draw_table(pe, f"{key}-table")
     elif section == "similarity":
-        sim = pe_lib.similarity(pe)
-        fig = pe_figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520)
-        chart(fig, f"{key}-sim")
+        pe_figs.draw_similarity(pe, f"{key}-sim")
     else:
-        err = pe_lib.verify_rotation(k, length, d_model)
-        st.markdown(t("lessons.rotation", k=k, length=length, err=err))
-        show = min(d_model, 16)
-        M = pe_lib.rotation(k, d_model)[:show, :show]
-        chart(pe_figs.rotation_figure(M, k), f"{key}-rotation")
+        pe_figs.draw_rotation(k, length, d_model, f"{key}-rotation")
 
 
 def variants(params: dict, guess, key: str) -> None:

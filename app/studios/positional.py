@@ -66,22 +66,15 @@ def curves() -> None:
 
 
 def table() -> None:
-    st.caption(t("positional.table_caption"))
-    chart(figs.table_figure(pe, "PE"), key="fig-table")
+    figs.draw_table(pe, "fig-table")
 
 
 def similarity() -> None:
-    st.caption(t("positional.similarity_caption"))
-    sim = pe_lib.similarity(pe)
-    chart(figs.similarity_figure(sim, "PE(i) · PE(j)", "dot", height=520), key="fig-sim")
+    figs.draw_similarity(pe, "fig-sim")
 
 
 def rotation() -> None:
-    err = pe_lib.verify_rotation(k, length, d_model)
-    st.markdown(t("positional.rotation_text", n=length, err=f"{err:.2e}"))
-    show = min(d_model, 16)
-    M = pe_lib.rotation(k, d_model)[:show, :show]
-    chart(figs.rotation_figure(M, k), key="fig-rotation")
+    figs.draw_rotation(k, length, d_model, "fig-rotation")
 
 
 def learned() -> None:
