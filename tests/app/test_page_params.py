@@ -8,6 +8,8 @@ import ast
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hst
 from kit import params
 from kit.decks import SHOWN, parse_view
 
@@ -107,3 +109,17 @@ def test_a_page_that_uses_an_undeclared_parameter_is_told_so():
     with pytest.raises(params.Undeclared, match=r"\?nope="):
         params.declared("chat", "nope")
     assert params.declared("chat", "lang") is None
+
+
+SPECS = {repr(s): s for page in params.PAGES.values() for s in page.params.values()}
+
+
+@given(raw=hst.text(max_size=300) | hst.from_regex(r"-?\d{1,30}(\.\d*)?(,\d{1,5}){0,70}"))
+def test_every_declaration_takes_any_link_text_and_answers_a_value_or_why(raw):
+    """A hostile or mangled link: each kind returns a value or says why (ValueError), never
+    another error (the fuzz suite's rule for the engine, here for the app's links)."""
+    for spec in SPECS.values():
+        try:
+            spec.parse(raw)
+        except ValueError:
+            pass
