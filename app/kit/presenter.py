@@ -60,10 +60,13 @@ PALETTES = {
 _SEQUENTIAL_NAMES = {"viridis", "cividis", "blues", "greys", "ylgnbu", "plasma", "inferno"}
 _DIVERGING_NAMES = {"rdbu", "puor", "rdylbu", "picnic", "portland", "bluered", "balance"}
 
+# The toggle is fixed at the top right, so content scrolls under it: a blurred, faintly
+# grey backing keeps its label readable over a figure, in the light and the dark theme.
 _CSS_ALWAYS = """
 <style>
 .st-key-kit-present-box { position: fixed; top: .55rem; right: 4.5rem; z-index: 999991;
-  width: auto !important; }
+  width: auto !important; padding: .1rem .6rem; border-radius: .6rem;
+  background: rgba(128, 128, 128, .14); backdrop-filter: blur(8px); }
 </style>
 """
 # Streamlit's own test ids and the kit's container keys (class st-key-<key>); controls
