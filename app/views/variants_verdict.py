@@ -45,14 +45,20 @@ CHANCE_VALUES = 64  # MQAR's values: a guess is right 1/64 of the time, its loss
 def sentence(v: dict) -> str:
     """One plain sentence: the outcome, where, at what state, with which recipe."""
     smallest = v["smallest_state"] or {}
+    state = f"{smallest.get('state_bytes', 0):,}"
+    at = f"{smallest.get('task', '')}, d = {smallest.get('width', '')}"
+    # Under the bar on the verdict's task, yet recalling on a shorter one: said, so the
+    # sentence agrees with the table's smallest-state column.
+    shorter = smallest and v["outcome"] != "recalls"
     return t(
         f"variants_verdict.sentence_{v['outcome']}",
+        elsewhere=t("variants_verdict.elsewhere", state=state, at=at) if shorter else "",
         name=variant_name(v["variant"]),
         mean=f"{v['mean']:.3f}",
         task=v["task"],
         width=v["width"],
-        state=f"{smallest.get('state_bytes', 0):,}",
-        at=f"{smallest.get('task', '')}, d = {smallest.get('width', '')}",
+        state=state,
+        at=at,
         conv=v["conv"] if v["conv"] is not None else "–",
         lr=f"{v['lr']:g}" if v["lr"] is not None else "–",
         rates=len(v["validation_by_lr"]),
