@@ -134,7 +134,7 @@ def width_figure(rows: list[dict], title: str = "") -> dict:
                     mode="lines+markers",
                     name=variant_name(variant),
                     legendgroup=variant,
-                    showlegend=variant not in shown and not shown.add(variant),
+                    showlegend=variant not in shown,
                     x=[r.get("width", GRID_WIDTH) for r in pts],
                     y=[r["mean"] for r in pts],
                     line=dict(color=colour.get(variant, "grey"), width=1.5),
@@ -142,6 +142,7 @@ def width_figure(rows: list[dict], title: str = "") -> dict:
                     **subplot_ref(k),
                 )
             )
+            shown.add(variant)  # named once in the legend, in the first panel it appears in
         x_axis = dict(type="log", tickvals=widths, ticktext=[str(w) for w in widths])
         x_axis["title"] = dict(text=t("variants_quality.width_axis"))
         y_axis = dict(range=[-0.05, 1.1], showticklabels=k == 1)

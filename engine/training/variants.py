@@ -456,7 +456,10 @@ class Cells:
                     job = self.job(variant, point.task, point.width, seed, lr, recipe=recipe)
                     if sweep and (point.task, point.width) == at and seed == 0:
                         meta = self.adopt(job, sweep)
-                        (jobs.append(job) if meta is None else adopted.append((job, meta)))
+                        if meta is None:
+                            jobs.append(job)
+                        else:
+                            adopted.append((job, meta))
                     else:
                         jobs.append(job)
         return sort(jobs), adopted
