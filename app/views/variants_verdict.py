@@ -65,6 +65,73 @@ def sentence(v: dict) -> str:
     )
 
 
+def _conv_words(conv: int) -> str:
+    if conv:
+        return t("variants_verdict.recipe_conv", k=conv)
+    return t("variants_verdict.recipe_no_conv")
+
+
+def _rate_words(lrs: list[float]) -> str:
+    if len(lrs) == 1:
+        return t("variants_verdict.recipe_one_rate", lr=f"{lrs[0]:g}")
+    return t("variants_verdict.recipe_best_of", n=len(lrs))
+
+
+def recipe_words(folder: str, recipe: dict | None) -> str:
+    """An ablation column's folder in words: its convolution, rates and steps (the folder's
+    name does not say the steps of the grid before the recipe)."""
+    if recipe is None:
+        return f"`{folder}`"
+    conv, rates = _conv_words(recipe["conv"]), _rate_words(recipe["lrs"])
+    steps = f"{recipe['steps']:,}"
+    return t("variants_verdict.recipe_folder", folder=folder, conv=conv, rates=rates, steps=steps)
+
+
+def differences(recipe: dict | None, main: dict | None) -> list[str]:
+    """How an ablation folder's recipe differs from the recipe's, part by part: what it
+    takes away ("without the convolution", "with one rate (0.003)", "in 360 steps")."""
+    if recipe is None or main is None:
+        return []
+    words = []
+    if recipe["conv"] != main["conv"]:
+        conv = recipe["conv"]
+        words.append(
+            t("variants_verdict.diff_conv", k=conv) if conv else t("variants_verdict.diff_no_conv")
+        )
+    if recipe["lrs"] != main["lrs"]:
+        lrs = recipe["lrs"]
+        one = t("variants_verdict.diff_one_rate", lr=f"{lrs[0]:g}") if len(lrs) == 1 else None
+        words.append(one or t("variants_verdict.diff_best_of", n=len(lrs)))
+    if recipe["steps"] != main["steps"]:
+        words.append(t("variants_verdict.diff_steps", steps=f"{recipe['steps']:,}"))
+    return words
+
+
+def ablated(variant: str, others: dict, said: dict, mean, common: str = "") -> str:
+    """The variant's score in each ablation folder, named by the part of the recipe that
+    folder takes away, so its sentence says which part matters (``said``: folder → its
+    difference in words; ``mean``: the recipe's own at the same point, or None;
+    ``common``: the part every folder takes away, said once)."""
+    parts = [
+        t(
+            "variants_verdict.ablated_part",
+            what=said[folder],
+            mean=f"{means[variant]:.3f}",
+            outcome=t(f"variants_verdict.outcome_{recall_state.outcome_of(means[variant])}"),
+        )
+        for folder, means in others.items()
+        if variant in means
+    ]
+    if not parts:
+        return ""
+    recipe = f"{mean:.3f}" if mean is not None else "–"
+    task, width = recall_state.VERDICT_TASK, recall_state.VERDICT_WIDTH
+    parts = t("variants_verdict.parts_join").join(parts)
+    return t(
+        "variants_verdict.ablated", task=task, width=width, common=common, mean=recipe, parts=parts
+    )
+
+
 def curves_link(variant: str) -> str:
     """This section with the variant's curves picked, in the reader's language."""
     query = {"section": "quality", "curves": variant}
@@ -167,6 +234,27 @@ def draw_curves(runs: list[dict], variants: list[str]) -> None:
     st.caption(t("variants_verdict.curves_caption"))
 
 
+def ablation(plans: dict[str, dict], recipe: str) -> tuple[dict, dict, dict, str]:
+    """The other recipe folders' best means (folder → variant → mean), ordered by how much
+    of the recipe each takes away (one part first); each folder's difference in words,
+    less the part every folder shares, which is said once (``common``); their recipes."""
+    others = recall_state.ablations(plans, recipe)
+    recipes = {o: recall_state.folder_recipe(plans[o]) for o in others}
+    main = recall_state.folder_recipe(plans[recipe])
+    parts = {o: differences(recipes[o], main) for o in others}
+    others = dict(sorted(others.items(), key=lambda kv: (len(parts[kv[0]]), kv[0])))
+    # Said once when several folders share it (each folder of one rate, say).
+    first = next(iter(parts.values())) if len(parts) > 1 else []
+    shared = [w for w in first if all(w in p for p in parts.values())]
+    join = t("variants_verdict.diff_join")
+    said = {
+        o: join.join(w for w in parts[o] if w not in shared) or t("variants_verdict.diff_none")
+        for o in others
+    }
+    common = t("variants_verdict.ablated_common", words=join.join(shared)) if shared else ""
+    return others, said, recipes, common
+
+
 def draw(plans: dict[str, dict], tuning: list[dict], recipe: str) -> None:
     """The verdict of ``recipe``'s folder, its recall charts, the ablation's state, curves."""
     st.subheader(t("variants_verdict.title"))
@@ -179,15 +267,23 @@ def draw(plans: dict[str, dict], tuning: list[dict], recipe: str) -> None:
         v for v in recall_state.verdict(data["recall_state"], runs) if v["variant"] in REGISTRY
     ]
     st.markdown(t("variants_verdict.intro", recipe=recipe, bar=recall_state.RECALLS))
+    others, said, recipes, common = ablation(plans, recipe)
+    tuning_point = {  # the ablation's point: the verdict's task at the grid's width
+        r["variant"]: r["mean"]
+        for r in data["recall_state"]
+        if (r["task"], r.get("width")) == (recall_state.VERDICT_TASK, recall_state.VERDICT_WIDTH)
+    }
     for v in found:
-        link = f"[{t('variants_verdict.curves_link')}]({curves_link(v['variant'])})"
-        st.markdown(f"- {sentence(v)} {link}")
-    others = recall_state.ablations(plans, recipe)
+        name = v["variant"]
+        link = f"[{t('variants_verdict.curves_link')}]({curves_link(name)})"
+        clause = ablated(name, others, said, tuning_point.get(name), common)
+        st.markdown(f"- {sentence(v)}{clause} {link}")
     rows = verdict_rows(found, others)
     data_table(rows)
     table_exports(rows, "variants-verdict")
     key = "ablation_trained" if others else "ablation_missing"
-    st.caption(t(f"variants_verdict.{key}", recipes=", ".join(others)))
+    words = [recipe_words(o, recipes[o]) for o in others]
+    st.caption(t(f"variants_verdict.{key}", recipes=t("variants_verdict.parts_join").join(words)))
     title = t("variants_verdict.recall_chart_title", recipe=recipe)
     chart(recall_state_figure(data["recall_state"], 1 / CHANCE_VALUES, title), "verdict-recall")
     title = t("variants_verdict.width_chart_title", recipe=recipe)

@@ -115,6 +115,12 @@ def published() -> dict | None:
 RECALLS = 0.9
 PARTIAL = 0.1
 VERDICT_TASK = "mqar-256-16"  # Zoology's tuning point: every variant has a cell there
+VERDICT_WIDTH = 64  # … at this width, where the ablation's folders train their cells
+
+
+def outcome_of(mean: float) -> str:
+    """``recalls`` (mean ≥ RECALLS), ``partial`` (≥ PARTIAL) or ``chance``."""
+    return "recalls" if mean >= RECALLS else "partial" if mean >= PARTIAL else "chance"
 
 
 def verdict(rows: list[dict], tuning: list[dict], task: str = VERDICT_TASK) -> list[dict]:
@@ -140,13 +146,7 @@ def verdict(rows: list[dict], tuning: list[dict], task: str = VERDICT_TASK) -> l
         recalling = [r for r in points if r["mean"] >= RECALLS]
         smallest = min(recalling, key=lambda r: r["state_bytes"]) if recalling else None
         kept = next((r for r in runs[variant] if r["kept"]), None)
-        outcome = (
-            "recalls"
-            if best["mean"] >= RECALLS
-            else "partial"
-            if best["mean"] >= PARTIAL
-            else "chance"
-        )
+        outcome = outcome_of(best["mean"])
         out.append(
             {
                 "variant": variant,
@@ -170,9 +170,21 @@ def verdict(rows: list[dict], tuning: list[dict], task: str = VERDICT_TASK) -> l
 
 def ablations(plans: dict[str, dict], recipe: str) -> dict[str, dict[str, float]]:
     """Every other recipe folder's best mean per variant on the verdict's task (the
-    convolution off, one rate): what each half of the recipe contributes."""
+    convolution off, one rate, the old grid's steps): what each part of the recipe
+    contributes."""
     return {
         other: {v["variant"]: v["mean"] for v in verdict(data["recall_state"], [])}
         for other, data in sorted(plans.items())
         if other != recipe
     }
+
+
+def folder_recipe(data: dict) -> dict | None:
+    """What one recipe folder's cells were trained with, read from its evaluation's cells
+    (a folder holds one recipe): ``{"conv", "lrs", "steps"}``, or None without cells. The
+    folder's name says the convolution and the rates; the steps it only says when they are
+    not the plan's (``-steps360``), so a reader of a column is told them here."""
+    cell = next((c for c in data.get("cells", []) if "recipe" in c and "steps" in c), None)
+    if cell is None:
+        return None
+    return {"conv": cell["recipe"]["conv"], "lrs": cell["recipe"]["lrs"], "steps": cell["steps"]}

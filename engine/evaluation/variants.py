@@ -293,7 +293,20 @@ def verdict_markdown(result: dict, plan: str = "zoology") -> str:
         cells += [f"{o[v['variant']]:.3f}" if v["variant"] in o else "—" for o in others.values()]
         lines.append("| " + " | ".join(cells) + " |")
     bar = f"recalls: mean accuracy over seeds ≥ {recall_state.RECALLS} on some point trained"
-    return "\n".join(lines) + f"\n\nFolder `{recipe}`; {bar}; best on {recall_state.VERDICT_TASK}."
+    said = "\n".join(lines) + f"\n\nFolder `{recipe}`; {bar}; best on {recall_state.VERDICT_TASK}."
+    plans = variant_lm.plan_results(plan)
+    ablated = [_recipe_words(o, recall_state.folder_recipe(plans[o])) for o in others]
+    return said + ("\n\nThe ablation's folders: " + "; ".join(ablated) + "." if ablated else "")
+
+
+def _recipe_words(folder: str, recipe: dict | None) -> str:
+    """``conv0-lr0.003``: no convolution, one rate (0.003), 2,000 steps."""
+    if recipe is None:
+        return f"`{folder}`"
+    conv = f"a width-{recipe['conv']} convolution" if recipe["conv"] else "no convolution"
+    lrs = recipe["lrs"]
+    rates = f"one rate ({lrs[0]:g})" if len(lrs) == 1 else f"the best of {len(lrs)} rates"
+    return f"`{folder}`: {conv}, {rates}, {recipe['steps']:,} steps"
 
 
 def needle_markdown(probe: dict) -> str:

@@ -542,7 +542,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--jobs", type=int, default=2, help="parallel jobs (process pool or Ray CPUs)")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: a cluster address, or 'local'")
     p.add_argument(
-        "--out-dir", type=Path, help=f"default {OUT_DIR}; with --plan, its <plan>/<recipe> folder"
+        "--out-dir",
+        type=Path,
+        help=f"default {OUT_DIR}; with --plan, its <plan>/<recipe>[-steps<N>] folder",
     )
     args = p.parse_args(argv)
     if args.steps < 0:
@@ -553,7 +555,10 @@ def main(argv: list[str]) -> int:
         p.error("--conv must be 0–16 and every --lr in (0, 1)")
     if args.out_dir is None:
         recipe = plans.Recipe(args.conv, tuple(args.lr))
-        args.out_dir = OUT_DIR / args.plan / recipe.tag if args.plan else OUT_DIR
+        # Other steps than the plan's are another recipe's cells: their own folder, so
+        # they never overwrite (or get skipped as) the plan's cells.
+        tag = recipe.tag + (f"-steps{args.steps}" if args.steps else "")
+        args.out_dir = OUT_DIR / args.plan / tag if args.plan else OUT_DIR
     t0 = time.perf_counter()
     done = train(args)
     summary = {

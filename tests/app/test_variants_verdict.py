@@ -82,8 +82,21 @@ def test_an_ablation_folder_adds_its_column(page, monkeypatch):
 
     recipe, data, _ = _plan()
     off = {**data, "recall_state": [{**r, "mean": 0.016} for r in data["recall_state"]]}
+    old = {"conv": 0, "lrs": [0.0022], "lr": 0.0022}
+    off["cells"] = [{**c, "recipe": old, "steps": 360} for c in data.get("cells", [])] or [
+        {"variant": "full", "recipe": old, "steps": 360}
+    ]
     monkeypatch.setattr(state, "plan_results", lambda: {recipe: data, "conv0-lr0.0022": off})
     at = _section(page("variants"), "quality")
     table = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
     column = "conv0-lr0.0022: best mean"
     assert column in table.columns and set(table[column].astype(float)) == {0.016}
+    # Under the table, the folder in words: its steps are not in its name.
+    said = "`conv0-lr0.0022`: no convolution, one rate (0.0022), 360 steps"
+    assert any(said in c.value for c in at.caption)
+    # Each sentence says what the variant scored without each part of the recipe.
+    lines = [m.value for m in at.markdown if "?section=quality&curves=" in m.value]
+    part = "0.016 (near chance) without the convolution, with one rate (0.0022), in 360 steps"
+    said = "Ablated at mqar-256-16, d = 64, where the recipe gives "
+    assert lines and all(said in x for x in lines)
+    assert all(part in x for x in lines)

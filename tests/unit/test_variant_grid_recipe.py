@@ -194,14 +194,19 @@ def test_the_plan_tunes_once_keeps_the_best_rate_and_resumes(tmp_path, monkeypat
 def test_the_ablations_are_flags_with_a_folder_each(tmp_path, monkeypatch):
     seen = []
     monkeypatch.setattr(grid, "train", lambda args, log=print: seen.append(args) or [])
-    for flags in ([], ["--conv", "0"], ["--lr", "3e-3"]):
+    steps = ["--conv", "0", "--lr", "3e-3", "--steps", "360"]  # the grid before the recipe
+    for flags in ([], ["--conv", "0"], ["--lr", "3e-3"], ["--conv", "0", "--lr", "3e-3"], steps):
         assert grid.main(["--plan", "zoology", *flags]) == 0
     dirs = [a.out_dir for a in seen]
-    assert len(set(dirs)) == 3 and all(d.parent == variant_lm.OUT_DIR / "zoology" for d in dirs)
+    assert len(set(dirs)) == 5 and all(d.parent == variant_lm.OUT_DIR / "zoology" for d in dirs)
+    # Other steps are another recipe's cells: a folder of their own, never the plan's.
+    assert dirs[-1].name == dirs[-2].name + "-steps360"
     assert [(a.conv, a.lr) for a in seen] == [
         (4, list(plans.ZOOLOGY_LRS)),
         (0, list(plans.ZOOLOGY_LRS)),
         (4, [3e-3]),
+        (0, [3e-3]),
+        (0, [3e-3]),
     ]
     one = grid.Cells(_args(tmp_path, lr=[3e-3]), plans.Recipe(4, (3e-3,)), plans.ZOOLOGY)
     assert one.tuning() == []  # one rate: nothing to tune
@@ -254,3 +259,21 @@ def test_the_plans_tuning_runs_are_read_with_the_rate_kept_by_validation(tmp_pat
     ]
     assert [r["lr"] for r in rows if r["kept"]] == [2.2e-3]  # by validation, never the test
     assert not any(r["kept"] for r in rows if r["variant"] == "gla")
+
+
+def test_an_ablation_folder_is_told_by_its_cells_recipe_in_words():
+    """A column of the verdict names a folder; the words under the table say its recipe,
+    steps included (a folder's name says them only when they are not the plan's)."""
+    from engine.analysis import recall_state
+    from engine.evaluation import variants as evaluation
+
+    cells = [dict(variant="gla", recipe=dict(conv=0, lrs=[3e-3], lr=3e-3), steps=360)]
+    recipe = recall_state.folder_recipe({"cells": cells})
+    assert recipe == {"conv": 0, "lrs": [3e-3], "steps": 360}
+    assert recall_state.folder_recipe({"cells": []}) is None
+    said = evaluation._recipe_words("conv0-lr0.003-steps360", recipe)
+    assert said == "`conv0-lr0.003-steps360`: no convolution, one rate (0.003), 360 steps"
+    sweep = {"conv": 4, "lrs": list(plans.ZOOLOGY_LRS), "steps": 2000}
+    assert "a width-4 convolution, the best of 4 rates, 2,000 steps" in evaluation._recipe_words(
+        "conv4", sweep
+    )
