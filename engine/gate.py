@@ -24,13 +24,15 @@ import io
 import json
 import math
 import re
+import sys
 import unicodedata
 import zipfile
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # -- files -----------------------------------------------------------------------------------
 # A Trace file nests five levels (file → maps → map → labels → label); 64 leaves room.
@@ -69,6 +71,8 @@ def json_text(text: str | bytes, *, max_bytes: int) -> Any:
 
 def max_depth(bare: str) -> int:
     """Deepest bracket nesting of JSON text whose strings were emptied (one numpy pass)."""
+    import numpy as np  # here: listing the cards (the home page) loads no numpy
+
     codes = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
     step = np.isin(codes, (ord("["), ord("{"))).astype(np.int64)
     step -= np.isin(codes, (ord("]"), ord("}")))
@@ -88,6 +92,8 @@ def npz_arrays(data: bytes, *, max_bytes: int, max_unpacked: int) -> dict[str, n
     ``max_unpacked`` (all members together) before its data is read, so a small file
     cannot make the reader allocate what its header claims.
     """
+    import numpy as np  # here: listing the cards (the home page) loads no numpy
+
     if len(data) > max_bytes:
         raise InputError("file.too_big", size=len(data) / 2**20, limit=max_bytes / 2**20)
     if data.startswith(_NPY_MAGIC):
@@ -122,6 +128,8 @@ def npz_arrays(data: bytes, *, max_bytes: int, max_unpacked: int) -> dict[str, n
 
 def _npy_header(member) -> tuple[tuple[int, ...], str, np.dtype]:
     """(shape, order, dtype) of one .npy member; object dtypes (pickle) are refused."""
+    import numpy as np  # here: listing the cards (the home page) loads no numpy
+
     version = np.lib.format.read_magic(member)
     if version == (1, 0):
         shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
@@ -176,7 +184,9 @@ def number(value: Any, kind: type) -> int | float:
     text that is not a number of that kind, ±inf, NaN, ints beyond float range, overlong
     digit strings, and bools (a tick box is not a count). A float for an int ``kind`` is
     truncated here; the caller says whether it was whole."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, np.number)):
+    np = sys.modules.get("numpy")  # a numpy number exists only once numpy is loaded
+    kinds = (int, float, str) if np is None else (int, float, str, np.number)
+    if isinstance(value, bool) or not isinstance(value, kinds):
         raise ValueError(f"{type(value).__name__} is not a number")
     if isinstance(value, str):
         if len(value) > JSON_MAX_DIGITS:

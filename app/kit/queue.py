@@ -29,6 +29,7 @@ import hashlib
 import inspect
 import itertools
 import os
+import sys
 import threading
 import time
 import weakref
@@ -38,7 +39,6 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import numpy as np
 import streamlit as st
 
 from kit.errors import halt
@@ -236,7 +236,8 @@ def work_queue() -> WorkQueue:
 
 def _fingerprint(value) -> str:
     """A stable key for arguments, arrays included (by content, never by pickle)."""
-    if isinstance(value, np.ndarray):
+    np = sys.modules.get("numpy")  # an array exists only once numpy is loaded
+    if np is not None and isinstance(value, np.ndarray):
         return f"nd{value.shape}{value.dtype}{hashlib.sha1(value.tobytes()).hexdigest()}"
     if isinstance(value, dict):
         return "{" + ",".join(f"{k}:{_fingerprint(v)}" for k, v in sorted(value.items())) + "}"

@@ -5,7 +5,7 @@ import streamlit as st
 from catalog import PAGES
 from kit import chart, engine_text, page_bottom, page_top, t
 from state import models
-from views.alignment import bleu_by_length_figure
+from views.bleu import bleu_by_length_figure
 
 # The first figure: Bahdanau et al.'s Figure 2 on this project's English → French models.
 FIGURE_TASK = "en-fr"

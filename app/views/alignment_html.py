@@ -19,8 +19,8 @@ import numpy as np
 from kit.i18n import t
 from kit.presenter import palette, presenting
 
-from views.alignment import POSSIBLE, SURE
 from views.heatmap import columns_css
+from views.style import POSSIBLE, SURE
 
 LEVELS = 100  # colour steps: finer than the eye tells apart on a projector
 

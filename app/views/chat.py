@@ -17,16 +17,8 @@ from kit import chart, data_table
 from kit.i18n import engine_text, t
 from kit.presenter import palette
 
-from views.heatmap import (
-    FONT,
-    figure,
-    heatmap,
-    kind_scale,
-    legend_below,
-    log_axis,
-    md_escape,
-    unique_labels,
-)
+from views.heatmap import figure, heatmap, kind_scale, log_axis, md_escape, unique_labels
+from views.style import FONT, legend_below
 
 DECIMALS = 3
 

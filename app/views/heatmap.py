@@ -13,13 +13,13 @@ import plotly.graph_objects as go
 from kit.i18n import t
 
 from engine.trace import AttentionMap, block_labels, block_mean
+from views.style import FONT
 
 # Perceptually uniform, colour-blind safe, and still ordered when printed in grey.
 # Names are plotly.js's own (figures skip Python-side validation); plotly.js RdBu
 # runs blue (negative) to red (positive).
 SEQUENTIAL = "Viridis"
 DIVERGING = "RdBu"
-FONT = dict(size=16)
 TICK_FONT = 12  # tick labels of map panels: one per 16 px
 TITLE_FONT = 17
 # A title's top padding: plotly.js anchors "top" about 15 px too high (measured in Chromium),
@@ -240,14 +240,6 @@ def log_axis(values: Sequence[float] = (), **kwargs) -> dict:
         axis.pop("dtick")
         axis |= dict(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
     return axis
-
-
-def legend_below(**extra) -> dict:
-    """A horizontal legend on the figure's bottom edge (container coordinates). Plotly
-    reserves its band, so the x axis's ticks and title stay above it whatever its rows or
-    type size; a paper-fraction ``y`` hung it a fraction of the plot's height below the
-    axis, which a many-row legend or a projector's larger type pushed into the ticks."""
-    return dict(orientation="h", yref="container", y=0, yanchor="bottom") | extra
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:

@@ -10,7 +10,8 @@ from kit.i18n import t
 from kit.presenter import palette
 
 from views.chat import inert
-from views.heatmap import FONT, figure, legend_below
+from views.heatmap import figure
+from views.style import FONT, legend_below
 
 
 def ledger_figure(led):

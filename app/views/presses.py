@@ -9,7 +9,8 @@ from kit import chart, data_table
 from kit.i18n import t
 from kit.presenter import palette
 
-from views.heatmap import FONT, figure, legend_below, log_axis
+from views.heatmap import figure, log_axis
+from views.style import FONT, legend_below
 
 
 def kept_figure(found: dict):

@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
 
-from views.heatmap import FONT, SEQUENTIAL, figure, legend_below
+from views.heatmap import SEQUENTIAL, figure
+from views.style import FONT, legend_below
 
 QUERY_SYMBOL, KEY_SYMBOL = "circle", "diamond-open"
 TOKEN_COLOURS = (

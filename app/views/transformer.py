@@ -15,18 +15,17 @@ from kit.i18n import t
 from views.causal import ablation_figure
 from views.heatmap import (
     DIVERGING,
-    FONT,
     SEQUENTIAL,
     axes,
     cell_domains,
     figure,
     flag_text,
-    legend_below,
     map_figure,
     md_escape,
     subplot_ref,
     unique_labels,
 )
+from views.style import FONT, legend_below
 
 GRID_SIDE = 32  # thumbnails show at most 32 × 32 cells; longer inputs are block-averaged
 

@@ -10,7 +10,8 @@ from kit import chart, data_table, html_chart, table_exports
 from kit.i18n import DEFAULT, catalog, language, t
 from state.variants import variant_name
 
-from views.heatmap import FONT, figure, legend_below, log_axis, map_grid
+from views.heatmap import figure, log_axis, map_grid
+from views.style import FONT, legend_below
 from views.variants_html import map_grid_html
 
 # A variant's marker when the colours run out: colour and shape together tell 40 apart.

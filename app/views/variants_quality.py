@@ -15,17 +15,8 @@ from plotly.colors import qualitative
 
 from engine.analysis import needle, recall_state
 from engine.models.variant_lm import GRID_WIDTH
-from views.heatmap import (
-    FONT,
-    SEQUENTIAL,
-    axes,
-    cell_domains,
-    figure,
-    legend_below,
-    log_axis,
-    subplot_ref,
-    text_px,
-)
+from views.heatmap import SEQUENTIAL, axes, cell_domains, figure, log_axis, subplot_ref, text_px
+from views.style import FONT, legend_below
 from views.variants import data_text, variant_name
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n

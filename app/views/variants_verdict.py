@@ -20,7 +20,8 @@ from plotly.colors import sample_colorscale
 
 from engine.analysis import recall_state
 from engine.variants import REGISTRY
-from views.heatmap import FONT, figure, legend_below
+from views.heatmap import figure
+from views.style import FONT, legend_below
 from views.variants import variant_name
 from views.variants_quality import recall_state_figure, width_figure
 

@@ -21,17 +21,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
 from engine import checkpoints
 from engine.errors import InputError
 from engine.messages import Message, joined
 from engine.params import Param
 from engine.run import Run
-from engine.trace import Trace
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # names for annotations only: listing the cards loads no numpy
+    import numpy as np
+
     from engine.timeline import Timeline
+    from engine.trace import Trace
 
 TIMELINE = "engine.timeline"  # a checkpoint's training timeline (torch for its recorder)
 VARIANTS = "engine.variants.registry"  # the attention functions a swappable card takes

@@ -7,8 +7,7 @@ import importlib
 import json
 from pathlib import Path
 from types import SimpleNamespace
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from engine import checkpoints
 from engine.errors import InputError
@@ -16,7 +15,9 @@ from engine.messages import Message
 from engine.models import convert_gguf, model_dirs
 from engine.models.card import Example, Limits, ModelCard
 from engine.params import Param
-from engine.trace import AttentionMap, Trace
+
+if TYPE_CHECKING:  # listing the cards loads no numpy; a trace does (_read_map)
+    from engine.trace import AttentionMap, Trace
 
 SWAP_MODULE = "engine.models.in_pretrained"  # variants inside a pretrained model
 
@@ -199,6 +200,10 @@ class ChatCard(PretrainedCard):
 def _read_map(tr: Trace) -> AttentionMap:
     """Prompt rows and generation rows as one causal map over the tokens read: the prompt
     and every generated token but the last (it was written, never read)."""
+    import numpy as np
+
+    from engine.trace import AttentionMap  # heavy: numpy, kept off the card listing
+
     prompt, gen = tr.maps["prompt"], tr.maps["generation"]
     p, steps = prompt.shape[2], gen.shape[2]
     t = p - 1 + max(steps, 1)

@@ -1,0 +1,20 @@
+"""The figures' shared style: type size, the legend's place, the alignment palette.
+
+Apart from :mod:`views.heatmap` so that a page drawing only line charts (the home page's
+BLEU by length) imports neither numpy nor the map vocabulary: its first paint waits for
+neither.
+"""
+
+from __future__ import annotations
+
+FONT = dict(size=16)
+# Okabe–Ito, colour-blind safe: a sure gold link, a possible one, and an accent.
+SURE, POSSIBLE, ACCENT = "#D55E00", "#56B4E9", "#E69F00"
+
+
+def legend_below(**extra) -> dict:
+    """A horizontal legend on the figure's bottom edge (container coordinates). Plotly
+    reserves its band, so the x axis's ticks and title stay above it whatever its rows or
+    type size; a paper-fraction ``y`` hung it a fraction of the plot's height below the
+    axis, which a many-row legend or a projector's larger type pushed into the ticks."""
+    return dict(orientation="h", yref="container", y=0, yanchor="bottom") | extra
