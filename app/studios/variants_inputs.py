@@ -15,7 +15,6 @@ from kit.url import url_text
 from state import variants as state
 
 from engine.models import in_pretrained
-from engine.models import in_pretrained as ip
 from engine.text import tokenize
 from engine.variants import REGISTRY, compare, inputs
 
@@ -83,10 +82,10 @@ def npz() -> dict | None:
 
     limits = t(
         "variants.npz_limits",
-        n=ip.NPZ_MAX_N,
-        d=ip.NPZ_MAX_D,
-        slices=ip.NPZ_MAX_SLICES,
-        mb=ip.NPZ_MAX_BYTES // 2**20,
+        n=in_pretrained.NPZ_MAX_N,
+        d=in_pretrained.NPZ_MAX_D,
+        slices=in_pretrained.NPZ_MAX_SLICES,
+        mb=in_pretrained.NPZ_MAX_BYTES // 2**20,
     )
     upload = st.file_uploader(t("variants.npz_upload"), type=["npz"], key="var-npz", help=limits)
     st.caption(limits)
@@ -95,7 +94,7 @@ def npz() -> dict | None:
         return None
     data = upload.getvalue()
     n = state.npz_length(data)  # an InputError here says what is wrong with the file
-    return dict(upload=data, n_for_defaults=n, defaults=ip.default_budgets(n))
+    return dict(upload=data, n_for_defaults=n, defaults=in_pretrained.default_budgets(n))
 
 
 def trained() -> dict | None:
