@@ -71,7 +71,9 @@ def table(cells: list[dict], budgets: dict, shapes: dict) -> list[dict]:
     """One row per (variant, recall task): accuracy per seed, mean, and the state.
 
     ``cells`` are the evaluation's (variant, task, seed, accuracy, width = d_model);
-    ``shapes[(variant, task, width)]`` the cells' length n and model config. Only the
+    ``shapes[(variant, task, width)]`` the cells' length n, model config and, where known,
+    the parameters they ran with (else ``budgets[variant]``: MLA's latent follows the
+    width, Variant.grid_hp). Only the
     recall tasks (mqar-*) count, as in Zoology's figure; the width sweep gives a variant
     one row per width, so its state grows along the chart's x axis.
     """
@@ -81,7 +83,8 @@ def table(cells: list[dict], budgets: dict, shapes: dict) -> list[dict]:
             groups[c["variant"], c["task"], c.get("width", 64)][c["seed"]] = c["accuracy"]
     rows = []
     for (variant, task, width), seeds in sorted(groups.items()):
-        n, config = shapes[variant, task, width]
+        n, config, *ran = shapes[variant, task, width]
+        hp = ran[0] if ran else budgets.get(variant, {})
         accs = [seeds[s] for s in sorted(seeds)]
         rows.append(
             {
@@ -92,7 +95,7 @@ def table(cells: list[dict], budgets: dict, shapes: dict) -> list[dict]:
                 "seeds": sorted(seeds),
                 "accuracy": accs,
                 "mean": round(statistics.fmean(accs), 4),
-                **state(variant, budgets.get(variant, {}), n, config),
+                **state(variant, hp, n, config),
             }
         )
     return rows

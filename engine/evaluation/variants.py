@@ -128,6 +128,7 @@ def rescore(name: str, directory: Path) -> dict | None:
         "command": variant_lm.command_of(meta),
         "n": meta["n"],
         "config": meta["config"],
+        "params": meta["params"],
     }
 
 
@@ -145,8 +146,8 @@ def evaluate(directory: Path | None = None, jobs: int = 1, plan: str | None = No
         scored = [rescore(name, directory) for name in found]
     cells, sweep, shapes = [], [], {}
     for cell in filter(None, scored):
-        n, config = cell.pop("n"), cell.pop("config")
-        shapes[cell["variant"], cell["task"], cell["width"]] = (n, config)
+        n, config, params = cell.pop("n"), cell.pop("config"), cell.pop("params")
+        shapes[cell["variant"], cell["task"], cell["width"]] = (n, config, params)
         # The width sweep's cells feed the recall-vs-state chart only: the grid's table,
         # its missing cells and the needle probe are the grid's width. A plan's widths
         # are all its grid's.

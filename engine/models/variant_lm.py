@@ -68,7 +68,8 @@ class VariantModelConfig:
     recall_init: bool = True
     conv: int = 0  # kernel of the short convolution before each mixer; 0: none
     # The variant whose own learned values (Variant.learned: gpt-oss's sink logit per
-    # head) each block holds as parameters; "" for cells trained before they were learned.
+    # head, MLA's projections) each block holds as parameters; "" for cells trained before
+    # they were learned.
     variant: str = ""
 
     def to_dict(self) -> dict:
@@ -104,7 +105,8 @@ class Block(nn.Module):
         self.ffn = nn.Sequential(
             nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model)
         )
-        learned = get(cfg.variant).learned(cfg.n_heads) if cfg.variant else {}
+        heads, d = cfg.n_heads, cfg.d_model // cfg.n_heads
+        learned = get(cfg.variant).learned(heads, d) if cfg.variant else {}
         self.learned = nn.ParameterDict({k: nn.Parameter(v) for k, v in learned.items()})
 
     def forward(self, h, attend: Attend, want_weights: bool):

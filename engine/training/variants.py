@@ -55,8 +55,10 @@ from engine.training import _grid_plan as plans
 from engine.training import fit as harness
 from engine.variants.registry import REGISTRY, attend_fn
 
-# The grid's cells and their parameters, as each variant declares them (Variant.grid_budget,
-# Variant.not_in_grid: why a variant is no cell, printed beside the evaluation's table).
+# The grid's cells and their parameters, as each variant declares them (Variant.grid_budget;
+# a cell runs Variant.grid_hp at its head size, which differs only where a parameter follows
+# it, as MLA's latent). Variant.not_in_grid: why a variant is no cell, printed beside the
+# evaluation's table.
 BUDGETS = {name: v.grid_budget for name, v in REGISTRY.items() if not v.not_in_grid}
 NOT_IN_GRID = {name: v.not_in_grid for name, v in REGISTRY.items() if v.not_in_grid}
 TASK_NAMES = list(long_range.TASKS)
@@ -178,7 +180,8 @@ def run_job(job: Job) -> dict:
     torch.set_num_threads(1)
     torch.manual_seed(job.seed)
     task, sch = task_for(job), job.schedule
-    hp = {**BUDGETS[job.variant], "seed": job.seed}
+    params = REGISTRY[job.variant].grid_hp(sch.model["d_model"] // sch.model["n_heads"])
+    hp = {**params, "seed": job.seed}
     attend = attend_fn(job.variant, hp)
     model = build(task, sch, job.variant)
     opt = torch.optim.AdamW(model.parameters(), lr=sch.lr, weight_decay=sch.weight_decay)
@@ -233,7 +236,7 @@ def run_job(job: Job) -> dict:
         "family": FAMILY,
         "variant": job.variant,
         "variant_title": variant.title,
-        "params": BUDGETS[job.variant],
+        "params": params,
         "task": job.task,
         "task_description": task.description,
         "n": task.n,

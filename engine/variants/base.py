@@ -126,12 +126,18 @@ class Variant(ABC):
         """KV cache of every token read"""
         return n * self.cache_bytes_per_token(d, heads, hp)
 
-    def learned(self, heads: int) -> dict[str, torch.Tensor]:
-        """Initial values of what the variant learns inside a trained model (gpt-oss's
-        sink logit per head): a model that trains it holds each as a parameter and hands
-        them to ``attend(..., learned=…)``, where they take the place of the ``hp`` entry
-        of the same name. None by default: the variant is a function of q, k, v."""
+    def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
+        """Initial values of what the variant learns inside a trained model with ``heads``
+        heads of size ``d`` (gpt-oss's sink logit per head, MLA's projections): a model
+        that trains them holds each as a parameter and hands them to
+        ``attend(..., learned=…)``, where they take the place of the ``hp`` entry of the
+        same name. None by default: the variant is a function of q, k, v."""
         return {}
+
+    def grid_hp(self, d: int) -> dict:
+        """Its parameters in a grid cell whose heads have size ``d``: ``grid_budget``,
+        unless a parameter follows the head size in the variant's paper (MLA's latent)."""
+        return dict(self.grid_budget)
 
     # -- shared -------------------------------------------------------------------------
     def resolve(self, hp: dict | None = None, n: int | None = None) -> dict:
@@ -175,7 +181,7 @@ class Variant(ABC):
             raise InputError("variant.qkv_shape", **dict(zip("qkv", shapes, strict=True)))
         hp = self.resolve(hp, q.shape[-2])
         if learned:
-            unknown = set(learned) - set(self.learned(q.shape[1]))
+            unknown = set(learned) - set(self.learned(q.shape[1], q.shape[-1]))
             if unknown:  # a caller's mistake, never a user's input
                 raise ValueError(f"{self.name} learns no {sorted(unknown)}")
             hp = {**hp, **learned}  # tensors: the model's own values, not the Param's

@@ -16,10 +16,13 @@ between q^C and k^C would sit between W_UK and c and stop the absorption.
 
 In this lab's Q/K/V frame the token's hidden state is h_t = [k_t; v_t] over all heads
 (2·H·d numbers), compressed by W_DKV; the queries are the given q (the paper's query
-compression saves activations in training, not cache, and is left out). Weights are
-seeded and untrained, scaled to keep activations O(1). The map is exact: the softmax
-weights of the computation; they multiply the up-projected values, which
-``Output.extra["values"]`` holds.
+compression saves activations in training, not cache, and is left out). In the lab the
+weights are seeded and untrained, scaled to keep activations O(1). Inside a trained grid
+model (engine.models.variant_lm) they are learned, as in the paper: each block holds
+W_DKV, W_KR, W_UK, W_UV and W_QR as parameters, at DeepSeek-V2's sizes d_c = 4·d_h and
+d_R = d_h / 2 (§2.1.4), and they start as multi-head attention's own keys and values
+(see :func:`mha_start`). The map is exact: the softmax weights of the computation; they
+multiply the up-projected values, which ``Output.extra["values"]`` holds.
 """
 
 from __future__ import annotations
@@ -62,6 +65,31 @@ def weights(heads: int, d: int, d_c: int, d_r: int, seed: int, dtype) -> dict:
         "W_UV": w(heads, d_c, d, fan_in=d_c),
         "W_QR": w(heads, d, d_r, fan_in=d),
     }
+
+
+WEIGHT_NAMES = ("W_DKV", "W_KR", "W_UK", "W_UV", "W_QR")
+
+
+def mha_start(heads: int, d: int, d_c: int, d_r: int, seed: int) -> dict:
+    """Trainable weights that start as multi-head attention: with d_c ≥ 2·H·d, W_DKV copies
+    every head's key and value into the latent, W_UK,i and W_UV,i read head i's back, and
+    W_QR = 0 (the RoPE scores start at 0), so the scores and outputs are MHA's until
+    training moves them.
+
+    Why: MLA with d_c ≥ 2·H·d contains MHA (Meng et al. 2025, TransMLA, §3), and the grid
+    model's recall initialisation points head 0's q·k at the previous token; seeded
+    random projections would scramble that start and compare the recall of a scrambled
+    start, not of MLA (a narrower latent keeps the seeded weights, to be learned as is).
+    """
+    W = weights(heads, d, d_c, d_r, seed, torch.float32)
+    if d_c < 2 * heads * d:
+        return W
+    eye = torch.eye(d_c)
+    W["W_DKV"] = torch.eye(2 * heads * d, d_c)  # h = [k_1 … k_H, v_1 … v_H] into c
+    W["W_UK"] = torch.stack([eye[:, i * d : (i + 1) * d] for i in range(heads)])
+    W["W_UV"] = torch.stack([eye[:, (heads + i) * d : (heads + i + 1) * d] for i in range(heads)])
+    W["W_QR"] = torch.zeros(heads, d, d_r)
+    return W
 
 
 def latent_cache(k, v, W) -> tuple[torch.Tensor, torch.Tensor]:
@@ -130,7 +158,7 @@ def cache_table(d: int, heads: int, groups: int, d_c: int, d_r: int) -> dict[str
 
 class MLA(Variant):
     name = "mla"
-    grid_budget = {"latent": 32, "rope_pairs": 4}
+    grid_budget = {"latent": 128, "rope_pairs": 8}  # grid_hp at the grid's head size, 32
     title = "Multi-head latent attention (DeepSeek-V2)"
     needs_training = "llm_variant.why_mla"
     paper = "DeepSeek-AI 2024, DeepSeek-V2 (multi-head latent attention)"
@@ -154,14 +182,33 @@ class MLA(Variant):
             help="absorbed: W_UK in the query, W_UV after the sum; naive: up-project K, V",
         ),
     )
-    map_note = "Exact softmax weights; they multiply the values up-projected from the latent."
+    map_note = (
+        "Exact softmax weights; they multiply the values up-projected from the latent. Here"
+        " the projections are seeded and untrained; in the grid's trained models they are"
+        " learned at DeepSeek-V2's sizes, d_c = 4·d_h and d_R = d_h / 2, starting as"
+        " multi-head attention's keys and values (TransMLA's construction). Unlike the"
+        " paper: no query compression (it saves training activations, not cache)."
+    )
     # Keys and values come through seeded, untrained projections: a different model.
     approximates_full = False
 
+    def grid_hp(self, d: int) -> dict:
+        # DeepSeek-V2 §2.1.4: d_c = 4·d_h, d_h^R = d_h / 2. A fixed latent of 32 left the
+        # grid's MLA at chance at every width (issue 31): its state did not grow with d.
+        return {"latent": 4 * d, "rope_pairs": max(1, d // 4)}
+
+    def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
+        hp = self.grid_hp(d)
+        return mha_start(heads, d, hp["latent"], 2 * hp["rope_pairs"], seed=0)
+
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         B, H, N, D = q.shape
-        d_c, d_r = hp["latent"], 2 * hp["rope_pairs"]
-        W = weights(H, D, d_c, d_r, hp["seed"], q.dtype)
+        if "W_DKV" in hp:  # a trained model's own projections (Variant.learned)
+            W = {name: hp[name].to(q.dtype) for name in WEIGHT_NAMES}
+            d_c, d_r = W["W_DKV"].shape[-1], W["W_KR"].shape[-1]
+        else:
+            d_c, d_r = hp["latent"], 2 * hp["rope_pairs"]
+            W = weights(H, D, d_c, d_r, hp["seed"], q.dtype)
         c, k_r = latent_cache(k, v, W)
         notes = [f"Cache per token: {d_c} + {d_r} numbers (MHA: {2 * H * D})."]
         if hp["form"] == "naive":

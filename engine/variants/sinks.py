@@ -117,7 +117,7 @@ class Sinks(Variant):
                 label = next(p.label for p in self.params if p.name == name)
                 raise InputError("variant.over_n", label=label, n=n, value=hp[name])
 
-    def learned(self, heads: int) -> dict[str, torch.Tensor]:
+    def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
         """gpt-oss's sink logit σ_h, one real value per head, starting at 0 (m = 1/(1 + Σ))."""
         return {"sink_logit": torch.zeros(heads)}
 

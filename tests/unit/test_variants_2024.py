@@ -110,6 +110,30 @@ def test_mla_naive_equals_absorbed(is_causal, hp):
     assert absorbed.extra["latent"].shape == (2, 1, 37, d_c)  # one latent per token, shared
 
 
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_mla_learned_start_is_multi_head_attention(is_causal):
+    """A trained grid model's MLA (issue 31) starts as MHA: with d_c = 4·d_h = 2·H·d_h and
+    W_QR = 0 its scores are q·k / √(d + d_R) head by head, on both paths, and the
+    projections take gradients."""
+    heads, d = 2, 8
+    q, k, v = qkv(heads=heads, d=d)
+    start = MLA().learned(heads, d)
+    assert MLA().grid_hp(d) == {"latent": 4 * d, "rope_pairs": d // 4}
+    assert start["W_DKV"].shape == (2 * heads * d, 4 * d) and start["W_KR"].shape[-1] == d // 2
+    W = {name: t.double().requires_grad_() for name, t in start.items()}
+    allowed = causal(37) if is_causal else torch.ones(37, 37, dtype=torch.bool)
+    s = (q @ k.transpose(-2, -1)) / math.sqrt(d + d // 2)
+    p = masked_softmax(s, allowed)
+    res = MLA().run(q, k, v, causal=is_causal, learned=W)
+    assert torch.allclose(res.weights, p, atol=TOL) and torch.allclose(res.out, p @ v, atol=TOL)
+    fused = MLA().run(q, k, v, causal=is_causal, want_map=False, learned=W)
+    assert torch.allclose(fused.out, p @ v, atol=TOL)
+    (fused.out * torch.randn_like(fused.out)).sum().backward()
+    # W_KR's first gradient is 0 (it meets q^R = 0); it moves once W_QR has (LoRA's B = 0).
+    moved = {name for name in W if W[name].grad.abs().sum() > 0}
+    assert moved == {"W_DKV", "W_UK", "W_UV", "W_QR"} and W["W_KR"].grad is not None
+
+
 def test_mla_cache_beside_mha_and_gqa():
     # DeepSeek-V2: d_h = 128, 128 heads, d_c = 4·d_h, d_R = d_h/2: the cache of GQA with
     # 2.25 groups (the paper's Table 1), 1/57 of multi-head attention's.

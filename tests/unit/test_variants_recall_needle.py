@@ -11,6 +11,7 @@ from engine.data import long_range
 from engine.evaluation import variants as evaluation
 from engine.models.variant_lm import VariantModel, VariantModelConfig
 from engine.training import variants as grid
+from engine.variants.registry import REGISTRY
 
 torch.set_num_threads(1)
 
@@ -28,7 +29,8 @@ def test_kv_cache_bytes_by_hand():
     assert full["bytes_per_token"] == L * 2 * H * D * F32
     assert full["kind"] == "grows"
     assert state_of("gqa")["state_bytes"] == full["state_bytes"] // H  # G = 1 of H = 2
-    assert state_of("mla")["state_bytes"] == L * (32 + 8) * 256 * F32  # latent + RoPE key
+    # latent + RoPE key at the grid head size 32: d_c = 4·32, d_R = 32 / 2 (DeepSeek-V2)
+    assert state_of("mla")["state_bytes"] == L * (128 + 16) * 256 * F32
     assert state_of("differential")["state_bytes"] == full["state_bytes"]
     assert state_of("full", 512)["state_bytes"] == 2 * full["state_bytes"]
 
@@ -83,6 +85,24 @@ def test_the_width_sweep_gives_a_variant_one_row_per_width_and_its_state_grows()
     narrow, broad = recall_state.table(cells, grid.BUDGETS, shapes)
     assert (narrow["width"], broad["width"]) == (64, 128)
     assert broad["state_bytes"] == 4 * narrow["state_bytes"]  # d × d per head: d doubled
+
+
+def test_a_cell_s_own_parameters_set_its_state_where_they_follow_the_width():
+    """MLA's latent follows the head size (d_c = 4·d_h, Variant.grid_hp): a cell's state
+    comes from the parameters it ran with, not the grid's nominal budget."""
+    cells = [
+        {"variant": "mla", "task": "mqar-256", "seed": 0, "accuracy": 1.0, "width": w}
+        for w in (64, 128)
+    ]
+    wide = {**CONFIG, "d_model": 2 * CONFIG["d_model"]}
+    mla = REGISTRY["mla"]
+    shapes = {
+        ("mla", "mqar-256", 64): (256, CONFIG, mla.grid_hp(D)),
+        ("mla", "mqar-256", 128): (256, wide, mla.grid_hp(2 * D)),
+    }
+    narrow, broad = recall_state.table(cells, grid.BUDGETS, shapes)
+    assert narrow["state_bytes"] == L * (4 * D + D // 2) * 256 * F32
+    assert broad["state_bytes"] == 2 * narrow["state_bytes"]
 
 
 @pytest.mark.parametrize("length", needle.LENGTHS)
