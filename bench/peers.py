@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import kernels, profile  # noqa: E402 - the repository root is added just above
 from engine.variants import based, deltanet, get, gla, gqa, retnet  # noqa: E402
-from engine.variants.mamba import selective_parameters  # noqa: E402
+from engine.variants.mamba import selection_weights, selective_parameters  # noqa: E402
 
 TOLERANCE = profile.EXPONENT_TOLERANCE
 
@@ -135,7 +135,7 @@ def cpu_pairs(B: int, H: int, d: int) -> list[Pair]:
     def mamba(n):
         q, k, v = inputs(B, H, n, d)
         # mambapy's scan on the same selective parameters: B·H sequences of d channels.
-        x, delta, Bm, Cm, A = selective_parameters(q, k, v, 16, 0)
+        x, delta, Bm, Cm, A = selective_parameters(q, k, v, selection_weights(d, 16, 0))
         flat = [t.reshape(B * H, n, -1) for t in (x, delta, Bm, Cm)]
         skip = torch.zeros(d)  # our y = α x has no D·x term
         return ours(

@@ -32,7 +32,7 @@ sheet (``python -m engine.evaluate variants --save``).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -208,7 +208,12 @@ def checkpoint_name(task: str, variant: str, seed: int, width: int = GRID_WIDTH)
 def load(name: str, directory: Path | None = None) -> tuple[VariantModel, dict]:
     """A trained cell: the model in float32 and its JSON (``name`` = task-variant-sSEED)."""
     state, meta = checkpoints.load(name, Path(directory) if directory else OUT_DIR)
-    model = VariantModel(VariantModelConfig(**meta["config"]))
+    cfg = VariantModelConfig(**meta["config"])
+    if cfg.variant and not any(".learned." in key for key in state):
+        # Trained before its variant learned anything (GLA's gate, Mamba's selection, MLA's
+        # projections were seeded): the variant's seeded weights, as when it was trained.
+        cfg = replace(cfg, variant="")
+    model = VariantModel(cfg)
     model.load_state_dict({k: v.float() for k, v in state.items()})
     return model.eval(), meta
 

@@ -4,8 +4,9 @@ state forgets, channel by channel, at a rate the input chooses.
     S_t = diag(α_t) S_{t−1} + k_tᵀ v_t,    o_t = q_t S_t / √d,
     α_t = sigmoid(k_t W_α1 W_α2)^{1/τ}   (low rank 16, τ = 16, as in the paper)
 
-(in this Q/K/V frame the gate reads k_t through fixed seeded W_α1 W_α2 and has no bias;
-the paper learns them, and a bias, from the layer input x_t). Unrolled,
+(in this Q/K/V frame the gate reads k_t, where the paper reads the layer input x_t;
+W_α1, W_α2 and the bias b_α are seeded, b_α = 0, in the lab, and learned per head inside
+the grid's trained models, as the paper learns them). Unrolled,
 with Λ_t = Σ_{m≤t} log α_m per key channel,
 
     o_t = Σ_{j≤t} A_tj v_j,    A_tj = Σ_c q_tc k_jc exp(Λ_tc − Λ_jc) / √d       (j ≤ t)
@@ -35,13 +36,26 @@ MAP_ROWS = 32  # rows of the implicit map formed at once
 TAU = 16.0  # the paper's temperature: α = sigmoid(·)^{1/τ} stays near 1 (slow forgetting)
 
 
-def gate_log_alpha(k: torch.Tensor, seed: int) -> torch.Tensor:
-    """log α_t ``[B, H, N, D]`` = logsigmoid(k_t W_α1 W_α2 + b_α) / τ, seeded weights."""
-    D = k.shape[-1]
+GATE = ("gate_W1", "gate_W2", "gate_b")  # what a trained model learns
+
+
+def gate_weights(d: int, seed: int) -> dict[str, torch.Tensor]:
+    """Seeded W_α1 ``[D, 16]``, W_α2 ``[16, D]`` and b_α = 0 ``[D]``."""
     g = generator(seed)
-    W1 = (torch.randn(D, GATE_RANK, generator=g) / math.sqrt(D)).to(k.dtype)
-    W2 = (torch.randn(GATE_RANK, D, generator=g) / math.sqrt(GATE_RANK)).to(k.dtype)
-    return F.logsigmoid(k @ W1 @ W2) / TAU
+    return {
+        "gate_W1": torch.randn(d, GATE_RANK, generator=g) / math.sqrt(d),
+        "gate_W2": torch.randn(GATE_RANK, d, generator=g) / math.sqrt(GATE_RANK),
+        "gate_b": torch.zeros(d),
+    }
+
+
+def gate_log_alpha(k: torch.Tensor, seed: int, W: dict | None = None) -> torch.Tensor:
+    """log α_t ``[B, H, N, D]`` = logsigmoid(k_t W_α1 W_α2 + b_α) / τ: seeded weights, or a
+    trained model's ``W`` (one gate per head: ``[H, D, 16]``, ``[H, 16, D]``, ``[H, D]``)."""
+    W = W if W is not None else gate_weights(k.shape[-1], seed)
+    W1, W2, b = (W[name].to(k.dtype) for name in GATE)
+    b = b if b.dim() == 1 else b[:, None, :]  # per head: [H, 1, D]
+    return F.logsigmoid(k @ W1 @ W2 + b) / TAU
 
 
 def recurrent(q, k, v, log_alpha, scale: float) -> torch.Tensor:
@@ -130,16 +144,23 @@ class GLA(Variant):
     map_signed = True
     map_note = (
         "Implicit map A_tj = Σ_c q_tc k_jc ∏ α (the matrix the recurrence applies); "
-        "signed, not normalised. Unlike the paper, which learns the gate's low-rank W_α1 "
-        "W_α2 and its bias from the layer input: here the gate reads k_t through fixed "
-        "seeded W_α1 W_α2 (learnt only through the key's projection) and has no bias."
+        "signed, not normalised. Unlike the paper, whose gate reads the layer input x_t: "
+        "here it reads k_t. In this lab the gate's low-rank W_α1 W_α2 are seeded and "
+        "untrained and its bias b_α is 0; in the grid's trained models W_α1, W_α2 and b_α "
+        "are learned, one set per head, starting there."
     )
     causal_support = "always"
     approximates_full = False
 
+    def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
+        # The paper learns the gate's W_α1, W_α2 and b_α: a trained grid model holds them
+        # per head, starting at the seeded values (the untrained lab's, every head).
+        return {name: t.expand(heads, *t.shape).clone() for name, t in gate_weights(d, 0).items()}
+
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         scale = 1.0 / math.sqrt(q.shape[-1])
-        log_alpha = gate_log_alpha(k, hp["seed"])
+        learned = {name: hp[name] for name in GATE} if "gate_W1" in hp else None
+        log_alpha = gate_log_alpha(k, hp["seed"], learned)
         out = chunkwise(q, k, v, log_alpha, scale)
         if not want_map:
             return Output(out)

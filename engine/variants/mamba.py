@@ -10,9 +10,11 @@ Unrolled (Ali, Zimerman & Wolf 2024, "The Hidden Attention of Mamba Models"):
 
 so Mamba is a causal, data-controlled linear attention whose map is never formed.
 In this lab's Q/K/V frame: x = V, B_t = K_t W_B, C_t = Q_t W_C, Δ_t = softplus(V_t W_Δ + b_Δ),
-A = −(1 … N) per channel (S4D-real), all seeded and untrained; the D·x skip term is left
-out so y = α x holds exactly. It is a different model, not an approximation of softmax
-attention: its error vs full attention is shown, but is not a quality score.
+A = −(1 … N) per channel (S4D-real), all seeded and untrained in the lab; inside the
+grid's trained models W_B, W_C, W_Δ, b_Δ and log(−A) are learned per head from there, as
+the paper learns them. The D·x skip term is left out so y = α x holds exactly. It is a
+different model, not an approximation of softmax attention: its error vs full attention
+is shown, but is not a quality score.
 
 A two-level scan (inside chunks of 16 steps, then across chunks), run over segments of
 steps with the state carried between them, keeps the time O(n·d·N) and the working set
@@ -41,25 +43,38 @@ def segment_steps(batch_heads: int, d: int, d_state: int) -> int:
     return max(CHUNK, steps - steps % CHUNK)
 
 
-def selective_parameters(q, k, v, d_state: int, seed: int):
-    """x, Δ ``[B, H, n, D]``, B, C ``[B, H, n, N]`` and A ``[D, N]`` (seeded, untrained)."""
-    D = q.shape[-1]
+SELECTION = ("W_B", "W_C", "W_dt", "b_dt", "A_log")  # what a trained model learns
+
+
+def selection_weights(d: int, d_state: int, seed: int) -> dict[str, torch.Tensor]:
+    """Seeded W_B, W_C ``[D, N]``, W_Δ ``[D, D]``, b_Δ ``[D]`` and A_log ``[D, N]``
+    (A = −exp(A_log) = −(1 … N) per channel, S4D-real)."""
     g = generator(seed)
-    W_B = torch.randn(D, d_state, generator=g) / math.sqrt(D)
-    W_C = torch.randn(D, d_state, generator=g) / math.sqrt(D)
-    W_dt = torch.randn(D, D, generator=g) / math.sqrt(D)
+    W_B = torch.randn(d, d_state, generator=g) / math.sqrt(d)
+    W_C = torch.randn(d, d_state, generator=g) / math.sqrt(d)
+    W_dt = torch.randn(d, d, generator=g) / math.sqrt(d)
     # Mamba's Δ init: dt log-uniform in [0.001, 0.1], b_Δ = softplus⁻¹(dt).
-    dt = torch.exp(torch.rand(D, generator=g) * (math.log(0.1) - math.log(0.001)) + math.log(0.001))
+    dt = torch.exp(torch.rand(d, generator=g) * (math.log(0.1) - math.log(0.001)) + math.log(0.001))
     b_dt = dt + torch.log(-torch.expm1(-dt))
-    A = -torch.arange(1, d_state + 1, dtype=torch.float32).expand(D, d_state)
+    A_log = torch.arange(1, d_state + 1, dtype=torch.float32).log().expand(d, d_state)
+    return {"W_B": W_B, "W_C": W_C, "W_dt": W_dt, "b_dt": b_dt, "A_log": A_log.clone()}
+
+
+def selective_parameters(q, k, v, W: dict):
+    """x, Δ ``[B, H, n, D]``, B, C ``[B, H, n, N]`` and A from ``W`` (selection_weights',
+    ``[D, N]``; or a trained model's, one per head: A ``[H, D, N]``)."""
     dtype = q.dtype
-    delta = F.softplus(v @ W_dt.to(dtype) + b_dt.to(dtype))
-    return v, delta, k @ W_B.to(dtype), q @ W_C.to(dtype), A.to(dtype)
+    W = {name: t.to(dtype) for name, t in W.items()}
+    b_dt = W["b_dt"] if W["b_dt"].dim() == 1 else W["b_dt"][:, None, :]  # per head: [H, 1, D]
+    delta = F.softplus(v @ W["W_dt"] + b_dt)
+    return v, delta, k @ W["W_B"], q @ W["W_C"], -W["A_log"].exp()
 
 
 def selective_scan(x, delta, Bm, Cm, A) -> torch.Tensor:
     """y ``[B, H, n, D]``, segment by segment so the working set stays bounded."""
     Bs, H, n, D = x.shape
+    if A.dim() == 3:  # one A per head: one per sequence of the flattened (B·H) batch
+        A = A.repeat(Bs, 1, 1)[:, None]  # (B·H, 1, D, N), against [·, G, nc, D, N]
     h = x.new_zeros(Bs * H, D, A.shape[-1])  # the state carried between segments
     y = torch.empty_like(x)
     step = segment_steps(Bs * H, D, A.shape[-1])
@@ -135,7 +150,8 @@ def hidden_attention(delta, Bm, Cm, A, *, per_channel: bool = False) -> torch.Te
     """
     Bs, H, n, D = delta.shape
     dd, Bd, Cd = delta.double(), Bm.double(), Cm.double()
-    a_bar = torch.exp(dd[..., None] * A.double())  # Ā_i (B, H, n, D, N)
+    A = A.double() if A.dim() == 2 else A.double()[:, None]  # per head: (H, 1, D, N)
+    a_bar = torch.exp(dd[..., None] * A)  # Ā_i (B, H, n, D, N)
     s = torch.zeros(Bs, H, n, D, A.shape[-1], dtype=torch.float64)  # one state per impulse j
     alpha = torch.zeros(Bs, H, n, n, D, dtype=torch.float64)
     for i in range(n):  # only impulses j ≤ i have started
@@ -160,16 +176,28 @@ class Mamba(Variant):
     map_kind = "hidden"
     map_note = (
         "Hidden attention α_ij (Ali et al. 2024), mean over channels; not normalised. "
-        "Unlike the paper, which learns Δ, B and C from the layer input by projections of "
-        "its own: here B = k·W_B, C = q·W_C and Δ = softplus(v·W_Δ + b_Δ) with fixed "
-        "seeded W (learnt only through the model's W_Q, W_K, W_V), A = −(1…N) is not "
-        "trained, and there is no D·x skip term."
+        "Unlike the paper, which computes Δ, B and C from the layer input: here B = "
+        "k·W_B, C = q·W_C and Δ = softplus(v·W_Δ + b_Δ), so Δ reads the scanned input x = "
+        "v itself, and there is no D·x skip term. In this lab W_B, W_C, W_Δ are seeded "
+        "and untrained, b_Δ follows Mamba's Δ initialisation and A = −(1…N); in the "
+        "grid's trained models all of them (A as log(−A)) are learned, one set per head, "
+        "starting there."
     )
     causal_support = "always"
     approximates_full = False
 
+    def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
+        # The paper learns Δ, B, C's projections, b_Δ and A: a trained grid model holds
+        # them per head, starting at the seeded values (the untrained lab's, every head).
+        start = selection_weights(d, self.grid_hp(d)["d_state"], seed=0)
+        return {name: t.expand(heads, *t.shape).clone() for name, t in start.items()}
+
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
-        x, delta, Bm, Cm, A = selective_parameters(q, k, v, hp["d_state"], hp["seed"])
+        if "W_B" in hp:  # a trained model's own (Variant.learned)
+            W = {name: hp[name] for name in SELECTION}
+        else:
+            W = selection_weights(q.shape[-1], hp["d_state"], hp["seed"])
+        x, delta, Bm, Cm, A = selective_parameters(q, k, v, W)
         out = selective_scan(x, delta, Bm, Cm, A)
         if not want_map:
             return Output(out)

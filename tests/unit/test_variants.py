@@ -200,10 +200,15 @@ def test_approximations_converge_as_budget_grows(name, key, budgets):
 
 
 def test_mamba_scan_equals_its_hidden_attention():
-    from engine.variants.mamba import hidden_attention, selective_parameters, selective_scan
+    from engine.variants.mamba import (
+        hidden_attention,
+        selection_weights,
+        selective_parameters,
+        selective_scan,
+    )
 
     q, k, v = qkv(n=70, d=8)
-    x, delta, B, C, A = selective_parameters(q, k, v, 4, seed=1)
+    x, delta, B, C, A = selective_parameters(q, k, v, selection_weights(8, 4, seed=1))
     y = selective_scan(x, delta, B, C, A)
     alpha = hidden_attention(delta, B, C, A, per_channel=True)  # (B, H, D, n, n)
     assert torch.allclose(
@@ -386,7 +391,7 @@ def test_mamba_scan_is_the_same_across_segments(monkeypatch):
     from engine.variants import mamba
 
     q, k, v = qkv(n=150, d=8)
-    x, delta, B, C, A = mamba.selective_parameters(q, k, v, 4, seed=1)
+    x, delta, B, C, A = mamba.selective_parameters(q, k, v, mamba.selection_weights(8, 4, seed=1))
     whole = mamba.selective_scan(x, delta, B, C, A)
     monkeypatch.setattr(mamba, "SEGMENT_BYTES", 1)
     assert mamba.segment_steps(2, 8, 4) == mamba.CHUNK

@@ -18,6 +18,7 @@ from engine.variants.deltanet import DeltaNet, GatedDeltaNet, delta_recurrent, w
 from engine.variants.differential import Differential, lambda_init
 from engine.variants.gla import GLA, gate_log_alpha
 from engine.variants.gqa import GQA
+from engine.variants.mamba import Mamba
 from engine.variants.mla import MLA, cache_table
 from engine.variants.moba import MoBA
 from engine.variants.nsa import NSA, gate_weights
@@ -132,6 +133,34 @@ def test_mla_learned_start_is_multi_head_attention(is_causal):
     # W_KR's first gradient is 0 (it meets q^R = 0); it moves once W_QR has (LoRA's B = 0).
     moved = {name for name in W if W[name].grad.abs().sum() > 0}
     assert moved == {"W_DKV", "W_UK", "W_UV", "W_QR"} and W["W_KR"].grad is not None
+
+
+@pytest.mark.parametrize("variant", [GLA(), Mamba()], ids=["gla", "mamba"])
+def test_a_trained_model_s_own_gate_starts_seeded_and_is_per_head(variant):
+    """GLA's gate (W_α1, W_α2, b_α) and Mamba's selection (W_B, W_C, W_Δ, b_Δ, A) are learned
+    in the grid's models (issue 31): they start as the seeded untrained ones on every head,
+    each head then runs with its own, and every one takes gradients."""
+    heads, d = 2, 8
+    q, k, v = qkv(n=21, d=d, heads=heads)
+    hp = variant.grid_hp(d)
+    start = {name: t.double() for name, t in variant.learned(heads, d).items()}
+    seeded = variant.run(q, k, v, causal=True, hp={**hp, "seed": 0})
+    own = variant.run(q, k, v, causal=True, hp=hp, learned=start)
+    assert torch.allclose(own.out, seeded.out, atol=TOL)
+    assert torch.allclose(own.weights, seeded.weights, atol=TOL)
+    g = torch.Generator().manual_seed(5)
+    moved = {name: t.clone() for name, t in start.items()}
+    for t in moved.values():
+        t[1] += 0.1 * torch.randn(t[1].shape, generator=g, dtype=t.dtype)
+    res = variant.run(q, k, v, causal=True, hp=hp, learned=moved)
+    assert torch.allclose(res.out[:, :1], seeded.out[:, :1], atol=TOL)
+    one = (t[:, 1:] for t in (q, k, v))
+    alone = variant.run(*one, causal=True, hp=hp, learned={n: t[1:] for n, t in moved.items()})
+    assert torch.allclose(res.out[:, 1:], alone.out, atol=TOL)
+    W = {name: t.requires_grad_() for name, t in moved.items()}
+    out = variant.run(q, k, v, causal=True, want_map=False, hp=hp, learned=W).out
+    (out * torch.randn(out.shape, generator=g, dtype=out.dtype)).sum().backward()
+    assert all(t.grad is not None and t.grad.abs().sum() > 0 for t in W.values())
 
 
 def test_mla_cache_beside_mha_and_gqa():
