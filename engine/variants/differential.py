@@ -7,8 +7,9 @@ cancels:
     DiffAttn(X) = (softmax(Q₁K₁ᵀ/√(d/2)) − λ · softmax(Q₂K₂ᵀ/√(d/2))) V       (eq. 1)
     λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init,  λ_init = 0.8 − 0.6·exp(−0.3·(l − 1))
 
-with λ_q1, λ_k1, λ_q2, λ_k2 ∈ R^{d/2} learned per layer (here seeded from N(0, 0.1²), the
-paper's initialisation) and l the layer's depth (1-based). V keeps all d channels.
+with λ_q1, λ_k1, λ_q2, λ_k2 ∈ R^{d/2} learned per layer (seeded from N(0, 0.1²), the
+paper's initialisation, in the lab; learned from there inside the grid's trained models)
+and l the layer's depth (1-based; 1 in every layer of the grid's models). V keeps all d channels.
 The paper then normalises each head's output (RMSNorm per head, "headwise norm") and
 multiplies by (1 − λ_init); that step is per token and nonlinear, outside the map, and is applied
 only with ``head_norm = on`` (the map then no longer gives the output by itself).
@@ -38,13 +39,24 @@ def lambda_init(layer: int) -> float:
     return 0.8 - 0.6 * math.exp(-0.3 * (layer - 1))
 
 
-def lambda_value(half: int, layer: int, seed: int) -> float:
-    """λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init with seeded λ vectors of size d/2."""
+LAMBDAS = ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")  # what a trained model learns
+
+
+def lambda_vectors(half: int, seed: int) -> dict[str, torch.Tensor]:
+    """λ_q1, λ_k1, λ_q2, λ_k2 ``[d/2]`` (float64), seeded from N(0, 0.1²)."""
     g = generator(seed)
-    lq1, lk1, lq2, lk2 = (
-        torch.randn(half, generator=g, dtype=torch.float64) * LAMBDA_STD for _ in range(4)
-    )
-    return float(torch.exp(lq1 @ lk1) - torch.exp(lq2 @ lk2)) + lambda_init(layer)
+    return {
+        name: torch.randn(half, generator=g, dtype=torch.float64) * LAMBDA_STD for name in LAMBDAS
+    }
+
+
+def lambda_value(half: int, layer: int, seed: int, vectors: dict | None = None):
+    """λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init: a float from seeded vectors of size
+    d/2, or a 0-dim tensor (with its gradient) from a trained model's ``vectors``."""
+    found = vectors or lambda_vectors(half, seed)
+    lq1, lk1, lq2, lk2 = (found[name] for name in LAMBDAS)
+    lam = torch.exp(lq1 @ lk1) - torch.exp(lq2 @ lk2) + lambda_init(layer)
+    return lam if vectors else float(lam)
 
 
 def two_softmaxes(q, k, *, causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -98,31 +110,47 @@ class Differential(Variant):
             help="the paper's per-head normalisation after the map",
         ),
     )
+    # The paper normalises every head (§2.2): the grid's trained models do too.
+    grid_budget = {"head_norm": "on"}
     map_normalized = False
     map_signed = True
     approximates_full = False  # a different attention (a difference of two), not a stand-in
     map_note = (
-        "Signed exact map softmax₁ − λ·softmax₂: rows sum to 1 − λ and entries can be negative."
+        "Signed exact map softmax₁ − λ·softmax₂: rows sum to 1 − λ and entries can be "
+        "negative. Here λ comes from seeded vectors (the paper's N(0, 0.1²) "
+        "initialisation); in the grid's trained models the four λ vectors are learned and "
+        "each head's output is normalised (RMSNorm × (1 − λ_init)), as in the paper, but "
+        "every layer takes λ_init of depth 1."
     )
+
+    def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
+        # The paper learns the four λ vectors per layer: a trained grid model holds them,
+        # starting at the lab's seeded draw (its N(0, 0.1²) initialisation).
+        return {name: t.float() for name, t in lambda_vectors(d // 2, seed=0).items()}
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         d = q.shape[-1]
         if d % 2:
             raise InputError("variant.even_head", title=self.title, d=d)
-        lam = lambda_value(d // 2, hp["layer"], hp["seed"])
+        learned = {name: hp[name] for name in LAMBDAS} if "lambda_q1" in hp else None
+        lam = lambda_value(d // 2, hp["layer"], hp["seed"], learned)
+        if learned:
+            lam = lam.to(q.dtype)
         if want_map:
             a1, a2 = two_softmaxes(q, k, causal=causal)
             w = a1 - lam * a2
             out = w @ v
         else:  # two fused attentions, as the paper's FlashDiffAttn: no n × n block held
             out = fused_difference(q, k, v, lam, causal=causal)
-        notes = [f"λ = {lam:.3f} (λ_init = {lambda_init(hp['layer']):.3f})."]
+        shown = float(torch.as_tensor(lam).detach())
+        notes = [f"λ = {shown:.3f} (λ_init = {lambda_init(hp['layer']):.3f})."]
         if hp["head_norm"] == "on":
             out = head_norm(out, lambda_init(hp["layer"]))
             notes.append("Output normalised per head after the map: it is not map · V.")
         if not want_map:
             return Output(out, notes=notes)
-        extra = {"softmax1": a1, "softmax2": a2, "lambda": torch.tensor([lam], dtype=q.dtype)}
+        lam_t = torch.as_tensor(lam, dtype=q.dtype)[None]
+        extra = {"softmax1": a1, "softmax2": a2, "lambda": lam_t}
         return Output(out, w, dense_pattern(q.shape[-2], causal), notes=notes, extra=extra)
 
     def flops(self, n, d, hp):

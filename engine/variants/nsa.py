@@ -3,7 +3,10 @@
 For each query t (causal), three attentions over three sets of keys, mixed by gates:
 
     o_t = g_cmp · Attn(q_t, K̃_cmp, Ṽ_cmp) + g_slc · Attn(q_t, K_slc, V_slc)
-          + g_win · Attn(q_t, K_win, V_win),           g = sigmoid(q_t W_g) ∈ (0, 1)³
+          + g_win · Attn(q_t, K_win, V_win),           g = sigmoid(q_t W_g + b_g) ∈ (0, 1)³
+
+(the paper's gate is an MLP of the layer input; here a linear map of q_t, seeded with
+b_g = 0 in the lab and learned per head inside the grid's trained models)
 
 * compressed: each block of l tokens becomes one key and one value (the paper's learned
   MLP φ with an intra-block position encoding; here its simplest instance, the mean),
@@ -45,6 +48,15 @@ from engine.variants.moba import (
 def gate_weights(d: int, seed: int, dtype) -> torch.Tensor:
     """W_g ``[d, 3]``: the (untrained) gate projection, seeded."""
     return (torch.randn(d, 3, generator=generator(seed)) / math.sqrt(d)).to(dtype)
+
+
+def branch_gates(q: torch.Tensor, seed: int, learned: dict | None = None) -> torch.Tensor:
+    """g = sigmoid(q W_g + b_g) ``[B, H, N, 3]``: seeded W_g and b_g = 0, or a trained
+    model's, one per head (``gate_W [H, d, 3]``, ``gate_b [H, 3]``)."""
+    if learned is None:
+        return torch.sigmoid(q @ gate_weights(q.shape[-1], seed, q.dtype))
+    W, b = learned["gate_W"].to(q.dtype), learned["gate_b"].to(q.dtype)
+    return torch.sigmoid(q @ W + b[:, None, :])
 
 
 def compressed_branch(q, k, v, l: int, start: int = 0, means=None):
@@ -143,11 +155,20 @@ class NSA(Variant):
     map_normalized = False
     map_note = (
         "Exact map of the three gated branches (compressed blocks spread over their "
-        "tokens); rows sum to the gates' total, not 1."
+        "tokens); rows sum to the gates' total, not 1. Unlike the paper: blocks are "
+        "compressed by their mean, not a learned MLP, and the gates are a linear map of "
+        "q, not an MLP of the layer input; seeded here, learned per head (with a bias) in "
+        "the grid's trained models."
     )
     causal_support = "always"
     # The gates (untrained) scale the three branches: rows sum to their total, not 1.
     approximates_full = False
+
+    def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
+        # The paper learns its gates: a trained grid model holds W_g and b_g per head,
+        # starting at the lab's seeded W_g (every head) and b_g = 0.
+        W = gate_weights(d, 0, torch.float32)
+        return {"gate_W": W.expand(heads, d, 3).clone(), "gate_b": torch.zeros(heads, 3)}
 
     def check_length(self, n, hp):
         for i, name in ((0, "block"), (2, "window")):
@@ -163,7 +184,8 @@ class NSA(Variant):
         B, H, N, D = q.shape
         l, w = hp["block"], hp["window"]
         scale = default_scale(D)
-        gates = torch.sigmoid(q @ gate_weights(D, hp["seed"], q.dtype))  # (B, H, N, 3)
+        learned = {"gate_W": hp["gate_W"], "gate_b": hp["gate_b"]} if "gate_W" in hp else None
+        gates = branch_gates(q, hp["seed"], learned)  # (B, H, N, 3)
         o_cmp, p_cmp, blocks = compressed_and_selected(q, k, v, l, hp["top_n"], want_map)
         pos_s, ok_s = block_keys(blocks, l, N)
         kw = dict(scale=scale, want_map=want_map)

@@ -135,11 +135,12 @@ def test_mla_learned_start_is_multi_head_attention(is_causal):
     assert moved == {"W_DKV", "W_UK", "W_UV", "W_QR"} and W["W_KR"].grad is not None
 
 
-@pytest.mark.parametrize("variant", [GLA(), Mamba()], ids=["gla", "mamba"])
+@pytest.mark.parametrize("variant", [GLA(), Mamba(), NSA()], ids=["gla", "mamba", "nsa"])
 def test_a_trained_model_s_own_gate_starts_seeded_and_is_per_head(variant):
-    """GLA's gate (W_α1, W_α2, b_α) and Mamba's selection (W_B, W_C, W_Δ, b_Δ, A) are learned
-    in the grid's models (issue 31): they start as the seeded untrained ones on every head,
-    each head then runs with its own, and every one takes gradients."""
+    """GLA's gate (W_α1, W_α2, b_α), Mamba's selection (W_B, W_C, W_Δ, b_Δ, A) and NSA's
+    branch gates (W_g, b_g) are learned in the grid's models (issue 31): they start as the
+    seeded untrained ones on every head, each head then runs with its own, and every one
+    takes gradients."""
     heads, d = 2, 8
     q, k, v = qkv(n=21, d=d, heads=heads)
     hp = variant.grid_hp(d)
@@ -160,6 +161,23 @@ def test_a_trained_model_s_own_gate_starts_seeded_and_is_per_head(variant):
     W = {name: t.requires_grad_() for name, t in moved.items()}
     out = variant.run(q, k, v, causal=True, want_map=False, hp=hp, learned=W).out
     (out * torch.randn(out.shape, generator=g, dtype=out.dtype)).sum().backward()
+    assert all(t.grad is not None and t.grad.abs().sum() > 0 for t in W.values())
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_differential_learned_lambdas_start_at_the_seeded_draw_and_take_gradients(is_causal):
+    q, k, v = qkv(n=19, d=8, heads=3)
+    hp = Differential().grid_hp(8)
+    assert hp == {"head_norm": "on"}  # the paper's headwise norm in the grid
+    start = {name: t.double() for name, t in Differential().learned(3, 8).items()}
+    seeded = Differential().run(q, k, v, causal=is_causal, hp={**hp, "seed": 0})
+    W = {name: t.clone().requires_grad_() for name, t in start.items()}
+    own = Differential().run(q, k, v, causal=is_causal, hp=hp, learned=W)
+    assert torch.allclose(own.out, seeded.out, atol=TOL)
+    assert torch.allclose(own.weights, seeded.weights, atol=TOL)
+    fused = Differential().run(q, k, v, causal=is_causal, want_map=False, hp=hp, learned=W)
+    assert torch.allclose(fused.out, seeded.out, atol=TOL)
+    (fused.out * torch.linspace(-1, 1, fused.out.numel()).view_as(fused.out)).sum().backward()
     assert all(t.grad is not None and t.grad.abs().sum() > 0 for t in W.values())
 
 
