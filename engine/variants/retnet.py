@@ -55,7 +55,13 @@ class RetNet(Variant):
     map_implied = True
     map_normalized = False
     map_signed = True
-    map_note = "Implicit map (QKᵀ ⊙ D)/√d, D_tj = γ^(t−j): the parallel form; signed."
+    map_note = (
+        "Implicit map (QKᵀ ⊙ D)/√d, D_tj = γ^(t−j): the parallel form; signed. The decays "
+        "are the paper's, γ_h = 1 − 2^(−5−h) for h < H, so they depend on the number of "
+        "heads: in the grid's models (2 heads) γ = 0.969 and 0.984, and a key 256 tokens "
+        "back keeps at most 1.8 % of its weight (37 % at 64), where the paper's 8 to 16 "
+        "heads reach γ = 1 − 2^−12 to 1 − 2^−20."
+    )
     causal_support = "always"
     approximates_full = False
 
