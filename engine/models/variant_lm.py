@@ -190,10 +190,29 @@ def recipe_of(meta: dict) -> dict:
     return {"conv": int(meta["config"].get("conv", 0)), "lrs": [lr], "lr": lr}
 
 
+FROZEN_FLAG = "--frozen-variant"
+
+
+def learns(variant: str, config: dict) -> bool:
+    """Whether the variant holds weights of its own in a model of this config (Variant.learned:
+    GLA's gate, Mamba's selection, MLA's projections, NSA's gates, the λ, the sink logit)."""
+    heads = config.get("n_heads", 2)
+    return bool(get(variant).learned(heads, config.get("d_model", GRID_WIDTH) // heads))
+
+
+def frozen(meta: dict) -> bool:
+    """A cell whose variant's own weights stayed at their seeded values: trained before they
+    were learned (its config names no variant), or with ``--frozen-variant``."""
+    return not meta["config"].get("variant") and learns(meta["variant"], meta["config"])
+
+
 def command_of(meta: dict) -> str:
     """The command that trains the cell again: a cell from before the recipe gets the flags
-    that are no longer the defaults (``--conv 0 --lr 0.003``)."""
+    that are no longer the defaults (``--conv 0 --lr 0.003``), and one from before its
+    variant's weights were learned ``--frozen-variant``."""
     command = meta["command"]
+    if frozen(meta) and FROZEN_FLAG not in command:
+        command += f" {FROZEN_FLAG}"
     if "recipe" in meta or "--conv" in command:
         return command
     recipe = recipe_of(meta)

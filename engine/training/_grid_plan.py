@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import checkpoints
+from engine.models import variant_lm
 from engine.models.variant_lm import recipe_of
 
 ZOOLOGY_LRS = (1e-4, 4.6e-4, 2.2e-3, 1e-2)
@@ -95,10 +96,17 @@ def lr_tag(lr: float) -> str:
 
 
 def is_done(
-    out_dir: Path, name: str, recipe: dict, schedule: dict, *, weights: bool = True
+    out_dir: Path,
+    name: str,
+    recipe: dict,
+    schedule: dict,
+    *,
+    weights: bool = True,
+    frozen: bool = False,
 ) -> dict | None:
     """The cell's JSON when its checkpoint (``weights=False``: a tuning run, its JSON) and
-    JSON exist with this recipe and schedule."""
+    JSON exist with this recipe and schedule, and its variant's own weights were learned,
+    or kept seeded (``frozen``), as asked."""
     weights_path, meta_path = checkpoints.paths(name, Path(out_dir))
     if not meta_path.exists() or (weights and not weights_path.exists()):
         return None
@@ -107,7 +115,7 @@ def is_done(
     except ValueError:
         return None
     same = recipe_of(meta) == recipe_of({"recipe": recipe}) and meta.get("schedule") == schedule
-    return meta if same else None
+    return meta if same and variant_lm.frozen(meta) == frozen else None
 
 
 def adopt(tune_dir: Path, tuned: str, out_dir: Path, name: str, meta: dict) -> None:

@@ -40,6 +40,7 @@ from engine._cli import recorded_command
 from engine.data import long_range
 from engine.models.variant_lm import (
     FAMILY,
+    FROZEN_FLAG,
     GRID_WIDTH,
     OUT_DIR,
     TEST_SEED,
@@ -48,6 +49,7 @@ from engine.models.variant_lm import (
     VariantModelConfig,
     best_lr,
     checkpoint_name,
+    learns,
     probe_trace,
     results,
 )
@@ -129,10 +131,16 @@ class Job:
     width: int = GRID_WIDTH
     recipe: dict = field(default_factory=lambda: plans.TODAY.record(plans.TODAY_LR))
     tag: str = ""  # a tuning run's suffix to the cell's name (``-lr0.0022``)
+    frozen: bool = False  # the variant's own weights stay seeded (--frozen-variant)
 
     @property
     def name(self) -> str:
         return checkpoint_name(self.task, self.variant, self.seed, self.width) + self.tag
+
+    @property
+    def keeps_seeded(self) -> bool:
+        """Frozen, and the variant has weights of its own to freeze."""
+        return self.frozen and learns(self.variant, self.schedule.model)
 
 
 def task_for(job: Job) -> long_range.Task:
@@ -183,7 +191,7 @@ def run_job(job: Job) -> dict:
     params = REGISTRY[job.variant].grid_hp(sch.model["d_model"] // sch.model["n_heads"])
     hp = {**params, "seed": job.seed}
     attend = attend_fn(job.variant, hp)
-    model = build(task, sch, job.variant)
+    model = build(task, sch, "" if job.frozen else job.variant)  # "": no weights of its own
     opt = torch.optim.AdamW(model.parameters(), lr=sch.lr, weight_decay=sch.weight_decay)
 
     def lr_at(step):  # linear warm-up, then cosine to 0
@@ -353,7 +361,12 @@ def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = Non
     out, pending = [], []
     for job in jobs:
         meta = plans.is_done(
-            Path(job.out_dir), job.name, job.recipe, asdict(job.schedule), weights=not job.tag
+            Path(job.out_dir),
+            job.name,
+            job.recipe,
+            asdict(job.schedule),
+            weights=not job.tag,
+            frozen=job.keeps_seeded,
         )
         if meta is None:
             pending.append(job)
@@ -406,7 +419,9 @@ class Cells:
         wide_model = 0 if width == GRID_WIDTH else width
         sch = schedule_for(task, a.quick, a.steps, wide_model, conv=self.recipe.conv, lr=lr)
         wide = "" if width == GRID_WIDTH else f" --width {width}"
+        frozen = getattr(a, "frozen_variant", False)  # a Namespace built without the flag
         extra = (" --quick" if a.quick else "") + (f" --steps {a.steps}" if a.steps else "")
+        extra += f" {FROZEN_FLAG}" if frozen else ""
         command = (
             f"{self.base} --task {task} --variant {variant} --seeds {seed}{wide}"
             f" --conv {self.recipe.conv} --lr {lr:g}{extra}"
@@ -422,6 +437,7 @@ class Cells:
             width,
             recipe or self.recipe.record(lr),
             tag,
+            frozen,
         )
 
     def tuning(self) -> list[Job]:
@@ -473,7 +489,13 @@ class Cells:
         when the kept run's weights were dropped by an earlier rule of keeping: the cell
         is then trained again, at the kept rate and seed, as any other."""
         lr, tune = job.schedule.lr, self.out / "tune"
-        meta = plans.is_done(Path(job.out_dir), job.name, job.recipe, asdict(job.schedule))
+        meta = plans.is_done(
+            Path(job.out_dir),
+            job.name,
+            job.recipe,
+            asdict(job.schedule),
+            frozen=job.keeps_seeded,
+        )
         if meta is None and not checkpoints.paths(job.name + plans.lr_tag(lr), tune)[0].exists():
             return None
         if meta is None:
@@ -542,6 +564,13 @@ def main(argv: list[str]) -> int:
         help="learning rates; more than one: keep the best by validation accuracy",
     )
     p.add_argument("--quick", action="store_true", help="tiny model, n = 64, a few steps")
+    p.add_argument(
+        FROZEN_FLAG,
+        action="store_true",
+        help="the variant's own weights (GLA's gate, Mamba's selection, MLA's projections, "
+        "NSA's gates, the λ, the sink logit) stay at their seeded values, as in the cells "
+        "trained before they were learned",
+    )
     p.add_argument("--jobs", type=int, default=2, help="parallel jobs (process pool or Ray CPUs)")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: a cluster address, or 'local'")
     p.add_argument(

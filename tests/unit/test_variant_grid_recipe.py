@@ -80,6 +80,38 @@ def test_conv_0_at_one_rate_trains_the_shipped_cell_bit_for_bit(tmp_path, monkey
     assert meta["recipe"] == {"conv": 0, "lrs": [3e-3], "lr": 3e-3}
 
 
+@pytest.mark.timeout(300)
+def test_a_cell_trained_before_its_variant_learned_is_reproduced_frozen(tmp_path, monkeypatch):
+    """GLA's gate is learned in the grid's models now; a shipped cell trained before that
+    names ``--frozen-variant`` in its command, and that command trains it again."""
+    name = "control-128-gla-s0"
+    old = checkpoints.load_meta(name, variant_lm.OUT_DIR)
+    assert variant_lm.frozen(old) and not old["config"].get("variant")
+    command = variant_lm.command_of(old)
+    assert command.endswith(" --frozen-variant --conv 0 --lr 0.003")
+    monkeypatch.setattr(grid.grid_jobs, "run", functools.partial(engine_jobs.run, inline=True))
+    argv = ["--task", "control-128", "--variant", "gla", "--seeds", "0", "--jobs", "1"]
+    argv += ["--frozen-variant", "--conv", "0", "--lr", "3e-3", "--out-dir", str(tmp_path)]
+    threads = torch.get_num_threads()
+    try:
+        assert grid.main(argv) == 0
+    finally:
+        torch.set_num_threads(threads)
+    ours, meta = checkpoints.load(name, tmp_path)
+    shipped, _ = checkpoints.load(name, variant_lm.OUT_DIR)
+    assert set(ours) == set(shipped) and not any(".learned." in k for k in ours)
+    assert all(torch.allclose(ours[k], shipped[k], rtol=1e-2, atol=5e-3) for k in ours)
+    assert abs(meta["accuracy"] - old["accuracy"]) <= 0.002
+    assert variant_lm.command_of(meta) == meta["command"] and "--frozen-variant" in meta["command"]
+    # Without the flag the same cell is another model (the gate learned): not done, trained.
+    job = grid.Job("gla", "control-128", 0, grid.schedule_for("control-128"), str(tmp_path), "")
+    assert job.keeps_seeded is False and grid.Job(**{**job.__dict__, "frozen": True}).keeps_seeded
+    learned = VariantModel(VariantModelConfig(vocab=long_range.VOCAB, variant="gla"))
+    assert {k for k in learned.state_dict() if ".learned." in k} == {
+        f"blocks.{i}.learned.{p}" for i in (0, 1) for p in ("gate_W1", "gate_W2", "gate_b")
+    }
+
+
 def test_the_rate_is_kept_by_validation_never_by_test():
     runs = {
         1e-3: {"validation_accuracy": 0.5, "accuracy": 0.9},
