@@ -121,6 +121,7 @@ class Differential(Variant):
         "initialisation); in the grid's trained models the four λ vectors are learned and "
         "each head's output is normalised (RMSNorm × (1 − λ_init)), as in the paper, but "
         "every layer takes λ_init of depth 1."
+        " Cells trained before that keep them seeded; their command says --frozen-variant."
     )
 
     def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:

@@ -148,6 +148,7 @@ class GLA(Variant):
         "here it reads k_t. In this lab the gate's low-rank W_α1 W_α2 are seeded and "
         "untrained and its bias b_α is 0; in the grid's trained models W_α1, W_α2 and b_α "
         "are learned, one set per head, starting there."
+        " Cells trained before that keep them seeded; their command says --frozen-variant."
     )
     causal_support = "always"
     approximates_full = False

@@ -182,6 +182,7 @@ class Mamba(Variant):
         "and untrained, b_Δ follows Mamba's Δ initialisation and A = −(1…N); in the "
         "grid's trained models all of them (A as log(−A)) are learned, one set per head, "
         "starting there."
+        " Cells trained before that keep them seeded; their command says --frozen-variant."
     )
     causal_support = "always"
     approximates_full = False

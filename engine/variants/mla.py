@@ -188,6 +188,7 @@ class MLA(Variant):
         " learned at DeepSeek-V2's sizes, d_c = 4·d_h and d_R = d_h / 2, starting as"
         " multi-head attention's keys and values (TransMLA's construction). Unlike the"
         " paper: no query compression (it saves training activations, not cache)."
+        " Cells trained before that keep them seeded; their command says --frozen-variant."
     )
     # Keys and values come through seeded, untrained projections: a different model.
     approximates_full = False

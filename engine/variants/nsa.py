@@ -159,6 +159,7 @@ class NSA(Variant):
         "compressed by their mean, not a learned MLP, and the gates are a linear map of "
         "q, not an MLP of the layer input; seeded here, learned per head (with a bias) in "
         "the grid's trained models."
+        " Cells trained before that keep them seeded; their command says --frozen-variant."
     )
     causal_support = "always"
     # The gates (untrained) scale the three branches: rows sum to their total, not 1.
