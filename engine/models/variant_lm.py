@@ -201,9 +201,14 @@ def learns(variant: str, config: dict) -> bool:
 
 
 def frozen(meta: dict) -> bool:
-    """A cell whose variant's own weights stayed at their seeded values: trained before they
-    were learned (its config names no variant), or with ``--frozen-variant``."""
-    return not meta["config"].get("variant") and learns(meta["variant"], meta["config"])
+    """A cell whose variant's own weights stayed at their seeded values: trained with
+    ``--frozen-variant`` (its JSON lists no ``learned`` weights), or before they were
+    learned (a config that names no variant)."""
+    if not learns(meta["variant"], meta["config"]):
+        return False
+    if "learned" in meta:
+        return not meta["learned"]
+    return not meta["config"].get("variant")
 
 
 def command_of(meta: dict) -> str:

@@ -245,6 +245,8 @@ def run_job(job: Job) -> dict:
         "variant": job.variant,
         "variant_title": variant.title,
         "params": params,
+        # The variant's own weights this model learned (Variant.learned); [] when frozen.
+        "learned": sorted(model.blocks[0].learned.keys()),
         "task": job.task,
         "task_description": task.description,
         "n": task.n,

@@ -103,6 +103,8 @@ def test_a_cell_trained_before_its_variant_learned_is_reproduced_frozen(tmp_path
     assert all(torch.allclose(ours[k], shipped[k], rtol=1e-2, atol=5e-3) for k in ours)
     assert abs(meta["accuracy"] - old["accuracy"]) <= 0.002
     assert variant_lm.command_of(meta) == meta["command"] and "--frozen-variant" in meta["command"]
+    assert meta["learned"] == [] and variant_lm.frozen(meta)
+    assert not variant_lm.frozen({**meta, "learned": ["gate_W1", "gate_W2", "gate_b"]})
     # Without the flag the same cell is another model (the gate learned): not done, trained.
     job = grid.Job("gla", "control-128", 0, grid.schedule_for("control-128"), str(tmp_path), "")
     assert job.keeps_seeded is False and grid.Job(**{**job.__dict__, "frozen": True}).keeps_seeded
