@@ -279,6 +279,10 @@ def draw(plans: dict[str, dict], tuning: list[dict], recipe: str) -> None:
         link = f"[{t('variants_verdict.curves_link')}]({curves_link(name)})"
         clause = ablated(name, others, said, tuning_point.get(name), common)
         st.markdown(f"- {sentence(v)}{clause} {link}")
+    missing = recall_state.not_on_grid(found)
+    if missing:
+        names = ", ".join(variant_name(name) for name in missing)
+        st.caption(t("variants_verdict.not_on_grid", n=len(missing), names=names))
     rows = verdict_rows(found, others)
     data_table(rows)
     table_exports(rows, "variants-verdict")

@@ -27,7 +27,7 @@ from collections import defaultdict
 from engine import checkpoints, gate
 from engine.errors import InputError
 from engine.variants.base import Variant
-from engine.variants.registry import get
+from engine.variants.registry import REGISTRY, get
 
 # Zoology's recall–memory figure, its points read off its pixels (scripts/digitise_zoology.py)
 PUBLISHED = checkpoints.ROOT / "assets" / "published" / "zoology-recall-memory.json"
@@ -169,6 +169,13 @@ def verdict(rows: list[dict], tuning: list[dict], task: str = VERDICT_TASK) -> l
         )
     order = {"recalls": 0, "partial": 1, "chance": 2}
     return sorted(out, key=lambda v: (order[v["outcome"]], -v["mean"], v["variant"]))
+
+
+def not_on_grid(found: list[dict]) -> list[str]:
+    """The grid's variants (every one not marked ``not_in_grid``) with no verdict row in
+    ``found`` yet: the plan has not trained them."""
+    have = {v["variant"] for v in found}
+    return [name for name, v in REGISTRY.items() if not v.not_in_grid and name not in have]
 
 
 def ablations(plans: dict[str, dict], recipe: str) -> dict[str, dict[str, float]]:

@@ -295,6 +295,9 @@ def verdict_markdown(result: dict, plan: str = "zoology") -> str:
         lines.append("| " + " | ".join(cells) + " |")
     bar = f"recalls: mean accuracy over seeds ≥ {recall_state.RECALLS} on some point trained"
     said = "\n".join(lines) + f"\n\nFolder `{recipe}`; {bar}; best on {recall_state.VERDICT_TASK}."
+    missing = recall_state.not_on_grid(found)
+    if missing:
+        said += f"\n\nNot trained on this grid yet ({len(missing)}): {', '.join(missing)}."
     plans = variant_lm.plan_results(plan)
     ablated = [_recipe_words(o, recall_state.folder_recipe(plans[o])) for o in others]
     return said + ("\n\nThe ablation's folders: " + "; ".join(ablated) + "." if ablated else "")

@@ -40,6 +40,15 @@ def test_the_verdict_states_each_variant_with_a_link_to_its_curves(page, downloa
     assert list(table["variant"]) == [v["variant"] for v in expected]
     shown = dict(zip(table["variant"], table["verdict"], strict=True))
     assert shown["full"] == "recalls"  # attention recalls with the recipe
+    # The grid's variants with no row yet are named, with the command that trains one.
+    missing = recall_state.not_on_grid(expected)
+    grid = [name for name, v in recall_state.REGISTRY.items() if not v.not_in_grid]
+    assert set(missing).isdisjoint(shown) and sorted([*missing, *shown]) == sorted(grid)
+    said = [c.value for c in at.caption if c.value.startswith("Not trained on this grid yet")]
+    if missing:
+        assert said == [said[0]] and f"({len(missing)}): {', '.join(missing)}." in said[0]
+    else:
+        assert not said
     assert "variants-verdict.csv" in downloads
     assert b"verdict" in downloads["variants-verdict.csv"]().encode()[:400]
     # The curves of the picked variant: one line per rate it was tuned at, and the guess.
