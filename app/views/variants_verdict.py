@@ -66,26 +66,9 @@ def sentence(v: dict) -> str:
     )
 
 
-def _conv_words(conv: int) -> str:
-    if conv:
-        return t("variants_verdict.recipe_conv", k=conv)
-    return t("variants_verdict.recipe_no_conv")
-
-
-def _rate_words(lrs: list[float]) -> str:
-    if len(lrs) == 1:
-        return t("variants_verdict.recipe_one_rate", lr=f"{lrs[0]:g}")
-    return t("variants_verdict.recipe_best_of", n=len(lrs))
-
-
-def recipe_words(folder: str, recipe: dict | None) -> str:
-    """An ablation column's folder in words: its convolution, rates and steps (the folder's
-    name does not say the steps of the grid before the recipe)."""
-    if recipe is None:
-        return f"`{folder}`"
-    conv, rates = _conv_words(recipe["conv"]), _rate_words(recipe["lrs"])
-    steps = f"{recipe['steps']:,}"
-    return t("variants_verdict.recipe_folder", folder=folder, conv=conv, rates=rates, steps=steps)
+def _say(key: str, **values) -> str:
+    """A phrase of recall_state.RECIPE_PHRASES in the page's language."""
+    return t(f"variants_verdict.{key}", **values)
 
 
 def differences(recipe: dict | None, main: dict | None) -> list[str]:
@@ -287,7 +270,7 @@ def draw(plans: dict[str, dict], tuning: list[dict], recipe: str) -> None:
     data_table(rows)
     table_exports(rows, "variants-verdict")
     key = "ablation_trained" if others else "ablation_missing"
-    words = [recipe_words(o, recipes[o]) for o in others]
+    words = [recall_state.recipe_words(o, recipes[o], _say) for o in others]
     st.caption(t(f"variants_verdict.{key}", recipes=t("variants_verdict.parts_join").join(words)))
     title = t("variants_verdict.recall_chart_title", recipe=recipe)
     chart(recall_state_figure(data["recall_state"], 1 / CHANCE_VALUES, title), "verdict-recall")

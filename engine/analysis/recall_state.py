@@ -189,6 +189,31 @@ def ablations(plans: dict[str, dict], recipe: str) -> dict[str, dict[str, float]
     }
 
 
+# A recipe folder in words, in English (RESULTS); the page passes its language's phrases,
+# the same keys under variants_verdict.* in its message files.
+RECIPE_PHRASES = {
+    "recipe_folder": "`{folder}`: {conv}, {rates}, {steps} steps",
+    "recipe_conv": "a width-{k} convolution",
+    "recipe_no_conv": "no convolution",
+    "recipe_one_rate": "one rate ({lr})",
+    "recipe_best_of": "the best of {n} rates",
+}
+
+
+def recipe_words(folder: str, recipe: dict | None, say=None) -> str:
+    """``conv0-lr0.003``: no convolution, one rate (0.003), 2,000 steps (its folder's name
+    does not say the steps). ``say(key, **values)`` gives a phrase of RECIPE_PHRASES."""
+    if recipe is None:
+        return f"`{folder}`"
+    say = say or (lambda key, **values: RECIPE_PHRASES[key].format(**values))
+    conv = say("recipe_conv", k=recipe["conv"]) if recipe["conv"] else say("recipe_no_conv")
+    lrs = recipe["lrs"]
+    one = len(lrs) == 1
+    rates = say("recipe_one_rate", lr=f"{lrs[0]:g}") if one else say("recipe_best_of", n=len(lrs))
+    steps = f"{recipe['steps']:,}"
+    return say("recipe_folder", folder=folder, conv=conv, rates=rates, steps=steps)
+
+
 def folder_recipe(data: dict) -> dict | None:
     """What one recipe folder's cells were trained with, read from its evaluation's cells
     (a folder holds one recipe): ``{"conv", "lrs", "steps"}``, or None without cells. The

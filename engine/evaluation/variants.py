@@ -299,18 +299,8 @@ def verdict_markdown(result: dict, plan: str = "zoology") -> str:
     if missing:
         said += f"\n\nNot trained on this grid yet ({len(missing)}): {', '.join(missing)}."
     plans = variant_lm.plan_results(plan)
-    ablated = [_recipe_words(o, recall_state.folder_recipe(plans[o])) for o in others]
+    ablated = [recall_state.recipe_words(o, recall_state.folder_recipe(plans[o])) for o in others]
     return said + ("\n\nThe ablation's folders: " + "; ".join(ablated) + "." if ablated else "")
-
-
-def _recipe_words(folder: str, recipe: dict | None) -> str:
-    """``conv0-lr0.003``: no convolution, one rate (0.003), 2,000 steps."""
-    if recipe is None:
-        return f"`{folder}`"
-    conv = f"a width-{recipe['conv']} convolution" if recipe["conv"] else "no convolution"
-    lrs = recipe["lrs"]
-    rates = f"one rate ({lrs[0]:g})" if len(lrs) == 1 else f"the best of {len(lrs)} rates"
-    return f"`{folder}`: {conv}, {rates}, {recipe['steps']:,} steps"
 
 
 def needle_markdown(probe: dict) -> str:

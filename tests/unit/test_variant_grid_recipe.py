@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import tomllib
+from pathlib import Path
 
 import pytest
 import torch
@@ -22,6 +24,7 @@ from engine.training import variants as grid
 from engine.variants.registry import get
 
 torch.set_num_threads(1)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_convolution_starts_as_the_identity_and_reads_only_the_past():
@@ -299,15 +302,17 @@ def test_an_ablation_folder_is_told_by_its_cells_recipe_in_words():
     """A column of the verdict names a folder; the words under the table say its recipe,
     steps included (a folder's name says them only when they are not the plan's)."""
     from engine.analysis import recall_state
-    from engine.evaluation import variants as evaluation
 
     cells = [dict(variant="gla", recipe=dict(conv=0, lrs=[3e-3], lr=3e-3), steps=360)]
     recipe = recall_state.folder_recipe({"cells": cells})
     assert recipe == {"conv": 0, "lrs": [3e-3], "steps": 360}
     assert recall_state.folder_recipe({"cells": []}) is None
-    said = evaluation._recipe_words("conv0-lr0.003-steps360", recipe)
+    said = recall_state.recipe_words("conv0-lr0.003-steps360", recipe)
     assert said == "`conv0-lr0.003-steps360`: no convolution, one rate (0.003), 360 steps"
+    # The page says it with its own phrases, the same keys: in English, the same words.
+    english = tomllib.loads((ROOT / "app/locales/en/variants_verdict.toml").read_text())
+    assert {key: english[key] for key in recall_state.RECIPE_PHRASES} == recall_state.RECIPE_PHRASES
     sweep = {"conv": 4, "lrs": list(plans.ZOOLOGY_LRS), "steps": 2000}
-    assert "a width-4 convolution, the best of 4 rates, 2,000 steps" in evaluation._recipe_words(
+    assert "a width-4 convolution, the best of 4 rates, 2,000 steps" in recall_state.recipe_words(
         "conv4", sweep
     )
