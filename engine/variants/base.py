@@ -13,6 +13,7 @@ Adding a variant = one file with a `Variant` subclass + one line in `registry.py
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from abc import ABC, abstractmethod
@@ -181,7 +182,7 @@ class Variant(ABC):
             raise InputError("variant.qkv_shape", **dict(zip("qkv", shapes, strict=True)))
         hp = self.resolve(hp, q.shape[-2])
         if learned:
-            unknown = set(learned) - set(self.learned(q.shape[1], q.shape[-1]))
+            unknown = set(learned) - learned_names(self, q.shape[1], q.shape[-1])
             if unknown:  # a caller's mistake, never a user's input
                 raise ValueError(f"{self.name} learns no {sorted(unknown)}")
             hp = {**hp, **learned}  # tensors: the model's own values, not the Param's
@@ -369,3 +370,15 @@ def dense_scores(q, k, causal: bool) -> torch.Tensor:
 def dense_pattern(n: int, causal: bool) -> torch.Tensor:
     """``[n, n]`` pattern of a variant that sees every (causally allowed) key."""
     return causal_mask(n, n) if causal else torch.ones(n, n, dtype=torch.bool)
+
+
+@functools.lru_cache(maxsize=256)
+def learned_names(variant: Variant, heads: int, d: int) -> frozenset[str]:
+    """The names of ``variant.learned(heads, d)``, made once per shape: a training step
+    checks its ``learned`` against them without building the start values again."""
+    return frozenset(variant.learned(heads, d))
+
+
+def per_head(start: dict[str, torch.Tensor], heads: int) -> dict[str, torch.Tensor]:
+    """One copy of each start value per head (``[H, …]``): a trained model's own, per head."""
+    return {name: t.expand(heads, *t.shape).clone() for name, t in start.items()}

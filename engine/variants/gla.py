@@ -27,7 +27,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern, generator
+from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern, generator, per_head
 
 CHUNK = 16  # steps per chunk: pairs inside, the state between
 GROUP_BYTES = 2 * 2**20  # pair decays formed at once: a group of chunks that stays in cache
@@ -156,7 +156,7 @@ class GLA(Variant):
     def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
         # The paper learns the gate's W_α1, W_α2 and b_α: a trained grid model holds them
         # per head, starting at the seeded values (the untrained lab's, every head).
-        return {name: t.expand(heads, *t.shape).clone() for name, t in gate_weights(d, 0).items()}
+        return per_head(gate_weights(d, 0), heads)
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         scale = 1.0 / math.sqrt(q.shape[-1])

@@ -31,7 +31,15 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern, generator
+from engine.variants.base import (
+    FLOAT_BYTES,
+    Output,
+    Param,
+    Variant,
+    dense_pattern,
+    generator,
+    per_head,
+)
 
 CHUNK = 16  # ≈ √(steps per segment): the two levels then loop about equally often
 SEGMENT_BYTES = 2**20  # one [steps, B·H, d, N] float tensor of a segment: stays in L2
@@ -190,8 +198,7 @@ class Mamba(Variant):
     def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
         # The paper learns Δ, B, C's projections, b_Δ and A: a trained grid model holds
         # them per head, starting at the seeded values (the untrained lab's, every head).
-        start = selection_weights(d, self.grid_hp(d)["d_state"], seed=0)
-        return {name: t.expand(heads, *t.shape).clone() for name, t in start.items()}
+        return per_head(selection_weights(d, self.grid_hp(d)["d_state"], seed=0), heads)
 
     def compute(self, q, k, v, *, causal, want_map, hp) -> Output:
         if "W_B" in hp:  # a trained model's own (Variant.learned)

@@ -33,7 +33,15 @@ import math
 import torch
 
 from engine.errors import InputError
-from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale, generator
+from engine.variants.base import (
+    FLOAT_BYTES,
+    Output,
+    Param,
+    Variant,
+    default_scale,
+    generator,
+    per_head,
+)
 from engine.variants.moba import (
     NEG_INF,
     ROWS,
@@ -168,8 +176,9 @@ class NSA(Variant):
     def learned(self, heads: int, d: int) -> dict[str, torch.Tensor]:
         # The paper learns its gates: a trained grid model holds W_g and b_g per head,
         # starting at the lab's seeded W_g (every head) and b_g = 0.
-        W = gate_weights(d, 0, torch.float32)
-        return {"gate_W": W.expand(heads, d, 3).clone(), "gate_b": torch.zeros(heads, 3)}
+        return per_head(
+            {"gate_W": gate_weights(d, 0, torch.float32), "gate_b": torch.zeros(3)}, heads
+        )
 
     def check_length(self, n, hp):
         for i, name in ((0, "block"), (2, "window")):
