@@ -82,12 +82,14 @@ def attention(
         # in the (H_kv, g) layout of the scores: per query head, else per K/V head or shared
         by_query = per_head and g > 1 and mask.shape[-3] == h
         mask = mask.unflatten(-3, (hkv, g)) if by_query else mask.unsqueeze(-3)
-    e = (q.reshape(*lead, hkv, g, t, d) @ keys.transpose(-1, -2).unsqueeze(-3)) * scale
+    # A K/V head's g query heads are g·T rows against the same keys: one product per K/V
+    # head, where broadcasting over g would copy every key and value g times first.
+    e = (q.reshape(*lead, hkv, g * t, d) @ keys.transpose(-1, -2)).unflatten(-2, (g, t)) * scale
     if mask is not None:
         e = e + mask
     alpha = torch.softmax(e, dim=-1, dtype=torch.float32)  # (…, H_kv, g, T, N)
-    o = alpha @ values.unsqueeze(-3)  # (…, H_kv, g, T, d_v)
-    return o.flatten(-4, -3), alpha.flatten(-4, -3)
+    o = alpha.flatten(-3, -2) @ values  # (…, H_kv, g·T, d_v)
+    return o.unflatten(-2, (g, t)).flatten(-4, -3), alpha.flatten(-4, -3)
 
 
 def block(layer, x: torch.Tensor, attend: Callable, linear: Linear = call) -> torch.Tensor:
