@@ -22,12 +22,15 @@ and the input rounded to float16, products summed in float32, the result rounded
 float16). That kernel costs B times one row for B rows on this CPU (it is a loop of
 matrix–vector products: each row's result is bit-identical to the row alone), so up to
 ``FP16_ROWS`` rows it is used as is; above, the same rounding is done around a float32
-product on float32 copies of the float16 weights (exact copies), which a batch
-amortises. The two differ only in the order of the float32 sums (≈ 0.2 % of outputs by
-one float16 ulp). Attention over padded rows also sums in another order than over the
-row alone. So a batch of one is bit-identical to the Decoder, and a larger batch equals
-it to float16 rounding (≈ 10⁻³ in a map; tests/unit/test_chat_batch.py). A prefill is a
-float32 product, as the Decoder's is; packing prompts together changes none of its bits.
+product (oneDNN's, :func:`batch_linear`) on float32 copies of the float16 weights (exact
+copies), which a batch amortises. The two differ only in the order of the float32 sums
+(≈ 0.2 % of outputs by one float16 ulp). Attention over padded rows also sums in another
+order than over the row alone. So a batch of one is bit-identical to the Decoder, and a
+larger batch equals it to float16 rounding (≈ 10⁻³ in a map;
+tests/unit/test_chat_batch.py). A prefill is the Decoder's float32 product; packing
+prompts together changes none of its bits. A prompt that joins a running batch
+(:func:`mixed`) is multiplied with the step's rows by oneDNN: the same float32 product,
+summed in another order (≈ 10⁻⁶ relative).
 """
 
 from __future__ import annotations
@@ -266,8 +269,9 @@ def mixed(chat, w: Weights32, cache: SlotCache, tokens, positions, parts: list[P
     """:func:`step` for every sequence and :func:`prefill` of ``parts`` in one forward, so
     the weights are read once for both (Sarathi-Serve's stall-free batching; vLLM's chunked
     prefill): the B step rows come first, then the packed prompt rows. Row for row the
-    arithmetic is the two passes': step rows rounded through float16 around the float32
-    product (used above ``FP16_ROWS`` rows), prompt rows a plain float32 product. In each
+    arithmetic is the two passes' up to the order of sums (one :func:`batch_linear` for
+    both): step rows rounded through float16 around the float32 product (used above
+    ``FP16_ROWS`` rows), prompt rows a plain float32 product. In each
     layer the prompts' K/V are written before the step rows read the cache, so a sequence
     whose prompt is in ``parts`` takes its first step in the same pass.
 
