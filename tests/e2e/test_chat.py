@@ -96,4 +96,6 @@ def test_a_patching_sweep_on_a_typed_pair(studio_url, page):
     title = page.locator(".js-plotly-plot .gtitle", has_text="clean output patched")
     title.first.wait_for(timeout=300_000)
     assert "corrupted" in title.first.text_content()
+    # the link follows the page's last run: under a loaded suite it can lag the figure
+    page.wait_for_url(lambda u: "Anna" in u and "Tom" in u, timeout=30_000)
     assert "Anna" in page.url and "Tom" in page.url  # the typed pair is in the link
