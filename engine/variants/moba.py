@@ -27,6 +27,12 @@ from engine.errors import InputError
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, default_scale
 
 ROWS = 256  # query rows gathered at once: their (rows × k·b × d) keys stay a few MiB
+# Gathering a query's kk keys costs several times what scoring one key does (index_select,
+# and in training its backward's index_add). Measured here (B·H = 16, d = 32, one thread),
+# gather → dense ms: NSA n = 256 with gradients 135 → 51, MoBA 34 → 21; at n = 512 and
+# beyond the dense scores cost more. So dense when n ≤ ratio · kk.
+DENSE_RATIO = {"grad": 8, "no_grad": 4}
+DENSE_CELLS = 2**24  # n × n scores of every (batch, head) under 64 MiB in float32
 NEG_INF = float("-inf")
 
 
@@ -50,13 +56,20 @@ def gather_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool, bloc
 
     With ``blocks [B, H, N, kk / b]`` (the block ids ``key_pos`` was made of, by
     ``block_keys``) the keys are gathered a block at a time, b·d contiguous numbers per
-    index, ≈ 5× faster than one gather per number; the result is the same.
+    index, ≈ 5× faster than one gather per number; the result is the same. Where every
+    key scored and masked costs less (:func:`dense_pays`: short sequences) it is one masked
+    softmax instead (:func:`dense_rows`), the same numbers summed in another order.
 
     Returns ``out [B, H, N, D]``, ``lse [B, H, N]`` (−inf where no key is allowed: that
     row's output is 0) and, with ``want_map``, the dense ``[B, H, N, N]`` weights.
     """
     B, H, N, D = q.shape
     kk = key_pos.shape[-1]
+    grad = torch.is_grad_enabled() and any(x.requires_grad for x in (q, k, v))
+    if dense_pays(B * H, N, kk, grad):
+        dense = dense_rows(q, k, v, key_pos, allowed, scale=scale, want_map=want_map)
+        if dense is not None:
+            return dense
     outs, lses = [], []
     weights = q.new_zeros(B, H, N, N) if want_map else None
     if blocks is not None:  # every (batch, head)'s blocks in one table, rows of b·d
@@ -84,6 +97,29 @@ def gather_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool, bloc
         if want_map:
             weights[:, :, r0 : r0 + R].scatter_add_(-1, pos, p)
     return torch.cat(outs, dim=2), torch.cat(lses, dim=2), weights
+
+
+def dense_pays(slices: int, n: int, kk: int, grad: bool) -> bool:
+    """True when scoring all n keys and masking is cheaper than gathering each query's kk
+    (``DENSE_RATIO``), and the n × n scores of every slice stay small."""
+    ratio = DENSE_RATIO["grad" if grad else "no_grad"]
+    return n <= ratio * kk and slices * n * n <= DENSE_CELLS
+
+
+def dense_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool):
+    """:func:`gather_rows` by one masked softmax over all n keys (the same sums in another
+    order); None when a key is gathered twice for one query, which the gather path counts
+    twice and a mask cannot."""
+    N = q.shape[-2]
+    hits = q.new_zeros(*q.shape[:-1], N, dtype=torch.int32)
+    hits.scatter_add_(-1, key_pos.clamp(0, N - 1), allowed.to(torch.int32))
+    if hits.numel() and int(hits.max()) > 1:
+        return None
+    s = ((q @ k.transpose(-2, -1)) * scale).masked_fill(hits == 0, NEG_INF)
+    lse = torch.logsumexp(s, dim=-1)
+    safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
+    p = torch.exp(s - safe[..., None])
+    return p @ v, lse, (p if want_map else None)
 
 
 def block_keys(blocks: torch.Tensor, b: int, n: int, causal: bool = True):

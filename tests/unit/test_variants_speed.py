@@ -16,8 +16,48 @@ def qkv(n=70, d=8, heads=3, seed=0):
     return torch.randn(3, 2, heads, n, d, generator=g, dtype=torch.float64).unbind(0)
 
 
+GATHER_ONLY = {"grad": 0, "no_grad": 0}  # every query gathers its keys, however short n is
+DENSE_ALWAYS = {"grad": 10**6, "no_grad": 10**6}
+
+
+@pytest.mark.parametrize("name,hp", [("moba", {"block": 5, "top_k": 3}), ("nsa", {"block": 6})])
+@pytest.mark.parametrize("n", [12, 70])
+def test_the_dense_path_equals_the_gather_with_its_gradients(monkeypatch, name, hp, n):
+    """Short sequences score every key under a mask (faster there): the same output, map,
+    extras and gradients as gathering each query's keys."""
+    runs = {}
+    for path, ratio in (("gather", GATHER_ONLY), ("dense", DENSE_ALWAYS)):
+        monkeypatch.setattr(moba, "DENSE_RATIO", ratio)
+        q, k, v = (x.clone().requires_grad_() for x in qkv(n=n))
+        out = get(name).run(q, k, v, hp=hp)
+        (out.out * torch.linspace(-1, 1, out.out.numel()).view_as(out.out)).sum().backward()
+        runs[path] = out, (q.grad, k.grad, v.grad)
+    (g_out, g_grads), (d_out, d_grads) = runs["gather"], runs["dense"]
+    assert torch.allclose(d_out.out, g_out.out, atol=1e-12)
+    assert torch.allclose(d_out.weights, g_out.weights, atol=1e-12)
+    assert all(torch.equal(d_out.extra[x], g_out.extra[x]) for x in g_out.extra)
+    for a, b in zip(d_grads, g_grads, strict=True):
+        assert torch.allclose(a, b, atol=1e-10)
+
+
+def test_a_key_gathered_twice_is_left_to_the_gather_path():
+    """The gather counts a repeated key twice; a mask cannot, so the dense path declines."""
+    q, k, v = qkv(n=6)
+    pos = torch.tensor([0, 0, 1]).expand(*q.shape[:-1], 3)
+    ok = torch.ones_like(pos, dtype=torch.bool)
+    assert moba.dense_rows(q, k, v, pos, ok, scale=0.5, want_map=False) is None
+    assert moba.dense_rows(q, k, v, pos[..., 1:], ok[..., 1:], scale=0.5, want_map=False)
+
+
+def test_the_dense_path_is_taken_only_where_it_pays():
+    assert moba.dense_pays(16, 256, 32, grad=True) and not moba.dense_pays(16, 512, 32, True)
+    assert moba.dense_pays(16, 128, 32, grad=False) and not moba.dense_pays(16, 256, 32, False)
+    assert not moba.dense_pays(10**4, 256, 256, grad=True)  # n × n scores kept small
+
+
 @pytest.mark.parametrize("name,hp", [("moba", {"block": 5, "top_k": 3}), ("nsa", {"block": 6})])
 def test_row_groups_give_the_same_output_and_map(monkeypatch, name, hp):
+    monkeypatch.setattr(moba, "DENSE_RATIO", GATHER_ONLY)
     q, k, v = qkv()
     whole = get(name).run(q, k, v, hp=hp)
     for module in (moba, nsa):  # nsa took its own name for moba's ROWS
@@ -28,7 +68,8 @@ def test_row_groups_give_the_same_output_and_map(monkeypatch, name, hp):
     assert torch.equal(grouped.extra["selected"], whole.extra["selected"])
 
 
-def test_moba_block_gather_equals_the_gather_of_each_position():
+def test_moba_block_gather_equals_the_gather_of_each_position(monkeypatch):
+    monkeypatch.setattr(moba, "DENSE_RATIO", GATHER_ONLY)
     q, k, v = qkv(n=43)  # 43 = 5 blocks of 8 and a short one
     gates, causal_blocks = moba.moba_gates(q, k, 8)
     blocks = moba.moba_select(gates, causal_blocks, 8, 3)
