@@ -489,7 +489,7 @@ def same_prefix(a, b) -> int:
 
 
 def lesson(params: dict) -> dict:
-    """What a lesson step's chat view draws (``views.chat.draw_lesson``), from its link's
+    """What a lesson step's chat view draws (``sections.chat.draw_lesson``), from its link's
     parameters (validated by kit.decks): the generation and its section's measures."""
     if not available():
         return {"missing": chat_dir()}

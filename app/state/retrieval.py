@@ -427,7 +427,7 @@ def side(sample: Sample, tokens: int, escape=str) -> dict:
 
 
 def lesson(params: dict, escape=str) -> dict:
-    """What a lesson step's retrieval view draws (``views.retrieval.draw_lesson``), from its
+    """What a lesson step's retrieval view draws (``sections.retrieval.draw_lesson``), from its
     link's parameters (validated by kit.decks): the page's generation and its section.
     ``escape`` makes typed text inert in the verdict lines."""
     if not available():

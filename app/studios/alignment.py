@@ -27,6 +27,9 @@ from kit.errors import halt
 from kit.presenter import notes
 from kit.reveal import page_toggle
 from kit.textbox import card_limits, gated_text
+from sections.alignment import measured_table, soft_alignment, without_attention
+from sections.bertviz_view import render
+from sections.faithfulness import draw_nmt
 from state import faithfulness as faithful
 from state import live as live_runs
 from state import nmt as state
@@ -40,9 +43,7 @@ from views.alignment import (
     vector_strip,
 )
 from views.alignment_html import alignment_grid_html, vector_strip_html
-from views.alignment_sections import measured_table, soft_alignment, without_attention
-from views.bertviz_view import head_view_html, render
-from views.faithfulness import draw_nmt
+from views.bertviz_view import head_view_html
 from views.heatmap import md_escape
 from views.timeline import curves_figure
 

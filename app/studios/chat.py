@@ -11,9 +11,9 @@ from kit.errors import halt
 from kit.presenter import notes, presenting
 from kit.textbox import gate_text, subwords_unit, tokenizer_ends
 from kit.url import url_choice, url_default, url_number, url_sync
+from sections import chat as chat_sections
 from state import chat as state
 from studios.chat_measures import cache, causal, heads, presses, sinks, variants
-from views import chat as figs
 
 from engine.text_gate import TextLimits, template_tokens
 
@@ -106,7 +106,7 @@ def sampler(lim: dict, d: state.Request) -> tuple:
 
 def timeline(chat, trace, request) -> None:
     out = trace.outputs
-    notes("chat-output").markdown(t("chat.output", text=figs.inert(out["generated"])))
+    notes("chat-output").markdown(t("chat.output", text=chat_sections.inert(out["generated"])))
     if out.get("stopped"):
         st.info(t("chat.stopped", n=len(out["log_probs"])))
     ms = trace.timings
@@ -128,7 +128,7 @@ def steps(trace, chat) -> None:
     layer = url_number(
         c2.slider, "layer", t("chat.layer"), 0, n_layers - 1, n_layers // 2, key="chat-layer"
     )
-    figs.draw_step(trace, chat, s, layer)
+    chat_sections.draw_step(trace, chat, s, layer)
 
 
 SECTIONS = {

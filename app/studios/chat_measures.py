@@ -12,15 +12,18 @@ from kit import chart, controls, engine_text, notes, t, table_exports
 from kit.i18n import variant_title
 from kit.reveal import predict, state_key
 from kit.url import ints, names, url_choice, url_default, url_number, url_sync
+from sections import claims as claims_section
+from sections.causal import draw_ablation, draw_faithful, draw_patching, pair_form
+from sections.chat import draw_cut, draw_head_scores, draw_sinks, draw_sweep, draw_variants, inert
+from sections.ledger import draw_ledger
+from sections.presses import draw_baseline, draw_curves
 from state import causal as causal_state
 from state import chat as state
 from state import presses as press_state
 from state.ledger import ledger
 from views import causal as causal_figs
 from views import chat as figs
-from views import claims as claims_view
-from views import presses as press_figs
-from views.ledger import draw_ledger
+from views.presses import kept_figure, task_label
 
 from engine.analysis import heads as head_types
 from engine.errors import InputError
@@ -47,7 +50,7 @@ def sinks(chat, trace, request) -> None:
     )
     prof = state.sink_profile(amap.weights, first)
     control = state.first_token_control(request.prompt, request.template)
-    figs.draw_sinks(prof, measure, control, chat.n_layers, chat.n_kv_heads, "chat-sinks")
+    draw_sinks(prof, measure, control, chat.n_layers, chat.n_kv_heads, "chat-sinks")
 
 
 def heads(chat, trace, request) -> None:
@@ -63,7 +66,7 @@ def heads(chat, trace, request) -> None:
         format_func=lambda k: t(f"chat.kind_{k}"),
     )
     scores = found[kind]
-    event = figs.draw_head_scores(found, kind, chat.n_kv_heads, "chat-heads")
+    event = draw_head_scores(found, kind, chat.n_kv_heads, "chat-heads")
     ranked = state.ranked_heads(scores)
     choose_clicked(figs.clicked_head(event), "pick", f"chat-pick-{kind}")
     pick = url_choice(
@@ -154,7 +157,7 @@ def cache(chat, trace, request) -> None:
     except InputError as exc:  # a cache larger than this prompt: the sweep below still runs
         st.info(engine_text(exc))
     else:
-        figs.draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
+        draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
         if request.sampling == "greedy":  # the ledger compares greedy choices
             draw_ledger(ledger(request, policy))
     cost(request)
@@ -209,13 +212,13 @@ def press_example() -> None:
         return
     found = press_state.run(task, int(seed), press, float(ratio))
     full, cut = found["runs"]
-    said = dict(question=figs.inert(found["question"]), expected=", ".join(found["answers"]))
+    said = dict(question=inert(found["question"]), expected=", ".join(found["answers"]))
     st.markdown(t("chat.press_asked", **said))
     for row, who in ((full, t("chat.press_full")), (cut, t(f"chat.press_{press}"))):
-        text = dict(who=who, answer=figs.inert(row["answer"]) or "–", score=f"{row['score']:.2f}")
+        text = dict(who=who, answer=inert(row["answer"]) or "–", score=f"{row['score']:.2f}")
         st.markdown(t("chat.press_answer", kept=f"{row['kept']:.0%}", **text))
-    chart(press_figs.kept_figure(found), key="chat-press-kept")
-    claims_view.show("kv_cache")  # the seed's "no KV cache → collapses", measured
+    chart(kept_figure(found), key="chat-press-kept")
+    claims_section.show("kv_cache")  # the seed's "no KV cache → collapses", measured
 
 
 def press_curves() -> None:
@@ -230,17 +233,16 @@ def press_curves() -> None:
     tasks = found["tasks"]
     # The curves of the tasks the full cache can do (RULER's rule); the table lists all.
     keys = [k for k, s in tasks.items() if s["counts"]] or list(tasks)
-    label = press_figs.task_label
     chosen = url_choice(
         st.selectbox,
         "ctask",
         t("chat.curves_task"),
         keys,
         key="chat-ctask",
-        format_func=lambda k: label(tasks[k]),
+        format_func=lambda k: task_label(tasks[k]),
     )
-    press_figs.draw_curves(tasks[chosen], press_state.hidden(tasks[chosen]), "chat-curves")
-    press_figs.draw_baseline(found)
+    draw_curves(tasks[chosen], press_state.hidden(tasks[chosen]), "chat-curves")
+    draw_baseline(found)
     table_exports(lambda: press_state.table(found), "cache-presses")
 
 
@@ -283,7 +285,7 @@ def cost(request) -> None:
         key="chat-metric",
         format_func=lambda m: t(f"chat.metric_{m}"),
     )
-    figs.draw_sweep(rows, metric, n, "chat-sweep", source)
+    draw_sweep(rows, metric, n, "chat-sweep", source)
 
 
 def variants(chat, trace, request) -> None:
@@ -331,7 +333,7 @@ def variants(chat, trace, request) -> None:
     elif st.session_state.get("chat-variants-asked") != asked:
         st.info(t("chat.variants_press"))  # seconds to minutes of work: only when asked
     else:
-        figs.draw_variants(state.variants(*asked), titles, "chat-variants")
+        draw_variants(state.variants(*asked), titles, "chat-variants")
 
 
 # -- Does it matter? (issue 33) ------------------------------------------------------------
@@ -375,17 +377,15 @@ def ablate(chat, trace) -> None:
         return
     found = causal_state.ablate(tuple(ids), mode)
     prompt_map = state.without_first(trace.maps["prompt"])
-    causal_figs.draw_ablation(
-        found, chat, state.detect_heads(), prompt_map, causal_state.TABLE_HEADS
-    )
+    draw_ablation(found, chat, state.detect_heads(), prompt_map, causal_state.TABLE_HEADS)
 
 
 def patch(chat, trace) -> None:
     limits = (causal_state.SWEEPS, causal_state.LIMIT, causal_state.RESIDUAL)
-    clean, corrupted, answer, wrong, sweep = causal_figs.pair_form(causal_state.Pair(), *limits)
+    clean, corrupted, answer, wrong, sweep = pair_form(causal_state.Pair(), *limits)
     url_sync(clean=clean, corrupted=corrupted, answer=answer, wrong=wrong)
     found = causal_state.patch(causal_state.Pair(clean, corrupted, answer, wrong), sweep)
-    causal_figs.draw_patching(found, chat)
+    draw_patching(found, chat)
 
 
 def faithful(chat, trace) -> None:
@@ -412,9 +412,9 @@ def faithful(chat, trace) -> None:
     found = causal_state.faithful(tuple(ids[: p + s]), ids[p + s])
     caption = t(
         "causal.faithful_caption_chat",
-        output=figs.inert(found.output),
+        output=inert(found.output),
         log_p=f"{found.value:.2f}",
         n=len(found.tokens),
         seconds=f"{found.seconds:.0f}",
     )
-    causal_figs.draw_faithful(found, layer, caption, key="causal-faithful")
+    draw_faithful(found, layer, caption, key="causal-faithful")

@@ -1,8 +1,8 @@
 """A lesson step's view, drawn inline from the step's link: one function per page a deck can
 show (the keys of VIEWS are the pages' url names, as in the link).
 
-The same state calls and drawing as the pages (app/state, app/views), with the step's
-parameters in place of the pages' widgets.
+The same state calls and drawing as the pages (app/state, app/sections, app/views), with
+the step's parameters in place of the pages' widgets.
 """
 
 from __future__ import annotations
@@ -14,6 +14,14 @@ from kit import answer_heading, chart, data_table, engine_text, friendly_errors,
 from kit.errors import PageError
 from kit.i18n import map_note
 from kit.reveal import predict
+from sections import chat as chat_sections
+from sections import positional as pe_sections
+from sections import presses as press_sections
+from sections import retrieval as rag_sections
+from sections import variants as var_sections
+from sections.alignment import measured_table, soft_alignment, without_attention
+from sections.faithfulness import draw_retrieval
+from sections.memory import draw_hops
 from state import causal as causal_state
 from state import chat as chat_state
 from state import faithfulness as faithful
@@ -24,16 +32,10 @@ from state import presses as press_state
 from state import retrieval as rag_state
 from state import variants as var_state
 from state.memn2n import answer, chosen, stories
-from views import chat as chat_figs
 from views import ioi as ioi_figs
-from views import positional as pe_figs
 from views import presses as press_figs
-from views import retrieval as rag_figs
 from views import variants as var_figs
-from views.alignment_sections import measured_table, soft_alignment, without_attention
-from views.faithfulness import draw_retrieval
 from views.heatmap import map_figure, md_escape
-from views.memory import draw_hops
 from views.transformer import head_grid
 
 from engine import positional as pe_lib
@@ -151,11 +153,11 @@ def positional(params: dict, guess, key: str) -> None:
         pe = pe_lib.sinusoidal(length, d_model)
     section = params.get("section", "rotation")  # the page's own section functions
     if section == "table":
-        pe_figs.draw_table(pe, f"{key}-table")
+        pe_sections.draw_table(pe, f"{key}-table")
     elif section == "similarity":
-        pe_figs.draw_similarity(pe, f"{key}-sim")
+        pe_sections.draw_similarity(pe, f"{key}-sim")
     else:
-        pe_figs.draw_rotation(k, length, d_model, f"{key}-rotation")
+        pe_sections.draw_rotation(k, length, d_model, f"{key}-rotation")
 
 
 def variants(params: dict, guess, key: str) -> None:
@@ -182,7 +184,7 @@ def variants(params: dict, guess, key: str) -> None:
     # The lab's own grid: panels laid out for the page's width, titles translated.
     order = [var_state.FULL, *(n for n in traces if n != var_state.FULL)]
     panels, _ = var_state.compare_panels(traces, order, "maps", head)
-    var_figs.draw_maps(panels, key)
+    var_sections.draw_maps(panels, key)
     said = dict.fromkeys(tr.maps["attention"].note for tr in traces.values())
     st.caption(" · ".join(var_figs.data_text(map_note(n)) for n in said if n))
 
@@ -215,7 +217,7 @@ def chat(params: dict, guess, key: str) -> None:
         return
     with friendly_errors(t("lessons.the_view")):
         shown = chat_state.lesson(params)
-    chat_figs.draw_lesson(shown, key)
+    chat_sections.draw_lesson(shown, key)
 
 
 def ioi(params: dict, guess, key: str) -> None:
@@ -262,7 +264,7 @@ def presses(params: dict, guess, key: str) -> None:
         if not predict(key, grid, ratios, names, row=str(guess), unit="press"):
             return
     with slot:
-        press_figs.draw_curves(task, press_state.hidden(task), key)
+        press_sections.draw_curves(task, press_state.hidden(task), key)
 
 
 def retrieval(params: dict, guess, key: str) -> None:
@@ -271,7 +273,7 @@ def retrieval(params: dict, guess, key: str) -> None:
     if params.get("section") == "faithfulness" and "trace" in shown:
         needed(shown["trace"], guess, key)
         return
-    rag_figs.draw_lesson(shown, key)
+    rag_sections.draw_lesson(shown, key)
 
 
 def needed(trace, guess, key: str) -> None:

@@ -21,11 +21,12 @@ from kit import (
 from kit.errors import PageError, halt
 from kit.reveal import page_toggle
 from kit.textbox import gated_text, story_limits, words_unit
+from sections.faithfulness import draw_memory
+from sections.memory import draw_hops
 from state import faithfulness as faithful
 from state import memn2n as state
-from views.faithfulness import draw_memory
 from views.heatmap import md_escape
-from views.memory import draw_hops, hops_figure, training_curves
+from views.memory import hops_figure, training_curves
 from views.memory import memory_map as map_figure
 
 from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story

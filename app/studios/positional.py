@@ -4,8 +4,9 @@ import streamlit as st
 from kit import chart, controls, engine_text, friendly_errors, page_bottom, page_top, t
 from kit.errors import PageError
 from kit.url import ints, url_choice, url_default, url_sync
+from sections import claims as claims_section
+from sections import positional as pe_sections
 from state import transformer as tr_state
-from views import claims as claims_view
 from views import positional as figs
 
 from engine import positional as pe_lib
@@ -66,15 +67,15 @@ def curves() -> None:
 
 
 def table() -> None:
-    figs.draw_table(pe, "fig-table")
+    pe_sections.draw_table(pe, "fig-table")
 
 
 def similarity() -> None:
-    figs.draw_similarity(pe, "fig-sim")
+    pe_sections.draw_similarity(pe, "fig-sim")
 
 
 def rotation() -> None:
-    figs.draw_rotation(k, length, d_model, "fig-rotation")
+    pe_sections.draw_rotation(k, length, d_model, "fig-rotation")
 
 
 def learned() -> None:
@@ -129,6 +130,6 @@ def sections() -> None:
 
 
 sections()
-claims_view.show("pe")  # the seed's "sin/cos is enough", against the shipped ablation
+claims_section.show("pe")  # the seed's "sin/cos is enough", against the shipped ablation
 if pe is not None:  # the link and downloads of a drawn view only
     page_bottom("positional", tables={"encoding": pe})

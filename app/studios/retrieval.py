@@ -24,11 +24,12 @@ from kit import (
 )
 from kit.errors import halt
 from kit.textbox import gate_text, gated_text, story_limits, words_unit
+from sections import retrieval as rag_sections
+from sections.chat import inert
+from sections.faithfulness import draw_retrieval
 from state import faithfulness as faithful
 from state import retrieval as state
 from views import retrieval as figs
-from views.chat import inert
-from views.faithfulness import draw_retrieval
 from views.heatmap import md_escape
 
 from engine.analysis.retrieval import FLOOR, MAX_K, MAX_QUESTION_CHARS
@@ -242,7 +243,7 @@ def side_by_side(view) -> None:
         return
     st.markdown(t("retrieval.side_intro"))
     view["side"] = state.side(sample, view["tokens"], md_escape)
-    figs.draw_side(view["side"], "ret-side")
+    rag_sections.draw_side(view["side"], "ret-side")
 
 
 def faithfulness(view) -> None:

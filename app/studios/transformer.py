@@ -23,13 +23,15 @@ from kit import (
 )
 from kit.i18n import Lazy
 from kit.reveal import page_toggle
+from sections.bertviz_view import render
+from sections.causal import draw_faithful
+from sections.transformer import draw_ablation
 from state import transformer as state
 from studios import transformer_models
-from views.causal import draw_faithful
 from views.heatmap import map_figure, md_escape
 from views.qk_map import dot_distance_figure, qk_scatter
 from views.timeline import curves_figure
-from views.transformer import draw_ablation, head_grid, neuron_figure
+from views.transformer import head_grid, neuron_figure
 
 from engine.errors import InputError
 
@@ -141,7 +143,7 @@ def bertviz(s: Shown) -> None:
     n_tok = max(max(m.shape[2:]) for m in maps.values())
     height = min(2400, 200 + 24 * n_tok) if view == "head" else 160 + 140 * s.raw.shape[0]
     with friendly_errors(t("transformer.bertviz_what")):
-        bv.render(bertviz_html(view, bv.trace_arguments(maps), layer), height=height)
+        render(bertviz_html(view, bv.trace_arguments(maps), layer), height=height)
     st.caption(t("transformer.bertviz_caption"))
 
 

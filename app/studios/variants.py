@@ -21,14 +21,15 @@ from kit.i18n import map_note, task_title, variant_title
 from kit.textbox import subword_gate
 from kit.url import names as url_names
 from kit.url import url_text
+from sections import claims as claims_section
+from sections import variants as var_sections
+from sections import variants_quality as quality_sections
+from sections import variants_verdict as verdict
 from state import grid_training as training
 from state import variants as state
 from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, source_widgets
-from views import claims as claims_view
 from views import timeline as timeline_figs
 from views import variants as figs
-from views import variants_quality as quality_figs
-from views import variants_verdict as verdict
 from views.heatmap import NARROW_PX, map_figure, map_grid
 from views.variants_html import map_grid_html
 
@@ -96,7 +97,7 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
     for name in no_pattern:
         st.info(t("variants.no_pattern", name=variant_title(REGISTRY[name])))
     if panels:  # overlay: hidden cells are blank, so the grey behind them shows
-        figs.draw_maps(panels, "maps", view)
+        var_sections.draw_maps(panels, "maps", view)
     said = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
     st.caption(" · ".join(figs.data_text(map_note(n)) for n in said if n))
 
@@ -119,7 +120,7 @@ def quality() -> None:
     quality_maps(data, task)
     quality_training(task, [v for v in data["table"] if task in data["table"][v]])
     tuning = state.plan_tuning()
-    quality_figs.draw(data, tuning)
+    quality_sections.draw(data, tuning)
     verdict.draw(state.plan_results(), tuning, state.plan_recipe(tuning))
 
 
@@ -279,8 +280,8 @@ def profile() -> None:
     if not items:
         st.info(t("variants.sweep_hint"))
         return
-    figs.draw_profile(state.sweep_tables(items), cost_model.EXPONENT_TOLERANCE)
-    claims_view.show("flash", "oom")  # the seed's FlashAttention and 8K claims, measured
+    var_sections.draw_profile(state.sweep_tables(items), cost_model.EXPONENT_TOLERANCE)
+    claims_section.show("flash", "oom")  # the seed's FlashAttention and 8K claims, measured
 
 
 def long() -> None:
@@ -344,7 +345,7 @@ def int8() -> None:
     rows = state.int8_rows(int(n), int(d), float(outlier), int(block), 0)
     data_table(rows)
     table_exports(rows, "variants-int8")
-    claims_view.show("int8")  # the seed's "+30 % speed, < 1 % accuracy loss", measured
+    claims_section.show("int8")  # the seed's "+30 % speed, < 1 % accuracy loss", measured
 
 
 # Section id (widget value = URL value = locale key suffix) → the function that draws it.

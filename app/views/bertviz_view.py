@@ -175,13 +175,6 @@ def trace_arguments(maps: dict) -> dict:
     return args
 
 
-def render(html: str, height: int = 600) -> None:
-    """Show a page from :func:`head_view_html` / :func:`model_view_html` in the app."""
-    import streamlit as st
-
-    st.iframe(html, height=height)
-
-
 # ---------------------------------------------------------------- validation
 
 

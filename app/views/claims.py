@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import streamlit as st
-from kit import data_table, t
+from kit.i18n import t
 
 from engine import checkpoints, profile
 
@@ -153,23 +152,6 @@ def table_rows(result: dict, topic: str) -> list[dict]:
             }
         )
     return rows
-
-
-def show(*topics: str, directory: Path | None = None) -> None:
-    """The claims of ``topics`` as tables in one expander, each under the seed's words."""
-    result = load(directory)
-    with st.expander(t("claims.title")):
-        if result is None:
-            st.info(missing_message())
-            return
-        for topic in topics:
-            st.markdown(t("claims.quote", claim=t(f"claims.wording.{topic}")))
-            rows = table_rows(result, topic)
-            if rows:
-                data_table(rows)
-            else:
-                st.info(t("claims.topic_missing", command=COMMAND))
-        st.caption(caption(result))
 
 
 def caption(result: dict) -> str:

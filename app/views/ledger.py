@@ -1,15 +1,13 @@
-"""The eviction ledger drawn: per step, the attention the full cache puts on what the policy
-evicted, and the KL between the two next-token distributions; the first step where the
-policy writes another token than the full cache would is marked (legend, not a label)."""
+"""The eviction ledger's figure (sections.ledger draws it): per step, the attention the full
+cache puts on what the policy evicted, and the KL between the two next-token distributions;
+the first step where the policy writes another token than the full cache would is marked
+(legend, not a label)."""
 
 from __future__ import annotations
 
-import streamlit as st
-from kit import chart
 from kit.i18n import t
 from kit.presenter import palette
 
-from views.chat import inert
 from views.heatmap import figure
 from views.style import FONT, legend_below
 
@@ -72,36 +70,3 @@ def ledger_figure(led):
         bargap=0.3,
     )
     return figure(data, layout)
-
-
-def draw_ledger(led) -> None:
-    """The ledger's figure and, under it, one step's evicted tokens (a slider)."""
-    st.subheader(t("chat.ledger_heading"))
-    st.markdown(t("chat.ledger_intro"))
-    if led.stopped:
-        st.info(t("chat.stopped", n=len(led.mass)))
-    if not led.mass:
-        return
-    chart(ledger_figure(led), key="chat-ledger")
-    _step(led)
-
-
-@st.fragment
-def _step(led) -> None:
-    """One step of the ledger: a slider move redraws this part only."""
-    n = len(led.mass)
-    s = st.slider(t("chat.ledger_pick"), 1, n, n, key="chat-ledger-step") - 1 if n > 1 else 0
-    gone = [led.tokens[j] for j in led.evicted[s]]
-    shown = ", ".join(f"«{inert(x)}»" for x in gone[-12:])
-    st.markdown(
-        t(
-            "chat.ledger_at",
-            step=s + 1,
-            written=inert(led.written[s]),
-            full=inert(led.full_tokens[s]),
-            n=len(gone),
-            tokens=shown or "–",
-            mass=f"{led.mass[s]:.3f}",
-            kl=f"{led.kl[s]:.3f}",
-        )
-    )

@@ -1,8 +1,8 @@
 """Figures for the Memory page: answer bars, sentences × hops, the shaded story, UMAP,
 and a training timeline's loss and accuracy curves.
 
-:func:`draw_hops` draws the first three together (the Memory page and the lessons both
-show a MemN2N answer that way).
+sections.memory.draw_hops draws the first three together (the Memory page and the lessons
+both show a MemN2N answer that way).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
-import streamlit as st
-from kit import chart, t, url_choice
+from kit.i18n import t
 
 from views.heatmap import FONT, figure, heatmap, text_px
 from views.timeline import curves_figure
@@ -102,36 +101,6 @@ def shaded_story(sentences: Sequence[str], weights: Sequence[float], support: Se
             f"{star}{i + 1}. {html.escape(s)}</div>"
         )
     return "<div style='font-family: sans-serif'>" + "".join(rows) + "</div>"
-
-
-def draw_hops(amap, candidates: Sequence[str], probs: Sequence[float], support: Sequence[int]):
-    """The answer's distribution, p_i per sentence and hop, and the story shaded at one hop.
-
-    ``amap`` is a Trace's ``maps["memory"]`` ([hops, 1, 1, sentences]); the other three
-    are its ``outputs``. The hop picker lives in the URL as ``?hop=`` (1 = first).
-    """
-    c1, c2 = st.columns([1, 2])
-    chart(answer_bars(candidates, probs), "mem-answer", c1)
-    chart(hops_figure(amap, support), "mem-hops", c2)
-    _shaded(amap, support)
-
-
-@st.fragment
-def _shaded(amap, support: Sequence[int]) -> None:
-    """A fragment: choosing a hop redraws the story only (the last hop at first)."""
-    labels = list(amap.layer_labels)
-    hop = url_choice(
-        st.select_slider,
-        "hop",
-        t("memory.hop_shown"),
-        labels,
-        key="mem_hop",
-        ids=range(1, len(labels) + 1),
-        default=len(labels) - 1,
-        format_func=lambda h: t("memory.hop_n", n=h.removeprefix("hop ")),
-    )
-    st.caption(t("memory.shaded_support" if support else "memory.shaded"))
-    st.html(shaded_story(amap.key_labels, amap.weights[labels.index(hop), 0, 0], support))
 
 
 def memory_map(

@@ -4,8 +4,6 @@ layers × K/V heads keeping each), with the answer's place in the context marked
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
-from kit import chart, data_table
 from kit.i18n import t
 from kit.presenter import palette
 
@@ -117,60 +115,12 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
     return tuple(figures)
 
 
-def draw_curves(task: dict, hidden: list[dict], key: str) -> None:
-    """One task's curves, the full cache's baseline, and where perplexity hides a loss
-    (``hidden``: ``engine.evaluation.cache.hidden_losses`` of this task)."""
-    names = {p: t(f"chat.press_{p}") for p in task["presses"]}
-    acc, ppl = curve_figures(task, names, t("chat.press_full"))
-    chart(acc, key=f"{key}-accuracy")
-    chart(ppl, key=f"{key}-ppl")
-    st.markdown(t("chat.curves_full", accuracy=f"{task['full_accuracy']:.2f}", n=task["n"]))
-    if not task["counts"]:
-        st.caption(t("chat.curves_below", accuracy=f"{task['full_accuracy']:.2f}"))
-    if not hidden:
-        st.markdown(t("chat.curves_not_hidden"))
-        return
-    worst = max(hidden, key=lambda h: h["drop"])
-    total = sum(len(by) for p, by in task["presses"].items() if p != "full")
-    st.markdown(
-        t(
-            "chat.curves_hidden",
-            count=len(hidden),
-            total=total,
-            press=names[worst["press"]],
-            ratio=worst["ratio"],
-            drop=f"{worst['drop']:.2f}",
-            rise=f"{worst['rise']:+.0%}",
-        )
-    )
-
-
 def accuracy_at(task: dict) -> tuple[list[str], list[str], list[list[float]]]:
     """Ratios × presses of one task's accuracy (the press curves' guess grid)."""
     presses = [p for p in task["presses"] if p != "full"]
     ratios = sorted({r for p in presses for r in task["presses"][p]}, key=float)
     grid = [[task["presses"][p].get(r, {}).get("accuracy", 0.0) for p in presses] for r in ratios]
     return ratios, [t(f"chat.press_{p}") for p in presses], grid
-
-
-def draw_baseline(found: dict) -> None:
-    """The full cache's accuracy per task (RULER counts a task where it reaches 0.5), and
-    where the numbers come from."""
-    data_table(
-        [
-            {
-                "task": t(f"chat.task_{s['task']}"),
-                "length": s["length"],
-                "n": s["n"],
-                "full_accuracy": s["full_accuracy"],
-                "counts": t("chat.curves_yes") if s["counts"] else t("chat.curves_no"),
-            }
-            for s in found["tasks"].values()
-        ]
-    )
-    st.caption(
-        t("chat.curves_source", command=found.get("command", ""), date=found.get("date", ""))
-    )
 
 
 def task_label(task: dict) -> str:

@@ -3,16 +3,12 @@ removing each head does (the section "Does it matter?")."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-import streamlit as st
-from kit import chart, data_table
 from kit.i18n import t
 
-from views.causal import ablation_figure
 from views.heatmap import (
     DIVERGING,
     SEQUENTIAL,
@@ -20,8 +16,6 @@ from views.heatmap import (
     cell_domains,
     figure,
     flag_text,
-    map_figure,
-    md_escape,
     subplot_ref,
     unique_labels,
 )
@@ -226,39 +220,3 @@ def ablation_rows(found: dict, kind: str, k: int = 5) -> tuple[list[dict], list[
         rows.append(row)
         heads.append((layer, head))
     return rows, heads
-
-
-def draw_ablation(found: dict, kind: str, kind_title: str, amap, key: str) -> None:
-    """The layer × head effect of removing each head alone, then the heads that matter
-    most beside the pattern of the first of them (``amap``: the page's map of ``kind``)."""
-    mode = t(f"causal.mode_{found['mode']}")
-    if "delta_log_prob" in found:
-        said = html.escape(found["translation"], quote=False)
-        title = t("transformer.fig_ablation_ours", kind=kind_title, mode=mode, translation=said)
-        effect, value = {"delta_log_prob": found["delta_log_prob"][kind]}, None
-        changed = found["changed"][kind]
-        caption = t(
-            "transformer.ablation_caption_ours",
-            translation=md_escape(found["translation"]),
-            log_p=f"{found['log_prob']:.2f}",
-            changed=int(changed.sum()),
-            total=changed.size,
-            kind=kind_title,
-        )
-    else:
-        title = t("transformer.fig_ablation_encoder", mode=mode)
-        effect, value = {"shift": found["shift"]}, t("transformer.col_shift")
-        caption = t("transformer.ablation_caption_encoder")
-    fig = ablation_figure(effect, None, title=title, value_name=value)
-    chart(fig, key=f"{key}-heads")
-    st.caption(caption)
-    rows, heads = ablation_rows(found, kind)
-    if not rows:
-        return
-    left, right = st.columns([3, 2])
-    with left:
-        st.markdown(t("transformer.top_heads"))
-        data_table(rows)
-    layer, head = heads[0]
-    title = t("transformer.fig_top_head", layer=layer, head=head)
-    chart(map_figure(amap, layer, head, title=title), f"{key}-top", right, width="stretch")

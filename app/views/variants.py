@@ -5,14 +5,11 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import streamlit as st
-from kit import chart, data_table, html_chart, table_exports
 from kit.i18n import DEFAULT, catalog, language, t
 from state.variants import variant_name
 
-from views.heatmap import figure, log_axis, map_grid
+from views.heatmap import figure, log_axis
 from views.style import FONT, legend_below
-from views.variants_html import map_grid_html
 
 # A variant's marker when the colours run out: colour and shape together tell 40 apart.
 SYMBOLS = ("circle", "diamond", "square", "triangle-up")
@@ -185,30 +182,6 @@ def predicted_memory_figure(rows: list[dict]):
     return loglog_figure(rows, "predicted_mib", title=title, y_title=y_title)
 
 
-def draw_profile(tables: dict, tolerance: float) -> None:
-    """A sweep's measured time and memory against n, its fitted exponents, its table and the
-    cells it did not run."""
-    measured = tables["measured"]
-    if measured:
-        title, y_title = t("variants.time_title"), t("variants.seconds")
-        chart(loglog_figure(measured, "median_s", title=title, y_title=y_title), "chart-time")
-        title = t("variants.memory_title")
-        fig = loglog_figure(
-            measured, "peak_mib", predicted="predicted_mib", title=title, y_title="MiB"
-        )
-        chart(fig, key="chart-mem")
-        st.markdown(t("variants.exponents", tolerance=tolerance))
-        data_table(tables["exponents"])
-        table_exports(tables["exponents"], "variants-exponents")
-        st.markdown(t("variants.measurements"))
-        data_table(tables["table"])
-        table_exports(tables["table"], "variants-profile")
-    if tables["skipped"]:
-        st.markdown(t("variants.not_run"))
-        data_table(tables["skipped"])
-        table_exports(tables["skipped"], "variants-skipped")
-
-
 def int8_figure(rows: list[dict], bias: float):
     """Each INT8 scheme's relative L1 error against fp32 as the K channel bias grows, the
     bias chosen marked (dotted): the naive scheme's error grows with it, the smoothed one's
@@ -234,11 +207,3 @@ def int8_figure(rows: list[dict], bias: float):
         yaxis=dict(title=dict(text=t("variants.int8_error_axis")), rangemode="tozero"),
     )
     return figure(lines, layout)
-
-
-def draw_maps(panels: list[dict], key: str, view: str = "maps") -> None:
-    """Compare's map panels as one HTML grid (the figure behind it exported as Plotly):
-    the lab's maps, its differences (Δα, diverging) or its overlays (hidden cells grey)."""
-    value = "Δα" if view == "difference" else "α"
-    kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
-    html_chart(map_grid_html(panels, **kw), f"{key}-{view}", lambda: map_grid(panels, **kw))

@@ -19,15 +19,19 @@ URL_CALLS = {"url_default": 0, "url_choice": 1, "url_number": 1, "url_index": 0}
 FILES = {
     "alignment": ("studios/alignment.py", "studios/alignment_coverage.py"),
     "basics": ("studios/basics.py",),
-    "chat": ("studios/chat.py", "studios/chat_measures.py", "views/causal.py"),
+    "chat": ("studios/chat.py", "studios/chat_measures.py", "sections/causal.py"),
     "compare": ("studios/compare.py",),
     "learning": ("studios/learning.py",),
-    "memory": ("studios/memory.py", "views/memory.py"),
+    "memory": ("studios/memory.py", "sections/memory.py"),
     "positional": ("studios/positional.py",),
     "retrieval": ("studios/retrieval.py",),
     "transformer": ("studios/transformer.py", "studios/transformer_models.py"),
-    "variants": ("studios/variants.py", "studios/variants_inputs.py", "views/variants_verdict.py"),
-    "lessons": ("studios/lessons.py", "views/memory.py"),
+    "variants": (
+        "studios/variants.py",
+        "studios/variants_inputs.py",
+        "sections/variants_verdict.py",
+    ),
+    "lessons": ("studios/lessons.py", "sections/memory.py"),
 }
 
 

@@ -5,7 +5,7 @@
   module of its own beside it (``<page>_<job>.py``), and nothing else lives in app/studios;
 - a page and its helper together stay within ``PAGE_BUDGET`` lines (the Variants lab, seven
   sections, is the largest; past the budget, computing belongs in app/state or the engine,
-  drawing in app/views);
+  figures in app/views, drawing them in app/sections);
 - a studios module imports no other studios module (a page may import its own helper);
 - pages build no engine objects (no ``AttentionMap(`` or ``Trace(`` in app/studios);
 - no checkpoint or result name is typed anywhere in app/: the registry and the cards say
@@ -17,7 +17,8 @@
 - no ``# noqa: E731`` (a lambda assigned to a name to translate between two names);
 - no code in app/ computes a softmax or an exponential (strings and comments may name them:
   the check reads Python tokens, so a caption saying "softmax" is fine);
-- nothing in app/state imports app/views (state hands Traces to pages, pages to views).
+- nothing in app/state imports app/views or app/sections (state hands Traces to pages,
+  pages hand them to sections and views).
 """
 
 from __future__ import annotations
@@ -189,7 +190,8 @@ def test_no_softmax_or_exp_computed_in_the_app(path):
 @pytest.mark.parametrize("path", [_param(p) for p in _files("state")])
 def test_state_never_imports_views(path):
     imported = imported_modules(_source(path))
-    assert not {m for m in imported if m == "views" or m.startswith("views.")}, _id(path)
+    drawing = {m for m in imported if m.split(".")[0] in ("views", "sections")}
+    assert not drawing, f"{_id(path)} imports {sorted(drawing)}"
 
 
 @pytest.mark.parametrize("path", [_param(p) for p in sorted(APP.rglob("*.*")) if p.is_file()])
@@ -234,7 +236,9 @@ def test_studios_import_no_other_studios(path):
         for m in imported_modules(_source(path))
         if m.startswith("studios.") and not m.split(".")[1].startswith(f"{own}_")
     }
-    assert not others, f"{_id(path)} imports studios {sorted(others)}: move it to views or kit"
+    assert not others, (
+        f"{_id(path)} imports studios {sorted(others)}: move it to sections, views or kit"
+    )
 
 
 @pytest.mark.parametrize("path", [_param(p) for p in _files("studios")])
@@ -290,7 +294,7 @@ def test_the_section_rule_can_fail():
     assert section_problems("p", unlabelled, catalog) == missing
 
 
-PROJECT = ("engine", "kit", "state", "views", "studios", "catalog")
+PROJECT = ("engine", "kit", "state", "views", "sections", "studios", "catalog")
 
 
 def local_project_imports(source: str) -> list[str]:

@@ -94,7 +94,8 @@ def test_render_draws_inside_streamlit(page, tmp_path):
     script = tmp_path / "bertviz_app.py"
     script.write_text(
         "import numpy as np\n"
-        "from views.bertviz_view import head_view_html, render\n"
+        "from sections.bertviz_view import render\n"
+        "from views.bertviz_view import head_view_html\n"
         "tokens = ['the', '</script>', 'cat']\n"
         "render(head_view_html(attention=np.full((1, 2, 3, 3), 1 / 3), tokens=tokens), 300)\n"
     )

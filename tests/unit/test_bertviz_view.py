@@ -9,8 +9,9 @@ import re
 import numpy as np
 import pytest
 from kit.errors import PageError
+from sections.bertviz_view import render
 from views import bertviz_view
-from views.bertviz_view import head_view_html, model_view_html, render
+from views.bertviz_view import head_view_html, model_view_html
 
 SCRIPT_BREAKER = "</script><script>alert(1)</script>"
 

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import streamlit as st
 from kit import chart, engine_text, t
-
 from views.alignment import alignment_figure
 from views.bleu import bleu_by_length_figure
 from views.heatmap import md_escape
