@@ -239,7 +239,8 @@ class NSA(Variant):
         return (scores + 3.0 * n * (sel + w) + 2.0 * rows * max(sel, w) * d) * FLOAT_BYTES
 
     def cache_bytes_per_token(self, d: int, heads: int, hp: dict | None = None) -> int:
-        """Every token's key and value stay cached (selection may return to any block),
-        plus one compressed key and value per block of l tokens."""
+        """Every token's key and value, and one compressed pair per block of l tokens.
+
+        Nothing is evicted: selection may return to any block."""
         hp = self.resolve(hp)
         return int(2 * heads * d * FLOAT_BYTES * (1 + 1 / hp["block"]))
