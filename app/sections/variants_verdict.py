@@ -102,10 +102,16 @@ def draw(plans: dict[str, dict], tuning: list[dict], recipe: str) -> None:
     key = "ablation_trained" if others else "ablation_missing"
     words = [recall_state.recipe_words(o, recipes[o], _say) for o in others]
     st.caption(t(f"variants_verdict.{key}", recipes=t("variants_verdict.parts_join").join(words)))
+    # Lines along the floor crowd 23 variants' chart; they stay a legend click away.
+    hidden = tuple(v["variant"] for v in found if v["outcome"] == "chance")
     title = t("variants_verdict.recall_chart_title", recipe=recipe)
-    chart(recall_state_figure(data["recall_state"], 1 / CHANCE_VALUES, title), "verdict-recall")
+    fig = recall_state_figure(data["recall_state"], 1 / CHANCE_VALUES, title, hidden)
+    chart(fig, "verdict-recall")
     title = t("variants_verdict.width_chart_title", recipe=recipe)
-    chart(width_figure(data["recall_state"], title), key="verdict-width")
+    chart(width_figure(data["recall_state"], title), key="verdict-width")  # shorter n: all
     st.caption(t("variants_verdict.charts_caption", recipe=recipe))
+    if hidden:
+        names = ", ".join(variant_name(name) for name in hidden)
+        st.caption(t("variants_verdict.charts_hidden", names=names))
     if runs:
         draw_curves(runs, [v["variant"] for v in found])

@@ -47,9 +47,18 @@ def colours(rows: list[dict]) -> dict[str, str]:
 DASHES = ("solid", "dash", "dot")
 
 
-def recall_state_figure(rows: list[dict], chance: float, title: str = "") -> dict:
+def start_hidden(data: list[dict], groups) -> list[dict]:
+    """The traces of ``groups`` (variants) start hidden, their legend entries kept: one
+    click shows them. A chart of 23 variants then opens on the ones worth reading."""
+    return [d | {"visible": "legendonly"} if d.get("legendgroup") in groups else d for d in data]
+
+
+def recall_state_figure(
+    rows: list[dict], chance: float, title: str = "", hidden: tuple[str, ...] = ()
+) -> dict:
     """MQAR accuracy (mean over seeds, bars: their range) against the bytes kept, a legend
-    entry per variant (its points on both tasks; the shape says cache or fixed state)."""
+    entry per variant (its points on both tasks; the shape says cache or fixed state);
+    ``hidden`` variants start hidden."""
     colour = colours(rows)
     data = sweep_lines(rows, colour)
     grid = [r for r in rows if r.get("width", GRID_WIDTH) == GRID_WIDTH]
@@ -101,7 +110,8 @@ def recall_state_figure(rows: list[dict], chance: float, title: str = "") -> dic
             hoverinfo="skip",
         )
     )
-    return figure(data, state_axes(title or t("variants_quality.recall_chart_title"), 640))
+    layout = state_axes(title or t("variants_quality.recall_chart_title"), 640)
+    return figure(start_hidden(data, hidden), layout)
 
 
 def width_figure(rows: list[dict], title: str = "") -> dict:

@@ -61,6 +61,32 @@ def test_the_verdict_states_each_variant_with_a_link_to_its_curves(page, downloa
     assert spec["data"][-1]["y"][0] == spec["data"][-1]["y"][1]  # ln 64, flat
 
 
+def test_the_state_chart_opens_without_the_variants_near_chance(page):
+    """23 variants crowd the recall-against-state chart: those at chance on the verdict's
+    task start hidden there (one legend click away, named in a caption); the width chart,
+    where shorter sequences may be recalled, shows every variant."""
+    recipe, data, runs = _plan()
+    chance = {v["variant"] for v in recall_state.verdict(data["recall_state"], runs)}
+    chance = {v for v in chance if _outcome(data, runs, v) == "chance"}
+    assert chance  # the shipped grid has some (RetNet, Mamba, Longformer, ...)
+    at = _section(page("variants"), "quality")
+    specs = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    state = next(s for k, s in specs.items() if "verdict-recall" in k)
+    width = next(s for k, s in specs.items() if "verdict-width" in k)
+    hidden = {d["legendgroup"] for d in state["data"] if d.get("visible") == "legendonly"}
+    assert hidden == chance
+    shown = {d.get("legendgroup") for d in state["data"] if d.get("visible") != "legendonly"}
+    assert "full" in shown and not shown & chance
+    assert not any(d.get("visible") == "legendonly" for d in width["data"])
+    said = [c.value for c in at.caption if "hidden at first in the state chart" in c.value]
+    assert len(said) == 1 and all(variant_name(v) in said[0] for v in chance)
+
+
+def _outcome(data: dict, runs: list[dict], variant: str) -> str:
+    found = recall_state.verdict(data["recall_state"], runs)
+    return next(v["outcome"] for v in found if v["variant"] == variant)
+
+
 def test_a_curves_link_opens_that_variants_curves():
     _, _, runs = _plan()
     variant = sorted({r["variant"] for r in runs})[-1]
