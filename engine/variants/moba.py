@@ -51,6 +51,14 @@ def block_means(x: torch.Tensor, b: int) -> torch.Tensor:
     return sums / sizes[:, None]
 
 
+def masked_softmax(s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(p, lse)`` of scores ``s`` masked with −inf: a row with no key left has p = 0 and
+    lse = −inf (its output is 0), where softmax would give NaN."""
+    lse = torch.logsumexp(s, dim=-1)
+    safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
+    return torch.exp(s - safe[..., None]), lse
+
+
 def gather_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool, blocks=None, b=1):
     """Each query against its own keys: ``key_pos, allowed [B, H, N, kk]``.
 
@@ -89,9 +97,7 @@ def gather_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool, bloc
         # einsum, not R·kk tiny batched matmuls: 6× faster on a CPU for these shapes.
         s = torch.einsum("bhrkd,bhrd->bhrk", ks, q[:, :, r0 : r0 + R]) * scale
         s = s.masked_fill(~allowed[:, :, r0 : r0 + R], NEG_INF)
-        lse = torch.logsumexp(s, dim=-1)
-        safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
-        p = torch.exp(s - safe[..., None])
+        p, lse = masked_softmax(s)
         outs.append((p[..., None, :] @ vs).squeeze(-2))
         lses.append(lse)
         if want_map:
@@ -115,10 +121,7 @@ def dense_rows(q, k, v, key_pos, allowed, *, scale: float, want_map: bool):
     hits.scatter_add_(-1, key_pos.clamp(0, N - 1), allowed.to(torch.int32))
     if hits.numel() and int(hits.max()) > 1:
         return None
-    s = ((q @ k.transpose(-2, -1)) * scale).masked_fill(hits == 0, NEG_INF)
-    lse = torch.logsumexp(s, dim=-1)
-    safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
-    p = torch.exp(s - safe[..., None])
+    p, lse = masked_softmax(((q @ k.transpose(-2, -1)) * scale).masked_fill(hits == 0, NEG_INF))
     return p @ v, lse, (p if want_map else None)
 
 

@@ -48,6 +48,7 @@ from engine.variants.moba import (
     block_keys,
     block_means,
     gather_rows,
+    masked_softmax,
     n_blocks,
     scatter_pattern,
 )
@@ -77,8 +78,7 @@ def compressed_branch(q, k, v, l: int, start: int = 0, means=None):
     visible = ends <= start + torch.arange(R)[:, None]  # (R, nb)
     s = (q @ kc.transpose(-2, -1)) * default_scale(D)
     s = s.masked_fill(~visible, NEG_INF)
-    lse = torch.logsumexp(s, dim=-1, keepdim=True)
-    p = torch.exp(s - torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse)))
+    p, _ = masked_softmax(s)
     return p @ vc, p, visible
 
 
