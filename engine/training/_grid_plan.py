@@ -103,10 +103,13 @@ def is_done(
     *,
     weights: bool = True,
     frozen: bool = False,
+    params: dict | None = None,
 ) -> dict | None:
     """The cell's JSON when its checkpoint (``weights=False``: a tuning run, its JSON) and
-    JSON exist with this recipe and schedule, and its variant's own weights were learned,
-    or kept seeded (``frozen``), as asked."""
+    JSON exist with this recipe and schedule, its variant's own weights were learned, or
+    kept seeded (``frozen``), as asked, and, given ``params``, with these hyper-parameters:
+    a variant whose grid budget changed (MLA's latent, differential's head norm) trains
+    its cells again instead of keeping ones its command no longer makes."""
     weights_path, meta_path = checkpoints.paths(name, Path(out_dir))
     if not meta_path.exists() or (weights and not weights_path.exists()):
         return None
@@ -115,6 +118,7 @@ def is_done(
     except ValueError:
         return None
     same = recipe_of(meta) == recipe_of({"recipe": recipe}) and meta.get("schedule") == schedule
+    same = same and (params is None or meta.get("params") == params)
     return meta if same and variant_lm.frozen(meta) == frozen else None
 
 

@@ -138,6 +138,12 @@ class Job:
         return checkpoint_name(self.task, self.variant, self.seed, self.width) + self.tag
 
     @property
+    def params(self) -> dict:
+        """The variant's hyper-parameters at this cell's head size (Variant.grid_hp)."""
+        model = self.schedule.model
+        return REGISTRY[self.variant].grid_hp(model["d_model"] // model["n_heads"])
+
+    @property
     def keeps_seeded(self) -> bool:
         """Frozen, and the variant has weights of its own to freeze."""
         return self.frozen and learns(self.variant, self.schedule.model)
@@ -188,7 +194,7 @@ def run_job(job: Job) -> dict:
     torch.set_num_threads(1)
     torch.manual_seed(job.seed)
     task, sch = task_for(job), job.schedule
-    params = REGISTRY[job.variant].grid_hp(sch.model["d_model"] // sch.model["n_heads"])
+    params = job.params
     hp = {**params, "seed": job.seed}
     attend = attend_fn(job.variant, hp)
     model = build(task, sch, "" if job.frozen else job.variant)  # "": no weights of its own
@@ -369,6 +375,7 @@ def run_grid(jobs: list[Job], *, workers: int = 2, ray_address: str | None = Non
             asdict(job.schedule),
             weights=not job.tag,
             frozen=job.keeps_seeded,
+            params=job.params,
         )
         if meta is None:
             pending.append(job)
@@ -497,6 +504,7 @@ class Cells:
             job.recipe,
             asdict(job.schedule),
             frozen=job.keeps_seeded,
+            params=job.params,
         )
         if meta is None and not checkpoints.paths(job.name + plans.lr_tag(lr), tune)[0].exists():
             return None

@@ -217,6 +217,10 @@ def test_the_plan_tunes_once_keeps_the_best_rate_and_resumes(tmp_path, monkeypat
     meta = json.loads((tmp_path / "mqar-64-4-full-s0-d32.json").read_text())
     other = plans.Recipe(0, (1e-3, 1e-2)).record(kept)
     assert plans.is_done(tmp_path, "mqar-64-4-full-s0-d32", other, meta["schedule"]) is None
+    # Nor another budget of the same variant (a grid_hp changed since): trained again.
+    same = (tmp_path, "mqar-64-4-full-s0-d32", meta["recipe"], meta["schedule"])
+    assert plans.is_done(*same, params=meta["params"]) == meta
+    assert plans.is_done(*same, params={**meta["params"], "block": 7}) is None
     # A rule of keeping that now prefers a rate whose weights were dropped: the tuning
     # point's cell is trained again at that rate instead of adopted.
     dropped = next(lr for lr in runs if lr != kept)
@@ -226,6 +230,22 @@ def test_the_plan_tunes_once_keeps_the_best_rate_and_resumes(tmp_path, monkeypat
     jobs, adopted = cells.grid(tuned)
     assert not adopted and len(jobs) == 10
     assert ("mqar-256-16", 0, dropped) in {(j.task, j.seed, j.schedule.lr) for j in jobs}
+
+
+def test_every_shipped_cell_has_the_budget_its_variant_declares_today():
+    """A cell's recorded command trains it again only while its variant's grid budget is
+    the one it was trained with: MLA's latent and differential attention's head norm once
+    changed under cells that kept the old values."""
+    cells = [
+        json.loads(path.read_text())
+        for path in sorted(variant_lm.OUT_DIR.rglob("*.json"))
+        if "-timeline" not in path.name and path.parent.name != "tune"
+    ]
+    cells = [c for c in cells if c.get("family") == "variant-quality"]
+    assert len(cells) >= 230 + 230  # the grid before the recipe, and Zoology's with it
+    for c in cells:
+        head = c["config"]["d_model"] // c["config"]["n_heads"]
+        assert c["params"] == get(c["variant"]).grid_hp(head), c["command"]
 
 
 def test_the_ablations_are_flags_with_a_folder_each(tmp_path, monkeypatch):
