@@ -336,6 +336,13 @@ def quality_results() -> dict:
     return data
 
 
+def frozen_variants(data: dict) -> list[str]:
+    """The variants whose cells kept their own weights seeded (``--frozen-variant`` in the
+    command each cell records): the flag the table's grid needs to be trained again."""
+    flag = quality.FROZEN_FLAG
+    return sorted({c["variant"] for c in data["cells"] if flag in c.get("command", "")})
+
+
 @st.cache_data(ttl=60, show_spinner=False)
 def plan_tuning() -> list[dict]:
     """The Zoology plan's learning-rate tuning runs trained so far (re-read each minute:

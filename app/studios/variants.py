@@ -107,7 +107,9 @@ def quality() -> None:
     rows = state.quality_rows(data)
     tasks = list(dict.fromkeys(r["task"] for r in rows))
     with notes("quality-table"):  # presenting: after the figures, which the task drives
-        st.markdown(t("variants.quality_intro"))
+        names = [state.variant_name(n) for n in state.frozen_variants(data)]
+        frozen = t("variants_verdict.diff_join").join(names)
+        st.markdown(t("variants.quality_intro", frozen=frozen or "–"))
         data_table(state.quality_table(data, rows))
         source = figs.data_text(data["lra_published"]["source"])
         st.caption(t("variants.quality_caption", source=source))

@@ -356,3 +356,20 @@ def test_a_damaged_or_missing_timeline_is_a_caption(page, tmp_path, monkeypatch)
     assert not at.get("select_slider") or "q-step" not in [s.key for s in at.select_slider]
     grids = [h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body]
     assert len(grids) == 1  # the finished models' maps are still there
+
+
+def test_the_quality_intro_names_the_flag_each_cell_was_trained_with(page):
+    """The intro's command trains the table again only with ``--frozen-variant`` for the
+    variants whose cells kept their own weights seeded: it names exactly those, read from
+    the commands the cells record (none of the others, such as sinks, learned since)."""
+    from engine.models import variant_lm as quality
+
+    cells = quality.results()["cells"]
+    frozen = {c["variant"] for c in cells if quality.FROZEN_FLAG in c["command"]}
+    learned = {c["variant"] for c in cells} - frozen
+    assert {"gla", "mamba"} <= frozen and {"sinks", "full"} <= learned
+    at = _section(page("variants"), "quality")
+    intro = next(m.value for m in at.markdown if "--frozen-variant" in m.value)
+    assert "--conv 0 --lr 0.003" in intro and "--width 32 128 --seeds 0" in intro
+    names = intro.split("--frozen-variant` for ", 1)[1].split(" (", 1)[0]
+    assert sorted(names.split(", ")) == sorted(variant_name(v) for v in frozen)

@@ -242,10 +242,24 @@ def test_every_shipped_cell_has_the_budget_its_variant_declares_today():
         if "-timeline" not in path.name and path.parent.name != "tune"
     ]
     cells = [c for c in cells if c.get("family") == "variant-quality"]
-    assert len(cells) >= 230 + 230  # the grid before the recipe, and Zoology's with it
+    assert len(cells) >= 230 + 230 + 4 * 23  # before the recipe, Zoology's, the ablation
     for c in cells:
         head = c["config"]["d_model"] // c["config"]["n_heads"]
         assert c["params"] == get(c["variant"]).grid_hp(head), c["command"]
+
+
+def test_the_shipped_ablation_covers_every_variant_of_the_grid():
+    """Each folder that takes a part of the recipe away scores every variant the recipe's
+    folder does, at its tuning point: the verdict's "which part matters" has no gap."""
+    found = variant_lm.plan_results("zoology")
+    recipe = variant_lm.recipe_folder(variant_lm.tuning("zoology"))
+    grid_variants = {c["variant"] for c in found[recipe]["cells"]}
+    assert len(grid_variants) == len(grid.BUDGETS)
+    ablation = {folder: data for folder, data in found.items() if folder != recipe}
+    assert set(ablation) == {f"conv{k}-lr0.003{s}" for k in (0, 4) for s in ("", "-steps360")}
+    for folder, data in ablation.items():
+        at = {(c["variant"], c["task"], c["width"], c["seed"]) for c in data["cells"]}
+        assert at == {(v, "mqar-256-16", 64, 0) for v in grid_variants}, folder
 
 
 def test_the_ablations_are_flags_with_a_folder_each(tmp_path, monkeypatch):
