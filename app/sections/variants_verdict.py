@@ -18,6 +18,7 @@ from views.variants_verdict import (
     CHANCE_VALUES,
     ablated,
     ablation,
+    ablation_figure,
     curves_figure,
     sentence,
     verdict_rows,
@@ -102,6 +103,10 @@ def draw(plans: dict[str, dict], tuning: list[dict], recipe: str) -> None:
     key = "ablation_trained" if others else "ablation_missing"
     words = [recall_state.recipe_words(o, recipes[o], _say) for o in others]
     st.caption(t(f"variants_verdict.{key}", recipes=t("variants_verdict.parts_join").join(words)))
+    if others:  # the ablation's columns as one picture: which part each variant needs
+        fig = ablation_figure(found, data["recall_state"], others, said, common)
+        chart(fig, "verdict-ablation")
+        st.caption(t("variants_verdict.ablation_caption"))
     # Lines along the floor crowd 23 variants' chart; they stay a legend click away.
     hidden = tuple(v["variant"] for v in found if v["outcome"] == "chance")
     title = t("variants_verdict.recall_chart_title", recipe=recipe)

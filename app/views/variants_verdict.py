@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from kit.i18n import t
 from plotly.colors import sample_colorscale
 
 from engine.analysis import recall_state
-from views.heatmap import figure
+from views.heatmap import figure, heatmap
 from views.style import FONT, legend_below
 from views.variants import variant_name
 
+ROW_PX = 24  # a row of the ablation's chart: presenter type (18 px) with air, unthinned
 CHANCE_VALUES = 64  # MQAR's values: a guess is right 1/64 of the time, its loss ln 64
 
 
@@ -193,3 +195,41 @@ def ablation(plans: dict[str, dict], recipe: str) -> tuple[dict, dict, dict, str
     }
     common = t("variants_verdict.ablated_common", words=join.join(shared)) if shared else ""
     return others, said, recipes, common
+
+
+def ablation_figure(
+    found: list[dict], recall: list[dict], others: dict, said: dict, common: str
+) -> dict:
+    """Which part of the recipe each variant needs, at a glance: its seed-0 accuracy at the
+    ablation's point with the recipe (first column) and in each ablation folder (a column
+    each, named by what it takes away, ``said``; what they all take away, ``common``, in
+    the axis title), variants in the verdict's order."""
+    point = (recall_state.VERDICT_TASK, recall_state.VERDICT_WIDTH)
+    seed0 = {
+        r["variant"]: r["accuracy"][r["seeds"].index(0)]
+        for r in recall
+        if (r["task"], r.get("width")) == point and 0 in r.get("seeds", [])
+    }
+    columns = [t("variants_verdict.ablation_recipe_col")]
+    columns += [said[o] for o in others]
+    names = [v["variant"] for v in found]
+    rows = [[seed0.get(v, np.nan)] + [m.get(v, np.nan) for m in others.values()] for v in names]
+    z = np.array(rows, dtype=float)
+    fig = heatmap(
+        z,
+        columns,
+        [variant_name(v) for v in names],
+        title=t("variants_verdict.ablation_chart_title", task=point[0], width=point[1]),
+        x_title=t("variants_verdict.ablation_axis", common=common),
+        y_title=t("variants_quality.col_variant"),
+        value_name=t("variants_verdict.ablation_value"),
+        zmin=0.0,
+        zmax=1.0,
+        annotate=True,
+    )
+    fig.data[0].text = [["" if np.isnan(a) else f"{a:.2f}" for a in row] for row in z]
+    # Every variant named: rows tall enough for a label each in presenter type too (18 px
+    # and a little air), which would otherwise thin the axis to every other variant.
+    margin = fig.layout.margin
+    fig.layout.height = max(fig.layout.height, (margin.t or 0) + (margin.b or 0) + ROW_PX * len(z))
+    return fig

@@ -135,3 +135,31 @@ def test_an_ablation_folder_adds_its_column(page, monkeypatch):
     said = "Ablated at mqar-256-16, d = 64, where the recipe gives "
     assert lines and all(said in x for x in lines)
     assert all(part in x for x in lines)
+
+
+def test_the_ablation_chart_shows_each_variants_accuracy_in_each_folder(page):
+    """One picture of the ablation: a row per verdict variant (in its order), the recipe's
+    seed-0 cell first, then a column per ablation folder, each value its evaluation's."""
+    recipe, data, runs = _plan()
+    found = [v["variant"] for v in recall_state.verdict(data["recall_state"], runs)]
+    others = recall_state.ablations(quality.plan_results("zoology"), recipe)
+    assert len(others) == 4
+    at = _section(page("variants"), "quality")
+    specs = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    spec = next(s for k, s in specs.items() if "verdict-ablation" in k)
+    trace = spec["data"][0]
+    assert trace["y"] == [variant_name(v) for v in found]
+    assert len(trace["x"]) == 1 + len(others) and trace["x"][0] == "the recipe"
+    assert "without the convolution, in 360 steps" in trace["x"]
+    text = trace["text"]
+    point = (recall_state.VERDICT_TASK, recall_state.VERDICT_WIDTH)
+    seed0 = {
+        r["variant"]: r["accuracy"][r["seeds"].index(0)]
+        for r in data["recall_state"]
+        if (r["task"], r["width"]) == point
+    }
+    for row, v in zip(text, found, strict=True):
+        assert row[0] == f"{seed0[v]:.2f}"
+        # The folders' columns in the chart's order, matched by their values.
+        assert sorted(row[1:]) == sorted(f"{means[v]:.2f}" for means in others.values())
+    assert spec["layout"]["height"] >= 24 * len(found)  # a label per row, presenting too
