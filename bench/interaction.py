@@ -164,6 +164,14 @@ SCENARIOS: dict[str, list[Edit]] = {
         Edit("step", "choice", "difference vs full|^maps$", _cycle("difference vs full", "maps")),
         # The grid's training timelines (issue 21): one map per variant at the saved step.
         Edit("training", "slider", "Training step", None, goto="?section=quality&task=mqar-256"),
+        # The Quality section's task picker: every variant's trained maps on another task.
+        Edit(
+            "task",
+            "choice",
+            "control, n = 128|recall, n = 256|recall, n = 512",
+            _cycle("recall, n = 512", "control, n = 128", "recall, n = 256"),
+            goto="?section=quality&task=mqar-256",
+        ),
     ],
     # A class stepping through a deck: Next and back between two steps that both draw
     # figures (a Transformer grid, then the rotation of positions), and predict-then-reveal.

@@ -403,9 +403,12 @@ def quality_table(data: dict, rows: list[dict]) -> list[dict]:
     return list(wide.values())
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+# A resource, not data: every rerun read 23 Traces back as copies (at n = 512 each holds
+# 4 MB of maps), ≈ 1 s of a task pick. Views only read them. One seed of every task's
+# variants (4 × 23) fits, so moving between tasks never recomputes.
+@st.cache_resource(max_entries=96, show_spinner=False)
 def quality_trace(task: str, variant: str, seed: int):
-    """One trained cell on its task's first test example (a Trace)."""
+    """One trained cell on its task's first test example (a Trace, shared: read only)."""
 
     return trained_trace(task, variant, seed)
 

@@ -114,6 +114,16 @@ def quality() -> None:
         source = figs.data_text(data["lra_published"]["source"])
         st.caption(t("variants.quality_caption", source=source))
         table_exports(rows, "variants-quality")
+    quality_task(data, rows, tasks)
+    tuning = state.plan_tuning()
+    quality_sections.draw(data, tuning)
+    verdict.draw(state.plan_results(), tuning, state.plan_recipe(tuning))
+
+
+@st.fragment
+def quality_task(data: dict, rows: list[dict], tasks: list[str]) -> None:
+    """The task picker and what it drives: a new task redraws these figures only, not the
+    recipe's tables, verdict and charts below (which were ≈ 1 s of each pick)."""
     first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
     kw = dict(default=first, key="q-task", format_func=task_title)
     task = url_choice(st.segmented_control, "task", t("variants.quality_task"), tasks, **kw)
@@ -121,9 +131,6 @@ def quality() -> None:
     quality_cost(rows, task)
     quality_maps(data, task)
     quality_training(task, [v for v in data["table"] if task in data["table"][v]])
-    tuning = state.plan_tuning()
-    quality_sections.draw(data, tuning)
-    verdict.draw(state.plan_results(), tuning, state.plan_recipe(tuning))
 
 
 @st.fragment
