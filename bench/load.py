@@ -423,14 +423,18 @@ async def _elsewhere(url: str, timeout: float, until: asyncio.Event) -> list[flo
     return moves
 
 
-async def generate_phase(url, n, pid, *, window: float, timeout: float, seed: int) -> dict:
+async def generate_phase(
+    url, n, pid, *, window: float, timeout: float, seed: int, first: int = 0
+) -> dict:
     """n students seated on the Chat page, then each presses Generate at a random moment
     within ``window`` seconds: outcomes, press → finished times, the server's tokens/s, the
     memory it took over the server's size before (the model already loaded), and how long
-    a slider move on another page took meanwhile."""
+    a slider move on another page took meanwhile. Students are numbered from ``first``:
+    a later phase on the same server must not ask an earlier phase's prompts, which the
+    server answers from its finished-result cache at once."""
     rng = random.Random(seed)
     seated = await asyncio.gather(
-        *(_seated(url, i, timeout) for i in range(n)), return_exceptions=True
+        *(_seated(url, first + i, timeout) for i in range(n)), return_exceptions=True
     )
     sessions = [s for s in seated if isinstance(s, Session)]
     setup_errors = [f"{type(e).__name__}: {e}" for e in seated if not isinstance(e, Session)]
@@ -500,9 +504,12 @@ async def generate_run(args, url: str, pid: int | None, mode: str) -> list[dict]
     await warm.close()
     if pid:
         await wait_until_idle(pid)
-    phases = []
+    phases, first = [], 0
     for n in args.sessions:
-        p = await generate_phase(url, n, pid, window=args.window, timeout=args.timeout, seed=n)
+        p = await generate_phase(
+            url, n, pid, window=args.window, timeout=args.timeout, seed=n, first=first
+        )
+        first += n  # every phase's prompts are new to the server
         print(report_generate(mode, p), flush=True)
         phases.append(p)
         if pid:
