@@ -28,6 +28,7 @@ import ctypes
 import hashlib
 import inspect
 import itertools
+import logging
 import os
 import sys
 import threading
@@ -44,6 +45,7 @@ import streamlit as st
 from kit.errors import halt
 from kit.i18n import t
 
+log = logging.getLogger("attention_studio")
 WORKERS = max(1, os.cpu_count() or 1)
 CAPACITY = 8 * WORKERS  # jobs waiting or running, over all sessions
 RESULTS = 32  # finished results kept …
@@ -298,6 +300,38 @@ def stepper(cancel, progress, total: int, unit: str):
         return cancel.is_set()
 
     return should_stop
+
+
+@contextmanager
+def pageless() -> Iterator[None]:
+    """Work in a thread of the server's own (a preload, a warm-up): no session's page is
+    there, and Streamlit logs that each cached call has no ScriptRunContext; expected."""
+    notices = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = notices.level
+    notices.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        notices.setLevel(level)
+
+
+def background(name: str, fn, *args) -> threading.Thread | None:
+    """``fn(*args)`` in a daemon thread of the server, pageless; a failure is logged (it
+    only means a page computes what this would have). None where no server runs (AppTest
+    and scripts keep their work in the page)."""
+    if not st.runtime.exists():
+        return None
+
+    def work() -> None:
+        try:
+            with pageless():
+                fn(*args)
+        except Exception:  # noqa: BLE001 - a warm-up that fails leaves the work to the page
+            log.exception("background work %s failed", name)
+
+    thread = threading.Thread(target=work, name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 def prefetch(fn, *args, key: str, **kwargs) -> None:

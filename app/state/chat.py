@@ -14,7 +14,6 @@ every generation through that queue, one at a time (bench/load.py compares the t
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import threading
 import time
@@ -115,15 +114,9 @@ def batch_threads(setting: str) -> int | Callable[[], int]:
 
 
 def _load_shared():
-    """The model from the batcher's thread. No session's page is there to draw the model
-    cache's spinner on, and Streamlit logs that it has no ScriptRunContext: expected here."""
-    notices = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
-    level = notices.level
-    notices.setLevel(logging.ERROR)
-    try:
+    """The model from the batcher's thread (no session's page to draw the cache's spinner)."""
+    with queue.pageless():
         return models.loaded(CHAT_CARD)
-    finally:
-        notices.setLevel(level)
 
 
 def model():

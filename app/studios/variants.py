@@ -118,6 +118,8 @@ def quality() -> None:
     tuning = state.plan_tuning()
     quality_sections.draw(data, tuning)
     verdict.draw(state.plan_results(), tuning, state.plan_recipe(tuning))
+    cells = tuple((task, v) for task in tasks for v in data["table"] if task in data["table"][v])
+    state.warm_quality(cells, int(st.session_state.get("q-seed", 0)))  # the next task picked
 
 
 @st.fragment

@@ -373,3 +373,47 @@ def test_the_quality_intro_names_the_flag_each_cell_was_trained_with(page):
     assert "--conv 0 --lr 0.003" in intro and "--width 32 128 --seeds 0" in intro
     names = intro.split("--frozen-variant` for ", 1)[1].split(" (", 1)[0]
     assert sorted(names.split(", ")) == sorted(variant_name(v) for v in frozen)
+
+
+def test_opening_quality_warms_every_tasks_traces_for_the_next_pick(page, monkeypatch):
+    # A task's first pick computed its 23 Traces on the spot (1.1 s at n = 512): opening
+    # the section hands every task's cells to the background warm-up.
+    from state import variants as state
+
+    from engine.models import variant_lm as quality
+
+    asked = []
+    monkeypatch.setattr(state, "warm_quality", lambda cells, seed: asked.append((cells, seed)))
+    at = _section(page("variants"), "quality")
+    assert not at.exception
+    (cells, seed), *_ = asked
+    table = quality.results()["table"]
+    assert seed == 0 and set(cells) == {(task, v) for v in table for task in table[v]}
+    assert {task for task, _ in cells} == {"control-128", "copy-128", "mqar-256", "mqar-512"}
+
+
+def test_the_warm_up_computes_each_cell_once_per_process_in_a_server_thread(monkeypatch):
+    import streamlit as st
+    from kit import queue
+    from state import variants as state
+
+    done = []
+    monkeypatch.setattr(state, "quality_trace", lambda task, v, seed: done.append((task, v, seed)))
+    state.warm_quality.clear()
+    cells = (("copy-128", "full"), ("mqar-512", "based"))
+    assert state.warm_quality(cells, 1) is None  # no server (AppTest, scripts): nothing runs
+    state.warm_quality.clear()
+    monkeypatch.setattr(st.runtime, "exists", lambda: True)
+    thread = state.warm_quality(cells, 1)
+    thread.join(30)
+    assert done == [("copy-128", "full", 1), ("mqar-512", "based", 1)]
+    assert state.warm_quality(cells, 1) is thread  # a second visitor starts nothing
+    state.warm_quality.clear()
+
+    def broken():
+        raise RuntimeError("a cell's checkpoint is missing")
+
+    logged = []
+    monkeypatch.setattr(queue.log, "exception", lambda *a: logged.append(a))
+    queue.background("warm-test", broken).join(30)
+    assert logged and "warm-test" in logged[0]
