@@ -21,6 +21,12 @@ METRICS = ("accuracy", "evidence_mass", "loss")
 # Twenty-odd 32 × 32 maps as table cells (one tooltip each) weigh 1.3 MB of HTML; as one
 # image per panel they weigh ≈ 40 KB and paint at once.
 TABLE_SIDE = 16
+# All 23 cells' curves at once were 69 lines in 7 colours (each colour three or four
+# variants, so no line could be told by its colour) and ≈ 300 ms of every task pick's
+# painting. The page shows at most one variant per colour (views.timeline.DISTINCT_LINES),
+# by default the ones the recall debate is about: attention against the fixed-state
+# mixers (issue 31).
+CURVES_DEFAULT = ("full", "based", "gla", "deltanet", "mamba", "retnet", "linear")
 
 
 @st.cache_resource(max_entries=200, show_spinner=False)
@@ -40,6 +46,13 @@ def timelines(task: str, variants: tuple[str, ...], seed: int) -> tuple[dict, li
         except InputError as exc:
             problems.append((variant, exc))
     return found, problems
+
+
+def default_curves(found: dict[str, Timeline], most: int) -> list[str]:
+    """The variants whose curves show first: CURVES_DEFAULT's that have a timeline (at most
+    ``most``), else the first ``most`` found."""
+    chosen = [v for v in CURVES_DEFAULT if v in found][:most]
+    return chosen or list(found)[:most]
 
 
 def steps(found: dict[str, Timeline]) -> list[int]:

@@ -202,9 +202,18 @@ def quality_training(task: str, variants: list[str]) -> None:
     panels = training.panels(found, step, layer, head)
     grid = map_grid_html(panels, table_side=training.TABLE_SIDE)  # 22 × 32² cells: images
     html_chart(grid, "quality-training", lambda: map_grid(panels))
+    most = timeline_figs.DISTINCT_LINES
+    shown = st.multiselect(
+        t("variants.training_curves_of", most=most),
+        list(found),
+        default=training.default_curves(found, most),
+        max_selections=most,
+        format_func=state.variant_name,
+        key="q-curves",
+    )
     panels_ = [  # each line named as the legends name the variants
         (title, {state.variant_name(v): curve for v, curve in lines.items()})
-        for title, lines in training.curve_panels(found)
+        for title, lines in training.curve_panels({v: found[v] for v in shown})
     ]
     kw = dict(height=150, width_px=NARROW_PX)  # the page's width: its legend's rows, no more
     fig = timeline_figs.curves_figure(panels_, None, (), t("variants.training_step"), **kw)

@@ -14,6 +14,7 @@ from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref, tex
 
 # Okabe–Ito: colour-blind safe, distinct on a projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+DISTINCT_LINES = len(PALETTE)  # lines one figure tells apart by colour; more reuse colours
 BAND = "rgba(230, 159, 0, 0.18)"  # a marked span of steps (Okabe–Ito orange)
 LEGEND_FONT = 13
 LEGEND_ROW_PX = 24  # one row of the horizontal legend

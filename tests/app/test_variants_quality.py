@@ -417,3 +417,33 @@ def test_the_warm_up_computes_each_cell_once_per_process_in_a_server_thread(monk
     monkeypatch.setattr(queue.log, "exception", lambda *a: logged.append(a))
     queue.background("warm-test", broken).join(30)
     assert logged and "warm-test" in logged[0]
+
+
+def test_learning_curves_show_one_variant_per_colour_as_picked(page):
+    # All 23 cells' curves were 69 lines in 7 colours (a colour named three or four
+    # variants) and ≈ 300 ms of every task pick's painting: the page shows at most one
+    # variant per colour, the recall debate's by default, and the reader picks others.
+    from state import grid_training
+    from views.timeline import DISTINCT_LINES, PALETTE
+
+    at = _section(page("variants"), "quality")
+    picker = at.multiselect(key="q-curves")
+    assert picker.value == list(grid_training.CURVES_DEFAULT) and len(picker.value) <= 7
+
+    def lines(at) -> dict[str, set[str]]:
+        curves = max(
+            _figures(at).values(), key=lambda s: sum(d.get("name") == FULL for d in s["data"])
+        )
+        drawn: dict[str, set[str]] = {}
+        for d in curves["data"]:
+            drawn.setdefault(d["name"], set()).add(d["line"]["color"])
+        return drawn
+
+    drawn = lines(at)
+    assert set(drawn) == {variant_name(v) for v in grid_training.CURVES_DEFAULT}
+    colours = [c for cs in drawn.values() for c in cs]
+    assert len(colours) == len(set(colours)) == len(drawn) == DISTINCT_LINES == len(PALETTE)
+    at.multiselect(key="q-curves").set_value(["full", "nsa"]).run()
+    assert not at.exception
+    assert set(lines(at)) == {FULL, variant_name("nsa")}
+    assert _training_grid(at).count('class="kit-vgrid-panel"') == 23  # the maps keep all
