@@ -302,17 +302,32 @@ def stepper(cancel, progress, total: int, unit: str):
     return should_stop
 
 
+_pageless = threading.local()
+
+
+class _QuietWherePageless(logging.Filter):
+    """Drops Streamlit's "missing ScriptRunContext" notice in a pageless thread only. A
+    per-thread flag, not the logger's level: two such threads (the chat preload, a
+    warm-up) saving and restoring one shared level could leave it raised for all."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(_pageless, "on", False)
+
+
+logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
+    _QuietWherePageless()
+)
+
+
 @contextmanager
 def pageless() -> Iterator[None]:
     """Work in a thread of the server's own (a preload, a warm-up): no session's page is
     there, and Streamlit logs that each cached call has no ScriptRunContext; expected."""
-    notices = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
-    level = notices.level
-    notices.setLevel(logging.ERROR)
+    _pageless.on = True
     try:
         yield
     finally:
-        notices.setLevel(level)
+        _pageless.on = False
 
 
 def background(name: str, fn, *args) -> threading.Thread | None:

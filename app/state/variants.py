@@ -336,6 +336,11 @@ def quality_results() -> dict:
     return data
 
 
+def task_variants(data: dict, task: str) -> list[str]:
+    """The variants with a trained cell on ``task``, in the table's order."""
+    return [v for v in data["table"] if task in data["table"][v]]
+
+
 def frozen_variants(data: dict) -> list[str]:
     """The variants whose cells kept their own weights seeded (``--frozen-variant`` in the
     command each cell records): the flag the table's grid needs to be trained again."""

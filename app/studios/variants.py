@@ -118,7 +118,7 @@ def quality() -> None:
     tuning = state.plan_tuning()
     quality_sections.draw(data, tuning)
     verdict.draw(state.plan_results(), tuning, state.plan_recipe(tuning))
-    cells = tuple((task, v) for task in tasks for v in data["table"] if task in data["table"][v])
+    cells = tuple((task, v) for task in tasks for v in state.task_variants(data, task))
     state.warm_quality(cells, int(st.session_state.get("q-seed", 0)))  # the next task picked
 
 
@@ -132,7 +132,7 @@ def quality_task(data: dict, rows: list[dict], tasks: list[str]) -> None:
     st.caption(data["tasks"].get(task, task))
     quality_cost(rows, task)
     quality_maps(data, task)
-    quality_training(task, [v for v in data["table"] if task in data["table"][v]])
+    quality_training(task, state.task_variants(data, task))
 
 
 @st.fragment
@@ -151,7 +151,7 @@ def quality_cost(rows: list[dict], task: str) -> None:
 @st.fragment
 def quality_maps(data: dict, task: str) -> None:
     st.subheader(t("variants.quality_maps"))
-    variants = [v for v in data["table"] if task in data["table"][v]]
+    variants = state.task_variants(data, task)
     with controls("quality-maps"):
         c1, c2, c3, c4 = st.columns(4)
         label = t("variants.seed_trained")
