@@ -22,7 +22,7 @@ from torch import nn
 from engine.data import enfr
 from engine.data.vocab import PAD_ID
 from engine.models import registry
-from engine.models.bahdanau import RNNSearch, Translator
+from engine.models.bahdanau import RNNSearch
 from engine.training.nmt import batches
 
 
@@ -35,7 +35,7 @@ def sentence_of(n_words: int, vocab) -> str:
     raise RuntimeError(f"no {n_words}-token sentence found")
 
 
-def time_translate(card, tr: Translator, text: str, beam: int, runs: int):
+def time_translate(card, tr: RNNSearch, text: str, beam: int, runs: int):
     """Median wall ms and median CPU ms of this process (the CPU time is what the call
     costs when the two shared cores are busy with other work)."""
     card.trace(text, model=tr, beam=beam)  # warm-up
@@ -48,9 +48,9 @@ def time_translate(card, tr: Translator, text: str, beam: int, runs: int):
     return statistics.median(wall), statistics.median(cpu)
 
 
-def training_tokens_per_s(tr: Translator, steps: int) -> float:
+def training_tokens_per_s(tr: RNNSearch, steps: int) -> float:
     pairs = [enfr.sample(seed) for seed in range(2000)]
-    model = RNNSearch(tr.model.cfg).train()
+    model = RNNSearch(tr.cfg).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     stream = batches(pairs, tr.src_vocab, tr.tgt_vocab, 64, random.Random(0))
     next(stream)

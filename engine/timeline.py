@@ -21,7 +21,6 @@ rebuild it; a page shows that message and keeps showing the finished model.
 from __future__ import annotations
 
 import json
-import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from safetensors.numpy import load_file, save_file
 
 from engine import checkpoints, gate
 from engine.errors import InputError
-from engine.trace import AttentionMap, Trace, TraceError
+from engine.trace import Trace, TraceError
 
 FORMAT = "attention-studio-timeline"
 VERSION = 1
@@ -50,46 +49,6 @@ def snapshot_steps(total: int, n: int = SNAPSHOTS, first: int = 10) -> list[int]
         return list(range(total + 1))
     logs = np.geomspace(first, total, n - 1)
     return sorted({0, *(int(round(s)) for s in logs)})
-
-
-def pooled(amap: AttentionMap, side: int = 64) -> AttentionMap:
-    """``amap`` averaged over square blocks so that neither side exceeds ``side`` (the
-    kernels' convention: P̄_IJ is the mean of the block, so rows no longer sum to 1 and
-    the map says ``pooled ×f``). A map already small enough is returned as it is."""
-    _, _, q, k = amap.shape
-    factor = max(1, math.ceil(max(q, k) / side))
-    if factor == 1:
-        return amap
-    w = amap.weights
-    nq, nk = -(-q // factor), -(-k // factor)
-    padded = np.zeros((*w.shape[:2], nq * factor, nk * factor), dtype=np.float64)
-    padded[..., :q, :k] = w
-    sums = padded.reshape(*w.shape[:2], nq, factor, nk, factor).sum(axis=(3, 5))
-    counts = np.outer(_block_sizes(q, factor), _block_sizes(k, factor))
-    return AttentionMap(
-        weights=(sums / counts).astype(np.float32),
-        query_labels=_block_labels(amap.query_labels, factor),
-        key_labels=_block_labels(amap.key_labels, factor),
-        kind=amap.kind,
-        exact=amap.exact,
-        implied=amap.implied,
-        pooling=amap.pooling * factor,
-        masked_only=amap.masked_only,
-        normalized=False,
-        signed=amap.signed,
-        layer_labels=amap.layer_labels,
-        head_labels=amap.head_labels,
-        note=amap.note,
-    )
-
-
-def _block_sizes(n: int, factor: int) -> np.ndarray:
-    starts = np.arange(0, n, factor)
-    return np.minimum(starts + factor, n) - starts
-
-
-def _block_labels(labels: tuple[str, ...], factor: int) -> list[str]:
-    return [f"{i}–{min(i + factor, len(labels)) - 1}" for i in range(0, len(labels), factor)]
 
 
 @dataclass

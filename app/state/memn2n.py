@@ -140,7 +140,7 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
             if n >= per_task:
                 break
             picked.append(s)
-            n += min(len(s.story), r.model.cfg.memory)
+            n += min(len(s.story), r.cfg.memory)
         for s, m in zip(picked, memory_vectors(r, picked), strict=True):
             kept = s.story[-len(m) :]
             vecs.append(m)

@@ -20,7 +20,7 @@ from engine.masks import causal_mask
 from engine.models.attentionviz import joint_embedding as embed
 from engine.models.attentionviz import neuron_view
 from engine.models.cards.pretrained import DIRECTORY
-from engine.models.transformer import Translator, learned_positional_encoding
+from engine.models.transformer import Transformer, learned_positional_encoding
 from engine.projection import warm_up_in_background
 from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
 from engine.timeline import Timeline
@@ -177,7 +177,7 @@ def ablatable(name: str) -> bool:
     """Our Transformer, or a BERT-like encoder such as MiniLM: the models whose heads'
     output projections W_O the ablation hooks reach (a decoder is the Chat page's)."""
     m = models.loaded(name)
-    if isinstance(m, Translator):
+    if isinstance(m, Transformer):
         return True
     layers = getattr(getattr(getattr(m, "model", None), "encoder", None), "layer", None)
     return getattr(m, "arch", "") == "encoder" and layers is not None
@@ -199,7 +199,7 @@ def ablate(name: str, text: str, mode: str) -> dict:
 
 def _ablate(m, text: str, mode: str, unit, cancel, progress) -> dict:
     hooks = dict(mode=mode, should_stop=cancel.is_set, progress=lambda d, n: progress(d, n, unit))
-    if isinstance(m, Translator):
+    if isinstance(m, Transformer):
         found = ablation_transformer.ablate(m, text, **hooks)
         return {
             "mode": found.mode,

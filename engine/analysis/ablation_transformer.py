@@ -71,7 +71,7 @@ def _trimmed(ids: torch.Tensor) -> list[int]:
 
 
 def ablate(
-    tr: transformer.Translator,
+    tr: transformer.Transformer,
     text: str,
     *,
     mode: str = "zero",
@@ -81,7 +81,7 @@ def ablate(
     """Ablate every head of every kind alone on the input ``text``."""
     mode = check_mode(mode)
     tokens, src = transformer.source_ids(tr, text)
-    model, H, L = tr.model, tr.model.cfg.n_heads, tr.model.cfg.n_layers
+    model, H, L = tr, tr.cfg.n_heads, tr.cfg.n_layers
     causal.install_heads(model, _projections(model), H)
     n_new = transformer.max_new(tr, len(tokens))
     with torch.no_grad():

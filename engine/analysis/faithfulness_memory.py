@@ -41,7 +41,7 @@ class FactRemoval:
 
 def remove_each(reader, sample: Sample) -> FactRemoval:
     """Every fact of ``sample`` removed in turn, in one batch of n + 1 copies."""
-    enc = encode([sample], reader.vocab, reader.candidates, reader.model.cfg.memory)
+    enc = encode([sample], reader.vocab, reader.candidates, reader.cfg.memory)
     n = int(enc.n_facts[0])
     story = torch.from_numpy(enc.story)  # (1, M, J)
     times, mask = times_and_mask(torch.from_numpy(enc.n_facts), story.shape[1])
@@ -52,9 +52,7 @@ def remove_each(reader, sample: Sample) -> FactRemoval:
         B = keep.shape[0]
         m = mask.expand(B, -1).clone()
         m[:, :n] &= keep
-        logits, p, _ = reader.model(
-            story.expand(B, -1, -1), times.expand(B, -1), m, query.expand(B, -1)
-        )
+        logits, p, _ = reader(story.expand(B, -1, -1), times.expand(B, -1), m, query.expand(B, -1))
         lp = torch.log_softmax(logits, -1)  # (B, n_answers)
         a = int(lp[0].argmax())
         last.update(p=p[0, :, :n], answer=a, without=lp[1:].argmax(-1))

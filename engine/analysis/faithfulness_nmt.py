@@ -1,6 +1,6 @@
 """Bahdanau NMT: α beside occlusion, gradient × input and integrated gradients.
 
-For a sentence pair with the target fed in (forced decoding, as ``Translator.align``
+For a sentence pair with the target fed in (forced decoding, as ``RNNSearch.align``
 reads α), the output of step i is log p(y_i | y_<i, x) and the inputs are the source
 word embeddings x_j (``src_embed``). Removing word j sets x_j = 0 (erasure: the word's
 place in the sentence stays, its content goes; Li et al. 2016). Each attribution is a
@@ -68,11 +68,10 @@ def _log_p(model, src, tgt_in, y, x: torch.Tensor) -> tuple[torch.Tensor, torch.
     return lp.gather(-1, y.expand(B, -1)[..., None])[..., 0], alpha
 
 
-def saliency(tr, src: list[str], tgt: list[str], steps: int = F.IG_STEPS) -> Saliency:
-    """α and the three attributions of the pair (``tr``: a ``Translator`` with attention)."""
-    model = tr.model
-    ids = torch.tensor([tr.src_vocab.encode(src)])  # (1, K)
-    full = tr.tgt_vocab.encode(tgt, add_bos=True, add_eos=True)
+def saliency(model, src: list[str], tgt: list[str], steps: int = F.IG_STEPS) -> Saliency:
+    """α and the three attributions of the pair (``model``: a loaded RNNSearch with attention)."""
+    ids = torch.tensor([model.src_vocab.encode(src)])  # (1, K)
+    full = model.tgt_vocab.encode(tgt, add_bos=True, add_eos=True)
     tgt_in, y = torch.tensor([full[:-1]]), torch.tensor([full[1:]])  # (1, T): <s> y, y </s>
     K, T = ids.shape[1], y.shape[1]
     assert y[0, -1] == EOS_ID

@@ -117,7 +117,7 @@ def _question(reader, sample) -> dict:
 def memn2n_task(task: int, n: int) -> dict:
     reader = registry.for_babi_task(task).load()
     rows = [_question(reader, s) for s in dataset(task, "test")[:n]]
-    hops = range(reader.model.cfg.hops)
+    hops = range(reader.cfg.hops)
 
     def per_hop(key: str) -> list:
         return [_rate(q[key][h] for q in rows) for h in hops]

@@ -24,7 +24,7 @@ from engine.data.babi import TASK_IDS, dataset, elsewhere_stories, short_stories
 from engine.data.babi_encode import encode, times_and_mask
 from engine.models import registry
 from engine.models.cards.memn2n import MemN2NCard
-from engine.models.memn2n import Reader, checkpoint_name
+from engine.models.memn2n import MemN2N, checkpoint_name
 
 # Sukhbaatar et al. 2015, "End-To-End Memory Networks", Table 1: test error (%) on the
 # bAbI 1k tasks, tasks 1-20. Column "PE LS RN": one model per task, best of 10 runs
@@ -48,19 +48,19 @@ def paper_accuracy(task: int, joint: bool = False) -> float:
     return round(1 - table[task] / 100, 4)
 
 
-def score(reader: Reader, task: int, split: str = "test", batch: int = 250, short=None) -> dict:
+def score(reader: MemN2N, task: int, split: str = "test", batch: int = 250, short=None) -> dict:
     """Accuracy and supporting-fact hit rates of one model on one task's dev or test set
     (``short``: on the given short stories instead)."""
     samples = dataset(task, split) if short is None else short
-    enc = encode(samples, reader.vocab, reader.candidates, reader.model.cfg.memory)
-    correct, hits, any_hit = 0, np.zeros(reader.model.cfg.hops), 0
+    enc = encode(samples, reader.vocab, reader.candidates, reader.cfg.memory)
+    correct, hits, any_hit = 0, np.zeros(reader.cfg.hops), 0
     with torch.no_grad():
         for start in range(0, len(enc), batch):
             sl = slice(start, start + batch)
             n_facts = torch.from_numpy(enc.n_facts[sl])
             story = torch.from_numpy(enc.story[sl])
             times, mask = times_and_mask(n_facts, story.shape[1])
-            logits, p, _ = reader.model(story, times, mask, torch.from_numpy(enc.query[sl]))
+            logits, p, _ = reader(story, times, mask, torch.from_numpy(enc.query[sl]))
             correct += int((logits.argmax(-1).numpy() == enc.answer[sl]).sum())
             top = p.argmax(-1).numpy()  # (B, K): each hop's most-attended memory
             hit = np.take_along_axis(enc.support[sl][:, None, :], top[..., None], 2)[..., 0]
@@ -78,7 +78,7 @@ def score(reader: Reader, task: int, split: str = "test", batch: int = 250, shor
     }
 
 
-def short_and_restarts(reader: Reader, task: int, test_accuracy: float) -> dict:
+def short_and_restarts(reader: MemN2N, task: int, test_accuracy: float) -> dict:
     """Accuracy on the task's fixed 2–4-sentence stories, how far the paper's PE LS RN
     (per task, 1k) is above ours (negative: we are above it), and the restarts the
     model was kept from (its training JSON: seed, every restart's validation error)."""

@@ -25,7 +25,7 @@ from engine import checkpoints
 from engine import translation_quality as metrics
 from engine.data import enfr
 from engine.models import registry
-from engine.models.bahdanau import Translator
+from engine.models.bahdanau import RNNSearch
 from engine.training.nmt import collate, load_splits
 
 DATE_BUCKETS = ((1, 10), (11, 20), (21, 40))  # dates are at most 40 characters
@@ -40,7 +40,7 @@ def _bucket_of(n: int, spans) -> int:
 
 
 @torch.no_grad()
-def evaluate(tr: Translator, pairs, beam: int = 1, batch: int = 64) -> dict:
+def evaluate(tr: RNNSearch, pairs, beam: int = 1, batch: int = 64) -> dict:
     """All metrics for one model on ``pairs`` (see the module docstring); beam 1 is
     batched greedy decoding, a wider beam decodes sentence by sentence."""
     torch.set_num_threads(1)
@@ -50,14 +50,12 @@ def evaluate(tr: Translator, pairs, beam: int = 1, batch: int = 64) -> dict:
         src, src_len, tgt_in, _ = collate(chunk, tr.src_vocab, tr.tgt_vocab)
         max_len = max(len(p.tgt) for p in chunk) + 10
         if beam == 1:
-            out = tr.model.greedy_batch(src, src_len, max_len)
+            out = tr.greedy_batch(src, src_len, max_len)
         else:
-            out = [
-                tr.model.beam_search(tr.src_vocab.encode(p.src), beam, max_len).ids for p in chunk
-            ]
+            out = [tr.beam_search(tr.src_vocab.encode(p.src), beam, max_len).ids for p in chunk]
         hyps += [tr.tgt_vocab.decode(ids) for ids in out]
-        if tr.model.attention is not None:
-            _, a = tr.model(src, src_len, tgt_in)  # forced alignment on the gold target
+        if tr.attention is not None:
+            _, a = tr(src, src_len, tgt_in)  # forced alignment on the gold target
             alphas += [a[b, : len(p.tgt), : len(p.src)].numpy() for b, p in enumerate(chunk)]
     refs = [list(p.tgt) for p in pairs]
     spans = buckets(tr.task.name)
@@ -77,7 +75,7 @@ def evaluate(tr: Translator, pairs, beam: int = 1, batch: int = 64) -> dict:
         "bleu": round(metrics.bleu(hyps, refs), 2),
         "bleu_by_length": by_length,
         "decoding": "greedy" if beam == 1 else f"beam {beam}",
-        "scoring": tr.model.cfg.scoring,
+        "scoring": tr.cfg.scoring,
         "train_steps": tr.meta.get("train", {}).get("steps"),
     }
     if alphas and any(p.sure for p in pairs):

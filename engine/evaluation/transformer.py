@@ -26,7 +26,7 @@ from engine.models import registry
 from engine.models.transformer import (
     PE_KINDS,
     TASKS,
-    Translator,
+    Transformer,
     checkpoint_name,
     task_module,
 )
@@ -35,11 +35,11 @@ from engine.translation_quality import aer, argmax_links, bleu, exact_match
 
 
 @torch.no_grad()
-def translate(tr: Translator, pairs, batch: int = 250) -> list[list[str]]:
+def translate(tr: Transformer, pairs, batch: int = 250) -> list[list[str]]:
     out = []
     for i in range(0, len(pairs), batch):
         src = batch_tensors(pairs[i : i + batch], tr.src_vocab, tr.tgt_vocab)[0]
-        gen = tr.model.greedy(src, tr.max_new)
+        gen = tr.greedy(src, tr.max_new)
         out.extend(tr.tgt_vocab.decode(row[1:].tolist()) for row in gen)
     return out
 
@@ -51,7 +51,7 @@ def unigram_f1(hyps: list[list[str]], refs: list[list[str]]) -> float:
     return 2 * overlap / max(n_h + n_r, 1)
 
 
-def scores(tr: Translator, pairs) -> dict:
+def scores(tr: Transformer, pairs) -> dict:
     """BLEU on tokens (words for en-fr, characters for dates), exact match, unigram F1."""
     hyps = translate(tr, pairs)
     refs = [list(p.tgt) for p in pairs]
@@ -63,14 +63,14 @@ def scores(tr: Translator, pairs) -> dict:
 
 
 @torch.no_grad()
-def head_aer(tr: Translator, pairs, batch: int = 250) -> np.ndarray:
+def head_aer(tr: Transformer, pairs, batch: int = 250) -> np.ndarray:
     """``[L, H]`` AER of each cross-attention head's argmax links on gold-target forcing."""
-    cfg = tr.model.cfg
+    cfg = tr.cfg
     items = [[[] for _ in range(cfg.n_heads)] for _ in range(cfg.n_layers)]
     for i in range(0, len(pairs), batch):
         chunk = pairs[i : i + batch]
         src, tgt_in, _ = batch_tensors(chunk, tr.src_vocab, tr.tgt_vocab)
-        cross = tr.model(src, tgt_in)[1].cross.numpy()  # (B, L, h, T, S); row t predicts word t
+        cross = tr(src, tgt_in)[1].cross.numpy()  # (B, L, h, T, S); row t predicts word t
         for b, p in enumerate(chunk):
             for layer in range(cfg.n_layers):
                 for h in range(cfg.n_heads):

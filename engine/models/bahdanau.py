@@ -104,8 +104,22 @@ class Decoded:
 
 
 class RNNSearch(nn.Module):
-    def __init__(self, cfg: NMTConfig):
+    """The network, and once loaded (:meth:`from_pretrained`) its vocabularies, task and
+    checkpoint meta too, as fairseq's encoder holds its dictionary: no wrapper type sits
+    between the module and its card (docs/ARCHITECTURE.md)."""
+
+    def __init__(
+        self,
+        cfg: NMTConfig,
+        src_vocab: Vocab | None = None,
+        tgt_vocab: Vocab | None = None,
+        meta: dict | None = None,
+        name: str = "",
+    ):
         super().__init__()
+        self.name, self.meta = name, meta or {}
+        self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
+        self.task = task(self.meta["task"]) if "task" in self.meta else None
         if cfg.scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}; got {cfg.scoring!r}")
         self.cfg = cfg
@@ -237,73 +251,15 @@ class RNNSearch(nn.Module):
             best.alphas = None
         return best
 
-
-# -- using a trained model: text in, Trace out ------------------------------------------
-
-
-@dataclass(frozen=True)
-class Task:
-    name: str
-    tokenize: object  # str -> list[str]
-    detokenize: object  # list[str] -> str
-    max_tokens: int
-    unit: str  # what the limit counts
-    max_target: object  # n_src -> the longest output worth decoding
-
-
-def task(name: str) -> Task:
-    tasks = {
-        "dates": Task(
-            "dates",
-            dates.tokenize,
-            "".join,
-            dates.MAX_CHARS,
-            Message("unit.characters"),
-            dates.max_target_tokens,
-        ),
-        "en-fr": Task(
-            "en-fr",
-            enfr.tokenize_en,
-            enfr.detokenize_fr,
-            enfr.MAX_LEN,
-            Message("unit.tokens"),
-            enfr.max_target_tokens,
-        ),
-    }
-    if name not in tasks:
-        raise ValueError(f"task must be one of {', '.join(tasks)}; got {name!r}")
-    return tasks[name]
-
-
-class Translator:
-    """A trained RNNsearch / RNNencdec with its vocabularies, answering with a Trace."""
-
-    def __init__(
-        self,
-        name: str,
-        model: RNNSearch,
-        src_vocab,
-        tgt_vocab,
-        task_name: str,
-        meta: dict | None = None,
-    ):
-        self.name, self.model, self.meta = name, model.eval(), meta or {}
-        self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
-        self.task = task(task_name)
-
+    # -- a trained checkpoint: text in, Trace out ------------------------------------------
     @classmethod
-    def load(cls, name: str, directory=None) -> Translator:
+    def from_pretrained(cls, name: str, directory=None) -> RNNSearch:
+        """A shipped checkpoint in eval mode, with its vocabularies (nanoGPT's shape)."""
         state, meta = checkpoints.load(name, directory)
-        model = RNNSearch(NMTConfig(**meta["config"]))
+        vocabs = Vocab.from_json(meta["src_vocab"]), Vocab.from_json(meta["tgt_vocab"])
+        model = cls(NMTConfig(**meta["config"]), *vocabs, meta, name)
         model.load_state_dict(state)
-        return cls(
-            name,
-            model,
-            Vocab.from_json(meta["src_vocab"]),
-            Vocab.from_json(meta["tgt_vocab"]),
-            meta["task"],
-            meta,
-        )
+        return model.eval()
 
     def tokens(self, text: str) -> list[str]:
         """The model's source tokens for ``text``; empty or over-long input is refused."""
@@ -322,14 +278,14 @@ class Translator:
         t0 = time.perf_counter()
         src = self.tokens(text)
         unknown = self.src_vocab.unknown(src)
-        best = self.model.beam_search(
+        best = self.beam_search(
             self.src_vocab.encode(src), beam=beam, max_len=self.task.max_target(len(src)) + 1
         )  # + 1 for </s>
         out_tokens = self.tgt_vocab.decode(best.ids)
         steps = [self.tgt_vocab.itos[i] for i in best.ids]  # includes the final </s>
         maps, vectors = {}, {"contexts": best.contexts.numpy(), "states": best.states.numpy()}
         if best.alphas is not None:
-            scoring = self.model.cfg.scoring
+            scoring = self.cfg.scoring
             maps["alignment"] = AttentionMap(
                 weights=best.alphas.numpy()[None, None],
                 query_labels=steps,
@@ -364,11 +320,11 @@ class Translator:
     def align(self, src: list[str], tgt: list[str]):
         """α (T, K) with ``tgt`` fed in (forced alignment): how the model aligns a given
         translation, e.g. the gold one when its own output differs. None without attention."""
-        if self.model.attention is None:
+        if self.attention is None:
             return None
         ids = torch.tensor([self.src_vocab.encode(src)])
         tgt_in = torch.tensor([self.tgt_vocab.encode(tgt, add_bos=True)])
-        _, alpha = self.model(ids, torch.tensor([len(src)]), tgt_in)
+        _, alpha = self(ids, torch.tensor([len(src)]), tgt_in)
         return alpha[0].numpy()
 
     @torch.no_grad()
@@ -376,8 +332,8 @@ class Translator:
         """The annotations h_j and the scores e_ij; for the additive scoring also its parts
         W_a s_{i-1}, U_a h_j, tanh(·) and v_a, so a page can show e_ij being built."""
         ids = torch.tensor([self.src_vocab.encode(src)])
-        h = self.model.encode(ids, torch.tensor([len(src)])).h  # (1, K, 2H)
-        attn = self.model.attention
+        h = self.encode(ids, torch.tensor([len(src)])).h  # (1, K, 2H)
+        attn = self.attention
         out = {"annotations": h[0]}
         if isinstance(attn, AdditiveAttention):
             parts = attn.parts(states[None], h)
@@ -386,3 +342,40 @@ class Translator:
         else:
             out["e"] = attn.score(states[None], h)[0]
         return {k: v.detach() for k, v in out.items()}
+
+
+# -- the tasks a trained model reads and writes ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    tokenize: object  # str -> list[str]
+    detokenize: object  # list[str] -> str
+    max_tokens: int
+    unit: str  # what the limit counts
+    max_target: object  # n_src -> the longest output worth decoding
+
+
+def task(name: str) -> Task:
+    tasks = {
+        "dates": Task(
+            "dates",
+            dates.tokenize,
+            "".join,
+            dates.MAX_CHARS,
+            Message("unit.characters"),
+            dates.max_target_tokens,
+        ),
+        "en-fr": Task(
+            "en-fr",
+            enfr.tokenize_en,
+            enfr.detokenize_fr,
+            enfr.MAX_LEN,
+            Message("unit.tokens"),
+            enfr.max_target_tokens,
+        ),
+    }
+    if name not in tasks:
+        raise ValueError(f"task must be one of {', '.join(tasks)}; got {name!r}")
+    return tasks[name]

@@ -77,9 +77,21 @@ def position_encoding(lengths: torch.Tensor, n_words: int, d: int) -> torch.Tens
 
 
 class MemN2N(nn.Module):
-    def __init__(self, cfg: MemN2NConfig):
+    """The network, and once loaded (:meth:`from_pretrained`) its vocabulary, answer
+    candidates and checkpoint meta too, as fairseq's encoder holds its dictionary: no wrapper
+    type sits between the module and its card (docs/ARCHITECTURE.md)."""
+
+    def __init__(
+        self,
+        cfg: MemN2NConfig,
+        vocab: Vocab | None = None,
+        candidates: tuple[str, ...] = (),
+        meta: dict | None = None,
+        name: str = "",
+    ):
         super().__init__()
         self.cfg = cfg
+        self.vocab, self.candidates, self.meta, self.name = vocab, candidates, meta or {}, name
         n_tables = cfg.hops + 1 if cfg.tying == "adjacent" else 3  # A, C (+ B) layer-wise
         self.E = nn.ModuleList(
             nn.Embedding(cfg.vocab_size, cfg.d, padding_idx=0) for _ in range(n_tables)
@@ -169,36 +181,21 @@ class MemN2N(nn.Module):
 
 
 # -- a trained model answering one story ---------------------------------------------
-@dataclass
-class Reader:
-    """A trained MemN2N with its vocabulary and answer candidates, ready to answer."""
-
-    model: MemN2N
-    vocab: Vocab
-    candidates: tuple[str, ...]
-    name: str
-    meta: dict
-
-
 def checkpoint_name(task: int | str) -> str:
     """``memn2n-task<N>`` for a task's own model, ``memn2n-joint`` for the joint one."""
     return "memn2n-joint" if task == "joint" else f"memn2n-task{int(task)}"
 
 
-def from_state(state: dict[str, torch.Tensor], meta: dict, name: str = "") -> Reader:
-    cfg = MemN2NConfig(**{**meta["config"], "answers": tuple(meta["config"]["answers"])})
-    model = MemN2N(cfg)
-    model.load_state_dict({k: v.float() for k, v in state.items()})
-    model.eval()
-    return Reader(model, Vocab.from_json(meta["vocab"]), tuple(meta["candidates"]), name, meta)
-
-
-def load(name: str = "memn2n-joint", directory=None) -> Reader:
+def load(name: str = "memn2n-joint", directory=None) -> MemN2N:
+    """A shipped checkpoint in eval mode, with its vocabulary and answer candidates."""
     state, meta = checkpoints.load(name, directory)
-    return from_state(state, meta, name)
+    cfg = MemN2NConfig(**{**meta["config"], "answers": tuple(meta["config"]["answers"])})
+    model = MemN2N(cfg, Vocab.from_json(meta["vocab"]), tuple(meta["candidates"]), meta, name)
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    return model.eval()
 
 
-def answer(reader: Reader, sample: Sample) -> Trace:
+def answer(reader: MemN2N, sample: Sample) -> Trace:
     """Answer one question and return a Trace.
 
     maps["memory"]: p per hop, [hops, 1, 1, n_sentences] (query = the question, keys =
@@ -207,7 +204,7 @@ def answer(reader: Reader, sample: Sample) -> Trace:
     (unknown words, sentences beyond the memory).
     """
     t0 = time.perf_counter()
-    cfg = reader.model.cfg
+    cfg = reader.cfg
     unknown = reader.vocab.unknown([w for x in (*sample.story, sample.question) for w in words(x)])
     kept = sample.story[-cfg.memory :]
     if not kept:
@@ -218,7 +215,7 @@ def answer(reader: Reader, sample: Sample) -> Trace:
     story, query = torch.from_numpy(enc.story), torch.from_numpy(enc.query)
     times, mask = times_and_mask(torch.from_numpy(enc.n_facts), story.shape[1])
     with torch.no_grad():
-        logits, p, m = reader.model(story, times, mask, query)
+        logits, p, m = reader(story, times, mask, query)
     probs = torch.softmax(logits[0], -1)
     t_forward = time.perf_counter() - t0
     weights = p[0].numpy()[:, None, None, :]  # (hops, 1, 1, n_sentences)
@@ -253,12 +250,12 @@ def answer(reader: Reader, sample: Sample) -> Trace:
     )
 
 
-def memory_vectors(reader: Reader, samples: list[Sample]) -> list[np.ndarray]:
+def memory_vectors(reader: MemN2N, samples: list[Sample]) -> list[np.ndarray]:
     """The first hop's input memories m_i of each sample's story: (n_kept_i, d) each."""
-    enc = encode(samples, reader.vocab, reader.candidates, reader.model.cfg.memory)
+    enc = encode(samples, reader.vocab, reader.candidates, reader.cfg.memory)
     story = torch.from_numpy(enc.story)
     n_facts = torch.from_numpy(enc.n_facts)
     times, mask = times_and_mask(n_facts, story.shape[1])
     with torch.no_grad():
-        _, _, m = reader.model(story, times, mask, torch.from_numpy(enc.query))
+        _, _, m = reader(story, times, mask, torch.from_numpy(enc.query))
     return [m[i, : int(n)].numpy() for i, n in enumerate(enc.n_facts)]

@@ -169,15 +169,48 @@ class Intermediates:
 
 
 class Transformer(nn.Module):
-    def __init__(self, cfg: TransformerConfig):
+    """The model, and once loaded (:meth:`from_pretrained`) its vocabularies and checkpoint
+    meta too, as fairseq's encoder holds its dictionary: no wrapper type sits between the
+    module and its card (docs/ARCHITECTURE.md)."""
+
+    def __init__(
+        self,
+        cfg: TransformerConfig,
+        src_vocab: Vocab | None = None,
+        tgt_vocab: Vocab | None = None,
+        meta: dict | None = None,
+        name: str = "",
+    ):
         super().__init__()
         self.cfg = cfg
+        self.src_vocab, self.tgt_vocab, self.meta, self.name = src_vocab, tgt_vocab, meta, name
         self.src_embed = Embedding(cfg.src_vocab, cfg)
         self.tgt_embed = Embedding(cfg.tgt_vocab, cfg)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
         self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers))
         # §3.4: the pre-softmax projection shares the target embedding matrix (logits = y Eᵀ + b).
         self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab))
+
+    @classmethod
+    def from_pretrained(cls, name: str, directory=None) -> Transformer:
+        """A shipped checkpoint in eval mode, with its vocabularies (nanoGPT's shape)."""
+        state, meta = checkpoints.load(name, directory)
+        vocabs = Vocab.from_json(meta["src_vocab"]), Vocab.from_json(meta["tgt_vocab"])
+        model = cls(TransformerConfig(**meta["config"]), *vocabs, meta, name)
+        model.load_state_dict({k: v.float() for k, v in state.items()})
+        return model.eval()
+
+    @property
+    def task(self) -> str:
+        return self.meta["task"]
+
+    @property
+    def max_src(self) -> int:
+        return self.cfg.max_len
+
+    @property
+    def max_new(self) -> int:
+        return min(self.meta["max_tgt"], self.cfg.max_len - 1)
 
     def encode(self, src: torch.Tensor, attend: Attend | None = None):
         """src (B, S) → memory (B, S, d), src_mask (B, 1, S), weights and inputs per layer.
@@ -261,9 +294,10 @@ class Transformer(nn.Module):
         return torch.stack(qs).numpy(), torch.stack(ks).numpy()
 
 
-def build(cfg: TransformerConfig, seed: int = 0) -> Transformer:
+def build(cfg: TransformerConfig, seed: int = 0, **loaded) -> Transformer:
+    """A fresh model from ``seed``; ``loaded``: its vocabularies, meta and name."""
     torch.manual_seed(seed)
-    return Transformer(cfg)
+    return Transformer(cfg, **loaded)
 
 
 # -- checkpoints and traces: what the studio, the CLI and the tests call ---------------------
@@ -296,37 +330,8 @@ def detokenize(task: str, tokens: list[str]) -> str:
     return "".join(tokens) if task == "dates" else mod.detokenize_fr(tokens)
 
 
-@dataclass
-class Translator:
-    """A trained checkpoint ready to run: the model in eval mode and its vocabularies."""
-
-    name: str
-    model: Transformer
-    src_vocab: object
-    tgt_vocab: object
-    meta: dict
-
-    @property
-    def task(self) -> str:
-        return self.meta["task"]
-
-    @property
-    def max_src(self) -> int:
-        return self.model.cfg.max_len
-
-    @property
-    def max_new(self) -> int:
-        return min(self.meta["max_tgt"], self.model.cfg.max_len - 1)
-
-
-def load(name: str, directory=None) -> Translator:
-    state, meta = checkpoints.load(name, directory)
-    model = Transformer(TransformerConfig(**meta["config"]))
-    model.load_state_dict({k: v.float() for k, v in state.items()})
-    model.eval()
-    return Translator(
-        name, model, Vocab.from_json(meta["src_vocab"]), Vocab.from_json(meta["tgt_vocab"]), meta
-    )
+def load(name: str, directory=None) -> Transformer:
+    return Transformer.from_pretrained(name, directory)
 
 
 def learned_positional_encoding(name: str, directory=None) -> np.ndarray:
@@ -337,7 +342,7 @@ def learned_positional_encoding(name: str, directory=None) -> np.ndarray:
     return state["src_embed.pe"].float().numpy().astype(np.float64)
 
 
-def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
+def source_ids(tr: Transformer, text: str) -> tuple[list[str], torch.Tensor]:
     """Tokenise user text the way the task does; refuse empty or over-long input (a pasted
     book is refused before tokenising, with the card's own message)."""
     if len(text) > MAX_CHARS:
@@ -350,21 +355,21 @@ def source_ids(tr: Translator, text: str) -> tuple[list[str], torch.Tensor]:
     return tokens, torch.tensor([tr.src_vocab.encode(tokens)])
 
 
-def layer_qkv(tr: Translator, text: str, layer: int = 0):
+def layer_qkv(tr: Transformer, text: str, layer: int = 0):
     """Per-head q, k, v ``[1, h, n, d_k]`` that encoder ``layer`` projects, and the tokens.
 
     The layers below it run with exact attention: these are the inputs a variant swapped
     into that layer would receive.
     """
-    if not 0 <= layer < len(tr.model.encoder):
-        raise ValueError(f"layer must be in 0..{len(tr.model.encoder) - 1}; got {layer}")
+    if not 0 <= layer < len(tr.encoder):
+        raise ValueError(f"layer must be in 0..{len(tr.encoder) - 1}; got {layer}")
     tokens, src = source_ids(tr, text)
     with torch.no_grad():
         src_mask = padding_mask(torch.tensor([src.shape[1]]), src.shape[1])
-        x = tr.model.src_embed(src)
-        for below in tr.model.encoder[:layer]:
+        x = tr.src_embed(src)
+        for below in tr.encoder[:layer]:
             x = below(x, src_mask)[0]
-        q, k, v = tr.model.encoder[layer].self_attn.project(x, x, x)
+        q, k, v = tr.encoder[layer].self_attn.project(x, x, x)
     return q, k, v, tokens
 
 
@@ -375,16 +380,16 @@ def attend_function(attend, attend_hp):
     return attend_fn(attend, attend_hp)
 
 
-def max_new(tr: Translator, n_src: int) -> int:
+def max_new(tr: Transformer, n_src: int) -> int:
     """Decoding stops at the task's bound for this input length (+ 1 for </s>)."""
     return min(tr.max_new, task_module(tr.task).max_target_tokens(n_src) + 1)
 
 
-def _translation(tr: Translator, gen: torch.Tensor) -> str:
+def _translation(tr: Transformer, gen: torch.Tensor) -> str:
     return detokenize(tr.task, tr.tgt_vocab.decode(gen[0].tolist()))
 
 
-def translate(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = None) -> str:
+def translate(tr: Transformer, text: str, *, attend=None, attend_hp: dict | None = None) -> str:
     """Greedy translation of ``text``; ``attend`` swaps every encoder self-attention core.
 
     ``attend``: None (exact), a variant name from engine.variants.registry with its
@@ -394,11 +399,11 @@ def translate(tr: Translator, text: str, *, attend=None, attend_hp: dict | None 
     tokens, src = source_ids(tr, text)
     n = max_new(tr, len(tokens))
     with torch.no_grad():
-        gen = tr.model.greedy(src, n, fn)[:, : n + 1]
+        gen = tr.greedy(src, n, fn)[:, : n + 1]
     return _translation(tr, gen)
 
 
-def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = None):
+def trace(tr: Transformer, text: str, *, attend=None, attend_hp: dict | None = None):
     """Translate ``text`` greedily and return every attention map, queries and keys.
 
     ``attend`` as in :func:`translate`; the encoder_self map is then the variant's map
@@ -409,8 +414,8 @@ def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = No
     t0 = time.perf_counter()
     n = max_new(tr, len(tokens))
     with torch.no_grad():
-        gen = tr.model.greedy(src, n, fn)[:, : n + 1]  # (1, ≤ n + 1)
-        logits, inter = tr.model(src, gen[:, :-1], fn)
+        gen = tr.greedy(src, n, fn)[:, : n + 1]  # (1, ≤ n + 1)
+        logits, inter = tr(src, gen[:, :-1], fn)
         # log p of each chosen token: the model's confidence, for the page's warning
         log_prob = torch.log_softmax(logits[0], -1).gather(-1, gen[0, 1:, None]).sum()
     ms = (time.perf_counter() - t0) * 1e3
@@ -435,7 +440,7 @@ def trace(tr: Translator, text: str, *, attend=None, attend_hp: dict | None = No
             flags["signed"] = variant.map_signed
         w = getattr(inter, kind)[0].numpy()
         maps[kind] = AttentionMap(w, ql, kl, KINDS[kind], note=note, **flags)
-        vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.model.queries_keys(inter, kind)
+        vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.queries_keys(inter, kind)
     return Trace(
         model=tr.name,
         task=tr.task,

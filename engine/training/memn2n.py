@@ -70,7 +70,7 @@ from engine._cli import recorded_command
 from engine.data.babi import TASK_IDS, Sample, dataset, elsewhere, short_story, words
 from engine.data.babi_encode import Encoded, encode, noisy_times, times_and_mask
 from engine.data.vocab import Vocab
-from engine.models.memn2n import TYINGS, MemN2N, MemN2NConfig, Reader, answer, checkpoint_name
+from engine.models.memn2n import TYINGS, MemN2N, MemN2NConfig, answer, checkpoint_name
 from engine.training import fit as harness
 
 QUICK = dict(epochs=2, per_task=60, ls_epochs=1, restarts=2)
@@ -187,17 +187,17 @@ class Snapshots:
     """What a snapshot measures at a due step: the probe stories' Traces (answered with
     softmax, as the app answers) and the validation metrics."""
 
-    reader: Reader
+    model: MemN2N
     samples: list[Sample]
     enc_val: Encoded
 
     def take(self, *, linear: bool) -> tuple[dict, list]:
         def run():
-            val_loss, val_acc = evaluate_loss(self.reader.model, self.enc_val, linear=linear)
-            self.reader.model.eval()
+            val_loss, val_acc = evaluate_loss(self.model, self.enc_val, linear=linear)
+            self.model.eval()
             # A timeline keeps maps, not vectors: the m_i of every step would outweigh them.
-            traces = [replace(answer(self.reader, s), vectors={}) for s in self.samples]
-            self.reader.model.train()
+            traces = [replace(answer(self.model, s), vectors={}) for s in self.samples]
+            self.model.train()
             return val_loss, val_acc, traces
 
         val_loss, val_acc, traces = timeline.quiet(run)
@@ -238,7 +238,7 @@ def train(
         hops=hops,
         tying=tying,
     )
-    model = MemN2N(cfg)
+    model = MemN2N(cfg, vocab, answers, {"tasks": list(tasks)}, record or "")
     enc_val = encode(validation(val), vocab, answers, cfg.memory)
     rng, story_rng = np.random.default_rng(seed), random.Random(seed)
     best = ((-1.0, -math.inf), None, 0)
@@ -293,7 +293,7 @@ def train(
         recorder.mark(LINEAR_START_END, ls_epochs * per_epoch)
     shots = (
         Snapshots(
-            Reader(model, vocab, answers, record, {"tasks": list(tasks)}),
+            model,
             probes(list(tasks)),
             enc_val,
         )

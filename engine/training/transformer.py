@@ -37,7 +37,6 @@ from engine.models.transformer import (
     TASKS,
     Transformer,
     TransformerConfig,
-    Translator,
     build,
     checkpoint_name,
     task_module,
@@ -115,19 +114,19 @@ def probe_texts(task: str) -> list[str]:
 
 
 @torch.no_grad()
-def held_out_metrics(tr: Translator, pairs) -> dict[str, float]:
+def held_out_metrics(tr: Transformer, pairs) -> dict[str, float]:
     """Teacher-forced loss (cross-entropy in nats per token, no label smoothing) and token
     accuracy, greedy exact match (dates) or BLEU (en-fr), and for en-fr the AER of each
     layer's head-averaged cross-attention: argmax link per target word, teacher-forced on
     the reference, against the gold sure/possible links (as ``engine.evaluate`` scores a head)."""
     src, tgt_in, tgt_out = batch_tensors(pairs, tr.src_vocab, tr.tgt_vocab)
-    logits, inter = tr.model(src, tgt_in)
+    logits, inter = tr(src, tgt_in)
     keep = tgt_out != PAD
     out = {
         "loss": F.cross_entropy(logits[keep], tgt_out[keep]).item(),
         "token_accuracy": (logits.argmax(-1) == tgt_out)[keep].float().mean().item(),
     }
-    gen = tr.model.greedy(src, tr.max_new)
+    gen = tr.greedy(src, tr.max_new)
     hyps = [tr.tgt_vocab.decode(row[1:].tolist()) for row in gen]
     refs = [list(p.tgt) for p in pairs]
     if tr.task == "dates":
@@ -148,26 +147,20 @@ def held_out_metrics(tr: Translator, pairs) -> dict[str, float]:
 class Probe:
     """What one timeline snapshot runs on the model being trained."""
 
-    name: str
-    task: str
     texts: list[str]
     held_out: list
-    src_vocab: Vocab
-    tgt_vocab: Vocab
-    max_tgt: int
 
     def __call__(self, model: Transformer) -> tuple[dict[str, float], list[Trace]]:
         """(held-out metrics, one Trace per probe text), in eval mode (no dropout) and
         back to train mode after; call it through :func:`engine.timeline.quiet`."""
-        meta = {"task": self.task, "max_tgt": self.max_tgt}
-        tr = Translator(self.name, model, self.src_vocab, self.tgt_vocab, meta)
         model.eval()
         try:
             # Queries, keys and timings are not kept: the timeline is maps and outputs.
             traces = [
-                replace(trace_translation(tr, text), vectors={}, timings={}) for text in self.texts
+                replace(trace_translation(model, text), vectors={}, timings={})
+                for text in self.texts
             ]
-            return held_out_metrics(tr, self.held_out), traces
+            return held_out_metrics(model, self.held_out), traces
         finally:
             model.train()
 
@@ -204,16 +197,17 @@ def train(
         max_len=longest + 8,
         pe=pe,
     )
-    model = build(cfg, seed)
+    max_tgt = max(len(p.tgt) for p in train_set) + 4
+    name = checkpoint_name(task, pe)
+    vocabs = dict(src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    model = build(cfg, seed, **vocabs, meta={"task": task, "max_tgt": max_tgt}, name=name)
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: LR_FACTOR * noam(s + 1, cfg.d_model, warmup)
     )
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD, label_smoothing=0.1)
     batches = length_batches(train_set, batch, random.Random(seed))
-    max_tgt = max(len(p.tgt) for p in train_set) + 4
-    name = checkpoint_name(task, pe)
-    probe = Probe(name, task, probe_texts(task), valid[:HELD_OUT], src_vocab, tgt_vocab, max_tgt)
+    probe = Probe(probe_texts(task), valid[:HELD_OUT])
     rec = timeline.Recorder(name, steps) if record else None
     t0 = time.perf_counter()
 

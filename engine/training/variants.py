@@ -324,7 +324,7 @@ class Probe:
             metrics, trace = timeline.quiet(lambda: self.measure(model, attend))
         finally:
             model.train(was_training)
-        trace.maps = {k: timeline.pooled(m, TIMELINE_SIDE) for k, m in trace.maps.items()}
+        trace.maps = {k: m.pooled(TIMELINE_SIDE) for k, m in trace.maps.items()}
         return metrics, [trace]
 
     def measure(self, model: VariantModel, attend) -> tuple[dict, object]:

@@ -72,7 +72,7 @@ def ours_view(dates):
 def test_our_heads_removed_alone_are_the_engines_numbers(dates, ours_view):
     at = ours_view
     text = next(t for t in at.text_input if t.label == "Input").value
-    L, H = dates.model.cfg.n_layers, dates.model.cfg.n_heads
+    L, H = dates.cfg.n_layers, dates.cfg.n_heads
     for mode in ("zero", "mean"):
         at.radio(key="tr-mode").set_value(mode).run()
         assert not at.exception, [e.value for e in at.exception]
@@ -103,7 +103,7 @@ def test_the_section_follows_the_chosen_map(dates, ours_view):
     at.selectbox(key="attention").set_value("cross").run()
     assert not at.exception
     z = heat(figure(at, "Removing each head of the cross-attention"))
-    assert z.shape == (dates.model.cfg.n_layers, dates.model.cfg.n_heads)
+    assert z.shape == (dates.cfg.n_layers, dates.cfg.n_heads)
 
 
 def test_minilm_heads_and_the_faithfulness_meter(minilm):

@@ -122,7 +122,7 @@ def test_layer_qkv_gives_what_each_encoder_layer_projects(dates):
 
     q0, k0, v0, tokens = transformer.layer_qkv(dates, "12 March 2021")
     q1, *_ = transformer.layer_qkv(dates, "12 March 2021", layer=1)
-    assert q0.shape == q1.shape == (1, dates.model.cfg.n_heads, len(tokens), 32)
+    assert q0.shape == q1.shape == (1, dates.cfg.n_heads, len(tokens), 32)
     tr = transformer.trace(dates, "12 March 2021")
     assert torch.allclose(torch.from_numpy(tr.vectors["queries.encoder_self"][1]), q1[0])
 

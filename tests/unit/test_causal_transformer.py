@@ -30,17 +30,17 @@ def teacher_forced_log_prob(tr, answer_text_ids):
     src = transformer.source_ids(tr, TEXT)[1]
     tgt_in = torch.tensor([[transformer.BOS, *answer_text_ids[:-1]]])
     with torch.no_grad():
-        logits, _ = tr.model(src, tgt_in)
+        logits, _ = tr(src, tgt_in)
     lp = torch.log_softmax(logits[0], -1)
     return float(lp.gather(-1, torch.tensor(answer_text_ids)[:, None]).sum())
 
 
 @pytest.mark.parametrize(("kind", "layer", "head"), [("encoder_self", 0, 1), ("cross", 1, 3)])
 def test_zero_ablation_is_the_model_without_that_heads_columns(tr, zero, kind, layer, head):
-    answer = tr.model.greedy(transformer.source_ids(tr, TEXT)[1], 40)[0, 1:].tolist()
+    answer = tr.greedy(transformer.source_ids(tr, TEXT)[1], 40)[0, 1:].tolist()
     answer = answer[: answer.index(transformer.EOS) + 1]
     assert abs(teacher_forced_log_prob(tr, answer) - zero.log_prob) < 1e-5
-    stack = tr.model.encoder if kind == "encoder_self" else tr.model.decoder
+    stack = tr.encoder if kind == "encoder_self" else tr.decoder
     mha = stack[layer].cross_attn if kind == "cross" else stack[layer].self_attn
     d = mha.d_k
     kept = mha.W_O.weight.detach().clone()
@@ -55,7 +55,7 @@ def test_zero_ablation_is_the_model_without_that_heads_columns(tr, zero, kind, l
 
 
 def test_every_head_of_every_kind_gets_a_number_and_a_translation(tr, zero):
-    L, H = tr.model.cfg.n_layers, tr.model.cfg.n_heads
+    L, H = tr.cfg.n_layers, tr.cfg.n_heads
     assert zero.translation == transformer.translate(tr, TEXT)
     for kind in ablation_transformer.KINDS:
         assert zero.delta_log_prob[kind].shape == (L, H)

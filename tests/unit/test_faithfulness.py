@@ -119,8 +119,8 @@ def test_removing_each_fact_is_the_answer_with_that_slot_masked():
     reader = card.load()
     sample = dataset(1, "test")[0]
     r = faithfulness_memory.remove_each(reader, sample)
-    n = len(sample.story[-reader.model.cfg.memory :])
-    assert r.hops.shape == (reader.model.cfg.hops, n) and r.delta.shape == (n,)
+    n = len(sample.story[-reader.cfg.memory :])
+    assert r.hops.shape == (reader.cfg.hops, n) and r.delta.shape == (n,)
     np.testing.assert_allclose(r.hops.sum(-1), 1.0, atol=1e-5)
     assert reader.candidates[r.answer] == sample.answer  # task 1's model answers it
     assert set(r.support) == set(sample.support)

@@ -11,7 +11,6 @@ from engine.errors import InputError
 from engine.models.memn2n import (
     MemN2N,
     MemN2NConfig,
-    Reader,
     answer,
     memory_vectors,
     position_encoding,
@@ -142,8 +141,8 @@ def reader():
     vocab = Vocab.build(words(x) for s in train for x in (*s.story, s.question, s.answer))
     answers = tuple(sorted({s.answer for s in train}))
     torch.manual_seed(0)
-    model = MemN2N(MemN2NConfig(len(vocab), tuple(vocab.stoi[a] for a in answers), d=10))
-    return Reader(model.eval(), vocab, answers, "test-model", {"tasks": [1]})
+    cfg = MemN2NConfig(len(vocab), tuple(vocab.stoi[a] for a in answers), d=10)
+    return MemN2N(cfg, vocab, answers, {"tasks": [1]}, "test-model").eval()
 
 
 def test_answer_returns_a_memory_trace(reader):
@@ -203,7 +202,7 @@ def test_quick_training_writes_a_checkpoint_that_loads_and_scores(tmp_path, caps
     argv = ["--task", "1", "--quick", "--out", str(tmp_path), "--hops", "2", "--jobs", "1"]
     assert main(argv) == 0
     r = load("memn2n-task1", tmp_path)
-    assert r.model.cfg.hops == 2 and r.meta["tasks"] == [1]
+    assert r.cfg.hops == 2 and r.meta["tasks"] == [1]
     assert r.meta["command"] == "python -m engine.train memn2n --task 1 --quick --hops 2"
     result = score(r, 1)
     assert 0 <= result["accuracy"] <= 1 and len(result["support_hit_per_hop"]) == 2

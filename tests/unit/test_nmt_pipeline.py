@@ -7,7 +7,7 @@ import pytest
 
 from engine.errors import InputError
 from engine.evaluation import nmt as evaluation
-from engine.models.bahdanau import Translator
+from engine.models.bahdanau import RNNSearch
 from engine.trace import Trace
 from engine.training import nmt as training
 
@@ -32,7 +32,7 @@ def test_checkpoints_carry_config_vocab_and_the_command(ckpt_dir):
 
 
 def test_translate_returns_a_trace_with_the_alignment_and_its_internals(ckpt_dir):
-    tr = Translator.load("nmt-enfr-additive", ckpt_dir)
+    tr = RNNSearch.from_pretrained("nmt-enfr-additive", ckpt_dir)
     trace = tr.translate("The agreement on the zorblax was signed.", beam=3)
     amap = trace.maps["alignment"]
     T, K = len(trace.outputs["steps"]), len(trace.inputs["tokens"])
@@ -51,19 +51,21 @@ def test_translate_returns_a_trace_with_the_alignment_and_its_internals(ckpt_dir
 
 
 def test_bad_input_is_refused_with_the_limit(ckpt_dir):
-    tr = Translator.load("nmt-enfr-additive", ckpt_dir)
+    tr = RNNSearch.from_pretrained("nmt-enfr-additive", ckpt_dir)
     for text in ("", "   \n\t"):
         with pytest.raises(InputError):
             tr.tokens(text)
     with pytest.raises(InputError, match="limit here is 50"):
         tr.tokens("word " * 51)
-    dates = Translator.load("nmt-dates", ckpt_dir)
+    dates = RNNSearch.from_pretrained("nmt-dates", ckpt_dir)
     with pytest.raises(InputError, match="characters"):
         dates.tokens("3" * 41)
 
 
 def test_baseline_has_no_alignment_map(ckpt_dir):
-    trace = Translator.load("nmt-enfr-none", ckpt_dir).translate("the minister signed .", beam=2)
+    trace = RNNSearch.from_pretrained("nmt-enfr-none", ckpt_dir).translate(
+        "the minister signed .", beam=2
+    )
     assert "alignment" not in trace.maps and trace.outputs["translation"] is not None
 
 

@@ -79,15 +79,15 @@ def test_a_damaged_timeline_is_a_message(tmp_path, damage):
     assert err.value.message.key == ("timeline.missing" if damage == "missing" else "timeline.bad")
 
 
-def test_pooled_keeps_block_means_and_says_so():
+def test_a_timeline_map_pooled_keeps_block_means_and_says_so():
     w = np.random.default_rng(0).random((1, 1, 130, 130))
     w /= w.sum(-1, keepdims=True)
     amap = AttentionMap(w, [str(i) for i in range(130)], [str(i) for i in range(130)], "self")
-    small = timeline.pooled(amap, side=64)
+    small = amap.pooled(side=64)  # what a recorded grid cell keeps (TIMELINE_SIDE)
     assert small.pooling == 3 and small.shape == (1, 1, 44, 44) and "pooled ×3" in small.flags
     assert np.isclose(small.weights[0, 0, 0, 0], w[0, 0, :3, :3].mean(), atol=1e-6)
     assert np.isclose(small.weights[0, 0, -1, -1], w[0, 0, 129, 129])  # a 1×1 last block
-    assert timeline.pooled(small, side=64) is small
+    assert small.pooled(side=64) is small
 
 
 def test_quiet_probe_leaves_the_random_state_alone():

@@ -169,10 +169,10 @@ def test_quick_training_writes_a_small_loadable_checkpoint(quick_dates):
     weights = quick_dates / "transformer-dates-learned.safetensors"
     assert weights.stat().st_size < 5e6
     tr = load("transformer-dates-learned", quick_dates)
-    assert tr.task == "dates" and tr.model.cfg.pe == "learned"
+    assert tr.task == "dates" and tr.cfg.pe == "learned"
     pe = learned_positional_encoding("transformer-dates-learned", quick_dates)
-    assert pe.shape == (tr.model.cfg.max_len, tr.model.cfg.d_model)
-    torch.testing.assert_close(torch.tensor(pe, dtype=torch.float32), tr.model.src_embed.pe.data)
+    assert pe.shape == (tr.cfg.max_len, tr.cfg.d_model)
+    torch.testing.assert_close(torch.tensor(pe, dtype=torch.float32), tr.src_embed.pe.data)
 
 
 def test_trace_of_our_model_keeps_the_contract(quick_dates):
@@ -228,7 +228,7 @@ def test_head_aer_is_zero_for_a_head_that_matches_the_gold_links(quick_dates):
     pairs = splits(seed=0, n_train=0, n_valid=0, n_test=6)["test"]
     src, tgt_in, _ = batch_tensors(pairs, tr.src_vocab, tr.tgt_vocab)
     with torch.no_grad():
-        cross = tr.model(src, tgt_in)[1].cross.numpy()
+        cross = tr(src, tgt_in)[1].cross.numpy()
     gold = [
         replace(p, sure=frozenset(links), possible=frozenset(links))
         for b, p in enumerate(pairs)

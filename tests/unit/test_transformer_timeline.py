@@ -12,7 +12,7 @@ import torch
 from engine import timeline
 from engine.data import enfr
 from engine.data.vocab import Vocab
-from engine.models.transformer import TransformerConfig, Translator, build
+from engine.models.transformer import Transformer, TransformerConfig, build
 from engine.training import transformer as training
 from engine.translation_quality import argmax_links
 
@@ -71,14 +71,13 @@ def test_quick_run_writes_a_timeline_beside_the_checkpoint(tmp_path):
     ), "the probe's maps did not change while the model trained"
 
 
-def _tiny_enfr() -> tuple[Translator, list]:
+def _tiny_enfr() -> tuple[Transformer, list]:
     pairs = list(enfr.EXAMPLES.values())
     src, tgt = Vocab.build(p.src for p in pairs), Vocab.build(p.tgt for p in pairs)
     cfg = TransformerConfig(len(src), len(tgt), d_model=32, n_heads=2, n_layers=2, d_ff=64,
                             max_len=64)  # fmt: skip
-    model = build(cfg, 0).eval()
     meta = {"task": "en-fr", "max_tgt": max(len(p.tgt) for p in pairs) + 4}
-    return Translator("tiny", model, src, tgt, meta), pairs
+    return build(cfg, 0, src_vocab=src, tgt_vocab=tgt, meta=meta, name="tiny").eval(), pairs
 
 
 def test_enfr_metrics_are_bleu_and_each_layers_head_averaged_aer():
@@ -95,7 +94,7 @@ def test_aer_scores_each_layers_heads_averaged_cross_attention():
     tr, pairs = _tiny_enfr()
     src, tgt_in, _ = training.batch_tensors(pairs, tr.src_vocab, tr.tgt_vocab)
     with torch.no_grad():
-        mean = tr.model(src, tgt_in)[1].cross.mean(2).numpy()  # (B, L, T, S)
+        mean = tr(src, tgt_in)[1].cross.mean(2).numpy()  # (B, L, T, S)
     gold = [
         replace(p, sure=frozenset(links), possible=frozenset(links))
         for b, p in enumerate(pairs)

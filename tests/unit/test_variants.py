@@ -293,7 +293,7 @@ def test_swapping_full_attention_into_the_trained_transformer_changes_nothing():
         pytest.skip(f"checkpoint {name} not trained yet")
     tr = transformer.load(name)
     _, src = transformer.source_ids(tr, "12 March 2021")
-    ids = tr.model.greedy(src, tr.max_new)[0, 1:].tolist()
+    ids = tr.greedy(src, tr.max_new)[0, 1:].tolist()
     words = [tr.tgt_vocab.itos[i] for i in ids if i not in (transformer.EOS, transformer.PAD)]
     own = transformer.detokenize(tr.task, words)
     assert transformer.translate(tr, "12 March 2021", attend="full") == own

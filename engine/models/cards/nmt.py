@@ -136,7 +136,7 @@ class NMTCard(TranslationCard):
         return saved.get("models", {}).get(self.name)
 
     def load(self):
-        return self.runtime.Translator.load(self.name, self.directory)
+        return self.runtime.RNNSearch.from_pretrained(self.name, self.directory)
 
     def _trace(self, model, input, *, beam: int):
         return model.translate(input, beam=beam)

@@ -41,7 +41,7 @@ class TransformerCard(TranslationCard):
 
     @property
     def max_new(self) -> int:
-        """The most target tokens a translation writes (the runtime's ``Translator.max_new``)."""
+        """The most target tokens a translation writes (the runtime's ``Transformer.max_new``)."""
         return min(self.meta["max_tgt"], self.meta["config"]["max_len"] - 1)
 
     @property
@@ -95,7 +95,7 @@ class TransformerCard(TranslationCard):
         src = torch.tensor([tr.src_vocab.encode(list(source))])
         tgt_in = torch.tensor([tr.tgt_vocab.encode(list(target), add_bos=True)])
         with torch.no_grad():
-            _, inter = tr.model(src, tgt_in, fn)
+            _, inter = tr(src, tgt_in, fn)
         w = inter.cross[0].numpy()  # (L, H, T, S): row i is the step that produces target[i]
         return {
             f"L{l} H{h}": _alignment(f"L{l} H{h}", w[l, h], target, source)
