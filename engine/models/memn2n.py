@@ -109,6 +109,15 @@ class MemN2N(nn.Module):
         for e in self.E:
             e.weight.data[0].zero_()
 
+    @classmethod
+    def from_pretrained(cls, name: str, directory=None) -> MemN2N:
+        """A shipped checkpoint in eval mode, with its vocabulary and answer candidates."""
+        state, meta = checkpoints.load(name, directory)
+        cfg = MemN2NConfig(**{**meta["config"], "answers": tuple(meta["config"]["answers"])})
+        model = cls(cfg, Vocab.from_json(meta["vocab"]), tuple(meta["candidates"]), meta, name)
+        model.load_state_dict({k: v.float() for k, v in state.items()})
+        return model.eval()
+
     # Which table plays A^k, C^k, B for each tying scheme (k counts from 0 here).
     def _A(self, k: int) -> int:
         return k if self.cfg.tying == "adjacent" else 0
@@ -187,12 +196,7 @@ def checkpoint_name(task: int | str) -> str:
 
 
 def load(name: str = "memn2n-joint", directory=None) -> MemN2N:
-    """A shipped checkpoint in eval mode, with its vocabulary and answer candidates."""
-    state, meta = checkpoints.load(name, directory)
-    cfg = MemN2NConfig(**{**meta["config"], "answers": tuple(meta["config"]["answers"])})
-    model = MemN2N(cfg, Vocab.from_json(meta["vocab"]), tuple(meta["candidates"]), meta, name)
-    model.load_state_dict({k: v.float() for k, v in state.items()})
-    return model.eval()
+    return MemN2N.from_pretrained(name, directory)
 
 
 def answer(reader: MemN2N, sample: Sample) -> Trace:
