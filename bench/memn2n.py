@@ -58,7 +58,6 @@ def main() -> int:
     from engine import projection
     from engine.data.babi import dataset
     from engine.models import registry
-    from engine.models.memn2n import memory_vectors
 
     names = [c.name for c in registry.by_family("memn2n")]
     name = args.model or ("memn2n-joint" if "memn2n-joint" in names else names[0])
@@ -90,7 +89,7 @@ def main() -> int:
 
     vecs, tasks = [], reader.meta["tasks"]
     for t in tasks:
-        vecs += memory_vectors(reader, dataset(t, "test")[: 2_000 // len(tasks)])
+        vecs += reader.memories(dataset(t, "test")[: 2_000 // len(tasks)])
     X = np.concatenate(vecs)[:2_000]
     fits = []
     for seed in range(3):

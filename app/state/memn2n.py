@@ -15,7 +15,6 @@ from kit.i18n import Lazy, t
 from engine import projection
 from engine.data.babi import Sample, dataset, subject
 from engine.models import registry
-from engine.models.memn2n import memory_vectors
 from engine.projection import umap_2d
 from state import models, timelines
 
@@ -141,7 +140,7 @@ def corpus(name: str, limit: int = MAP_MEMORIES):
                 break
             picked.append(s)
             n += min(len(s.story), r.cfg.memory)
-        for s, m in zip(picked, memory_vectors(r, picked), strict=True):
+        for s, m in zip(picked, r.memories(picked), strict=True):
             kept = s.story[-len(m) :]
             vecs.append(m)
             task_of += [f"task {task}"] * len(m)
@@ -158,7 +157,7 @@ def memory_map(name: str, sample: Sample, seed: int = 0):
     """
 
     vectors, task_of, subject_of, texts = corpus(name)
-    current = memory_vectors(reader(name), [sample])[0]
+    current = reader(name).memories([sample])[0]
     coords = queue.run(t("state.queue_umap"), _project, vectors, current, seed)
     return coords, task_of, subject_of, texts, len(current)
 

@@ -20,7 +20,6 @@ from engine.masks import causal_mask
 from engine.models.attentionviz import joint_embedding as embed
 from engine.models.attentionviz import neuron_view
 from engine.models.cards.pretrained import DIRECTORY
-from engine.models.transformer import Transformer, learned_positional_encoding
 from engine.projection import warm_up_in_background
 from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
 from engine.timeline import Timeline
@@ -74,8 +73,7 @@ def learned_pe() -> tuple[str, np.ndarray] | None:
 
 @st.cache_data(max_entries=2, show_spinner=False)
 def _learned_table(name: str) -> np.ndarray:
-
-    return learned_positional_encoding(name)
+    return models.loaded(name).positional_table()
 
 
 @st.cache_resource(max_entries=1)
@@ -176,9 +174,9 @@ def metrics_at(tl: Timeline, i: int) -> str:
 def ablatable(name: str) -> bool:
     """Our Transformer, or a BERT-like encoder such as MiniLM: the models whose heads'
     output projections W_O the ablation hooks reach (a decoder is the Chat page's)."""
-    m = models.loaded(name)
-    if isinstance(m, Transformer):
+    if models.card(name).family == "transformer":
         return True
+    m = models.loaded(name)
     layers = getattr(getattr(getattr(m, "model", None), "encoder", None), "layer", None)
     return getattr(m, "arch", "") == "encoder" and layers is not None
 
@@ -189,6 +187,7 @@ def ablate(name: str, text: str, mode: str) -> dict:
         t("transformer.queue_ablate"),
         _ablate,
         models.loaded(name),
+        models.card(name).family,
         text,
         mode,
         t("transformer.progress_batches"),
@@ -197,9 +196,9 @@ def ablate(name: str, text: str, mode: str) -> dict:
     )
 
 
-def _ablate(m, text: str, mode: str, unit, cancel, progress) -> dict:
+def _ablate(m, family: str, text: str, mode: str, unit, cancel, progress) -> dict:
     hooks = dict(mode=mode, should_stop=cancel.is_set, progress=lambda d, n: progress(d, n, unit))
-    if isinstance(m, Transformer):
+    if family == "transformer":
         found = ablation_transformer.ablate(m, text, **hooks)
         return {
             "mode": found.mode,

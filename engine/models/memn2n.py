@@ -118,6 +118,16 @@ class MemN2N(nn.Module):
         model.load_state_dict({k: v.float() for k, v in state.items()})
         return model.eval()
 
+    @torch.no_grad()
+    def memories(self, samples: list[Sample]) -> list[np.ndarray]:
+        """The first hop's input memories m_i of each sample's story (n_kept_i, d), in one
+        batch: the vectors a Trace carries (``vectors["memory"]``), for many stories."""
+        enc = encode(samples, self.vocab, self.candidates, self.cfg.memory)
+        story, n_facts = torch.from_numpy(enc.story), torch.from_numpy(enc.n_facts)
+        times, mask = times_and_mask(n_facts, story.shape[1])
+        _, _, m = self(story, times, mask, torch.from_numpy(enc.query))
+        return [m[i, : int(n)].numpy() for i, n in enumerate(enc.n_facts)]
+
     # Which table plays A^k, C^k, B for each tying scheme (k counts from 0 here).
     def _A(self, k: int) -> int:
         return k if self.cfg.tying == "adjacent" else 0
@@ -252,14 +262,3 @@ def answer(reader: MemN2N, sample: Sample) -> Trace:
         vectors={"memory": m[0].numpy().astype(np.float32)},
         timings={"forward_ms": 1000 * t_forward},
     )
-
-
-def memory_vectors(reader: MemN2N, samples: list[Sample]) -> list[np.ndarray]:
-    """The first hop's input memories m_i of each sample's story: (n_kept_i, d) each."""
-    enc = encode(samples, reader.vocab, reader.candidates, reader.cfg.memory)
-    story = torch.from_numpy(enc.story)
-    n_facts = torch.from_numpy(enc.n_facts)
-    times, mask = times_and_mask(n_facts, story.shape[1])
-    with torch.no_grad():
-        _, _, m = reader(story, times, mask, torch.from_numpy(enc.query))
-    return [m[i, : int(n)].numpy() for i, n in enumerate(enc.n_facts)]

@@ -204,6 +204,12 @@ class Transformer(nn.Module):
     def task(self) -> str:
         return self.meta["task"]
 
+    def positional_table(self) -> np.ndarray:
+        """The encoder's trained PE table ``[n_positions, d_model]`` (``--pe learned``)."""
+        if self.cfg.pe != "learned":
+            raise ValueError(f"model {self.name!r} was trained with pe={self.cfg.pe}")
+        return self.src_embed.pe.detach().numpy().astype(np.float64)
+
     @property
     def max_src(self) -> int:
         return self.cfg.max_len
@@ -332,14 +338,6 @@ def detokenize(task: str, tokens: list[str]) -> str:
 
 def load(name: str, directory=None) -> Transformer:
     return Transformer.from_pretrained(name, directory)
-
-
-def learned_positional_encoding(name: str, directory=None) -> np.ndarray:
-    """The encoder's trained PE table ``[n_positions, d_model]`` (``--pe learned`` checkpoints)."""
-    state, meta = checkpoints.load(name, directory)
-    if meta["config"]["pe"] != "learned":
-        raise ValueError(f"checkpoint {name!r} was trained with pe={meta['config']['pe']}")
-    return state["src_embed.pe"].float().numpy().astype(np.float64)
 
 
 def source_ids(tr: Transformer, text: str) -> tuple[list[str], torch.Tensor]:

@@ -12,7 +12,6 @@ from engine.models.memn2n import (
     MemN2N,
     MemN2NConfig,
     answer,
-    memory_vectors,
     position_encoding,
 )
 
@@ -179,9 +178,9 @@ def test_unanswerable_input_is_an_input_error(reader, sample):
         answer(reader, sample)
 
 
-def test_memory_vectors_match_the_trace(reader):
+def test_memories_of_many_stories_match_each_trace(reader):
     samples = dataset(1, "test")[:3]
-    vecs = memory_vectors(reader, samples)
+    vecs = reader.memories(samples)
     for s, v in zip(samples, vecs, strict=True):
         np.testing.assert_allclose(v, answer(reader, s).vectors["memory"], atol=1e-5)
 

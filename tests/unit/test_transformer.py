@@ -164,13 +164,13 @@ def quick_dates(tmp_path_factory):
 
 
 def test_quick_training_writes_a_small_loadable_checkpoint(quick_dates):
-    from engine.models.transformer import learned_positional_encoding, load
+    from engine.models.transformer import load
 
     weights = quick_dates / "transformer-dates-learned.safetensors"
     assert weights.stat().st_size < 5e6
     tr = load("transformer-dates-learned", quick_dates)
     assert tr.task == "dates" and tr.cfg.pe == "learned"
-    pe = learned_positional_encoding("transformer-dates-learned", quick_dates)
+    pe = tr.positional_table()
     assert pe.shape == (tr.cfg.max_len, tr.cfg.d_model)
     torch.testing.assert_close(torch.tensor(pe, dtype=torch.float32), tr.src_embed.pe.data)
 
@@ -196,15 +196,12 @@ def test_trace_of_our_model_keeps_the_contract(quick_dates):
         trace(tr, "9" * 100_000)
 
 
-def test_learned_encoding_refuses_other_checkpoints(tmp_path):
-    from engine import checkpoints
-    from engine.models.transformer import learned_positional_encoding
+def test_learned_encoding_refuses_other_models():
+    from engine.models.transformer import Transformer, TransformerConfig
 
-    checkpoints.save(
-        "transformer-x", {"w": torch.zeros(1)}, {"config": {"pe": "sinusoidal"}}, tmp_path
-    )
+    model = Transformer(TransformerConfig(5, 5, d_model=8, n_heads=2, n_layers=1, d_ff=8))
     with pytest.raises(ValueError, match="sinusoidal"):
-        learned_positional_encoding("transformer-x", tmp_path)
+        model.positional_table()
 
 
 def test_unigram_f1_ignores_order_only():
