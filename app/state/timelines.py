@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.models.card import ModelCard
+from engine.models.registry import ModelCard
 from engine.timeline import Timeline
 
 

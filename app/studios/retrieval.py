@@ -34,7 +34,6 @@ from views.heatmap import md_escape
 
 from engine.analysis.retrieval import FLOOR, MAX_K, MAX_QUESTION_CHARS
 from engine.data.babi import MAX_STORY_CHARS, TASK_IDS
-from engine.models.chat import MAX_PROMPT_TOKENS
 from engine.text_gate import TextLimits
 
 EXAMPLE_STORY = (
@@ -148,7 +147,7 @@ def answer_line(trace, sample) -> None:
     if out["truncated"]:
         ids = ", ".join(md_escape(p["id"]) for p in out["truncated"][:12])
         ids += ", …" if len(out["truncated"]) > 12 else ""
-        limit = MAX_PROMPT_TOKENS
+        limit = out["prompt_limit"]
         st.warning(t("retrieval.truncated", n=len(out["truncated"]), ids=ids, limit=limit))
     ms = trace.timings
     st.caption(t("retrieval.timing", prefill=ms["prefill_ms"], decode=ms["decode_ms"]))

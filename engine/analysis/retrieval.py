@@ -474,6 +474,7 @@ def answer(
         **trace.outputs,
         "passages": listed,
         "truncated": [{"id": p.id, "text": p.text, "support": p.support} for p in prompt.truncated],
+        "prompt_limit": chat_model.MAX_PROMPT_TOKENS,  # what made them truncated
         "answer": trace.outputs["generated"].strip(),
         "prompt_mode": mode,
         "answer_steps": steps,

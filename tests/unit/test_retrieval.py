@@ -212,6 +212,11 @@ def test_a_prompt_over_the_token_limit_says_what_was_truncated(chat):
     assert ranked.truncated == passages[len(ranked.passages) :]  # the lowest-ranked go
     fits = retrieval.build_prompt(chat, long.question, passages[:3], mode="story")
     assert fits.truncated == [] and fits.note is None
+    # The answer's Trace says which passages were cut and under which limit (the page's
+    # warning reads both from it).
+    out = retrieval.answer(chat, long.question, passages, mode="story", max_new_tokens=1).outputs
+    assert [p["id"] for p in out["truncated"]] == [p.id for p in story.truncated]
+    assert out["prompt_limit"] == chat_model.MAX_PROMPT_TOKENS
 
 
 # -- the stores ------------------------------------------------------------------------------
