@@ -22,6 +22,7 @@ from kit.i18n import Lazy, catalog, t
 from engine.analysis import retrieval as rag
 from engine.checkpoints import load_result, result_name
 from engine.data.babi import Sample, dataset, user_story
+from engine.run import Run
 from state import chat as chat_state
 from state import memn2n as mem_state
 from state.minilm import embedder
@@ -140,7 +141,7 @@ def _answer(chat, request: Request, unit: str, cancel, progress):
         list(request.passages),
         mode=request.mode,
         max_new_tokens=request.max_new_tokens,
-        should_stop=should_stop,
+        run=Run(should_stop),
     )
 
 

@@ -52,8 +52,10 @@ from engine.data.babi import Sample, words
 from engine.errors import InputError
 from engine.messages import Message
 from engine.models import chat as chat_model
+from engine.models.cards.pretrained import chat_card
 from engine.models.pretrained import MINILM, Pretrained, load_minilm
 from engine.projection import CACHE_DIR
+from engine.run import Run
 from engine.trace import AttentionMap, Trace
 
 MAX_K = 10
@@ -437,19 +439,19 @@ def answer(
     *,
     mode: str = "retrieved",
     max_new_tokens: int = 12,
-    should_stop=None,
+    run: Run | None = None,
     write=None,
 ) -> Trace:
     """Greedy answer from the passages, with ``maps["passages"]`` ``[L, H, S, P]`` (the
     mass of step s on passage j; P = 0 in mode "none") beside the chat model's own maps.
 
     ``write(text, max_new_tokens)`` writes the templated prompt greedily and returns its
-    Trace; by default :func:`engine.models.chat.generate` alone (the app passes its batch,
-    which gives the same tokens and rows)."""
+    Trace; by default the chat model's card alone (its options checked, ``run`` asked
+    before each token; the app passes its batch, which gives the same tokens and rows)."""
     prompt = build_prompt(chat, question, passages, mode=mode)
     if write is None:
-        trace = chat_model.generate(
-            chat, prompt.text, max_new_tokens=max_new_tokens, should_stop=should_stop
+        trace = chat_card().trace(
+            prompt.text, model=chat, run=run, max_new_tokens=max_new_tokens, read_map="no"
         )
     else:
         trace = write(prompt.text, max_new_tokens)

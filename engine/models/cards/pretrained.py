@@ -222,8 +222,13 @@ def pretrained_cards() -> list[PretrainedCard]:
         arch = "encoder" if display == model_dirs.MINILM else _arch(path)
         found.append(PretrainedCard(name, {"path": str(path), "display": display, "arch": arch}))
     if convert_gguf.is_complete(convert_gguf.OUT_DIR):  # chat.available(), without torch
-        found.insert(1, ChatCard(CHAT_CARD, chat_meta()))
+        found.insert(1, chat_card())
     return found
+
+
+def chat_card() -> ChatCard:
+    """The chat model's card (no discovery: its directory is fixed by the set-up)."""
+    return ChatCard(CHAT_CARD, chat_meta())
 
 
 # The chat model's card: the chat page and every page listing pretrained models share it.
