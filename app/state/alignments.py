@@ -40,12 +40,6 @@ def gold_pair(src: Sequence[str], drawn: Iterable[enfr.Pair] = ()) -> enfr.Pair 
     return enfr.gold(src, drawn)
 
 
-def own_words(labels: Sequence[str]) -> tuple[str, ...]:
-    """A decoder's produced tokens without the final end-of-sentence mark."""
-    labels = tuple(labels)
-    return labels[:-1] if labels and labels[-1] == EOS else labels
-
-
 def versus_gold(alpha: np.ndarray, pair: enfr.Pair, *, forced: bool) -> VersusGold:
     """Score α (rows: target words of ``pair``, maybe followed by </s>) on the gold links."""
     alpha = np.asarray(alpha)[: len(pair.tgt), : len(pair.src)]

@@ -120,11 +120,6 @@ def ledger(
     )
 
 
-def evicted_tokens(led: Ledger, step: int, limit: int = 12) -> list[str]:
-    """The labels of the positions evicted by ``step`` (the most recent ``limit``)."""
-    return [led.tokens[j] for j in led.evicted[step][-limit:]]
-
-
 def summary(led: Ledger) -> dict:
     """Means over the steps after the first eviction (before it the caches are one)."""
     after = [s for s, e in enumerate(led.evicted) if e]

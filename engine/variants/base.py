@@ -358,15 +358,6 @@ def generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(int(seed))
 
 
-def dense_scores(q, k, causal: bool) -> torch.Tensor:
-    """Q Kᵀ/√d with causal positions at -inf: ``[B, H, N, N]`` (display-size n only)."""
-    s = (q @ k.transpose(-2, -1)) * default_scale(q.shape[-1])
-    if causal:
-        n = q.shape[-2]
-        s = s.masked_fill(~causal_mask(n, n, device=q.device), float("-inf"))
-    return s
-
-
 def dense_pattern(n: int, causal: bool) -> torch.Tensor:
     """``[n, n]`` pattern of a variant that sees every (causally allowed) key."""
     return causal_mask(n, n) if causal else torch.ones(n, n, dtype=torch.bool)
