@@ -256,13 +256,8 @@ def trace(
     # must not first be held to the contract of a softmax map.
     flags = {}
     if variant is not None:
-        flags = dict(
-            exact=variant.map_exact,
-            implied=variant.map_implied,
-            normalized=variant.map_normalized,
-            signed=variant.map_signed,
-            note=f"computed by {variant.title}. {variant.map_note}",
-        )
+        flags = variant.map_flags(f"computed by {variant.title}.")
+        del flags["kind"]  # the model's own kind of map (self, cross) stays
     token = ATTEND.set(attend)
     try:
         tr = _trace(m, text, max_new_tokens, flags)

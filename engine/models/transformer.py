@@ -428,16 +428,12 @@ def trace(tr: Transformer, text: str, *, attend=None, attend_hp: dict | None = N
     variant = getattr(fn, "variant", None)
     maps, vectors = {}, {}
     for kind, (ql, kl) in labels.items():
-        note, flags = "", {}
+        flags = {"kind": KINDS[kind], "note": ""}
         if kind == "cross":
-            note = "rows: the token each decoder position produced"
+            flags["note"] = "rows: the token each decoder position produced"
         elif kind == "encoder_self" and variant is not None:
-            note = f"computed by {variant.title}. {variant.map_note}"
-            flags = {"exact": variant.map_exact, "implied": variant.map_implied}
-            flags["normalized"] = variant.map_normalized
-            flags["signed"] = variant.map_signed
-        w = getattr(inter, kind)[0].numpy()
-        maps[kind] = AttentionMap(w, ql, kl, KINDS[kind], note=note, **flags)
+            flags = variant.map_flags(f"computed by {variant.title}.") | {"kind": KINDS[kind]}
+        maps[kind] = AttentionMap(getattr(inter, kind)[0].numpy(), ql, kl, **flags)
         vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.queries_keys(inter, kind)
     return Trace(
         model=tr.name,

@@ -289,6 +289,20 @@ class Variant(ABC):
             timings={"compute_s": elapsed},
         )
 
+    def map_flags(self, before: str = "", after=()) -> dict:
+        """What every map this variant forms says of itself: its kind, the honesty flags
+        and its note (``before`` it and ``after`` it, a caller's own words). The one
+        statement a model that swaps the variant in passes on with the map it returns."""
+        note = " ".join(filter(None, [before, self.map_note, *after]))
+        return dict(
+            kind=self.map_kind,
+            exact=self.map_exact,
+            implied=self.map_implied,
+            normalized=self.map_normalized,
+            signed=self.map_signed,
+            note=note,
+        )
+
     def attention_map(self, weights, labels, notes=()) -> AttentionMap:
         w = weights.detach().float().cpu().numpy()
         if self.map_normalized and not self.map_signed:
@@ -297,13 +311,8 @@ class Variant(ABC):
             weights=w,
             query_labels=labels,
             key_labels=labels,
-            kind=self.map_kind,
-            exact=self.map_exact,
-            implied=self.map_implied,
-            normalized=self.map_normalized,
-            signed=self.map_signed,
             layer_labels=[f"b{i}" for i in range(w.shape[0])],
-            note=" ".join([self.map_note, *notes]).strip(),
+            **self.map_flags(after=notes),
         )
 
 
