@@ -183,7 +183,8 @@ class Transformer(nn.Module):
     ):
         super().__init__()
         self.cfg = cfg
-        self.src_vocab, self.tgt_vocab, self.meta, self.name = src_vocab, tgt_vocab, meta, name
+        self.src_vocab, self.tgt_vocab, self.name = src_vocab, tgt_vocab, name
+        self.meta = meta or {}
         self.src_embed = Embedding(cfg.src_vocab, cfg)
         self.tgt_embed = Embedding(cfg.tgt_vocab, cfg)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
@@ -204,12 +205,6 @@ class Transformer(nn.Module):
     def task(self) -> str:
         return self.meta["task"]
 
-    def positional_table(self) -> np.ndarray:
-        """The encoder's trained PE table ``[n_positions, d_model]`` (``--pe learned``)."""
-        if self.cfg.pe != "learned":
-            raise ValueError(f"model {self.name!r} was trained with pe={self.cfg.pe}")
-        return self.src_embed.pe.detach().numpy().astype(np.float64)
-
     @property
     def max_src(self) -> int:
         return self.cfg.max_len
@@ -217,6 +212,12 @@ class Transformer(nn.Module):
     @property
     def max_new(self) -> int:
         return min(self.meta["max_tgt"], self.cfg.max_len - 1)
+
+    def positional_table(self) -> np.ndarray:
+        """The encoder's trained PE table ``[n_positions, d_model]`` (``--pe learned``)."""
+        if self.cfg.pe != "learned":
+            raise ValueError(f"model {self.name!r} was trained with pe={self.cfg.pe}")
+        return self.src_embed.pe.detach().numpy().astype(np.float64)
 
     def encode(self, src: torch.Tensor, attend: Attend | None = None):
         """src (B, S) → memory (B, S, d), src_mask (B, 1, S), weights and inputs per layer.
