@@ -19,10 +19,10 @@ import streamlit as st
 from kit import queue
 from kit.i18n import Lazy, catalog, t
 
+from engine import run as engine_run
 from engine.analysis import retrieval as rag
 from engine.checkpoints import load_result, result_name
 from engine.data.babi import Sample, dataset, user_story
-from engine.run import Run
 from state import chat as chat_state
 from state import memn2n as mem_state
 from state.minilm import embedder
@@ -141,7 +141,7 @@ def _answer(chat, request: Request, unit: str, cancel, progress):
         list(request.passages),
         mode=request.mode,
         max_new_tokens=request.max_new_tokens,
-        run=Run(should_stop),
+        run=engine_run.Run(should_stop),
     )
 
 
