@@ -206,6 +206,7 @@ def test_a_story_over_the_prompt_limit_says_what_was_left_out():
     warned = " ".join(w.value for w in at.warning)
     # The earliest sentences are dropped (MemN2N's memory keeps the latest ones too).
     assert "did not fit in the prompt" in warned and "babi\\-0," in warned, warned
+    assert f"at most {chat_lib.MAX_PROMPT_TOKENS} tokens" in warned, warned  # from the Trace
 
 
 def test_hostile_text_is_escaped_everywhere():
