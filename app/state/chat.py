@@ -76,6 +76,12 @@ def chat_dir() -> str:
     return str(chat_lib.CHAT_DIR)
 
 
+def card_facts() -> dict:
+    """The chat model's name, layers and heads as its card states them (no model loaded)."""
+    card = models.card(CHAT_CARD)
+    return {"name": card.meta["display"], **card.config}
+
+
 BATCHING = os.environ.get("ATTENTION_STUDIO_BATCHING", "1") != "0"
 # The batch's torch threads (the sessions keep one each): a number, or "auto" (default):
 # every core while the work queue runs no job, one as soon as it does. Measured for 30

@@ -148,18 +148,11 @@ if not state.available():
     st.info(t("chat.missing", path=state.chat_dir()))
     page_bottom("chat")
     halt()
+c = state.card_facts()  # the card states the model: the caption shows while it loads
+facts = dict(layers=c["n_layers"], heads=c["n_heads"], kv=c["n_kv_heads"], d=c["head_dim"])
+st.caption(t("chat.card", name=c["name"], **facts))
 with friendly_errors(t("chat.what_load")):
     chat = state.wait_for_model()  # loading began in the background at the server's start
-st.caption(
-    t(
-        "chat.card",
-        name=chat.name,
-        layers=chat.n_layers,
-        heads=chat.n_heads,
-        kv=chat.n_kv_heads,
-        d=chat.head_dim,
-    )
-)
 request = ask(chat)
 if request is None:
     halt()  # over the limit: the box has said so and offered the cut; the form stays

@@ -184,3 +184,30 @@ def test_generated_token_count_is_limited(allowed):
     m = hf.load(allowed / "tiny-gpt2")
     with pytest.raises(InputError, match="New tokens"):
         hf.trace(m, "hello", max_new_tokens=hf.MAX_NEW_TOKENS + 1)
+
+
+def test_a_card_states_the_architecture_its_loaded_model_has(minilm, chat):
+    """The caption's facts come from config.json, before any load: they must be the
+    loaded model's own (the chat card's are drawn while SmolLM2 is still loading)."""
+    from engine.models import registry
+
+    own = dict(n_layers=chat.n_layers, n_heads=chat.n_heads)
+    own |= dict(n_kv_heads=chat.n_kv_heads, head_dim=chat.head_dim)
+    assert registry.get("smollm2").config == own
+    c = minilm.model.config
+    heads = c.num_attention_heads
+    own = dict(n_layers=c.num_hidden_layers, n_heads=heads, n_kv_heads=heads)
+    assert registry.get("minilm").config == own | dict(head_dim=c.hidden_size // heads)
+
+
+def test_a_card_reads_gpt2_names_and_says_nothing_of_an_unreadable_config(tmp_path):
+    import json
+
+    from engine.models.cards.pretrained import PretrainedCard
+
+    card = PretrainedCard("hf:x", {"path": str(tmp_path), "display": "x", "arch": "decoder"})
+    assert card.config == {}  # no config.json
+    (tmp_path / "config.json").write_text("{ not json")
+    assert card.config == {}
+    (tmp_path / "config.json").write_text(json.dumps({"n_layer": 12, "n_head": 12, "n_embd": 768}))
+    assert card.config == {"n_layers": 12, "n_heads": 12, "n_kv_heads": 12, "head_dim": 64}

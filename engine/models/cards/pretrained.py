@@ -20,6 +20,13 @@ if TYPE_CHECKING:  # listing the cards loads no numpy; a trace does (_read_map)
     from engine.trace import AttentionMap, Trace
 
 SWAP_MODULE = "engine.models.in_pretrained"  # variants inside a pretrained model
+# A card's config fact and the names HuggingFace configs give it (Llama/BERT, GPT-2).
+HF_NAMES = (
+    ("n_layers", ("num_hidden_layers", "n_layer")),
+    ("n_heads", ("num_attention_heads", "n_head")),
+    ("n_kv_heads", ("num_key_value_heads",)),
+    ("head_dim", ("head_dim",)),
+)
 
 EXAMPLES = (
     Example(
@@ -55,6 +62,23 @@ class PretrainedCard(ModelCard):
     @property
     def title(self) -> str:
         return Message("card.pretrained.title", display=self.meta["display"])
+
+    @property
+    def config(self) -> dict:
+        """Layers, query heads, key/value heads and head size as the model's config.json
+        states them (the first of HuggingFace's names for each that it uses): what a
+        caption says, with no model loaded. A fact the file does not state is left out."""
+        try:
+            c = json.loads((self.path / "config.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        found = {ours: next((c[k] for k in theirs if k in c), None) for ours, theirs in HF_NAMES}
+        heads, width = found["n_heads"], c.get("hidden_size") or c.get("n_embd")
+        if found["head_dim"] is None and isinstance(heads, int) and isinstance(width, int):
+            found["head_dim"] = width // heads
+        if found["n_kv_heads"] is None:
+            found["n_kv_heads"] = heads  # no grouping: every query head has its own K/V
+        return {k: v for k, v in found.items() if isinstance(v, int)}
 
     @property
     def options(self) -> tuple[Param, ...]:
