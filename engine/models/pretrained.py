@@ -257,7 +257,6 @@ def trace(
     flags = {}
     if variant is not None:
         flags = variant.map_flags(f"computed by {variant.title}.")
-        del flags["kind"]  # the model's own kind of map (self, cross) stays
     token = ATTEND.set(attend)
     try:
         tr = _trace(m, text, max_new_tokens, flags)

@@ -429,12 +429,12 @@ def trace(tr: Transformer, text: str, *, attend=None, attend_hp: dict | None = N
     variant = getattr(fn, "variant", None)
     maps, vectors = {}, {}
     for kind, (ql, kl) in labels.items():
-        flags = {"kind": KINDS[kind], "note": ""}
+        flags = {}
         if kind == "cross":
             flags["note"] = "rows: the token each decoder position produced"
         elif kind == "encoder_self" and variant is not None:
-            flags = variant.map_flags(f"computed by {variant.title}.") | {"kind": KINDS[kind]}
-        maps[kind] = AttentionMap(getattr(inter, kind)[0].numpy(), ql, kl, **flags)
+            flags = variant.map_flags(f"computed by {variant.title}.")
+        maps[kind] = AttentionMap(getattr(inter, kind)[0].numpy(), ql, kl, KINDS[kind], **flags)
         vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.queries_keys(inter, kind)
     return Trace(
         model=tr.name,

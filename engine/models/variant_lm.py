@@ -400,6 +400,7 @@ def probe_trace(model, attend, spec, x, y, *, name: str, show: int = SHOW_N) -> 
         weights=weights,
         query_labels=labels[:m],
         key_labels=labels[:m],
+        kind=v.map_kind,
         layer_labels=[f"layer {i}" for i in range(len(maps))],
         **v.map_flags(f"first {m} of {spec.n} tokens." if m < spec.n else "")
         | {"normalized": v.map_normalized and m == spec.n},  # a cropped row no longer sums to 1

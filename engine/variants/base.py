@@ -290,12 +290,12 @@ class Variant(ABC):
         )
 
     def map_flags(self, before: str = "", after=()) -> dict:
-        """What every map this variant forms says of itself: its kind, the honesty flags
-        and its note (``before`` it and ``after`` it, a caller's own words). The one
-        statement a model that swaps the variant in passes on with the map it returns."""
+        """What every map this variant forms says of itself: the honesty flags and its note
+        (``before`` it and ``after`` it, a caller's own words). The one statement a model
+        that swaps the variant in passes on with the map it returns (of the model's own
+        kind: self, cross)."""
         note = " ".join(filter(None, [before, self.map_note, *after]))
         return dict(
-            kind=self.map_kind,
             exact=self.map_exact,
             implied=self.map_implied,
             normalized=self.map_normalized,
@@ -311,6 +311,7 @@ class Variant(ABC):
             weights=w,
             query_labels=labels,
             key_labels=labels,
+            kind=self.map_kind,
             layer_labels=[f"b{i}" for i in range(w.shape[0])],
             **self.map_flags(after=notes),
         )

@@ -68,9 +68,8 @@ class PretrainedCard(ModelCard):
         """Layers, query heads, key/value heads and head size as the model's config.json
         states them (the first of HuggingFace's names for each that it uses): what a
         caption says, with no model loaded. A fact the file does not state is left out."""
-        try:
-            c = json.loads((self.path / "config.json").read_text())
-        except (OSError, ValueError):
+        c = _config_json(self.path)
+        if not isinstance(c, dict):
             return {}
         found = {ours: next((c[k] for k in theirs if k in c), None) for ours, theirs in HF_NAMES}
         heads, width = found["n_heads"], c.get("hidden_size") or c.get("n_embd")
@@ -289,9 +288,16 @@ def chat_meta() -> dict:
     }
 
 
+def _config_json(path: Path):
+    """A model directory's parsed config.json, or None when it is missing or not JSON."""
+    try:
+        return json.loads((path / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _arch(path: Path) -> str:
     try:
-        config = json.loads((path / "config.json").read_text())
-        return model_dirs.architecture(SimpleNamespace(**config))
-    except (OSError, ValueError, TypeError):
+        return model_dirs.architecture(SimpleNamespace(**_config_json(path)))
+    except (ValueError, TypeError):  # no file, or not an object of settings
         return ""
