@@ -16,6 +16,7 @@ from views.heatmap import (
     cell_domains,
     figure,
     flag_text,
+    map_scale,
     subplot_ref,
     unique_labels,
 )
@@ -29,7 +30,9 @@ def _label(text: str, x: float, y: float, **kw) -> dict:
 
 
 def head_grid(amap, title: str) -> go.Figure:
-    """Every (layer, head) of an AttentionMap as a small heatmap; rows are layers.
+    """Every (layer, head) of an AttentionMap as a small heatmap; rows are layers, on the
+    map's kind's one scale (:func:`views.heatmap.map_scale`: α on 0–1, a signed or implied
+    map diverging and named by its quantity), as every other grid of maps.
 
     The thumbnails are tiles of ONE heatmap, NaN between them: a browser draws one trace
     on one pair of axes several times faster than L × H subplots (each with its own axes,
@@ -40,6 +43,7 @@ def head_grid(amap, title: str) -> go.Figure:
     f = shown.pooling // amap.pooling
     z, hover = _tiles(shown)
     flags = list(amap.flags) + ([f"thumbnails pooled ×{f}"] if f > 1 else [])
+    s = map_scale(z, flags)
     hidden = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, automargin=False)
     trace = dict(
         type="heatmap",
@@ -47,12 +51,15 @@ def head_grid(amap, title: str) -> go.Figure:
         text=hover.tolist(),
         coloraxis="coloraxis",
         hoverongaps=False,
-        hovertemplate="%{text}<br>α = %{z:.3f}<extra></extra>",
+        hovertemplate=f"%{{text}}<br>{s['name']} = %{{z:.3f}}<extra></extra>",
     )
+    scale = dict(cmin=s["zmin"], cmax=s["zmax"], colorbar=dict(title=dict(text=s["name"])))
+    colours = dict(colorscale=DIVERGING, reversescale=True) if s["diverging"] else {}
+    note = f" · {s['note']}" if s["note"] else ""
     layout = dict(
-        title=dict(text=f"{title}  <sup>[{flag_text(flags)}]</sup>"),
+        title=dict(text=f"{title}{note}  <sup>[{flag_text(flags)}]</sup>"),
         font=FONT,
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=dict(text="α"))),
+        coloraxis=dict(dict(colorscale=SEQUENTIAL) | colours, **scale),
         height=int(min(1400, 140 + 110 * L * max(1, 6 / H))),
         margin=dict(l=40, r=10, t=70, b=10),
         annotations=_tile_labels(shown),

@@ -6,6 +6,7 @@ import pytest
 from kit import presenter
 from views import chat, heatmap, learning, timeline, variants, variants_quality
 from views.heatmap import BAR_PX, MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid, text_px
+from views.transformer import head_grid
 from views.variants_html import map_grid_html
 
 from engine.trace import AttentionMap
@@ -73,6 +74,18 @@ def test_a_grid_never_shares_one_scale_across_kinds():
     assert second.colorbar.title.text != "α"
     page = map_grid_html([panel(soft, "full"), panel(retnet, "retnet")])
     assert "1 α" in page and "±" in page
+
+
+def test_the_head_grid_draws_each_kind_on_its_own_scale():
+    soft = head_grid(softmax_map(heads=3), "self").layout.coloraxis
+    assert (soft.cmin, soft.cmax, soft.colorbar.title.text) == (0, 1, "α")
+    amap = implied_map()
+    implied = head_grid(amap, "retnet")
+    top = float(amap.weights.max())
+    axis = implied.layout.coloraxis
+    assert (axis.cmin, axis.cmax) == pytest.approx((-top, top)) and axis.reversescale
+    assert axis.colorbar.title.text not in ("α", "") and f"±{top:.3g}" in implied.layout.title.text
+    assert "α =" not in implied.data[0].hovertemplate
 
 
 @pytest.mark.parametrize("n_panels", [1, 4, 22])
