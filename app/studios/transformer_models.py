@@ -113,11 +113,14 @@ def pretrained():
     """A pretrained HuggingFace model from local files: its facts, input and trace."""
     name = pretrained_name()
     with friendly_errors(t("transformer.loading_what")):
-        card, m = models.card(name), models.loaded(name)
-    facts = dict(name=m.name, arch=m.arch, tokens=m.max_tokens, chars=f"{card.limits.max_chars:,}")
-    st.caption(t("transformer.pretrained_caption", **facts))
+        card = models.card(name)
+        limits = card.limits  # what the card states, before the model loads
+        facts = dict(name=card.meta["display"], arch=card.meta["arch"])
+        facts |= dict(tokens=limits.max_tokens, chars=f"{limits.max_chars:,}")
+        st.caption(t("transformer.pretrained_caption", **facts))
+        m = models.loaded(name)
     ends, specials = tokenizer_ends(m.tokenizer), special_tokens(m.tokenizer)
-    text = example_text(card, m.name, ends, tokens=m.max_tokens, reserved=specials)
+    text = example_text(card, m.name, ends, tokens=limits.max_tokens, reserved=specials)
     options = {}
     new = {p.name: p for p in card.options}.get("max_new_tokens")  # decoders only
     if new is not None:

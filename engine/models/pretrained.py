@@ -64,13 +64,17 @@ STUDIO_ATTENTION = "attention_studio"  # the name registered with AttentionInter
 ATTEND: ContextVar = ContextVar("attention_studio_attend", default=None)
 
 
-def _max_length(config, tokenizer) -> int:
+def max_length(config: dict, tokenizer_max) -> int:
+    """The most tokens a page may run: MAX_TOKENS, or fewer where the model's positions
+    (``config``: its config.json's settings) or its tokenizer (``model_max_length``, a
+    huge number when it states none) stop sooner. The card states it before any load
+    (``PretrainedCard.limits``); the loaded model holds the same number."""
     limits = [MAX_TOKENS]
     for attr in ("max_position_embeddings", "n_positions"):
-        if isinstance(getattr(config, attr, None), int):
-            limits.append(getattr(config, attr))
-    if isinstance(tokenizer.model_max_length, int) and tokenizer.model_max_length < 100_000:
-        limits.append(tokenizer.model_max_length)
+        if isinstance(config.get(attr), int):
+            limits.append(config[attr])
+    if isinstance(tokenizer_max, int) and tokenizer_max < 100_000:
+        limits.append(tokenizer_max)
     return min(limits)
 
 
@@ -126,7 +130,8 @@ def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
         raise InputError("pretrained.unloadable", path=path, reason=str(exc)) from None
     model.eval()
     use_studio_attention(model)
-    return Pretrained(name or p.name, p, model, tokenizer, arch, _max_length(config, tokenizer))
+    limit = max_length(config.to_dict(), tokenizer.model_max_length)
+    return Pretrained(name or p.name, p, model, tokenizer, arch, limit)
 
 
 def _studio_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):

@@ -211,3 +211,20 @@ def test_a_card_reads_gpt2_names_and_says_nothing_of_an_unreadable_config(tmp_pa
     assert card.config == {}
     (tmp_path / "config.json").write_text(json.dumps({"n_layer": 12, "n_head": 12, "n_embd": 768}))
     assert card.config == {"n_layers": 12, "n_heads": 12, "n_kv_heads": 12, "head_dim": 64}
+
+
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-t5"])
+def test_a_directory_card_states_the_limit_and_architecture_its_loaded_model_has(allowed, name):
+    """The Transformer page's caption and text box read the card before the model loads:
+    tiny-gpt2 has 64 positions, so its card must say 64 tokens, not the pages' 256."""
+    from engine.models.cards.pretrained import directory_card
+
+    card, m = directory_card(str(allowed / name)), hf.load(allowed / name)
+    assert (card.meta["arch"], card.limits.max_tokens) == (m.arch, m.max_tokens)
+    assert card.limits.max_tokens == (64 if name == "tiny-gpt2" else hf.MAX_TOKENS)
+
+
+def test_minilm_card_states_its_loaded_limit(minilm):
+    from engine.models import registry
+
+    assert registry.get("minilm").limits.max_tokens == minilm.max_tokens

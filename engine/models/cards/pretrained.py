@@ -68,9 +68,7 @@ class PretrainedCard(ModelCard):
         """Layers, query heads, key/value heads and head size as the model's config.json
         states them (the first of HuggingFace's names for each that it uses): what a
         caption says, with no model loaded. A fact the file does not state is left out."""
-        c = _config_json(self.path)
-        if not isinstance(c, dict):
-            return {}
+        c = _json(self.path / "config.json")
         found = {ours: next((c[k] for k in theirs if k in c), None) for ours, theirs in HF_NAMES}
         heads, width = found["n_heads"], c.get("hidden_size") or c.get("n_embd")
         if found["head_dim"] is None and isinstance(heads, int) and isinstance(width, int):
@@ -87,9 +85,12 @@ class PretrainedCard(ModelCard):
 
     @property
     def limits(self) -> Limits:
+        tokenizer = _json(self.path / "tokenizer_config.json")
         return Limits(
             max_chars=self.runtime.MAX_CHARS,
-            max_tokens=self.runtime.MAX_TOKENS,
+            max_tokens=self.runtime.max_length(
+                _json(self.path / "config.json"), tokenizer.get("model_max_length")
+            ),
             token_unit=Message("unit.subword_tokens"),
             empty=Message("text.empty"),
         )
@@ -288,16 +289,19 @@ def chat_meta() -> dict:
     }
 
 
-def _config_json(path: Path):
-    """A model directory's parsed config.json, or None when it is missing or not JSON."""
+def _json(file: Path) -> dict:
+    """A model directory's settings file as an object; {} when missing, unreadable or not
+    an object (the facts it would state are then the runtime's defaults)."""
     try:
-        return json.loads((path / "config.json").read_text())
+        found = json.loads(file.read_text())
     except (OSError, ValueError):
-        return None
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _arch(path: Path) -> str:
+    c = _json(path / "config.json")
     try:
-        return model_dirs.architecture(SimpleNamespace(**_config_json(path)))
-    except (ValueError, TypeError):  # no file, or not an object of settings
+        return model_dirs.architecture(SimpleNamespace(**c)) if c else ""
+    except (ValueError, TypeError):  # settings that are not names (a key "1", say)
         return ""
