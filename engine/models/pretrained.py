@@ -48,7 +48,7 @@ from engine.models.model_dirs import (  # noqa: F401 - the allowlist's names, us
     minilm_path,
 )
 from engine.trace import AttentionMap, Trace
-from engine.variants.registry import attend_fn
+from engine.variants.registry import get as variant_named
 
 # huggingface_hub reads this once at import; set it before transformers is ever imported.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -242,9 +242,10 @@ def trace(
 ) -> Trace:
     """Run ``text`` through the model; every attention map it has, as a Trace.
 
-    ``attend``: None (the model's own attention), a variant name from
-    engine.variants.registry (parameters in ``attend_hp``) or an attend function; it
-    replaces every self-attention core of the model for this call only.
+    ``attend``: None (the model's own attention) or a variant name from
+    engine.variants.registry (parameters in ``attend_hp``); it replaces every
+    self-attention core of the model for this call only. A name, not a function: the
+    maps say what the named variant declares of them (exact, implied, signed).
     """
     if not 0 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise InputError("pretrained.new_tokens", limit=MAX_NEW_TOKENS, n=max_new_tokens)
@@ -252,22 +253,16 @@ def trace(
         return _trace(m, text, max_new_tokens)
     if not m.swappable:
         raise InputError("pretrained.not_swappable", name=m.name)
-    if isinstance(attend, str):
-        name, attend = attend, attend_fn(attend, attend_hp)
-    else:
-        name = getattr(attend, "__name__", "custom")
-    variant = getattr(attend, "variant", None)
+    variant = variant_named(attend)  # not a name: the engine's input error
     # The variant's flags apply as its maps are built: a signed or unnormalised map
     # must not first be held to the contract of a softmax map.
-    flags = {}
-    if variant is not None:
-        flags = variant.map_flags(f"computed by {variant.title}.")
-    token = ATTEND.set(attend)
+    flags = variant.map_flags(f"computed by {variant.title}.")
+    token = ATTEND.set(variant.attend(attend_hp))
     try:
         tr = _trace(m, text, max_new_tokens, flags)
     finally:
         ATTEND.reset(token)
-    tr.inputs.update(attend=name, attend_hp=dict(attend_hp or {}))
+    tr.inputs.update(attend=variant.name, attend_hp=dict(attend_hp or {}))
     return tr
 
 

@@ -35,6 +35,7 @@ from engine.errors import InputError
 from engine.positional import sinusoidal
 from engine.trace import AttentionMap, Trace
 from engine.variants.registry import attend_fn
+from engine.variants.registry import get as variant_named
 
 PE_KINDS = ("sinusoidal", "learned", "none")
 PAD, BOS, EOS = 0, 1, 2
@@ -405,10 +406,13 @@ def translate(tr: Transformer, text: str, *, attend=None, attend_hp: dict | None
 def trace(tr: Transformer, text: str, *, attend=None, attend_hp: dict | None = None):
     """Translate ``text`` greedily and return every attention map, queries and keys.
 
-    ``attend`` as in :func:`translate`; the encoder_self map is then the variant's map
-    (exact, or implied where the variant never forms one, as its flags say).
+    ``attend``: None (exact) or a variant name with its parameters ``attend_hp``; the
+    encoder_self map is then the variant's map, flagged as the variant declares (exact,
+    or implied where it never forms one). A name, not a function: a function states
+    nothing of the maps it makes.
     """
-    fn = attend_function(attend, attend_hp)
+    variant = None if attend is None else variant_named(attend)
+    fn = None if variant is None else variant.attend(attend_hp)
     tokens, src = source_ids(tr, text)
     t0 = time.perf_counter()
     n = max_new(tr, len(tokens))
@@ -426,7 +430,6 @@ def trace(tr: Transformer, text: str, *, attend=None, attend_hp: dict | None = N
         "decoder_self": (dec_in, dec_in),
         "cross": (produced, tokens),
     }
-    variant = getattr(fn, "variant", None)
     maps, vectors = {}, {}
     for kind, (ql, kl) in labels.items():
         flags = {}
@@ -457,5 +460,4 @@ def _attend_input(attend, attend_hp) -> dict:
     """What the Trace records about a swapped core (nothing for the default)."""
     if attend is None:
         return {}
-    name = attend if isinstance(attend, str) else getattr(attend, "__name__", "custom")
-    return {"attend": name, "attend_hp": dict(attend_hp or {})}
+    return {"attend": attend, "attend_hp": dict(attend_hp or {})}

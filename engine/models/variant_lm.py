@@ -45,7 +45,7 @@ from engine.attention.multihead import MultiHeadAttention
 from engine.data import long_range
 from engine.positional import sinusoidal
 from engine.trace import AttentionMap, Trace
-from engine.variants.registry import attend_fn, get
+from engine.variants.registry import get
 
 FAMILY = "variant-quality"
 OUT_DIR = checkpoints.CHECKPOINT_DIR / "variants"
@@ -376,25 +376,25 @@ def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Tra
     model, meta = load(name, directory)  # a CheckpointError is the engine's input error
     spec = long_range.Task(meta["task"], long_range.get(task).kind, meta["n"], meta["pairs"])
     x, y = spec.batch(1, TEST_SEED)
-    attend = attend_fn(variant, {**meta["params"], "seed": seed})
-    trace = probe_trace(model, attend, spec, x, y, name=name, show=SHOW_N)
+    v = get(variant)
+    attend = v.attend({**meta["params"], "seed": seed})
+    trace = probe_trace(model, v, attend, spec, x, y, name=name, show=SHOW_N)
     trace.inputs |= {"seed": seed, "params": meta["params"]}
     trace.outputs["accuracy_test"] = meta["accuracy"]
     return trace
 
 
 @torch.no_grad()
-def probe_trace(model, attend, spec, x, y, *, name: str, show: int = SHOW_N) -> Trace:
-    """``model`` (with ``attend``) on the example ``x [1, n]`` / answers ``y [1, n]`` of
-    task ``spec``: every layer's effective map, its first ``show`` tokens (the training
-    timeline keeps the whole map, pooled), the asked positions, answers, predictions and
-    evidence."""
+def probe_trace(model, v, attend, spec, x, y, *, name: str, show: int = SHOW_N) -> Trace:
+    """``model`` (with ``attend``, variant ``v``'s function) on the example ``x [1, n]`` /
+    answers ``y [1, n]`` of task ``spec``: every layer's effective map, flagged as ``v``
+    declares, its first ``show`` tokens (the training timeline keeps the whole map,
+    pooled), the asked positions, answers, predictions and evidence."""
     logits, maps = model(x, attend, want_weights=True)
     pred = logits.argmax(-1)[0]
     asked = (y[0] != long_range.IGNORE).nonzero().flatten().tolist()
     labels = [token_label(int(t)) for t in x[0]]
     m = min(show, spec.n)
-    v = attend.variant
     weights = torch.stack([w[0, :, :m, :m] for w in maps]).float().numpy()  # [L, H, m, m]
     amap = AttentionMap(
         weights=weights,

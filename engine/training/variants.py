@@ -55,7 +55,7 @@ from engine.models.variant_lm import (
 )
 from engine.training import _grid_plan as plans
 from engine.training import fit as harness
-from engine.variants.registry import REGISTRY, attend_fn
+from engine.variants.registry import REGISTRY
 
 # The grid's cells and their parameters, as each variant declares them (Variant.grid_budget;
 # a cell runs Variant.grid_hp at its head size, which differs only where a parameter follows
@@ -196,7 +196,8 @@ def run_job(job: Job) -> dict:
     task, sch = task_for(job), job.schedule
     params = job.params
     hp = {**params, "seed": job.seed}
-    attend = attend_fn(job.variant, hp)
+    variant = REGISTRY[job.variant]
+    attend = variant.attend(hp)
     model = build(task, sch, "" if job.frozen else job.variant)  # "": no weights of its own
     opt = torch.optim.AdamW(model.parameters(), lr=sch.lr, weight_decay=sch.weight_decay)
 
@@ -210,7 +211,7 @@ def run_job(job: Job) -> dict:
     name = job.name
     rec = timeline.Recorder(name, sch.steps, n=SNAPSHOTS)
     recording = job.width == GRID_WIDTH  # the sweep's cells feed one chart; no page replays them
-    probe = Probe(task, name, min(PROBE_SIZE, sch.test_size))
+    probe = Probe(task, variant, name, min(PROBE_SIZE, sch.test_size))
     losses: list[list] = []
 
     def step(k: int) -> float:
@@ -243,7 +244,6 @@ def run_job(job: Job) -> dict:
     validation = score(model, attend, task, sch.test_size, seed=VALID_SEED)
     if recording and (not rec.steps or rec.steps[-1] < done.steps):
         rec.add(done.steps, *probe.snapshot(done.steps, model, attend))
-    variant = attend.variant
     resolved = variant.resolve(hp, task.n)
     cfg = model.cfg
     meta = {
@@ -310,8 +310,8 @@ def run_job(job: Job) -> dict:
 class Probe:
     """The fixed probe of a cell's timeline: the first ``size`` test examples."""
 
-    def __init__(self, task: long_range.Task, name: str, size: int):
-        self.task, self.name, self.size = task, name, size
+    def __init__(self, task: long_range.Task, variant, name: str, size: int):
+        self.task, self.variant, self.name, self.size = task, variant, name, size
         self.x, self.y = task.batch(size, TEST_SEED)
         self.loss_fn = torch.nn.CrossEntropyLoss(ignore_index=long_range.IGNORE)
 
@@ -344,7 +344,14 @@ class Probe:
             "evidence_mass": evidence_mass(self.task, self.x, self.y, maps),
         }
         trace = probe_trace(
-            model, attend, self.task, self.x[:1], self.y[:1], name=self.name, show=self.task.n
+            model,
+            self.variant,
+            attend,
+            self.task,
+            self.x[:1],
+            self.y[:1],
+            name=self.name,
+            show=self.task.n,
         )
         return metrics, trace
 

@@ -202,7 +202,8 @@ class Variant(ABC):
         ``attend(q, k, v, *, mask=None, causal=False, want_weights=True) -> (out, weights)``
         plugs into any multi-head layer (``MultiHeadAttention.forward(..., attend=…)``,
         ``transformer.translate(..., attend=…)``, HuggingFace models through
-        ``pretrained.trace(..., attend=…)``). Self-attention only (q, k, v of one
+        ``pretrained.ATTEND``). A trace takes the variant's *name* instead, so its maps
+        carry what the variant declares (:meth:`map_flags`). Self-attention only (q, k, v of one
         length). A right-padded batch runs each sentence at its own length, padded
         rows 0; any other mask is refused. ``weights`` is the variant's effective map.
         """
@@ -213,7 +214,6 @@ class Variant(ABC):
         ):
             return self._attend(q, k, v, mask, causal, want_weights, hp, learned)
 
-        attend.variant, attend.hp = self, dict(hp or {})
         attend.__name__ = self.name
         return attend
 

@@ -11,7 +11,7 @@ from engine.data import long_range
 from engine.evaluation import variants as evaluation
 from engine.models.variant_lm import VariantModel, VariantModelConfig
 from engine.training import variants as grid
-from engine.variants.registry import REGISTRY
+from engine.variants.registry import REGISTRY, attend_fn
 
 torch.set_num_threads(1)
 
@@ -214,7 +214,7 @@ def test_every_grid_variant_runs_in_the_grid_model_with_and_without_gradients(va
     torch.manual_seed(0)
     task = long_range.Task("probe", "mqar", 64, 8)
     model = grid.build(task, grid.QUICK, variant)
-    attend = grid.attend_fn(variant, {**grid.BUDGETS[variant], "seed": 0})
+    attend = attend_fn(variant, {**grid.BUDGETS[variant], "seed": 0})
     x, _ = task.batch(2, 0)
     logits, _ = model(x, attend)
     logits.sum().backward()
@@ -229,7 +229,7 @@ def test_the_grid_model_learns_each_heads_sink_logit():
     model = grid.build(task, grid.QUICK, "sinks")
     sigma = model.blocks[0].learned["sink_logit"]
     assert sigma.shape == (model.cfg.n_heads,) and sigma.requires_grad
-    attend = grid.attend_fn("sinks", {**grid.BUDGETS["sinks"], "seed": 0})
+    attend = attend_fn("sinks", {**grid.BUDGETS["sinks"], "seed": 0})
     x, _ = task.batch(2, 0)
     model(x, attend)[0].sum().backward()
     assert sigma.grad is not None and sigma.grad.abs().sum() > 0
