@@ -158,11 +158,13 @@ def wait_for_model():
 
 
 def limits() -> dict:
-    """The engine's bounds for the page's inputs (the engine checks them again)."""
-    bounds = {p.name: (p.low, p.high) for p in chat_lib.OPTIONS if not p.choices}
+    """The bounds the chat card states for the page's inputs (the card checks them again):
+    each option's range, the prompt's characters and its tokens (template included)."""
+    card = models.card(CHAT_CARD)
+    bounds = {p.name: (p.low, p.high) for p in card.options if not p.choices}
     # Sampling at temperature 0 would be greedy again: the sampler's lowest is above it.
-    bounds["temperature"] = (0.05, chat_lib.TEMPERATURE.high)
-    return bounds | {"chars": chat_lib.MAX_CHARS}
+    bounds["temperature"] = (chat_lib.MIN_TEMPERATURE, bounds["temperature"][1])
+    return bounds | {"chars": card.limits.max_chars, "tokens": card.limits.max_tokens}
 
 
 def policy(name: str = "full", window: int = 0, sinks: int = 0, budget: int = 0):

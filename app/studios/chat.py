@@ -25,7 +25,7 @@ def ask(chat) -> state.Request | None:
     area = controls()
     with area, st.form("chat-form", border=False):
         prompt = st.text_area(
-            t("chat.prompt", n=chat.max_tokens),
+            t("chat.prompt", n=lim["tokens"]),
             url_default("text", d.prompt, key="chat-text"),
             key="chat-text",
             height=90,
@@ -54,7 +54,7 @@ def ask(chat) -> state.Request | None:
         temperature, top_k, top_p = sampler(lim, d)
         st.form_submit_button(t("chat.generate"), type="primary", key="chat-generate")
     reserved = template_tokens(chat.tokenizer) if template else 0
-    limits = TextLimits(lim["chars"], chat.max_tokens, reserved=reserved)
+    limits = TextLimits(lim["chars"], lim["tokens"], reserved=reserved)
     ends = tokenizer_ends(chat.tokenizer)
     with area:  # under the form: a form holds no plain button (the cut)
         prompt = gate_text(
