@@ -24,9 +24,9 @@ the tasks allow (every answer's evidence comes before its query).
 
 The grid's cells (``python -m engine.train variants``) ship under
 ``assets/checkpoints/variants/<task>-<variant>-s<seed>``; :func:`load` reads one back and
-:func:`trained_trace` runs the first example of its task's fixed test set, so a page can
-show whether, say, Linformer's query finds its key. :func:`results` is the grid's score
-sheet (``python -m engine.evaluate variants --save``).
+:func:`trained_trace` runs the example its training timeline shows (:func:`probe_batch`),
+so a page can show whether, say, Linformer's query finds its key. :func:`results` is the
+grid's score sheet (``python -m engine.evaluate variants --save``).
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ TEST_SEED = 1_000_003
 VALID_SEED = 7_000_003
 RESULT = checkpoints.result_name("variants")  # python -m engine.evaluate variants --save
 SHOW_N = 128  # tokens a trace shows: the first SHOW_N rows and columns of each map
+PROBE_SIZE = 64  # held-out examples a cell's training timeline measures at each snapshot
 
 
 @dataclass
@@ -369,8 +370,21 @@ def token_label(t: int) -> str:
     return f"v{t - long_range.VALUE0}"
 
 
+def probe_batch(spec: long_range.Task, test_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The probe: the held-out examples a cell's timeline is measured on while it trains,
+    and whose example 0 its maps show (the timeline's and :func:`trained_trace`'s alike).
+
+    One batch of ``min(PROBE_SIZE, test_size)`` drawn with the test set's seed. The copy
+    task draws row by row, so there these are the test set's first rows; the recall tasks
+    draw column by column, so theirs are held-out examples of their own, not among those
+    the table scores. (Seed 1's copy cells met 16 of them once in training: TEST_SEED.)
+    """
+    return spec.batch(min(PROBE_SIZE, test_size), TEST_SEED)
+
+
 def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Trace:
-    """The cell ``task × variant × seed`` on test example 0, maps cropped to SHOW_N.
+    """The cell ``task × variant × seed`` on the probe's example 0 (:func:`probe_batch`),
+    the example its training timeline shows, maps cropped to SHOW_N.
 
     The Trace holds every layer's effective map (flagged as the variant flags it), the
     tokens as labels, the asked positions, the answers, the model's predictions and
@@ -379,7 +393,7 @@ def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Tra
     name = checkpoint_name(task, variant, seed)
     model, meta = load(name, directory)  # a CheckpointError is the engine's input error
     spec = long_range.Task(meta["task"], long_range.get(task).kind, meta["n"], meta["pairs"])
-    x, y = spec.batch(1, TEST_SEED)
+    x, y = (t[:1] for t in probe_batch(spec, meta["test"]["size"]))
     v = get(variant)
     attend = v.attend({**meta["params"], "seed": seed})
     trace = probe_trace(model, v, attend, spec, x, y, name=name, show=SHOW_N)

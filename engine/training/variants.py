@@ -50,6 +50,7 @@ from engine.models.variant_lm import (
     best_lr,
     checkpoint_name,
     learns,
+    probe_batch,
     probe_trace,
     results,
 )
@@ -179,12 +180,11 @@ def score(
 
 
 # The training timeline (issue 21): ≈ 12 log-spaced snapshots of a fixed probe — loss and
-# accuracy on the first PROBE_SIZE test examples, the attention the asked positions put
-# on their evidence (EVIDENCE_SIZE examples), and test example 0's maps pooled to
+# accuracy on PROBE_SIZE held-out examples (variant_lm.probe_batch), the attention the asked
+# positions put on their evidence (EVIDENCE_SIZE examples), and probe example 0's maps pooled to
 # TIMELINE_SIDE² cells (the whole sequence, float16: ≈ 8 KB a snapshot). A snapshot costs
 # about 3 training steps at n = 512, so a 360-step run pays ≈ 10 %.
 SNAPSHOTS = 12
-PROBE_SIZE = 64
 EVIDENCE_SIZE = 8
 TIMELINE_SIDE = 32
 
@@ -211,7 +211,7 @@ def run_job(job: Job) -> dict:
     name = job.name
     rec = timeline.Recorder(name, sch.steps, n=SNAPSHOTS)
     recording = job.width == GRID_WIDTH  # the sweep's cells feed one chart; no page replays them
-    probe = Probe(task, variant, name, min(PROBE_SIZE, sch.test_size))
+    probe = Probe(task, variant, name, sch.test_size)
     losses: list[list] = []
 
     def step(k: int) -> float:
@@ -308,11 +308,12 @@ def run_job(job: Job) -> dict:
 
 
 class Probe:
-    """The fixed probe of a cell's timeline: the first ``size`` test examples."""
+    """The fixed probe of a cell's timeline (:func:`engine.models.variant_lm.probe_batch`)."""
 
-    def __init__(self, task: long_range.Task, variant, name: str, size: int):
-        self.task, self.variant, self.name, self.size = task, variant, name, size
-        self.x, self.y = task.batch(size, TEST_SEED)
+    def __init__(self, task: long_range.Task, variant, name: str, test_size: int):
+        self.task, self.variant, self.name = task, variant, name
+        self.x, self.y = probe_batch(task, test_size)
+        self.size = len(self.x)
         self.loss_fn = torch.nn.CrossEntropyLoss(ignore_index=long_range.IGNORE)
 
     def snapshot(self, step: int, model: VariantModel, attend) -> tuple[dict, list]:

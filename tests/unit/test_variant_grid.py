@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from engine import checkpoints
+from engine import checkpoints, timeline
 from engine.data import long_range
 from engine.evaluation import variants as evaluation
 from engine.models.variant_lm import VariantModel, VariantModelConfig
@@ -137,6 +137,20 @@ def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
     assert amap.key_labels[0].startswith("k") and amap.key_labels[1].startswith("v")
     with pytest.raises(InputError, match="is not in"):
         trained_trace("mqar-256", "performer", 0, directory=tmp_path)
+    # The maps show the example the cell's timeline shows (one probe, not a second draw).
+    last = timeline.load("mqar-256-linformer-s0", tmp_path).probes[-1][0].outputs
+    for key in ("asked", "answers", "predictions", "evidence"):
+        assert tr.outputs[key] == last[key]
+
+
+def test_the_probe_is_one_batch_of_the_test_seed():
+    from engine.models import variant_lm
+
+    task = long_range.get("mqar-256")
+    x, y = variant_lm.probe_batch(task, 256)
+    ref = task.batch(variant_lm.PROBE_SIZE, variant_lm.TEST_SEED)
+    assert x.shape[0] == variant_lm.PROBE_SIZE and torch.equal(x, ref[0]) and torch.equal(y, ref[1])
+    assert variant_lm.probe_batch(task, 8)[0].shape[0] == 8  # a quick run's test set is all of it
 
 
 def test_a_task_schedule_is_the_same_for_every_variant():
