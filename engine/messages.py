@@ -50,6 +50,17 @@ MESSAGES: dict[str, str] = {
         "{name} does not take attention variants, so it has no layer inputs to give them."
     ),
     "card.unknown_model": "Unknown model {name!r}; known: {known}.",
+    "card.unknown_cell": (
+        "No trained cell of the variant grid named {name!r} in {folder} "
+        "(a cell is <task>-<variant>-s<seed>; python -m engine.train variants trains them)."
+    ),
+    "card.variant_cell.title": (
+        "Attention variants on long-range tasks · {variant} on {task}, seed {seed}"
+    ),
+    "card.variant_cell.empty": (
+        "Type the number of a held-out probe example, 0 to {last} "
+        "(0 is the one the cell's training timeline shows)."
+    ),
     # engine.models.cards: titles, what to type, and when an answer is not one
     "card.nmt.title": "RNNsearch · {scoring} · {direction}",
     "card.nmt.empty": "Type a sentence (or a date) to translate.",
@@ -438,6 +449,7 @@ MESSAGES: dict[str, str] = {
     "example.repetition": "repeated words",
     "example.repeated_block": "a block, then the block again",
     "example.training_probe": "the training probe",
+    "example.timeline_probe": "the training timeline's example",
 }
 
 

@@ -24,6 +24,7 @@ inside C finishes first; the page inputs' limits keep each such operation short.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import inspect
@@ -35,7 +36,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -330,23 +331,43 @@ def pageless() -> Iterator[None]:
         _pageless.on = False
 
 
-def background(name: str, fn, *args) -> threading.Thread | None:
-    """``fn(*args)`` in a daemon thread of the server, pageless; a failure is logged (it
-    only means a page computes what this would have). None where no server runs (AppTest
-    and scripts keep their work in the page)."""
+# A process ending while a warm-up is inside torch would end that thread in C++ code,
+# which aborts the whole process ("terminate called without an active exception", exit
+# status 134: seen when a test run ended during the Quality section's warm-up). So the
+# exit asks each warm-up to stop after its current step and waits for that step.
+_STOPPING = threading.Event()
+_BACKGROUND: weakref.WeakSet = weakref.WeakSet()
+STOP_WAIT_S = 10.0  # one step is one Trace: ≈ 1 s at n = 512 on a busy machine
+
+
+def background(name: str, steps: Iterable[Callable[[], object]]) -> threading.Thread | None:
+    """Each of ``steps`` in turn, in a daemon thread of the server, pageless; a failure is
+    logged (it only means a page computes what this would have). The process's exit stops
+    it between two steps. None where no server runs (scripts keep their work in the page)."""
     if not st.runtime.exists():
         return None
 
     def work() -> None:
         try:
             with pageless():
-                fn(*args)
+                for step in steps:
+                    if _STOPPING.is_set():
+                        return
+                    step()
         except Exception:  # noqa: BLE001 - a warm-up that fails leaves the work to the page
             log.exception("background work %s failed", name)
 
     thread = threading.Thread(target=work, name=name, daemon=True)
+    _BACKGROUND.add(thread)
     thread.start()
     return thread
+
+
+@atexit.register
+def _stop_background() -> None:
+    _STOPPING.set()
+    for thread in list(_BACKGROUND):
+        thread.join(STOP_WAIT_S)
 
 
 def prefetch(fn, *args, key: str, **kwargs) -> None:

@@ -7,6 +7,7 @@ through ``kit.queue``. Pages get rows, Traces and AttentionMaps back, and draw t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -20,10 +21,9 @@ from kit.i18n import DEFAULT, engine_text, language, t, variant_title
 
 from engine import kernels, profile
 from engine.errors import InputError
-from engine.models import in_pretrained
+from engine.models import in_pretrained, registry
 from engine.models import variant_lm as quality
 from engine.models.in_pretrained import load_qkv_npz
-from engine.models.variant_lm import trained_trace
 from engine.trace import AttentionMap
 from engine.variants import REGISTRY, inputs, kv_cache
 from engine.variants import compare as cmp
@@ -413,9 +413,11 @@ def quality_table(data: dict, rows: list[dict]) -> list[dict]:
 # variants (4 × 23) fits, so moving between tasks never recomputes.
 @st.cache_resource(max_entries=96, show_spinner=False)
 def quality_trace(task: str, variant: str, seed: int):
-    """One trained cell on its task's first test example (a Trace, shared: read only)."""
+    """One trained cell on the held-out example its timeline shows (a Trace, shared: read
+    only), through the cell's card."""
 
-    return trained_trace(task, variant, seed)
+    card = registry.cell(quality.checkpoint_name(task, variant, seed))
+    return card.trace(card.examples[0].input)
 
 
 # A task's first pick computed its 23 Traces on the spot: 0.2 s at n = 128, 1.1 s at
@@ -426,9 +428,8 @@ def quality_trace(task: str, variant: str, seed: int):
 def warm_quality(cells: tuple[tuple[str, str], ...], seed: int):
     """Start computing ``(task, variant)`` cells' Traces for ``seed`` in the background
     (once per process); the thread, or None where no server runs."""
-    return queue.background(
-        "quality-warm", lambda: [quality_trace(task, v, seed) for task, v in cells]
-    )
+    steps = [functools.partial(quality_trace, task, v, seed) for task, v in cells]
+    return queue.background("quality-warm", steps)
 
 
 def quality_panels(traces: dict, layer: int, head: int) -> list[dict]:

@@ -33,7 +33,7 @@ from pathlib import Path
 from engine import checkpoints
 from engine.errors import InputError
 from engine.models.card import Alignment, Example, Limits, ModelCard
-from engine.models.cards import induction, memn2n, nmt, pretrained, transformer
+from engine.models.cards import induction, memn2n, nmt, pretrained, transformer, variant_cell
 
 __all__ = [
     "Alignment",
@@ -43,6 +43,7 @@ __all__ = [
     "by_family",
     "by_task",
     "cards",
+    "cell",
     "default",
     "for_babi_task",
     "get",
@@ -54,28 +55,37 @@ log = logging.getLogger(__name__)
 
 def _families() -> dict[str, type[ModelCard]]:
     trained = (nmt.NMTCard, transformer.TransformerCard, memn2n.MemN2NCard, induction.InductionCard)
+    trained += (variant_cell.VariantCellCard,)  # discovered one at a time: see cell()
     return {c.family: c for c in trained} | {
         pretrained.PretrainedCard.family: pretrained.PretrainedCard
     }
 
 
 def _discover(directory: Path) -> list[ModelCard]:
-    families = _families()
     found = []
     for meta_path in sorted(directory.glob("*.json")):
-        if not meta_path.with_suffix(".safetensors").exists() or checkpoints.is_timeline(meta_path):
-            continue  # an evaluation result or a training timeline, not a checkpoint
-        try:
-            meta = json.loads(meta_path.read_text())
-        except (OSError, ValueError):
-            log.warning("skipping unreadable checkpoint metadata %s", meta_path)
-            continue
-        cls = families.get(meta.get("family"))
-        if cls is None:
-            log.warning("skipping %s: unknown family %r", meta_path, meta.get("family"))
-            continue
-        found.append(cls(meta_path.stem, meta, directory))
+        card = _read(meta_path)
+        if card is not None:
+            found.append(card)
     return found
+
+
+def _read(meta_path: Path) -> ModelCard | None:
+    """The card of one checkpoint's JSON; None for an evaluation result, a timeline, or a
+    file that cannot be a card (logged)."""
+    try:
+        if not meta_path.with_suffix(".safetensors").exists() or checkpoints.is_timeline(meta_path):
+            return None  # an evaluation result or a training timeline, not a checkpoint
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        log.warning("skipping unreadable checkpoint metadata %s", meta_path)
+        return None
+    family = meta.get("family") if isinstance(meta, dict) else None
+    cls = _families().get(family)
+    if cls is None:
+        log.warning("skipping %s: unknown family %r", meta_path, family)
+        return None
+    return cls(meta_path.stem, meta, meta_path.parent)
 
 
 def cards(directory: Path | None = None) -> list[ModelCard]:
@@ -90,10 +100,33 @@ def cards(directory: Path | None = None) -> list[ModelCard]:
 
 
 def get(name: str, directory: Path | None = None) -> ModelCard:
+    """The card named ``name``: a listed model, else a trained cell of the variant grid."""
     for card in cards(directory):
         if card.name == name:
             return card
-    raise InputError("card.unknown_model", name=name, known=", ".join(names(directory)))
+    try:
+        return cell(name, directory)
+    except InputError:
+        raise InputError(
+            "card.unknown_model", name=name, known=", ".join(names(directory))
+        ) from None
+
+
+def cell(name: str, directory: Path | None = None) -> ModelCard:
+    """One trained cell of the variant-quality grid (``<task>-<variant>-s<seed>``), read
+    from its own JSON: the grid's hundreds of cells are not listed by :func:`cards`."""
+    where = variant_cell.folder(Path(directory) if directory else None)
+    found = _read(where / f"{name}.json") if _plain(name) else None
+    if found is None or found.family != variant_cell.VariantCellCard.family:
+        raise InputError("card.unknown_cell", name=name, folder=str(where))
+    return found
+
+
+def _plain(name) -> bool:
+    """A checkpoint's name, not a path: it cannot reach out of the folder it is read from."""
+    if not isinstance(name, str) or "\0" in name or len(name) > 200:
+        return False
+    return name == Path(name).name and name not in ("", ".", "..")
 
 
 def names(directory: Path | None = None) -> list[str]:

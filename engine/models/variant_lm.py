@@ -24,8 +24,9 @@ the tasks allow (every answer's evidence comes before its query).
 
 The grid's cells (``python -m engine.train variants``) ship under
 ``assets/checkpoints/variants/<task>-<variant>-s<seed>``; :func:`load` reads one back and
-:func:`trained_trace` runs the example its training timeline shows (:func:`probe_batch`),
-so a page can show whether, say, Linformer's query finds its key. :func:`results` is the
+:func:`trace` runs one of its held-out probe examples (:func:`probe_batch`; the cell's card,
+``engine.models.cards.variant_cell``, is the way in), so a page can show whether, say,
+Linformer's query finds its key. :func:`results` is the
 grid's score sheet (``python -m engine.evaluate variants --save``).
 """
 
@@ -249,7 +250,7 @@ def load(name: str, directory: Path | None = None) -> tuple[VariantModel, dict]:
 
 def cell_timeline(task: str, variant: str, seed: int, directory=None) -> timeline.Timeline:
     """The training timeline saved beside cell ``task × variant × seed`` (engine.timeline):
-    probe loss, accuracy and evidence mass, and test example 0's pooled maps, at ≈ 12
+    probe loss, accuracy and evidence mass, and probe example 0's pooled maps, at ≈ 12
     log-spaced steps. InputError (``timeline.missing`` / ``timeline.bad``) names the command
     that trains the cell again."""
     d = Path(directory) if directory is not None else OUT_DIR
@@ -372,7 +373,7 @@ def token_label(t: int) -> str:
 
 def probe_batch(spec: long_range.Task, test_size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The probe: the held-out examples a cell's timeline is measured on while it trains,
-    and whose example 0 its maps show (the timeline's and :func:`trained_trace`'s alike).
+    and whose example 0 its maps show (the timeline's and :func:`trace`'s alike).
 
     One batch of ``min(PROBE_SIZE, test_size)`` drawn with the test set's seed. The copy
     task draws row by row, so there these are the test set's first rows; the recall tasks
@@ -382,22 +383,21 @@ def probe_batch(spec: long_range.Task, test_size: int) -> tuple[torch.Tensor, to
     return spec.batch(min(PROBE_SIZE, test_size), TEST_SEED)
 
 
-def trained_trace(task: str, variant: str, seed: int = 0, directory=None) -> Trace:
-    """The cell ``task × variant × seed`` on the probe's example 0 (:func:`probe_batch`),
-    the example its training timeline shows, maps cropped to SHOW_N.
+def trace(model: VariantModel, meta: dict, name: str, example: int = 0) -> Trace:
+    """Cell ``name`` (its ``model`` and JSON ``meta``) on held-out probe example ``example``
+    (:func:`probe_batch`; 0 is the one its training timeline shows), maps cropped to SHOW_N.
 
     The Trace holds every layer's effective map (flagged as the variant flags it), the
     tokens as labels, the asked positions, the answers, the model's predictions and
-    where each answer is read from (its evidence).
+    where each answer is read from (its evidence). The card checks ``example``.
     """
-    name = checkpoint_name(task, variant, seed)
-    model, meta = load(name, directory)  # a CheckpointError is the engine's input error
-    spec = long_range.Task(meta["task"], long_range.get(task).kind, meta["n"], meta["pairs"])
-    x, y = (t[:1] for t in probe_batch(spec, meta["test"]["size"]))
+    task, variant, seed = meta["task"], meta["variant"], meta["seed"]
+    spec = long_range.Task(task, long_range.get(task).kind, meta["n"], meta["pairs"])
+    x, y = (t[example : example + 1] for t in probe_batch(spec, meta["test"]["size"]))
     v = get(variant)
     attend = v.attend({**meta["params"], "seed": seed})
     trace = probe_trace(model, v, attend, spec, x, y, name=name, show=SHOW_N)
-    trace.inputs |= {"seed": seed, "params": meta["params"]}
+    trace.inputs |= {"seed": seed, "params": meta["params"], "example": example}
     trace.outputs["accuracy_test"] = meta["accuracy"]
     return trace
 

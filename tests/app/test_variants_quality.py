@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import numpy as np
 import pytest
@@ -415,8 +416,31 @@ def test_the_warm_up_computes_each_cell_once_per_process_in_a_server_thread(monk
 
     logged = []
     monkeypatch.setattr(queue.log, "exception", lambda *a: logged.append(a))
-    queue.background("warm-test", broken).join(30)
+    queue.background("warm-test", [broken]).join(30)
     assert logged and "warm-test" in logged[0]
+
+
+def test_the_process_exit_stops_a_warm_up_between_two_steps(monkeypatch):
+    """Python ending a daemon thread inside torch aborts the process (exit status 134, seen
+    when a test run ended during the warm-up): the exit stops it after its current step."""
+    import threading
+
+    import streamlit as st
+    from kit import queue
+
+    monkeypatch.setattr(queue, "_STOPPING", threading.Event())
+    monkeypatch.setattr(st.runtime, "exists", lambda: True)
+    started, done = threading.Event(), []
+
+    def slow():
+        started.set()
+        time.sleep(0.3)  # the exit comes while this step runs
+        done.append("first")
+
+    thread = queue.background("warm-exit", [slow, lambda: done.append("second")])
+    started.wait(5)
+    queue._stop_background()  # what atexit calls
+    assert not thread.is_alive() and done == ["first"]
 
 
 def test_learning_curves_show_one_variant_per_colour_as_picked(page):

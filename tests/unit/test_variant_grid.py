@@ -120,25 +120,33 @@ def test_evaluate_cli_prints_one_json_object_last(tmp_path, capsys):
     assert json.loads(last)["family"] == "variant-quality"
 
 
-def test_trained_trace_shows_a_cells_maps_on_a_test_example(tmp_path):
+def test_a_cells_card_traces_its_maps_on_a_held_out_example(tmp_path):
     from engine.errors import InputError
-    from engine.models.variant_lm import trained_trace
+    from engine.models import registry
     from engine.training.variants import main
 
     argv = ["--quick", "--task", "mqar-256", "--variant", "linformer", "--seeds", "0"]
     argv += ["--lr", "3e-3"]
-    assert main([*argv, "--jobs", "1", "--out-dir", str(tmp_path)]) == 0
-    tr = trained_trace("mqar-256", "linformer", 0, directory=tmp_path)
+    out = tmp_path / "variants"  # the grid's folder under a checkpoints folder
+    assert main([*argv, "--jobs", "1", "--out-dir", str(out)]) == 0
+    card = registry.get("mqar-256-linformer-s0", tmp_path)  # not listed, but found
+    assert "mqar-256-linformer-s0" not in registry.names(tmp_path)
+    assert (card.family, card.task, card.variant) == ("variant-quality", "mqar-256", "linformer")
+    tr = card.trace(card.examples[0].input)
     amap = tr.maps["attention"]
     assert amap.implied and not amap.exact  # Linformer's map is implied, and says so
     assert amap.weights.shape[0] == 1 and amap.weights.shape[-1] == len(amap.key_labels)
     assert len(tr.outputs["answers"]) == len(tr.outputs["predictions"]) == 8  # 32 pairs / 4
     assert all(a.startswith("v") for a in tr.outputs["answers"])
     assert amap.key_labels[0].startswith("k") and amap.key_labels[1].startswith("v")
-    with pytest.raises(InputError, match="is not in"):
-        trained_trace("mqar-256", "performer", 0, directory=tmp_path)
+    with pytest.raises(InputError, match="No trained cell"):
+        registry.cell("mqar-256-performer-s0", tmp_path)
+    for example in ("8", "x", ""):  # the quick test set, hence the probe, is 8 examples
+        with pytest.raises(InputError):
+            card.trace(example)
+    assert card.trace("7").inputs["example"] == 7
     # The maps show the example the cell's timeline shows (one probe, not a second draw).
-    last = timeline.load("mqar-256-linformer-s0", tmp_path).probes[-1][0].outputs
+    last = timeline.load("mqar-256-linformer-s0", out).probes[-1][0].outputs
     for key in ("asked", "answers", "predictions", "evidence"):
         assert tr.outputs[key] == last[key]
 
