@@ -8,7 +8,6 @@ picks one step out of arrays already in memory and redraws.
 from __future__ import annotations
 
 import numpy as np
-from kit import queue
 from kit.i18n import t
 
 from engine.analysis import induction as analysis
@@ -18,9 +17,9 @@ from state import live, models, timelines
 
 LAYERS = (2, 1)  # the model that forms an induction head, then the one-layer control
 # Train it now: 800 steps pass the phase change of the shipped seed (steps 448–615) and
-# take about 15 s of one core; the 60 s limit stops a run on a crowded server.
+# take about 15 s of one core.
 LIVE_STEPS = 800
-LIVE_SECONDS = 60.0
+LIVE_SECONDS = live.SECONDS
 LIVE_SLOTS = live.SLOTS  # live trainings at once on the whole server (each holds one core)
 SEEDS = (0, 999)
 
@@ -113,38 +112,28 @@ def so_far(film: live.Film) -> dict | None:
     return None if tl is None else analysis.arrays(tl)
 
 
-def _slots():
-    return live.slots()
+def fit(n_layers: int, seed: int, steps: int):
+    """The page's training call for :func:`live.train_now`: the toy's own command's
+    training, the timeline as per-step arrays, ``meta["stopped"]`` None, "cancel" or
+    "time"."""
 
-
-def _train(
-    n_layers: int, seed: int, steps: int, film: live.Film, slots, text: str, *, cancel, progress
-):
-    """The queue's job: ``training.train`` at one thread (so the film is the command line's,
-    bit for bit), stopped by Cancel or the time limit; returns the timeline, with
-    ``meta["stopped"]`` None, "cancel" or "time"."""
-    with live.one_core(
-        slots, LIVE_SECONDS, steps, text, film, cancel=cancel, progress=progress
-    ) as run:
+    def train(run: live.Run) -> dict:
         _, tl = training.train(n_layers, seed=seed, steps=steps, run=run, log=lambda *_: None)
-    tl.meta["stopped"] = run.stopped
-    return analysis.arrays(tl)
+        tl.meta["stopped"] = run.stopped
+        return analysis.arrays(tl)
+
+    return train
 
 
 def train_live(n_layers: int, seed: int, film: live.Film, watch) -> dict:
-    """Train a fresh toy through the server's queue (progress, Cancel, one job per session)
-    while ``watch()`` draws ``film``; the same seed gives the same film, so a finished run
-    is shared from the queue's result cache. Raises :class:`live.Busy` when every slot is taken."""
-    return queue.run(
+    """Train a fresh toy live (:func:`live.train_now`) while ``watch()`` draws ``film``."""
+    return live.train_now(
         t("learning.live_label", layers=n_layers, seed=seed),
-        _train,
-        n_layers,
-        seed,
+        t("learning.live_progress"),
+        fit(n_layers, seed, LIVE_STEPS),
         LIVE_STEPS,
         film,
-        _slots(),
-        t("learning.live_progress"),
-        key=repr((n_layers, seed, LIVE_STEPS)),
+        key=repr(("induction", n_layers, seed, LIVE_STEPS)),
         watch=watch,
     )
 

@@ -3,9 +3,9 @@
 A live run holds one core for at most a minute, so a class pressing Train cannot stall the
 server: it takes one of ``SLOTS`` server-wide slots (a run that finds none is told the
 server is busy), runs at one torch thread (so its film is the command line's, bit for bit),
-and stops on Cancel or at its time limit. The pages' jobs (app/state/learning.py,
-app/state/nmt_training.py) wrap their training call in :func:`one_core`, and the pages
-draw the run as it learns with :func:`stream`.
+and stops on Cancel or at its time limit. A page hands its training call to
+:func:`train_now` (app/state/learning.py, app/state/nmt_training.py) and draws the run as
+it learns with :func:`stream`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,15 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 import torch
+from kit import queue
 
 from engine import run as engine_run
 from engine.timeline import Timeline
 
 SLOTS = 2  # live trainings at once on the whole server, every page together
+# A live run's wall-time limit: a preset takes 15–30 s of one core, and the limit stops a run
+# on a crowded server, where one core is shared by several jobs.
+SECONDS = 60.0
 
 
 class Busy(Exception):
@@ -75,6 +79,25 @@ class Film:
         names = dict.fromkeys(m for _, metrics, _ in shots for m in metrics)
         metrics = {m: [shot.get(m) for _, shot, _ in shots] for m in names}
         return Timeline(self.name, [s for s, _, _ in shots], metrics, [p for *_, p in shots])
+
+
+def train_now(
+    label: str, unit: str, train: Callable[[Run], object], steps: int, film: Film, *, key, watch
+):
+    """``train(run)``, a page's training call, through the server's queue (progress,
+    Cancel, one job per session) while ``watch()`` draws ``film``. ``key`` names the run
+    (page, model, seed, steps): the same key is the same film, so a finished run is shared
+    from the queue's result cache. Raises :class:`Busy` when every slot is taken."""
+    return queue.run(label, job, train, steps, film, slots(), unit, key=key, watch=watch)
+
+
+def job(
+    train: Callable[[Run], object], steps: int, film: Film, slot, unit: str, *, cancel, progress
+):
+    """The queue's job: ``train(run)`` in ``slot`` at one thread, stopped by Cancel or at
+    SECONDS; ``unit`` is the progress text (formatted with the loss)."""
+    with one_core(slot, SECONDS, steps, unit, film, cancel=cancel, progress=progress) as run:
+        return train(run)
 
 
 @contextmanager

@@ -8,7 +8,6 @@ slider move only picks a snapshot out of memory and redraws.
 
 from __future__ import annotations
 
-from kit import queue
 from kit.i18n import t
 
 from engine.timeline import Timeline
@@ -18,10 +17,9 @@ from state import live, models, timelines
 # The timeline's curves, one panel each: the metrics ``engine.train nmt`` records.
 PANELS = {"loss": ("train_loss", "loss"), "task": ("accuracy", "aer")}
 LIVE_TASKS = ("dates", "en-fr")
-# Train it now: the preset's steps take 15–30 s of one core; the limit stops a run on a
-# crowded server, where one core is shared by several jobs.
+# Train it now: the preset's steps take 15–30 s of one core.
 LIVE_STEPS = {task: training.LIVE[task]["steps"] for task in LIVE_TASKS}
-LIVE_SECONDS = 60.0
+LIVE_SECONDS = live.SECONDS
 LIVE_SLOTS = live.SLOTS  # live trainings at once on the whole server, every page together
 SEEDS = (0, 999)
 
@@ -53,46 +51,36 @@ def metrics_at(tl: Timeline, i: int) -> str:
     return " · ".join(shown)
 
 
-def _slots():
-    return live.slots()
+def fit(task: str, seed: int, steps: int):
+    """The page's training call for :func:`live.train_now`: ``training.live``, the
+    timeline with ``meta["stopped"]`` None, "cancel" or "time", the run's times and the
+    command that saves the same run."""
 
-
-def _train(
-    task: str, seed: int, steps: int, film: live.Film, slots, text: str, *, cancel, progress
-):
-    """The queue's job: ``training.live`` at one thread (so the film is the command line's,
-    bit for bit), stopped by Cancel or the time limit; returns the timeline, with
-    ``meta["stopped"]`` None, "cancel" or "time" and the run's times."""
-    with live.one_core(
-        slots, LIVE_SECONDS, steps, text, film, cancel=cancel, progress=progress
-    ) as run:
+    def train(run: live.Run) -> Timeline:
         trained = training.live(task, seed, steps=steps, run=run)
-    tl = trained.timeline
-    tl.meta.update(
-        stopped=run.stopped,
-        wall_s=trained.record["wall_s"],
-        cpu_s=trained.record["cpu_s"],
-        command=command(task, seed, steps),
-    )
-    return tl
+        tl = trained.timeline
+        tl.meta.update(
+            stopped=run.stopped,
+            wall_s=trained.record["wall_s"],
+            cpu_s=trained.record["cpu_s"],
+            command=command(task, seed, steps),
+        )
+        return tl
+
+    return train
 
 
 def train_live(task: str, seed: int, film: live.Film, watch) -> Timeline:
-    """Train a fresh tiny model through the server's queue (progress, Cancel, one job per
-    session) while ``watch()`` draws ``film``; the same seed gives the same film, so a
-    finished run is shared from the queue's result cache. Raises :class:`live.Busy` when every
-    slot is taken."""
+    """Train a fresh tiny model live (:func:`live.train_now`) while ``watch()`` draws
+    ``film``."""
     steps = LIVE_STEPS[task]
-    return queue.run(
+    return live.train_now(
         t("alignment.live_label", task=t(f"alignment.task_{task}"), seed=seed),
-        _train,
-        task,
-        seed,
+        t("alignment.live_progress"),
+        fit(task, seed, steps),
         steps,
         film,
-        _slots(),
-        t("alignment.live_progress"),
-        key=repr((task, seed, steps)),
+        key=repr(("nmt", task, seed, steps)),
         watch=watch,
     )
 

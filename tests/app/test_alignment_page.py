@@ -278,7 +278,7 @@ def test_a_second_request_while_one_runs_is_a_message(at, monkeypatch):
 def test_a_live_run_when_every_slot_is_taken_says_busy(at, monkeypatch):
     taken = threading.BoundedSemaphore(1)
     taken.acquire()
-    monkeypatch.setattr(live_state, "_slots", lambda: taken)
+    monkeypatch.setattr(live, "slots", lambda: taken)
     monkeypatch.setattr(live_state, "LIVE_STEPS", {"dates": 10, "en-fr": 10})
     train_now(at, "dates", 11)
     assert "already training 2 models live" in messages(at)
@@ -303,15 +303,16 @@ def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
         if done == 12:
             cancel.set()
 
-    tl = live_state._train("dates", 0, 200, live.Film(), slots, "loss {loss:.2f}",
-                           cancel=cancel, progress=progress)  # fmt: skip
+    train = live_state.fit("dates", 0, 200)
+    tl = live.job(
+        train, 200, live.Film(), slots, "loss {loss:.2f}", cancel=cancel, progress=progress
+    )
     assert tl.meta["stopped"] == "cancel" and tl.steps[-1] == 12
     assert slots.acquire(blocking=False), "the slot was given back"
     slots.release()
-    monkeypatch.setattr(live_state, "LIVE_SECONDS", 0.0)
+    monkeypatch.setattr(live, "SECONDS", 0.0)
     film, cancel = live.Film(), threading.Event()
-    tl = live_state._train("dates", 0, 200, film, slots, "{loss}", cancel=cancel,
-                           progress=lambda *_: None)  # fmt: skip
+    tl = live.job(train, 200, film, slots, "{loss}", cancel=cancel, progress=lambda *_: None)
     assert tl.meta["stopped"] == "time" and tl.steps == [0]
     assert cancel.is_set(), "a film cut by the clock is not cached as the seed's result"
     assert film.latest() == 1  # the page saw the one snapshot taken

@@ -9,6 +9,7 @@ import shutil
 import pytest
 import streamlit as st
 from catalog import APP_DIR
+from state import live
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis import induction as analysis
@@ -190,7 +191,7 @@ def test_a_live_run_when_every_slot_is_taken_says_busy(monkeypatch):
 
     taken = threading.BoundedSemaphore(1)
     taken.acquire()
-    monkeypatch.setattr(state, "_slots", lambda: taken)
+    monkeypatch.setattr(live, "slots", lambda: taken)
     monkeypatch.setattr(state, "LIVE_STEPS", 10)
     at = train_now(AppTest.from_file(PAGE, default_timeout=120).run(), seed=11)
     assert any("already training" in w.value for w in at.warning)
@@ -209,15 +210,17 @@ def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
         if done == 12:
             cancel.set()
 
-    tl = state._train(2, 0, 200, state.new_film(), slots, "loss {loss:.2f}", cancel=cancel,
-                      progress=progress)  # fmt: skip
+    film = state.new_film()
+    train = state.fit(2, 0, 200)
+    tl = live.job(train, 200, film, slots, "loss {loss:.2f}", cancel=cancel, progress=progress)
     assert tl["meta"]["stopped"] == "cancel" and tl["steps"][-1] == tl["meta"]["steps"] == 12
     assert slots.acquire(blocking=False), "the slot was given back"
     slots.release()
-    monkeypatch.setattr(state, "LIVE_SECONDS", 0.0)
+    monkeypatch.setattr(live, "SECONDS", 0.0)
     film = state.new_film()
     cancel = threading.Event()
-    tl = state._train(1, 0, 200, film, slots, "{loss}", cancel=cancel, progress=lambda *_: None)
+    train = state.fit(1, 0, 200)
+    tl = live.job(train, 200, film, slots, "{loss}", cancel=cancel, progress=lambda *_: None)
     assert tl["meta"]["stopped"] == "time" and list(tl["steps"]) == [0]
     assert cancel.is_set(), "a film cut by the clock is not cached as the seed's result"
     assert film.latest() == 1  # the page saw the one snapshot taken
