@@ -348,8 +348,12 @@ def decode_row(T: int, d: int, heads: int) -> dict:
     moved = 2 * heads * T * d * 2  # bytes of K and V read
     ours = bench_ms(lambda: K.decode_step(q, kc, vc))
     sdpa = bench_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, kc, vc))
-    return {"T": T, "ours_ms": round(ours, 4), "sdpa_ms": round(sdpa, 4),
-            "ours_GBps": round(moved / ours / 1e6, 1)}  # fmt: skip
+    return {
+        "T": T,
+        "ours_ms": round(ours, 4),
+        "sdpa_ms": round(sdpa, 4),
+        "ours_GBps": round(moved / ours / 1e6, 1),
+    }
 
 
 def decode_table(ts, d: int = 128, heads: int = 32) -> list[dict]:
@@ -358,8 +362,10 @@ def decode_table(ts, d: int = 128, heads: int = 32) -> list[dict]:
     for T in ts:
         row = decode_row(T, d, heads)
         rows.append(row)
-        print(f"  T={T:>7}: ours {row['ours_ms']:.4f} ms ({row['ours_GBps']:7.1f} GB/s), "
-              f"sdpa {row['sdpa_ms']:.4f} ms")  # fmt: skip
+        print(
+            f"  T={T:>7}: ours {row['ours_ms']:.4f} ms ({row['ours_GBps']:7.1f} GB/s), "
+            f"sdpa {row['sdpa_ms']:.4f} ms"
+        )
     return rows
 
 

@@ -144,8 +144,10 @@ def cpu_pairs(B: int, H: int, d: int) -> list[Pair]:
 
     def control(n):
         q, k, v = inputs(B, H, n, d)
-        return (lambda: F.scaled_dot_product_attention(q, k, v),
-                lambda: F.scaled_dot_product_attention(q, k, v))  # fmt: skip
+        return (
+            lambda: F.scaled_dot_product_attention(q, k, v),
+            lambda: F.scaled_dot_product_attention(q, k, v),
+        )
 
     return [
         Pair("noise", "control: SDPA against itself", "torch scaled_dot_product_attention",
@@ -308,10 +310,20 @@ def run_cpu(args) -> dict:
             mo, mp = statistics.median(t_ours), statistics.median(t_peer)
             med_ours.append(mo)
             med_peer.append(mp)
-            rows.append({"variant": pair.name, "n": n, "ours_s": round(mo, 5),
-                         "peer_s": round(mp, 5), "ratio": round(mo / mp, 3)})  # fmt: skip
-            print(f"{pair.label:<44} {n:>6} {mo * 1e3:>10.1f} {mp * 1e3:>10.1f} "
-                  f"{mo / mp:>6.2f}   {pair.peer}", flush=True)  # fmt: skip
+            rows.append(
+                {
+                    "variant": pair.name,
+                    "n": n,
+                    "ours_s": round(mo, 5),
+                    "peer_s": round(mp, 5),
+                    "ratio": round(mo / mp, 3),
+                }
+            )
+            print(
+                f"{pair.label:<44} {n:>6} {mo * 1e3:>10.1f} {mp * 1e3:>10.1f} "
+                f"{mo / mp:>6.2f}   {pair.peer}",
+                flush=True,
+            )
         expected = pair.expected(args.n)
         measured = profile.fit_exponent(args.n, med_ours)
         peer_slope = profile.fit_exponent(args.n, med_peer)
@@ -330,9 +342,11 @@ def run_cpu(args) -> dict:
         }
     print(f"\nat n = {args.n[-1]}: ratio (ours ÷ peer; paired), fitted exponent (expected)")
     for name, s in summary.items():
-        print(f"  {name:<11} {s['ratio_at_max_n']:>5.2f}× ({s['paired_ratio_at_max_n']:.2f})  "
-              f"exponent {s['exponent']} ({s['expected_exponent']}; "
-              f"peer {s['peer_exponent']})")  # fmt: skip
+        print(
+            f"  {name:<11} {s['ratio_at_max_n']:>5.2f}× ({s['paired_ratio_at_max_n']:.2f})  "
+            f"exponent {s['exponent']} ({s['expected_exponent']}; "
+            f"peer {s['peer_exponent']})"
+        )
     if not wanted or wanted & set(NO_PEER):
         print("\nno peer timed:")
         for name, why in NO_PEER.items():
@@ -360,8 +374,9 @@ def run_gpu(ns, d: int = 128, heads: int = 16) -> list[dict]:
     print(f"\nGPU bf16, d={d}: ms {'ours':>8} {'flex':>8} {'sdpa':>8} | ours÷flex ours÷sdpa")
     for n in ns:
         B = max(1, 16384 // n)
-        q, k, v = (torch.randn(B, heads, n, d, device="cuda", dtype=torch.bfloat16)
-                   for _ in range(3))  # fmt: skip
+        q, k, v = (
+            torch.randn(B, heads, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3)
+        )
         t = {
             "ours": ms(lambda q=q, k=k, v=v: kernels.attention(q, k, v)),
             "flex": ms(lambda q=q, k=k, v=v: flex(q, k, v)),
@@ -372,8 +387,10 @@ def run_gpu(ns, d: int = 128, heads: int = 16) -> list[dict]:
         row["ours_over_flex"] = round(t["ours"] / t["flex"], 3)
         row["ours_over_sdpa_flash"] = round(t["ours"] / t["sdpa_flash"], 3)
         rows.append(row)
-        print(f"  n={n:>6}      {t['ours']:8.3f} {t['flex']:8.3f} {t['sdpa_flash']:8.3f} | "
-              f"{row['ours_over_flex']:9.2f} {row['ours_over_sdpa_flash']:9.2f}")  # fmt: skip
+        print(
+            f"  n={n:>6}      {t['ours']:8.3f} {t['flex']:8.3f} {t['sdpa_flash']:8.3f} | "
+            f"{row['ours_over_flex']:9.2f} {row['ours_over_sdpa_flash']:9.2f}"
+        )
     return rows
 
 
@@ -397,8 +414,9 @@ def main(argv=None) -> int:
     print(f"torch {torch.__version__}, {args.threads} thread(s), {json.dumps(config)}")
     result = {"config": config, "cpu": run_cpu(args), "cuda": torch.cuda.is_available()}
     config["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    print(f"load average (1, 5, 15 min): before {config['load_before']}, "
-          f"after {config['load_after']}")  # fmt: skip
+    print(
+        f"load average (1, 5, 15 min): before {config['load_before']}, after {config['load_after']}"
+    )
     if result["cuda"]:  # never touches CUDA on a CPU machine
         result["gpu"] = run_gpu([int(x) for x in args.gpu_n.split(",")])
     s = dict(result["cpu"]["summary"])

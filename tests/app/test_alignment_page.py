@@ -205,8 +205,10 @@ def test_the_step_slider_redraws_the_probes_map_and_marks_the_curves(
         assert not at.exception, step
         assert figure_titles(at)[0].startswith(f"α_ij at training step {step} ")
         curves = json.loads(at.get("plotly_chart")[1].proto.spec)
-        assert any(s["x0"] == max(step, 1) and s["line"]["dash"] == "dash"
-                   for s in curves["layout"]["shapes"])  # fmt: skip
+        assert any(
+            s["x0"] == max(step, 1) and s["line"]["dash"] == "dash"
+            for s in curves["layout"]["shapes"]
+        )
         assert any(f"At step {step} the model translates it" in c.value for c in at.caption)
     at.selectbox(key=f"nmt-tl-{model}-probe").set_value(1).run()
     assert not at.exception and "did not sign" not in figure_titles(at)[0]

@@ -176,8 +176,12 @@ def test_a_live_run_ends_on_the_command_lines_last_map(monkeypatch, tmp_path):
     assert len(charts(at)) == 2  # the finished run's maps and curves
     assert "--layers 2 --seed 7 --steps 30" in captions(at)
     cli = [sys.executable, "-m", "engine.train", "induction", "--layers", "2", "--seed", "7"]
-    subprocess.run([*cli, "--steps", "30", "--out-dir", str(tmp_path)], check=True,
-                   capture_output=True, cwd=analysis.checkpoints.ROOT)  # fmt: skip
+    subprocess.run(
+        [*cli, "--steps", "30", "--out-dir", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        cwd=analysis.checkpoints.ROOT,
+    )
     saved = analysis.load_timeline(2, tmp_path)
     assert np.array_equal(live["steps"], saved["steps"])
     assert np.array_equal(live["maps"][-1].astype(np.float16), saved["maps"][-1].astype(np.float16))

@@ -25,8 +25,16 @@ def _bench():
 def _row(rid, value, unit="×", claimed=(None, None), **extra):
     topic, quantity = rid.split(".")[:2]
     base = {"n": 512, "d": 64, "heads": 4, "dtype": "float32", "device": "CPU test"}
-    return {"id": rid, "topic": topic, "quantity": quantity, "value": value, "unit": unit,
-            "claimed": list(claimed), **base, **extra}  # fmt: skip
+    return {
+        "id": rid,
+        "topic": topic,
+        "quantity": quantity,
+        "value": value,
+        "unit": unit,
+        "claimed": list(claimed),
+        **base,
+        **extra,
+    }
 
 
 def _result(gpu=None):
@@ -41,7 +49,7 @@ def _result(gpu=None):
             n=8192,
             heads=1,
             machine_available_gib=20.0,
-        ),  # fmt: skip
+        ),
     ]
     return {"rows": rows, "gpu": gpu or {"status": claims.NO_GPU, "rows": []}}
 

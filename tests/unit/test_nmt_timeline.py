@@ -90,8 +90,9 @@ def test_the_live_run_is_the_command_lines_run(tmp_path):
     shots = []
     run = training.live("en-fr", 7, steps=14, run=Run(on_snapshot=lambda *s: shots.append(s)))
     assert [s for s, *_ in shots] == run.timeline.steps
-    training.main(["--task", "en-fr", "--live", "--seed", "7", "--steps", "14",
-                   "--out-dir", str(tmp_path)])  # fmt: skip
+    training.main(
+        ["--task", "en-fr", "--live", "--seed", "7", "--steps", "14", "--out-dir", str(tmp_path)]
+    )
     name = training.checkpoint_name("en-fr", "additive", live=True)
     state, meta = checkpoints.load(name, tmp_path)
     live_state = run.model.state_dict()

@@ -29,7 +29,7 @@ def test_recording_leaves_the_trained_weights_unchanged():
     runs = [
         training.train(
             "dates", "sinusoidal", steps=12, batch=8, n_valid=16, record=record, log=lambda *_: None
-        )  # fmt: skip
+        )
         for record in (True, False)
     ]
     (recorded, _, tl), (plain, _, none) = runs
@@ -74,8 +74,9 @@ def test_quick_run_writes_a_timeline_beside_the_checkpoint(tmp_path):
 def _tiny_enfr() -> tuple[Transformer, list]:
     pairs = list(enfr.EXAMPLES.values())
     src, tgt = Vocab.build(p.src for p in pairs), Vocab.build(p.tgt for p in pairs)
-    cfg = TransformerConfig(len(src), len(tgt), d_model=32, n_heads=2, n_layers=2, d_ff=64,
-                            max_len=64)  # fmt: skip
+    cfg = TransformerConfig(
+        len(src), len(tgt), d_model=32, n_heads=2, n_layers=2, d_ff=64, max_len=64
+    )
     meta = {"task": "en-fr", "max_tgt": max(len(p.tgt) for p in pairs) + 4}
     return build(cfg, 0, src_vocab=src, tgt_vocab=tgt, meta=meta, name="tiny").eval(), pairs
 
