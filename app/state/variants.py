@@ -336,6 +336,13 @@ def quality_results() -> dict:
     return data
 
 
+def last_seed(data: dict, task: str) -> int:
+    """The highest seed every variant of ``task`` was trained with (the table's seeds)."""
+    seeds = [set(row[task]["seeds"]) for row in data["table"].values() if task in row]
+    common = set.intersection(*seeds) if seeds else {0}
+    return max(common | {0})
+
+
 def task_variants(data: dict, task: str) -> list[str]:
     """The variants with a trained cell on ``task``, in the table's order."""
     return [v for v in data["table"] if task in data["table"][v]]

@@ -154,8 +154,9 @@ def quality_maps(data: dict, task: str) -> None:
     variants = state.task_variants(data, task)
     with controls("quality-maps"):
         c1, c2, c3, c4 = st.columns(4)
-        label = t("variants.seed_trained")
-        seed = url_number(c1.number_input, "seed", label, 0, 1, 0, key="q-seed")
+        last = state.last_seed(data, task)  # the seeds the grid trained, as its table says
+        label = t("variants.seed_trained", last=last)
+        seed = url_number(c1.number_input, "seed", label, 0, last, 0, key="q-seed")
         traces = {name: state.quality_trace(task, name, int(seed)) for name in variants}
         first = traces[variants[0]]
         amap = first.maps["attention"]
