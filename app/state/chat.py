@@ -586,7 +586,9 @@ def _sweep(chat, ids, n, budgets, unit, cancel, progress) -> list[dict]:
 
 # ---- variants inside the model ---------------------------------------------------------
 
-VARIANTS_N = (8, 1024)  # tokens of the text (engine.models.in_pretrained's limits)
+VARIANTS_N = (in_pretrained.LLM_MIN_TOKENS, in_pretrained.LLM_MAX_TOKENS)  # tokens of the text
+# The greedy continuation each variant writes: from the text's first tokens, this many new.
+VARIANTS_PROMPT, VARIANTS_NEW = in_pretrained.PROMPT_TOKENS, in_pretrained.NEW_TOKENS
 VARIANTS_DEFAULT = ("longformer", "bigbird", "int8", "performer")
 
 

@@ -19,6 +19,7 @@ from state import chat as chat_state
 
 TASKS = ruler.TASKS
 PRESSES = tuple(p for p in presses.PRESSES if p != "full")
+SNAPKV_WINDOW = presses.SNAPKV_WINDOW  # the recent queries that vote (the page says how many)
 RATIOS = tuple(r for r in presses.RATIOS if r > 0)
 LENGTH = 1024  # the shorter RULER length: a live example answers in seconds
 

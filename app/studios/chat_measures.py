@@ -54,7 +54,7 @@ def sinks(chat, trace, request) -> None:
 
 
 def heads(chat, trace, request) -> None:
-    st.markdown(t("chat.heads_intro"))
+    st.markdown(t("chat.heads_intro", n=head_types.RANDOM_TOKENS))
     found = state.detect_heads()
     kind = url_choice(
         st.segmented_control,
@@ -204,11 +204,11 @@ def press_example() -> None:
         label = t("chat.press_seed")
         seed = url_number(c4.number_input, "pseed", label, 0, 999, 0, key="chat-pseed")
         asked = st.form_submit_button(t("chat.press_run"))
-    st.caption(t(f"chat.press_about_{press}"))
+    st.caption(t(f"chat.press_about_{press}", window=press_state.SNAPKV_WINDOW))
     if asked:  # in the link too: a shared view answers at once
         url_sync(ask="1")
     elif st.query_params.get("ask") != "1":
-        st.caption(t("chat.press_waiting"))
+        st.caption(t("chat.press_waiting", n=press_state.LENGTH))
         return
     found = press_state.run(task, int(seed), press, float(ratio))
     full, cut = found["runs"]
@@ -291,7 +291,7 @@ def cost(request) -> None:
 def variants(chat, trace, request) -> None:
     """Variants inside the chat model, run only when asked (seconds a variant): the form that
     starts the run stays above the figure it makes, also in presenter mode."""
-    notes("chat-variants").markdown(t("chat.variants_intro"))
+    notes("chat-variants").markdown(t("chat.variants_intro", prompt=state.VARIANTS_PROMPT))
     titles = {v.name: variant_title(v) for v in state.variant_names()}
     with st.form("chat-variants-form", border=False):
         c1, c2, c3 = st.columns([1, 3, 2])
@@ -331,7 +331,9 @@ def variants(chat, trace, request) -> None:
     if not picked:
         st.info(t("chat.variants_none"))
     elif st.session_state.get("chat-variants-asked") != asked:
-        st.info(t("chat.variants_press"))  # seconds to minutes of work: only when asked
+        st.info(
+            t("chat.variants_press", new=state.VARIANTS_NEW)
+        )  # seconds to minutes of work: only when asked
     else:
         draw_variants(state.variants(*asked), titles, "chat-variants")
 

@@ -29,6 +29,7 @@ import numpy as np
 from engine.analysis.forward import self_attention
 
 HEAD_TYPES = ("previous", "duplicate", "induction")
+RANDOM_TOKENS = 50  # |r| of the random sequence [BOS, r, r]: TransformerLens's detector
 
 
 def previous_token_mask(T: int) -> np.ndarray:
@@ -129,7 +130,7 @@ def repeated_random_tokens(
     return ([] if bos_id is None else [int(bos_id)]) + r * repeats
 
 
-def detect_heads(chat, seed: int = 0, n: int = 50, *, sequences: int = 1) -> dict:
+def detect_heads(chat, seed: int = 0, n: int = RANDOM_TOKENS, *, sequences: int = 1) -> dict:
     """Scores of every layer × head on ``sequences`` random sequences [BOS, r, r] (|r| = n)
     through the real model, averaged over the sequences as TransformerLens does for a list.
 
