@@ -406,7 +406,7 @@ def first_token_control(prompt: str, template: bool) -> dict:
 # ---- head types -------------------------------------------------------------------------
 
 HEAD_TYPES = ("previous", "duplicate", "induction", "retrieval")
-DETECT_SEED, DETECT_N = 0, 50  # TransformerLens's default: one [BOS, r, r] with |r| = 50
+DETECT_SEED, DETECT_N = 0, heads.RANDOM_TOKENS  # TransformerLens's default: one [BOS, r, r]
 
 
 def detect_heads() -> dict:

@@ -54,7 +54,7 @@ def sinks(chat, trace, request) -> None:
 
 
 def heads(chat, trace, request) -> None:
-    st.markdown(t("chat.heads_intro", n=head_types.RANDOM_TOKENS))
+    st.markdown(t("chat.heads_intro", n=state.DETECT_N))  # what the page runs
     found = state.detect_heads()
     kind = url_choice(
         st.segmented_control,
