@@ -204,6 +204,9 @@ def book_evaluation() -> dict | None:
     return load_result(result_name("retrieval", "book"))
 
 
+PASSAGE_CHARS = rag.PASSAGE_CHARS  # the longest window of the shipped text (the page says so)
+
+
 def book_store_size() -> int:
     """Passages in the shipped text's store (the whole book), without embedding it."""
     return len(rag.book_windows())

@@ -397,7 +397,7 @@ def body(card) -> None:
         beam = url_number(
             st.slider,
             "beam",
-            t("alignment.beam"),
+            t("alignment.beam", lo=beam.low, hi=beam.high),
             beam.low,
             beam.high,
             beam.default,

@@ -43,7 +43,9 @@ N_STORIES = 200
 
 def own_story(names: list[str]):
     """(model name, Sample) from the user's story and question."""
-    st.caption(t("memory.own_help", chars=f"{MAX_STORY_CHARS:,}", words=MAX_WORDS_PER_SENTENCE))
+    slots = min(state.config(n)["memory"] for n in names)  # the sentences the models keep
+    facts = dict(chars=f"{MAX_STORY_CHARS:,}", words=MAX_WORDS_PER_SENTENCE, slots=slots)
+    st.caption(t("memory.own_help", **facts))
     story = url_default("text", EXAMPLE_STORY, key="mem_story")
     gate = dict(limits=story_limits(MAX_STORY_CHARS), unit=words_unit())
     text = gated_text(st.text_area, t("memory.story"), story, height=160, key="mem_story", **gate)

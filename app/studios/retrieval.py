@@ -55,7 +55,7 @@ def choose_store():
         resets=("question", "task", "story", "text", "context"),
     )
     if store == "text":
-        st.caption(t("retrieval.text_help", n=state.book_store_size()))
+        st.caption(t("retrieval.text_help", n=state.book_store_size(), chars=state.PASSAGE_CHARS))
         book_recall()
         return store, None
     if store == "own":

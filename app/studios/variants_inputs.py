@@ -18,6 +18,8 @@ from engine.models import in_pretrained
 from engine.text import tokenize
 from engine.variants import REGISTRY, compare, inputs
 
+HEAD_SIZE = (8, 128)  # a head's width the lab's own inputs may have
+SEED_MAX = 9999
 EXAMPLE = (
     "The quick brown fox jumps over the lazy dog because the dog "
     "was too lazy to chase the quick brown fox ."
@@ -113,7 +115,8 @@ def text() -> dict | None:
 
     c1, c2 = st.columns(2)
     heads = url_number(c1.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-text-heads")
-    d = url_number(c2.number_input, "d", t("variants.head_size"), 8, 128, 32, key="var-text-d")
+    label = t("variants.head_size", lo=HEAD_SIZE[0], hi=HEAD_SIZE[1])
+    d = url_number(c2.number_input, "d", label, *HEAD_SIZE, 32, key="var-text-d")
     label, gate = t("variants.text", n=inputs.TEXT_TOKEN_LIMIT), word_gate(inputs.TEXT_TOKEN_LIMIT)
     text = url_text(st.text_area, label, EXAMPLE, key="var-text", **gate)
     if text is None:
@@ -141,9 +144,11 @@ def synthetic() -> dict:
     sharpness = url_number(
         s3.slider, "sharpness", label, 0.1, 8.0, 1.0, key="var-sharpness", cast=float
     )
-    seed = url_number(s4.number_input, "seed", t("variants.seed"), 0, 9999, 0, key="var-seed")
+    label = t("variants.seed", hi=SEED_MAX)
+    seed = url_number(s4.number_input, "seed", label, 0, SEED_MAX, 0, key="var-seed")
     heads = url_number(s5.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-heads")
-    d = url_number(s6.number_input, "d", t("variants.head_size"), 8, 128, 32, key="var-d")
+    label = t("variants.head_size", lo=HEAD_SIZE[0], hi=HEAD_SIZE[1])
+    d = url_number(s6.number_input, "d", label, *HEAD_SIZE, 32, key="var-d")
     synthetic = (int(n), structure, float(sharpness), int(seed))
     return dict(synthetic=synthetic, heads=int(heads), d=int(d), n_for_defaults=int(n))
 
