@@ -7,6 +7,7 @@ Every model the studio can run answers through one card::
     registry.default("en-fr")                          # the card that serves a task
     registry.default("en-fr", family="transformer")
     registry.for_babi_task(3)                          # the MemN2N checkpoint for task 3
+    registry.cell("mqar-256-mamba-s0").trace("0")      # a variant-grid cell (not listed)
 
 A card states what the model is (family, paper, task), what it accepts (limits,
 options, curated examples), how well it does (its evaluation JSON, or None when not
