@@ -119,3 +119,30 @@ def test_hide_sinks_on_any_labels(labels, sinks):
         hidden = hide_sinks(amap, sinks)
         sums = hidden.weights.sum(-1)
         assert np.all((np.abs(sums - 1) < 1e-5) | (sums == 0))
+
+
+CELL = "mqar-256-full-s0"  # a cheap shipped cell of the variant grid (a card, not listed)
+
+
+@pytest.fixture(scope="module")
+def cell():
+    try:
+        card = registry.cell(CELL)
+    except Exception:  # noqa: BLE001 - not shipped here
+        pytest.skip("no shipped grid cell")
+    return card, card.load()
+
+
+@given(name=texts)
+def test_any_name_finds_a_card_or_says_none_is_known(name):
+    with only_input_errors():
+        registry.get(name)
+    with only_input_errors():
+        registry.cell(name)
+
+
+@given(text=texts)
+def test_a_grid_cell_traces_any_text_or_refuses_it(cell, text):
+    card, model = cell
+    with only_input_errors():
+        assert card.trace(text, model=model).maps["attention"].shape[0] == 2
