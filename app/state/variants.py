@@ -61,6 +61,11 @@ def trained_max_length() -> int:
     return models.loaded(trained_name()).max_src
 
 
+def minilm_config() -> dict:
+    """MiniLM's layers and heads as its card states them (no model loaded)."""
+    return models.card(models.default("sentence", "pretrained")).config
+
+
 def minilm():
     """The pretrained sentence encoder (MiniLM), loaded once per process."""
     return models.loaded(models.default("sentence", "pretrained"))

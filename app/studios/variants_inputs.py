@@ -62,12 +62,11 @@ def minilm() -> dict | None:
     """Text, layer and head: Q/K/V as the pretrained model computes them (one head)."""
 
     c1, c2 = st.columns(2)
-    layer = url_number(
-        c1.number_input, "layer", t("variants.layer", last=5), 0, 5, 2, key="var-layer"
-    )
-    head = url_number(
-        c2.number_input, "qhead", t("variants.qkv_head", last=11), 0, 11, 0, key="var-qhead"
-    )
+    last_layer, last_head = (state.minilm_config()[k] - 1 for k in ("n_layers", "n_heads"))
+    label = t("variants.layer", last=last_layer)
+    layer = url_number(c1.number_input, "layer", label, 0, last_layer, 2, key="var-layer")
+    label = t("variants.qkv_head", last=last_head)
+    head = url_number(c2.number_input, "qhead", label, 0, last_head, 0, key="var-qhead")
     label = t("variants.swap_text", n=state.SWAP_MAX_TOKENS)
     gate = subword_gate(state.minilm().tokenizer, state.SWAP_MAX_TOKENS)
     text = url_text(st.text_area, label, EXAMPLE, key="var-mtext", **gate)
