@@ -50,7 +50,7 @@ def ask(chat) -> state.Request | None:
             format_func=lambda s: t(f"chat.sampling_{s}"),
             horizontal=True,
         )
-        seed = url_number(c4.number_input, "seed", t("chat.seed"), 0, 2**31 - 1, 0, key="chat-seed")
+        seed = url_number(c4.number_input, "seed", t("chat.seed"), *lim["seed"], 0, key="chat-seed")
         temperature, top_k, top_p = sampler(lim, d)
         st.form_submit_button(t("chat.generate"), type="primary", key="chat-generate")
     reserved = template_tokens(chat.tokenizer) if template else 0
