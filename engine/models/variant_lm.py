@@ -24,10 +24,10 @@ the tasks allow (every answer's evidence comes before its query).
 
 The grid's cells (``python -m engine.train variants``) ship under
 ``assets/checkpoints/variants/<task>-<variant>-s<seed>``; :func:`load` reads one back and
-:func:`trace` runs one of its held-out probe examples (:func:`probe_batch`; the cell's card,
-``engine.models.cards.variant_cell``, is the way in), so a page can show whether, say,
-Linformer's query finds its key. :func:`results` is the
-grid's score sheet (``python -m engine.evaluate variants --save``).
+:func:`trace` runs one of its held-out probe examples (:func:`probe_batch`; the cell's
+card, ``engine.models.cards.variant_cell``, is the way in), so a page can show whether,
+say, Linformer's query finds its key. :func:`results` is the grid's score sheet
+(``python -m engine.evaluate variants --save``).
 """
 
 from __future__ import annotations
@@ -376,7 +376,7 @@ def probe_batch(spec: long_range.Task, test_size: int) -> tuple[torch.Tensor, to
     and whose example 0 its maps show (the timeline's and :func:`trace`'s alike).
 
     One batch of ``min(PROBE_SIZE, test_size)`` drawn with the test set's seed. The copy
-    task draws row by row, so there these are the test set's first rows; the recall tasks
+    task draws row by row, so there these are the test set's first rows; the other tasks
     draw column by column, so theirs are held-out examples of their own, not among those
     the table scores. (Seed 1's copy cells met 16 of them once in training: TEST_SEED.)
     """
