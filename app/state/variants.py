@@ -319,6 +319,11 @@ def int8_sweep(n: int, d: int, block: int, seed: int) -> list[dict]:
     ]
 
 
+def kv_layer() -> dict:
+    """The seeded layer the KV-cache demonstration decodes with, as its intro states it."""
+    return {"d_model": kv_cache.D_MODEL, "heads": kv_cache.HEADS}
+
+
 def kv_length_limit() -> int:
 
     return LENGTH_LIMIT

@@ -339,7 +339,7 @@ def long() -> None:
 
 def kv() -> None:
     limit = state.kv_length_limit()
-    st.markdown(t("variants.kv_intro"))
+    st.markdown(t("variants.kv_intro", **state.kv_layer()))
     n = url_number(st.slider, "n", t("variants.kv_tokens", n=limit), 16, limit, 256, key="kv-n")
     with st.spinner(t("variants.kv_running")):
         res, rows = state.kv_compare(int(n))
@@ -357,7 +357,8 @@ def int8() -> None:
     notes("int8-intro").markdown(t("variants.int8_intro"))
     with controls("int8"):
         c1, c2, c3, c4 = st.columns(4)
-        n = url_number(c1.number_input, "n", "n (16 … 1024)", 16, 1024, 256, key="int8-n", step=16)
+        label = t("variants.int8_n", lo=16, hi=1024)
+        n = url_number(c1.number_input, "n", label, 16, 1024, 256, key="int8-n", step=16)
         d = c2.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="int8-d")
         outlier = c3.slider(t("variants.int8_bias"), 0.0, 50.0, 20.0, key="int8-bias")
         block = c4.number_input(t("variants.int8_block"), 1, 1024, 64, key="int8-block")
