@@ -62,7 +62,8 @@ def minilm() -> dict | None:
     """Text, layer and head: Q/K/V as the pretrained model computes them (one head)."""
 
     c1, c2 = st.columns(2)
-    last_layer, last_head = (state.minilm_config()[k] - 1 for k in ("n_layers", "n_heads"))
+    config = state.minilm_config()
+    last_layer, last_head = config["n_layers"] - 1, config["n_heads"] - 1
     label = t("variants.layer", last=last_layer)
     layer = url_number(c1.number_input, "layer", label, 0, last_layer, 2, key="var-layer")
     label = t("variants.qkv_head", last=last_head)
