@@ -33,10 +33,9 @@ from engine.analysis import sinks as sink_measures
 from engine.analysis.forward import self_attention
 from engine.checkpoints import load_result
 from engine.evaluation import retrieval_heads as retrieval_eval
-from engine.models import batch_process, batching, in_pretrained
+from engine.models import batch_process, batching, in_pretrained, registry
 from engine.models import chat as chat_lib
 from engine.models.cache_policy import CachePolicy
-from engine.models.cards.pretrained import CHAT_CARD
 from engine.rollout import hide_sinks
 from engine.trace import AttentionMap
 from engine.variants import REGISTRY
@@ -78,7 +77,7 @@ def chat_dir() -> str:
 
 def card_facts() -> dict:
     """The chat model's name, layers and heads as its card states them (no model loaded)."""
-    card = models.card(CHAT_CARD)
+    card = models.card(registry.CHAT)
     return {"name": card.meta["display"], **card.config}
 
 
@@ -122,7 +121,7 @@ def batch_threads(setting: str) -> int | Callable[[], int]:
 def _load_shared():
     """The model from the batcher's thread (no session's page to draw the cache's spinner)."""
     with queue.pageless():
-        return models.loaded(CHAT_CARD)
+        return models.loaded(registry.CHAT)
 
 
 def model():
@@ -160,7 +159,7 @@ def wait_for_model():
 def limits() -> dict:
     """The bounds the chat card states for the page's inputs (the card checks them again):
     each option's range, the prompt's characters and its tokens (template included)."""
-    card = models.card(CHAT_CARD)
+    card = models.card(registry.CHAT)
     bounds = {p.name: (p.low, p.high) for p in card.options if not p.choices}
     # Sampling at temperature 0 would be greedy again: the sampler's lowest is above it.
     bounds["temperature"] = (chat_lib.MIN_TEMPERATURE, bounds["temperature"][1])
@@ -201,7 +200,7 @@ def generate(request: Request, cache=None):
 def _generate(chat, request: Request, cache, unit: str, cancel, progress):
 
     should_stop = queue.stepper(cancel, progress, request.max_new_tokens, unit)
-    return models.card(CHAT_CARD).trace(
+    return models.card(registry.CHAT).trace(
         request.prompt,
         model=chat,
         run=engine_run.Run(should_stop),

@@ -15,7 +15,6 @@ from kit.errors import PageError
 from kit.i18n import Lazy, t
 
 from engine.models import registry
-from engine.models.cards.pretrained import DIRECTORY, directory_card
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
@@ -26,15 +25,15 @@ def cards() -> dict:
 
 
 def card(name: str):
-    """The registry's card, or a card for a typed directory (``dir:<path>``).
+    """The registry's card, or a card for a typed directory (``registry.directory``).
 
     Both are checked on every call (a typed directory against the allowlist, a listed one
     by the registry's re-reading each minute), and :func:`loaded` asks here first, so a
     cached model obeys a changed allowlist too.
     """
 
-    if name.startswith(DIRECTORY):
-        return directory_card(name.removeprefix(DIRECTORY))
+    if name.startswith(registry.directory("")):
+        return registry.get(name)
     found = cards().get(name)
     if found is None:
         raise PageError(t("state.unknown_model", name=repr(name)))

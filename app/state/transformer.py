@@ -17,9 +17,9 @@ from engine.analysis import ablation, ablation_encoder, ablation_transformer, ca
 from engine.analysis import faithfulness_tokens as faithfulness
 from engine.errors import InputError
 from engine.masks import causal_mask
+from engine.models import registry
 from engine.models.attentionviz import joint_embedding as embed
 from engine.models.attentionviz import neuron_view
-from engine.models.cards.pretrained import DIRECTORY
 from engine.projection import warm_up_in_background
 from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
 from engine.timeline import Timeline
@@ -51,7 +51,7 @@ def typed_directory(path: str) -> str:
     """The card name of a model directory the user typed; the allowlist and the directory
     are checked when the card is used, with an InputError that says what is wrong."""
 
-    return DIRECTORY + path
+    return registry.directory(path)
 
 
 def measured(task: str) -> dict | None:

@@ -45,7 +45,6 @@ from engine.errors import InputError
 from engine.messages import Message
 from engine.models import batching, registry
 from engine.models.cache_policy import FULL, CachePolicy
-from engine.models.cards.pretrained import CHAT_CARD
 from engine.trace import Trace
 
 log = logging.getLogger(__name__)
@@ -346,7 +345,7 @@ def main() -> None:
     # The protocol owns the original stdout; anything a library prints goes to stderr.
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    serve(sys.stdin.buffer, out, lambda: registry.get(CHAT_CARD).load())
+    serve(sys.stdin.buffer, out, lambda: registry.get(registry.CHAT).load())
     os._exit(0)  # the server closed the pipe: the batch thread is a daemon, leave now
 
 

@@ -8,6 +8,7 @@ Every model the studio can run answers through one card::
     registry.default("en-fr", family="transformer")
     registry.for_babi_task(3)                          # the MemN2N checkpoint for task 3
     registry.cell("mqar-256-mamba-s0").trace("0")      # a variant-grid cell (not listed)
+    registry.get(registry.directory("/models/gpt2"))   # a directory the user typed
 
 A card states what the model is (family, paper, task), what it accepts (limits,
 options, curated examples), how well it does (its evaluation JSON, or None when not
@@ -33,10 +34,13 @@ from pathlib import Path
 
 from engine import checkpoints
 from engine.errors import InputError
+from engine.models import model_dirs
 from engine.models.card import Alignment, Example, Limits, ModelCard
 from engine.models.cards import induction, memn2n, nmt, pretrained, transformer, variant_cell
 
 __all__ = [
+    "ALLOWLIST_ENV",
+    "CHAT",
     "Alignment",
     "Example",
     "Limits",
@@ -46,12 +50,16 @@ __all__ = [
     "cards",
     "cell",
     "default",
+    "directory",
     "for_babi_task",
     "get",
     "names",
 ]
 
 log = logging.getLogger(__name__)
+
+CHAT = pretrained.CHAT_CARD  # the chat model's card: the Chat page's and the batch server's
+ALLOWLIST_ENV = model_dirs.ALLOWLIST_ENV  # the variable naming the model directories allowed
 
 
 def _families() -> dict[str, type[ModelCard]]:
@@ -101,7 +109,11 @@ def cards(directory: Path | None = None) -> list[ModelCard]:
 
 
 def get(name: str, directory: Path | None = None) -> ModelCard:
-    """The card named ``name``: a listed model, else a trained cell of the variant grid."""
+    """The card named ``name``: a listed model, a model directory the user typed (a name
+    from :func:`directory`), else a trained cell of the variant grid."""
+    if isinstance(name, str) and name.startswith(pretrained.DIRECTORY):
+        # checked against the allowlist on every call, so a card obeys a changed list
+        return pretrained.directory_card(name.removeprefix(pretrained.DIRECTORY))
     for card in cards(directory):
         if card.name == name:
             return card
@@ -111,6 +123,12 @@ def get(name: str, directory: Path | None = None) -> ModelCard:
         raise InputError(
             "card.unknown_model", name=name, known=", ".join(names(directory))
         ) from None
+
+
+def directory(path: str) -> str:
+    """The card name of a model directory the user typed; :func:`get` checks the path
+    (allowlist, files) and says in an InputError what is wrong."""
+    return pretrained.DIRECTORY + path
 
 
 def cell(name: str, directory: Path | None = None) -> ModelCard:

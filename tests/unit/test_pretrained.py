@@ -137,6 +137,23 @@ def test_path_outside_the_allowlist_is_refused(tiny_models, monkeypatch, tmp_pat
         hf.load(tiny_models / ".." / Path(tmp_path).name)  # ".." cannot climb out
 
 
+def test_the_registry_checks_a_typed_directory_on_every_call(tiny_models, monkeypatch):
+    """A typed directory is a card name like any other; the allowlist is read when the
+    card is asked for, so removing a directory from it refuses the card at once."""
+    from engine.models import registry
+
+    name = registry.directory(str(tiny_models / "tiny-bert"))
+    monkeypatch.setenv(registry.ALLOWLIST_ENV, str(tiny_models))
+    card = registry.get(name)
+    assert (card.name, card.family, card.variant) == (name, "pretrained", "encoder")
+    monkeypatch.delenv(registry.ALLOWLIST_ENV)
+    with pytest.raises(InputError, match="outside the model allowlist"):
+        registry.get(name)
+    with pytest.raises(InputError, match="not a directory"):
+        monkeypatch.setenv(registry.ALLOWLIST_ENV, str(tiny_models))
+        registry.get(registry.directory(str(tiny_models / "missing")))
+
+
 def test_directory_without_a_model_gets_a_message(allowed):
     with pytest.raises(InputError, match="holds no HuggingFace model"):
         hf.load(allowed / "empty")
@@ -217,9 +234,9 @@ def test_a_card_reads_gpt2_names_and_says_nothing_of_an_unreadable_config(tmp_pa
 def test_a_directory_card_states_the_limit_and_architecture_its_loaded_model_has(allowed, name):
     """The Transformer page's caption and text box read the card before the model loads:
     tiny-gpt2 has 64 positions, so its card must say 64 tokens, not the pages' 256."""
-    from engine.models.cards.pretrained import directory_card
+    from engine.models import registry
 
-    card, m = directory_card(str(allowed / name)), hf.load(allowed / name)
+    card, m = registry.get(registry.directory(str(allowed / name))), hf.load(allowed / name)
     assert (card.meta["arch"], card.limits.max_tokens) == (m.arch, m.max_tokens)
     assert card.limits.max_tokens == (64 if name == "tiny-gpt2" else hf.MAX_TOKENS)
 
