@@ -119,6 +119,7 @@ MESSAGES: dict[str, str] = {
     "param.not_whole": "{label} must be a whole number in {limits}.",
     "param.out_of_range": "{label} must be in {limits}; got {value}.",
     "variant.no_parameter": "{title} has no parameter {unknown}.",
+    "variant.not_a_table": "{title}'s parameters must be a table: name → value.",
     "variant.bidirectional": "{title} is bidirectional here; untick causal to run it.",
     "variant.qkv_shape": "q, k, v must share the shape [B, H, N, D]; got {q}, {k}, {v}.",
     "variant.self_only": (
@@ -351,7 +352,7 @@ MESSAGES: dict[str, str] = {
     "profile.over_budget": (
         "{title} at n = {n} is predicted to need {need:.2f} GiB, over the {budget:.2f} GiB budget."
     ),
-    "profile.length": "Sequence length must be between {lo} and {hi}; got {n}.",
+    "profile.params": "The variants' parameters must be a table: variant name → its parameters.",
     "profile.no_variants": "Pick at least one variant to profile.",
     "profile.no_lengths": "Pick at least one sequence length.",
     # engine.projection: vectors projected to 2-D

@@ -33,14 +33,28 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from engine.errors import InputError
+from engine.params import Param
 from engine.variants.base import FLOAT_BYTES
 from engine.variants.registry import get
 
 DEFAULT_LENGTHS = (128, 256, 512, 1024, 2048, 4096)
-LENGTH_LIMITS = (64, 32768)
+LENGTH = Param("n", "Sequence length n", 1024, 64, 32768)
+LENGTH_LIMITS = (LENGTH.low, LENGTH.high)
 MEMORY_BUDGET = 2 * 2**30  # bytes a single profiled run may use
 TIME_BUDGET_S = 30.0
 EXPONENT_TOLERANCE = 0.2
+# What a call may ask, checked before anything runs: a head size of 0 divides by zero in
+# the FLOP model and 0 heads stops the process in a kernel (SIGFPE), not with a message.
+RUN_PARAMS = (
+    Param("d", "Head size d", 64, 1, 1024),
+    Param("heads", "Heads", 1, 1, 64),
+    Param("repeats", "Timed runs", 3, 1, 100),
+    Param("seed", "Seed", 0, 0, 2**31 - 1),
+)
+BUDGETS = (
+    Param("time_budget_s", "Time budget, s", TIME_BUDGET_S, 0.0, 3600.0),
+    Param("memory_budget", "Memory budget, bytes", float(MEMORY_BUDGET), 0.0, 64.0 * 2**30),
+)
 
 
 @dataclass
@@ -141,12 +155,14 @@ def warm_tracker() -> float:
 
 def predict_bytes(name: str, n: int, d: int, heads: int, hp: dict | None = None) -> float:
     """Predicted peak bytes: the variant's working set plus q, k, v and the output."""
+    n, (d, heads) = LENGTH.check(n), _checked(RUN_PARAMS[:2], d, heads)
     variant = get(name)
     hp = variant.resolve(hp, n)
     return heads * (variant.memory(n, d, hp) + 4.0 * n * d * FLOAT_BYTES)
 
 
 def flops(name: str, n: int, d: int, heads: int, hp: dict | None = None) -> float:
+    n, (d, heads) = LENGTH.check(n), _checked(RUN_PARAMS[:2], d, heads)
     variant = get(name)
     return heads * variant.flops(n, d, variant.resolve(hp, n))
 
@@ -179,7 +195,9 @@ def measure(
     budget: float = MEMORY_BUDGET,
 ) -> Point:
     """Median time and measured peak memory of one variant at one length."""
-    _check_length(n)
+    d, heads, repeats, seed = _checked(RUN_PARAMS, d, heads, repeats, seed)
+    (budget,) = _checked(BUDGETS[1:], budget)
+    n = LENGTH.check(n)
     variant = get(name)
     hp = variant.resolve(hp, n)
     predicted = check_budget(name, n, d, heads, hp, budget)
@@ -215,10 +233,8 @@ def measure(
     )
 
 
-def _check_length(n: int) -> None:
-    lo, hi = LENGTH_LIMITS
-    if not lo <= n <= hi:
-        raise InputError("profile.length", lo=lo, hi=hi, n=n)
+def _checked(params: tuple[Param, ...], *values) -> tuple:
+    return tuple(p.check(v) for p, v in zip(params, values, strict=True))
 
 
 def sweep(
@@ -238,14 +254,16 @@ def sweep(
     scaled by the FLOP model; a point that would not fit the remaining time budget, or whose
     predicted memory exceeds the memory budget, is yielded as a ``Skip`` instead.
     """
-    lengths = sorted(set(int(n) for n in lengths))
-    if not names:
+    if isinstance(names, str) or not isinstance(names, (list, tuple)) or not names:
         raise InputError("profile.no_variants")
-    if not lengths:
+    if isinstance(lengths, str) or not isinstance(lengths, (list, tuple, range)) or not lengths:
         raise InputError("profile.no_lengths")
-    for n in lengths:
-        _check_length(n)
-    params = params or {}
+    lengths = sorted(set(LENGTH.check(n) for n in lengths))
+    d, heads, repeats = _checked(RUN_PARAMS[:3], d, heads, repeats)
+    time_budget_s, memory_budget = _checked(BUDGETS, time_budget_s, memory_budget)
+    params = params if params is not None else {}
+    if not isinstance(params, dict):
+        raise InputError("profile.params")
     warm_tracker()  # a one-off cost of the process, not of the sweep's budget
     start = time.perf_counter()
     last: dict[str, Point] = {}

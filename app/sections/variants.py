@@ -1,15 +1,26 @@
 """The Variants lab's parts a lesson step shows too: a sweep's cost profile with its tables
-and exports, and Compare's map panels as one HTML grid (views.variants, views.variants_html).
+and exports, and Compare's map panels as one HTML grid (views.variants, views.variants_html);
+and the Cost profile section whole (its controls, the queued sweep and its drawing).
 """
 
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart, data_table, html_chart, table_exports
-from kit.i18n import t
+from kit import chart, controls, data_table, html_chart, notes, table_exports
+from kit.i18n import t, variant_title
+from state import variants as state
+from views import variants as figs
 from views.heatmap import map_grid
 from views.variants import loglog_figure
 from views.variants_html import map_grid_html
+
+from engine import profile as cost_model
+from engine.variants import REGISTRY
+from sections import claims as claims_section
+
+# A sweep's budgets as the page offers them: a class shares the server, so narrower than the
+# engine's (engine.profile.BUDGETS), which a notebook may use whole.
+TIME_S, MEMORY_GIB = (5, 120), (0.25, 4.0)
 
 
 def draw_profile(tables: dict, tolerance: float) -> None:
@@ -42,3 +53,40 @@ def draw_maps(panels: list[dict], key: str, view: str = "maps") -> None:
     value = "Δα" if view == "difference" else "α"
     kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
     html_chart(map_grid_html(panels, **kw), f"{key}-{view}", lambda: map_grid(panels, **kw))
+
+
+def profile() -> None:
+    notes("profile-intro").markdown(t("variants.profile_intro"))
+    with controls("profile"):
+        names, title = list(REGISTRY), lambda v: variant_title(REGISTRY[v])
+        label = t("variants.profile_variants")
+        picked = st.multiselect(label, names, names, key="profile-variants", format_func=title)
+        lengths = st.multiselect(
+            t("variants.lengths", lo=cost_model.LENGTH_LIMITS[0], hi=cost_model.LENGTH_LIMITS[1]),
+            [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
+            list(cost_model.DEFAULT_LENGTHS),
+            key="profile-lengths",
+        )
+        c1, c2, c3 = st.columns(3)
+        d = c1.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="profile-d")
+        (lo, hi), default_s = TIME_S, int(cost_model.TIME_BUDGET_S)
+        label = t("variants.time_budget", lo=lo, hi=hi)
+        time_budget = c2.slider(label, lo, hi, default_s, key="profile-time")
+        (lo, hi), default_gib = MEMORY_GIB, cost_model.MEMORY_BUDGET / 2**30
+        label = t("variants.mem_budget", lo=lo, hi=hi)
+        mem = c3.slider(label, lo, hi, default_gib, step=0.25, key="profile-mem")
+        run = st.button(t("variants.run_sweep"), type="primary", key="profile-run")
+    predictions = state.predictions(picked, lengths, d, mem * 2**30)
+    chart(figs.predicted_memory_figure(predictions), key="chart-predicted")
+    with st.expander(t("variants.prediction")):
+        data_table([{k: v for k, v in r.items() if k != "predicted_mib"} for r in predictions])
+        table_exports(predictions, "variants-predictions")
+    request = (tuple(picked), tuple(sorted(set(lengths))), d, time_budget, mem * 2**30)
+    items, status = state.sweep_session(request if run else None)
+    if status == "stopped":
+        st.warning(t("variants.sweep_stopped", n=len(items)))
+    if not items:
+        st.info(t("variants.sweep_hint"))
+        return
+    draw_profile(state.sweep_tables(items), cost_model.EXPONENT_TOLERANCE)
+    claims_section.show("flash", "oom")  # the seed's FlashAttention and 8K claims, measured

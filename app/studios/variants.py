@@ -25,6 +25,7 @@ from sections import claims as claims_section
 from sections import variants as var_sections
 from sections import variants_quality as quality_sections
 from sections import variants_verdict as verdict
+from sections.variants import profile  # the Cost profile section, whole
 from state import grid_training as training
 from state import variants as state
 from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, source_widgets
@@ -34,7 +35,6 @@ from views.heatmap import NARROW_PX, map_figure, map_grid
 from views.variants_html import map_grid_html
 
 from engine import kernels
-from engine import profile as cost_model
 from engine.models import in_pretrained
 from engine.variants import REGISTRY
 from engine.variants.inputs import LONG_LENGTH_LIMITS
@@ -42,6 +42,7 @@ from engine.variants.inputs import LONG_LENGTH_LIMITS
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
 VIEWS = ["maps", "difference", "overlay"]  # the Compare maps: as they are, Δ, what is seen
 COSTS = ["ms_per_step", "flops"]
+INT8_N, INT8_BIAS = (16, 1024), (0.0, 50.0)  # each label states the range its widget takes
 
 
 def without_full(raw: str) -> list[str]:
@@ -271,40 +272,6 @@ def swap_maps(res: dict) -> None:
     html_chart(map_grid_html(panels), "swap-maps", lambda: map_grid(panels))
 
 
-def profile() -> None:
-    notes("profile-intro").markdown(t("variants.profile_intro"))
-    with controls("profile"):
-        names, title = list(REGISTRY), lambda v: variant_title(REGISTRY[v])
-        label = t("variants.profile_variants")
-        picked = st.multiselect(label, names, names, key="profile-variants", format_func=title)
-        lengths = st.multiselect(
-            t("variants.lengths", lo=cost_model.LENGTH_LIMITS[0], hi=cost_model.LENGTH_LIMITS[1]),
-            [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
-            list(cost_model.DEFAULT_LENGTHS),
-            key="profile-lengths",
-        )
-        c1, c2, c3 = st.columns(3)
-        d = c1.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="profile-d")
-        label, default_s = t("variants.time_budget"), int(cost_model.TIME_BUDGET_S)
-        time_budget = c2.slider(label, 5, 120, default_s, key="profile-time")
-        mem = c3.slider(t("variants.mem_budget"), 0.25, 4.0, 2.0, step=0.25, key="profile-mem")
-        run = st.button(t("variants.run_sweep"), type="primary", key="profile-run")
-    predictions = state.predictions(picked, lengths, d, mem * 2**30)
-    chart(figs.predicted_memory_figure(predictions), key="chart-predicted")
-    with st.expander(t("variants.prediction")):
-        data_table([{k: v for k, v in r.items() if k != "predicted_mib"} for r in predictions])
-        table_exports(predictions, "variants-predictions")
-    request = (tuple(picked), tuple(sorted(set(lengths))), d, time_budget, mem * 2**30)
-    items, status = state.sweep_session(request if run else None)
-    if status == "stopped":
-        st.warning(t("variants.sweep_stopped", n=len(items)))
-    if not items:
-        st.info(t("variants.sweep_hint"))
-        return
-    var_sections.draw_profile(state.sweep_tables(items), cost_model.EXPONENT_TOLERANCE)
-    claims_section.show("flash", "oom")  # the seed's FlashAttention and 8K claims, measured
-
-
 def long() -> None:
 
     lo, hi = LONG_LENGTH_LIMITS
@@ -357,10 +324,12 @@ def int8() -> None:
     notes("int8-intro").markdown(t("variants.int8_intro"))
     with controls("int8"):
         c1, c2, c3, c4 = st.columns(4)
-        label = t("variants.int8_n", lo=16, hi=1024)
-        n = url_number(c1.number_input, "n", label, 16, 1024, 256, key="int8-n", step=16)
+        (lo, hi), (b_lo, b_hi) = INT8_N, INT8_BIAS
+        label = t("variants.int8_n", lo=lo, hi=hi)
+        n = url_number(c1.number_input, "n", label, lo, hi, 256, key="int8-n", step=16)
         d = c2.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="int8-d")
-        outlier = c3.slider(t("variants.int8_bias"), 0.0, 50.0, 20.0, key="int8-bias")
+        label = t("variants.int8_bias", lo=b_lo, hi=b_hi)
+        outlier = c3.slider(label, b_lo, b_hi, 20.0, key="int8-bias")
         block = c4.number_input(t("variants.int8_block"), 1, 1024, 64, key="int8-block")
     sweep = state.int8_sweep(int(n), int(d), int(block), 0)
     chart(figs.int8_figure(sweep, float(outlier)), key="int8-chart")

@@ -19,6 +19,7 @@ from engine.text import tokenize
 from engine.variants import REGISTRY, compare, inputs
 
 HEAD_SIZE = (8, 128)  # a head's width the lab's own inputs may have
+HEADS, SHARPNESS = (1, 8), (0.1, 8.0)  # each label states the range its widget takes
 SEED_MAX = 9999
 EXAMPLE = (
     "The quick brown fox jumps over the lazy dog because the dog "
@@ -114,7 +115,8 @@ def text() -> dict | None:
     """A text through a seeded random multi-head layer."""
 
     c1, c2 = st.columns(2)
-    heads = url_number(c1.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-text-heads")
+    label = t("variants.heads", lo=HEADS[0], hi=HEADS[1])
+    heads = url_number(c1.number_input, "heads", label, *HEADS, 2, key="var-text-heads")
     label = t("variants.head_size", lo=HEAD_SIZE[0], hi=HEAD_SIZE[1])
     d = url_number(c2.number_input, "d", label, *HEAD_SIZE, 32, key="var-text-d")
     label, gate = t("variants.text", n=inputs.TEXT_TOKEN_LIMIT), word_gate(inputs.TEXT_TOKEN_LIMIT)
@@ -140,13 +142,14 @@ def synthetic() -> dict:
         key="var-structure",
         format_func=lambda s: t(f"variants.structure_{s}"),
     )
-    label = t("variants.sharpness")
+    label = t("variants.sharpness", lo=SHARPNESS[0], hi=SHARPNESS[1])
     sharpness = url_number(
-        s3.slider, "sharpness", label, 0.1, 8.0, 1.0, key="var-sharpness", cast=float
+        s3.slider, "sharpness", label, *SHARPNESS, 1.0, key="var-sharpness", cast=float
     )
     label = t("variants.seed", hi=SEED_MAX)
     seed = url_number(s4.number_input, "seed", label, 0, SEED_MAX, 0, key="var-seed")
-    heads = url_number(s5.number_input, "heads", t("variants.heads"), 1, 8, 2, key="var-heads")
+    label = t("variants.heads", lo=HEADS[0], hi=HEADS[1])
+    heads = url_number(s5.number_input, "heads", label, *HEADS, 2, key="var-heads")
     label = t("variants.head_size", lo=HEAD_SIZE[0], hi=HEAD_SIZE[1])
     d = url_number(s6.number_input, "d", label, *HEAD_SIZE, 32, key="var-d")
     synthetic = (int(n), structure, float(sharpness), int(seed))

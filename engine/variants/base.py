@@ -143,6 +143,8 @@ class Variant(ABC):
     # -- shared -------------------------------------------------------------------------
     def resolve(self, hp: dict | None = None, n: int | None = None) -> dict:
         """Defaults filled in, unknown names refused, every value checked against its limit."""
+        if hp is not None and not isinstance(hp, dict):
+            raise InputError("variant.not_a_table", title=self.title)
         hp = dict(hp or {})
         known = {p.name for p in self.params}
         unknown = set(hp) - known - {"seed"}

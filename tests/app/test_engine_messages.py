@@ -9,6 +9,7 @@ import pytest
 from kit import i18n
 from streamlit.testing.v1 import AppTest
 
+from engine import profile
 from engine.errors import InputError
 from engine.messages import MESSAGES, Message
 from engine.models import registry
@@ -31,11 +32,12 @@ def engine_english() -> dict[str, str]:
             if p.help:
                 found[f"engine.variants.{name}.params.{p.name}.help"] = p.help
     decoder = PretrainedCard("hf:any", {"arch": "decoder"})  # the options a generator has
-    for card in [*registry.cards(), decoder]:
-        for p in card.options:
-            found[f"engine.options.{p.name}.label"] = p.label
-            if p.help:
-                found[f"engine.options.{p.name}.help"] = p.help
+    options = [p for card in [*registry.cards(), decoder] for p in card.options]
+    options += [profile.LENGTH, *profile.RUN_PARAMS, *profile.BUDGETS]  # the cost profile's knobs
+    for p in options:
+        found[f"engine.options.{p.name}.label"] = p.label
+        if p.help:
+            found[f"engine.options.{p.name}.help"] = p.help
     return found
 
 

@@ -204,3 +204,21 @@ def test_a_lazy_text_is_read_when_shown():
     assert clean_text(spinner) == "Loading the model…"
     i18n._last = "zh"  # what a Chinese page run leaves behind outside the script
     assert clean_text(spinner) == "正在加载模型…"
+
+
+# A range written into a label, "(1 … 8)", is a second copy of the widget's bounds; it is
+# filled in from the same numbers the widget takes ("({lo} … {hi})"), so it cannot drift.
+WRITTEN_RANGE = re.compile(r"[(（]\d[\d.,]*\s*(?:…|–)\s*\d[\d.,]*[)）]")
+
+
+def written_ranges(catalog: dict[str, str]) -> list[str]:
+    return [f"{k}: {v}" for k, v in catalog.items() if WRITTEN_RANGE.search(v)]
+
+
+@pytest.mark.parametrize("lang", i18n.LANGUAGES)
+def test_no_label_writes_a_range_its_widget_takes(lang):
+    assert written_ranges(i18n.catalog(lang)) == []
+    assert written_ranges({"x": "heads (1 … 8)", "y": "头数（1 … 8）", "z": "n ({lo} … {hi})"}) == [
+        "x: heads (1 … 8)",
+        "y: 头数（1 … 8）",
+    ]

@@ -41,8 +41,32 @@ def test_predicted_memory_grows_as_stated():
 def test_over_budget_is_refused_with_the_prediction():
     with pytest.raises(InputError, match=r"predicted to need 1\.0\d GiB, over the 0\.50 GiB"):
         profile.check_budget("full", 16384, 64, 1, budget=0.5 * 2**30)
-    with pytest.raises(InputError, match="between 64 and 32768"):
+    with pytest.raises(InputError, match=r"Sequence length n must be in 64 … 32768; got 10"):
         profile.measure("full", 10)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: list(profile.sweep(["full"], [64], heads=0)),  # was SIGFPE: the process died
+        lambda: list(profile.sweep(["full"], [64], d=0)),  # was ZeroDivisionError
+        lambda: list(profile.sweep(["full"], [64], d="x")),
+        lambda: list(profile.sweep(["full"], [64], repeats=0)),
+        lambda: list(profile.sweep(["full"], [64], time_budget_s=float("nan"))),
+        lambda: list(profile.sweep(["full"], [64], memory_budget=-1)),
+        lambda: list(profile.sweep(["full"], [64], params=[1])),
+        lambda: list(profile.sweep(["full"], [64], params={"full": 3})),
+        lambda: list(profile.sweep("full", [64])),
+        lambda: list(profile.sweep(["full"], 64)),
+        lambda: list(profile.sweep(["full"], [2.5])),
+        lambda: profile.measure("full", 64, seed="x"),
+        lambda: profile.predict_bytes("full", 64, 64, 0),
+        lambda: profile.flops("full", float("inf"), 64, 1),
+    ],
+)
+def test_a_call_outside_the_declared_limits_is_refused_before_anything_runs(call):
+    with pytest.raises(InputError):
+        call()
 
 
 def test_sweep_trims_over_budget_points_with_a_note():
