@@ -201,6 +201,19 @@ def number(value: Any, kind: type) -> int | float:
     return kind(value)
 
 
+def bounded(value: Any, lo: int | float, hi: int | float) -> int | float:
+    """``value`` as a number of ``lo``'s kind within ``lo … hi``, else ValueError: a count
+    must be whole (2.5 heads is refused, not truncated), and whatever :func:`number`
+    refuses (text, NaN, ±inf, a bool, a list) is refused here too."""
+    kind = float if isinstance(lo, float) else int
+    found = number(value, kind)
+    if not isinstance(value, (int, str)) and found != value:
+        raise ValueError("not a whole number")
+    if not lo <= found <= hi:
+        raise ValueError("out of range")
+    return found
+
+
 # -- attention inputs ------------------------------------------------------------------------
 # The largest score bound accepted: s_ij = scale·q_i·k_j and its partial sums stay finite
 # in float32 (max 3.4e38) with room for the sums over keys; beyond it a product overflows.

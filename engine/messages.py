@@ -371,6 +371,7 @@ MESSAGES: dict[str, str] = {
     "positional.d_model_range": "d_model must be between {lo} and {hi}; got {d_model}",
     "positional.d_model_odd": "d_model must be even (sin/cos pairs); got {d_model}",
     "positional.length_range": "length must be between {lo} and {hi} positions; got {n}",
+    "positional.offset_range": "the offset k must be a whole number with |k| ≤ {limit:,}; got {k}",
     # engine.gate: files, stories, paths and attention inputs, before anything parses them
     "file.too_big": "That file is {size:.1f} MB; the limit is {limit:.0f} MB.",
     "file.not_utf8": "That file is not UTF-8 text ({reason}).",

@@ -11,35 +11,50 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import gate
 from engine.errors import InputError
 
 D_MODEL_LIMITS = (2, 1024)
 LENGTH_LIMITS = (1, 2048)
+OFFSET_LIMIT = 100_000  # |k|: far enough for the property, near enough for float64's sin
 
 
-def check_d_model(d_model: int) -> None:
+def check_d_model(d_model: int) -> int:
     lo, hi = D_MODEL_LIMITS
-    if not lo <= d_model <= hi:
-        raise InputError("positional.d_model_range", lo=lo, hi=hi, d_model=d_model)
+    try:
+        d_model = gate.bounded(d_model, lo, hi)
+    except ValueError:
+        raise InputError("positional.d_model_range", lo=lo, hi=hi, d_model=d_model) from None
     if d_model % 2:
         raise InputError("positional.d_model_odd", d_model=d_model)
+    return d_model
 
 
-def check_length(n: int) -> None:
+def check_length(n: int) -> int:
     lo, hi = LENGTH_LIMITS
-    if not lo <= n <= hi:
-        raise InputError("positional.length_range", lo=lo, hi=hi, n=n)
+    try:
+        return gate.bounded(n, lo, hi)
+    except ValueError:
+        raise InputError("positional.length_range", lo=lo, hi=hi, n=n) from None
+
+
+def check_offset(k: int) -> int:
+    try:
+        return gate.bounded(k, -OFFSET_LIMIT, OFFSET_LIMIT)
+    except ValueError:
+        raise InputError("positional.offset_range", limit=OFFSET_LIMIT, k=k) from None
 
 
 def frequencies(d_model: int) -> np.ndarray:
     """ω_i = 1 / 10000^{2i/d_model} for i = 0 … d_model/2 − 1."""
-    check_d_model(d_model)
+    d_model = check_d_model(d_model)
     return 1.0 / (10000.0 ** (np.arange(0, d_model, 2, dtype=np.float64) / d_model))
 
 
 def sinusoidal(n_positions: int, d_model: int, offset: int = 0) -> np.ndarray:
     """``[n_positions, d_model]`` float64 table of PE(pos) for pos = offset … offset+n−1."""
-    check_length(n_positions)
+    n_positions, offset = check_length(n_positions), check_offset(offset)
+    d_model = check_d_model(d_model)
     w = frequencies(d_model)
     pos = np.arange(offset, offset + n_positions, dtype=np.float64)[:, None]
     pe = np.empty((n_positions, d_model))
@@ -50,6 +65,7 @@ def sinusoidal(n_positions: int, d_model: int, offset: int = 0) -> np.ndarray:
 
 def rotation(k: int, d_model: int) -> np.ndarray:
     """M_k with PE(pos + k) = M_k PE(pos), independent of pos."""
+    k, d_model = check_offset(k), check_d_model(d_model)
     w = frequencies(d_model)
     M = np.zeros((d_model, d_model))
     c, s = np.cos(k * w), np.sin(k * w)

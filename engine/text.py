@@ -15,7 +15,7 @@ def tokenize(text: str) -> list[str]:
 
 def tokens_within(text: str, limit: int) -> list[str]:
     """Tokens of ``text``, refusing empty input and input over ``limit`` tokens."""
-    if not text or not text.strip():
+    if not isinstance(text, str) or not text.strip():
         raise InputError("text.empty")
     tokens = tokenize(text)
     if not tokens:

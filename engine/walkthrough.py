@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from engine import gate
 from engine.attention import MultiHeadAttention, scaled_dot_product_attention
 from engine.errors import InputError
 from engine.positional import sinusoidal
@@ -25,6 +26,7 @@ from engine.trace import AttentionMap, Trace
 MAX_TOKENS = 256
 D_MODEL_CHOICES = (16, 32, 64, 128, 256, 512)
 MAX_HEADS = 16
+SEED_MAX = 2**32 - 1  # numpy's and torch's seeds both take it
 
 
 @dataclass(frozen=True)
@@ -35,14 +37,27 @@ class WalkthroughConfig:
     seed: int = 0
 
     def check(self) -> None:
-        if self.d_model not in D_MODEL_CHOICES:
+        """Every field a whole number in its range (2.5 heads, "x" or NaN refused here, not
+        deep in numpy or torch)."""
+        if not _whole(self.d_model, 0, max(D_MODEL_CHOICES)) or self.d_model not in D_MODEL_CHOICES:
             raise InputError("walkthrough.d_model", choices=D_MODEL_CHOICES, d_model=self.d_model)
-        if not 1 <= self.n_heads <= MAX_HEADS or self.d_model % self.n_heads:
+        if not _whole(self.n_heads, 1, MAX_HEADS) or self.d_model % self.n_heads:
             raise InputError(
                 "walkthrough.heads", d_model=self.d_model, limit=MAX_HEADS, heads=self.n_heads
             )
-        if not 0 <= self.head < self.n_heads:
+        if not _whole(self.head, 0, self.n_heads - 1):
             raise InputError("walkthrough.head", last=self.n_heads - 1, head=self.head)
+        if not _whole(self.seed, 0, SEED_MAX):
+            limits = f"0 … {SEED_MAX}"
+            raise InputError("param.out_of_range", label="seed", limits=limits, value=self.seed)
+
+
+def _whole(value, lo: int, hi: int) -> bool:
+    """True for an int (not a bool, not 2.0) within lo … hi."""
+    try:
+        return type(value) is int and gate.bounded(value, lo, hi) == value
+    except ValueError:
+        return False
 
 
 def token_embedding(token: str, d_model: int, seed: int) -> np.ndarray:

@@ -2,7 +2,6 @@
 
 import streamlit as st
 from kit import chart, controls, engine_text, friendly_errors, page_bottom, page_top, t
-from kit.errors import PageError
 from kit.url import ints, url_choice, url_default, url_sync
 from sections import claims as claims_section
 from sections import positional as pe_sections
@@ -36,7 +35,7 @@ length = c2.number_input(
 )
 k = c3.number_input(
     t("positional.offset"),
-    value=url_default("k", 5, int, key="pe_k", lo=-100_000, hi=100_000),
+    value=url_default("k", 5, int, key="pe_k", lo=-pe_lib.OFFSET_LIMIT, hi=pe_lib.OFFSET_LIMIT),
     key="pe_k",
     help=t("positional.offset_help"),
 )
@@ -47,9 +46,8 @@ with friendly_errors(t("positional.what")):
     try:
         pe_lib.check_d_model(d_model)
         pe_lib.check_length(length)
-        if abs(k) > 100_000:
-            raise PageError(t("positional.k_limit"))
-    except (InputError, PageError) as exc:
+        pe_lib.check_offset(k)
+    except InputError as exc:
         st.info(engine_text(exc))
     else:
         url_sync(d_model=d_model, length=length, k=k)

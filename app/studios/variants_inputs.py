@@ -18,8 +18,9 @@ from engine.models import in_pretrained
 from engine.text import tokenize
 from engine.variants import REGISTRY, compare, inputs
 
-HEAD_SIZE = (8, 128)  # a head's width the lab's own inputs may have
-HEADS, SHARPNESS = (1, 8), (0.1, 8.0)  # each label states the range its widget takes
+# The ranges the engine's inputs take (each label states its widget's range)
+HEAD_SIZE, HEADS = inputs.HEAD_DIM_LIMITS, inputs.HEADS_LIMITS
+SHARPNESS = inputs.SHARPNESS_LIMITS
 SEED_MAX = 9999
 EXAMPLE = (
     "The quick brown fox jumps over the lazy dog because the dog "

@@ -19,9 +19,11 @@ import zlib
 
 import torch
 
+from engine import gate
 from engine.errors import InputError
 from engine.positional import sinusoidal
 from engine.text import tokens_within
+from engine.variants.base import SEED
 
 STRUCTURES = ("random", "local", "clustered", "global")
 LENGTH_LIMITS = (8, 1024)
@@ -32,10 +34,13 @@ TEXT_TOKEN_LIMIT = 256
 TEXT_LABEL = "seeded random multi-head layer (untrained)"
 
 
-def _check(name: str, value, limits) -> None:
-    lo, hi = limits
-    if not lo <= value <= hi:
-        raise InputError("inputs.range", name=name, lo=lo, hi=hi, value=value)
+def _check(name: str, value, limits):
+    """``value`` as a number within ``limits``, or an InputError naming them."""
+    try:
+        return gate.bounded(value, *limits)
+    except ValueError:
+        lo, hi = limits
+        raise InputError("inputs.range", name=name, lo=lo, hi=hi, value=value) from None
 
 
 def synthetic(
@@ -48,10 +53,9 @@ def synthetic(
     seed: int = 0,
 ):
     """``q, k, v [1, heads, n, d]`` and position labels."""
-    _check("n", n, LENGTH_LIMITS)
-    _check("head size d", d, HEAD_DIM_LIMITS)
-    _check("heads", heads, HEADS_LIMITS)
-    _check("sharpness", sharpness, SHARPNESS_LIMITS)
+    n, d = _check("n", n, LENGTH_LIMITS), _check("head size d", d, HEAD_DIM_LIMITS)
+    heads, seed = _check("heads", heads, HEADS_LIMITS), SEED.check(seed)
+    sharpness = _check("sharpness", sharpness, SHARPNESS_LIMITS)
     if structure not in STRUCTURES:
         raise InputError("inputs.structure", structures=", ".join(STRUCTURES), structure=structure)
     g = torch.Generator().manual_seed(seed)
@@ -81,8 +85,8 @@ def embed_word(word: str, d_model: int) -> torch.Tensor:
 
 def text_layer(text: str, heads: int = 2, d: int = 32, *, seed: int = 0):
     """``q, k, v [1, heads, n, d]`` and the tokens, from a seeded untrained layer."""
-    _check("head size d", d, HEAD_DIM_LIMITS)
-    _check("heads", heads, HEADS_LIMITS)
+    d, heads = _check("head size d", d, HEAD_DIM_LIMITS), _check("heads", heads, HEADS_LIMITS)
+    seed = SEED.check(seed)
     tokens = tokens_within(text, TEXT_TOKEN_LIMIT)
     d_model = heads * d
     x = torch.stack([embed_word(t, d_model) for t in tokens])
@@ -102,7 +106,8 @@ def long_qk(n: int, d: int = 64, *, structure: str = "local", seed: int = 0):
     ``local`` uses sinusoids of the position with wavelengths up to n, so q_i·k_j falls
     off with |i − j| at every scale of the pooled figure.
     """
-    _check("n", n, LONG_LENGTH_LIMITS)
+    n, d = _check("n", n, LONG_LENGTH_LIMITS), _check("head size d", d, HEAD_DIM_LIMITS)
+    seed = SEED.check(seed)
     if structure not in ("local", "random"):
         raise InputError("inputs.long_structure", structure=structure)
     g = torch.Generator().manual_seed(seed)

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 import torch
 
-from engine import kernels
+from engine import gate, kernels
 from engine.errors import InputError
 from engine.masks import softmax_from_lse
-from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
+from engine.params import Param
+from engine.variants.base import FLOAT_BYTES, SEED, Output, Variant, dense_pattern
 
 LENGTH_LIMIT = 512
 
@@ -56,6 +57,12 @@ class DecodeRun:
 
 
 D_MODEL, HEADS = 256, 4  # the demonstration's layer (the Variants lab says so)
+# What a caller may ask of that layer (d_model divisible by heads: SeededLayer says so)
+LAYER = (
+    Param("d_model", "d_model", D_MODEL, 2, 1024),
+    Param("heads", "Heads", HEADS, 1, 64),
+    SEED,
+)
 
 
 class SeededLayer:
@@ -98,8 +105,11 @@ def generate(layer: SeededLayer, x: torch.Tensor, *, use_cache: bool) -> DecodeR
 
 def compare(n: int, *, d_model: int = D_MODEL, heads: int = HEADS, seed: int = 0) -> dict:
     """Generate n tokens both ways: per-token times, speedup and agreement with full attention."""
-    if not 1 <= n <= LENGTH_LIMIT:
-        raise InputError("kv_cache.length", limit=LENGTH_LIMIT, n=n)
+    try:
+        n = gate.bounded(n, 1, LENGTH_LIMIT)
+    except ValueError:
+        raise InputError("kv_cache.length", limit=LENGTH_LIMIT, n=n) from None
+    d_model, heads, seed = (p.check(x) for p, x in zip(LAYER, (d_model, heads, seed), strict=True))
     layer = SeededLayer(d_model, heads, seed)
     x = torch.randn(1, n, d_model, generator=torch.Generator().manual_seed(seed + 1))
     with_cache = generate(layer, x, use_cache=True)

@@ -1,0 +1,84 @@
+"""The demonstrations' size knobs, as a notebook may pass them: a count that is not a whole
+number in its range (0, −1, 2.5, NaN, ±inf, "x", None, True, a list, 10¹²) is the engine's
+InputError before anything is built. Before these checks heads=0 in the cost profile
+stopped the whole process (SIGFPE), d_model=0 divided by zero and the rest raised
+TypeError, IndexError or ValueError from deep inside numpy and torch."""
+
+import math
+
+import pytest
+
+from engine import gate, positional, profile, walkthrough
+from engine.errors import InputError
+from engine.variants import inputs, kv_cache
+
+BAD = [0, -1, 2.5, math.nan, math.inf, "x", None, True, [1], 10**12]
+
+
+def seed(v):
+    """BAD for a seed, whose range is 0 … 2⁶³ − 1: 0 and 10¹² are seeds."""
+    return {0: -1, 10**12: 2**64}.get(v, v) if type(v) is int else v
+
+
+def offset(v):
+    """BAD for an offset, whose range is ±100,000: 0 and −1 are offsets."""
+    return {0: 10**6, -1: -(10**6)}.get(v, v) if type(v) is int else v
+
+
+CALLS = {
+    "kv_cache n": lambda v: kv_cache.compare(v),
+    "kv_cache d_model": lambda v: kv_cache.compare(8, d_model=v),
+    "kv_cache heads": lambda v: kv_cache.compare(8, heads=v),
+    "synthetic n": lambda v: inputs.synthetic(v),
+    "synthetic heads": lambda v: inputs.synthetic(16, heads=v),
+    "synthetic seed": lambda v: inputs.synthetic(16, seed=seed(v)),
+    "text_layer d": lambda v: inputs.text_layer("a b c", d=v),
+    "text_layer seed": lambda v: inputs.text_layer("a b c", seed=seed(v)),
+    "long_qk n": lambda v: inputs.long_qk(v),
+    "long_qk d": lambda v: inputs.long_qk(256, v),
+    "sinusoidal n": lambda v: positional.sinusoidal(v, 16),
+    "sinusoidal d_model": lambda v: positional.sinusoidal(8, v),
+    "rotation k": lambda v: positional.rotation(offset(v), 16),
+    "verify_rotation k": lambda v: positional.verify_rotation(offset(v), 8, 16),
+    "walkthrough heads": lambda v: walkthrough.walkthrough(
+        "a b", walkthrough.WalkthroughConfig(n_heads=v)
+    ),
+    "walkthrough head": lambda v: walkthrough.walkthrough(
+        "a b", walkthrough.WalkthroughConfig(head=v if v != 0 else 4)
+    ),
+    "walkthrough seed": lambda v: walkthrough.walkthrough(
+        "a b", walkthrough.WalkthroughConfig(seed=seed(v))
+    ),
+    "profile heads": lambda v: list(profile.sweep(["full"], [64], heads=v)),
+}
+
+
+@pytest.mark.parametrize("value", BAD, ids=repr)
+@pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
+def test_a_size_outside_its_limits_is_refused(call, value):
+    with pytest.raises(InputError):
+        call(value)
+
+
+def test_the_limits_still_let_every_value_inside_them_through():
+    assert kv_cache.compare(4, d_model=8, heads=2, seed=3)["n"] == 4
+    assert inputs.synthetic(16, heads=8, sharpness=8.0, seed=2**40)[0].shape == (1, 8, 16, 32)
+    assert positional.sinusoidal(3, 4, offset=-100_000).shape == (3, 4)
+    assert positional.verify_rotation(100_000, 8, 16) < 1e-6
+    cfg = walkthrough.WalkthroughConfig(d_model=16, n_heads=16, head=15, seed=2**32 - 1)
+    assert walkthrough.walkthrough("a b", cfg).maps
+
+
+@pytest.mark.parametrize(
+    ("value", "lo", "hi", "found"),
+    [(3, 1, 8, 3), ("3", 1, 8, 3), (3.0, 1, 8, 3), (2, 0.5, 4.0, 2.0), (0.5, 0.5, 4.0, 0.5)],
+)
+def test_bounded_gives_the_number_in_the_kind_of_its_limits(value, lo, hi, found):
+    out = gate.bounded(value, lo, hi)
+    assert out == found and type(out) is type(lo)
+
+
+@pytest.mark.parametrize("value", [2.5, 9, 0, "3.5", math.nan, True, None, "x"])
+def test_bounded_refuses_what_is_not_a_whole_number_in_range(value):
+    with pytest.raises(ValueError):
+        gate.bounded(value, 1, 8)
