@@ -29,7 +29,13 @@ from views.heatmap import md_escape
 from views.memory import hops_figure, training_curves
 from views.memory import memory_map as map_figure
 
-from engine.data.babi import MAX_STORY_CHARS, MAX_WORDS_PER_SENTENCE, TASK_IDS, user_story
+from engine.data.babi import (
+    MAX_STORY_CHARS,
+    MAX_WORDS_PER_SENTENCE,
+    SHORT,
+    TASK_IDS,
+    user_story,
+)
 from engine.errors import InputError
 from engine.text_gate import CHARS_PER_TOKEN, TextLimits
 
@@ -224,7 +230,8 @@ def every_task(results: dict) -> None:
     """The shipped evaluation on every task, beside the paper's numbers (a table): test
     accuracy, how far the paper is above it, short-story accuracy, the restarts kept from."""
     # Headings looked up once, not once per row: the table is redrawn on each rerun.
-    heads = {t(f"memory.col_{h}"): key for h, key in COLUMNS.items()}
+    lo, hi = SHORT  # the evaluation's short stories, as engine.data.babi draws them
+    heads = {t(f"memory.col_{h}", lo=lo, hi=hi): key for h, key in COLUMNS.items()}
     task, restarts, model = (t(f"memory.col_{h}") for h in ("task", "restarts", "model"))
     with st.expander(t("memory.every_task", mean=f"{results['mean_accuracy']:.3f}")):
         st.table(  # a row per task, so every column holds one type (Arrow needs that)

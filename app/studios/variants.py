@@ -37,6 +37,7 @@ from views.variants_html import map_grid_html
 from engine import kernels
 from engine.models import in_pretrained
 from engine.variants import REGISTRY
+from engine.variants import int8 as int8_lib
 from engine.variants.inputs import LONG_LENGTH_LIMITS
 
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
@@ -330,7 +331,10 @@ def int8() -> None:
         d = c2.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="int8-d")
         label = t("variants.int8_bias", lo=b_lo, hi=b_hi)
         outlier = c3.slider(label, b_lo, b_hi, 20.0, key="int8-bias")
-        block = c4.number_input(t("variants.int8_block"), 1, 1024, 64, key="int8-block")
+        b = int8_lib.BLOCK
+        block = c4.number_input(
+            t("variants.int8_block"), b.low, b.high, b.default, key="int8-block"
+        )
     sweep = state.int8_sweep(int(n), int(d), int(block), 0)
     chart(figs.int8_figure(sweep, float(outlier)), key="int8-chart")
     rows = state.int8_rows(int(n), int(d), float(outlier), int(block), 0)

@@ -30,6 +30,7 @@ from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_patt
 
 QMAX = 127
 MAX_HEAD_DIM = (2**24) // (QMAX * QMAX)
+BLOCK = Param("block", "quantisation block (tokens)", 64, 1, 1024)
 
 
 def quantize(x: torch.Tensor, block: int | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -51,7 +52,7 @@ def quantize(x: torch.Tensor, block: int | None) -> tuple[torch.Tensor, torch.Te
 
 def int8_scores(q, k, *, scheme: str, block: int = 64) -> torch.Tensor:
     """Dequantised scores ``[B, H, n, n]`` = (Q̂ K̂ᵀ) δ_Q δ_Kᵀ / √d for ``sage`` or ``naive``."""
-    d = q.shape[-1]
+    d, block = q.shape[-1], BLOCK.check(block)  # also for callers outside the registry
     if d > MAX_HEAD_DIM:
         raise InputError("int8.head_dim", limit=MAX_HEAD_DIM, d=d)
     if scheme == "sage":
@@ -98,7 +99,7 @@ class Int8(Variant):
             choices=("sage", "naive"),
             help="sage: smoothed K, per-block scales; naive: one scale per tensor",
         ),
-        Param("block", "quantisation block (tokens)", 64, 1, 1024),
+        BLOCK,
     )
     map_note = "Softmax of the dequantised INT8 scores."
 
