@@ -253,6 +253,16 @@ MESSAGES: dict[str, str] = {
         "The window must be a whole number of tokens from {low} to {high}; got {value!r}."
     ),
     "cache.sinks": "Sink tokens must be a whole number from {low} to {high}; got {value!r}.",
+    "cache.size": (
+        "A cache size must be a whole number of tokens from {low} to {high}; got {value!r}."
+    ),
+    "cache.step": (
+        "chunk and h2o_interval must be whole numbers from 1 to {high}; got {chunk!r}, "
+        "{interval!r}."
+    ),
+    "sinks.first": (
+        "The first tokens counted as sinks must be a whole number from 1 to {high}; got {value!r}."
+    ),
     "cache.budget": (
         "The heavy-hitter budget must be a whole number of tokens from {low} to {high}; got "
         "{value!r}."

@@ -48,9 +48,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from engine import gate
 from engine.errors import InputError
 from engine.models import llama, precision
-from engine.models.cache_policy import CachePolicy, keep
+from engine.models.cache_policy import MAX_CACHE, CachePolicy, keep
 
 MAX_EVAL_TOKENS = 4096
 CHUNK = 128  # positions read at once: large enough to amortise the weights, small for memory
@@ -217,8 +218,10 @@ def evaluate_policies(
     """
     ids = _check_ids(ids, n_eval)
     policies = [p.check() for p in policies]
-    if chunk < 1 or h2o_interval < 1:
-        raise ValueError(f"chunk and h2o_interval must be ≥ 1; got {chunk}, {h2o_interval}")
+    try:
+        chunk, h2o_interval = (gate.bounded(x, 1, MAX_CACHE) for x in (chunk, h2o_interval))
+    except ValueError:
+        raise InputError("cache.step", high=MAX_CACHE, chunk=chunk, interval=h2o_interval) from None
     n = len(ids) - 1  # positions that predict a next token
     h2o = any(p.name == "h2o" for p in policies)
     full = _new_stream(chat, CachePolicy("full"), n)
@@ -346,6 +349,13 @@ def sweep_policies(budget: int, *, sinks: int = 4) -> list[CachePolicy]:
     ]
 
 
+def _cache_size(value) -> int:
+    try:
+        return gate.bounded(value, 1, MAX_CACHE)
+    except ValueError:
+        raise InputError("cache.size", low=1, high=MAX_CACHE, value=value) from None
+
+
 def budget_sweep(
     chat,
     ids: Sequence[int],
@@ -361,6 +371,7 @@ def budget_sweep(
 ) -> list[dict]:
     """Each policy of ``names`` at each cache size in ``budgets`` (tokens held), in one
     run; one result per (budget, policy) with ``budget`` added, budgets ascending."""
+    budgets = [_cache_size(b) for b in budgets]
     plan = [
         (b, p) for b in sorted(budgets) for p in sweep_policies(b, sinks=sinks) if p.name in names
     ]

@@ -23,7 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from engine import gate
 from engine.analysis.forward import self_attention
+from engine.errors import InputError
 from engine.models import chat as chat_model
 
 
@@ -59,8 +61,10 @@ def sink_profile(
     if w.ndim != 4:
         raise ValueError(f"weights must be [L, H, Q, K]; got shape {w.shape}")
     K = w.shape[-1]
-    if not 1 <= first <= K:
-        raise ValueError(f"first must be in [1, {K}]; got {first}")
+    try:
+        first = gate.bounded(first, 1, K)
+    except ValueError:
+        raise InputError("sinks.first", high=K, value=first) from None
     p = query_positions_of(w, query_positions)
     rows = p >= first
     if not rows.any():

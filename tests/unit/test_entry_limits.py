@@ -6,11 +6,16 @@ TypeError, IndexError or ValueError from deep inside numpy and torch."""
 
 import math
 
+import numpy as np
 import pytest
 
 from engine import gate, positional, profile, walkthrough
+from engine.analysis import cache_eval, sinks
 from engine.errors import InputError
-from engine.variants import inputs, kv_cache
+from engine.variants import inputs, int8, kv_cache
+
+QKV = inputs.synthetic(16)[:3]
+IDS = list(range(100, 164))
 
 BAD = [0, -1, 2.5, math.nan, math.inf, "x", None, True, [1], 10**12]
 
@@ -50,6 +55,11 @@ CALLS = {
         "a b", walkthrough.WalkthroughConfig(seed=seed(v))
     ),
     "profile heads": lambda v: list(profile.sweep(["full"], [64], heads=v)),
+    "int8 block": lambda v: int8.int8_attention(*QKV, scheme="sage", block=v),
+    "sink_profile first": lambda v: sinks.sink_profile(np.full((1, 1, 4, 4), 0.25), first=v),
+    # refused before the model is read: no chat model is needed to see it
+    "budget_sweep budget": lambda v: cache_eval.budget_sweep(None, IDS, [v]),
+    "budget_sweep chunk": lambda v: cache_eval.budget_sweep(None, IDS, [8], chunk=v),
 }
 
 
