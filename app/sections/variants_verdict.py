@@ -109,10 +109,10 @@ def draw(plans: dict[str, dict], tuning: list[dict], recipe: str) -> None:
         st.caption(t("variants_verdict.ablation_caption"))
     # Lines along the floor crowd 23 variants' chart; they stay a legend click away.
     hidden = tuple(v["variant"] for v in found if v["outcome"] == "chance")
-    title = t("variants_verdict.recall_chart_title", recipe=recipe)
+    title = t("variants_verdict.recall_chart_title")
     fig = recall_state_figure(data["recall_state"], 1 / CHANCE_VALUES, title, hidden)
     chart(fig, "verdict-recall")
-    title = t("variants_verdict.width_chart_title", recipe=recipe)
+    title = t("variants_verdict.width_chart_title")
     chart(width_figure(data["recall_state"], title), key="verdict-width")  # shorter n: all
     st.caption(t("variants_verdict.charts_caption", recipe=recipe))
     if hidden:

@@ -332,9 +332,8 @@ def int8() -> None:
         label = t("variants.int8_bias", lo=b_lo, hi=b_hi)
         outlier = c3.slider(label, b_lo, b_hi, 20.0, key="int8-bias")
         b = int8_lib.BLOCK
-        block = c4.number_input(
-            t("variants.int8_block"), b.low, b.high, b.default, key="int8-block"
-        )
+        label = t("variants.int8_block", lo=b.low, hi=b.high)
+        block = c4.number_input(label, b.low, b.high, b.default, key="int8-block")
     sweep = state.int8_sweep(int(n), int(d), int(block), 0)
     chart(figs.int8_figure(sweep, float(outlier)), key="int8-chart")
     rows = state.int8_rows(int(n), int(d), float(outlier), int(block), 0)
