@@ -35,7 +35,7 @@ from engine.analysis.forward import self_attention
 from engine.data import ruler
 from engine.evaluation import cache as press_sweep
 from engine.models import chat as chat_model
-from engine.models import precision
+from engine.models import precision, registry
 from engine.models.cache_policy import CachePolicy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def timed(fn, repeats: int = 3) -> tuple[float, float, object]:
 
 
 def speed(chat, ids: list[int]) -> dict:
-    load_s, load_cpu, _ = timed(chat_model.load, repeats=2)
+    load_s, load_cpu, _ = timed(registry.chat().load, repeats=2)
     gen_s, gen_cpu, trace = timed(
         lambda: chat_model.generate(chat, PROMPT, max_new_tokens=30, temperature=0.0)
     )
@@ -231,7 +231,7 @@ def main() -> dict:
     args = ap.parse_args()
     torch.set_num_threads(1)
 
-    chat = chat_model.load()
+    chat = registry.chat().load()
     text_ids = chat.tokenizer.encode(TEXT.read_text(encoding="utf-8"))
     ids = text_ids[: args.tokens + 1]
     result = {"model": chat.name, "threads": torch.get_num_threads(), "text_tokens": len(text_ids)}

@@ -59,7 +59,10 @@ from bench._save import save  # noqa: E402 - the root is added above
 from engine import checkpoints, kernels, profile  # noqa: E402 - the root is added above
 from engine.data import long_range  # noqa: E402
 from engine.models import chat as chat_model  # noqa: E402
-from engine.models import variant_lm  # noqa: E402
+from engine.models import (
+    registry,
+    variant_lm,  # noqa: E402
+)
 from engine.training import variants as grid  # noqa: E402
 from engine.variants.int8 import int8_attention, output_agreement, quantize  # noqa: E402
 from engine.variants.registry import attend_fn  # noqa: E402
@@ -597,7 +600,7 @@ def cpu_run(quick: bool) -> dict:
     tasks = ("copy-128", "mqar-256") if quick else GRID_TASKS
     r, detail["int8_tasks"] = int8_tasks(tasks, (0,) if quick else (0, 1))
     rows += r
-    chat = chat_model.load() if chat_model.available() else None
+    chat = registry.chat().load() if chat_model.available() else None
     r, detail["oom"] = oom(ns, (64, 128) if quick else (64, 128, 256), chat)
     rows += r
     if chat is not None:

@@ -38,6 +38,7 @@ def main() -> int:
     torch.set_num_threads(1)
     from engine.analysis import retrieval
     from engine.models import chat as chat_model
+    from engine.models import registry
 
     t0 = time.perf_counter()
     emb = retrieval.embedder()
@@ -68,7 +69,7 @@ def main() -> int:
         "threads": torch.get_num_threads(),
     }
     if not args.no_answer and chat_model.available():
-        chat = chat_model.load()
+        chat = registry.chat().load()
         r = retrieval.retrieve(store, QUESTIONS[0], args.k, embedder=emb)
         passages = [store.passages[i] for i in r.top]
         retrieval.answer(chat, QUESTIONS[0], passages, max_new_tokens=2)  # warm-up

@@ -11,9 +11,10 @@ import streamlit as st
 from kit.i18n import Lazy
 
 from engine.analysis import retrieval as rag
+from engine.models import registry
 from state import models
 
-CARD = "minilm"  # the registry's name for the packaged all-MiniLM-L6-v2
+CARD = registry.MINILM  # the packaged all-MiniLM-L6-v2
 
 
 @st.cache_resource(max_entries=1, show_spinner=Lazy("retrieval.spinner_embedder"))

@@ -120,7 +120,7 @@ def pretrained():
         st.caption(t("transformer.pretrained_caption", **facts))
         m = models.loaded(name)
     ends, specials = tokenizer_ends(m.tokenizer), special_tokens(m.tokenizer)
-    text = example_text(card, m.name, ends, tokens=limits.max_tokens, reserved=specials)
+    text = example_text(card, m.display, ends, tokens=limits.max_tokens, reserved=specials)
     options = {}
     new = {p.name: p for p in card.options}.get("max_new_tokens")  # decoders only
     if new is not None:

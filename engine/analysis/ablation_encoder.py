@@ -43,7 +43,7 @@ def _embed(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def ablate(
-    m: pretrained.Pretrained,
+    m,  # a loaded PretrainedCard (an encoder)
     text: str,
     *,
     mode: str = "zero",

@@ -271,7 +271,7 @@ def _gradients(f, x: torch.Tensor, steps: int | None, should_stop, tick):
 
 # -- MiniLM --------------------------------------------------------------------------------
 def for_encoder(
-    m: pretrained.Pretrained,
+    m,  # a loaded PretrainedCard (an encoder)
     text: str,
     token: int,
     *,

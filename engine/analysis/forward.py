@@ -12,7 +12,7 @@ def self_attention(chat, ids: Sequence[int] | torch.Tensor) -> np.ndarray:
     """Softmax weights ``α`` of every layer and head, float32 ``[L, H, T, T]`` (or
     ``[B, L, H, T, T]`` for a batch ``[B, T]``), from the model's eager attention.
 
-    ``chat`` is a :class:`engine.models.chat.Chat` (anything with ``.model``, a causal LM
+    ``chat`` is the loaded chat card (anything with ``.model``, a causal LM
     loaded with ``attn_implementation="eager"``): SDPA would return no weights.
     """
     batch = torch.as_tensor(ids, dtype=torch.long)

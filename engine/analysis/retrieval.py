@@ -52,8 +52,9 @@ from engine.data.babi import Sample, words
 from engine.errors import InputError
 from engine.messages import Message
 from engine.models import chat as chat_model
+from engine.models import registry
 from engine.models.cards.pretrained import chat_card
-from engine.models.pretrained import MINILM, Pretrained, load_minilm
+from engine.models.pretrained import MINILM
 from engine.projection import CACHE_DIR
 from engine.run import Run
 from engine.trace import AttentionMap, Trace
@@ -160,9 +161,9 @@ def text_passages(n: int | None = None) -> list[Passage]:
 class Embedder:
     """all-MiniLM-L6-v2 sentence embeddings: mean pooling over real tokens, L2-normalised."""
 
-    def __init__(self, model: Pretrained):
-        self.model = model
-        self.name = model.name
+    def __init__(self, model):
+        self.model = model  # the loaded MiniLM card
+        self.name = model.display
 
     def embed(self, texts) -> np.ndarray:
         """``[N, 384]`` float32 unit vectors, one per text."""
@@ -187,10 +188,10 @@ class Embedder:
         return np.concatenate(out).astype(np.float32)
 
 
-def embedder(model: Pretrained | None = None) -> Embedder:
+def embedder(model=None) -> Embedder:
     """A MiniLM embedder over ``model`` (loaded now when None, ≈ 1.5 s). The engine keeps
     no model: the app passes the one MiniLM its model cache holds, a command its own."""
-    return Embedder(model if model is not None else load_minilm())
+    return Embedder(model if model is not None else registry.get(registry.MINILM).load())
 
 
 @dataclass

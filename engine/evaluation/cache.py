@@ -36,7 +36,7 @@ from engine.analysis import press_eval, presses
 from engine.data import ruler
 from engine.errors import InputError
 from engine.models import chat as chat_model
-from engine.models import precision
+from engine.models import precision, registry
 
 RESULT = checkpoints.result_name("cache", "presses")
 RETRIEVAL_HEADS = checkpoints.result_name("retrieval_heads")
@@ -301,7 +301,7 @@ def main(argv: list[str]) -> int:
     total = len(todo) + len(done)
     print(f"{len(done)} of {total} examples done; {len(runs)} runs each", file=sys.stderr)
     if todo and not args.summary:
-        chat = chat_model.load()
+        chat = registry.chat().load()
         heads = duo_scores(chat)
         retrieval = retrieval_scores(chat) if "retrieval_heads" in args.presses else None
         started = time.perf_counter()

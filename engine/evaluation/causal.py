@@ -49,8 +49,7 @@ import torch
 from engine import checkpoints
 from engine._cli import recorded_command
 from engine.analysis import ablation, causal, patching
-from engine.models import chat as chat_model
-from engine.models import precision
+from engine.models import precision, registry
 
 RESULT = checkpoints.result_name("causal")
 # The IOI paper's templates (BABA and ABBA orders); {A} is the IO, {B} the subject.
@@ -229,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     torch.set_num_threads(args.threads)
-    chat = chat_model.load()
+    chat = registry.chat().load()
     timing = sweep_timing(chat, args.arith)
     saved = checkpoints.load_result(RESULT, args.out) or {}
     timings = {**saved.get("sweep_by_threads", {}), str(args.threads): timing}
@@ -243,7 +242,7 @@ def main(argv: list[str]) -> int:
     ioi = measure_pairs(chat, pairs, args.residual_pairs, args.arith, args.seed)
     ioi["concentration"] = concentration(np.array(ioi["heads_pooled"]))
     summary = {
-        "model": chat.name,
+        "model": chat.display,
         "date": time.strftime("%Y-%m-%d"),
         "command": recorded_command("engine.evaluate causal", argv, "--out"),
         "host": platform.node(),

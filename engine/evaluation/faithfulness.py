@@ -37,7 +37,6 @@ from engine.analysis import retrieval as rag
 from engine.data import babi_tasks, enfr
 from engine.data.babi import TASK_IDS, dataset
 from engine.evaluation.retrieval import eval_samples
-from engine.models import chat as chat_model
 from engine.models import registry
 
 FAMILIES = ("nmt", "memn2n", "retrieval")
@@ -160,7 +159,7 @@ def memn2n(n: int, log=print) -> dict:
 
 # -- retrieval ---------------------------------------------------------------------------
 def retrieval_task(task: int, n: int, seed: int, max_new_tokens: int, log=print) -> dict:
-    chat = chat_model.load()
+    chat = registry.chat().load()
     samples, generator_seed = eval_samples(task, n, seed)
     rows, t0 = [], time.perf_counter()
     for k, s in enumerate(samples):

@@ -183,7 +183,7 @@ def score_task(chat, emb, reader, task, n, k, seed, max_new_tokens, log) -> dict
 
 def _models() -> tuple:
     torch.set_num_threads(1)
-    return chat_model.load(), retrieval.embedder()
+    return registry.chat().load(), retrieval.embedder()
 
 
 def run_task(task, n, k, seed, max_new_tokens, directory=None, models=None) -> dict:

@@ -22,7 +22,7 @@ import torch
 from engine import checkpoints
 from engine._cli import recorded_command
 from engine.analysis import retrieval_heads as rh
-from engine.models import chat as chat_model
+from engine.models import registry
 
 RESULT = checkpoints.result_name("retrieval_heads")
 
@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--out", help="directory for --save (default: assets/checkpoints)")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
-    chat = chat_model.load()
+    chat = registry.chat().load()
     started, cpu = time.perf_counter(), time.process_time()
     examples = rh.needles(chat.tokenizer, a.n, seed=a.seed, length=a.length)
     print(f"scoring {len(examples)} needles of ≤ {a.length} tokens", file=sys.stderr, flush=True)

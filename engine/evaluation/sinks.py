@@ -26,7 +26,7 @@ import torch
 from engine import checkpoints
 from engine._cli import recorded_command
 from engine.analysis import cache_eval
-from engine.models import chat as chat_model
+from engine.models import registry
 from engine.models.cache_policy import CachePolicy
 
 RESULT = checkpoints.result_name("sinks")
@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--out", help="directory for --save (default: assets/checkpoints)")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
-    chat = chat_model.load()
+    chat = registry.chat().load()
     budgets = [int(b) for b in a.budgets.split(",")]
     ids = chat.tokenizer.encode(TEXT.read_text(encoding="utf-8")[:40_000])[: a.n]
     started = time.perf_counter()

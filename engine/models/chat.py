@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import time
 import unicodedata
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -70,41 +69,11 @@ def available(path: Path = CHAT_DIR) -> bool:
     return convert_gguf.is_complete(Path(path))
 
 
-@dataclass
-class Chat:
-    model: Any
-    tokenizer: Any
-    name: str
-    n_layers: int
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-    dtype_bytes: int
-    special_ids: frozenset[int] = field(default_factory=frozenset)
-    path: Path = CHAT_DIR
-
-    # What pages listing pretrained models read (engine.models.pretrained.Pretrained's names).
-    arch: ClassVar[str] = "decoder"
-    max_tokens: ClassVar[int] = MAX_PROMPT_TOKENS
-
-    @property
-    def sinks(self) -> tuple[str, ...]:
-        """The boundary tokens (``<|im_start|>``, ``<|im_end|>``, …) of the chat template."""
-        t = self.tokenizer
-        return tuple(dict.fromkeys(n for n in (t.bos_token, t.eos_token, t.unk_token) if n))
-
-    @property
-    def groups(self) -> int:
-        """Query heads per key/value head (grouped-query attention): head h reads K/V h // g."""
-        return self.n_heads // self.n_kv_heads
-
-    def kv_bytes(self, n_tokens: int) -> int:
-        """Bytes of the cache holding ``n_tokens``: K and V, every layer and KV head."""
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * self.dtype_bytes * n_tokens
-
-
-def load(path: str | Path = CHAT_DIR) -> Chat:
-    """The converted model in eval mode, eager attention, read from local files only."""
+def load(path: str | Path = CHAT_DIR) -> tuple[Any, Any]:
+    """The converted model in eval mode, eager attention, read from local files only, and
+    its tokenizer. ``engine.models.cards.pretrained.ChatCard.load`` holds the two: the
+    functions here take that loaded card as ``chat`` (``chat.model``, ``chat.tokenizer``,
+    its shape ``n_layers`` … ``head_dim``, ``special_ids``)."""
     import torch  # heavy: kept out of start-up
     from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: kept out of start-up
     from transformers.utils import logging as hf_logging  # heavy: kept out of start-up
@@ -125,22 +94,19 @@ def load(path: str | Path = CHAT_DIR) -> Chat:
     precision.to_half(model)
     # Eager attention unless a variant is asked for (engine.models.in_pretrained).
     use_studio_attention(model)
-    tokenizer = AutoTokenizer.from_pretrained(p, local_files_only=True)
-    c = model.config
+    return model, AutoTokenizer.from_pretrained(p, local_files_only=True)
+
+
+def special_ids(tokenizer) -> frozenset[int]:
+    """Every id the tokenizer calls special (added ChatML markers and its own)."""
     special = {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
-    special |= set(tokenizer.all_special_ids)
-    return Chat(
-        model=model,
-        tokenizer=tokenizer,
-        name=NAME,
-        n_layers=c.num_hidden_layers,
-        n_heads=c.num_attention_heads,
-        n_kv_heads=c.num_key_value_heads,
-        head_dim=getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads,
-        dtype_bytes=4,  # the K/V cache is float32 (the products return float32)
-        special_ids=frozenset(special),
-        path=p,
-    )
+    return frozenset(special | set(tokenizer.all_special_ids))
+
+
+def sinks(tokenizer) -> tuple[str, ...]:
+    """The boundary tokens (``<|im_start|>``, ``<|im_end|>``, …) of the chat template."""
+    t = tokenizer
+    return tuple(dict.fromkeys(n for n in (t.bos_token, t.eos_token, t.unk_token) if n))
 
 
 # -- text in -------------------------------------------------------------------------------
@@ -156,7 +122,7 @@ def check_prompt(prompt: str) -> str:
     return prompt
 
 
-def encode(chat: Chat, prompt: str, *, template: bool = True) -> list[int]:
+def encode(chat, prompt: str, *, template: bool = True) -> list[int]:
     """Token ids of ``prompt``: one ChatML user turn and the assistant's opening, or raw text.
 
     Special tokens typed in the prompt stay special (that is how the tokenizer reads
@@ -182,7 +148,7 @@ def encode(chat: Chat, prompt: str, *, template: bool = True) -> list[int]:
 _VISIBLE = str.maketrans({"\n": "↵", "\t": "⇥", "\r": "␍"})
 
 
-def token_labels(chat: Chat, ids: list[int]) -> list[str]:
+def token_labels(chat, ids: list[int]) -> list[str]:
     """Each token as the text it stands for; special tokens as themselves (``<|im_start|>``).
 
     A token holding part of a multi-byte character decodes to U+FFFD alone; it is shown
@@ -206,7 +172,7 @@ class Decoder:
     summed over queries), −inf once evicted; H2O reads it.
     """
 
-    def __init__(self, chat: Chat, policy: CachePolicy = FULL):
+    def __init__(self, chat, policy: CachePolicy = FULL):
         import torch  # heavy: kept out of start-up
 
         self.chat, self.policy = chat, policy
@@ -327,7 +293,7 @@ class Writing:
 
     def __init__(
         self,
-        chat: Chat,
+        chat,
         prompt: str,
         *,
         template: bool = True,
@@ -433,7 +399,7 @@ class Writing:
         }
         inputs = {"prompt": self.prompt, "template": self.template}
         return Trace(
-            model=chat.name,
+            model=chat.display,
             task="chat",
             inputs=inputs | {"max_new_tokens": self.max_new_tokens},
             outputs=outputs,
@@ -443,7 +409,7 @@ class Writing:
 
 
 def generate(
-    chat: Chat,
+    chat,
     prompt: str,
     *,
     template: bool = True,
@@ -496,6 +462,6 @@ def generate(
     )
 
 
-def _labelled(chat: Chat, best, log_p):
+def _labelled(chat, best, log_p):
     ids = best.indices.tolist()
     return zip(token_labels(chat, ids), best.values.tolist(), strict=True)

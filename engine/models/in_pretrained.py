@@ -82,7 +82,7 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
     ``budgets[name]`` overrides :func:`default_budgets` for that variant.
     """
     if not m.swappable or m.arch != "encoder":
-        raise InputError("swap.not_swappable", name=m.name)
+        raise InputError("swap.not_swappable", name=m.display)
     enc = pretrained.encode(m, text)
     n = int(enc["input_ids"].shape[1])
     base = _forward(m, enc, None)
@@ -130,7 +130,7 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     """
     layers = getattr(getattr(m.model, "encoder", None), "layer", None)
     if layers is None or not hasattr(layers[0].attention, "self"):
-        raise InputError("qkv.no_layers", name=m.name)
+        raise InputError("qkv.no_layers", name=m.display)
     if not 0 <= layer < len(layers):
         raise InputError("qkv.layer_range", last=len(layers) - 1, layer=layer)
     sa = layers[layer].attention.self
@@ -273,7 +273,7 @@ def _greedy(chat, prompt: list[int], attend, n_new: int) -> list[int]:
 
 def _check_llm(chat, ids: list[int]) -> None:
     if chat.model.config._attn_implementation != pretrained.STUDIO_ATTENTION:
-        raise InputError("pretrained.not_swappable", name=chat.name)
+        raise InputError("pretrained.not_swappable", name=chat.display)
     if not LLM_MIN_TOKENS <= len(ids) <= LLM_MAX_TOKENS:
         raise InputError(
             "llm_variant.text_tokens", n=len(ids), low=LLM_MIN_TOKENS, high=LLM_MAX_TOKENS

@@ -23,6 +23,9 @@ the model to the attention function registered as ``attention_studio``, which ru
 model's own eager attention unless a trace asks for a variant (``trace(...,
 attend="flash")``). The choice travels in a context variable, not on the shared
 model, so concurrent sessions each see their own.
+
+The functions here take ``m``, a loaded ``PretrainedCard`` (its ``model``, ``tokenizer``,
+``arch``, ``max_tokens`` and ``display``); this module never imports the card layer.
 """
 
 from __future__ import annotations
@@ -31,8 +34,6 @@ import os
 import sys
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,30 +79,22 @@ def max_length(config: dict, tokenizer_max) -> int:
     return min(limits)
 
 
-@dataclass
-class Pretrained:
-    name: str
-    path: Path
-    model: Any
-    tokenizer: Any
-    arch: str
-    max_tokens: int
-
-    @property
-    def swappable(self) -> bool:
-        """True when a variant can replace this model's attention (see :func:`load`)."""
-        return getattr(self.model.config, "_attn_implementation", None) == STUDIO_ATTENTION
-
-    @property
-    def sinks(self) -> tuple[str, ...]:
-        """Boundary tokens ([CLS], [SEP], <s>, </s>) where heads park attention as a no-op."""
-        t = self.tokenizer
-        names = (t.cls_token, t.sep_token, t.bos_token, t.eos_token)
-        return tuple(dict.fromkeys(n for n in names if n))
+def swappable(model) -> bool:
+    """True when a variant can replace ``model``'s attention (see :func:`load`)."""
+    return getattr(model.config, "_attn_implementation", None) == STUDIO_ATTENTION
 
 
-def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
-    """Load a checked local model in eval mode with eager attention (weights are returned)."""
+def sinks(tokenizer) -> tuple[str, ...]:
+    """Boundary tokens ([CLS], [SEP], <s>, </s>) where heads park attention as a no-op."""
+    t = tokenizer
+    names = (t.cls_token, t.sep_token, t.bos_token, t.eos_token)
+    return tuple(dict.fromkeys(n for n in names if n))
+
+
+def load(path: str | os.PathLike) -> tuple[Any, Any]:
+    """A checked local model in eval mode with eager attention (weights are returned), and
+    its tokenizer. ``engine.models.cards.pretrained.PretrainedCard.load`` holds the two: a
+    loaded card is the model, all the way down (``card.model``, ``card.tokenizer``)."""
     import torch  # noqa: F401  (transformers needs it; imported here to keep import cheap)
     from transformers import (
         AutoConfig,
@@ -116,12 +109,11 @@ def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
     hf_logging.disable_progress_bar()
     try:
         config = AutoConfig.from_pretrained(p, local_files_only=True)
-        arch = architecture(config)
         cls = {
             "encoder": AutoModel,
             "decoder": AutoModelForCausalLM,
             "encoder-decoder": AutoModelForSeq2SeqLM,
-        }[arch]
+        }[architecture(config)]
         model = cls.from_pretrained(
             p, local_files_only=True, use_safetensors=True, attn_implementation="eager"
         )
@@ -130,8 +122,7 @@ def load(path: str | os.PathLike, name: str | None = None) -> Pretrained:
         raise InputError("pretrained.unloadable", path=path, reason=str(exc)) from None
     model.eval()
     use_studio_attention(model)
-    limit = max_length(config.to_dict(), tokenizer.model_max_length)
-    return Pretrained(name or p.name, p, model, tokenizer, arch, limit)
+    return model, tokenizer
 
 
 def _studio_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):
@@ -170,7 +161,7 @@ def use_studio_attention(model) -> None:
     """Register the studio's attention once and switch ``model`` to it where it can be.
 
     A model whose code does not dispatch through AttentionInterface keeps eager
-    attention (``Pretrained.swappable`` is then False and a variant is refused).
+    attention (:func:`swappable` is then False and a variant is refused).
     """
     from transformers import AttentionInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
@@ -184,11 +175,7 @@ def use_studio_attention(model) -> None:
         model.set_attn_implementation("eager")
 
 
-def load_minilm() -> Pretrained:
-    return load(minilm_path(), MINILM)
-
-
-def encode(m: Pretrained, text: str):
+def encode(m, text: str):
     """The tokenizer's tensors for ``text``, or an InputError for empty or over-long text
     (over-long in characters with the card's own message, then in tokens)."""
     if not text or not text.strip():
@@ -200,7 +187,7 @@ def encode(m: Pretrained, text: str):
         enc = {k: enc[k] for k in ("input_ids", "attention_mask") if k in enc}
     n = enc["input_ids"].shape[1]
     if n > m.max_tokens:
-        raise InputError("pretrained.too_many_tokens", n=n, name=m.name, limit=m.max_tokens)
+        raise InputError("pretrained.too_many_tokens", n=n, name=m.display, limit=m.max_tokens)
     return enc
 
 
@@ -211,7 +198,7 @@ def _stack(attentions) -> np.ndarray:
     return torch.stack([a[0] for a in attentions]).float().numpy()
 
 
-def _self_attention_qk(m: Pretrained, hidden_states) -> tuple[np.ndarray, np.ndarray] | None:
+def _self_attention_qk(m, hidden_states) -> tuple[np.ndarray, np.ndarray] | None:
     """Per-head queries and keys ``[L, H, T, d_k]`` for BERT-like layers, else None.
 
     BERT's self-attention reads the previous layer's output, which ``output_hidden_states``
@@ -233,7 +220,7 @@ def _self_attention_qk(m: Pretrained, hidden_states) -> tuple[np.ndarray, np.nda
 
 
 def trace(
-    m: Pretrained,
+    m,
     text: str,
     *,
     max_new_tokens: int = 12,
@@ -252,7 +239,7 @@ def trace(
     if attend is None:
         return _trace(m, text, max_new_tokens)
     if not m.swappable:
-        raise InputError("pretrained.not_swappable", name=m.name)
+        raise InputError("pretrained.not_swappable", name=m.display)
     variant = variant_named(attend)  # not a name: the engine's input error
     # The variant's flags apply as its maps are built: a signed or unnormalised map
     # must not first be held to the contract of a softmax map.
@@ -266,7 +253,7 @@ def trace(
     return tr
 
 
-def _trace(m: Pretrained, text: str, max_new_tokens: int, flags: dict | None = None) -> Trace:
+def _trace(m, text: str, max_new_tokens: int, flags: dict | None = None) -> Trace:
     """The model's run on ``text``; ``flags`` (AttentionMap flags) mark its self-attention
     maps when a variant computed them."""
     flags = flags or {}
@@ -310,7 +297,7 @@ def _trace(m: Pretrained, text: str, max_new_tokens: int, flags: dict | None = N
             outputs["generated"] = tok.decode(ids[0], skip_special_tokens=True)
     ms = (time.perf_counter() - t0) * 1e3
     return Trace(
-        model=m.name,
+        model=m.display,
         task=m.arch,
         inputs={"text": text},
         outputs=outputs,
@@ -320,7 +307,7 @@ def _trace(m: Pretrained, text: str, max_new_tokens: int, flags: dict | None = N
     )
 
 
-def _generate(m: Pretrained, enc, max_new_tokens: int):
+def _generate(m, enc, max_new_tokens: int):
     """Greedy continuation; for encoder-decoders the decoder ids start with its start token."""
     if max_new_tokens == 0:
         if m.arch == "decoder":

@@ -41,6 +41,7 @@ from engine.models.cards import induction, memn2n, nmt, pretrained, transformer,
 __all__ = [
     "ALLOWLIST_ENV",
     "CHAT",
+    "MINILM",
     "Alignment",
     "Example",
     "Limits",
@@ -49,6 +50,7 @@ __all__ = [
     "by_task",
     "cards",
     "cell",
+    "chat",
     "default",
     "directory",
     "for_babi_task",
@@ -59,6 +61,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CHAT = pretrained.CHAT_CARD  # the chat model's card: the Chat page's and the batch server's
+MINILM = pretrained.MINILM_CARD  # MiniLM's card: the Transformer page's and retrieval's
 ALLOWLIST_ENV = model_dirs.ALLOWLIST_ENV  # the variable naming the model directories allowed
 
 
@@ -123,6 +126,12 @@ def get(name: str, directory: Path | None = None) -> ModelCard:
         raise InputError(
             "card.unknown_model", name=name, known=", ".join(names(directory))
         ) from None
+
+
+def chat() -> ModelCard:
+    """The chat model's card even before ``scripts/setup.sh`` converted it (:func:`get`
+    lists it only once converted): its ``load()`` then says which command to run."""
+    return pretrained.chat_card()
 
 
 def directory(path: str) -> str:

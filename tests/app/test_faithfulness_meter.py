@@ -253,7 +253,7 @@ def story_answer():
     """The chat model (a copy of the page's) answering STORY's question from the whole
     story, and the engine's drops of it: (chat, trace, PassageRemoval)."""
     sample = dataset(1, "test")[2]
-    chat = chat_lib.load()
+    chat = registry.chat().load()
     trace = rag.answer(
         chat, sample.question, rag.story_passages(sample), mode="story", max_new_tokens=6
     )

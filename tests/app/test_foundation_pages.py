@@ -95,6 +95,14 @@ def test_positional_bad_d_model_and_length(page):
     assert not at.exception and "2048" in messages(at)
 
 
+def test_positional_offset_past_its_limit_is_a_note_that_states_it(page):
+    at = page("positional")
+    at.number_input[2].set_value(200_000).run()
+    assert not at.exception and "|k| ≤ 100,000; got 200000" in messages(at)
+    at.number_input[2].set_value(-100_000).run()
+    assert not at.exception and "|k|" not in messages(at)
+
+
 def test_positional_rotation_for_user_k(page):
     at = rotation_section(page("positional"))
     at.number_input[2].set_value(-12).run()

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from engine import checkpoints
 from engine.analysis import ablation_encoder, ablation_transformer
 from engine.analysis import faithfulness_tokens as FT
-from engine.models import pretrained, transformer
+from engine.models import pretrained, registry, transformer
 from tests.app.plotly_support import shown_numbers, z_values
 from tests.app.test_locales import english, interface_strings
 
@@ -59,7 +59,7 @@ def dates():
 def minilm():
     if not pretrained.minilm_path().exists():
         pytest.skip("MiniLM is not installed: run bash scripts/setup.sh")
-    return pretrained.load_minilm()
+    return registry.get(registry.MINILM).load()
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from engine.models import chat as chat_model
+from engine.models import registry
 
 
 @pytest.fixture(scope="module")
@@ -14,4 +15,4 @@ def chat():
     if not chat_model.available():
         pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
     torch.set_num_threads(1)
-    return chat_model.load()
+    return registry.chat().load()

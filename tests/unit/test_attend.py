@@ -13,6 +13,7 @@ from engine import checkpoints, patterns
 from engine.attention import MultiHeadAttention, exact, scaled_dot_product_attention
 from engine.errors import InputError
 from engine.masks import padding_lengths, padding_mask
+from engine.models import registry
 from engine.variants import REGISTRY, attend_fn, get
 
 DATES = "transformer-dates-sinusoidal"
@@ -129,9 +130,8 @@ def test_layer_qkv_gives_what_each_encoder_layer_projects(dates):
 
 @pytest.fixture(scope="module")
 def minilm():
-    from engine.models import pretrained
 
-    return pretrained.load_minilm()
+    return registry.get(registry.MINILM).load()
 
 
 @pytest.mark.parametrize("name", ["full", "flash"])

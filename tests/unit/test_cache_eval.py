@@ -10,7 +10,7 @@ import torch
 from engine.analysis import cache_eval
 from engine.errors import InputError
 from engine.models import chat as chat_model
-from engine.models import precision
+from engine.models import precision, registry
 from engine.models.cache_policy import CachePolicy
 
 torch.set_num_threads(1)
@@ -36,7 +36,7 @@ def one_arithmetic():
 
 @pytest.fixture(scope="module")
 def chat():
-    return chat_model.load()
+    return registry.chat().load()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from engine.analysis import ablation_encoder
 from engine.errors import InputError
-from engine.models import pretrained
+from engine.models import pretrained, registry
 
 TEXT = "The cat sat on the mat because it was tired."
 
@@ -17,7 +17,7 @@ def minilm():
     if not pretrained.minilm_path().exists():
         pytest.skip("MiniLM is not installed: run bash scripts/setup.sh")
     torch.set_num_threads(1)
-    return pretrained.load_minilm()
+    return registry.get(registry.MINILM).load()
 
 
 def embedding(m):

@@ -132,7 +132,7 @@ def test_removing_each_fact_is_the_answer_with_that_slot_masked():
 def chat():
     if not chat_model.available():
         pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    return chat_model.load()
+    return registry.chat().load()
 
 
 def test_dropping_each_passage_reads_the_answer_the_trace_wrote(chat):

@@ -15,7 +15,7 @@ import torch
 from engine.analysis import faithfulness_tokens as FT
 from engine.errors import InputError
 from engine.models import chat as chat_model
-from engine.models import precision, pretrained
+from engine.models import precision, pretrained, registry
 
 TEXT = "The cat sat on the mat."
 LONGER = "The cat sat on the mat because it was very tired after the long walk home."
@@ -26,7 +26,7 @@ def minilm():
     if not pretrained.minilm_path().exists():
         pytest.skip("MiniLM is not installed: run bash scripts/setup.sh")
     torch.set_num_threads(1)
-    return pretrained.load_minilm()
+    return registry.get(registry.MINILM).load()
 
 
 @pytest.fixture(scope="module")

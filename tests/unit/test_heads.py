@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from engine.analysis import heads
+from engine.models import registry
 
 torch.set_num_threads(1)
 
@@ -83,9 +84,8 @@ def test_a_uniform_head_scores_its_share_of_predicted_cells():
 
 @pytest.fixture(scope="module")
 def chat():
-    from engine.models import chat as chat_model
 
-    return chat_model.load()
+    return registry.chat().load()
 
 
 def test_detector_on_the_real_model_finds_scores_in_range_and_an_induction_head(chat):

@@ -13,6 +13,7 @@ import torch
 from engine.errors import InputError
 from engine.models import in_pretrained as ip
 from engine.models import pretrained as hf
+from engine.models import registry
 
 torch.set_num_threads(1)
 TEXT = "Attention lets every word look at every other word in the sentence it is in."
@@ -20,7 +21,7 @@ TEXT = "Attention lets every word look at every other word in the sentence it is
 
 @pytest.fixture(scope="module")
 def minilm():
-    return hf.load_minilm()
+    return registry.get(registry.MINILM).load()
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,7 @@ def chat():
 
     if not chat_model.available():
         pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    return chat_model.load()
+    return registry.chat().load()
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from engine.data import babi
 from engine.errors import InputError
 from engine.kernels import reference
 from engine.masks import softmax_from_lse
-from engine.models import chat
+from engine.models import chat, registry
 from engine.models import in_pretrained as ip
 from engine.models import pretrained as hf
 from engine.params import Param
@@ -240,7 +240,7 @@ def test_a_timeline_whose_metrics_are_not_an_object_is_timeline_bad(tmp_path, me
 
 @pytest.fixture(scope="module")
 def minilm():
-    return hf.load_minilm()
+    return registry.get(registry.MINILM).load()
 
 
 @pytest.mark.parametrize("name", ["differential", "retnet", "gla", "sinks"])

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from engine.models import chat as chat_model
-from engine.models import llama, precision
+from engine.models import llama, precision, registry
 
 torch.set_num_threads(1)
 
@@ -18,7 +18,7 @@ torch.set_num_threads(1)
 def chat():
     if not chat_model.available():
         pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    return chat_model.load()
+    return registry.chat().load()
 
 
 def causal_forward(chat, ids):

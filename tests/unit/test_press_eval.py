@@ -11,7 +11,7 @@ from engine.analysis import press_eval, presses
 from engine.data import ruler
 from engine.errors import InputError
 from engine.models import chat as chat_model
-from engine.models import llama, precision
+from engine.models import llama, precision, registry
 
 torch.set_num_threads(1)
 TEXT = "It is a truth universally acknowledged, that a single man in possession of a good " * 6
@@ -21,7 +21,7 @@ TEXT = "It is a truth universally acknowledged, that a single man in possession 
 def chat():
     if not chat_model.available():
         pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
-    return chat_model.load()
+    return registry.chat().load()
 
 
 @pytest.fixture(scope="module")

@@ -9,14 +9,20 @@ import torch
 
 from engine.errors import InputError
 from engine.models import pretrained as hf
+from engine.models import registry
 
 torch.set_num_threads(1)
 TEXT = "The unbelievably quick brown fox jumps over the lazy dog."
 
 
+def loaded(path: Path):
+    """A typed model directory's card, loaded (it holds the model and its tokenizer)."""
+    return registry.get(registry.directory(str(path))).load()
+
+
 @pytest.fixture(scope="module")
 def minilm():
-    return hf.load_minilm()
+    return registry.get(registry.MINILM).load()
 
 
 def test_minilm_trace_equals_huggingface_eager_attention(minilm):
@@ -162,14 +168,14 @@ def test_directory_without_a_model_gets_a_message(allowed):
 
 
 def test_generic_encoder(allowed):
-    m = hf.load(allowed / "tiny-bert")
+    m = loaded(allowed / "tiny-bert")
     t = hf.trace(m, TEXT)
     assert m.arch == "encoder" and set(t.maps) == {"encoder_self"}
     assert t.vectors["queries.encoder_self"].shape[:2] == (2, 2)
 
 
 def test_decoder_attention_covers_the_generated_tokens(allowed):
-    m = hf.load(allowed / "tiny-gpt2")
+    m = loaded(allowed / "tiny-gpt2")
     t = hf.trace(m, "hello world", max_new_tokens=5)
     amap = t.maps["decoder_self"]
     n_prompt = t.outputs["n_prompt_tokens"]
@@ -180,7 +186,7 @@ def test_decoder_attention_covers_the_generated_tokens(allowed):
 
 def test_decoder_rows_are_the_attention_each_token_had_when_generated(allowed):
     """Row t of the one causal pass equals a pass over the first t + 1 tokens alone."""
-    m = hf.load(allowed / "tiny-gpt2")
+    m = loaded(allowed / "tiny-gpt2")
     full = hf.trace(m, "hello world", max_new_tokens=4).maps["decoder_self"].weights
     ids = m.tokenizer("hello world", return_tensors="pt")["input_ids"]
     with torch.no_grad():
@@ -190,7 +196,7 @@ def test_decoder_rows_are_the_attention_each_token_had_when_generated(allowed):
 
 
 def test_encoder_decoder_has_three_maps(allowed):
-    m = hf.load(allowed / "tiny-t5")
+    m = loaded(allowed / "tiny-t5")
     t = hf.trace(m, "hello world", max_new_tokens=3)
     assert m.arch == "encoder-decoder" and set(t.maps) == {"encoder_self", "decoder_self", "cross"}
     S, T = t.maps["encoder_self"].shape[2], t.maps["decoder_self"].shape[2]
@@ -198,7 +204,7 @@ def test_encoder_decoder_has_three_maps(allowed):
 
 
 def test_generated_token_count_is_limited(allowed):
-    m = hf.load(allowed / "tiny-gpt2")
+    m = loaded(allowed / "tiny-gpt2")
     with pytest.raises(InputError, match="New tokens"):
         hf.trace(m, "hello", max_new_tokens=hf.MAX_NEW_TOKENS + 1)
 
@@ -236,7 +242,7 @@ def test_a_directory_card_states_the_limit_and_architecture_its_loaded_model_has
     tiny-gpt2 has 64 positions, so its card must say 64 tokens, not the pages' 256."""
     from engine.models import registry
 
-    card, m = registry.get(registry.directory(str(allowed / name))), hf.load(allowed / name)
+    card, m = registry.get(registry.directory(str(allowed / name))), loaded(allowed / name)
     assert (card.meta["arch"], card.limits.max_tokens) == (m.arch, m.max_tokens)
     assert card.limits.max_tokens == (64 if name == "tiny-gpt2" else hf.MAX_TOKENS)
 
@@ -245,3 +251,17 @@ def test_minilm_card_states_its_loaded_limit(minilm):
     from engine.models import registry
 
     assert registry.get("minilm").limits.max_tokens == minilm.max_tokens
+
+
+def test_a_loaded_card_is_the_model_all_the_way_down(minilm):
+    """No wrapper type between the nn.Module and its card: loading gives the card holding
+    the model and its tokenizer, which traces itself as the listed card traces it."""
+    from engine.models.cards.pretrained import PretrainedCard
+
+    card = registry.get(registry.MINILM)
+    assert isinstance(minilm, PretrainedCard) and minilm.name == card.name
+    assert isinstance(minilm.model, torch.nn.Module) and minilm.tokenizer is not None
+    assert card.model is None and minilm.load() is minilm  # loading twice loads nothing
+    own, listed = minilm.trace(TEXT), card.trace(TEXT, model=minilm)
+    assert np.array_equal(own.maps["encoder_self"].weights, listed.maps["encoder_self"].weights)
+    assert own.model == minilm.display == "all-MiniLM-L6-v2"

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from engine.analysis import sinks
+from engine.models import registry
 
 torch.set_num_threads(1)
 T = 8
@@ -78,9 +79,8 @@ def test_first_token_by_layer_is_the_mean_over_heads_and_later_queries():
 
 @pytest.fixture(scope="module")
 def chat():
-    from engine.models import chat as chat_model
 
-    return chat_model.load()
+    return registry.chat().load()
 
 
 def test_the_real_sink_is_the_first_position_not_the_first_token(chat):

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine import checkpoints
 from engine.errors import InputError
@@ -38,14 +41,50 @@ EXAMPLES = (
 )
 
 
+@dataclass
 class PretrainedCard(ModelCard):
+    """A HuggingFace model's card; :meth:`load` gives the card holding its model and
+    tokenizer (the ``from_pretrained`` shape): no wrapper type sits between the
+    ``nn.Module`` and its card, and a loaded card traces itself (``card.load().trace``)."""
+
     family = "pretrained"
     runtime_module = "engine.models.pretrained"
     paper = "Wang et al. 2020 (MiniLM); Vaswani et al. 2017"
+    model: Any = field(default=None, repr=False, compare=False)
+    tokenizer: Any = field(default=None, repr=False, compare=False)
 
     @property
-    def swappable(self) -> bool:  # AttentionInterface dispatch: BERT-family encoders here
+    def swappable(self) -> bool:
+        """AttentionInterface dispatch: BERT-family encoders, as listed; once loaded, whether
+        the model's code took the studio's attention (``pretrained.swappable``)."""
+        if self.model is not None:
+            return self.runtime.swappable(self.model)
         return self.meta.get("arch") == "encoder"
+
+    @property
+    def arch(self) -> str:
+        """encoder, decoder or encoder-decoder: as the loaded config says, else as listed."""
+        if self.model is not None:
+            return model_dirs.architecture(self.model.config)
+        return self.meta.get("arch", "")
+
+    @property
+    def display(self) -> str:
+        """The model's own name (all-MiniLM-L6-v2), as traces and messages state it."""
+        return self.meta["display"]
+
+    @property
+    def max_tokens(self) -> int:
+        """The most tokens a trace reads: the loaded model's, else the card's stated limit."""
+        if self.model is not None:
+            config, tokenizer_max = self.model.config.to_dict(), self.tokenizer.model_max_length
+            return self.runtime.max_length(config, tokenizer_max)
+        return self.limits.max_tokens
+
+    @property
+    def sinks(self) -> tuple[str, ...]:
+        """The tokenizer's boundary tokens, where heads park attention (loaded cards)."""
+        return self.runtime.sinks(self.tokenizer)
 
     @property
     def path(self) -> Path:
@@ -103,8 +142,12 @@ class PretrainedCard(ModelCard):
     def train_command(self) -> str | None:
         return None  # trained elsewhere; shipped read-only
 
-    def load(self):
-        return self.runtime.load(self.path, self.meta["display"])
+    def load(self) -> PretrainedCard:
+        """This card holding its model and tokenizer (itself when already loaded)."""
+        if self.model is not None:
+            return self
+        model, tokenizer = self.runtime.load(self.path)
+        return dataclasses.replace(self, model=model, tokenizer=tokenizer)
 
     def _trace(self, model, input, **options):
         return self.runtime.trace(model, input, **options)
@@ -153,6 +196,58 @@ class ChatCard(PretrainedCard):
     def swappable(self) -> bool:  # variants run through engine.models.in_pretrained
         return False
 
+    # -- the model's shape, what generation and the cache read ------------------------------
+    # The loaded model's config once loaded (read on every step: no file read), else the
+    # card's (config.json, the same numbers: tests/unit/test_pretrained.py checks it).
+    @property
+    def n_layers(self) -> int:
+        return self._shape("n_layers", "num_hidden_layers")
+
+    @property
+    def n_heads(self) -> int:
+        return self._shape("n_heads", "num_attention_heads")
+
+    @property
+    def n_kv_heads(self) -> int:
+        return self._shape("n_kv_heads", "num_key_value_heads")
+
+    @property
+    def head_dim(self) -> int:
+        if self.model is None:
+            return self.config["head_dim"]
+        c = self.model.config
+        return getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+
+    def _shape(self, ours: str, theirs: str) -> int:
+        return self.config[ours] if self.model is None else getattr(self.model.config, theirs)
+
+    dtype_bytes: ClassVar[int] = 4  # the K/V cache is float32 (the products return float32)
+
+    @property
+    def groups(self) -> int:
+        """Query heads per key/value head (grouped-query attention): head h reads K/V h // g."""
+        return self.n_heads // self.n_kv_heads
+
+    def kv_bytes(self, n_tokens: int) -> int:
+        """Bytes of the cache holding ``n_tokens``: K and V, every layer and KV head."""
+        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * self.dtype_bytes * n_tokens
+
+    @functools.cached_property
+    def special_ids(self) -> frozenset[int]:
+        return self.runtime.special_ids(self.tokenizer)
+
+    @property
+    def sinks(self) -> tuple[str, ...]:
+        return self.runtime.sinks(self.tokenizer)
+
+    @property
+    def max_tokens(self) -> int:
+        return self.runtime.MAX_PROMPT_TOKENS
+
+    @property
+    def arch(self) -> str:
+        return "decoder"
+
     @property
     def options(self) -> tuple[Param, ...]:
         return (*self.runtime.OPTIONS, READ_MAP)
@@ -178,9 +273,6 @@ class ChatCard(PretrainedCard):
     @property
     def examples(self) -> tuple[Example, ...]:
         return CHAT_EXAMPLES
-
-    def load(self):
-        return self.runtime.load(self.path)
 
     def _trace(
         self, model, input, *, template="chat", read_map="yes", run=None, policy=None, **options
@@ -242,7 +334,7 @@ def pretrained_cards() -> list[PretrainedCard]:
     """MiniLM (packaged) first, SmolLM2 when converted, then every allowed model directory."""
     found = []
     for display, path in model_dirs.list_models().items():
-        name = "minilm" if display == model_dirs.MINILM else f"hf:{display}"
+        name = MINILM_CARD if display == model_dirs.MINILM else f"hf:{display}"
         arch = "encoder" if display == model_dirs.MINILM else _arch(path)
         found.append(PretrainedCard(name, {"path": str(path), "display": display, "arch": arch}))
     if convert_gguf.is_complete(convert_gguf.OUT_DIR):  # chat.available(), without torch
@@ -257,6 +349,7 @@ def chat_card() -> ChatCard:
 
 # The chat model's card: the chat page and every page listing pretrained models share it.
 CHAT_CARD = "smollm2"
+MINILM_CARD = "minilm"
 
 # A card for a model directory the user typed rather than one the registry lists.
 DIRECTORY = "dir:"
