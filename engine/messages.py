@@ -202,6 +202,14 @@ MESSAGES: dict[str, str] = {
     "chat.control_chars": (
         "The prompt holds {n} control character(s), the first {first}; remove them and try again."
     ),
+    "lens.prompt_length": (
+        "The lens reads the tokens written after the prompt: the prompt's length must be a "
+        "whole number from 1 to {high} (one token fewer than the ids given); got {value!r}."
+    ),
+    "chat.bad_token": (
+        "Token ids must be whole numbers from 0 to {high:,} (the model's vocabulary); "
+        "got {value!r}."
+    ),
     "chat.only_special": (
         "The prompt is only special tokens (such as <|im_start|>); type some text too."
     ),

@@ -137,7 +137,7 @@ def ablate(
     done so far are returned (``stopped``). ``loss_for``: Δ loss only for the k heads that
     lower log p most (see the module's note); None: for every head.
     """
-    ids = causal.check_ids(ids)
+    ids = causal.check_ids(chat, ids)
     mode = check_mode(mode)
     by_layer = _heads_by_layer(chat, heads)
     started = time.perf_counter()

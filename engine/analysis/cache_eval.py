@@ -50,6 +50,7 @@ import torch
 
 from engine import gate
 from engine.errors import InputError
+from engine.models import chat as chat_model
 from engine.models import llama, precision
 from engine.models.cache_policy import MAX_CACHE, CachePolicy, keep
 
@@ -190,8 +191,8 @@ def _share(stream: _Stream, full: _Stream, t0: int, t1: int, received, r0: int) 
         stream.scores[cols] += rows[r0 : r0 + t1 - t0].sum(0)
 
 
-def _check_ids(ids: Sequence[int], n_eval: int | None) -> list[int]:
-    ids = [int(i) for i in ids]
+def _check_ids(chat, ids: Sequence[int], n_eval: int | None) -> list[int]:
+    ids = chat_model.check_token_ids(chat, ids)
     n = len(ids) if n_eval is None else int(n_eval)
     if not 2 <= n <= min(len(ids), MAX_EVAL_TOKENS):
         raise InputError("text.too_many_tokens", n=n, limit=min(len(ids), MAX_EVAL_TOKENS))
@@ -216,12 +217,12 @@ def evaluate_policies(
     ``should_stop()`` returns True the run ends after the current block and the results
     cover the positions read so far (``stopped`` True).
     """
-    ids = _check_ids(ids, n_eval)
-    policies = [p.check() for p in policies]
     try:
         chunk, h2o_interval = (gate.bounded(x, 1, MAX_CACHE) for x in (chunk, h2o_interval))
     except ValueError:
         raise InputError("cache.step", high=MAX_CACHE, chunk=chunk, interval=h2o_interval) from None
+    policies = [p.check() for p in policies]
+    ids = _check_ids(chat, ids, n_eval)
     n = len(ids) - 1  # positions that predict a next token
     h2o = any(p.name == "h2o" for p in policies)
     full = _new_stream(chat, CachePolicy("full"), n)

@@ -158,9 +158,10 @@ def arithmetic(name: str) -> torch.dtype:
     return ARITHMETIC[name]
 
 
-def check_ids(ids: Sequence[int], limit: int | None = MAX_TOKENS) -> list[int]:
-    """Token ids of one prompt, or an InputError: none at all, or over ``limit``."""
-    ids = [int(i) for i in ids]
+def check_ids(chat, ids: Sequence[int], limit: int | None = MAX_TOKENS) -> list[int]:
+    """Token ids of one prompt, or an InputError: none at all, over ``limit``, or one that
+    is not an id of ``chat``'s vocabulary."""
+    ids = chat_model.check_token_ids(chat, ids)
     if not ids:
         raise InputError("causal.empty")
     if limit is not None and len(ids) > limit:
@@ -172,7 +173,7 @@ def encode(chat, prompt: str, *, template: bool = False, limit: int = MAX_TOKENS
     """A prompt's token ids (raw text by default: the causal tools study a continuation)."""
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError("causal.empty")
-    return check_ids(chat_model.encode(chat, prompt, template=template), limit)
+    return check_ids(chat, chat_model.encode(chat, prompt, template=template), limit)
 
 
 def token_id(chat, text: str | int) -> int:
@@ -189,7 +190,7 @@ def token_id(chat, text: str | int) -> int:
 
 def run_with_cache(chat, ids: Sequence[int], *, arith: str = "bfloat16") -> Run:
     """One forward pass of ``ids`` recording ``resid_pre`` and ``z`` of every layer."""
-    ids = check_ids(ids, limit=None)
+    ids = check_ids(chat, ids, limit=None)
     L = chat.n_layers
     install(chat)
     probe = Probe(record=True)

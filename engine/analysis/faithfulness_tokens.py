@@ -194,7 +194,7 @@ def chat_occlusion(
     tick: Callable[[], None] = lambda: None,
 ) -> np.ndarray:
     """Δ_j for every token j of ``ids`` (those after ``position`` included: exactly 0)."""
-    ids = causal.check_ids(ids)
+    ids = causal.check_ids(chat, ids)
     T = len(ids)
 
     def score(keep: torch.Tensor) -> torch.Tensor:
@@ -217,7 +217,7 @@ def for_chat(
     """The next token after ``ids`` (``target``, by default the model's own greedy choice)
     against every token of ``ids``: attention, rollout, occlusion and g·x."""
     t0 = time.perf_counter()
-    ids = causal.check_ids(ids)
+    ids = causal.check_ids(chat, ids)
     T, q = len(ids), len(ids) - 1
     x = chat.model.get_input_embeddings()(torch.tensor([ids])).detach()  # (1, T, d)
     with torch.inference_mode(), precision.only(torch.float32):

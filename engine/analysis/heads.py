@@ -27,9 +27,17 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from engine.analysis.forward import self_attention
+from engine.params import Param
 
 HEAD_TYPES = ("previous", "duplicate", "induction")
 RANDOM_TOKENS = 50  # |r| of the random sequence [BOS, r, r]: TransformerLens's detector
+# What detect_heads may be asked (checked first: n sets the maps' T = 2n + 1, so an
+# unbounded n is L·H·T² floats of memory; a seed that is not a number failed in numpy).
+DETECT = (
+    Param("seed", "Seed", 0, 0, 2**32 - 1),
+    Param("n", "Random tokens", RANDOM_TOKENS, 1, 256),
+    Param("sequences", "Sequences", 1, 1, 16),
+)
 
 
 def previous_token_mask(T: int) -> np.ndarray:
@@ -139,6 +147,7 @@ def detect_heads(chat, seed: int = 0, n: int = RANDOM_TOKENS, *, sequences: int 
     ``induction`` (float32 ``[L, H]`` in [0, 1]), ``tokens`` (the first sequence's ids),
     ``seed``, ``n``, ``sequences``.
     """
+    seed, n, sequences = (p.check(v) for p, v in zip(DETECT, (seed, n, sequences), strict=True))
     tok = chat.tokenizer
     bos = tok.bos_token_id
     if bos is None:

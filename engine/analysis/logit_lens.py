@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from engine import gate
 from engine.analysis import causal
 from engine.errors import InputError
 from engine.models import chat as chat_model
@@ -45,7 +46,7 @@ def logit_lens(
     arith: str = "float32",
 ) -> Lens:
     """The lens at ``positions`` of ``ids`` (default: every position)."""
-    ids = causal.check_ids(ids, MAX_TOKENS)
+    ids = causal.check_ids(chat, ids, MAX_TOKENS)
     T = len(ids)
     run = causal.run_with_cache(chat, ids, arith=arith)
     positions = list(range(T)) if positions is None else [int(p) for p in positions]
@@ -79,5 +80,10 @@ def for_generation(
 ) -> Lens:
     """The lens for each generated token: positions n_prompt − 1 … T − 2 of a chat Trace's
     ``outputs["token_ids"]`` (prompt and reply), each reading the token written next."""
+    token_ids = causal.check_ids(chat, token_ids, MAX_TOKENS)
     T = len(token_ids)
-    return logit_lens(chat, token_ids, range(max(0, n_prompt - 1), max(0, T - 1)), arith=arith)
+    try:  # at least one written token to read: an empty range divided by zero
+        n_prompt = gate.bounded(n_prompt, 1, T - 1)
+    except ValueError:
+        raise InputError("lens.prompt_length", high=T - 1, value=n_prompt) from None
+    return logit_lens(chat, token_ids, range(n_prompt - 1, T - 1), arith=arith)

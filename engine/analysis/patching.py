@@ -93,7 +93,10 @@ def prepare(
 ) -> Pair:
     """Run both prompts once; an InputError when either is empty, over ``limit`` tokens,
     the two lengths differ, or ``answer`` and ``wrong`` are not two single tokens."""
-    clean, corrupted = causal.check_ids(clean, limit), causal.check_ids(corrupted, limit)
+    clean, corrupted = (
+        causal.check_ids(chat, clean, limit),
+        causal.check_ids(chat, corrupted, limit),
+    )
     if len(clean) != len(corrupted):
         raise InputError("causal.lengths_differ", clean=len(clean), corrupted=len(corrupted))
     a, w = causal.token_id(chat, answer), causal.token_id(chat, wrong)

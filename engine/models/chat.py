@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import gate
 from engine.errors import InputError
 from engine.models import convert_gguf, llama, precision
 from engine.models.cache_policy import FULL, CachePolicy, keep
@@ -143,6 +144,21 @@ def encode(chat, prompt: str, *, template: bool = True) -> list[int]:
     if len(ids) > MAX_PROMPT_TOKENS:
         raise InputError("chat.too_many_tokens", n=len(ids), limit=MAX_PROMPT_TOKENS)
     return ids
+
+
+def check_token_ids(chat, ids) -> list[int]:
+    """``ids`` as a list of the model's token ids, or an InputError naming the first that is
+    not one: a whole number from 0 to the vocabulary's last (an id past it raised
+    IndexError inside the embedding; "x" or 1.5 failed or was truncated)."""
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+        raise InputError("chat.bad_token", high=chat.vocab_size - 1, value=ids)
+    found = []
+    for i in ids:
+        try:
+            found.append(int(gate.bounded(i, 0, chat.vocab_size - 1)))
+        except ValueError:
+            raise InputError("chat.bad_token", high=chat.vocab_size - 1, value=i) from None
+    return found
 
 
 _VISIBLE = str.maketrans({"\n": "↵", "\t": "⇥", "\r": "␍"})

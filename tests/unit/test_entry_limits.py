@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engine import gate, positional, profile, walkthrough
-from engine.analysis import cache_eval, sinks
+from engine.analysis import ablation, cache_eval, faithfulness_tokens, heads, logit_lens, sinks
 from engine.errors import InputError
 from engine.variants import inputs, int8, kv_cache
 
@@ -92,3 +92,27 @@ def test_bounded_gives_the_number_in_the_kind_of_its_limits(value, lo, hi, found
 def test_bounded_refuses_what_is_not_a_whole_number_in_range(value):
     with pytest.raises(ValueError):
         gate.bounded(value, 1, 8)
+
+
+# Token ids and the chat model's analyses: an id outside the vocabulary raised IndexError
+# inside the embedding, a prompt length past the ids divided by zero, n = 0 random tokens
+# raised ValueError, and an unbounded n would have asked for L·H·(2n + 1)² floats.
+CHAT_CALLS = {
+    "ablate ids": lambda chat, v: ablation.ablate(chat, [1, v], mode="zero", loss_for=1),
+    "lens ids": lambda chat, v: logit_lens.for_generation(chat, [1, 2, v], 2),
+    "lens prompt length": lambda chat, v: logit_lens.for_generation(
+        chat, [1, 2, 3], 3 if v in (1, True) else v
+    ),
+    "faithful ids": lambda chat, v: faithfulness_tokens.for_chat(chat, [1, v], 5),
+    "cache eval ids": lambda chat, v: cache_eval.evaluate_policies(chat, [1, 2, v], []),
+    "detect n": lambda chat, v: heads.detect_heads(chat, n=v),
+    "detect seed": lambda chat, v: heads.detect_heads(chat, seed=seed(v), n=4),
+}
+NOT_IDS = [-1, 2.5, math.nan, "x", None, True, [1], 10**12]
+
+
+@pytest.mark.parametrize("value", NOT_IDS, ids=repr)
+@pytest.mark.parametrize("call", CHAT_CALLS.values(), ids=CHAT_CALLS.keys())
+def test_the_chat_models_analyses_refuse_what_is_not_an_id_or_a_size(chat, call, value):
+    with pytest.raises(InputError):
+        call(chat, value)

@@ -221,6 +221,11 @@ class ChatCard(PretrainedCard):
     def _shape(self, ours: str, theirs: str) -> int:
         return self.config[ours] if self.model is None else getattr(self.model.config, theirs)
 
+    @property
+    def vocab_size(self) -> int:
+        """Rows of the embedding (the config's vocab_size): every token id is below it."""
+        return self.model.config.vocab_size
+
     dtype_bytes: ClassVar[int] = 4  # the K/V cache is float32 (the products return float32)
 
     @property
