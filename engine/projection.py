@@ -50,7 +50,10 @@ def method_for(n_points: int) -> str:
 
 
 def _check(X: np.ndarray) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float32)
+    try:
+        X = np.asarray(X, dtype=np.float32)
+    except (TypeError, ValueError):  # text, ragged lists: not points
+        raise InputError("projection.shape", shape=type(X).__name__) from None
     if X.ndim != 2:
         raise InputError("projection.shape", shape=X.shape)
     n, d = X.shape

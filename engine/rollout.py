@@ -18,10 +18,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from engine.errors import InputError
+from engine.params import Param
 from engine.trace import AttentionMap
 
 BPE_WORD_START = ("▁", "Ġ")  # SentencePiece and byte-level BPE mark the start of a word
 WORDPIECE_CONTINUE = "##"
+RESIDUAL = Param("residual", "Residual weight", 0.5, 0.0, 1.0)
 
 
 def _derived(amap: AttentionMap, weights: np.ndarray, note: str, **changes) -> AttentionMap:
@@ -50,7 +52,11 @@ def head_average(amap: AttentionMap) -> AttentionMap:
 
 
 def rollout(amap: AttentionMap, residual: float = 0.5) -> AttentionMap:
-    """``[L, H, T, T]`` self-attention → ``[L, 1, T, T]`` cumulative rollout R_1 … R_L."""
+    """``[L, H, T, T]`` self-attention → ``[L, 1, T, T]`` cumulative rollout R_1 … R_L.
+
+    ``residual`` is the weight of the skip connection, 0 … 1 (Abnar & Zuidema: 0.5);
+    outside it the rows are no longer a mixture and the rollout no longer a flow."""
+    residual = RESIDUAL.check(residual)
     L, _, Q, K = amap.shape
     if Q != K or amap.kind != "self":
         raise ValueError("rollout needs self-attention (queries and keys are the same tokens)")

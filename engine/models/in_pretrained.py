@@ -87,6 +87,8 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
     n = int(enc["input_ids"].shape[1])
     base = _forward(m, enc, None)
     ref_emb = mean_pool(base.last_hidden_state, enc["attention_mask"])
+    if budgets is not None and not isinstance(budgets, dict):
+        raise InputError("profile.params")  # "a table: variant name → its parameters"
     chosen = {**default_budgets(n), **(budgets or {})}
     results = {}
     for name in variants:
@@ -122,6 +124,11 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
     }
 
 
+def _index(i, n: int) -> bool:
+    """True for an integer index 0 … n − 1 (numpy's too; not 2.5, "x" or True)."""
+    return hasattr(i, "__index__") and not isinstance(i, bool) and 0 <= i.__index__() < n
+
+
 def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     """Q, K, V ``[1, H, N, D]`` of MiniLM ``layer`` (``head`` only, H = 1) and the tokens.
 
@@ -131,10 +138,10 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     layers = getattr(getattr(m.model, "encoder", None), "layer", None)
     if layers is None or not hasattr(layers[0].attention, "self"):
         raise InputError("qkv.no_layers", name=m.display)
-    if not 0 <= layer < len(layers):
+    if not _index(layer, len(layers)):
         raise InputError("qkv.layer_range", last=len(layers) - 1, layer=layer)
     sa = layers[layer].attention.self
-    if head is not None and not 0 <= head < sa.num_attention_heads:
+    if head is not None and not _index(head, sa.num_attention_heads):
         raise InputError("qkv.head_range", last=sa.num_attention_heads - 1, head=head)
     enc = pretrained.encode(m, text)
     out = _forward(m, enc, None)

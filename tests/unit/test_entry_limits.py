@@ -9,9 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from engine import gate, positional, profile, walkthrough
+from engine import gate, positional, profile, projection, rollout, walkthrough
 from engine.analysis import ablation, cache_eval, faithfulness_tokens, heads, logit_lens, sinks
 from engine.errors import InputError
+from engine.models import in_pretrained, registry
+from engine.trace import AttentionMap
 from engine.variants import inputs, int8, kv_cache
 
 QKV = inputs.synthetic(16)[:3]
@@ -116,3 +118,40 @@ NOT_IDS = [-1, 2.5, math.nan, "x", None, True, [1], 10**12]
 def test_the_chat_models_analyses_refuse_what_is_not_an_id_or_a_size(chat, call, value):
     with pytest.raises(InputError):
         call(chat, value)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return registry.get(registry.MINILM).load()
+
+
+MINILM_CALLS = {
+    "layer_qkv layer": lambda m, v: in_pretrained.layer_qkv(m, "the cat sat", layer=v),
+    # head None is every head
+    "layer_qkv head": lambda m, v: in_pretrained.layer_qkv(
+        m, "the cat", head=99 if v is None else v
+    ),
+    "swap budgets": lambda m, v: in_pretrained.swap(m, "the cat sat", budgets=[v]),
+}
+
+
+@pytest.mark.parametrize("value", NOT_IDS, ids=repr)
+@pytest.mark.parametrize("call", MINILM_CALLS.values(), ids=MINILM_CALLS.keys())
+def test_minilm_s_layers_and_heads_are_whole_indices(minilm, call, value):
+    with pytest.raises(InputError):
+        call(minilm, value)
+
+
+@pytest.mark.parametrize("value", [*BAD, -0.5, 1.5], ids=repr)
+def test_rollout_s_residual_is_a_weight_from_0_to_1(value):
+    if value in (0, True) and type(value) is int:
+        value = -1  # 0 is a weight (no skip connection); True is refused as a number
+    amap = AttentionMap(np.full((2, 1, 3, 3), 1 / 3, np.float32), list("abc"), list("abc"), "self")
+    with pytest.raises(InputError):
+        rollout.rollout(amap, residual=value)
+
+
+@pytest.mark.parametrize("points", ["x", [[1.0, 2.0], [3.0]], np.zeros(3), np.full((4, 2), np.nan)])
+def test_a_projection_of_what_is_not_points_is_refused(points):
+    with pytest.raises(InputError):
+        projection.pca_2d(points)
