@@ -214,6 +214,13 @@ def bounded(value: Any, lo: int | float, hi: int | float) -> int | float:
     return found
 
 
+def is_index(value: Any, n: int) -> bool:
+    """True for an integer index 0 … n − 1 (numpy's too; not 2.5, "x", −1 or True)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        return False
+    return 0 <= value.__index__() < n
+
+
 # -- attention inputs ------------------------------------------------------------------------
 # The largest score bound accepted: s_ij = scale·q_i·k_j and its partial sums stay finite
 # in float32 (max 3.4e38) with room for the sums over keys; beyond it a product overflows.

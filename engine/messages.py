@@ -50,6 +50,12 @@ MESSAGES: dict[str, str] = {
         "{name} does not take attention variants, so it has no layer inputs to give them."
     ),
     "card.unknown_model": "Unknown model {name!r}; known: {known}.",
+    "card.not_tokens": (
+        "A forced alignment reads the {what} as a list of words (tokens), at least one."
+    ),
+    "card.forced_too_long": "The {what} has {n} tokens; {name} reads at most {limit}.",
+    "card.forced.source": "source",
+    "card.forced.target": "target",
     "card.unknown_cell": (
         "No trained cell of the variant grid named {name!r} in {folder} "
         "(a cell is <task>-<variant>-s<seed>; python -m engine.train variants trains them)."

@@ -62,6 +62,19 @@ class Limits:
             raise InputError("limits.too_long", n=len(text), limit=self.max_chars)
 
 
+def forced_tokens(tokens, what: str, name: str, limit: int | None = None) -> list[str]:
+    """A forced alignment's source or target (``what``) as a list of words, or an
+    InputError: text (a string would be read letter by letter), nothing, something that is
+    not words, or more tokens than the model ``name`` reads (``limit``)."""
+    what = Message(f"card.forced.{what}")
+    words = isinstance(tokens, (list, tuple)) and all(isinstance(t, str) for t in tokens)
+    if not words or not tokens:
+        raise InputError("card.not_tokens", what=what)
+    if limit is not None and len(tokens) > limit:
+        raise InputError("card.forced_too_long", what=what, n=len(tokens), name=name, limit=limit)
+    return list(tokens)
+
+
 @dataclass(frozen=True)
 class Example:
     label: str

@@ -124,11 +124,6 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
     }
 
 
-def _index(i, n: int) -> bool:
-    """True for an integer index 0 … n − 1 (numpy's too; not 2.5, "x" or True)."""
-    return hasattr(i, "__index__") and not isinstance(i, bool) and 0 <= i.__index__() < n
-
-
 def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     """Q, K, V ``[1, H, N, D]`` of MiniLM ``layer`` (``head`` only, H = 1) and the tokens.
 
@@ -138,10 +133,10 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     layers = getattr(getattr(m.model, "encoder", None), "layer", None)
     if layers is None or not hasattr(layers[0].attention, "self"):
         raise InputError("qkv.no_layers", name=m.display)
-    if not _index(layer, len(layers)):
+    if not gate.is_index(layer, len(layers)):
         raise InputError("qkv.layer_range", last=len(layers) - 1, layer=layer)
     sa = layers[layer].attention.self
-    if head is not None and not _index(head, sa.num_attention_heads):
+    if head is not None and not gate.is_index(head, sa.num_attention_heads):
         raise InputError("qkv.head_range", last=sa.num_attention_heads - 1, head=head)
     enc = pretrained.encode(m, text)
     out = _forward(m, enc, None)

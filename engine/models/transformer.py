@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine import checkpoints
+from engine import checkpoints, gate
 from engine.attention import Attend, MultiHeadAttention, padding_mask
 from engine.data.vocab import Vocab
 from engine.errors import InputError
@@ -361,8 +361,8 @@ def layer_qkv(tr: Transformer, text: str, layer: int = 0):
     The layers below it run with exact attention: these are the inputs a variant swapped
     into that layer would receive.
     """
-    if not 0 <= layer < len(tr.encoder):
-        raise ValueError(f"layer must be in 0..{len(tr.encoder) - 1}; got {layer}")
+    if not gate.is_index(layer, len(tr.encoder)):
+        raise InputError("qkv.layer_range", last=len(tr.encoder) - 1, layer=layer)
     tokens, src = source_ids(tr, text)
     with torch.no_grad():
         src_mask = padding_mask(torch.tensor([src.shape[1]]), src.shape[1])

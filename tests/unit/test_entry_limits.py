@@ -155,3 +155,28 @@ def test_rollout_s_residual_is_a_weight_from_0_to_1(value):
 def test_a_projection_of_what_is_not_points_is_refused(points):
     with pytest.raises(InputError):
         projection.pca_2d(points)
+
+
+@pytest.mark.parametrize("name", ["transformer-enfr-sinusoidal", "nmt-enfr-additive"])
+@pytest.mark.parametrize(
+    "target",
+    [None, "le chat .", [], [1, 2], ["le"] * 70],
+    ids=["none", "text", "empty", "ints", "70"],
+)
+def test_a_forced_alignment_reads_lists_of_words_the_model_can_hold(name, target):
+    """A string was read letter by letter: 'le chat' past the Transformer's 67 positions
+    raised RuntimeError in its positional table. The RNN takes any length."""
+    card = registry.get(name)
+    if name.startswith("nmt") and isinstance(target, list) and len(target) == 70:
+        assert card.forced_alignments(("the", "cat", "."), target)  # an RNN reads any length
+        return
+    with pytest.raises(InputError):
+        card.forced_alignments(("the", "cat", "."), target)
+
+
+@pytest.mark.parametrize(
+    "kw", [{"layer": -1}, {"layer": 2.5}, {"layer": 9}, {"head": 4}, {"head": "x"}]
+)
+def test_a_transformer_layer_or_head_outside_the_model_is_refused(kw):
+    with pytest.raises(InputError):
+        registry.get("transformer-enfr-sinusoidal").attention_inputs("the cat .", **kw)

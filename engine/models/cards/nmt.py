@@ -8,7 +8,7 @@ from typing import ClassVar
 from engine import checkpoints
 from engine.data import dates, enfr
 from engine.messages import Message
-from engine.models.card import Alignment, Example, Limits, ModelCard
+from engine.models.card import Alignment, Example, Limits, ModelCard, forced_tokens
 from engine.params import Param
 
 SCORING_TITLES = {
@@ -152,5 +152,6 @@ class NMTCard(TranslationCard):
         return self.variant != "none"  # the RNNencdec baseline has no attention to show
 
     def forced_alignments(self, source, target, *, model=None, **options) -> dict[str, Alignment]:
-        alpha = (model or self.load()).align(list(source), list(target))
+        source = forced_tokens(source, "source", self.name)
+        alpha = (model or self.load()).align(source, forced_tokens(target, "target", self.name))
         return {} if alpha is None else {"α": _alignment("α", alpha, target, source)}

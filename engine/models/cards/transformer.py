@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from engine import checkpoints
+from engine import checkpoints, gate
+from engine.errors import InputError
 from engine.messages import Message
-from engine.models.card import Alignment, Limits
+from engine.models.card import Alignment, Limits, forced_tokens
 from engine.models.cards.nmt import TranslationCard, _alignment
 
 PE_TITLES = {pe: Message(f"card.pe.{pe}") for pe in ("sinusoidal", "learned", "none")}
@@ -72,7 +73,10 @@ class TransformerCard(TranslationCard):
     def attention_inputs(self, input, *, model=None, layer: int = 0, head: int | None = None):
         """The encoder's ``layer`` (the layers below it exact), as a swapped variant sees it."""
         self.check(input)
-        q, k, v, tokens = self.runtime.layer_qkv(model or self.load(), input, layer)
+        tr = model or self.load()
+        if head is not None and not gate.is_index(head, tr.cfg.n_heads):
+            raise InputError("qkv.head_range", last=tr.cfg.n_heads - 1, head=head)
+        q, k, v, tokens = self.runtime.layer_qkv(tr, input, layer)
         if head is not None:
             q, k, v = (x[:, head : head + 1] for x in (q, k, v))
         return q, k, v, tokens
@@ -92,8 +96,11 @@ class TransformerCard(TranslationCard):
         swap = self.resolve(options)
         fn = self.runtime.attend_function(swap.get("attend"), swap.get("attend_hp"))
         tr = model or self.load()
-        src = torch.tensor([tr.src_vocab.encode(list(source))])
-        tgt_in = torch.tensor([tr.tgt_vocab.encode(list(target), add_bos=True)])
+        # the positional table holds max_len positions; the target starts with BOS
+        source = forced_tokens(source, "source", self.name, tr.max_src)
+        target = forced_tokens(target, "target", self.name, tr.cfg.max_len - 1)
+        src = torch.tensor([tr.src_vocab.encode(source)])
+        tgt_in = torch.tensor([tr.tgt_vocab.encode(target, add_bos=True)])
         with torch.no_grad():
             _, inter = tr(src, tgt_in, fn)
         w = inter.cross[0].numpy()  # (L, H, T, S): row i is the step that produces target[i]
