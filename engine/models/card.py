@@ -242,8 +242,7 @@ class ModelCard(ABC):
         a caller's ``should_stop`` that counts its calls is a progress bar; a card whose
         trace takes milliseconds runs it through.
         """
-        if isinstance(input, str):
-            self.check(input)
+        self.check(input)  # every input, not only text: None or a list is refused here too
         resolved = self.resolve(options)
         if model is None:
             model = loader() if loader is not None else self.load()

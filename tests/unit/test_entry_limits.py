@@ -180,3 +180,23 @@ def test_a_forced_alignment_reads_lists_of_words_the_model_can_hold(name, target
 def test_a_transformer_layer_or_head_outside_the_model_is_refused(kw):
     with pytest.raises(InputError):
         registry.get("transformer-enfr-sinusoidal").attention_inputs("the cat .", **kw)
+
+
+NOT_TEXT = [None, 3, ["a"], b"x", 2.5]
+
+
+@pytest.mark.parametrize("value", NOT_TEXT, ids=repr)
+@pytest.mark.parametrize(
+    "name", ["nmt-enfr-additive", "transformer-enfr-sinusoidal", "memn2n-joint", "induction-2l"]
+)
+def test_a_card_refuses_an_input_that_is_neither_text_nor_its_own_kind(name, value):
+    """trace checked only text: a list or None reached the model (AttributeError in MemN2N's
+    reader and the induction toy's tokenizer)."""
+    with pytest.raises(InputError):
+        registry.get(name).trace(value)
+
+
+@pytest.mark.parametrize("value", [*NOT_TEXT, "64", "-1", "x"], ids=repr)
+def test_a_grid_cell_takes_the_number_of_a_probe_example_as_text(value):
+    with pytest.raises(InputError):
+        registry.cell("mqar-256-mamba-s0").trace(value)
