@@ -214,11 +214,21 @@ def bounded(value: Any, lo: int | float, hi: int | float) -> int | float:
     return found
 
 
-def is_index(value: Any, n: int) -> bool:
-    """True for an integer index 0 … n − 1 (numpy's too; not 2.5, "x", −1 or True)."""
+def within(value: Any, lo: int | float, hi: int | float, message: str, /, **params) -> int | float:
+    """:func:`bounded`, or the engine's InputError ``message`` (with ``params``) in place of
+    its ValueError: the one way an entry point refuses a number with its own message."""
+    try:
+        return bounded(value, lo, hi)
+    except ValueError:
+        raise InputError(message, **params) from None
+
+
+def is_whole(value: Any, lo: int, hi: int) -> bool:
+    """True for an integer lo … hi that can index as it is (numpy's too; not 2.0, "x" or
+    True): for a value used unconverted, as a slice bound or a config field."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         return False
-    return 0 <= value.__index__() < n
+    return lo <= value.__index__() <= hi
 
 
 # -- attention inputs ------------------------------------------------------------------------

@@ -21,10 +21,9 @@ OFFSET_LIMIT = 100_000  # |k|: far enough for the property, near enough for floa
 
 def check_d_model(d_model: int) -> int:
     lo, hi = D_MODEL_LIMITS
-    try:
-        d_model = gate.bounded(d_model, lo, hi)
-    except ValueError:
-        raise InputError("positional.d_model_range", lo=lo, hi=hi, d_model=d_model) from None
+    d_model = gate.within(
+        d_model, lo, hi, "positional.d_model_range", lo=lo, hi=hi, d_model=d_model
+    )
     if d_model % 2:
         raise InputError("positional.d_model_odd", d_model=d_model)
     return d_model
@@ -32,17 +31,12 @@ def check_d_model(d_model: int) -> int:
 
 def check_length(n: int) -> int:
     lo, hi = LENGTH_LIMITS
-    try:
-        return gate.bounded(n, lo, hi)
-    except ValueError:
-        raise InputError("positional.length_range", lo=lo, hi=hi, n=n) from None
+    return gate.within(n, lo, hi, "positional.length_range", lo=lo, hi=hi, n=n)
 
 
 def check_offset(k: int) -> int:
-    try:
-        return gate.bounded(k, -OFFSET_LIMIT, OFFSET_LIMIT)
-    except ValueError:
-        raise InputError("positional.offset_range", limit=OFFSET_LIMIT, k=k) from None
+    limit = OFFSET_LIMIT
+    return gate.within(k, -limit, limit, "positional.offset_range", limit=limit, k=k)
 
 
 def frequencies(d_model: int) -> np.ndarray:

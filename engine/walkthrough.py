@@ -39,25 +39,20 @@ class WalkthroughConfig:
     def check(self) -> None:
         """Every field a whole number in its range (2.5 heads, "x" or NaN refused here, not
         deep in numpy or torch)."""
-        if not _whole(self.d_model, 0, max(D_MODEL_CHOICES)) or self.d_model not in D_MODEL_CHOICES:
+        if (
+            not gate.is_whole(self.d_model, 0, max(D_MODEL_CHOICES))
+            or self.d_model not in D_MODEL_CHOICES
+        ):
             raise InputError("walkthrough.d_model", choices=D_MODEL_CHOICES, d_model=self.d_model)
-        if not _whole(self.n_heads, 1, MAX_HEADS) or self.d_model % self.n_heads:
+        if not gate.is_whole(self.n_heads, 1, MAX_HEADS) or self.d_model % self.n_heads:
             raise InputError(
                 "walkthrough.heads", d_model=self.d_model, limit=MAX_HEADS, heads=self.n_heads
             )
-        if not _whole(self.head, 0, self.n_heads - 1):
+        if not gate.is_whole(self.head, 0, self.n_heads - 1):
             raise InputError("walkthrough.head", last=self.n_heads - 1, head=self.head)
-        if not _whole(self.seed, 0, SEED_MAX):
+        if not gate.is_whole(self.seed, 0, SEED_MAX):
             limits = f"0 … {SEED_MAX}"
             raise InputError("param.out_of_range", label="seed", limits=limits, value=self.seed)
-
-
-def _whole(value, lo: int, hi: int) -> bool:
-    """True for an int (not a bool, not 2.0) within lo … hi."""
-    try:
-        return type(value) is int and gate.bounded(value, lo, hi) == value
-    except ValueError:
-        return False
 
 
 def token_embedding(token: str, d_model: int, seed: int) -> np.ndarray:

@@ -217,10 +217,10 @@ def evaluate_policies(
     ``should_stop()`` returns True the run ends after the current block and the results
     cover the positions read so far (``stopped`` True).
     """
-    try:
-        chunk, h2o_interval = (gate.bounded(x, 1, MAX_CACHE) for x in (chunk, h2o_interval))
-    except ValueError:
-        raise InputError("cache.step", high=MAX_CACHE, chunk=chunk, interval=h2o_interval) from None
+    said = dict(high=MAX_CACHE, chunk=chunk, interval=h2o_interval)
+    chunk, h2o_interval = (
+        gate.within(x, 1, MAX_CACHE, "cache.step", **said) for x in (chunk, h2o_interval)
+    )
     policies = [p.check() for p in policies]
     ids = _check_ids(chat, ids, n_eval)
     n = len(ids) - 1  # positions that predict a next token
@@ -350,13 +350,6 @@ def sweep_policies(budget: int, *, sinks: int = 4) -> list[CachePolicy]:
     ]
 
 
-def _cache_size(value) -> int:
-    try:
-        return gate.bounded(value, 1, MAX_CACHE)
-    except ValueError:
-        raise InputError("cache.size", low=1, high=MAX_CACHE, value=value) from None
-
-
 def budget_sweep(
     chat,
     ids: Sequence[int],
@@ -372,7 +365,9 @@ def budget_sweep(
 ) -> list[dict]:
     """Each policy of ``names`` at each cache size in ``budgets`` (tokens held), in one
     run; one result per (budget, policy) with ``budget`` added, budgets ascending."""
-    budgets = [_cache_size(b) for b in budgets]
+    budgets = [
+        gate.within(b, 1, MAX_CACHE, "cache.size", low=1, high=MAX_CACHE, value=b) for b in budgets
+    ]
     plan = [
         (b, p) for b in sorted(budgets) for p in sweep_policies(b, sinks=sinks) if p.name in names
     ]

@@ -82,8 +82,6 @@ def for_generation(
     ``outputs["token_ids"]`` (prompt and reply), each reading the token written next."""
     token_ids = causal.check_ids(chat, token_ids, MAX_TOKENS)
     T = len(token_ids)
-    try:  # at least one written token to read: an empty range divided by zero
-        n_prompt = gate.bounded(n_prompt, 1, T - 1)
-    except ValueError:
-        raise InputError("lens.prompt_length", high=T - 1, value=n_prompt) from None
+    # at least one written token to read: an empty range divided by zero
+    n_prompt = gate.within(n_prompt, 1, T - 1, "lens.prompt_length", high=T - 1, value=n_prompt)
     return logit_lens(chat, token_ids, range(n_prompt - 1, T - 1), arith=arith)

@@ -25,7 +25,6 @@ import numpy as np
 
 from engine import gate
 from engine.analysis.forward import self_attention
-from engine.errors import InputError
 from engine.models import chat as chat_model
 
 
@@ -61,10 +60,7 @@ def sink_profile(
     if w.ndim != 4:
         raise ValueError(f"weights must be [L, H, Q, K]; got shape {w.shape}")
     K = w.shape[-1]
-    try:
-        first = gate.bounded(first, 1, K)
-    except ValueError:
-        raise InputError("sinks.first", high=K, value=first) from None
+    first = gate.within(first, 1, K, "sinks.first", high=K, value=first)
     p = query_positions_of(w, query_positions)
     rows = p >= first
     if not rows.any():

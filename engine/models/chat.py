@@ -152,13 +152,8 @@ def check_token_ids(chat, ids) -> list[int]:
     IndexError inside the embedding; "x" or 1.5 failed or was truncated)."""
     if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
         raise InputError("chat.bad_token", high=chat.vocab_size - 1, value=ids)
-    found = []
-    for i in ids:
-        try:
-            found.append(int(gate.bounded(i, 0, chat.vocab_size - 1)))
-        except ValueError:
-            raise InputError("chat.bad_token", high=chat.vocab_size - 1, value=i) from None
-    return found
+    last = chat.vocab_size - 1
+    return [gate.within(i, 0, last, "chat.bad_token", high=last, value=i) for i in ids]
 
 
 _VISIBLE = str.maketrans({"\n": "↵", "\t": "⇥", "\r": "␍"})

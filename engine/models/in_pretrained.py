@@ -83,12 +83,12 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
     """
     if not m.swappable or m.arch != "encoder":
         raise InputError("swap.not_swappable", name=m.display)
+    if budgets is not None and not isinstance(budgets, dict):
+        raise InputError("profile.params")  # "a table: variant name → its parameters"
     enc = pretrained.encode(m, text)
     n = int(enc["input_ids"].shape[1])
     base = _forward(m, enc, None)
     ref_emb = mean_pool(base.last_hidden_state, enc["attention_mask"])
-    if budgets is not None and not isinstance(budgets, dict):
-        raise InputError("profile.params")  # "a table: variant name → its parameters"
     chosen = {**default_budgets(n), **(budgets or {})}
     results = {}
     for name in variants:
@@ -133,10 +133,10 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
     layers = getattr(getattr(m.model, "encoder", None), "layer", None)
     if layers is None or not hasattr(layers[0].attention, "self"):
         raise InputError("qkv.no_layers", name=m.display)
-    if not gate.is_index(layer, len(layers)):
+    if not gate.is_whole(layer, 0, len(layers) - 1):
         raise InputError("qkv.layer_range", last=len(layers) - 1, layer=layer)
     sa = layers[layer].attention.self
-    if head is not None and not gate.is_index(head, sa.num_attention_heads):
+    if head is not None and not gate.is_whole(head, 0, sa.num_attention_heads - 1):
         raise InputError("qkv.head_range", last=sa.num_attention_heads - 1, head=head)
     enc = pretrained.encode(m, text)
     out = _forward(m, enc, None)

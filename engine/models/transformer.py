@@ -361,7 +361,7 @@ def layer_qkv(tr: Transformer, text: str, layer: int = 0):
     The layers below it run with exact attention: these are the inputs a variant swapped
     into that layer would receive.
     """
-    if not gate.is_index(layer, len(tr.encoder)):
+    if not gate.is_whole(layer, 0, len(tr.encoder) - 1):
         raise InputError("qkv.layer_range", last=len(tr.encoder) - 1, layer=layer)
     tokens, src = source_ids(tr, text)
     with torch.no_grad():

@@ -36,11 +36,8 @@ TEXT_LABEL = "seeded random multi-head layer (untrained)"
 
 def _check(name: str, value, limits):
     """``value`` as a number within ``limits``, or an InputError naming them."""
-    try:
-        return gate.bounded(value, *limits)
-    except ValueError:
-        lo, hi = limits
-        raise InputError("inputs.range", name=name, lo=lo, hi=hi, value=value) from None
+    lo, hi = limits
+    return gate.within(value, lo, hi, "inputs.range", name=name, lo=lo, hi=hi, value=value)
 
 
 def synthetic(

@@ -105,10 +105,7 @@ def generate(layer: SeededLayer, x: torch.Tensor, *, use_cache: bool) -> DecodeR
 
 def compare(n: int, *, d_model: int = D_MODEL, heads: int = HEADS, seed: int = 0) -> dict:
     """Generate n tokens both ways: per-token times, speedup and agreement with full attention."""
-    try:
-        n = gate.bounded(n, 1, LENGTH_LIMIT)
-    except ValueError:
-        raise InputError("kv_cache.length", limit=LENGTH_LIMIT, n=n) from None
+    n = gate.within(n, 1, LENGTH_LIMIT, "kv_cache.length", limit=LENGTH_LIMIT, n=n)
     d_model, heads, seed = (p.check(x) for p, x in zip(LAYER, (d_model, heads, seed), strict=True))
     layer = SeededLayer(d_model, heads, seed)
     x = torch.randn(1, n, d_model, generator=torch.Generator().manual_seed(seed + 1))

@@ -242,16 +242,8 @@ class ChatCard(PretrainedCard):
         return self.runtime.special_ids(self.tokenizer)
 
     @property
-    def sinks(self) -> tuple[str, ...]:
-        return self.runtime.sinks(self.tokenizer)
-
-    @property
     def max_tokens(self) -> int:
         return self.runtime.MAX_PROMPT_TOKENS
-
-    @property
-    def arch(self) -> str:
-        return "decoder"
 
     @property
     def options(self) -> tuple[Param, ...]:

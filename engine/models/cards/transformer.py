@@ -74,7 +74,7 @@ class TransformerCard(TranslationCard):
         """The encoder's ``layer`` (the layers below it exact), as a swapped variant sees it."""
         self.check(input)
         tr = model or self.load()
-        if head is not None and not gate.is_index(head, tr.cfg.n_heads):
+        if head is not None and not gate.is_whole(head, 0, tr.cfg.n_heads - 1):
             raise InputError("qkv.head_range", last=tr.cfg.n_heads - 1, head=head)
         q, k, v, tokens = self.runtime.layer_qkv(tr, input, layer)
         if head is not None:
