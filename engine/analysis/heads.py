@@ -35,7 +35,7 @@ RANDOM_TOKENS = 50  # |r| of the random sequence [BOS, r, r]: TransformerLens's 
 # unbounded n is L·H·T² floats of memory; a seed that is not a number failed in numpy).
 DETECT = (
     Param("seed", "Seed", 0, 0, 2**32 - 1),
-    Param("n", "Random tokens", RANDOM_TOKENS, 1, 256),
+    Param("random_tokens", "Random tokens", RANDOM_TOKENS, 1, 256),
     Param("sequences", "Sequences", 1, 1, 16),
 )
 

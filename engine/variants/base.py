@@ -320,7 +320,7 @@ class Variant(ABC):
 
 
 # The seed every variant takes beside its own parameters (random features, projections).
-SEED = Param("seed", "seed", 0, 0, 2**63 - 1)
+SEED = Param("seed", "Seed", 0, 0, 2**63 - 1)
 
 
 def finite(t: torch.Tensor) -> bool:

@@ -2,6 +2,8 @@
 parameter label has an English entry equal to the engine's own text and a 简体中文 entry
 with the same fields; pages show the Chinese text in ?lang=zh and the English unchanged."""
 
+import importlib
+import pkgutil
 import string
 from pathlib import Path
 
@@ -9,11 +11,13 @@ import pytest
 from kit import i18n
 from streamlit.testing.v1 import AppTest
 
+import engine
 from engine import profile
 from engine.errors import InputError
 from engine.messages import MESSAGES, Message
 from engine.models import registry
 from engine.models.cards.pretrained import PretrainedCard
+from engine.params import Param
 from engine.text import tokens_within
 from engine.variants.registry import REGISTRY
 
@@ -34,10 +38,24 @@ def engine_english() -> dict[str, str]:
     decoder = PretrainedCard("hf:any", {"arch": "decoder"})  # the options a generator has
     options = [p for card in [*registry.cards(), decoder] for p in card.options]
     options += [profile.LENGTH, *profile.RUN_PARAMS, *profile.BUDGETS]  # the cost profile's knobs
-    for p in options:
-        found[f"engine.options.{p.name}.label"] = p.label
+    for p in options + module_params():
+        assert found.setdefault(f"engine.options.{p.name}.label", p.label) == p.label, p
         if p.help:
             found[f"engine.options.{p.name}.help"] = p.help
+    return found
+
+
+def module_params() -> list[Param]:
+    """Every ``Param`` an engine module names at its top level, alone or in a tuple: the
+    limits an error message quotes by label (head detection's random tokens, rollout's
+    residual weight), which a reader of 简体中文 must not meet in English."""
+    found, of_variants = [], {id(p) for v in REGISTRY.values() for p in v.params}
+    for info in pkgutil.walk_packages(engine.__path__, "engine."):
+        if info.name.startswith("engine.kernels."):
+            continue  # Triton kernels name no parameters, and import triton
+        for value in vars(importlib.import_module(info.name)).values():
+            group = value if isinstance(value, tuple) else (value,)
+            found += [p for p in group if isinstance(p, Param) and id(p) not in of_variants]
     return found
 
 
