@@ -268,34 +268,34 @@ def sweep_figure(rows: Sequence[dict], metric: str, names: dict[str, str], full:
 
 
 def head_grid_figure(values: np.ndarray, n_kv_heads: int, title: str, value_name: str):
-    """:func:`layer_head_figure` drawn as one square marker per head, so that a click on a
-    head can choose it: Streamlit reports clicks on scatter points but not on heatmap
-    cells (streamlit/streamlit#8760). ``customdata`` of each point is [layer, head]."""
+    """:func:`layer_head_figure` with a layer to click: Streamlit reports clicks on scatter
+    points but not on heatmap cells (streamlit/streamlit#8760), so an invisible point sits
+    at each cell's centre (``customdata`` [layer, head]) and ``hoverdistance = -1`` lets a
+    click anywhere pick the nearest centre, which on a grid is the clicked cell's own.
+
+    The cells stay a heatmap: drawn as square markers sized by the rows, the 9 heads
+    stood as thin bars with wide gaps wherever a column was wider than a row was tall
+    (every screen narrower than the figure's height asks)."""
     fig = layer_head_figure(values, n_kv_heads, title, value_name, zmax=1.0)
     cell = fig.data[0]
     n_layers, n_heads = np.shape(values)
     layer, head = np.divmod(np.arange(n_layers * n_heads), n_heads)
-    side = max(6, min(24, int(0.8 * (fig.layout.height - 110) / max(n_layers, 1))))
-    scatter = dict(
+    hidden = dict(marker=dict(opacity=0))  # a selection would otherwise restyle the points
+    points = dict(
         type="scatter",
         mode="markers",
         x=[cell.x[h] for h in head],
         y=[cell.y[i] for i in layer],
         customdata=np.stack([layer, head], 1).tolist(),
-        marker=dict(
-            symbol="square",
-            size=side,
-            color=np.asarray(cell.z, dtype=np.float32).ravel(),
-            cmin=0.0,
-            cmax=1.0,
-            colorscale=cell.colorscale,
-            colorbar=cell.colorbar,
-            line=dict(width=0),
-        ),
+        marker=dict(size=8, opacity=0, color=np.asarray(cell.z, dtype=np.float32).ravel()),
+        selected=hidden,
+        unselected=hidden,
         hovertemplate=cell.hovertemplate.replace("%{z:.4f}", "%{marker.color:.3f}"),
         showlegend=False,
     )
-    return figure([scatter], fig.layout.to_plotly_json())
+    shown = {**cell.to_plotly_json(), "hoverinfo": "skip", "hovertemplate": None}
+    layout = {**fig.layout.to_plotly_json(), "hoverdistance": -1}
+    return figure([shown, points], layout)
 
 
 def clicked_head(event) -> str | None:

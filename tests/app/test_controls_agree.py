@@ -460,7 +460,7 @@ def test_chat_a_clicked_head_is_the_one_the_list_shows(monkeypatch):
     at, browser, links = _open("chat", monkeypatch, tokens="4", section="heads")
     before = next(w for w in widgets(at) if w.key.startswith("chat-pick-")).value
     grid = next(c for c in candidates(at) if not isinstance(c, Widget))
-    spec = json.loads(grid.proto.spec)["data"][0]
+    spec = next(d for d in json.loads(grid.proto.spec)["data"] if "customdata" in d)
     i = next(i for i, d in enumerate(spec["customdata"]) if f"{d[0]}.{d[1]}" != before)
     rng = random.Random(0)
     rng.randrange = lambda n: i  # the head at point i, not the one already shown

@@ -59,11 +59,18 @@ def test_click_a_head_in_the_grid_to_see_its_map(studio_url, page):
     assert_no_exception(page)
     grid = page.locator(".st-key-chat-heads-grid")
     grid.locator("path.point").first.wait_for(state="attached", timeout=180_000)
-    # the head in layer 3, query head 4 (the 3·9 + 4 = 31st marker): click its centre
+    # the head in layer 3, query head 4 (the 3·9 + 4 = 31st point): click inside its cell,
+    # 40 % of the way to the next head's, where no point is drawn (the cells are a heatmap;
+    # the points, invisible, only say which cell a click is nearest)
     point = grid.locator("path.point").nth(3 * 9 + 4)
     point.scroll_into_view_if_needed()  # a mouse click lands only inside the viewport
-    box = point.bounding_box()
+    box, right = point.bounding_box(), grid.locator("path.point").nth(3 * 9 + 5).bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    x += 0.45 * (right["x"] - box["x"])
+    # what the class sees: the cells as one heatmap, filling the plot across (as square
+    # markers they stood as thin bars with wide gaps on a 1024 px projector)
+    cells, plot = grid.locator("g.hm image").first, grid.locator("rect.nsewdrag").first
+    assert cells.bounding_box()["width"] >= 0.95 * plot.bounding_box()["width"]
     page.mouse.move(x - 4, y)  # Plotly picks the clicked point from its hover
     page.mouse.move(x, y)
     page.mouse.click(x, y)
