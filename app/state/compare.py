@@ -50,9 +50,9 @@ def variants() -> list[str]:
     return names()
 
 
-def variant_params(name: str) -> tuple:
-
-    return get(name).params
+def variant(name: str):
+    """The registry's variant ``name``: its title and the parameters it states."""
+    return get(name)
 
 
 def aligners(task: str) -> list[ModelCard]:

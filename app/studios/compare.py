@@ -12,7 +12,7 @@ from kit import (
     page_top,
     t,
 )
-from kit.i18n import param_help, param_label
+from kit.i18n import param_help, param_label, variant_title
 from kit.presenter import palette
 from kit.textbox import card_limits, char_ends, word_ends
 from kit.url import example_and_text, url_choice
@@ -45,27 +45,36 @@ def caption(p) -> str:
     return f"{aer}{p.label} · {p.reading} · {t('compare.output')}: {md_escape(p.translation)}"
 
 
-def options(params, key: str) -> dict:
-    """A widget per parameter a card or a variant states (beam width, window, …)."""
+def options(params, key: str, variant=None) -> dict:
+    """A widget per parameter a card or a variant states (beam width, window, …), each
+    labelled as ``variant`` (a variant's own, else a model option's) names it."""
     chosen = {}
     for p in params:
-        k, label = f"{key}-{p.name}", param_label(p)
+        k, label = f"{key}-{p.name}", param_label(p, variant)
         if p.choices:  # a variant's choice parameter
             chosen[p.name] = st.selectbox(label, p.choices, p.choices.index(p.default), key=k)
         elif isinstance(p.default, int | float):
             lo, hi = type(p.default)(p.low), type(p.default)(p.high)
             label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else label
-            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=param_help(p))
+            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=param_help(p, variant))
     return chosen
+
+
+def way_title(way: str) -> str:
+    """``exact``, or a variant's title, in the reader's language."""
+    return t("compare.attend_exact") if way == "exact" else variant_title(state.variant(way))
 
 
 def attention(card, key: str) -> dict:
     """A swappable model runs any attention variant of the registry in every layer."""
-    ways = ["exact", *state.variants()] if card.swappable else []
-    attend = st.selectbox(t("compare.attend"), ways, key=f"{key}-attend") if ways else None
-    if attend in (None, "exact"):
+    if not card.swappable:
         return {}
-    return {"attend": attend, "attend_hp": options(state.variant_params(attend), f"{key}-{attend}")}
+    ways = ["exact", *state.variants()]
+    attend = st.selectbox(t("compare.attend"), ways, key=f"{key}-attend", format_func=way_title)
+    if attend == "exact":
+        return {}
+    variant = state.variant(attend)
+    return {"attend": attend, "attend_hp": options(variant.params, f"{key}-{attend}", variant)}
 
 
 def every(text: str):

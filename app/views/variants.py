@@ -170,7 +170,10 @@ def cosine_figure(cosines: dict[str, float]):
         font=FONT,
         height=int(120 + 32 * len(names)),
         margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title=dict(text="cosine"), range=[min(0.0, *cosines.values()), 1.0]),
+        xaxis=dict(
+            title=dict(text=t("variants.swap_cosine_axis")),
+            range=[min(0.0, *cosines.values()), 1.0],
+        ),
         yaxis=dict(autorange="reversed", type="category"),
     )
     return figure([bars], layout)

@@ -149,3 +149,29 @@ def test_the_view_exports_both_models_traces(page, downloads):
         b = Trace.from_npz(z.read("trace-B-transformer-enfr-sinusoidal.npz"))
     assert a.model == "nmt-enfr-additive" and b.model == "transformer-enfr-sinusoidal"
     assert {"data/attention-A-nmt-enfr-additive.csv", "link.txt"} <= names
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_attention_picker_names_each_way_as_the_lab_does(at, lang):
+    """The picker lists exact attention and each variant by its title, and a variant's
+    knobs by its own labels, in the reader's language (it listed registry ids: "exact",
+    "linformer", and labelled Longformer's window with no name)."""
+    from kit import i18n
+
+    from engine.variants import REGISTRY
+
+    at.query_params["lang"] = lang
+    at.run()
+    at.segmented_control(key="cmp-task").set_value("dates").run()
+    at.segmented_control(key="cmp-mode").set_value("two").run()
+    name = "transformer-dates-sinusoidal"
+    at.selectbox(key="cmp-B").set_value(name).run()
+    picker = at.selectbox(key=f"cmp-B-{name}-attend")
+    longformer = REGISTRY["longformer"]
+    assert picker.options[0] == i18n.catalog(lang)["compare.attend_exact"]
+    assert i18n.variant_title(longformer) in picker.options and "linformer" not in picker.options
+    picker.set_value("longformer").run()
+    window = next(p for p in longformer.params if p.name == "window")
+    labels = [s.label for s in at.slider]
+    assert i18n.param_label(window, longformer) in labels, labels
+    i18n._last = i18n.DEFAULT
