@@ -165,8 +165,11 @@ def bundle(figures: dict, link: str, trace=None, tables: dict[str, Rows] | None 
     return buf.getvalue()
 
 
-def megabytes(n: int) -> str:
-    """A file's size as a button states it: "0.3 MB", "34 MB"."""
+def file_size(n: int) -> str:
+    """A file's size as a button states it: "12 kB", "0.3 MB", "34 MB" (a small trace
+    read "0.0 MB", as if the file were empty)."""
+    if n < 100_000:
+        return f"{max(1, round(n / 1e3))} kB"
     mb = n / 1e6
     return f"{mb:.1f} MB" if mb < 10 else f"{mb:,.0f} MB"
 
@@ -176,7 +179,7 @@ def export_buttons(trace, stem: str) -> None:
     c1, c2 = st.container(key=f"kit-exports-{_file_stem(stem)}").columns(2)
     size = trace.export_bytes()  # from the shapes: the file is written only when clicked
     c1.download_button(
-        t("kit.download_trace_json", size=megabytes(size)),
+        t("kit.download_trace_json", size=file_size(size)),
         trace.to_json,
         f"{stem}.json",
         mime="application/json",
@@ -184,7 +187,7 @@ def export_buttons(trace, stem: str) -> None:
         on_click="ignore",
     )
     c2.download_button(
-        t("kit.download_trace_npz", size=megabytes(size)),
+        t("kit.download_trace_npz", size=file_size(size)),
         trace.to_npz,
         f"{stem}.npz",
         mime="application/octet-stream",

@@ -133,6 +133,23 @@ def test_download_this_view_bundles_figures_trace_data_and_link(downloads):
     assert at.text_area[0].value == "the minister signed the treaty ."
 
 
+def test_a_trace_button_states_a_size_a_reader_can_use():
+    """A small trace said "≈ 0.0 MB", as if the file were empty."""
+    from kit.exports import file_size
+
+    assert [file_size(n) for n in (1, 420, 12_345, 99_499, 300_000, 34_000_000)] == [
+        "1 kB",
+        "1 kB",
+        "12 kB",
+        "99 kB",
+        "0.3 MB",
+        "34 MB",
+    ]
+    at = opened({})
+    labels = [b.label for b in at.get("download_button") if "trace" in b.label]
+    assert len(labels) == 2 and not [x for x in labels if "0.0 MB" in x], labels
+
+
 def test_new_strings_exist_in_both_languages():
     for area in ("presenter", "links", "exports"):
         en = {k for k in i18n.catalog("en") if k.startswith(f"{area}.")}
