@@ -5,7 +5,7 @@ section's figure (views.retrieval), and MemN2N beside the chat model on one stor
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart
+from kit import chart, data_table
 from kit.i18n import t
 from views.heatmap import md_escape
 from views.memory import hops_figure
@@ -44,7 +44,7 @@ def draw_lesson(shown: dict, key: str) -> None:
         if shown["measured"] is None:
             st.info(t("retrieval.no_evaluation", command=shown["command"]))
         else:
-            st.dataframe(shown["measured"], hide_index=True)
+            data_table(shown["measured"])
     elif "mass" in shown:
         labels = passage_labels(trace.outputs["passages"])
         title = t("retrieval.fig_reading", which=which_label(shown["layer"], shown["head"]))

@@ -7,7 +7,7 @@ its sentence patterns. ``engine.data.coverage`` decides all of it; this module d
 """
 
 import streamlit as st
-from kit import t
+from kit import data_table, t
 from kit.presenter import presenting
 from state import nmt as state
 from views.alignment_html import coverage_html
@@ -102,10 +102,10 @@ def vocabulary(card, trace, text: str, beam: int) -> None:
         }
         for e in entries
     ]
-    st.dataframe(rows, hide_index=True, height=320)
+    data_table(rows, height=320)
     st.subheader(t("alignment.patterns_header"))
     st.caption(t("alignment.patterns_caption"))
-    st.dataframe(
+    data_table(
         [
             {
                 t("alignment.col_pattern"): t(f"alignment.pattern_{p.id}"),
@@ -115,5 +115,4 @@ def vocabulary(card, trace, text: str, beam: int) -> None:
             }
             for p in state.patterns()
         ],
-        hide_index=True,
     )

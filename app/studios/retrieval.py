@@ -11,6 +11,7 @@ import streamlit as st
 from kit import (
     chart,
     controls,
+    data_table,
     engine_text,
     flag,
     friendly_errors,
@@ -286,7 +287,7 @@ def book_recall(*, ranks: bool = False) -> None:
     )
     if ranks:
         with st.expander(t("retrieval.book_ranks")):
-            st.dataframe(state.book_rows(book), hide_index=True)
+            data_table(state.book_rows(book))
 
 
 def measured(view) -> None:
@@ -298,11 +299,11 @@ def measured(view) -> None:
     st.markdown(t("retrieval.measured_intro"))
     if results.get("partial"):  # the evaluation saves each task as it finishes
         st.info(t("retrieval.partial", command=state.EVALUATE))
-    st.dataframe(state.measured_rows(results), hide_index=True)
+    data_table(state.measured_rows(results))
     st.caption(t("retrieval.conditions", **state.conditions(results)))
     st.caption(t("retrieval.measured_rules"))
     with st.expander(t("retrieval.examples")):
-        st.dataframe(state.examples(results), hide_index=True)
+        data_table(state.examples(results))
     st.caption(t("retrieval.measured_command", command=state.EVALUATE))
     book_recall(ranks=True)
 

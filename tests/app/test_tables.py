@@ -41,3 +41,30 @@ def test_a_missing_number_is_a_dash_not_none():
     )
     assert list(shown["missed_mass"]) == ["0.35864", "–"]
     assert list(shown["n"]) == [3, 4]  # a full number column stays numbers
+
+
+def test_every_table_goes_through_data_table():
+    """A page that called ``st.dataframe`` itself showed "None" for a missing number (the
+    Alignment page's measured AER of a greedy decode) and English-only data headers."""
+    from pathlib import Path
+
+    app = Path(tables.__file__).resolve().parents[1]
+    calls = [
+        f"{p.relative_to(app)}:{i}"
+        for p in sorted(app.rglob("*.py"))
+        if p.name != "tables.py"
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if "st.dataframe(" in line
+    ]
+    assert calls == []
+
+
+def test_the_alignment_table_shows_a_dash_where_there_is_no_aer():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../../app/studios/alignment.py", default_timeout=300)
+    at.query_params.update(section="measured")
+    at.run()
+    assert not at.exception
+    frame = at.dataframe[0].value
+    assert "–" in set(frame["AER"]) and frame["AER"].notna().all()
