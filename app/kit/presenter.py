@@ -192,6 +192,8 @@ def _thin_ticks(spec: dict, height: int, size: int) -> None:
     if not any(n.startswith("yaxis") for n in layout):
         axes.append(layout.setdefault("yaxis", {}))
     for axis in [*axes, *bars]:
+        if axis.get("type") == "category" and axis.get("tickmode") == "auto":
+            continue  # plotly.js thins it for its drawn length and its labels' real size
         values = axis.get("tickvals")
         if isinstance(values, list | tuple) and len(values) > fit:  # thinned for its own size
             step = -(-len(values) // fit)

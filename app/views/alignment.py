@@ -77,8 +77,6 @@ def alignment_figure(
         height=height,
         annotate=annotate,
     )
-    # Every word labelled, however narrow the panel: a word without its label is no use.
-    base.layout.xaxis.dtick = base.layout.yaxis.dtick = 1
     markers = _gold_markers(unique_labels(list(src)), unique_labels(list(tgt)), sure, possible)
     if not markers:
         return base

@@ -157,15 +157,24 @@ def heatmap(
 def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
     """One map's axes laid out for its labels: (layout, plot height in px).
 
-    Margins fit the labels; x ticks stay tilted when all fit, else stand upright and
-    thinned, the figure growing below the map to hold them; y ticks are thinned to the
-    plot's height.
+    Margins fit the labels; x ticks stay tilted when all fit ``width_px``, else stand
+    upright, the figure growing below the map to hold them.
+
+    Upright x labels and the y labels are thinned by plotly.js, not here: on a category
+    axis left to ``tickmode="auto"`` it draws one label per 1.2 × tick font size of the
+    axis's drawn length (``prepTicks``), so a page wider than ``width_px`` (presenter
+    mode hides the sidebar: 956 px of a 1024-px projector, not 535) labels every word
+    that fits, at the size the labels really have (Streamlit's theme draws them at
+    12.75 px). Thinned here for the narrowest page and an 18 px font, the Alignment map of
+    Figure 3(a) lost every other English word on the projector, "agreement" among them,
+    and every other French one.
     """
     margin = fixed_margins(xs, ys, x_title=True, y_title=True)
     x_ticks = category_ticks(xs, width_px - margin["l"] - 110, tilted=True)
     if x_ticks["tickangle"] == -90:  # upright labels reach down their full width, below the map
-        upright = int(text_px(x_ticks["ticktext"]) + 22 + 32)
+        upright = int(text_px(xs) + 22 + 32)
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
+        x_ticks = dict(tickmode="auto", tickangle=-90)
     # Every row label needs its line (up to ROWS_LABELLED rows; more are thinned): the
     # figure grows rather than the labels below and above eating the plot.
     height = max(height, margin["b"] + 60 + (TICK_SIZE + 4) * min(len(ys), ROWS_LABELLED))
@@ -179,7 +188,7 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
             autorange="reversed",
             type="category",
             automargin=False,
-            **category_ticks(ys, plot_px),
+            tickmode="auto",
         ),
     )
     return layout, plot_px

@@ -117,8 +117,11 @@ def test_token_ticks_are_thinned_to_what_fits():
     side = panel_px(fig, axis)
     assert 0 < len(axis.tickvals) < 60
     assert len(axis.tickvals) * (TICK_FONT + 4) <= side + TICK_FONT + 4
-    single = map_figure(amap, title="a").layout.xaxis
-    assert single.tickangle == -90 and len(single.tickvals) < 60
+    # one map: plotly.js thins its labels for the width the page really gives it (the
+    # browser tests measure that they stand apart); here, that nothing fixes them
+    single = map_figure(amap, title="a").layout
+    assert single.xaxis.tickangle == -90 and single.xaxis.tickmode == "auto"
+    assert single.yaxis.tickmode == "auto" and single.xaxis.tickvals is None
 
 
 def _log_axes(fig):

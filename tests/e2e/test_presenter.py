@@ -30,6 +30,16 @@ def test_alignment_in_presenter_mode_shows_the_figure_on_the_first_screen(
     assert not pg.locator("[data-testid=stSidebar]").is_visible()
     # The controls are still there, below the figure.
     assert pg.locator("textarea").first.bounding_box()["y"] > top
+    # Every word of Figure 3(a) labelled on both axes (thinned for a 535-px page and an
+    # 18-px font, every other one was missing, "agreement" among them), none on another.
+    x, y = (figure.locator(f".{a}tick text").all_text_contents() for a in "xy")
+    assert "agreement" in x and len(x) == 13, x
+    assert {"accord", "signé"} <= set(y) and len(y) == 14, y
+    boxes = figure.locator(".ytick text").evaluate_all(
+        "ts => ts.map(t => t.getBoundingClientRect()).map(r => [r.top, r.bottom])"
+    )
+    tops = sorted(boxes)
+    assert all(a[1] <= b[0] + 1 for a, b in zip(tops, tops[1:], strict=False)), tops
 
 
 def test_a_figure_downloads_as_png_and_svg_and_the_link_copies(studio_url, page, tmp_path):
