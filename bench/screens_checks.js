@@ -6,7 +6,7 @@
 //   uniform:   heatmap panels that use under a quarter of their colour scale
 //   first:     the first figure's top (a table's, on a view that draws only tables), a
 //              pending predict box's and a "start the work" button's, against the viewport
-//   truncated: chart titles cut by the chart's edge or ending in "…", and HTML titles cut
+//   truncated: chart titles cut by the chart's edge or ending in "…", and HTML text cut
 //              with an ellipsis
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
 //   widgets:   each choice / number widget's label and the value it shows
@@ -238,11 +238,14 @@
     }
   });
 
-  // HTML titles (map grids, headings) cut with an ellipsis by CSS.
-  for (const el of main.querySelectorAll("h1, h2, h3, h4, [class*=title]")) {
-    if (el.closest(".js-plotly-plot") || !shown(el)) continue;
+  // Text that CSS cuts with an ellipsis: HTML titles (map grids, headings), and the labels
+  // Streamlit cuts to one line (a metric's label, a button's): "target words looking
+  // ahead to an ag…" on a projector. A select's chosen value is left out: its options
+  // open in full.
+  for (const el of main.querySelectorAll("*")) {
+    if (el.closest(".js-plotly-plot, [data-baseweb=select], input, textarea") || !shown(el)) continue;
     const s = getComputedStyle(el);
-    if (s.textOverflow === "ellipsis" && el.scrollWidth > el.clientWidth + 1) {
+    if (s.textOverflow === "ellipsis" && el.scrollWidth > el.clientWidth + 1 && clean(el.textContent)) {
       truncated.push({ chart: "html", kind: el.tagName.toLowerCase(), text: clean(el.textContent).slice(0, 80), why: "cut with an ellipsis" });
     }
   }

@@ -96,7 +96,7 @@ def input_text(card) -> str | None:
     if key not in st.session_state:
         fallback = st.session_state.get(saved, next(iter(examples.values())))
         st.session_state[key] = url_default("text", fallback)
-    c1, c2 = st.columns([3, 1])
+    c1, c2 = st.columns([2, 1])  # the button's label whole at 1024 px, sidebar open
     c1.selectbox(
         t("alignment.example"),
         list(examples),

@@ -18,13 +18,17 @@ pytestmark = pytest.mark.e2e
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 # Three charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
-# chart whose title is far wider than it; a clean control. Below a 2,000 px spacer, so no
+# chart whose title is far wider than it; a clean control; a label CSS cuts with an
+# ellipsis, and one it does not. Below a 2,000 px spacer, so no
 # figure is on the first screen.
 SYNTHETIC = """
 <div style="height:2000px">spacer</div>
 <div id="uniform" style="width:500px;height:400px"></div>
 <div id="narrow" style="width:300px;height:300px"></div>
 <div id="clean" style="width:500px;height:400px"></div>
+<p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
+ cut by CSS</p>
+<p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
 <script>
 const opts = {displayModeBar: false};
 Plotly.newPlot("uniform", [{type: "heatmap", z: [[0.50, 0.51], [0.52, 0.50]], zmin: 0, zmax: 1}],
@@ -68,10 +72,11 @@ def test_a_near_uniform_heatmap_is_found_and_a_full_one_is_not(synthetic):
     assert panel["share"] == pytest.approx(0.02, abs=1e-3)
 
 
-def test_a_title_wider_than_its_chart_is_found(synthetic):
-    (cut,) = synthetic["truncated"]
+def test_a_title_wider_than_its_chart_and_a_label_cut_by_css_are_found(synthetic):
+    cut, label = synthetic["truncated"]
     assert cut["chart"].startswith("#2") and cut["kind"] == "title"
     assert "px wide in a 300 px chart" in cut["why"]
+    assert label["text"] == "A button's label cut by CSS" and label["kind"] == "p"
 
 
 def test_a_figure_below_the_fold_breaks_presenter_mode(synthetic):
