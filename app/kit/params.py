@@ -123,6 +123,7 @@ FLAG = one_of("0", "1", "true", "false", "on", "off", "yes", "no")
 NAMES = Pattern(NAME, True, "names separated by commas, e.g. full,longformer,performer")
 MODEL = Pattern()
 LABEL = Pattern(ID, False, "a name of letters, digits, '.', '_', '@' or '-'")
+ATTEND = Pattern(NAME, False, "exact, or a variant's name as the Variants lab lists it")
 STEP = Int(0, 10**9)  # a training step of a shipped timeline
 SECTION = "section"
 
@@ -299,6 +300,8 @@ PAGES: dict[str, Page] = {
             "task": LABEL,
             "a": MODEL,
             "b": MODEL,
+            "a_attend": ATTEND,
+            "b_attend": ATTEND,
             "head": Text(80),
             "mode": one_of("every", "two"),
             "example": Int(0, 99),

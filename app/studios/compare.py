@@ -65,12 +65,14 @@ def way_title(way: str) -> str:
     return t("compare.attend_exact") if way == "exact" else variant_title(state.variant(way))
 
 
-def attention(card, key: str) -> dict:
-    """A swappable model runs any attention variant of the registry in every layer."""
+def attention(card, key: str, side: str) -> dict:
+    """A swappable model runs any attention variant of the registry in every layer (the
+    choice in the link: ``?b_attend=longformer``)."""
     if not card.swappable:
         return {}
     ways = ["exact", *state.variants()]
-    attend = st.selectbox(t("compare.attend"), ways, key=f"{key}-attend", format_func=way_title)
+    kw = dict(key=f"{key}-attend", format_func=way_title)
+    attend = url_choice(st.selectbox, f"{side}_attend", t("compare.attend"), ways, **kw)
     if attend == "exact":
         return {}
     variant = state.variant(attend)
@@ -121,9 +123,10 @@ def two(text: str):
         with col:
             which = t("compare.model", side=side)
             kw = dict(default=default, format_func=titles.get, key=f"cmp-{side}")
-            name = url_choice(st.selectbox, side.lower(), which, names, **kw)
+            attend = f"{side.lower()}_attend"  # the attention of this model, not the next
+            name = url_choice(st.selectbox, side.lower(), which, names, resets=(attend,), **kw)
             card, key = models.card(name), f"cmp-{side}-{name}"
-            chosen = options(card.options, key) | attention(card, key)
+            chosen = options(card.options, key) | attention(card, key, side.lower())
             picked.append((name, chosen))
     (name_a, options_a), (name_b, options_b) = picked
     with friendly_errors(t("compare.what")):

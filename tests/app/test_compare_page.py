@@ -175,3 +175,20 @@ def test_the_attention_picker_names_each_way_as_the_lab_does(at, lang):
     labels = [s.label for s in at.slider]
     assert i18n.param_label(window, longformer) in labels, labels
     i18n._last = i18n.DEFAULT
+
+
+def test_a_link_restores_the_attention_each_model_ran_with():
+    """A researcher's link to "B with Longformer in every layer" opens B with Longformer
+    (the picker was not in the link: the page opened on exact attention)."""
+    from streamlit.testing.v1 import AppTest
+
+    name = "transformer-dates-sinusoidal"
+    at = AppTest.from_file("../../app/studios/compare.py", default_timeout=300)
+    at.query_params.update(task="dates", mode="two", a=name, b=name, b_attend="longformer")
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key=f"cmp-B-{name}-attend").value == "longformer"
+    assert at.selectbox(key=f"cmp-A-{name}-attend").value == "exact"
+    assert largest_difference(at) > 0.05  # B really ran with Longformer's band
+    at.selectbox(key=f"cmp-B-{name}-attend").set_value("performer").run()
+    assert at.query_params["b_attend"] in ("performer", ["performer"])
