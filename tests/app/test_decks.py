@@ -101,6 +101,18 @@ def test_shipped_decks_parse_in_both_languages_with_the_same_views():
         assert [s.predict for s in en.steps] == [s.predict for s in zh.steps], name
 
 
+def test_shipped_decks_write_their_formulas_as_math():
+    """Sub- and superscripts stand inside $…$ (Streamlit renders it with KaTeX): the
+    Transformer deck showed "sin(pos/10000^{2i/d})" to the class as typed."""
+    import re
+
+    for name, files in decks.shipped().items():
+        for lang in files:
+            for step in decks.load(name, lang, card_results).steps:
+                prose = re.sub(r"\$[^$]*\$", "", step.explain)
+                assert not re.search(r"\^\{|_\{|\w_[a-z]{1,2}\b", prose), (name, lang, prose)
+
+
 # ---- numbers read from the results, not typed ------------------------------------------
 
 MEASURED = 'explain = "Why."'
