@@ -31,6 +31,8 @@ class Param:
     def limits(self) -> str:
         if self.choices:
             return Message("param.one_of", choices=", ".join(self.choices))
+        if isinstance(self.default, int):  # whole numbers as they are: 2147483647, not 2.14748e+09
+            return f"{int(self.low)} … {int(self.high)}"
         return f"{self.low:g} … {self.high:g}"
 
     def check(self, value: Any) -> Any:

@@ -19,6 +19,7 @@ import torch
 from engine import gate
 from engine.attention import MultiHeadAttention, scaled_dot_product_attention
 from engine.errors import InputError
+from engine.params import Param
 from engine.positional import sinusoidal
 from engine.text import tokens_within
 from engine.trace import AttentionMap, Trace
@@ -27,6 +28,7 @@ MAX_TOKENS = 256
 D_MODEL_CHOICES = (16, 32, 64, 128, 256, 512)
 MAX_HEADS = 16
 SEED_MAX = 2**32 - 1  # numpy's and torch's seeds both take it
+SEED = Param("seed", "Seed", 0, 0, SEED_MAX)
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,10 @@ class WalkthroughConfig:
             )
         if not gate.is_whole(self.head, 0, self.n_heads - 1):
             raise InputError("walkthrough.head", last=self.n_heads - 1, head=self.head)
-        if not gate.is_whole(self.seed, 0, SEED_MAX):
-            limits = f"0 … {SEED_MAX}"
-            raise InputError("param.out_of_range", label="seed", limits=limits, value=self.seed)
+        if not gate.is_whole(self.seed, 0, SEED_MAX):  # used as it is: no conversion
+            raise InputError(
+                "param.out_of_range", label=SEED.label, limits=SEED.limits, value=self.seed
+            )
 
 
 def token_embedding(token: str, d_model: int, seed: int) -> np.ndarray:

@@ -170,9 +170,9 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
     and every other French one.
     """
     margin = fixed_margins(xs, ys, x_title=True, y_title=True)
-    x_ticks = category_ticks(xs, width_px - margin["l"] - 110, tilted=True)
-    if x_ticks["tickangle"] == -90:  # upright labels reach down their full width, below the map
-        upright = int(text_px(xs) + 22 + 32)
+    x_ticks = dict(tickangle=-45)
+    if not fit_tilted(xs, width_px - margin["l"] - 110):
+        upright = int(text_px(xs) + 22 + 32)  # upright labels reach down their full width
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
         x_ticks = dict(tickmode="auto", tickangle=-90)
     # Every row label needs its line (up to ROWS_LABELLED rows; more are thinned): the
@@ -198,22 +198,19 @@ TICK_SIZE = 18  # the line a category tick label needs along its axis, in px
 ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
 
 
-def category_ticks(
-    labels: Sequence[str], px: float, *, tilted: bool = False, size=TICK_SIZE
-) -> dict:
-    """Tick settings for a category axis ``px`` long that show only labels that fit.
+def fit_tilted(labels: Sequence[str], px: float, size=TICK_SIZE) -> bool:
+    """Whether every label fits an axis ``px`` long tilted at 45°: each then needs its
+    width × 0.71 and its line height along the axis."""
+    return px / max(len(labels), 1) >= 0.71 * (text_px(labels, size) + size)
 
-    Plotly never thins category ticks: every label is drawn and they pile up. A label
-    needs its line height along the axis (upright on x); tilted at 45° it needs its width
-    × 0.71 as well, so tilted labels are kept only when all of them fit that way.
-    """
-    n = max(len(labels), 1)
-    if tilted and px / n >= 0.71 * (text_px(labels, size) + size):
-        return dict(tickangle=-45)
-    step = max(1, math.ceil(n / max(1, px // (size + 4))))
+
+def category_ticks(labels: Sequence[str], px: float, *, size=TICK_SIZE) -> dict:
+    """Tick settings for a category axis ``px`` long that show only labels that fit, for
+    labels plotly.js does not thin itself: given as ``tickvals`` (shortened panel labels,
+    a fixed band), it draws every one and they pile up. A label needs its line height."""
+    step = max(1, math.ceil(max(len(labels), 1) / max(1, px // (size + 4))))
     shown = list(labels[::step])
-    out = dict(tickmode="array", tickvals=shown, ticktext=shown)
-    return out | (dict(tickangle=-90) if tilted else {})
+    return dict(tickmode="array", tickvals=shown, ticktext=shown)
 
 
 def wrap_title(text: str, px: float = NARROW_PX - 40, size: int = TITLE_FONT) -> tuple[str, int]:
