@@ -171,6 +171,11 @@ def _param_text(p, variant, field: str, english: str) -> str:
     return found if found != english else _data_term(english)
 
 
+def choice_text(choice: str) -> str:
+    """A parameter's choice ("on", "sage") in the reader's language; a scheme's name stays."""
+    return _data(f"engine.choices.{choice}", choice)
+
+
 def _data_term(english: str) -> str:
     return english if language() == DEFAULT else _terms(language()).get(english, english)
 

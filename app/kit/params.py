@@ -124,6 +124,9 @@ NAMES = Pattern(NAME, True, "names separated by commas, e.g. full,longformer,per
 MODEL = Pattern()
 LABEL = Pattern(ID, False, "a name of letters, digits, '.', '_', '@' or '-'")
 ATTEND = Pattern(NAME, False, "exact, or a variant's name as the Variants lab lists it")
+# A view's knobs away from their defaults (kit.knobs): "longformer.window:32,beam:4".
+KNOB = re.compile(r"^[a-z][a-z0-9_-]{0,40}(\.[a-z][a-z0-9_]{0,40})?:[A-Za-z0-9_.+-]{1,40}$")
+KNOBS = Pattern(KNOB, True, "name:value pairs separated by commas, e.g. longformer.window:32")
 STEP = Int(0, 10**9)  # a training step of a shipped timeline
 SECTION = "section"
 
@@ -302,6 +305,8 @@ PAGES: dict[str, Page] = {
             "b": MODEL,
             "a_attend": ATTEND,
             "b_attend": ATTEND,
+            "a_hp": KNOBS,
+            "b_hp": KNOBS,
             "head": Text(80),
             "mode": one_of("every", "two"),
             "example": Int(0, 99),
@@ -311,6 +316,7 @@ PAGES: dict[str, Page] = {
     "variants": Page(
         {
             "variants": NAMES,
+            "hp": KNOBS,
             "text": TEXT,
             "head": HEAD,
             "n": Int(8, 32768),

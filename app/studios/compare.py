@@ -12,7 +12,8 @@ from kit import (
     page_top,
     t,
 )
-from kit.i18n import param_help, param_label, variant_title
+from kit.i18n import choice_text, param_help, param_label, variant_title
+from kit.knobs import Knobs
 from kit.presenter import palette
 from kit.textbox import card_limits, char_ends, word_ends
 from kit.url import example_and_text, url_choice
@@ -45,18 +46,25 @@ def caption(p) -> str:
     return f"{aer}{p.label} · {p.reading} · {t('compare.output')}: {md_escape(p.translation)}"
 
 
-def options(params, key: str, variant=None) -> dict:
+def options(params, key: str, knobs: Knobs, variant=None) -> dict:
     """A widget per parameter a card or a variant states (beam width, window, …), each
-    labelled as ``variant`` (a variant's own, else a model option's) names it."""
+    labelled as ``variant`` (a variant's own, else a model option's) names it; a link's
+    values (``knobs``: ``?a_hp=beam:4,longformer.window:2``) seed them."""
     chosen = {}
     for p in params:
         k, label = f"{key}-{p.name}", param_label(p, variant)
+        name = f"{variant.name}.{p.name}" if variant else p.name
+        first = knobs.first(name, p, p.default, k)
         if p.choices:  # a variant's choice parameter
-            chosen[p.name] = st.selectbox(label, p.choices, p.choices.index(p.default), key=k)
+            index = p.choices.index(first)
+            chosen[p.name] = st.selectbox(label, p.choices, index, key=k, format_func=choice_text)
         elif isinstance(p.default, int | float):
             lo, hi = type(p.default)(p.low), type(p.default)(p.high)
             label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else label
-            chosen[p.name] = st.slider(label, lo, hi, p.default, key=k, help=param_help(p, variant))
+            chosen[p.name] = st.slider(label, lo, hi, first, key=k, help=param_help(p, variant))
+        else:
+            continue
+        knobs.chose(name, chosen[p.name], p.default)
     return chosen
 
 
@@ -65,7 +73,7 @@ def way_title(way: str) -> str:
     return t("compare.attend_exact") if way == "exact" else variant_title(state.variant(way))
 
 
-def attention(card, key: str, side: str) -> dict:
+def attention(card, key: str, side: str, knobs: Knobs) -> dict:
     """A swappable model runs any attention variant of the registry in every layer (the
     choice in the link: ``?b_attend=longformer``)."""
     if not card.swappable:
@@ -76,7 +84,8 @@ def attention(card, key: str, side: str) -> dict:
     if attend == "exact":
         return {}
     variant = state.variant(attend)
-    return {"attend": attend, "attend_hp": options(variant.params, f"{key}-{attend}", variant)}
+    hp = options(variant.params, f"{key}-{attend}", knobs, variant)
+    return {"attend": attend, "attend_hp": hp}
 
 
 def every(text: str):
@@ -123,10 +132,12 @@ def two(text: str):
         with col:
             which = t("compare.model", side=side)
             kw = dict(default=default, format_func=titles.get, key=f"cmp-{side}")
-            attend = f"{side.lower()}_attend"  # the attention of this model, not the next
-            name = url_choice(st.selectbox, side.lower(), which, names, resets=(attend,), **kw)
-            card, key = models.card(name), f"cmp-{side}-{name}"
-            chosen = options(card.options, key) | attention(card, key, side.lower())
+            # The attention and knobs of this model, not the next.
+            own = (f"{side.lower()}_attend", f"{side.lower()}_hp")
+            name = url_choice(st.selectbox, side.lower(), which, names, resets=own, **kw)
+            card, key, knobs = models.card(name), f"cmp-{side}-{name}", Knobs(own[1])
+            chosen = options(card.options, key, knobs) | attention(card, key, side.lower(), knobs)
+            knobs.sync()
             picked.append((name, chosen))
     (name_a, options_a), (name_b, options_b) = picked
     with friendly_errors(t("compare.what")):

@@ -18,6 +18,7 @@ from kit import (
     url_number,
 )
 from kit.i18n import map_note, task_title, variant_title
+from kit.knobs import Knobs
 from kit.textbox import subword_gate
 from kit.url import names as url_names
 from kit.url import url_text
@@ -59,13 +60,14 @@ def compare() -> None:
     if chosen is None:  # an upload is awaited
         return
     n, defaults = chosen.pop("n_for_defaults"), chosen.pop("defaults", {})
-    params = {}
-    with st.expander(t("variants.hyper")):
+    params, knobs = {}, Knobs("hp")
+    with st.expander(t("variants.hyper"), expanded=bool(knobs.linked)):  # a link's: shown
         for name in picked:
             if REGISTRY[name].params:
                 # Budgets sized for n: a new length starts from its own defaults.
                 where = chosen["source"] + (str(n) if defaults else "")
-                params[name] = param_widgets(REGISTRY[name], n, where, defaults.get(name))
+                params[name] = param_widgets(REGISTRY[name], n, where, knobs, defaults.get(name))
+    knobs.sync()
     with st.spinner(t("variants.running")):
         traces, rows = state.compare(
             names=tuple(picked), params_json=json.dumps(params, sort_keys=True), **chosen
@@ -236,12 +238,15 @@ def swap() -> None:
         return  # over the limit: the box has said so; the picker above stays
     n = state.swap_tokens(text)
     defaults = in_pretrained.default_budgets(max(n, 1))
-    budgets = {}
-    with st.expander(t("variants.swap_budgets")):
+    budgets, knobs = {}, Knobs("hp")
+    with st.expander(t("variants.swap_budgets"), expanded=bool(knobs.linked)):
         st.caption(t("variants.swap_budgets_caption", n=n))
         for name in picked:
             if REGISTRY[name].params:
-                budgets[name] = param_widgets(REGISTRY[name], n, f"swap-{n}", defaults.get(name))
+                budgets[name] = param_widgets(
+                    REGISTRY[name], n, f"swap-{n}", knobs, defaults.get(name)
+                )
+    knobs.sync()
     with st.spinner(t("variants.swap_running")):
         res = state.swap(text, tuple(picked), json.dumps(budgets, sort_keys=True))
     results = res["results"]

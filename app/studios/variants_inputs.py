@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 from kit import flag, t, url_choice, url_default, url_number, url_sync
-from kit.i18n import param_help, variant_param_label, variant_title
+from kit.i18n import choice_text, param_help, variant_param_label, variant_title
+from kit.knobs import Knobs
 from kit.textbox import char_gate, gated_text, subword_gate, word_gate
 from kit.url import url_text
 from state import variants as state
@@ -28,20 +29,28 @@ EXAMPLE = (
 )
 
 
-def param_widgets(variant, n: int, source: str, defaults: dict | None = None) -> dict:
-    """One widget per hyper-parameter, its limits in the label; ``defaults`` override."""
+def param_widgets(variant, n: int, source: str, knobs: Knobs, defaults: dict | None = None):
+    """One widget per hyper-parameter, its limits in the label; ``defaults`` override, and
+    a link's values (``knobs``, ``?hp=``) override those once."""
     values = {}
     for p in variant.params:
         key = f"hp-{source}-{variant.name}-{p.name}"  # per input: defaults fit its length
         label, help = variant_param_label(variant, p), param_help(p, variant) or None
+        name = f"{variant.name}.{p.name}"
         if p.choices:
-            values[p.name] = st.selectbox(label, p.choices, key=key, help=help)
+            first = knobs.first(name, p, p.default, key)
+            kw = dict(key=key, help=help, format_func=choice_text)
+            value = st.selectbox(label, p.choices, p.choices.index(first), **kw)
+            default = p.default
         else:
             kind = type(p.default)  # Streamlit refuses a float value with an int step
             default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
             default = kind((defaults or {}).get(p.name, default))  # already sized for n
+            first = knobs.first(name, p, default, key)
             step = 1 if kind is int else None
-            values[p.name] = st.number_input(label, value=default, step=step, key=key, help=help)
+            value = st.number_input(label, value=first, step=step, key=key, help=help)
+        knobs.chose(name, value, default)
+        values[p.name] = value
     return values
 
 

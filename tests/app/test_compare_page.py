@@ -192,3 +192,52 @@ def test_a_link_restores_the_attention_each_model_ran_with():
     assert largest_difference(at) > 0.05  # B really ran with Longformer's band
     at.selectbox(key=f"cmp-B-{name}-attend").set_value("performer").run()
     assert at.query_params["b_attend"] in ("performer", ["performer"])
+
+
+def test_a_link_carries_the_knobs_each_side_ran_with():
+    """ "B with Longformer, window 2" is two things: the link keeps the window too, the
+    widget a link seeds shows it, and a value the variant refuses is said and dropped."""
+    from streamlit.testing.v1 import AppTest
+
+    name = "transformer-dates-sinusoidal"
+    window = f"cmp-B-{name}-longformer-window"
+    at = AppTest.from_file("../../app/studios/compare.py", default_timeout=300)
+    at.query_params.update(task="dates", mode="two", a=name, b=name, b_attend="longformer")
+    at.query_params["b_hp"] = "longformer.window:2,longformer.globals:0"
+    at.run()
+    assert not at.exception
+    assert at.slider(key=window).value == 2
+    assert at.slider(key=f"cmp-B-{name}-longformer-globals").value == 0
+    assert linked(at, "b_hp") == "longformer.window:2,longformer.globals:0"
+    narrow = largest_difference(at)
+    at.slider(key=window).set_value(8).run()  # back to its default: out of the link
+    assert linked(at, "b_hp") == "longformer.globals:0"
+    assert largest_difference(at) != narrow  # the figure follows the knob
+
+    refused = AppTest.from_file("../../app/studios/compare.py", default_timeout=300)
+    refused.query_params.update(task="dates", mode="two", a=name, b=name, b_attend="longformer")
+    refused.query_params["b_hp"] = "longformer.window:99999"  # beyond the variant's 1 … 1024
+    refused.run()
+    assert not refused.exception
+    assert refused.slider(key=window).value == 8
+    assert any("b_hp longformer.window" in i.value for i in refused.info)
+    assert "b_hp" not in refused.query_params
+
+
+def test_choosing_another_model_drops_the_knobs_of_the_last():
+    from streamlit.testing.v1 import AppTest
+
+    name = "transformer-dates-sinusoidal"
+    at = AppTest.from_file("../../app/studios/compare.py", default_timeout=300)
+    at.query_params.update(task="dates", mode="two", a=name, b=name, b_attend="longformer")
+    at.query_params["b_hp"] = "longformer.window:2"
+    at.run()
+    at.selectbox(key="cmp-B").set_value("nmt-dates").run()  # no attention variants
+    assert not at.exception
+    assert "b_hp" not in at.query_params and "b_attend" not in at.query_params
+
+
+def linked(at, param: str) -> str | None:
+    """``?param=`` as the app left it (AppTest gives a list once the app has written it)."""
+    value = at.query_params.get(param)
+    return value[-1] if isinstance(value, list) else value

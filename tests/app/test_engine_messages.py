@@ -35,6 +35,7 @@ def engine_english() -> dict[str, str]:
             found[f"engine.variants.{name}.params.{p.name}.label"] = p.label
             if p.help:
                 found[f"engine.variants.{name}.params.{p.name}.help"] = p.help
+            found |= {f"engine.choices.{c}": c for c in p.choices}
     decoder = PretrainedCard("hf:any", {"arch": "decoder"})  # the options a generator has
     options = [p for card in [*registry.cards(), decoder] for p in card.options]
     options += [profile.LENGTH, *profile.RUN_PARAMS, *profile.BUDGETS]  # the cost profile's knobs
@@ -42,6 +43,7 @@ def engine_english() -> dict[str, str]:
         assert found.setdefault(f"engine.options.{p.name}.label", p.label) == p.label, p
         if p.help:
             found[f"engine.options.{p.name}.help"] = p.help
+        found |= {f"engine.choices.{c}": c for c in p.choices}
     return found
 
 

@@ -158,3 +158,47 @@ def test_trained_transformer_with_variants_swapped_in(page):
     assert "translation" in rows and rows.loc[rows["variant"] == "longformer", "translation"].any()
     at.text_input[0].set_value("x" * 200).run()
     assert not at.exception and "200 characters; the limit here is 38" in _texts(at)
+
+
+def _linked(**params):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../../app/studios/variants.py", default_timeout=120)
+    at.query_params.update(section="compare", source="synthetic", **params)
+    return at.run()
+
+
+def test_a_link_carries_the_hyper_parameters_its_numbers_came_from():
+    """The errors table of Longformer with window 4 is not the one with window 8: a link
+    keeps the knobs set away from their defaults, and opens with them set."""
+    at = _linked(variants="longformer,mla", hp="longformer.window:4,mla.form:naive")
+    assert not at.exception
+    assert at.number_input(key="hp-synthetic-longformer-window").value == 4
+    assert at.selectbox(key="hp-synthetic-mla-form").value == "naive"
+    assert linked(at, "hp") == "longformer.window:4,mla.form:naive"
+    errors = at.dataframe[0].value
+    narrow = errors.loc[errors["variant"] == "longformer", "missed_mass"].iloc[0]
+    at.number_input(key="hp-synthetic-longformer-window").set_value(8).run()  # its default
+    assert linked(at, "hp") == "mla.form:naive"
+    errors = at.dataframe[0].value
+    assert errors.loc[errors["variant"] == "longformer", "missed_mass"].iloc[0] < narrow
+    at.selectbox(key="hp-synthetic-mla-form").set_value("absorbed").run()
+    assert "hp" not in at.query_params  # every knob at its default: the link says nothing
+
+
+def test_a_refused_knob_in_a_link_is_said_and_the_rest_kept():
+    at = _linked(variants="longformer", hp="longformer.window:0,longformer.globals:2")
+    assert not at.exception
+    assert at.number_input(key="hp-synthetic-longformer-window").value == 8
+    assert at.number_input(key="hp-synthetic-longformer-globals").value == 2
+    assert any("hp longformer.window" in i.value for i in at.info)
+    assert linked(at, "hp") == "longformer.globals:2"
+    malformed = _linked(variants="longformer", hp="window=4;<b>")
+    assert not malformed.exception and "hp" not in malformed.query_params
+    assert malformed.number_input(key="hp-synthetic-longformer-window").value == 8
+
+
+def linked(at, param: str) -> str | None:
+    """``?param=`` as the app left it (AppTest gives a list once the app has written it)."""
+    value = at.query_params.get(param)
+    return value[-1] if isinstance(value, list) else value
