@@ -307,6 +307,8 @@ PAGES: dict[str, Page] = {
             "b_attend": ATTEND,
             "a_hp": KNOBS,
             "b_hp": KNOBS,
+            "a_head": Text(80),
+            "b_head": Text(80),
             "head": Text(80),
             "mode": one_of("every", "two"),
             "example": Int(0, 99),

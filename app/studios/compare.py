@@ -133,7 +133,7 @@ def two(text: str):
             which = t("compare.model", side=side)
             kw = dict(default=default, format_func=titles.get, key=f"cmp-{side}")
             # The attention and knobs of this model, not the next.
-            own = (f"{side.lower()}_attend", f"{side.lower()}_hp")
+            own = (f"{side.lower()}_attend", f"{side.lower()}_hp", f"{side.lower()}_head")
             name = url_choice(st.selectbox, side.lower(), which, names, resets=own, **kw)
             card, key, knobs = models.card(name), f"cmp-{side}-{name}", Knobs(own[1])
             chosen = options(card.options, key, knobs) | attention(card, key, side.lower(), knobs)
@@ -146,9 +146,10 @@ def two(text: str):
         b_all = state.panels(name_b, text, options_b, target=axes)
     shown = []
     for col, side, found in zip(st.columns(2), "AB", (a_all, b_all), strict=True):
-        heads = list(found)
-        start = heads.index(state.best(found).label)
-        pick = col.selectbox(t("compare.head_of", side=side), heads, start, key=f"cmp-head-{side}")
+        heads, label = list(found), t("compare.head_of", side=side)
+        start = heads.index(state.best(found).label)  # the link's, else the lowest AER
+        kw = dict(key=f"cmp-head-{side}", default=start)
+        pick = url_choice(col.selectbox, f"{side.lower()}_head", label, heads, **kw)
         shown.append(found[pick])
     drawn = [p.drawn([f"{s}: {titles[p.name]}", p.label]) for s, p in zip("AB", shown, strict=True)]
     both = alignment_grid_html(drawn, columns=2)

@@ -1,7 +1,9 @@
 """The Compare page through AppTest: every en→fr model's alignment of one sentence, on the
 same axes, with its AER; two models side by side with their difference."""
 
+import html
 import json
+import re
 
 import numpy as np
 import pytest
@@ -224,6 +226,26 @@ def test_a_link_carries_the_knobs_each_side_ran_with():
     assert "b_hp" not in refused.query_params
 
 
+def test_a_link_keeps_the_head_each_side_shows():
+    from streamlit.testing.v1 import AppTest
+
+    name = "transformer-dates-sinusoidal"
+    at = AppTest.from_file("../../app/studios/compare.py", default_timeout=300)
+    at.query_params.update(task="dates", mode="two", a=name, b=name)
+    at.run()
+    picker = at.selectbox(key="cmp-head-B")
+    other = next(h for h in picker.options if h != picker.value)
+    picker.set_value(other).run()
+    assert linked(at, "b_head") == other
+    reopened = AppTest.from_file("../../app/studios/compare.py", default_timeout=300)
+    reopened.query_params.update(task="dates", mode="two", a=name, b=name, b_head=other)
+    reopened.run()
+    assert not reopened.exception
+    assert reopened.selectbox(key="cmp-head-B").value == other
+    titles = re.findall(r"kit-agrid-title[^>]*>(.*?)</", " ".join(grids(reopened)))
+    assert any(t.startswith("B: ") and t.endswith(f"<br>{html.escape(other)}") for t in titles)
+
+
 def test_choosing_another_model_drops_the_knobs_of_the_last():
     from streamlit.testing.v1 import AppTest
 
@@ -234,7 +256,8 @@ def test_choosing_another_model_drops_the_knobs_of_the_last():
     at.run()
     at.selectbox(key="cmp-B").set_value("nmt-dates").run()  # no attention variants
     assert not at.exception
-    assert "b_hp" not in at.query_params and "b_attend" not in at.query_params
+    assert not {"b_hp", "b_attend"} & set(at.query_params)
+    assert linked(at, "b_head") == at.selectbox(key="cmp-head-B").value  # the new model's
 
 
 def linked(at, param: str) -> str | None:
