@@ -58,16 +58,17 @@ def show_measured(result: dict | None) -> None:
 
 def ours():
     """Our encoder–decoder, trained here: a checkpoint, its facts, its translation."""
-    names = [c.name for c in state.ours()]
-    if not names:
+    titles = {c.name: engine_text(c.title) for c in state.ours()}  # as Compare names them
+    if not titles:
         st.info(t("transformer.no_model"))
         halt()
     name = url_choice(
         st.selectbox,
         "model",
         t("transformer.checkpoint"),
-        names,
+        list(titles),
         key="checkpoint",
+        format_func=titles.get,
         help=t("transformer.checkpoint_help"),
     )
     with friendly_errors(t("transformer.checkpoint_what")):

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from engine import checkpoints
+from engine.models import registry
 from engine.models.pretrained import ALLOWLIST_ENV
 
 PRETRAINED = "pretrained"
@@ -48,9 +49,13 @@ def test_our_model_translates_and_draws_every_view(ours):
     # grid, enlarged head, neuron view, QK map + r
     assert sum(charts for charts, _ in drawn.values()) >= 4
     assert drawn["bertviz"][1], "bertviz view missing"
-    for name in at.selectbox(key="checkpoint").options:
+    picker = at.selectbox(key="checkpoint")
+    # The cards' titles, as Compare names them; the link keeps the id
+    assert "Transformer · sinusoidal PE · 2 layers × 4 heads · English → French" in picker.options
+    for name in (c.name for c in registry.cards() if c.name.startswith("transformer-")):
         at.selectbox(key="checkpoint").set_value(name).run()
         assert not at.exception, name
+        assert at.query_params["model"] in (name, [name])
 
 
 def test_our_model_every_map_and_reading(ours):
