@@ -167,6 +167,17 @@ def url_number(widget, param: str, label: str, lo, hi, default, *, key: str, cas
     return value
 
 
+def url_multiselect(param: str, label: str, options, default, *, key: str, cast=names, **kw):
+    """A multiselect whose choice lives in ``?param=`` (ids separated by commas; none
+    chosen: the parameter goes, and the link opens on ``default``)."""
+    options = list(options)
+    _offers(param, [",".join(map(str, options))] if options else [])
+    linked = url_default(param, list(default), cast, key=key, choices=options)
+    picked = st.multiselect(label, options, linked, key=key, **kw)
+    url_sync(**{param: picked or None})
+    return picked
+
+
 def url_sync(**values) -> None:
     """Write the current widget values to the URL; ``None`` removes a parameter.
 

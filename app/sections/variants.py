@@ -6,8 +6,19 @@ and the Cost profile section whole (its controls, the queued sweep and its drawi
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart, controls, data_table, html_chart, notes, table_exports
+from kit import (
+    chart,
+    controls,
+    data_table,
+    html_chart,
+    ints,
+    notes,
+    table_exports,
+    url_choice,
+    url_number,
+)
 from kit.i18n import t, variant_title
+from kit.url import url_multiselect
 from state import variants as state
 from views import variants as figs
 from views.heatmap import map_grid
@@ -21,6 +32,8 @@ from sections import claims as claims_section
 # A sweep's budgets as the page offers them: a class shares the server, so narrower than the
 # engine's (engine.profile.BUDGETS), which a notebook may use whole.
 TIME_S, MEMORY_GIB = (5, 120), (0.25, 4.0)
+LENGTHS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]  # the sweep's offer
+HEAD_SIZES = [32, 64, 128]
 
 
 def draw_profile(tables: dict, tolerance: float) -> None:
@@ -59,22 +72,26 @@ def profile() -> None:
     notes("profile-intro").markdown(t("variants.profile_intro"))
     with controls("profile"):
         names, title = list(REGISTRY), lambda v: variant_title(REGISTRY[v])
-        label = t("variants.profile_variants")
-        picked = st.multiselect(label, names, names, key="profile-variants", format_func=title)
-        lengths = st.multiselect(
+        label, kw = t("variants.profile_variants"), dict(key="profile-variants", format_func=title)
+        picked = url_multiselect("variants", label, names, names, **kw)
+        lengths = url_multiselect(
+            "lengths",
             t("variants.lengths", lo=cost_model.LENGTH_LIMITS[0], hi=cost_model.LENGTH_LIMITS[1]),
-            [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
-            list(cost_model.DEFAULT_LENGTHS),
+            LENGTHS,
+            cost_model.DEFAULT_LENGTHS,
             key="profile-lengths",
+            cast=ints,
         )
         c1, c2, c3 = st.columns(3)
-        d = c1.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="profile-d")
+        label = t("variants.head_size_d")
+        d = url_choice(c1.selectbox, "d", label, HEAD_SIZES, default=1, key="profile-d")
         (lo, hi), default_s = TIME_S, int(cost_model.TIME_BUDGET_S)
         label = t("variants.time_budget", lo=lo, hi=hi)
-        time_budget = c2.slider(label, lo, hi, default_s, key="profile-time")
+        time_budget = url_number(c2.slider, "time", label, lo, hi, default_s, key="profile-time")
         (lo, hi), default_gib = MEMORY_GIB, cost_model.MEMORY_BUDGET / 2**30
         label = t("variants.mem_budget", lo=lo, hi=hi)
-        mem = c3.slider(label, lo, hi, default_gib, step=0.25, key="profile-mem")
+        kw = dict(key="profile-mem", cast=float, step=0.25)
+        mem = url_number(c3.slider, "memory", label, lo, hi, default_gib, **kw)
         run = st.button(t("variants.run_sweep"), type="primary", key="profile-run")
     predictions = state.predictions(picked, lengths, d, mem * 2**30)
     chart(figs.predicted_memory_figure(predictions), key="chart-predicted")

@@ -171,11 +171,17 @@ def quality_maps(data: dict, task: str) -> None:
         label = t("variants.head", last=n_heads - 1)
         head = url_number(c3.number_input, "head", label, 0, n_heads - 1, 0, key="q-head")
         asked = [i for i in first.outputs["asked"] if i < amap.shape[2]]
-        query = c4.selectbox(
-            t("variants.quality_query"),
-            asked,
-            key="q-query",
-            format_func=lambda i: f"{i}: {amap.query_labels[i]}",
+        query = (
+            url_choice(
+                c4.selectbox,
+                "query",
+                t("variants.quality_query"),
+                asked,
+                key="q-query",
+                format_func=lambda i: f"{i}: {amap.query_labels[i]}",
+            )
+            if asked
+            else None
         )
     outputs = first.outputs
     key = outputs["evidence"][outputs["asked"].index(query)] if query is not None else None
@@ -201,7 +207,8 @@ def quality_training(task: str, variants: list[str]) -> None:
     if not found:
         return
     steps = training.steps(found)
-    step = st.select_slider(t("variants.training_step"), steps, steps[-1], key="q-step")
+    label, last = t("variants.training_step"), len(steps) - 1
+    step = url_choice(st.select_slider, "step", label, steps, default=last, key="q-step")
     layer, head = int(st.session_state.get("q-layer", 1)), int(st.session_state.get("q-head", 0))
     st.caption(t("variants.training_caption", seed=seed, layer=layer, head=head))
     panels = training.panels(found, step, layer, head)
@@ -291,13 +298,17 @@ def long() -> None:
         default=5,
         key="long-n",
     )
-    structure = c2.selectbox(
+    structure = url_choice(
+        c2.selectbox,
+        "structure",
         t("variants.long_structure"),
         ["local", "random"],
         format_func=lambda s: t(f"variants.structure_{s}"),
         key="long-structure",
     )
-    reduce = c3.selectbox(
+    reduce = url_choice(
+        c3.selectbox,
+        "pool",
         t("variants.long_pool"),
         ["mean", "max"],
         format_func=lambda r: t(f"variants.pool_{r}"),
@@ -333,12 +344,15 @@ def int8() -> None:
         (lo, hi), (b_lo, b_hi) = INT8_N, INT8_BIAS
         label = t("variants.int8_n", lo=lo, hi=hi)
         n = url_number(c1.number_input, "n", label, lo, hi, 256, key="int8-n", step=16)
-        d = c2.selectbox(t("variants.head_size_d"), [32, 64, 128], index=1, key="int8-d")
+        label = t("variants.head_size_d")
+        d = url_choice(c2.selectbox, "d", label, [32, 64, 128], default=1, key="int8-d")
         label = t("variants.int8_bias", lo=b_lo, hi=b_hi)
-        outlier = c3.slider(label, b_lo, b_hi, 20.0, key="int8-bias")
+        kw = dict(key="int8-bias", cast=float)
+        outlier = url_number(c3.slider, "bias", label, b_lo, b_hi, 20.0, **kw)
         b = int8_lib.BLOCK
         label = t("variants.int8_block", lo=b.low, hi=b.high)
-        block = c4.number_input(label, b.low, b.high, b.default, key="int8-block")
+        kw = dict(key="int8-block")
+        block = url_number(c4.number_input, "block", label, b.low, b.high, b.default, **kw)
     sweep = state.int8_sweep(int(n), int(d), int(block), 0)
     chart(figs.int8_figure(sweep, float(outlier)), key="int8-chart")
     rows = state.int8_rows(int(n), int(d), float(outlier), int(block), 0)

@@ -12,7 +12,7 @@ from kit import flag, t, url_choice, url_default, url_number, url_sync
 from kit.i18n import choice_text, param_help, variant_param_label, variant_title
 from kit.knobs import Knobs
 from kit.textbox import char_gate, gated_text, subword_gate, word_gate
-from kit.url import url_text
+from kit.url import url_multiselect, url_text
 from state import variants as state
 
 from engine.models import in_pretrained
@@ -56,17 +56,8 @@ def param_widgets(variant, n: int, source: str, knobs: Knobs, defaults: dict | N
 
 def pick_variants(names: list[str], default, parse, key: str) -> list[str]:
     """A multiselect of registry variants by title, its choice kept in ``?variants=``."""
-
-    linked = url_default("variants", default, parse, key=key, choices=names)
-    picked = st.multiselect(
-        t("variants.variants"),
-        names,
-        linked,
-        format_func=lambda v: variant_title(REGISTRY[v]),
-        key=key,
-    )
-    url_sync(variants=picked)
-    return picked
+    kw = dict(key=key, cast=parse, format_func=lambda v: variant_title(REGISTRY[v]))
+    return url_multiselect("variants", t("variants.variants"), names, default, **kw)
 
 
 def minilm() -> dict | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from tests.app.plotly_support import shown_numbers
@@ -202,3 +203,54 @@ def linked(at, param: str) -> str | None:
     """``?param=`` as the app left it (AppTest gives a list once the app has written it)."""
     value = at.query_params.get(param)
     return value[-1] if isinstance(value, list) else value
+
+
+LINKED_VIEWS = {  # a section's link → each control it sets: its widget, its value, another
+    "long": (
+        dict(n="256", structure="random", pool="max"),
+        {
+            "structure": ("long-structure", "random", "local"),
+            "pool": ("long-reduce", "max", "mean"),
+        },
+    ),
+    "int8": (
+        dict(n="64", d="128", bias="5.5", block="32"),
+        {
+            "d": ("int8-d", 128, 64),
+            "bias": ("int8-bias", 5.5, 7.0),
+            "block": ("int8-block", 32, 16),
+        },
+    ),
+    "profile": (
+        dict(variants="linformer,performer", lengths="128,256", d="32", time="10", memory="1.5"),
+        {
+            "variants": ("profile-variants", ["linformer", "performer"], ["mamba"]),
+            "lengths": ("profile-lengths", [128, 256], [64]),
+            "d": ("profile-d", 32, 64),
+            "time": ("profile-time", 10, 20),
+            "memory": ("profile-mem", 1.5, 2.0),
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("section", list(LINKED_VIEWS))
+def test_every_knob_of_a_section_opens_as_linked_and_stays_in_the_link(section):
+    """The numbers a section shows depend on every control above them: a link copied from
+    it opens each control as it was, and keeps it in the address."""
+    from streamlit.testing.v1 import AppTest
+
+    params, controls = LINKED_VIEWS[section]
+    at = AppTest.from_file("../../app/studios/variants.py", default_timeout=300)
+    at.query_params.update(section=section, **params)
+    at.run()
+    assert not at.exception
+    assert not any("could not be used" in i.value for i in at.info)
+    for param, (key, value, _) in controls.items():
+        assert at.get_by_key(key).value == value, key
+        assert linked(at, param) == params[param], param
+    for param, (key, _, other) in controls.items():  # each control changed: its link follows
+        at.get_by_key(key).set_value(other).run()
+        assert not at.exception
+        shown = ",".join(map(str, other)) if isinstance(other, list) else str(other)
+        assert linked(at, param) == shown, param
