@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 from kit import chart, data_table
 from kit.i18n import t
-from kit.url import url_default
+from kit.url import url_choice, url_default
 from views.causal import (
     ablation_figure,
     agreement_rows,
@@ -87,7 +87,9 @@ def pair_form(d, sweeps, limit: int, residual: int) -> tuple:
         wrong = c2.text_input(
             t("causal.wrong"), url_default("wrong", d.wrong, key="causal-wrong"), key="causal-wrong"
         )
-        sweep = c3.radio(
+        sweep = url_choice(
+            c3.radio,
+            "sweep",
             t("causal.sweep"),
             sweeps,
             key="causal-sweep",

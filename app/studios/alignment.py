@@ -260,9 +260,11 @@ def training(card, trace, text: str, beam: int) -> None:
 def timeline_view(tl, key: str, param: str | None = None) -> None:
     texts = [probe.inputs["text"] for probe in tl.probes[0]]
     c1, c2 = st.columns([2, 3])
-    j = c1.selectbox(
-        t("alignment.probe"), range(len(texts)), key=f"{key}-probe", format_func=texts.__getitem__
-    )
+    label, probe = t("alignment.probe"), dict(key=f"{key}-probe", format_func=texts.__getitem__)
+    if param is None:  # a live run's: not in a link, which opens the shipped timeline
+        j = c1.selectbox(label, range(len(texts)), **probe)
+    else:
+        j = url_choice(c1.selectbox, "probe", label, list(range(len(texts))), **probe)
     label, last = t("alignment.training_step"), len(tl.steps) - 1
     if param is None:
         step = c2.select_slider(label, tl.steps, tl.steps[last], key=f"{key}-step")

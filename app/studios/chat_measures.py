@@ -11,7 +11,7 @@ import streamlit as st
 from kit import chart, controls, engine_text, notes, t, table_exports
 from kit.i18n import variant_title
 from kit.reveal import predict, state_key
-from kit.url import ints, names, url_choice, url_default, url_number, url_sync
+from kit.url import flag, ints, names, url_choice, url_default, url_number, url_sync
 from sections import claims as claims_section
 from sections.causal import draw_ablation, draw_faithful, draw_patching, pair_form
 from sections.chat import draw_cut, draw_head_scores, draw_sinks, draw_sweep, draw_variants, inert
@@ -85,10 +85,11 @@ def heads(chat, trace, request) -> None:
     amap = trace.maps["prompt"]
     hide = st.toggle(
         t("chat.heads_hide", token=amap.key_labels[0]),
-        value=True,
+        url_default("hide", True, flag, key="chat-hide"),
         key="chat-hide",
         help=t("chat.heads_hide_help"),
     )
+    url_sync(hide=hide)
     if hide:
         amap = state.without_first(amap)
     title = t("chat.fig_head_map", layer=layer, head=head)

@@ -212,6 +212,7 @@ def test_the_step_slider_redraws_the_probes_map_and_marks_the_curves(
         assert any(f"At step {step} the model translates it" in c.value for c in at.caption)
     at.selectbox(key=f"nmt-tl-{model}-probe").set_value(1).run()
     assert not at.exception and "did not sign" not in figure_titles(at)[0]
+    assert at.query_params["probe"] in ("1", ["1"])  # the probe shown is in the link
 
 
 def test_the_baseline_has_curves_and_no_map(at, monkeypatch, quick_timelines):

@@ -81,6 +81,7 @@ def test_patching_the_ioi_pair(lens_view):
     spec = figure(at, "Each head's clean output patched")
     z = z_values(spec["data"][0]["z"])
     assert z.size == 30 * 9 and np.isfinite(z).all()
+    assert at.query_params["sweep"] in ("heads", ["heads"])  # the sweep shown is in the link
 
 
 def test_a_pair_of_different_lengths_gets_a_message(lens_view):

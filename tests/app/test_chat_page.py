@@ -75,6 +75,16 @@ def test_every_section_draws(page, section):
     at.segmented_control(key="chat-section").set_value("timeline").run()
 
 
+def test_the_head_map_keeps_its_first_token_choice_in_the_link(page):
+    at = page
+    at.segmented_control(key="chat-section").set_value("heads").run()
+    assert at.query_params["hide"] in ("1", ["1"])
+    at.toggle(key="chat-hide").set_value(False).run()
+    assert not at.exception and at.query_params["hide"] in ("0", ["0"])
+    at.toggle(key="chat-hide").set_value(True).run()
+    at.segmented_control(key="chat-section").set_value("timeline").run()
+
+
 def test_the_copying_question_hides_the_map_until_revealed(page):
     at = page
     at.segmented_control(key="chat-section").set_value("heads").run()
