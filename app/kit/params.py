@@ -179,6 +179,11 @@ PAGES: dict[str, Page] = {
             "step": Int(1, 2000),
             "tstep": STEP,
             "probe": Int(0, 99),
+            "find": Text(40),  # the vocabulary's search
+            "part": one_of(
+                *("all", "thing", "person", "verb", "adjective", "name", "city", "number"),
+                *("month", "word"),
+            ),
         },
         required=("model", "text"),
         predict=str,
@@ -262,6 +267,7 @@ PAGES: dict[str, Page] = {
             "layers": Ints(0, 29),
             "check": one_of("lens", "ablate", "patch", "faithful"),
             "sweep": one_of("heads", "residual"),
+            "lstep": Int(1, 4096),  # the eviction ledger's decoding step
             "hide": FLAG,
             "mode": one_of("zero", "mean"),
             "clean": TEXT,
@@ -338,6 +344,7 @@ PAGES: dict[str, Page] = {
             "task": LABEL,
             "cost": one_of("ms_per_step", "flops"),
             "curves": MODEL,
+            "lines": NAMES,  # the training curves drawn beside the maps
             "query": Int(0, 4095),
             "step": STEP,
             "pool": one_of("mean", "max"),

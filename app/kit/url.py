@@ -173,6 +173,9 @@ def url_multiselect(param: str, label: str, options, default, *, key: str, cast=
     options = list(options)
     _offers(param, [",".join(map(str, options))] if options else [])
     linked = url_default(param, list(default), cast, key=key, choices=options)
+    if len(linked) > (kw.get("max_selections") or len(linked)):  # more than it may hold
+        _ignore(param)
+        linked = list(default)
     picked = st.multiselect(label, options, linked, key=key, **kw)
     url_sync(**{param: picked or None})
     return picked

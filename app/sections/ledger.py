@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 from kit import chart
 from kit.i18n import t
+from kit.url import url_number
 from views.ledger import ledger_figure
 
 from sections.chat import inert
@@ -27,7 +28,8 @@ def draw_ledger(led) -> None:
 def _step(led) -> None:
     """One step of the ledger: a slider move redraws this part only."""
     n = len(led.mass)
-    s = st.slider(t("chat.ledger_pick"), 1, n, n, key="chat-ledger-step") - 1 if n > 1 else 0
+    label, key = t("chat.ledger_pick"), "chat-ledger-step"
+    s = url_number(st.slider, "lstep", label, 1, n, n, key=key) - 1 if n > 1 else 0
     gone = [led.tokens[j] for j in led.evicted[s]]
     shown = ", ".join(f"«{inert(x)}»" for x in gone[-12:])
     st.markdown(

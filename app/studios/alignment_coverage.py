@@ -7,7 +7,7 @@ its sentence patterns. ``engine.data.coverage`` decides all of it; this module d
 """
 
 import streamlit as st
-from kit import data_table, t
+from kit import data_table, t, url_choice, url_default, url_sync
 from kit.presenter import presenting
 from state import nmt as state
 from views.alignment_html import coverage_html
@@ -84,13 +84,21 @@ def vocabulary(card, trace, text: str, beam: int) -> None:
     """Every word of the grammar with its French, and its sentence patterns with examples."""
     st.header(t("alignment.vocabulary_header"))
     c1, c2 = st.columns([2, 1])
-    query = c1.text_input(t("alignment.vocabulary_search"), key="nmt-vocab-query")
-    part = c2.selectbox(
+    key = "nmt-vocab-query"
+    query = c1.text_input(
+        t("alignment.vocabulary_search"), url_default("find", "", key=key), key=key
+    )
+    url_sync(find=query or None)
+    parts = ["all", *state.parts()]
+    part = url_choice(
+        c2.selectbox,
+        "part",
         t("alignment.vocabulary_part"),
-        [None, *state.parts()],
-        format_func=lambda p: t(f"alignment.part_{p or 'all'}"),
+        parts,
+        format_func=lambda p: t(f"alignment.part_{p}"),
         key="nmt-vocab-part",
     )
+    part = None if part == "all" else part
     entries = state.vocabulary(query, part)
     st.caption(t("alignment.vocabulary_caption", n=len(entries)))
     rows = [

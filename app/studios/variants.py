@@ -21,7 +21,7 @@ from kit.i18n import map_note, task_title, variant_title
 from kit.knobs import Knobs
 from kit.textbox import subword_gate
 from kit.url import names as url_names
-from kit.url import url_text
+from kit.url import url_multiselect, url_text
 from sections import claims as claims_section
 from sections import variants as var_sections
 from sections import variants_quality as quality_sections
@@ -215,10 +215,11 @@ def quality_training(task: str, variants: list[str]) -> None:
     grid = map_grid_html(panels, table_side=training.TABLE_SIDE)  # 22 × 32² cells: images
     html_chart(grid, "quality-training", lambda: map_grid(panels))
     most = timeline_figs.DISTINCT_LINES
-    shown = st.multiselect(
+    shown = url_multiselect(
+        "lines",
         t("variants.training_curves_of", most=most),
         list(found),
-        default=training.default_curves(found, most),
+        training.default_curves(found, most),
         max_selections=most,
         format_func=state.variant_name,
         key="q-curves",

@@ -153,6 +153,10 @@ def test_vocabulary_and_patterns_open_and_filter(at):
     assert len(patterns) == 13 and "Le professeur aime le livre." in set(patterns["its French"])
     at.text_input(key="nmt-vocab-query").set_value("treat").run()
     assert set(at.dataframe[0].value["English"]) == {"treaty", "treatment"}
+    at.selectbox(key="nmt-vocab-part").set_value("verb").run()
+    assert at.dataframe[0].value.empty  # no verb reads "treat"
+    assert at.query_params["find"] in ("treat", ["treat"])  # the filter is in the link
+    assert at.query_params["part"] in ("verb", ["verb"])
 
 
 def test_dates_task_has_no_grammar_check(at):

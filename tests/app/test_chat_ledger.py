@@ -34,6 +34,7 @@ def test_the_ledger_shows_what_a_window_loses():
     assert "**Step 4:** the policy writes" in said
     at.slider(key="chat-ledger-step").set_value(1).run()
     assert "**Step 1:** the policy writes" in " ".join(m.value for m in at.markdown)
+    assert at.query_params["lstep"] in ("1", ["1"])  # the step read is in the link
 
 
 def test_the_ledger_in_chinese():

@@ -471,3 +471,21 @@ def test_learning_curves_show_one_variant_per_colour_as_picked(page):
     assert not at.exception
     assert set(lines(at)) == {FULL, variant_name("nsa")}
     assert _training_grid(at).count('class="kit-vgrid-panel"') == 23  # the maps keep all
+    assert at.query_params["lines"] in ("full,nsa", ["full,nsa"])  # the curves drawn: linked
+
+
+def test_a_link_to_more_curves_than_colours_opens_the_default(page):
+    from state import grid_training
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../../app/studios/variants.py", default_timeout=300)
+    at.query_params.update(section="quality", lines="full,nsa")
+    at.run()
+    assert at.multiselect(key="q-curves").value == ["full", "nsa"]
+    too_many = AppTest.from_file("../../app/studios/variants.py", default_timeout=300)
+    every = ["full", "linformer", "performer", "longformer", "mamba", "nsa", "moba", "gla"]
+    too_many.query_params.update(section="quality", lines=",".join(every))
+    too_many.run()
+    assert not too_many.exception
+    assert too_many.multiselect(key="q-curves").value == list(grid_training.CURVES_DEFAULT)
+    assert any("lines" in i.value for i in too_many.info)
