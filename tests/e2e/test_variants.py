@@ -50,3 +50,25 @@ def test_variants_compare_sweep_stop_and_long_map(studio_url, page):
     page.get_by_text("% of the").first.wait_for(timeout=60_000)
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
     assert page.get_by_text("pooled ×").count() >= 1
+
+
+def test_a_copied_link_reopens_the_knobs_behind_the_numbers(studio_url, page):
+    """Set Longformer's window in the browser; the address follows, and that address in a
+    fresh tab opens with the same window and the same errors table."""
+    page.goto(f"{studio_url}/variants?section=compare&source=synthetic&variants=longformer")
+    wait_for_app(page)
+    page.get_by_text("Hyper-parameters").first.click()
+    label = "Longformer (window + global): window w (keys each side) (1 … 1024)"
+    box = page.get_by_role("spinbutton", name=label)
+    box.fill("4")
+    box.press("Enter")
+    page.wait_for_url("**hp=longformer.window%3A4**", timeout=60_000)
+    wait_for_app(page)
+    table = page.locator("[data-testid=stDataFrame]").first.inner_text()
+    copied = page.context.new_page()  # the same network guard
+    copied.goto(page.url)
+    wait_for_app(copied)
+    assert_no_exception(copied)
+    again = copied.get_by_role("spinbutton", name=label)
+    assert again.input_value() == "4"  # the link opened its knob, and its section expanded
+    assert copied.locator("[data-testid=stDataFrame]").first.inner_text() == table
