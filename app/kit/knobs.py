@@ -36,10 +36,12 @@ class Knobs:
         text = url_default(param, "") if fresh else ""  # the page's table checks its form
         self.linked = dict(part.split(":", 1) for part in text.split(",") if part)
         self.changed: dict[str, str] = {}
+        self._asked: set[str] = set()
 
     def first(self, name: str, p, default, key: str):
         """The link's value of knob ``name`` for the widget ``key`` (checked by ``p``), or
         ``default`` when the link has none, the widget exists already, or ``p`` refuses it."""
+        self._asked.add(name)
         raw = self.linked.get(name)
         if raw is None or key in st.session_state:
             return default
@@ -55,7 +57,10 @@ class Knobs:
             self.changed[name] = _text(value)
 
     def sync(self) -> None:
-        """Write the recorded knobs to the URL (none: the parameter goes)."""
+        """Write the recorded knobs to the URL (none: the parameter goes), saying which of
+        the link's no widget here took (a variant not picked, a misspelt name)."""
+        for name in self.linked.keys() - self._asked:
+            st.info(t("links.ignored", name=f"{self.param} {name}"))
         text = ",".join(f"{name}:{value}" for name, value in self.changed.items())
         st.session_state[self._written] = text or None
         url_sync(**{self.param: text or None})

@@ -194,6 +194,10 @@ def test_a_refused_knob_in_a_link_is_said_and_the_rest_kept():
     assert at.number_input(key="hp-synthetic-longformer-globals").value == 2
     assert any("hp longformer.window" in i.value for i in at.info)
     assert linked(at, "hp") == "longformer.globals:2"
+    unknown = _linked(variants="longformer", hp="longformer.windw:4,mla.form:naive")
+    assert not unknown.exception and "hp" not in unknown.query_params
+    said = " ".join(i.value for i in unknown.info)
+    assert "hp longformer.windw" in said and "hp mla.form" in said  # a typo, a variant not picked
     malformed = _linked(variants="longformer", hp="window=4;<b>")
     assert not malformed.exception and "hp" not in malformed.query_params
     assert malformed.number_input(key="hp-synthetic-longformer-window").value == 8
