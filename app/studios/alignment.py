@@ -260,19 +260,16 @@ def training(card, trace, text: str, beam: int) -> None:
 def timeline_view(tl, key: str, param: str | None = None) -> None:
     texts = [probe.inputs["text"] for probe in tl.probes[0]]
     c1, c2 = st.columns([2, 3])
-    label, probe = t("alignment.probe"), dict(key=f"{key}-probe", format_func=texts.__getitem__)
-    if param is None:  # a live run's: not in a link, which opens the shipped timeline
-        j = c1.selectbox(label, range(len(texts)), **probe)
+    which, when = t("alignment.probe"), t("alignment.training_step")
+    kw, last = dict(key=f"{key}-probe", format_func=texts.__getitem__), len(tl.steps) - 1
+    if param is None:  # a live run's film: not in a link, which opens the shipped timeline
+        j = c1.selectbox(which, range(len(texts)), **kw)
+        step = c2.select_slider(when, tl.steps, tl.steps[last], key=f"{key}-step")
     else:
-        j = url_choice(c1.selectbox, "probe", label, list(range(len(texts))), **probe)
-    label, last = t("alignment.training_step"), len(tl.steps) - 1
-    if param is None:
-        step = c2.select_slider(label, tl.steps, tl.steps[last], key=f"{key}-step")
-    else:
+        j = url_choice(c1.selectbox, "probe", which, list(range(len(texts))), **kw)
         hint = t("alignment.training_step_help", n=last + 1)
-        step = url_choice(
-            c2.select_slider, param, label, tl.steps, key=f"{key}-step", default=last, help=hint
-        )
+        kw = dict(key=f"{key}-step", default=last, help=hint)
+        step = url_choice(c2.select_slider, param, when, tl.steps, **kw)
     show_step(tl, tl.at(step), j, key)
     facts = dict(n=tl.meta.get("held_out", 0), command=tl.meta.get("command", ""))
     st.caption(t("alignment.timeline_caption", **facts))
