@@ -32,7 +32,7 @@ import numpy as np
 
 from engine import gate
 from engine.errors import InputError
-from engine.models import convert_gguf, llama, precision
+from engine.models import convert_gguf, llama, precision, token_text
 from engine.models.cache_policy import FULL, CachePolicy, keep
 from engine.models.pretrained import use_studio_attention
 from engine.params import Param
@@ -162,15 +162,15 @@ _VISIBLE = str.maketrans({"\n": "↵", "\t": "⇥", "\r": "␍"})
 def token_labels(chat, ids: list[int]) -> list[str]:
     """Each token as the text it stands for; special tokens as themselves (``<|im_start|>``).
 
-    A token holding part of a multi-byte character decodes to U+FFFD alone; it is shown
-    by its byte-level name instead. Line breaks and tabs are drawn (↵, ⇥).
+    Tokens that each hold part of a multi-byte character ("注" is two) are labelled by the
+    character with their place, "注 1/2" and "注 2/2" (:mod:`engine.models.token_text`).
+    Line breaks and tabs are drawn (↵, ⇥).
     """
     tok = chat.tokenizer
-    out = []
-    for i, raw in zip(ids, tok.convert_ids_to_tokens(ids), strict=True):
-        text = raw if i in chat.special_ids else tok.decode([i])
-        out.append((raw if "\ufffd" in text else text).translate(_VISIBLE))
-    return out
+    names = tok.convert_ids_to_tokens(ids)
+    special = [i in chat.special_ids for i in ids]
+    labels = token_text.readable(names, lambda k: tok.decode([ids[k]]), special)
+    return [label.translate(_VISIBLE) for label in labels]
 
 
 # -- the decoding loop ---------------------------------------------------------------------

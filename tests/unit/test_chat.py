@@ -168,6 +168,18 @@ def test_line_breaks_and_tabs_are_text(chat):
     assert chat_model.token_labels(chat, ids).count("↵") == 1
 
 
+def test_chinese_and_accents_are_labelled_as_text_not_byte_names(chat):
+    """A 简体中文 teacher's prompt was labelled "æ³", "¨", "æ", "Ħ", "ı" on every map."""
+    ids = chat_model.encode(chat, "注意力是什么？ café 🙂", template=False)
+    labels = chat_model.token_labels(chat, ids)
+    assert labels[:5] == ["注 1/2", "注 2/2", "意 1/3", "意 2/3", "意 3/3"]
+    assert "是" in labels and " café" in labels, labels
+    shown = "".join(labels)
+    assert not set(shown) & set("æĦıåĬĽäĢ¼Ł"), labels  # no byte-level names left
+    alone = chat_model.token_labels(chat, ids[:1])  # half a character, read alone: its bytes
+    assert alone == ["<e6 b3>"]
+
+
 @pytest.mark.parametrize(
     "options,key",
     [
