@@ -8,11 +8,20 @@ from engine.text import tokenize
 from engine.text_gate import TextLimits, measure, tokenizer_ends, word_ends
 
 
-@pytest.mark.parametrize("text", ["", "a", "  The cat, it sat.  ", "l'eau — d’accord?!\n\tyes"])
+@pytest.mark.parametrize(
+    "text", ["", "a", "  The cat, it sat.  ", "l'eau — d’accord?!\n\tyes", "猫坐在垫子上。cat"]
+)
 def test_word_ends_mark_the_end_of_each_token(text):
     tokens = tokenize(text)
     ends = word_ends(text)
     assert [text[e - len(tok) : e] for tok, e in zip(tokens, ends, strict=True)] == tokens
+
+
+def test_chinese_is_a_token_per_character_as_bert_splits_it():
+    """Written without spaces, "注意力是什么" was one word: a 2 × 2 map on the Basics page."""
+    assert tokenize("注意力是什么？") == ["注", "意", "力", "是", "什", "么", "？"]
+    assert tokenize("the 猫's mat") == ["the", "猫", "'", "s", "mat"]
+    assert tokenize("日本語のテキスト, 한국어") == ["日", "本", "語", "のテキスト", ",", "한국어"]
 
 
 def test_within_every_limit_counts_and_keeps_the_text():
