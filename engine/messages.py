@@ -181,6 +181,14 @@ MESSAGES: dict[str, str] = {
     "babi.no_question_line": "The story has no question line; add one or type a question.",
     "babi.long_sentence": ("Sentence {n} has over {limit} words; split it into shorter sentences."),
     "babi.no_question": "Type a question, such as 'Where is Mary?'.",
+    "babi.story_not_english": (
+        "A story here is read as bAbI's English: words of letters a–z and digits, and no "
+        "sentence has one. Write a story such as 'Mary went to the kitchen.'"
+    ),
+    "babi.question_not_english": (
+        "The question has no English word (letters a–z and digits), which is how a bAbI "
+        "question is read. Ask such as 'Where is Mary?'."
+    ),
     "babi.long_question": "The question has over {limit} words.",
     # engine.models.pretrained: a local HuggingFace model
     "pretrained.no_path": "Type the path of a local model directory.",

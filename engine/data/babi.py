@@ -168,6 +168,8 @@ def user_story(story: str, question: str) -> Sample:
             raise InputError("babi.no_question_line")
         return asked[-1]
     facts = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", story) if words(s)]
+    if not facts:  # text, but none the model can read: 约翰去了厨房。
+        raise InputError("babi.story_not_english")
     long = [i + 1 for i, s in enumerate(facts) if len(words(s)) > MAX_WORDS_PER_SENTENCE]
     if long:
         raise InputError("babi.long_sentence", n=long[0], limit=MAX_WORDS_PER_SENTENCE)
@@ -176,7 +178,7 @@ def user_story(story: str, question: str) -> Sample:
 
 def _checked_question(question: str) -> str:
     if not words(question):
-        raise InputError("babi.no_question")
+        raise InputError("babi.question_not_english" if question.strip() else "babi.no_question")
     if len(words(question)) > MAX_WORDS_PER_SENTENCE:
         raise InputError("babi.long_question", limit=MAX_WORDS_PER_SENTENCE)
     return question.strip()

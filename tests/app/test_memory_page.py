@@ -99,6 +99,8 @@ def test_long_story_keeps_the_latest_fifty(memory):
         ("1 Mary went home.\n3 Where is Mary?\thome\t1", "", "Line 2"),
         ("x" * 25_000, "Where is Mary?", "limit"),
         ("Mary went to the kitchen.", "Qwerty zxcv?", "vocabulary"),
+        ("约翰去了厨房。玛丽去了花园。", "Where is John?", "read as bAbI's English"),
+        ("Mary went to the kitchen.", "约翰在哪里？", "no English word"),
     ],
 )
 def test_bad_input_gets_a_message_not_a_traceback(memory, story, question, expected):

@@ -115,6 +115,8 @@ def test_user_story_plain_sentences_and_babi_lines():
         ("Mary went to the kitchen.", ""),
         ("x" * 30_000, "Where is Mary?"),
         ("Mary " * 40 + "went home.", "Where is Mary?"),
+        ("约翰去了厨房。", "Where is John?"),  # text, but no word the model can read
+        ("Mary went to the kitchen.", "玛丽在哪里？"),
     ],
 )
 def test_user_story_refuses_bad_input_with_a_message(story, question):
