@@ -21,6 +21,17 @@ from kit.i18n import t
 from kit.url import url_default, url_sync
 
 
+def by_variant(text: str) -> dict[str, dict[str, str]]:
+    """``longformer.window:4,mla.form:naive`` as ``{"longformer": {"window": "4"}, …}``: a
+    lesson deck's knobs, for an engine call that checks each by its Param."""
+    found: dict[str, dict[str, str]] = {}
+    for part in filter(None, text.split(",")):
+        name, value = part.split(":", 1)
+        variant, _, param = name.partition(".")
+        found.setdefault(variant, {})[param] = value
+    return found
+
+
 def _text(value) -> str:
     return str(value)  # repr-exact for floats: 0.1 stays 0.1, 1e-05 stays 1e-05
 

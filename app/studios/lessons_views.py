@@ -13,6 +13,7 @@ import streamlit as st
 from kit import answer_heading, chart, data_table, engine_text, friendly_errors, t
 from kit.errors import PageError
 from kit.i18n import map_note
+from kit.knobs import by_variant
 from kit.reveal import predict
 from sections import chat as chat_sections
 from sections import positional as pe_sections
@@ -173,7 +174,7 @@ def variants(params: dict, guess, key: str) -> None:
             text=text,
             synthetic=(0, "clustered", 1.0, 0),
             names=picked,
-            params_json=json.dumps({}),
+            params_json=json.dumps(by_variant(params.get("hp", "")), sort_keys=True),
             causal=False,
             heads=2,
             d=32,
