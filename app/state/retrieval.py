@@ -81,6 +81,12 @@ def asked(sample: Sample, question: str) -> Sample:
     return Sample(sample.story, question.strip(), "", (), sample.task)
 
 
+def reads_english(question: str) -> bool:
+    """Whether the question has a Latin letter: all-MiniLM-L6-v2 learnt its similarities
+    from English sentence pairs, and the chat model answers mostly in English."""
+    return re.search(r"[A-Za-z]", question) is not None
+
+
 def own(story: str, question: str) -> Sample:
     """A typed story (plain sentences or bAbI lines) and question (InputError if unusable)."""
     return user_story(story, question)

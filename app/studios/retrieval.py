@@ -133,6 +133,8 @@ def ask(store: str, picked):
     limits = TextLimits(MAX_QUESTION_CHARS)
     question = gate_text(question, key=key, limits=limits, unit=words_unit(), form=True)
     url_sync(question=question)
+    if question and not state.reads_english(question):
+        st.warning(t("retrieval.not_english"))
     return question, int(k), float(floor), mode, int(tokens)
 
 

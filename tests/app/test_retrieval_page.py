@@ -292,3 +292,13 @@ def test_one_minilm_per_process():
     assert minilm.embedder().model is models.loaded(minilm.CARD)
     assert rag.embedder(models.loaded(minilm.CARD)).model is models.loaded(minilm.CARD)
     assert not hasattr(rag.embedder, "cache_info") and not hasattr(rag.text_store, "cache_info")
+
+
+def test_a_question_without_an_english_word_is_warned_about():
+    """MiniLM ranks a Chinese question's passages as confidently as an English one's."""
+    at = open_page(**(STORY | {"tokens": "2"}))
+    ask(at, "约翰在哪里？")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("no English word" in w.value for w in at.warning), shown(at)
+    ask(at, "Where is John?")
+    assert not any("no English word" in w.value for w in at.warning)
