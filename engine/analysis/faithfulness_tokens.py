@@ -240,7 +240,7 @@ def for_chat(
     return TokenFaithfulness(
         tokens=tuple(labels),
         read=q,
-        output=chat_model.token_labels(chat, [target])[0],
+        output=chat_model.token_label(chat, target),
         value=value,
         attention=attention,
         rollout=rolled,

@@ -101,7 +101,7 @@ def ledger(
                 break
     labels = chat_model.token_labels(chat, text)
     written = labels[len(ids) :]
-    full_tokens = chat_model.token_labels(chat, full_next)
+    full_tokens = [chat_model.token_label(chat, i) for i in full_next]  # each an alternative
     pairs = zip(text[len(ids) :], full_next, strict=True)
     differs = [s for s, (a, b) in enumerate(pairs) if a != b]
     return Ledger(

@@ -173,6 +173,11 @@ def token_labels(chat, ids: list[int]) -> list[str]:
     return [label.translate(_VISIBLE) for label in labels]
 
 
+def token_label(chat, i: int) -> str:
+    """One token read alone (a candidate, an alternative): half a character shows its bytes."""
+    return token_labels(chat, [i])[0]
+
+
 # -- the decoding loop ---------------------------------------------------------------------
 class Decoder:
     """The model's layers run over a KV cache that a :class:`CachePolicy` trims.
@@ -474,5 +479,6 @@ def generate(
 
 
 def _labelled(chat, best, log_p):
-    ids = best.indices.tolist()
-    return zip(token_labels(chat, ids), best.values.tolist(), strict=True)
+    ids = best.indices.tolist()  # alternatives, not a sequence: each labelled alone
+    labels = [token_label(chat, i) for i in ids]
+    return zip(labels, best.values.tolist(), strict=True)

@@ -176,8 +176,13 @@ def test_chinese_and_accents_are_labelled_as_text_not_byte_names(chat):
     assert "是" in labels and " café" in labels, labels
     shown = "".join(labels)
     assert not set(shown) & set("æĦıåĬĽäĢ¼Ł"), labels  # no byte-level names left
-    alone = chat_model.token_labels(chat, ids[:1])  # half a character, read alone: its bytes
-    assert alone == ["<e6 b3>"]
+    assert chat_model.token_label(chat, ids[0]) == "<e6 b3>"  # half a character, alone
+    # Next-token candidates are alternatives: "æ³" and "¨" side by side are not "注".
+    assert chat_model.token_labels(chat, ids[:2]) == ["注 1/2", "注 2/2"]
+    scores = torch.zeros(chat.vocab_size)
+    scores[ids[0]], scores[ids[1]] = 2.0, 1.0  # the two likeliest next tokens
+    candidates = dict(chat_model._labelled(chat, torch.topk(scores, 2), None))
+    assert set(candidates) == {"<e6 b3>", "<a8>"}
 
 
 @pytest.mark.parametrize(
