@@ -8,7 +8,14 @@ from collections.abc import Sequence
 
 import streamlit as st
 from kit import chart, t, url_choice
-from views.memory import answer_bars, hops_figure, shaded_story
+from kit.presenter import presenting
+from views.memory import (
+    SENTENCE_CHARS,
+    WIDE_SENTENCE_CHARS,
+    answer_bars,
+    hops_figure,
+    shaded_story,
+)
 
 
 def draw_hops(amap, candidates: Sequence[str], probs: Sequence[float], support: Sequence[int]):
@@ -19,7 +26,8 @@ def draw_hops(amap, candidates: Sequence[str], probs: Sequence[float], support: 
     """
     c1, c2 = st.columns([1, 2])
     chart(answer_bars(candidates, probs), "mem-answer", c1)
-    chart(hops_figure(amap, support), "mem-hops", c2)
+    chars = WIDE_SENTENCE_CHARS if presenting() else SENTENCE_CHARS
+    chart(hops_figure(amap, support, chars), "mem-hops", c2)
     _shaded(amap, support)
 
 

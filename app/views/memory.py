@@ -50,20 +50,25 @@ def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8)
 
 
 SENTENCE_CHARS = 20
+# Presenter mode hides the sidebar: at 1024 px the map's column is ~630 px, not ~350, and
+# 32 characters hold nearly every bAbI sentence whole ("Sandra journeyed to the garden.").
+WIDE_SENTENCE_CHARS = 32
 
 
-def sentence_labels(sentences: Sequence[str], support: Sequence[int]) -> list[str]:
+def sentence_labels(
+    sentences: Sequence[str], support: Sequence[int], chars: int = SENTENCE_CHARS
+) -> list[str]:
     """Numbered sentences, supporting facts starred, long ones shortened for an axis: at
-    most ``SENTENCE_CHARS``, so the hops' own labels keep room beside them at 1024 px (the
-    whole sentence is in the story drawn beside the map)."""
+    most ``chars``, so the hops' own labels keep room beside them at 1024 px (the whole
+    sentence is in the story drawn beside the map)."""
     out = []
     for i, s in enumerate(sentences):
-        text = s if len(s) <= SENTENCE_CHARS else s[: SENTENCE_CHARS - 1] + "…"
+        text = s if len(s) <= chars else s[: chars - 1] + "…"
         out.append(f"{STAR if i in support else ' '} {i + 1}. {text}")
     return out
 
 
-def hops_figure(amap, support: Sequence[int]) -> go.Figure:
+def hops_figure(amap, support: Sequence[int], chars: int = SENTENCE_CHARS) -> go.Figure:
     """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts."""
     z = amap.weights[:, 0, 0, :].T  # (n_sentences, hops)
     title = t("views.memory.hops_title") + (
@@ -72,7 +77,7 @@ def hops_figure(amap, support: Sequence[int]) -> go.Figure:
     return heatmap(
         z,
         list(amap.layer_labels),
-        sentence_labels(amap.key_labels, support),
+        sentence_labels(amap.key_labels, support, chars),
         title=title,
         x_title=t("views.memory.hop"),
         y_title=t("views.memory.sentence"),

@@ -241,3 +241,25 @@ def test_every_hop_is_labelled_beside_long_sentences():
     fig = hops_figure(amap, [2])
     ticks = fig.layout.xaxis.ticktext or fig.layout.xaxis.tickvals or list(fig.data[0].x)
     assert list(ticks) == ["hop 1", "hop 2", "hop 3"]
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_the_projector_shows_each_sentence_whole_on_the_hops_map(present):
+    """On a projector (presenter mode: no sidebar, the map's column ~630 px at 1024) the rows
+    said "John went to the be…" with a third of the column empty beside them."""
+    from catalog import APP_DIR
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_DIR / "studios" / "memory.py"), default_timeout=180)
+    at.query_params.update(section="hops", task="1", story="0", present=present)
+    at.run()
+    assert not at.exception
+    hops = next(
+        json.loads(c.proto.spec) for c in charts(at) if "per hop" in c.proto.spec
+    )  # the sentences × hops map
+    rows = list(hops["data"][0]["y"])
+    whole = [r for r in rows if not r.endswith("…")]
+    if present == "1":
+        assert len(whole) == len(rows), rows
+    else:
+        assert len(max(rows, key=len)) <= len("★ 99. ") + 20
