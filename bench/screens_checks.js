@@ -6,8 +6,8 @@
 //   uniform:   heatmap panels that use under a quarter of their colour scale
 //   first:     the first figure's top (a table's, on a view that draws only tables), a
 //              pending predict box's and a "start the work" button's, against the viewport
-//   truncated: chart titles cut by the chart's edge or ending in "…", and HTML text cut
-//              with an ellipsis
+//   truncated: chart titles cut by the chart's edge or ending in "…", tick labels cut by
+//              the chart's edge, and HTML text cut with an ellipsis
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
 //   widgets:   each choice / number widget's label and the value it shows
 (opts) => {
@@ -208,6 +208,16 @@
       if (r.width > width + 1) why.push(`${Math.round(r.width)} px wide in a ${Math.round(width)} px chart`);
       else if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1) why.push("cut by the chart's edge");
       if (why.length) truncated.push({ chart, kind: kindOf(el), text: text.slice(0, 80), why: why.join("; ") });
+    }
+    // Tick labels past the figure's edge are cut off by it (a margin narrower than its
+    // labels). A label's own "…" is the figure's choice, with the whole text beside it.
+    for (const el of gd.querySelectorAll(".xtick text, .ytick text")) {
+      const text = words(el);
+      if (!text || !shown(el)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1) {
+        truncated.push({ chart, kind: kindOf(el), text: text.slice(0, 80), why: "cut by the chart's edge" });
+      }
     }
   });
   // The HTML map grids' labels: each text node's box (CSS-rotated text as its bounding box).

@@ -26,6 +26,7 @@ SYNTHETIC = """
 <div id="uniform" style="width:500px;height:400px"></div>
 <div id="narrow" style="width:300px;height:300px"></div>
 <div id="clean" style="width:500px;height:400px"></div>
+<div id="clipped" style="width:500px;height:300px"></div>
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
@@ -40,6 +41,9 @@ Plotly.newPlot("narrow", [{type: "bar", x: ["a", "b"], y: [1, 2]}],
   {width: 300, title: {text: "A title much wider than the 300 px of its chart, by far"}}, opts);
 Plotly.newPlot("clean", [{type: "heatmap", z: [[0, 0.5], [0.8, 1]], zmin: 0, zmax: 1}],
   {title: {text: "clean"}}, opts);
+Plotly.newPlot("clipped", [{type: "heatmap", z: [[0, 1], [1, 0]], zmin: 0, zmax: 1,
+  y: ["a row label far longer than its margin", "short"], x: ["x", "y"]}],
+  {title: {text: "margins"}, margin: {l: 40}, yaxis: {automargin: false}}, opts);
 </script>
 """
 
@@ -52,7 +56,7 @@ def synthetic(browser):
     context.route("**/*", lambda r: outside.append(r.request.url) or r.abort())
     page = context.new_page()
     page.set_content(f"<!doctype html><script>{PLOTLY_JS.read_text()}</script>{SYNTHETIC}")
-    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 6")
+    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 8")
     found = page.evaluate(screens.CHECKS_JS, {"presenter": True})
     context.close()
     assert not outside
@@ -73,9 +77,11 @@ def test_a_near_uniform_heatmap_is_found_and_a_full_one_is_not(synthetic):
 
 
 def test_a_title_wider_than_its_chart_and_a_label_cut_by_css_are_found(synthetic):
-    cut, label = synthetic["truncated"]
+    cut, tick, label = synthetic["truncated"]
     assert cut["chart"].startswith("#2") and cut["kind"] == "title"
     assert "px wide in a 300 px chart" in cut["why"]
+    assert tick["chart"].startswith("#4") and tick["text"].startswith("a row label far")
+    assert tick["why"] == "cut by the chart's edge"  # its margin is narrower than it; "short" fits
     assert label["text"] == "A button's label cut by CSS" and label["kind"] == "p"
 
 
