@@ -17,23 +17,23 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.errors import InputError
-from kit.i18n import t
+from kit.i18n import choice_text, t
 from kit.url import url_default, url_sync
+
+
+def _pairs(text: str) -> dict[str, str]:
+    """``longformer.window:4,beam:2`` (already checked by the page's KNOBS pattern)."""
+    return dict(part.split(":", 1) for part in text.split(",") if part)
 
 
 def by_variant(text: str) -> dict[str, dict[str, str]]:
     """``longformer.window:4,mla.form:naive`` as ``{"longformer": {"window": "4"}, …}``: a
     lesson deck's knobs, for an engine call that checks each by its Param."""
     found: dict[str, dict[str, str]] = {}
-    for part in filter(None, text.split(",")):
-        name, value = part.split(":", 1)
+    for name, value in _pairs(text).items():
         variant, _, param = name.partition(".")
         found.setdefault(variant, {})[param] = value
     return found
-
-
-def _text(value) -> str:
-    return str(value)  # repr-exact for floats: 0.1 stays 0.1, 1e-05 stays 1e-05
 
 
 class Knobs:
@@ -45,7 +45,7 @@ class Knobs:
         raw = st.query_params.get(param)
         fresh = raw is not None and raw != st.session_state.get(self._written)
         text = url_default(param, "") if fresh else ""  # the page's table checks its form
-        self.linked = dict(part.split(":", 1) for part in text.split(",") if part)
+        self.linked = _pairs(text)
         self.changed: dict[str, str] = {}
         self._asked: set[str] = set()
 
@@ -65,7 +65,16 @@ class Knobs:
     def chose(self, name: str, value, default) -> None:
         """Record a widget's value; only one away from its default goes into the link."""
         if value != default:
-            self.changed[name] = _text(value)
+            self.changed[name] = str(value)  # repr-exact for floats: 0.1 stays 0.1
+
+    def choice(self, name: str, p, label: str, *, key: str, **kw):
+        """A selectbox of ``p``'s choices (shown in the reader's language), seeded by the
+        link and recorded: the one widget a choice knob needs, wherever it is drawn."""
+        first = self.first(name, p, p.default, key)
+        index = p.choices.index(first)
+        value = st.selectbox(label, p.choices, index, key=key, format_func=choice_text, **kw)
+        self.chose(name, value, p.default)
+        return value
 
     def sync(self) -> None:
         """Write the recorded knobs to the URL (none: the parameter goes), saying which of

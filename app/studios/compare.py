@@ -12,7 +12,7 @@ from kit import (
     page_top,
     t,
 )
-from kit.i18n import choice_text, param_help, param_label, variant_title
+from kit.i18n import param_help, param_label, variant_title
 from kit.knobs import Knobs
 from kit.presenter import palette
 from kit.textbox import card_limits, char_ends, word_ends
@@ -54,17 +54,14 @@ def options(params, key: str, knobs: Knobs, variant=None) -> dict:
     for p in params:
         k, label = f"{key}-{p.name}", param_label(p, variant)
         name = f"{variant.name}.{p.name}" if variant else p.name
-        first = knobs.first(name, p, p.default, k)
         if p.choices:  # a variant's choice parameter
-            index = p.choices.index(first)
-            chosen[p.name] = st.selectbox(label, p.choices, index, key=k, format_func=choice_text)
+            chosen[p.name] = knobs.choice(name, p, label, key=k)
         elif isinstance(p.default, int | float):
             lo, hi = type(p.default)(p.low), type(p.default)(p.high)
             label = t(f"compare.{p.name}") if p.name in ("beam", "max_new_tokens") else label
+            first = knobs.first(name, p, p.default, k)
             chosen[p.name] = st.slider(label, lo, hi, first, key=k, help=param_help(p, variant))
-        else:
-            continue
-        knobs.chose(name, chosen[p.name], p.default)
+            knobs.chose(name, chosen[p.name], p.default)
     return chosen
 
 

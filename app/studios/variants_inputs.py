@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 from kit import flag, t, url_choice, url_default, url_number, url_sync
-from kit.i18n import choice_text, param_help, variant_param_label, variant_title
+from kit.i18n import param_help, variant_param_label, variant_title
 from kit.knobs import Knobs
 from kit.textbox import char_gate, gated_text, subword_gate, word_gate
 from kit.url import url_multiselect, url_text
@@ -38,17 +38,14 @@ def param_widgets(variant, n: int, source: str, knobs: Knobs, defaults: dict | N
         label, help = variant_param_label(variant, p), param_help(p, variant) or None
         name = f"{variant.name}.{p.name}"
         if p.choices:
-            first = knobs.first(name, p, p.default, key)
-            kw = dict(key=key, help=help, format_func=choice_text)
-            value = st.selectbox(label, p.choices, p.choices.index(first), **kw)
-            default = p.default
-        else:
-            kind = type(p.default)  # Streamlit refuses a float value with an int step
-            default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
-            default = kind((defaults or {}).get(p.name, default))  # already sized for n
-            first = knobs.first(name, p, default, key)
-            step = 1 if kind is int else None
-            value = st.number_input(label, value=first, step=step, key=key, help=help)
+            values[p.name] = knobs.choice(name, p, label, key=key, help=help)
+            continue
+        kind = type(p.default)  # Streamlit refuses a float value with an int step
+        default = min(p.default, max(int(p.low), n))  # short inputs: defaults that fit
+        default = kind((defaults or {}).get(p.name, default))  # already sized for n
+        first = knobs.first(name, p, default, key)
+        step = 1 if kind is int else None
+        value = st.number_input(label, value=first, step=step, key=key, help=help)
         knobs.chose(name, value, default)
         values[p.name] = value
     return values
