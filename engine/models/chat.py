@@ -173,6 +173,15 @@ def token_labels(chat, ids: list[int]) -> list[str]:
     return [label.translate(_VISIBLE) for label in labels]
 
 
+def _written(chat, ids: list[int]) -> str:
+    """The text of generated ``ids``, without the U+FFFD a character cut off mid-way would
+    leave at the end (its tokens' labels show its bytes instead)."""
+    text = chat.tokenizer.decode(ids, skip_special_tokens=True)
+    if token_text.ends_mid_character(chat.tokenizer.convert_ids_to_tokens(ids)):
+        return text.rstrip("\ufffd")
+    return text
+
+
 def token_label(chat, i: int) -> str:
     """One token read alone (a candidate, an alternative): half a character shows its bytes."""
     return token_labels(chat, [i])[0]
@@ -397,7 +406,7 @@ class Writing:
             "token_ids": out_ids,
             "special": [i in chat.special_ids for i in out_ids],
             "n_prompt": p,
-            "generated": chat.tokenizer.decode(out_ids[p:], skip_special_tokens=True),
+            "generated": _written(chat, out_ids[p:]),
             "top": self.top_rows,
             "log_probs": self.log_probs,
             "kv_tokens": [len(r) for r in self.kept_rows],

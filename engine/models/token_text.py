@@ -11,6 +11,7 @@ generation stopped mid-character, a next-token candidate read alone) shows its b
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable, Iterable
 
 
@@ -84,3 +85,16 @@ def readable(
         run.clear()
     flush()
     return out
+
+
+def ends_mid_character(names: Iterable[str]) -> bool:
+    """True when the tokens' bytes stop inside a character (a generation cut off by its
+    token limit): the decoded text then ends in U+FFFD for a character never written."""
+    utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for name in names:
+        data = token_bytes(name)
+        if data is None:  # a special token or a name outside the table ends any run
+            utf8.reset()
+        else:
+            utf8.decode(data)
+    return bool(utf8.getstate()[0])

@@ -256,3 +256,13 @@ def test_the_card_generates_under_a_run_context_and_a_cache_policy(chat):
     assert tr.outputs["kv_tokens"] == alone.outputs["kv_tokens"]
     with pytest.raises(InputError, match="cache policy"):
         card.trace(PROMPT, model=chat, policy="window")
+
+
+def test_a_reply_cut_off_inside_a_character_ends_at_the_last_whole_one(chat):
+    # greedy SmolLM2 writes 晨 as three tokens, then the first byte of the next character
+    tr = chat_model.generate(
+        chat, "Translate to Chinese: good morning, my friend", max_new_tokens=4
+    )
+    written = tr.outputs["tokens"][tr.outputs["n_prompt"] :]
+    assert written[-1].startswith("<") and written[-1].endswith(">")  # the byte shown
+    assert tr.outputs["generated"] and not tr.outputs["generated"].endswith("\ufffd")

@@ -46,3 +46,11 @@ def test_a_run_that_never_completes_shows_its_bytes():
 
 def test_whole_tokens_keep_the_tokenizers_text():
     assert labels([b"The", b" caf", "é".encode()]) == ["The", " caf", "é"]
+
+
+def test_a_generation_cut_off_inside_a_character_is_told_apart():
+    zhu = "注".encode()
+    assert token_text.ends_mid_character([name(b"Hi"), name(zhu[:2])])
+    assert not token_text.ends_mid_character([name(zhu[:2]), name(zhu[2:])])
+    assert not token_text.ends_mid_character([name(zhu[:2]), "<|im_end|>"])  # broken off
+    assert not token_text.ends_mid_character([])
