@@ -43,15 +43,24 @@ def unique_labels(labels: Sequence[str]) -> list[str]:
 
     Plotly reads a few HTML tags in labels; escaping shows user text exactly as typed.
     Quotes stay as they are: no tag can form without ``<``, and Plotly shows ``&quot;``
-    literally (it decodes numeric entities and a few named ones only).
+    literally (it decodes numeric entities and a few named ones only). A label of blanks
+    alone (a character model's space) is drawn (␣, ↵, ⇥): blank, its repeats would read
+    as bare "#2", "#3".
     """
     seen: dict[str, int] = {}
     out = []
-    for lab in (html.escape(label, quote=False) for label in labels):
+    for lab in (html.escape(_visible(label), quote=False) for label in labels):
         n = seen.get(lab, 0)
         seen[lab] = n + 1
         out.append(lab if n == 0 else f"{lab}\u2009#{n + 1}")
     return out
+
+
+_BLANKS = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "\u3000": "␣"})
+
+
+def _visible(label: str) -> str:
+    return label.translate(_BLANKS) if not label.strip() else label
 
 
 def text_px(labels: Sequence[str], size: float = 14) -> float:

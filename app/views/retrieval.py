@@ -135,7 +135,7 @@ def reading_figure(mass: np.ndarray, passages: Sequence[str], tokens: Sequence[s
     scale = kind_scale(z, title, value_name=t("retrieval.fig_mass"))
     return heatmap(
         z,
-        [tok if tok.strip() else "␣" for tok in tokens],
+        tokens,
         passages,
         x_title=t("retrieval.fig_token"),
         y_title=t("retrieval.fig_passage"),

@@ -260,3 +260,11 @@ def test_rows_numbered_from_the_top_keep_their_sizes():
     top, bottom = heatmap.cell_domains([0.12, 0.88], 0.08, reverse=True)
     assert top[0] > bottom[1] and top[1] == 1.0
     assert top[1] - top[0] == pytest.approx(0.12 * 0.92) and bottom[0] == 0.0
+
+
+def test_a_blank_token_is_drawn_and_its_repeats_are_not_bare_numbers():
+    weights = np.full((1, 1, 3, 3), 1 / 3)
+    fig = map_figure(AttentionMap(weights, ["a", " ", " "], ["a", "\n", " "], "self"))
+    assert list(fig.data[0].y) == ["a", "␣", "␣\u2009#2"]
+    assert list(fig.data[0].x) == ["a", "↵", "␣"]
+    assert heatmap.unique_labels([" the", "<b>"]) == [" the", "&lt;b&gt;"]  # words keep theirs
