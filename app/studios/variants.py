@@ -79,14 +79,22 @@ def compare() -> None:
     table_exports(rows, "variants-errors")
 
 
+def _pick(widget, param: str, n: int, default: int, *, key: str) -> int:
+    """The layer or head to show (``param``: "layer" or "head"), 0 … n − 1; no picker where
+    there is only one: a control that cannot move tells the reader nothing."""
+    if n == 1:
+        return 0
+    label = t(f"variants.{param}", last=n - 1)
+    return url_number(widget, param, label, 0, n - 1, default, key=key)
+
+
 # Head and view rerun only the maps: the variants have run and the table stays.
 @st.fragment
 def compare_maps(traces: dict, picked: list[str]) -> None:
 
     n_heads = traces[state.FULL].maps["attention"].shape[1]
     with controls("maps"):
-        label = t("variants.head", last=n_heads - 1)
-        head = url_number(st.number_input, "head", label, 0, n_heads - 1, 0, key="var-head")
+        head = _pick(st.number_input, "head", n_heads, 0, key="var-head")
         view = url_choice(
             st.radio,
             "view",
@@ -100,6 +108,8 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
     panels, no_pattern = state.compare_panels(traces, shown, view, head)
     for name in no_pattern:
         st.info(t("variants.no_pattern", name=variant_title(REGISTRY[name])))
+    if refused := [variant_title(REGISTRY[n]) for n in picked if n not in traces]:
+        st.info(t("variants.not_drawn", names=t("variants_verdict.diff_join").join(refused)))
     if panels:  # overlay: hidden cells are blank, so the grey behind them shows
         var_sections.draw_maps(panels, "maps", view)
     said = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
@@ -165,11 +175,8 @@ def quality_maps(data: dict, task: str) -> None:
         first = traces[variants[0]]
         amap = first.maps["attention"]
         n_layers, n_heads = amap.shape[:2]
-        label = t("variants.layer", last=n_layers - 1)
-        last = n_layers - 1
-        layer = url_number(c2.number_input, "layer", label, 0, last, last, key="q-layer")
-        label = t("variants.head", last=n_heads - 1)
-        head = url_number(c3.number_input, "head", label, 0, n_heads - 1, 0, key="q-head")
+        layer = _pick(c2.number_input, "layer", n_layers, n_layers - 1, key="q-layer")
+        head = _pick(c3.number_input, "head", n_heads, 0, key="q-head")
         asked = [i for i in first.outputs["asked"] if i < amap.shape[2]]
         query = (
             url_choice(
@@ -278,10 +285,8 @@ def swap_maps(res: dict) -> None:
     n_layers, n_heads = original.shape[:2]
     with controls("swap-maps"):
         c1, c2 = st.columns(2)
-        label = t("variants.layer", last=n_layers - 1)
-        layer = url_number(c1.number_input, "layer", label, 0, n_layers - 1, 0, key="swap-layer")
-        label = t("variants.head", last=n_heads - 1)
-        head = url_number(c2.number_input, "head", label, 0, n_heads - 1, 0, key="swap-head")
+        layer = _pick(c1.number_input, "layer", n_layers, 0, key="swap-layer")
+        head = _pick(c2.number_input, "head", n_heads, 0, key="swap-head")
     panels = state.swap_panels(res, int(layer), int(head))
     html_chart(map_grid_html(panels), "swap-maps", lambda: map_grid(panels))
 

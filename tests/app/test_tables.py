@@ -68,3 +68,18 @@ def test_the_alignment_table_shows_a_dash_where_there_is_no_aer():
     assert not at.exception
     frame = at.dataframe[0].value
     assert "–" in set(frame["AER"]) and frame["AER"].notna().all()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_two_columns_of_a_table_share_a_header(monkeypatch, lang):
+    """Compare's table holds a variant's id and its title: two headers, not "variant" twice."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../../app/studios/variants.py", default_timeout=300)
+    at.query_params.update(lang=lang)
+    at.run()
+    assert not at.exception and at.dataframe
+    monkeypatch.setattr(tables, "language", lambda: lang)
+    for df in at.dataframe:
+        shown = [tables.header(str(c)) for c in df.value.columns]
+        assert len(set(shown)) == len(shown), shown

@@ -39,6 +39,11 @@ def test_every_registered_variant_in_one_grid_untrained_ones_refused(page):
     notes = dict(zip(table["variant"], table["note"], strict=True))
     assert notes["mla"].startswith("Not scored: ") and "needs training" in notes["mla"]
     assert sum(str(n).startswith("Not scored") for n in notes.values()) == len(picked) - len(scored)
+    from kit.i18n import variant_title
+
+    said = [i.value for i in at.info if i.value.startswith("Not drawn: ")]  # beside the maps
+    unscored = [variant_title(get(v)) for v in picked if v not in scored]
+    assert len(said) == 1 and all(title in said[0] for title in unscored)
 
 
 def test_map_grid_html_tables_images_escaping_marker_and_gaps():
@@ -84,6 +89,13 @@ def test_compare_default_shows_errors_table_and_maps(page):
     assert not at.exception and panels(at) >= 1
     at.radio[1].set_value("difference").run()
     assert not at.exception and "Δα" in _grids(at)
+
+
+def test_a_head_picker_only_where_there_is_a_head_to_pick(page):
+    at = page("variants")  # the default input: MiniLM's layer 2, one head
+    assert not at.exception and "var-head" not in [w.key for w in at.number_input]
+    at = _synthetic(at)  # two heads by default
+    assert at.number_input(key="var-head").label.startswith("head to show (0 … 1)")
 
 
 def test_text_input_and_bad_text(page):
