@@ -7,7 +7,7 @@
 //   first:     the first figure's top (a table's, on a view that draws only tables), a
 //              pending predict box's and a "start the work" button's, against the viewport
 //   truncated: chart titles cut by the chart's edge or ending in "…", tick labels cut by
-//              the chart's edge, and HTML text cut with an ellipsis
+//              the chart's edge, legends that scroll, and HTML text cut with an ellipsis
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
 //   widgets:   each choice / number widget's label and the value it shows
 (opts) => {
@@ -218,6 +218,16 @@
       if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1) {
         truncated.push({ chart, kind: kindOf(el), text: text.slice(0, 80), why: "cut by the chart's edge" });
       }
+    }
+    // A legend taller than its figure scrolls (Plotly draws a scrollbar): the entries past
+    // its bottom edge name lines the reader cannot find.
+    const legend = gd.querySelector(".legend");
+    const bar = legend && legend.querySelector(".scrollbar");
+    if (bar && shown(legend) && bar.getBoundingClientRect().height > 0) {
+      const edge = legend.querySelector(".bg").getBoundingClientRect();
+      const hidden = [...legend.querySelectorAll(".traces")].filter((el) => el.getBoundingClientRect().bottom > edge.bottom + 1);
+      const text = hidden.map((el) => words(el.querySelector(".legendtext") || el)).join(", ");
+      truncated.push({ chart, kind: "legend", text: text.slice(0, 80), why: "a scrolling legend hides entries" });
     }
   });
   // The HTML map grids' labels: each text node's box (CSS-rotated text as its bounding box).

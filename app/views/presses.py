@@ -10,6 +10,8 @@ from kit.presenter import palette
 from views.heatmap import figure, log_axis
 from views.style import FONT, legend_below
 
+LEGEND_ENTRY_PX = 26  # one entry of a vertical legend at FONT's size, with Plotly's gap
+
 
 def kept_figure(found: dict):
     press = found["runs"][1]
@@ -74,7 +76,6 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
                 y=[base[metric]]
                 + [by[str(r)][metric] if str(r) in by else None for r in ratios[1:]],
                 name=names[p],
-                legendgroup=p,
                 showlegend=metric == "accuracy",
                 # past the palette's 8 colours a line repeats one: dotted, so it stays apart
                 line=dict(
@@ -104,7 +105,10 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
         layout = dict(
             title=dict(text=t(f"chat.fig_curves_{metric}", n=task["n"], length=task["length"])),
             font=FONT,
-            height=400 if metric == "accuracy" else 340,
+            # the legend beside the plot holds a line per press: it must not scroll
+            height=max(400, 100 + LEGEND_ENTRY_PX * (len(presses) + 1))
+            if metric == "accuracy"
+            else 340,
             margin=dict(l=70, r=10, t=50, b=50),
             # beside the plot: on a projector's first screen with the lines it names
             legend=dict(orientation="v", x=1.02, y=1, yanchor="top"),

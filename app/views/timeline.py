@@ -78,12 +78,12 @@ def curves_figure(
     return figure(data, layout)
 
 
-def legend_rows(labels: list[str], px: float) -> int:
-    """The rows a horizontal legend of ``labels`` takes in ``px``: each entry is its symbol
-    (40 px, with the gap to the next) and its text, and an entry never splits."""
+def legend_rows(labels: list[str], px: float, size: float = LEGEND_FONT) -> int:
+    """The rows a horizontal legend of ``labels`` in ``size``-px type takes in ``px``: each
+    entry is its symbol (40 px, with the gap to the next) and its text, never split."""
     rows, used = 1, 0.0
     for label in labels:
-        entry = 40 + text_px([label], LEGEND_FONT)
+        entry = 40 + text_px([label], size)
         if used and used + entry > px:
             rows, used = rows + 1, 0.0
         used += entry

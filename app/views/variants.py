@@ -6,10 +6,16 @@ import functools
 
 import numpy as np
 from kit.i18n import DEFAULT, catalog, language, t
+from kit.presenter import palette
 from state.variants import variant_name
 
-from views.heatmap import figure, log_axis
+from views.heatmap import NARROW_PX, figure, log_axis
 from views.style import FONT, legend_below
+from views.timeline import legend_rows
+
+PRESENTER_FONT = 18  # kit.presenter's type: rows counted at its size are never too few
+LEGEND_ROW_PX = 30  # one row of a horizontal legend in that type
+THEME_COLOURS = 10  # Streamlit's Plotly theme's colorway, which colours lines left unset
 
 # A variant's marker when the colours run out: colour and shape together tell 40 apart.
 SYMBOLS = ("circle", "diamond", "square", "triangle-up")
@@ -36,11 +42,19 @@ def _data_sentences(lang: str) -> list[tuple[str, str]]:
 def loglog_figure(
     rows: list[dict], y: str, *, title: str, y_title: str, predicted: str | None = None
 ):
-    """One line per variant of ``y`` against n on log-log axes (predicted as dashes)."""
+    """One line per variant of ``y`` against n on log-log axes (predicted as dashes, in
+    the measured line's colour and legend entry). Two dozen variants outrun any palette:
+    past its colours a line changes its marker. The legend sits below, its rows counted
+    at the narrowest page and the projector's type, and the figure grows by them: beside
+    the plot, 26 entries scrolled out of a 440-px figure."""
+    colours = palette("qualitative")  # None: the theme's colorway, THEME_COLOURS long
+    n_colours = len(colours) if colours else THEME_COLOURS
+    names = list(dict.fromkeys(r["variant"] for r in rows))
     lines = []
-    for name in dict.fromkeys(r["variant"] for r in rows):
+    for i, name in enumerate(names):
         pts = sorted((r for r in rows if r["variant"] == name), key=lambda r: r["n"])
-        ns = [r["n"] for r in pts]
+        ns, colour = [r["n"] for r in pts], colours[i % n_colours] if colours else None
+        symbol = SYMBOLS[i // n_colours % len(SYMBOLS)]
         lines.append(
             dict(
                 type="scatter",
@@ -49,6 +63,8 @@ def loglog_figure(
                 mode="lines+markers",
                 name=variant_name(name),
                 legendgroup=name,
+                line=dict(color=colour),
+                marker=dict(color=colour, symbol=symbol),
             )
         )
         if predicted:
@@ -60,15 +76,18 @@ def loglog_figure(
                     mode="lines",
                     name=t("views.variants.model_line", name=variant_name(name)),
                     legendgroup=name,
-                    line=dict(dash="dash"),
+                    showlegend=False,
+                    line=dict(color=colour, dash="dash"),
                     opacity=0.6,
                 )
             )
+    rows = legend_rows([variant_name(n) for n in names], NARROW_PX, PRESENTER_FONT)
     layout = dict(
         title=dict(text=title),
         font=FONT,
-        height=440,
+        height=440 + rows * LEGEND_ROW_PX,
         margin=dict(l=10, r=10, t=60, b=10),
+        legend=legend_below(tracegroupgap=0),
         xaxis=log_axis(title=dict(text=t("views.variants.length_axis"))),
         yaxis=log_axis(title=dict(text=y_title)),
     )
@@ -114,7 +133,7 @@ def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: st
             ),
             name=variant_name(r["variant"]),
             mode="markers",
-            marker=dict(size=12, symbol=SYMBOLS[i // 10 % len(SYMBOLS)]),
+            marker=dict(size=12, symbol=SYMBOLS[i // THEME_COLOURS % len(SYMBOLS)]),
             hovertemplate=variant_name(r["variant"]) + ": %{y:.3f} · %{x:.3g}<extra></extra>",
         )
         for i, r in enumerate(pts)

@@ -268,3 +268,32 @@ def test_a_blank_token_is_drawn_and_its_repeats_are_not_bare_numbers():
     assert list(fig.data[0].y) == ["a", "␣", "␣\u2009#2"]
     assert list(fig.data[0].x) == ["a", "↵", "␣"]
     assert heatmap.unique_labels([" the", "<b>"]) == [" the", "&lt;b&gt;"]  # words keep theirs
+
+
+@pytest.mark.parametrize("presenting", [False, True])
+def test_two_dozen_cost_lines_each_look_apart_and_the_legend_names_all_without_scrolling(
+    monkeypatch, presenting
+):
+    from engine.variants import names
+
+    monkeypatch.setattr(presenter, "presenting", lambda: presenting)
+
+    rows = [
+        dict(variant=v, n=n, peak_mib=n * (i + 1), predicted_mib=n)
+        for i, v in enumerate(names())
+        for n in (128, 256)
+    ]
+    fig = variants.loglog_figure(rows, "peak_mib", predicted="predicted_mib", title="", y_title="")
+    measured = [d for d in fig.data if d.showlegend is not False]
+    assert len(measured) == len(names()) >= 24
+    colours = [d.line.color for d in measured]
+    if not presenting:  # the theme colours them in turn, THEME_COLOURS of them
+        colours = [i % variants.THEME_COLOURS for i in range(len(measured))]
+    looks = {(c, d.marker.symbol) for c, d in zip(colours, measured, strict=True)}
+    assert len(looks) == len(measured)  # colour and marker together: no two lines alike
+    assert all(d.line.dash == "dash" for d in fig.data if d.showlegend is False)  # the models
+    legend = fig.layout.legend
+    assert (legend.orientation, legend.yref, legend.y) == ("h", "container", 0)
+    labels = [d.name for d in measured]
+    rows_needed = timeline.legend_rows(labels, NARROW_PX, variants.PRESENTER_FONT)
+    assert rows_needed >= 4 and fig.layout.height == 440 + rows_needed * variants.LEGEND_ROW_PX

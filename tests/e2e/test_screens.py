@@ -17,9 +17,10 @@ pytestmark = pytest.mark.e2e
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
-# Three charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
-# chart whose title is far wider than it; a clean control; a label CSS cuts with an
-# ellipsis, and one it does not. Below a 2,000 px spacer, so no
+# Five charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
+# chart whose title is far wider than it; a clean control; a row label wider than its
+# margin; twelve lines whose legend cannot fit 200 px (the clean one's fits). A label CSS
+# cuts with an ellipsis, and one it does not. Below a 2,000 px spacer, so no
 # figure is on the first screen.
 SYNTHETIC = """
 <div style="height:2000px">spacer</div>
@@ -27,6 +28,7 @@ SYNTHETIC = """
 <div id="narrow" style="width:300px;height:300px"></div>
 <div id="clean" style="width:500px;height:400px"></div>
 <div id="clipped" style="width:500px;height:300px"></div>
+<div id="legend" style="width:500px;height:200px"></div>
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
@@ -44,6 +46,8 @@ Plotly.newPlot("clean", [{type: "heatmap", z: [[0, 0.5], [0.8, 1]], zmin: 0, zma
 Plotly.newPlot("clipped", [{type: "heatmap", z: [[0, 1], [1, 0]], zmin: 0, zmax: 1,
   y: ["a row label far longer than its margin", "short"], x: ["x", "y"]}],
   {title: {text: "margins"}, margin: {l: 40}, yaxis: {automargin: false}}, opts);
+Plotly.newPlot("legend", [...Array(12).keys()].map((i) => ({y: [i, i + 1], name: `line ${i}`})),
+  {title: {text: "legend"}, margin: {t: 40, b: 30}}, opts);
 </script>
 """
 
@@ -56,7 +60,7 @@ def synthetic(browser):
     context.route("**/*", lambda r: outside.append(r.request.url) or r.abort())
     page = context.new_page()
     page.set_content(f"<!doctype html><script>{PLOTLY_JS.read_text()}</script>{SYNTHETIC}")
-    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 8")
+    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 10")
     found = page.evaluate(screens.CHECKS_JS, {"presenter": True})
     context.close()
     assert not outside
@@ -77,11 +81,13 @@ def test_a_near_uniform_heatmap_is_found_and_a_full_one_is_not(synthetic):
 
 
 def test_a_title_wider_than_its_chart_and_a_label_cut_by_css_are_found(synthetic):
-    cut, tick, label = synthetic["truncated"]
+    cut, tick, legend, label = synthetic["truncated"]
     assert cut["chart"].startswith("#2") and cut["kind"] == "title"
     assert "px wide in a 300 px chart" in cut["why"]
     assert tick["chart"].startswith("#4") and tick["text"].startswith("a row label far")
     assert tick["why"] == "cut by the chart's edge"  # its margin is narrower than it; "short" fits
+    assert legend["chart"].startswith("#5") and legend["kind"] == "legend"
+    assert legend["why"] == "a scrolling legend hides entries" and "line 11" in legend["text"]
     assert label["text"] == "A button's label cut by CSS" and label["kind"] == "p"
 
 
