@@ -253,7 +253,9 @@ gate = st.sidebar.checkbox(
     key="learn-predict",
     help=t("learning.predict_help"),
 )
-if found and not lesson(next(iter(found.values()))) and gate:
+# The question only where the answer waits for it (as on every page with a map to guess):
+# above a drawn Curves section, the phase change it asks about is already on screen.
+if found and gate and not lesson(next(iter(found.values()))):
     halt()
 timeline_view(found)
 page_bottom("learning", tables={"timeline": state.rows(found)})

@@ -112,6 +112,11 @@ def test_a_truncated_timeline_is_a_short_message(timeline_dir):
     assert len(charts(at)) == 1
 
 
+def test_the_lesson_asks_only_where_its_answer_waits():
+    at = open_page(section="curves")  # the curves show the phase change the lesson asks about
+    assert charts(at) and "learn-reveal" not in [b.key for b in at.button]
+
+
 def test_the_lesson_hides_the_film_until_the_reveal():
     at = open_page(predict="1")
     assert not charts(at), "the curves would give the answer away"
