@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -21,7 +22,10 @@ from engine.errors import InputError
 from engine.params import Param
 from engine.trace import AttentionMap
 
-BPE_WORD_START = ("▁", "Ġ")  # SentencePiece and byte-level BPE mark the start of a word
+# SentencePiece and byte-level BPE mark the start of a word; a byte-level label made
+# readable (engine.models.token_text) starts with the space itself.
+BPE_WORD_START = ("▁", "Ġ", " ")
+PART = re.compile(r"^(.+) (\d+)/(\d+)$")  # token j of n holding one character: "注 1/2"
 WORDPIECE_CONTINUE = "##"
 RESIDUAL = Param("residual", "Residual weight", 0.5, 0.0, 1.0)
 
@@ -85,16 +89,22 @@ def word_groups(
     """Indices of the pieces of each word, and the word labels.
 
     WordPiece marks continuations (``##ing``); SentencePiece / byte-level BPE mark word
-    starts (``▁the``, ``Ġthe``). Tokens in ``keep`` (special tokens) stay alone.
+    starts (``▁the``, ``Ġthe``, or readable, `` the``), and the tokens of one character
+    split across several ("注 1/2", "注 2/2") are that character once. Tokens in ``keep``
+    (special tokens) stay alone.
     """
     keep = set(keep)
     bpe = any(t.startswith(BPE_WORD_START) for t in tokens)
     groups: list[list[int]] = []
     labels: list[str] = []
     for i, t in enumerate(tokens):
-        if bpe:
-            cont = not t.startswith(BPE_WORD_START)
-            piece = t.lstrip("".join(BPE_WORD_START))
+        part = PART.match(t) if bpe else None
+        if part and part[2] != "1":  # the rest of a character its first part began
+            cont, piece = True, ""
+        elif bpe:
+            text = part[1] if part else t
+            cont = not text.startswith(BPE_WORD_START)
+            piece = text.lstrip("".join(BPE_WORD_START))
         else:
             cont = t.startswith(WORDPIECE_CONTINUE)
             piece = t[len(WORDPIECE_CONTINUE) :] if cont else t

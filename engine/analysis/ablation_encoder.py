@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 from engine.analysis import causal
 from engine.analysis.ablation import check_mode, head_edit
-from engine.models import pretrained
+from engine.models import pretrained, token_text
 
 
 @dataclass
@@ -75,5 +75,5 @@ def ablate(
         token_shift[li] = 1 - F.cosine_similarity(h, base, dim=-1)
         if progress is not None:
             progress(li + 1, L)
-    tokens = m.tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    tokens = token_text.labels(m.tokenizer, enc["input_ids"][0])
     return EncoderAblation(mode, tokens, shift, token_shift, stopped)

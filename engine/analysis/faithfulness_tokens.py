@@ -54,7 +54,7 @@ from engine.analysis import causal
 from engine.analysis import faithfulness as F
 from engine.errors import InputError
 from engine.models import chat as chat_model
-from engine.models import precision, pretrained
+from engine.models import precision, pretrained, token_text
 from engine.rollout import rollout
 from engine.trace import AttentionMap
 
@@ -293,7 +293,7 @@ def for_encoder(
         weights = torch.stack([a[0] for a in out.attentions]).float().numpy()
         h = out.last_hidden_state[0, token]
         u = h / h.norm()
-    labels = m.tokenizer.convert_ids_to_tokens(ids[0])
+    labels = token_text.labels(m.tokenizer, ids[0])
     attention, rolled = _rows(weights, token, labels)
     tick = _ticker(-(-(T + 1) // CHUNK) + 2, progress)
 

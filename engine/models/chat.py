@@ -166,10 +166,7 @@ def token_labels(chat, ids: list[int]) -> list[str]:
     character with their place, "注 1/2" and "注 2/2" (:mod:`engine.models.token_text`).
     Line breaks and tabs are drawn (↵, ⇥).
     """
-    tok = chat.tokenizer
-    names = tok.convert_ids_to_tokens(ids)
-    special = [i in chat.special_ids for i in ids]
-    labels = token_text.readable(names, lambda k: tok.decode([ids[k]]), special)
+    labels = token_text.labels(chat.tokenizer, ids, chat.special_ids)
     return [label.translate(_VISIBLE) for label in labels]
 
 

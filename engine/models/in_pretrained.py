@@ -27,7 +27,7 @@ from engine import gate
 from engine.errors import InputError
 from engine.messages import Message
 from engine.models import chat as chat_model
-from engine.models import pretrained
+from engine.models import pretrained, token_text
 from engine.variants.registry import REGISTRY, attend_fn, get
 
 EXACT_TOL = 1e-4  # max relative layer error still called exact (float32 reordering noise)
@@ -117,7 +117,7 @@ def swap(m, text: str, variants=SWAPPABLE, budgets: dict | None = None) -> dict:
             notes=notes,
         )
     return {
-        "tokens": m.tokenizer.convert_ids_to_tokens(enc["input_ids"][0]),
+        "tokens": token_text.labels(m.tokenizer, enc["input_ids"][0]),
         "n": n,
         "original_maps": torch.stack([a[0] for a in base.attentions]).float().numpy(),
         "results": results,
@@ -148,7 +148,7 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
         )
     if head is not None:
         q, k, v = q[:, head : head + 1], k[:, head : head + 1], v[:, head : head + 1]
-    tokens = m.tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    tokens = token_text.labels(m.tokenizer, enc["input_ids"][0])
     return q.contiguous(), k.contiguous(), v.contiguous(), tokens
 
 

@@ -40,6 +40,7 @@ import numpy as np
 
 from engine.attention import exact
 from engine.errors import InputError
+from engine.models import token_text
 from engine.models.model_dirs import (  # noqa: F401 - the allowlist's names, used here and by callers
     ALLOWLIST_ENV,
     MINILM,
@@ -266,7 +267,7 @@ def _trace(m, text: str, max_new_tokens: int, flags: dict | None = None) -> Trac
     with torch.no_grad():
         if m.arch == "encoder":
             out = m.model(**enc, output_attentions=True, output_hidden_states=True)
-            labels = tok.convert_ids_to_tokens(enc["input_ids"][0])
+            labels = token_text.labels(tok, enc["input_ids"][0])
             maps["encoder_self"] = AttentionMap(
                 _stack(out.attentions), labels, labels, "self", **flags
             )
@@ -276,7 +277,7 @@ def _trace(m, text: str, max_new_tokens: int, flags: dict | None = None) -> Trac
         elif m.arch == "decoder":
             ids = _generate(m, enc, max_new_tokens)
             out = m.model(input_ids=ids, output_attentions=True)
-            labels = tok.convert_ids_to_tokens(ids[0])
+            labels = token_text.labels(tok, ids[0])
             maps["decoder_self"] = AttentionMap(
                 _stack(out.attentions), labels, labels, "self", **flags
             )
@@ -285,8 +286,8 @@ def _trace(m, text: str, max_new_tokens: int, flags: dict | None = None) -> Trac
         else:
             ids = _generate(m, enc, max_new_tokens)
             out = m.model(**enc, decoder_input_ids=ids, output_attentions=True)
-            src = tok.convert_ids_to_tokens(enc["input_ids"][0])
-            tgt = tok.convert_ids_to_tokens(ids[0])
+            src = token_text.labels(tok, enc["input_ids"][0])
+            tgt = token_text.labels(tok, ids[0])
             maps["encoder_self"] = AttentionMap(
                 _stack(out.encoder_attentions), src, src, "self", **flags
             )

@@ -98,3 +98,24 @@ def ends_mid_character(names: Iterable[str]) -> bool:
         else:
             utf8.decode(data)
     return bool(utf8.getstate()[0])
+
+
+def byte_level(tokenizer) -> bool:
+    """True for byte-level BPE (GPT-2, RoBERTa, Llama 3, SmolLM2): names spell bytes."""
+    if hasattr(tokenizer, "byte_encoder"):  # transformers' slow GPT2Tokenizer
+        return True
+    decoder = getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None)
+    return type(decoder).__name__ == "ByteLevel"
+
+
+def labels(tokenizer, ids: Iterable[int], special_ids: Iterable[int] | None = None) -> list[str]:
+    """A label per token id of a HuggingFace tokenizer: byte-level names made readable
+    (" the" for "Ġthe", "注 1/2" for "æ³"); WordPiece's "##ing" and SentencePiece's "▁the"
+    stay as they are, the marks their readers know. ``special_ids``: the tokens shown by
+    name (the tokenizer's own special tokens by default)."""
+    ids = [int(i) for i in ids]
+    names = tokenizer.convert_ids_to_tokens(ids)
+    if not byte_level(tokenizer):
+        return names
+    special = set(tokenizer.all_special_ids if special_ids is None else special_ids)
+    return readable(names, lambda k: tokenizer.decode([ids[k]]), [i in special for i in ids])

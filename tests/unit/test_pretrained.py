@@ -265,3 +265,26 @@ def test_a_loaded_card_is_the_model_all_the_way_down(minilm):
     own, listed = minilm.trace(TEXT), card.trace(TEXT, model=minilm)
     assert np.array_equal(own.maps["encoder_self"].weights, listed.maps["encoder_self"].weights)
     assert own.model == minilm.display == "all-MiniLM-L6-v2"
+
+
+def test_byte_level_token_names_are_labelled_as_text(tmp_path, monkeypatch):
+    """A GPT-2-style vocabulary names tokens by bytes ("Ġcaf", "æ³"): a map labels them by
+    their text, and word merging still finds the words (a split character counted once)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from engine.models import chat as chat_model
+    from engine.rollout import merge_word_pieces
+
+    if not chat_model.available():
+        pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=49152, n_embd=16, n_layer=1, n_head=2, n_positions=64)
+    GPT2LMHeadModel(config).save_pretrained(tmp_path / "bytes-gpt2")
+    for f in ("tokenizer.json", "tokenizer_config.json"):  # SmolLM2's byte-level BPE
+        shutil.copy(chat_model.CHAT_DIR / f, tmp_path / "bytes-gpt2" / f)
+    monkeypatch.setenv(hf.ALLOWLIST_ENV, str(tmp_path))
+    model = loaded(tmp_path / "bytes-gpt2")
+    amap = hf.trace(model, "The café, 注意", max_new_tokens=0).maps["decoder_self"]
+    words = ["The", " café", ",", " 注 1/3", " 注 2/3", " 注 3/3", "意 1/3", "意 2/3", "意 3/3"]
+    assert list(amap.query_labels) == words
+    assert list(merge_word_pieces(amap).query_labels) == ["The", "café,", "注意"]

@@ -110,3 +110,11 @@ def test_joint_embedding_shapes_and_a_faithful_toy_head():
     assert emb.queries_2d.shape == (24, 2) and emb.keys_2d.shape == (24, 2)
     assert emb.dot.shape == emb.distance.shape == (24, 24)
     assert emb.correlation < -0.3
+
+
+def test_word_groups_for_readable_byte_level_labels():
+    """engine.models.token_text's labels: a word starts with its space; the tokens of one
+    split character ("注 1/2", "注 2/2") are that character once."""
+    groups, labels = word_groups(["The", " café", " 注 1/2", " 注 2/2", "意", " fox"])
+    assert labels == ["The", "café", "注意", "fox"]
+    assert groups == [[0], [1], [2, 3, 4], [5]]
