@@ -36,6 +36,8 @@ from typing import NamedTuple
 import numpy as np
 from kit.errors import PageError
 
+from views.style import visible_label
+
 VENDOR = Path(__file__).resolve().parents[2] / "assets" / "vendor"
 # Loaded in this order: d3 and jQuery first, while `define` does not exist yet, so
 # they set window.d3 / window.jQuery instead of registering anonymous AMD modules.
@@ -251,7 +253,7 @@ def _tokens(name: str, tokens: Sequence[str] | None) -> list[str]:
         raise ValueError(f"`{name}` is required with its attention.")
     if isinstance(tokens, str):
         raise ValueError(f"`{name}` must be a list of token strings, not one string.")
-    out = [str(t) for t in tokens]
+    out = [visible_label(str(t)) for t in tokens]  # a space token would draw blank
     if not out:
         raise ValueError(f"`{name}` is empty: there is nothing to show.")
     return out

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from kit.i18n import t
 
 from engine.trace import AttentionMap, block_labels, block_mean
-from views.style import FONT
+from views.style import FONT, visible_label
 
 # Perceptually uniform, colour-blind safe, and still ordered when printed in grey.
 # Names are plotly.js's own (figures skip Python-side validation); plotly.js RdBu
@@ -49,18 +49,11 @@ def unique_labels(labels: Sequence[str]) -> list[str]:
     """
     seen: dict[str, int] = {}
     out = []
-    for lab in (html.escape(_visible(label), quote=False) for label in labels):
+    for lab in (html.escape(visible_label(label), quote=False) for label in labels):
         n = seen.get(lab, 0)
         seen[lab] = n + 1
         out.append(lab if n == 0 else f"{lab}\u2009#{n + 1}")
     return out
-
-
-_BLANKS = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "\u3000": "␣"})
-
-
-def _visible(label: str) -> str:
-    return label.translate(_BLANKS) if not label.strip() else label
 
 
 def text_px(labels: Sequence[str], size: float = 14) -> float:

@@ -18,3 +18,12 @@ def legend_below(**extra) -> dict:
     type size; a paper-fraction ``y`` hung it a fraction of the plot's height below the
     axis, which a many-row legend or a projector's larger type pushed into the ticks."""
     return dict(orientation="h", yref="container", y=0, yanchor="bottom") | extra
+
+
+_BLANKS = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "\u3000": "␣"})
+
+
+def visible_label(label: str) -> str:
+    """A token of blanks alone (a character model's space) drawn as ␣ (↵, ⇥): a blank
+    label is an unlabelled row, and its repeats' numbers ("#2") read as tokens."""
+    return label.translate(_BLANKS) if not label.strip() else label
