@@ -181,3 +181,10 @@ def test_render_uses_st_iframe(monkeypatch, self_page):
     monkeypatch.setattr("streamlit.iframe", lambda html, height: calls.append((html, height)))
     render(self_page, height=420)
     assert calls == [(self_page, 420)]
+
+
+def test_a_space_token_is_drawn_not_blank():
+    """A character model's space is a token: bertviz would draw it as an empty label."""
+    page = head_view_html(attention=_rows((1, 1, 3, 3)), tokens=["a", " ", "b"])
+    (shown,) = _params(page)["attention"]
+    assert shown["left_text"] == shown["right_text"] == ["a", "␣", "b"]
