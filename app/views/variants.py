@@ -81,11 +81,11 @@ def loglog_figure(
                     opacity=0.6,
                 )
             )
-    rows = legend_rows([variant_name(n) for n in names], NARROW_PX, PRESENTER_FONT)
+    legend_lines = legend_rows([variant_name(n) for n in names], NARROW_PX, PRESENTER_FONT)
     layout = dict(
         title=dict(text=title),
         font=FONT,
-        height=440 + rows * LEGEND_ROW_PX,
+        height=440 + legend_lines * LEGEND_ROW_PX,
         margin=dict(l=10, r=10, t=60, b=10),
         legend=legend_below(tracegroupgap=0),
         xaxis=log_axis(title=dict(text=t("views.variants.length_axis"))),

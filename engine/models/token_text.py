@@ -93,7 +93,7 @@ def ends_mid_character(names: Iterable[str]) -> bool:
     utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
     for name in names:
         data = token_bytes(name)
-        if data is None:  # a special token or a name outside the table ends any run
+        if data is None:  # a name outside the table ends any run (an ASCII name breaks it)
             utf8.reset()
         else:
             utf8.decode(data)
