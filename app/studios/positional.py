@@ -61,7 +61,10 @@ def curves() -> None:
         t("positional.dims"), range(d_model), sorted(set(d))[:12], max_selections=12, key="pe_dims"
     )
     url_sync(dims=dims)
-    chart(figs.curves_figure(pe, dims), key="fig-curves")
+    if not dims:
+        st.info(t("positional.no_dims"))
+        return
+    chart(figs.curves_figure(pe, dims, pe_lib.frequencies(d_model)), key="fig-curves")
 
 
 def table() -> None:
@@ -124,7 +127,8 @@ def sections() -> None:
     st.header(t(f"positional.header_{section}", k=k))
     draw = SECTIONS[section]
     if pe is not None or draw is learned:  # the shipped encodings need no size
-        draw()
+        with friendly_errors(t(f"positional.section_{section}")):
+            draw()
 
 
 sections()

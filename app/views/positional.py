@@ -5,31 +5,99 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
+from kit.presenter import palette
 
-from views.heatmap import FONT, figure, heatmap
+from views.heatmap import FONT, axes, cell_domains, figure, heatmap, subplot_ref
+from views.timeline import PALETTE
+
+PANEL_PX = 62  # one dimension's plot: a wave and its three ticks read at a glance
+NOTE_PX = 28  # the panel's name above it, in the projector's 18-px type
+DOTS_UP_TO = 160  # whole positions drawn as dots up to here; beyond, they would fuse
+SAMPLES_PER_POSITION = 8  # the smooth turn between two whole positions
+MAX_SAMPLES = 1200  # a panel's line no finer than a wide screen's pixels
 
 
-def curves_figure(pe: np.ndarray, dims: list[int]) -> go.Figure:
-    """PE(pos, d) against the position for each chosen dimension d."""
-    pos = np.arange(pe.shape[0])
-    lines = [
+def curves_figure(pe: np.ndarray, dims: list[int], omega: np.ndarray) -> go.Figure:
+    """PE(pos, d) against the position, one panel per chosen dimension d, stacked on one
+    position axis, each named with its wavelength 2π/ω_i (``omega``: the d/2 frequencies).
+
+    Overlaid, four fast waves drawn through their integer samples were a zigzag tangle
+    (sin pos, period 6.3, turns a sixth of a circle between samples) and the theme paired
+    unrelated dimensions by colour. Here a panel holds one clock: its smooth turn over
+    real positions, the encoding's values at whole positions as dots, and the colour of
+    its frequency i, shared by the sin/cos pair and no other. Panels run from the fastest
+    clock down, whatever order the dimensions were picked in."""
+    dims = sorted(dims)
+    n, rows = pe.shape[0], max(len(dims), 1)
+    plots_px = rows * PANEL_PX + (rows - 1) * NOTE_PX  # the panels and the notes between
+    ys = cell_domains([1] * rows, NOTE_PX / plots_px, reverse=True)
+    colours = palette("qualitative") or PALETTE
+    pairs = sorted({d // 2 for d in dims})
+    data, layout, notes = [], {}, []
+    for row, d in enumerate(dims, start=1):
+        i, fn = d // 2, ("sin", "cos")[d % 2]
+        colour = colours[pairs.index(i) % len(colours)]
+        data += _clock(pe[:, d], omega[i], fn, colour, row)
+        name = t("views.positional.curve", d=d, fn=fn, i=i)
+        wavelength = 2 * np.pi / omega[i]
+        turn = t(
+            "views.positional.wavelength",
+            p=f"{wavelength:,.1f}" if wavelength < 100 else f"{wavelength:,.0f}",
+        )
+        notes.append(
+            dict(
+                text=f"{name} · {turn}",
+                showarrow=False,
+                xref="paper",
+                yref="paper",
+                x=0,
+                y=ys[row - 1][1],
+                xanchor="left",
+                yanchor="bottom",
+            )
+        )
+        last = row == len(dims)
+        x = dict(
+            range=[-0.5, n - 0.5], showticklabels=last, **({} if row == 1 else {"matches": "x"})
+        )
+        if last:
+            x["title"] = dict(text=t("views.axis.position"))
+        y = dict(range=[-1.2, 1.2], tickvals=[-1, 0, 1], zeroline=True)
+        layout |= axes(row, (0, 1), ys[row - 1], x=x, y=y)
+    layout |= dict(
+        annotations=notes,
+        font=FONT,
+        height=plots_px + NOTE_PX + 10 + 50,
+        margin=dict(l=40, r=10, t=NOTE_PX + 10, b=50),
+        showlegend=False,
+    )
+    return figure(data, layout)
+
+
+def _clock(values: np.ndarray, w: float, fn: str, colour: str, row: int) -> list[dict]:
+    """One dimension's traces: up to ``DOTS_UP_TO`` positions, the function over real
+    positions (a line no finer than a wide screen's pixels) and its values at whole
+    positions as dots (the hover reads these); beyond, the samples alone, as a line."""
+    n, where = len(values), subplot_ref(row)
+    pos = np.arange(n)
+    if n > DOTS_UP_TO:
+        return [
+            dict(type="scatter", x=pos, y=values, mode="lines", line=dict(color=colour), **where)
+        ]
+    x = np.linspace(0, n - 1, min(SAMPLES_PER_POSITION * (n - 1) + 1, MAX_SAMPLES))
+    smooth = np.sin(x * w) if fn == "sin" else np.cos(x * w)
+    line = dict(color=colour, width=1.5)
+    return [
+        dict(type="scatter", x=x, y=smooth, mode="lines", line=line, hoverinfo="skip", **where),
         dict(
             type="scatter",
             x=pos,
-            y=pe[:, d],
-            mode="lines",
-            name=t("views.positional.curve", d=d, fn="sin" if d % 2 == 0 else "cos", i=d // 2),
-        )
-        for d in dims
+            y=values,
+            mode="markers",
+            marker=dict(color=colour, size=5),
+            **where,
+        ),
     ]
-    layout = dict(
-        xaxis=dict(title=dict(text=t("views.axis.position"))),
-        yaxis=dict(title=dict(text="PE")),
-        font=FONT,
-        height=420,
-        margin=dict(l=10, r=10, t=30, b=10),
-    )
-    return figure(lines, layout)
 
 
 def table_figure(table: np.ndarray, title: str, height: int = 520) -> go.Figure:

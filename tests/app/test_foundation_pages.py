@@ -1,7 +1,13 @@
 """AppTest for the router, home, attention basics and positional encoding pages."""
 
+import json
+
+import numpy as np
 from catalog import APP_DIR, PAGES
 from streamlit.testing.v1 import AppTest
+
+from engine import positional
+from tests.app.plotly_support import z_values as numbers
 
 
 def test_every_catalogued_page_exists():
@@ -119,3 +125,29 @@ def test_positional_every_section_draws(page):
         assert not at.exception, name
         assert len(at.get("plotly_chart")) >= 1, name
     assert any("Learned" in h.value for h in at.header)
+
+
+def test_positional_curves_draw_each_clock_apart_with_its_wavelength(page):
+    """One panel a dimension, fastest on top whatever the pick order; a sin/cos pair shares
+    a colour no other dimension has; the dots are the table's values at whole positions and
+    the line is the same function between them (not straight segments: sin pos turns a
+    sixth of a circle from one position to the next). Overlaid, the old figure was a tangle."""
+    at = page("positional")
+    at.multiselect(key="pe_dims").set_value([32, 5, 0, 1, 4]).run()
+    assert not at.exception
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    notes = [a["text"] for a in spec["layout"]["annotations"]]
+    assert [n.split(" (")[0] for n in notes] == ["dim 0", "dim 1", "dim 4", "dim 5", "dim 32"]
+    assert "one turn every 6.3 positions" in notes[0] and "every 628 positions" in notes[4]
+    lines, dots = spec["data"][0::2], spec["data"][1::2]
+    colours = [d["marker"]["color"] for d in dots]
+    assert colours[0] == colours[1] and colours[2] == colours[3]
+    assert len({colours[0], colours[2], colours[4]}) == 3
+    pe = positional.sinusoidal(100, 64)
+    np.testing.assert_allclose(numbers(dots[2]["y"]), pe[:, 4])  # dim 4 at whole positions
+    x, y = numbers(lines[0]["x"]), numbers(lines[0]["y"])
+    assert len(x) > 4 * 100  # drawn between the positions, not only at them
+    np.testing.assert_allclose(y, np.sin(x), atol=1e-9)
+    at.multiselect(key="pe_dims").set_value([]).run()
+    assert not at.exception and not at.get("plotly_chart")
+    assert "Pick a dimension" in messages(at)
