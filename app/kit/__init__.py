@@ -4,7 +4,7 @@ Pages import from here; nothing in the kit imports a page, a view or the engine'
 """
 
 from kit.answers import answer_heading
-from kit.errors import friendly_errors
+from kit.errors import fragment, friendly_errors
 from kit.exports import chart, export_buttons, html_chart, table_exports
 from kit.i18n import engine_text, language, language_picker, t
 from kit.page import page_bottom, page_top
@@ -31,6 +31,7 @@ __all__ = [
     "example_and_text",
     "export_buttons",
     "flag",
+    "fragment",
     "friendly_errors",
     "ints",
     "language",

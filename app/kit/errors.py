@@ -11,6 +11,7 @@ developer never loses one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import secrets
 
@@ -38,21 +39,45 @@ def incident_id() -> str:
 
 @contextlib.contextmanager
 def friendly_errors(what: str | None = None):
-    """Show an InputError as it is; log anything else with its traceback and an id."""
-    what = what or t("kit.this_step")
+    """Show an InputError as it is; log anything else with its traceback and an id; then
+    stop the page (the steps below depend on this one)."""
     try:
         yield
-    except InputError as exc:
-        st.info(engine_text(exc))
-        halt()
-    except PageError as exc:
-        st.info(str(exc))
-        halt()
     except Exception as exc:  # noqa: BLE001 - the last line of defence for the audience
+        report(exc, what)
+        halt()
+
+
+def fragment(draw):
+    """``st.fragment`` whose failure is this part's message, while the page around it stays.
+
+    A fragment reruns alone, outside its page's ``friendly_errors`` blocks: an exception in
+    one (a bug in the positional curves) reached Streamlit's own red error box. Every
+    fragment of the app is made with this decorator instead (a page-rule test holds it).
+    ``st.stop`` and ``st.rerun`` are not exceptions of this kind and pass through."""
+
+    @functools.wraps(draw)
+    def guarded(*args, **kwargs):
+        try:
+            return draw(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - as in friendly_errors
+            report(exc, None)
+
+    return st.fragment(guarded)
+
+
+def report(exc: Exception, what: str | None) -> None:
+    """The message for ``exc``, raised while doing ``what``: a refusal as it is, a bug as
+    one line with an id, its traceback logged under that id (call it where it was caught)."""
+    if isinstance(exc, InputError):
+        st.info(engine_text(exc))
+    elif isinstance(exc, PageError):
+        st.info(str(exc))
+    else:
         incident = incident_id()
+        what = what or t("kit.this_step")
         log.exception("error %s in %s (%s)", incident, what, type(exc).__name__)
         st.error(t("kit.went_wrong", what=what, id=incident))
-        halt()
 
 
 def halt() -> None:

@@ -4,7 +4,7 @@ evicted tokens under a slider that redraws that part only."""
 from __future__ import annotations
 
 import streamlit as st
-from kit import chart
+from kit import chart, fragment
 from kit.i18n import t
 from kit.url import url_number
 from views.ledger import ledger_figure
@@ -24,7 +24,7 @@ def draw_ledger(led) -> None:
     _step(led)
 
 
-@st.fragment
+@fragment
 def _step(led) -> None:
     """One step of the ledger: a slider move redraws this part only."""
     n = len(led.mass)

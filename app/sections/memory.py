@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import streamlit as st
-from kit import chart, t, url_choice
+from kit import chart, fragment, t, url_choice
 from kit.presenter import presenting
 from views.memory import (
     SENTENCE_CHARS,
@@ -31,7 +31,7 @@ def draw_hops(amap, candidates: Sequence[str], probs: Sequence[float], support: 
     _shaded(amap, support)
 
 
-@st.fragment
+@fragment
 def _shaded(amap, support: Sequence[int]) -> None:
     """A fragment: choosing a hop redraws the story only (the last hop at first)."""
     labels = list(amap.layer_labels)

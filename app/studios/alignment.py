@@ -13,6 +13,7 @@ from kit import (
     chart,
     controls,
     engine_text,
+    fragment,
     friendly_errors,
     html_chart,
     page_bottom,
@@ -136,7 +137,7 @@ def steps(card, trace, text: str, beam: int) -> None:
 
 
 # Moving the step slider reruns only this part: the animation above does not depend on it.
-@st.fragment
+@fragment
 def at_step(card, trace) -> None:
     alpha, src = trace.maps["alignment"].weights[0, 0], trace.inputs["tokens"]
     words = trace.outputs["steps"]
@@ -174,7 +175,7 @@ def _panel(trace, title: list[str]) -> dict:
 
 
 # Switching between the two comparisons redraws this section only.
-@st.fragment
+@fragment
 def side_by_side(card, trace, text: str, beam: int) -> None:
     """This sentence through every scoring function, or through several beam widths: the
     translations, then their α in one grid (panels never narrower than a readable map)."""
@@ -256,7 +257,7 @@ def training(card, trace, text: str, beam: int) -> None:
 
 
 # A step-slider move reruns only this part, from the timeline already in memory.
-@st.fragment
+@fragment
 def timeline_view(tl, key: str, param: str | None = None) -> None:
     texts = [probe.inputs["text"] for probe in tl.probes[0]]
     c1, c2 = st.columns([2, 3])
@@ -296,7 +297,7 @@ def show_step(tl, i: int, j: int, key: str) -> None:
     right.caption(learning.metrics_at(tl, i))
 
 
-@st.fragment
+@fragment
 def live(card, trace, text: str, beam: int) -> None:
     """Train it now: a fresh tiny model for at most a minute, its α and loss streamed."""
     st.header(t("alignment.live_header"))
@@ -388,7 +389,7 @@ SECTIONS = {
 
 # Input, translation, section, link and downloads: an edit here reruns this part only (the
 # title, the task and the model stay as drawn).
-@st.fragment
+@fragment
 def body(card) -> None:
     with controls("input"):
         text = input_text(card)

@@ -7,7 +7,7 @@ its sentence patterns. ``engine.data.coverage`` decides all of it; this module d
 """
 
 import streamlit as st
-from kit import data_table, t, url_choice, url_default, url_sync
+from kit import data_table, fragment, t, url_choice, url_default, url_sync
 from kit.presenter import presenting
 from state import nmt as state
 from views.alignment_html import coverage_html
@@ -79,7 +79,7 @@ def _browse() -> None:
 
 
 # Filtering the list reruns this section only.
-@st.fragment
+@fragment
 def vocabulary(card, trace, text: str, beam: int) -> None:
     """Every word of the grammar with its French, and its sentence patterns with examples."""
     st.header(t("alignment.vocabulary_header"))

@@ -4,6 +4,7 @@ import streamlit as st
 from kit import (
     chart,
     controls,
+    fragment,
     friendly_errors,
     page_bottom,
     page_top,
@@ -112,7 +113,7 @@ st.markdown(
 
 # One step on screen at a time, and a step change reruns only this part: a teacher walks
 # through the steps, and the browser redraws one or two figures per edit, not sixteen.
-@st.fragment
+@fragment
 def steps(trace) -> None:
     step = url_choice(
         st.segmented_control,

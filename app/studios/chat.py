@@ -6,7 +6,7 @@ token's K/V to the cache, and the model writes the next token.
 """
 
 import streamlit as st
-from kit import controls, flag, friendly_errors, page_bottom, page_top, t
+from kit import controls, flag, fragment, friendly_errors, page_bottom, page_top, t
 from kit.errors import halt
 from kit.presenter import notes, presenting
 from kit.textbox import gate_text, subwords_unit, tokenizer_ends
@@ -114,7 +114,7 @@ def timeline(chat, trace, request) -> None:
     steps(trace, chat)
 
 
-@st.fragment
+@fragment
 def steps(trace, chat) -> None:
     """The step slider and the figures it drives: a move reruns only this part."""
     if "generation" not in trace.maps:

@@ -6,6 +6,7 @@ from kit import (
     controls,
     data_table,
     engine_text,
+    fragment,
     friendly_errors,
     html_chart,
     page_bottom,
@@ -169,7 +170,7 @@ def two(text: str):
 SECTIONS = {"every": every, "two": two}
 
 
-@st.fragment
+@fragment
 def body():
     """Input, view, figures, link and downloads: an edit here reruns this part only."""
     with controls("input"):

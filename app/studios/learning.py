@@ -8,7 +8,7 @@ will fall smoothly. A slider move reruns only the fragment below it, from arrays
 """
 
 import streamlit as st
-from kit import chart, engine_text, page_bottom, page_top, t, url_choice, url_number
+from kit import chart, engine_text, fragment, page_bottom, page_top, t, url_choice, url_number
 from kit.errors import friendly_errors, halt
 from kit.presenter import notes
 from kit.textbox import card_limits, word_ends
@@ -228,7 +228,7 @@ def own(found: dict[int, dict]) -> None:
 SECTIONS = {"maps": maps, "curves": curves, "own": own, "live": live}
 
 
-@st.fragment
+@fragment
 def timeline_view(found: dict[int, dict]) -> None:
     """One section; a slider move (or a live run's poll) reruns only this fragment."""
     section = url_choice(

@@ -9,6 +9,7 @@ from kit import (
     chart,
     controls,
     engine_text,
+    fragment,
     friendly_errors,
     page_bottom,
     page_top,
@@ -133,7 +134,7 @@ def hops(trace, sample) -> None:
     draw_hops(trace.maps["memory"], out["candidates"], out["probabilities"], out["support"])
 
 
-@st.fragment
+@fragment
 def map(trace, sample) -> None:  # the section's id (?section=map) shadows a builtin unused here
     """A fragment: recolouring redraws the map only (the projection is cached)."""
     st.subheader(t("memory.map_header"))
@@ -158,7 +159,7 @@ def map(trace, sample) -> None:  # the section's id (?section=map) shadows a bui
     chart(map_figure(coords, groups, sentences, current, title), key="mem-umap")
 
 
-@st.fragment
+@fragment
 def training(trace, sample) -> None:
     """A fragment: a probe story's p_i per hop at a saved training step, beside the loss
     and accuracy curves; a slider move redraws this section only, from memory."""

@@ -1,7 +1,7 @@
 """Positional encoding: the sinusoids of Vaswani et al. (2017, §3.5) and their rotation property."""
 
 import streamlit as st
-from kit import chart, controls, engine_text, friendly_errors, page_bottom, page_top, t
+from kit import chart, controls, engine_text, fragment, friendly_errors, page_bottom, page_top, t
 from kit.url import ints, url_choice, url_default, url_sync
 from sections import claims as claims_section
 from sections import positional as pe_sections
@@ -114,7 +114,7 @@ SECTIONS = {
 
 
 # One section on screen at a time; picking another reruns only this part.
-@st.fragment
+@fragment
 def sections() -> None:
     section = url_choice(
         st.segmented_control,
@@ -127,8 +127,7 @@ def sections() -> None:
     st.header(t(f"positional.header_{section}", k=k))
     draw = SECTIONS[section]
     if pe is not None or draw is learned:  # the shipped encodings need no size
-        with friendly_errors(t(f"positional.section_{section}")):
-            draw()
+        draw()
 
 
 sections()

@@ -14,6 +14,7 @@ from kit import (
     data_table,
     engine_text,
     flag,
+    fragment,
     friendly_errors,
     page_bottom,
     page_top,
@@ -193,7 +194,7 @@ def reading(view) -> None:
     draw_reading(view["trace"], "ret-reading")
 
 
-@st.fragment
+@fragment
 def draw_reading(trace, key: str) -> None:
     """A fragment: a new layer, head or scale redraws this map only (no new generation)."""
     if "passages" not in trace.maps or not trace.maps["passages"].shape[-1]:

@@ -12,6 +12,7 @@ from kit import (
     controls,
     engine_text,
     flag,
+    fragment,
     friendly_errors,
     notes,
     page_bottom,
@@ -103,7 +104,7 @@ def grid(s: Shown) -> None:
 
 
 # Layer and head rerun only the enlarged head: the grid above stays as drawn.
-@st.fragment
+@fragment
 def enlarged(s: Shown) -> None:
     layer, head = layer_head(s.raw)
     shown_head = head if s.amap.shape[1] == s.raw.shape[1] else 0
@@ -320,7 +321,7 @@ SECTIONS = {
 
 # A section change, or a training-step move, reruns only this part: the model, its Trace
 # and the map stay.
-@st.fragment
+@fragment
 def sections(shown: Shown) -> None:
     # One section on screen at a time: an edit redraws only what is visible. Only the
     # models trained here have a training timeline.

@@ -7,6 +7,7 @@ from kit import (
     chart,
     controls,
     data_table,
+    fragment,
     friendly_errors,
     html_chart,
     notes,
@@ -89,7 +90,7 @@ def _pick(widget, param: str, n: int, default: int, *, key: str) -> int:
 
 
 # Head and view rerun only the maps: the variants have run and the table stays.
-@st.fragment
+@fragment
 def compare_maps(traces: dict, picked: list[str]) -> None:
 
     n_heads = traces[state.FULL].maps["attention"].shape[1]
@@ -136,7 +137,7 @@ def quality() -> None:
     state.warm_quality(cells, int(st.session_state.get("q-seed", 0)))  # the next task picked
 
 
-@st.fragment
+@fragment
 def quality_task(data: dict, rows: list[dict], tasks: list[str]) -> None:
     """The task picker and what it drives: a new task redraws these figures only, not the
     recipe's tables, verdict and charts below (which were ≈ 1 s of each pick)."""
@@ -149,7 +150,7 @@ def quality_task(data: dict, rows: list[dict], tasks: list[str]) -> None:
     quality_training(task, state.task_variants(data, task))
 
 
-@st.fragment
+@fragment
 def quality_cost(rows: list[dict], task: str) -> None:
     kw = dict(key="q-cost", horizontal=True, format_func=lambda c: t(f"variants.quality_cost_{c}"))
     cost = url_choice(st.radio, "cost", t("variants.quality_cost"), COSTS, **kw)
@@ -162,7 +163,7 @@ def quality_cost(rows: list[dict], task: str) -> None:
     chart(fig, key="quality-chart")
 
 
-@st.fragment
+@fragment
 def quality_maps(data: dict, task: str) -> None:
     st.subheader(t("variants.quality_maps"))
     variants = state.task_variants(data, task)
@@ -203,7 +204,7 @@ def quality_maps(data: dict, task: str) -> None:
     data_table(state.quality_read(traces, layer, head, query, key) if query is not None else [])
 
 
-@st.fragment
+@fragment
 def quality_training(task: str, variants: list[str]) -> None:
     """Each cell's shipped timeline: its probe map at a step, beside its curves."""
     st.subheader(t("variants.training_title"))
@@ -279,7 +280,7 @@ def swap() -> None:
     swap_maps(res)
 
 
-@st.fragment
+@fragment
 def swap_maps(res: dict) -> None:
     original = res["original_maps"]
     n_layers, n_heads = original.shape[:2]
@@ -388,7 +389,7 @@ def draw(section: str) -> None:
 # Input, figures, link and downloads: an edit in a section reruns this part only. A click
 # inside a fragment cannot interrupt a run in progress, so the two sections whose runs
 # take seconds to minutes (the sweep's Stop, the long map's Cancel) run as the page.
-fragment = st.fragment(draw)
+in_place = fragment(draw)
 PREEMPTIBLE = (profile, long)
 
 page_top("variants")
@@ -405,4 +406,4 @@ section = url_choice(
     resets="*",  # a link's values belong to the section it was copied on
     format_func=lambda s: t(f"variants.section_{s}"),
 )
-(draw if SECTIONS[section] in PREEMPTIBLE else fragment)(section)
+(draw if SECTIONS[section] in PREEMPTIBLE else in_place)(section)

@@ -72,4 +72,4 @@ def test_sections_said_to_be_fragments_are_fragments():
     slider, Positional's and Transformer's sections and Memory's map are fragments."""
     studios = ROOT / "app" / "studios"
     for page in ("alignment", "compare", "positional", "transformer", "chat", "memory"):
-        assert "@st.fragment" in (studios / f"{page}.py").read_text(), page
+        assert "@fragment" in (studios / f"{page}.py").read_text(), page  # kit.fragment

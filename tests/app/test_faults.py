@@ -83,3 +83,43 @@ def test_only_input_errors_are_calm_messages(caplog):
     incident = re.search(r"\b([0-9a-f]{8})\b", line).group(1)
     logged = [r for r in caplog.records if incident in r.getMessage()]
     assert len(logged) == 1 and logged[0].exc_info[0] is ValueError  # with its traceback
+
+
+FRAGMENT_SCRIPT = """
+import streamlit as st
+from kit import fragment
+from engine.errors import InputError
+
+@fragment
+def part(kind):
+    st.write("before")
+    if kind == "input":
+        raise InputError("text.empty")
+    if kind == "bug":
+        raise ValueError("an internal detail the audience should not read")
+    if kind == "stop":
+        st.stop()
+    st.write("after")
+
+part(st.query_params.get("kind"))
+st.write("the rest of the page")
+"""
+
+
+@pytest.mark.parametrize("kind", ["input", "bug", "stop", "none"])
+def test_a_failing_fragment_is_its_message_and_the_page_goes_on(kind):
+    """A fragment reruns outside its page's friendly_errors: kit.fragment gives it its own,
+    which ends that part only. st.stop is not a failure and still stops the script."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(FRAGMENT_SCRIPT)
+    at.query_params["kind"] = kind
+    at.run()
+    written = [m.value for m in at.markdown]
+    assert not at.exception
+    assert written[0] == "before"
+    assert ("the rest of the page" in written) is (kind != "stop")
+    assert ("after" in written) is (kind == "none")
+    assert [i.value for i in at.info] == (["Type a sentence to begin."] if kind == "input" else [])
+    assert len(at.error) == (kind == "bug")
+    assert "internal detail" not in " ".join(e.value for e in at.error)

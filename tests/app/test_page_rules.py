@@ -42,6 +42,7 @@ COMPUTES = re.compile(
     r"\b(?:torch|np|numpy|math|F)\s*\.\s*(?:softmax|log_softmax|exp)\b|\.\s*(?:softmax|exp)\s*\("
 )
 BUILDS = re.compile(r"\b(?:AttentionMap|Trace)\s*\(")
+BARE_FRAGMENT = re.compile(r"\bst\s*\.\s*fragment\b")
 LAMBDA_NOQA = re.compile(r"#\s*noqa:\s*E731")
 
 
@@ -187,6 +188,15 @@ def test_no_softmax_or_exp_computed_in_the_app(path):
     assert not found, f"{_id(path)} computes {found}: the engine should return it"
 
 
+@pytest.mark.parametrize("path", [_param(p) for p in _files()])
+def test_fragments_are_made_by_the_kit(path):
+    """A fragment reruns outside its page's friendly_errors; kit.fragment gives it its own."""
+    if _id(path) == "kit/errors.py":
+        pytest.skip("where kit.fragment wraps st.fragment")
+    found = BARE_FRAGMENT.findall(code_only(_source(path)))
+    assert not found, f"{_id(path)}: st.fragment; use kit.fragment"
+
+
 @pytest.mark.parametrize("path", [_param(p) for p in _files("state")])
 def test_state_never_imports_views(path):
     imported = imported_modules(_source(path))
@@ -277,6 +287,8 @@ def test_the_checks_can_fail():
     assert BUILDS.findall(code_only("amap = AttentionMap(weights=w)"))
     assert not BUILDS.findall(code_only('st.caption("an AttentionMap(…)")'))
     assert "studios.alignment" in imported_modules("from studios import alignment")
+    assert BARE_FRAGMENT.findall(code_only("@st.fragment\ndef f():\n    pass\n"))
+    assert not BARE_FRAGMENT.findall(code_only("@fragment\ndef f():  # not st.fragment\n    pass"))
 
 
 def test_the_section_rule_can_fail():
