@@ -106,7 +106,7 @@ def per_token_figure(result: dict):
             dict(type="scatter", x=np.arange(1, len(ms) + 1), y=ms, mode="lines", name=name)
         )
     layout = dict(
-        title=dict(text=t("views.variants.per_token_title")),
+        title=dict(text=t("views.variants.per_token_title", repeats=result["repeats"])),
         font=FONT,
         height=380,
         margin=dict(l=10, r=10, t=60, b=10),

@@ -93,6 +93,28 @@ def test_kv_cache_decoding_equals_full_causal_attention():
     assert torch.allclose(res.weights, w, atol=TOL, rtol=0)
 
 
+def test_a_pause_in_one_decoding_run_is_not_a_step_of_the_chart(monkeypatch):
+    """Each step is the median of the runs: an 80 ms pause of the machine in one run (it
+    drew the Variants lab's KV-cache chart at 80 ms over steps under 1 ms) is dropped."""
+    from engine.variants import kv_cache
+
+    real, calls = kv_cache.generate, []
+
+    def paused_once(layer, x, *, use_cache):
+        run = real(layer, x, use_cache=use_cache)
+        calls.append(use_cache)
+        if calls == [True, False]:  # the first no-cache run meets the pause at step 5
+            run.step_seconds[5] += 0.08
+        return run
+
+    monkeypatch.setattr(kv_cache, "generate", paused_once)
+    res = kv_cache.compare(12, d_model=16, heads=2)
+    assert calls == [True, False] * kv_cache.REPEATS and res["repeats"] == 3
+    assert res["step_seconds_no_cache"][5] < 0.04
+    assert res["total_no_cache_s"] == pytest.approx(sum(res["step_seconds_no_cache"]))
+    assert res["max_abs_diff_cache_vs_full"] < 1e-5
+
+
 @pytest.mark.parametrize(
     "name,hp",
     [
