@@ -13,6 +13,7 @@ from views.causal import (
     ablation_figure,
     agreement_rows,
     faithful_figure,
+    negligible,
     patching_figure,
     token_rows,
     top_heads,
@@ -57,7 +58,7 @@ def draw_ablation(found: dict, chat, head_types: dict, prompt_map, k: int) -> No
     rows = top_heads(found, head_types, k)
     if not rows:
         return
-    st.markdown(t("causal.top_heads"))
+    st.markdown(negligible(found["delta_log_prob"]) or t("causal.top_heads"))
     data_table(rows)
     layer, head = (int(x[1:]) for x in rows[0][t("causal.col_head")].split())
     title = t("causal.fig_top_head", layer=layer, head=head)

@@ -8,7 +8,7 @@ import html
 import streamlit as st
 from kit import chart, data_table
 from kit.i18n import t
-from views.causal import ablation_figure
+from views.causal import ablation_figure, negligible
 from views.heatmap import map_figure, md_escape
 from views.transformer import ablation_rows
 
@@ -42,7 +42,8 @@ def draw_ablation(found: dict, kind: str, kind_title: str, amap, key: str) -> No
         return
     left, right = st.columns([3, 2])
     with left:
-        st.markdown(t("transformer.top_heads"))
+        note = negligible(effect["delta_log_prob"]) if "delta_log_prob" in effect else None
+        st.markdown(note or t("transformer.top_heads"))
         data_table(rows)
     layer, head = heads[0]
     title = t("transformer.fig_top_head", layer=layer, head=head)

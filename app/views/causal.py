@@ -17,6 +17,11 @@ from kit.i18n import t
 from views.chat import head_labels
 from views.heatmap import heatmap
 
+# The least half-range of an effect map's scale, in nats: a change of log p by 0.1 (p by
+# about 10 %). Scaled to its own largest value, a sweep whose every head changed log p by
+# under 0.005 coloured −0.004 as deep as a head the model cannot do without.
+EFFECT_FLOOR = 0.1
+
 
 def layer_labels(n: int) -> list[str]:
     return [f"L{i}" for i in range(n)]
@@ -41,6 +46,7 @@ def ablation_figure(
         title = t("causal.fig_ablation", mode=mode, answer=found["answer"])
     grouped = n_kv_heads is not None
     small = n_layers * n_heads <= 32  # a small grid: its numbers in the cells
+    span = max(float(np.nanmax(np.abs(z), initial=0.0)), EFFECT_FLOOR) if signed else None
     fig = heatmap(
         np.round(z, 4),
         head_labels(n_heads, n_kv_heads) if grouped else [f"H{h}" for h in range(n_heads)],
@@ -50,13 +56,24 @@ def ablation_figure(
         y_title=t("chat.fig_layer"),
         value_name=value_name or t("causal.value_delta_log_p"),
         diverging=signed,
-        zmin=None if signed else 0.0,
+        zmin=-span if signed else 0.0,
+        zmax=span,
         annotate=False,
     )
     if small:  # three decimals: effects of a few thousandths are common and must not read "0"
         fig.update_traces(text=[[f"{v:+.3f}" if signed else f"{v:.3f}" for v in row] for row in z])
         fig.update_traces(texttemplate="%{text}")
     return fig
+
+
+def negligible(delta_log_prob) -> str | None:
+    """A sentence for a sweep in which no head matters alone (every |Δ log p| under
+    ``EFFECT_FLOOR``), said where its "heads that matter most" would be; else None."""
+    z = np.asarray(delta_log_prob, dtype=float)
+    largest = float(np.nanmax(np.abs(z), initial=0.0))
+    if largest >= EFFECT_FLOOR:
+        return None
+    return t("causal.negligible", largest=f"{largest:.3f}", floor=EFFECT_FLOOR)
 
 
 def patching_figure(found: dict, n_heads: int, n_kv_heads: int):

@@ -96,6 +96,10 @@ def test_our_heads_removed_alone_are_the_engines_numbers(dates, ours_view):
         figure(at, f"What L{layer} H{head} attends to")  # beside its pattern
         changed = int(want.changed[kind].sum())
         assert f"{changed} of the {L * H} heads" in shown(at)
+        # The scale is the effects' own only past ±0.1 nats; under that, pale, and said.
+        largest = float(np.abs(want.delta_log_prob[kind].numpy()).max())
+        assert spec["data"][0]["zmax"] == pytest.approx(max(largest, 0.1), abs=1e-6)
+        assert ("No head matters much alone" in shown(at)) is (largest < 0.1)
 
 
 def test_the_section_follows_the_chosen_map(dates, ours_view):
