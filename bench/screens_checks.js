@@ -3,7 +3,8 @@
 //
 // opts: {presenter: bool, revealLabel: str}. Returns
 //   overlaps:  pairs of text labels inside one Plotly chart whose glyph boxes intersect
-//   uniform:   heatmap panels that use under a quarter of their colour scale
+//   uniform:   heatmap panels that use under a quarter of their colour scale (unless it
+//              is their declared least range, trace.meta.least_range)
 //   first:     the first figure's top (a table's, on a view that draws only tables), a
 //              pending predict box's and a "start the work" button's, against the viewport
 //   truncated: chart titles cut by the chart's edge or ending in "…", tick labels cut by
@@ -191,6 +192,10 @@
         }
       }
       if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi <= lo || min > max) return;
+      // A scale held at its stated least range on purpose (an effect map whose every value
+      // is negligible: views.causal.EFFECT_FLOOR, said on the page) is pale by design.
+      const least = trace.meta && trace.meta.least_range;
+      if (least && Math.abs(hi - lo - 2 * least) < 1e-9 * least) return;
       const share = (max - min) / (hi - lo);
       if (share < MIN_RATIO) {
         uniform.push({ chart, panel: trace.name || trace.xaxis + trace.yaxis || `trace ${t + 1}`, used: [min, max].map((v) => +v.toPrecision(3)), scale: [lo, hi].map((v) => +(+v).toPrecision(3)), share: +share.toFixed(3) });

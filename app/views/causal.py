@@ -60,6 +60,8 @@ def ablation_figure(
         zmax=span,
         annotate=False,
     )
+    if signed and span == EFFECT_FLOOR:  # pale by design, and said: no "uniform" finding
+        fig.update_traces(meta=dict(least_range=EFFECT_FLOOR))
     if small:  # three decimals: effects of a few thousandths are common and must not read "0"
         fig.update_traces(text=[[f"{v:+.3f}" if signed else f"{v:.3f}" for v in row] for row in z])
         fig.update_traces(texttemplate="%{text}")

@@ -17,9 +17,10 @@ pytestmark = pytest.mark.e2e
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
-# Five charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
+# Six charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
 # chart whose title is far wider than it; a clean control; a row label wider than its
-# margin; twelve lines whose legend cannot fit 200 px (the clean one's fits). A label CSS
+# margin; twelve lines whose legend cannot fit 200 px (the clean one's fits); an effect map
+# pale on its declared least range (views.causal.EFFECT_FLOOR), which is no finding. A label CSS
 # cuts with an ellipsis, and one it does not. Below a 2,000 px spacer, so no
 # figure is on the first screen.
 SYNTHETIC = """
@@ -29,6 +30,7 @@ SYNTHETIC = """
 <div id="clean" style="width:500px;height:400px"></div>
 <div id="clipped" style="width:500px;height:300px"></div>
 <div id="legend" style="width:500px;height:200px"></div>
+<div id="floored" style="width:500px;height:300px"></div>
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
@@ -48,6 +50,8 @@ Plotly.newPlot("clipped", [{type: "heatmap", z: [[0, 1], [1, 0]], zmin: 0, zmax:
   {title: {text: "margins"}, margin: {l: 40}, yaxis: {automargin: false}}, opts);
 Plotly.newPlot("legend", [...Array(12).keys()].map((i) => ({y: [i, i + 1], name: `line ${i}`})),
   {title: {text: "legend"}, margin: {t: 40, b: 30}}, opts);
+Plotly.newPlot("floored", [{type: "heatmap", z: [[-0.004, 0.001], [0, -0.002]], zmin: -0.1,
+  zmax: 0.1, meta: {least_range: 0.1}}], {title: {text: "floored"}}, opts);
 </script>
 """
 
@@ -60,7 +64,7 @@ def synthetic(browser):
     context.route("**/*", lambda r: outside.append(r.request.url) or r.abort())
     page = context.new_page()
     page.set_content(f"<!doctype html><script>{PLOTLY_JS.read_text()}</script>{SYNTHETIC}")
-    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 10")
+    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 12")
     found = page.evaluate(screens.CHECKS_JS, {"presenter": True})
     context.close()
     assert not outside
@@ -75,7 +79,7 @@ def test_overlapping_labels_are_found_and_separate_ones_are_not(synthetic):
 
 
 def test_a_near_uniform_heatmap_is_found_and_a_full_one_is_not(synthetic):
-    (panel,) = synthetic["uniform"]
+    (panel,) = synthetic["uniform"]  # not the floored effect map (#6): pale by design
     assert panel["chart"].startswith("#1") and panel["scale"] == [0, 1]
     assert panel["share"] == pytest.approx(0.02, abs=1e-3)
 

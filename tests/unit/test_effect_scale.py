@@ -8,6 +8,8 @@ from views.causal import EFFECT_FLOOR, ablation_figure, negligible
 def scale(delta) -> tuple[float, float]:
     found = {"delta_log_prob": np.asarray(delta), "mode": "zero", "answer": "Paris"}
     trace = ablation_figure(found, None).to_dict()["data"][0]
+    # the visual review's "uniform" check reads this as a scale held on purpose
+    assert ("meta" in trace) is (trace["zmax"] == EFFECT_FLOOR)
     return trace["zmin"], trace["zmax"]
 
 
