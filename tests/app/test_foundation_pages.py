@@ -144,10 +144,10 @@ def test_positional_curves_draw_each_clock_apart_with_its_wavelength(page):
     assert colours[0] == colours[1] and colours[2] == colours[3]
     assert len({colours[0], colours[2], colours[4]}) == 3
     pe = positional.sinusoidal(100, 64)
-    np.testing.assert_allclose(numbers(dots[2]["y"]), pe[:, 4])  # dim 4 at whole positions
+    np.testing.assert_allclose(numbers(dots[2]["y"]), pe[:, 4], atol=1e-6)  # at whole positions
     x, y = numbers(lines[0]["x"]), numbers(lines[0]["y"])
     assert len(x) > 4 * 100  # drawn between the positions, not only at them
-    np.testing.assert_allclose(y, np.sin(x), atol=1e-9)
+    np.testing.assert_allclose(y, np.sin(x), atol=1e-6)  # sent as float32
     at.multiselect(key="pe_dims").set_value([]).run()
     assert not at.exception and not at.get("plotly_chart")
     assert "Pick a dimension" in messages(at)
