@@ -151,11 +151,28 @@ def heatmap(
         trace.update(text=np.round(z, 2), texttemplate="%{text}")
     height = height or fitted_height(max(len(ys), 1))
     layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px)
-    trace["colorbar"]["nticks"] = max(2, int(plot_px // 40))  # its labels apart
+    trace["colorbar"] |= bar_ticks(zmin, zmax, plot_px)
     full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
     layout.update(title=dict(text=full_title), font=FONT)
     layout["margin"].update(r=10, t=60 if title else 20)
     return figure([trace], layout)
+
+
+def bar_ticks(zmin: float | None, zmax: float | None, plot_px: float) -> dict:
+    """A colour bar's ticks, one per 40 px: Plotly's own on a 0–1 scale; on a map's own
+    range (a signed effect ±0.004, α on 0–0.084) both ends named, and 0 where it is
+    inside. Plotly picks "nice" steps there: ±0.004 in a 120-px bar got dtick 0.005, and
+    the bar's one label was "0", so no colour could be read as a number."""
+    fit = max(2, int(plot_px // 40))
+    if zmin is None or zmax is None or (zmin, zmax) == (0.0, 1.0) or zmax <= zmin:
+        return dict(nticks=fit)
+    count = min(fit, 5)
+    if zmin < 0 < zmax and count % 2 == 0:
+        count -= 1  # odd, so 0 is a tick of a scale centred on it
+    ticks = np.linspace(zmin, zmax, max(count, 2))
+    form = ",.0f" if max(abs(zmin), abs(zmax)) >= 100 else ".2g"  # never "1.5e+03"
+    text = [format(v + 0.0, form).replace("-", "−") for v in ticks]  # + 0.0: no "−0"
+    return dict(tickmode="array", tickvals=ticks.tolist(), ticktext=text)
 
 
 def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
