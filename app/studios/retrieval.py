@@ -166,6 +166,9 @@ def retrieved_list(view) -> None:
         n=len(found.scores), embed=found.timings["embed_ms"], search=found.timings["search_ms"]
     )
     st.caption(t("retrieval.retrieve_timing", **ms))
+    scores = [r["score"] for r in rows if r["score"] is not None]
+    if view["sample"] is not None and scores != sorted(scores, reverse=True):
+        st.caption(t("retrieval.story_order"))  # cos 0.608, 0.577, 0.586 read as a bug
     if view["found"].note is not None:  # k was larger than the store
         st.info(engine_text(view["found"].note))
     if not rows:

@@ -3,6 +3,7 @@ the retrieved passages and the passages × tokens map, every section, a layer an
 picked, bad and hostile input, 中文, a copied link, and the page without the chat model."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,9 @@ def test_a_story_question_shows_passages_answer_and_the_map(page):
     assert "The bAbI answer:" in text
     listed = passages_html(at)
     assert listed.count("[") >= 3 and "★" in listed, "k = 3 passages, the supporting fact starred"
+    # A story's passages stand in story order: where that is not by cosine, it is said.
+    cosines = [float(c) for c in re.findall(r"cos (-?[0-9.]+)", listed)]
+    assert ("in story order, not by cosine" in text) is (cosines != sorted(cosines)[::-1])
     assert len(at.get("plotly_chart")) == 1
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
     title = fig["layout"]["title"]["text"]
@@ -147,6 +151,7 @@ def test_the_shipped_text_store(page):
     assert not at.exception, [e.value for e in at.exception]
     listed = passages_html(at)
     assert "text-" in listed and listed.count("cos ") == 2
+    assert "story order" not in shown(at)  # the book's passages stand by rank
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert len(fig["data"][0]["y"]) == 2, "one row per retrieved passage"
     at.segmented_control(key="ret-section").set_value("addressing").run()
