@@ -19,10 +19,11 @@ import numpy as np
 from kit.i18n import t
 from kit.presenter import palette, presenting
 
-from views.heatmap import columns_css
+from views.heatmap import columns_css, text_px
 from views.style import POSSIBLE, SURE
 
 LEVELS = 100  # colour steps: finer than the eye tells apart on a projector
+GAP_REM = 1.5  # between two columns of maps
 
 
 def colours(scale) -> tuple[str, ...]:
@@ -38,12 +39,14 @@ def _colours(scale) -> tuple[str, ...]:
     return tuple(sample_colorscale(scale, [i / LEVELS for i in range(LEVELS + 1)]))
 
 
+# A panel's map sits at its foot: beside a title wrapped to more lines, A's and B's rows
+# still line up (the B title's third line put its rows 20 px below A's).
 CSS = """
 <style>
-.kit-agrid {{ display:grid; gap:1.2rem 1.5rem; font-size:{font}px; line-height:1.1; }}
-.kit-agrid-panel {{ overflow-x:auto; }}
+.kit-agrid {{ display:grid; gap:1.2rem {gap}rem; font-size:{font}px; line-height:1.1; }}
+.kit-agrid-panel {{ overflow-x:auto; display:flex; flex-direction:column; }}
 .kit-agrid-title {{ text-align:center; margin-bottom:.3rem; }}
-.kit-agrid table {{ border-collapse:collapse; width:100%; }}
+.kit-agrid table {{ border-collapse:collapse; width:100%; margin-top:auto; }}
 .kit-agrid td {{ min-width:6px; max-width:{cell}px; height:{row}px; padding:0; }}
 .kit-agrid th {{ font-weight:normal; white-space:nowrap; }}
 .kit-agrid-tgt {{ text-align:right; padding-right:.35rem; }}
@@ -61,7 +64,10 @@ CSS = """
 """
 
 
-def _panel(p: dict, palette: Sequence[str], zmin: float, zmax: float, value: str) -> str:
+def _panel(p: dict, palette, zmin: float, zmax: float, value: str, *, font: int, cell: int) -> str:
+    """One map as a table, no wider than its cells and labels need: in a column wider than
+    that, a table of width 100% gave the spare width to its label column, and the map
+    stood at the column's right edge behind a blank band."""
     w = np.clip(np.nan_to_num(np.asarray(p["weights"], dtype=float)), zmin, zmax)
     level = np.rint((w - zmin) / (zmax - zmin) * LEVELS).astype(int)
     value = html.escape(value)
@@ -82,8 +88,10 @@ def _panel(p: dict, palette: Sequence[str], zmin: float, zmax: float, value: str
         rows.append(f'<tr><th class="kit-agrid-tgt">{word}</th>{"".join(cells)}</tr>')
     foot = "".join(f'<th class="kit-agrid-src">{s}</th>' for s in src)
     title = "<br>".join(html.escape(line) for line in p["title"])
+    need = len(src) * cell + text_px(p["tgt"], font) + 12  # cells, labels and their padding
     return (
-        f'<div class="kit-agrid-panel"><div class="kit-agrid-title">{title}</div>'
+        f'<div class="kit-agrid-panel" style="max-width:{need:.0f}px">'
+        f'<div class="kit-agrid-title">{title}</div>'
         f"<table>{''.join(rows)}<tr><th></th>{foot}</tr></table></div>"
     )
 
@@ -110,6 +118,7 @@ def alignment_grid_html(
         large = presenting() if large is None else large
     swatches = colours(scale)
     css = CSS.format(
+        gap=GAP_REM,
         font=18 if large else 14,
         cell=30 if large else 24,
         row=24 if large else 19,
@@ -131,9 +140,11 @@ def alignment_grid_html(
             f'<span><span class="kit-agrid-swatch" style="outline:3px dotted {POSSIBLE};'
             f'outline-offset:-3px"></span>{html.escape(t("views.alignment.gold_possible"))}</span>'
         )
-    body = "".join(_panel(p, swatches, zmin, zmax, value) for p in panels)
+    size = dict(font=18 if large else 14, cell=30 if large else 24)
+    body = "".join(_panel(p, swatches, zmin, zmax, value, **size) for p in panels)
     key_row = f'<div class="kit-agrid-key">{"".join(key)}</div>'
-    return f'{css}{key_row}<div class="kit-agrid" style="{columns_css(columns)}">{body}</div>'
+    grid = columns_css(columns, gap_rem=GAP_REM)
+    return f'{css}{key_row}<div class="kit-agrid" style="{grid}">{body}</div>'
 
 
 STRIP_CSS = """

@@ -33,6 +33,15 @@ def test_bahdanau_and_transformer_side_by_side_with_aer(studio_url, page):
     wait_for_app(page, timeout_ms=120_000)
     page.locator(".kit-agrid-title", has_text="α_A − α_B").first.wait_for(timeout=60_000)
     assert_no_exception(page)
+    # A beside B, their rows level, each map at its labels (measured in the browser): the
+    # grid's gap counted short put B under A, and a stretched table left a blank band.
+    a, b = page.locator(".kit-agrid").first.locator(".kit-agrid-panel").all()
+    box_a, box_b = a.bounding_box(), b.bounding_box()
+    assert box_b["x"] > box_a["x"] + box_a["width"] - 1 and box_b["y"] == box_a["y"]
+    row_a, row_b = (p.locator("tr").first.bounding_box() for p in (a, b))
+    assert abs(row_a["y"] - row_b["y"]) < 1
+    cell = a.locator("td").first.bounding_box()
+    assert cell["x"] - box_a["x"] < 160  # just past "européenne", not across a blank band
     # An edit reruns the input, the figures and the view's link together: the link
     # (and the bundle's link.txt) follow the sentence just typed.
     box = page.get_by_label("Input", exact=False).first
