@@ -64,6 +64,11 @@ CSS = """
 """
 
 
+def _width(p: dict, font: int, cell: int) -> float:
+    """A panel's width at ``cell`` px a source word: its cells, labels and their padding."""
+    return len(p["src"]) * cell + text_px(p["tgt"], font) + 12
+
+
 def _panel(p: dict, palette, zmin: float, zmax: float, value: str, *, font: int, cell: int) -> str:
     """One map as a table, no wider than its cells and labels need: in a column wider than
     that, a table of width 100% gave the spare width to its label column, and the map
@@ -88,9 +93,8 @@ def _panel(p: dict, palette, zmin: float, zmax: float, value: str, *, font: int,
         rows.append(f'<tr><th class="kit-agrid-tgt">{word}</th>{"".join(cells)}</tr>')
     foot = "".join(f'<th class="kit-agrid-src">{s}</th>' for s in src)
     title = "<br>".join(html.escape(line) for line in p["title"])
-    need = len(src) * cell + text_px(p["tgt"], font) + 12  # cells, labels and their padding
     return (
-        f'<div class="kit-agrid-panel" style="max-width:{need:.0f}px">'
+        f'<div class="kit-agrid-panel" style="max-width:{_width(p, font, cell):.0f}px">'
         f'<div class="kit-agrid-title">{title}</div>'
         f"<table>{''.join(rows)}<tr><th></th>{foot}</tr></table></div>"
     )
@@ -143,7 +147,10 @@ def alignment_grid_html(
     size = dict(font=18 if large else 14, cell=30 if large else 24)
     body = "".join(_panel(p, swatches, zmin, zmax, value, **size) for p in panels)
     key_row = f'<div class="kit-agrid-key">{"".join(key)}</div>'
-    grid = columns_css(columns, gap_rem=GAP_REM)
+    # A column holds a panel whose vertical source words stand apart (a cell as wide as
+    # their line), or the grid takes fewer columns.
+    least = max(_width(p, size["font"], size["font"] + 2) for p in panels) if panels else 0
+    grid = columns_css(columns, gap_rem=GAP_REM, min_px=least)
     return f'{css}{key_row}<div class="kit-agrid" style="{grid}">{body}</div>'
 
 

@@ -560,14 +560,17 @@ def _panel_title(text: str, x_dom, top: float, side: float) -> dict:
     return dict(note, showarrow=False, font=dict(size=13))
 
 
-def columns_css(columns: int, label_px: int = 70, gap_rem: float = 1.2) -> str:
-    """An HTML grid's columns: as many as fit with MIN_PANEL_PX of map beside ``label_px``
-    of labels each, at most ``columns``; ``gap_rem`` is the grid's column gap. (The
-    Compare page's grid had a 1.5rem gap counted as 1.2: two columns came to 5 px more
-    than the page, and A and B stood one above the other at every width.)"""
+def columns_css(
+    columns: int, label_px: int = 70, gap_rem: float = 1.2, min_px: float | None = None
+) -> str:
+    """An HTML grid's columns: as many as fit with ``min_px`` each (else MIN_PANEL_PX of
+    map beside ``label_px`` of labels), at most ``columns``; ``gap_rem`` is the grid's
+    column gap. (The Compare page's grid had a 1.5rem gap counted as 1.2: two columns came
+    to 5 px more than the page, and A and B stood one above the other at every width.)"""
     n = max(1, columns)
     room = f"100% - {gap_rem * (n - 1):.2f}rem - 1px"  # the pixel: rounding never drops one
-    width = f"max({MIN_PANEL_PX + label_px}px, calc(({room}) / {n}))"
+    least = MIN_PANEL_PX + label_px if min_px is None else min_px
+    width = f"max({least:.0f}px, calc(({room}) / {n}))"
     return f"grid-template-columns:repeat(auto-fill, minmax({width}, 1fr))"
 
 

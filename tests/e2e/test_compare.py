@@ -24,6 +24,9 @@ def test_bahdanau_and_transformer_side_by_side_with_aer(studio_url, page):
     words = grid.locator(".kit-agrid-src").all_text_contents()  # under every panel
     assert words.count("european") == len(titles) >= 2
     assert grid.locator("td").first.get_attribute("title").count("α = ") == 1
+    # The grid takes only as many columns as leave each source word its line (14-px type).
+    widths = [word.bounding_box()["width"] for word in grid.locator(".kit-agrid-src").all()]
+    assert min(widths) >= 15, widths
     # Each panel states its AER against the grammar's gold links.
     page.get_by_text("· α ·", exact=False).first.wait_for(timeout=30_000)
     page.get_by_text("· L1 H", exact=False).first.wait_for(timeout=30_000)
