@@ -69,10 +69,12 @@ def ablation_figure(
 
 
 def negligible(delta_log_prob) -> str | None:
-    """A sentence for a sweep in which no head matters alone (every |Δ log p| under
+    """A sentence for a whole sweep in which no head matters alone (every |Δ log p| under
     ``EFFECT_FLOOR``), said where its "heads that matter most" would be; else None."""
     z = np.asarray(delta_log_prob, dtype=float)
-    largest = float(np.nanmax(np.abs(z), initial=0.0))
+    if np.isnan(z).any():  # a stopped sweep: the heads not reached might matter
+        return None
+    largest = float(np.abs(z).max(initial=0.0))
     if largest >= EFFECT_FLOOR:
         return None
     return t("causal.negligible", largest=f"{largest:.3f}", floor=EFFECT_FLOOR)

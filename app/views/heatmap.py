@@ -570,7 +570,8 @@ def columns_css(
     n = max(1, columns)
     room = f"100% - {gap_rem * (n - 1):.2f}rem - 1px"  # the pixel: rounding never drops one
     least = MIN_PANEL_PX + label_px if min_px is None else min_px
-    width = f"max({least:.0f}px, calc(({room}) / {n}))"
+    # Never wider than the page: a 50-word sentence's panel scrolls inside its column.
+    width = f"max(min({least:.0f}px, 100%), calc(({room}) / {n}))"
     return f"grid-template-columns:repeat(auto-fill, minmax({width}, 1fr))"
 
 

@@ -23,6 +23,8 @@ def test_real_effects_keep_their_own_scale_and_no_note():
     real = [[-2.5, 0.3], [np.nan, np.nan]]  # a stopped sweep: the blank layer is NaN
     assert scale(real) == (-2.5, 2.5)
     assert negligible(real) is None
+    stopped = [[-0.001, 0.002], [np.nan, np.nan]]  # tiny so far, the rest not measured
+    assert scale(stopped) == (-EFFECT_FLOOR, EFFECT_FLOOR) and negligible(stopped) is None
 
 
 def test_a_colour_bar_on_a_maps_own_range_names_its_ends():
