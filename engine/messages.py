@@ -402,6 +402,8 @@ MESSAGES: dict[str, str] = {
     # engine.positional: the sinusoidal table's shape
     "positional.d_model_range": "d_model must be between {lo} and {hi}; got {d_model}",
     "positional.d_model_odd": "d_model must be even (sin/cos pairs); got {d_model}",
+    "positional.dim_range": "a dimension must be 0 … d_model − 1 = {last}",
+    "positional.positions": "positions must be one row of finite numbers within ±{limit:,}",
     "positional.length_range": "length must be between {lo} and {hi} positions; got {n}",
     "positional.offset_range": "the offset k must be a whole number with |k| ≤ {limit:,}; got {k}",
     # engine.gate: files, stories, paths and attention inputs, before anything parses them

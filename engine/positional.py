@@ -48,13 +48,25 @@ def frequencies(d_model: int) -> np.ndarray:
 def sinusoidal(n_positions: int, d_model: int, offset: int = 0) -> np.ndarray:
     """``[n_positions, d_model]`` float64 table of PE(pos) for pos = offset … offset+n−1."""
     n_positions, offset = check_length(n_positions), check_offset(offset)
-    d_model = check_d_model(d_model)
-    w = frequencies(d_model)
-    pos = np.arange(offset, offset + n_positions, dtype=np.float64)[:, None]
-    pe = np.empty((n_positions, d_model))
-    pe[:, 0::2] = np.sin(pos * w)
-    pe[:, 1::2] = np.cos(pos * w)
-    return pe
+    return encode(np.arange(offset, offset + n_positions, dtype=np.float64), d_model)
+
+
+def encode(pos: np.ndarray, d_model: int, dims: list[int] | None = None) -> np.ndarray:
+    """``[len(pos), len(dims)]`` PE at real positions (all d_model dimensions by default).
+
+    The table is this function at whole positions; a curve drawn between them is the same
+    function, so a figure's line and its dots cannot disagree."""
+    d_model, last = check_d_model(d_model), d_model - 1
+    if dims is None:
+        dims = np.arange(d_model)
+    else:
+        message = "positional.dim_range"
+        dims = np.array([gate.within(d, 0, last, message, last=last) for d in dims], np.int64)
+    pos = np.asarray(pos, dtype=np.float64)
+    if pos.ndim != 1 or not np.all(np.abs(pos) <= OFFSET_LIMIT + LENGTH_LIMITS[1]):
+        raise InputError("positional.positions", limit=OFFSET_LIMIT + LENGTH_LIMITS[1])
+    angle = pos[:, None] * frequencies(d_model)[dims // 2]
+    return np.where(dims % 2 == 0, np.sin(angle), np.cos(angle))
 
 
 def rotation(k: int, d_model: int) -> np.ndarray:

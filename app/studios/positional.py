@@ -64,7 +64,7 @@ def curves() -> None:
     if not dims:
         st.info(t("positional.no_dims"))
         return
-    chart(figs.curves_figure(pe, dims, pe_lib.frequencies(d_model)), key="fig-curves")
+    chart(figs.curves_figure(pe, dims), key="fig-curves")
 
 
 def table() -> None:

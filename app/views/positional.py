@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 from kit.i18n import t
 from kit.presenter import palette
 
+from engine import positional
 from views.heatmap import FONT, axes, cell_domains, figure, heatmap, subplot_ref
-from views.timeline import PALETTE
 
 PANEL_PX = 62  # one dimension's plot: a wave and its three ticks read at a glance
 NOTE_PX = 28  # the panel's name above it, in the projector's 18-px type
@@ -17,9 +17,9 @@ SAMPLES_PER_POSITION = 8  # the smooth turn between two whole positions
 MAX_SAMPLES = 1200  # a panel's line no finer than a wide screen's pixels
 
 
-def curves_figure(pe: np.ndarray, dims: list[int], omega: np.ndarray) -> go.Figure:
+def curves_figure(pe: np.ndarray, dims: list[int]) -> go.Figure:
     """PE(pos, d) against the position, one panel per chosen dimension d, stacked on one
-    position axis, each named with its wavelength 2π/ω_i (``omega``: the d/2 frequencies).
+    position axis, each named with its wavelength 2π/ω_i.
 
     Overlaid, four fast waves drawn through their integer samples were a zigzag tangle
     (sin pos, period 6.3, turns a sixth of a circle between samples) and the theme paired
@@ -28,16 +28,17 @@ def curves_figure(pe: np.ndarray, dims: list[int], omega: np.ndarray) -> go.Figu
     its frequency i, shared by the sin/cos pair and no other. Panels run from the fastest
     clock down, whatever order the dimensions were picked in."""
     dims = sorted(dims)
-    n, rows = pe.shape[0], max(len(dims), 1)
+    (n, d_model), rows = pe.shape, max(len(dims), 1)
+    omega = positional.frequencies(d_model)
     plots_px = rows * PANEL_PX + (rows - 1) * NOTE_PX  # the panels and the notes between
     ys = cell_domains([1] * rows, NOTE_PX / plots_px, reverse=True)
-    colours = palette("qualitative") or PALETTE
+    colours = palette("qualitative")
     pairs = sorted({d // 2 for d in dims})
     data, layout, notes = [], {}, []
     for row, d in enumerate(dims, start=1):
         i, fn = d // 2, ("sin", "cos")[d % 2]
         colour = colours[pairs.index(i) % len(colours)]
-        data += _clock(pe[:, d], omega[i], fn, colour, row)
+        data += _clock(pe, d, colour, row)
         name = t("views.positional.curve", d=d, fn=fn, i=i)
         wavelength = 2 * np.pi / omega[i]
         turn = t(
@@ -74,18 +75,18 @@ def curves_figure(pe: np.ndarray, dims: list[int], omega: np.ndarray) -> go.Figu
     return figure(data, layout)
 
 
-def _clock(values: np.ndarray, w: float, fn: str, colour: str, row: int) -> list[dict]:
+def _clock(pe: np.ndarray, d: int, colour: str, row: int) -> list[dict]:
     """One dimension's traces: up to ``DOTS_UP_TO`` positions, the function over real
     positions (a line no finer than a wide screen's pixels) and its values at whole
     positions as dots (the hover reads these); beyond, the samples alone, as a line."""
-    n, where = len(values), subplot_ref(row)
-    pos, values = np.arange(n, dtype=np.float32), values.astype(np.float32)  # half the bytes
+    (n, d_model), where = pe.shape, subplot_ref(row)
+    pos, values = np.arange(n, dtype=np.float32), pe[:, d].astype(np.float32)  # half the bytes
     if n > DOTS_UP_TO:
         return [
             dict(type="scatter", x=pos, y=values, mode="lines", line=dict(color=colour), **where)
         ]
     x = np.linspace(0, n - 1, min(SAMPLES_PER_POSITION * (n - 1) + 1, MAX_SAMPLES))
-    smooth = (np.sin(x * w) if fn == "sin" else np.cos(x * w)).astype(np.float32)
+    smooth = positional.encode(x, d_model, [d])[:, 0].astype(np.float32)
     x = x.astype(np.float32)
     line = dict(color=colour, width=1.5)
     return [

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from engine import positional as P
+from engine.errors import InputError
 
 
 @pytest.mark.parametrize("d", [2, 8, 64, 512])
@@ -42,3 +43,32 @@ def test_cosine_similarity_has_unit_diagonal_and_is_symmetric():
     np.testing.assert_allclose(np.diag(sim), 1.0, atol=1e-12)
     np.testing.assert_allclose(sim, sim.T, atol=1e-12)
     assert sim.max() <= 1 + 1e-12
+
+
+def test_encode_is_the_table_at_whole_positions_and_the_same_function_between():
+    """The curves' line is drawn from ``encode`` at real positions and their dots from the
+    table: they are one function, so the two cannot disagree."""
+    pe = P.sinusoidal(20, 16)
+    np.testing.assert_array_equal(P.encode(np.arange(20.0), 16), pe)
+    np.testing.assert_array_equal(P.encode(np.arange(20.0), 16, [5, 0])[:, 0], pe[:, 5])
+    x = np.array([0.5, 2.25])
+    w = 1 / 10000 ** (2 * 2 / 16)  # dimension 5 is cos of frequency i = 2
+    np.testing.assert_allclose(P.encode(x, 16, [5])[:, 0], np.cos(x * w))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: P.encode([0.0], 16, [16]),
+        lambda: P.encode([0.0], 16, [-1]),
+        lambda: P.encode([0.0], 16, ["x"]),
+        lambda: P.encode([0.0], 16, [1.5]),
+        lambda: P.encode([np.nan], 16),
+        lambda: P.encode([1e12], 16),
+        lambda: P.encode([[0.0]], 16),
+        lambda: P.encode([0.0], 15),
+    ],
+)
+def test_encode_refuses_what_is_not_a_dimension_or_a_position(call):
+    with pytest.raises(InputError):
+        call()
