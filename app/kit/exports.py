@@ -23,7 +23,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from kit.i18n import t
-from kit.presenter import presenting, restyle
+from kit.presenter import QUALITATIVE, presenting, restyle
 
 IMAGE_FORMATS = ("png", "svg")
 FORMAT_KEY = "kit-image-format"
@@ -60,10 +60,19 @@ def chart(fig, key: str, where=None, **kwargs):
     ``where`` is a column or container to draw in (``st`` by default). Returns what
     ``st.plotly_chart`` returns (the selection event when ``on_select`` is given).
     """
-    if presenting():
-        fig = restyle(fig)
+    fig = styled(fig, presenting())
     st.session_state.setdefault(FIGURES_KEY, {})[key] = fig
     return (where or st).plotly_chart(fig, key=key, config=plot_config(key), **kwargs)
+
+
+def styled(fig, present: bool):
+    """The figure as this mode draws it: restyled for a projector; on a screen, lines and
+    groups left uncoloured take the studio's colours, not the theme's paired shades."""
+    if present:
+        return restyle(fig)
+    if fig.layout.colorway is None:
+        fig.layout.colorway = QUALITATIVE
+    return fig
 
 
 class LazyFigure:
@@ -74,7 +83,7 @@ class LazyFigure:
 
     def to_json(self) -> str:
         fig = self.build()
-        return (restyle(fig) if self.present else fig).to_json()
+        return styled(fig, self.present).to_json()
 
 
 def html_chart(markup: str, key: str, figure: Callable[[], object]) -> None:

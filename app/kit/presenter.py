@@ -21,7 +21,10 @@ KEY = "kit-present"
 # slider above it, so a short figure, key labels included, fits the first screen.
 MAX_HEIGHT = 480
 
-# Colour-blind-safe qualitative colours (Okabe & Ito 2008), for lines and groups.
+# The studio's one list of qualitative colours, for lines and groups, on a screen and on a
+# projector alike: colour-blind safe (Okabe & Ito 2008). Streamlit's theme colorway pairs a
+# dark and a light shade (blue and light blue, red and pink, …), so two unrelated lines read
+# as one pair, and its tenth colour (#d5dae5) vanishes on white.
 OKABE_ITO = [
     "#0072B2",
     "#E69F00",
@@ -32,6 +35,12 @@ OKABE_ITO = [
     "#F0E442",
     "#000000",
 ]
+BLUE, ORANGE, GREEN, PINK, SKY, VERMILLION, YELLOW, BLACK = OKABE_ITO
+# Lines and groups: without the yellow (a thin line or a small marker of it vanishes on
+# white), orange after pink: a marked span of steps is orange (views.timeline.BAND).
+QUALITATIVE = [BLUE, VERMILLION, GREEN, PINK, ORANGE, SKY, BLACK]
+# Past the colours, a marker shape per round of them: colour and shape tell 35 apart.
+SYMBOLS = ("circle", "diamond", "square", "triangle-up", "x")
 # ColorBrewer PuOr (orange → white → purple), written out: plotly.js has no PuOr by name and
 # the figures skip the Python-side validation that would expand the name.
 _PUOR = [
@@ -55,7 +64,7 @@ PUOR = [[i / (len(_PUOR) - 1), c] for i, c in enumerate(_PUOR)]
 PALETTES = {
     "sequential": ("Viridis", "Cividis"),
     "diverging": ("RdBu", PUOR),
-    "qualitative": (None, OKABE_ITO),
+    "qualitative": (QUALITATIVE, QUALITATIVE),
 }
 _SEQUENTIAL_NAMES = {"viridis", "cividis", "blues", "greys", "ylgnbu", "plasma", "inferno"}
 _DIVERGING_NAMES = {"rdbu", "puor", "rdylbu", "picnic", "portland", "bluered", "balance"}
@@ -89,6 +98,7 @@ h2, h3 { font-size: 1.6rem !important; padding: .1rem 0 !important; }
 [data-testid=stMarkdownContainer] p, [data-testid=stMarkdownContainer] li {
   font-size: 1.15rem; }
 [data-testid=stWidgetLabel] p { font-size: 1.1rem; }
+[data-testid=stTable] :is(th, td) { font-size: 1.1rem; }
 </style>
 """
 
@@ -134,6 +144,12 @@ def manage(name: str):
     return st.container(key=f"kit-manage-{name}")
 
 
+def look(i: int) -> tuple[str, str]:
+    """(colour, marker symbol) of the ``i``-th of many groups: no two alike up to 35."""
+    n = len(QUALITATIVE)
+    return QUALITATIVE[i % n], SYMBOLS[i // n % len(SYMBOLS)]
+
+
 def palette(kind: str):
     """The colour scale (or list) of ``kind`` for the current mode; views and charts use it."""
     return PALETTES[kind][presenting()]
@@ -166,7 +182,7 @@ def restyle(fig: go.Figure) -> go.Figure:
     for name, axis in layout.items():
         if name.startswith("coloraxis") and isinstance(axis, dict) and "colorscale" in axis:
             axis["colorscale"] = _scale(axis["colorscale"])
-    layout["colorway"] = palette("qualitative")
+    layout.setdefault("colorway", palette("qualitative"))
     font = layout.setdefault("font", {})
     font["size"] = max(18, font.get("size", 12))
     if isinstance(layout.get("height"), int | float):

@@ -97,7 +97,7 @@ def top_figure(top: Sequence[Sequence], chosen: str, title: str):
     """The top-k next-token probabilities at one step; the token the run kept is highlighted."""
     tokens = unique_labels([str(tok) for tok, _ in top])
     probs = [round(float(p), DECIMALS) for _, p in top]
-    colours = palette("qualitative") or ["#1f77b4", "#ff7f0e"]
+    colours = palette("qualitative")
     marker = [colours[1] if str(tok) == chosen else colours[0] for tok, _ in top]
     data = [
         dict(
@@ -125,7 +125,7 @@ def cache_figure(kv_tokens: Sequence[int], kv_bytes: Sequence[int], step: int, t
     steps = list(range(1, len(kv_bytes) + 1))
     mib = [b / 2**20 for b in kv_bytes]
     tokens = [int(n) for n in kv_tokens]
-    colours = palette("qualitative") or ["#1f77b4", "#ff7f0e"]
+    colours = palette("qualitative")
     hover = t("chat.fig_cache_hover")
     data = [
         dict(
@@ -194,7 +194,7 @@ def lines_figure(
     y_range: Sequence[float] | None = None,
 ):
     """One line per named series over a shared x (layers, or cache budgets)."""
-    colours = palette("qualitative") or [None] * 8
+    colours = palette("qualitative")
     data = [
         dict(
             type="scatter",

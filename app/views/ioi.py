@@ -32,7 +32,7 @@ def reads_figure(rows: np.ndarray, tokens: Sequence[str], heads: Sequence[str]):
 def effects_figure(effects: Sequence[float], heads: Sequence[str], n_pairs: int):
     """Each head's patching effect, signed: 1 restores the clean answer's logit difference
     fully, 0 changes nothing, below 0 pushes the other way."""
-    colours = palette("qualitative") or ["#0072B2", "#D55E00"]
+    colours = palette("qualitative")
     data = [
         dict(
             type="bar",

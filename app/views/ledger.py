@@ -14,7 +14,7 @@ from views.style import FONT, legend_below
 
 def ledger_figure(led):
     steps = list(range(1, len(led.mass) + 1))
-    colours = palette("qualitative") or ["#4c72b0", "#dd8452", "#55a868"]
+    colours = palette("qualitative")
     data = [
         dict(
             type="bar",

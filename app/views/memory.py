@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-import plotly.express as px
 import plotly.graph_objects as go
 from kit.i18n import t
+from kit.presenter import look
 
 from views.heatmap import FONT, figure, heatmap, text_px
 from views.timeline import curves_figure
@@ -22,7 +22,6 @@ from views.timeline import curves_figure
 STAR = "★"
 # Dark24: every colour stays visible on a white page and a washed-out projector
 # (Alphabet's pale greys and yellows vanished there).
-PALETTE = px.colors.qualitative.Dark24
 
 
 def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8) -> go.Figure:
@@ -115,7 +114,8 @@ def memory_map(
     fig = go.Figure()
     groups = np.asarray(groups)
     texts = np.asarray([html.escape(t) for t in texts])
-    # Natural order ("task 2" before "task 10") and 24 distinct colours (14 tasks).
+    # Natural order ("task 2" before "task 10"); a colour and a shape a group (Dark24's
+    # 24 colours held near-alike magentas: tasks 2 and 15, 6 and 13).
     order = sorted(
         set(groups[~current].tolist()),
         key=lambda g: [(0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", g) if t],
@@ -128,7 +128,7 @@ def memory_map(
                 y=coords[sel, 1],
                 mode="markers",
                 name=html.escape(str(g)),
-                marker=dict(size=6, opacity=0.6, color=PALETTE[n % len(PALETTE)]),
+                marker=dict(size=7, opacity=0.7, color=look(n)[0], symbol=look(n)[1]),
                 text=texts[sel],
                 hovertemplate="%{text}<extra>%{fullData.name}</extra>",
             )

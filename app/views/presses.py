@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from kit.i18n import t
-from kit.presenter import palette
+from kit.presenter import look, palette
 
 from views.heatmap import figure, log_axis
 from views.style import FONT, legend_below
@@ -16,7 +16,7 @@ LEGEND_ENTRY_PX = 26  # one entry of a vertical legend at FONT's size, with Plot
 def kept_figure(found: dict):
     press = found["runs"][1]
     share = np.asarray(press["mask"], dtype=float).mean((0, 1))  # (n,)
-    colours = palette("qualitative") or ["#4c72b0", "#dd8452"]
+    colours = palette("qualitative")
     data = [
         dict(
             type="scatter",
@@ -62,7 +62,7 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
     """kvpress's plot for one task: accuracy against the compression ratio, a line per
     press (the full cache dashed), and beside it the perplexity of the book's continuation
     read over the same compressed caches, on a log axis."""
-    colours = palette("qualitative") or [None] * 8
+    colours = palette("qualitative")
     presses = {p: by for p, by in task["presses"].items() if p != "full"}
     base = task["presses"]["full"]["0.0"]
     ratios = sorted({0.0, *(float(r) for by in presses.values() for r in by)})
@@ -77,10 +77,10 @@ def curve_figures(task: dict, names: dict[str, str], full: str) -> tuple:
                 + [by[str(r)][metric] if str(r) in by else None for r in ratios[1:]],
                 name=names[p],
                 showlegend=metric == "accuracy",
-                # past the palette's 8 colours a line repeats one: dotted, so it stays apart
-                line=dict(
-                    color=colours[i % len(colours)], dash="dot" if i >= len(colours) else "solid"
-                ),
+                # past the palette's colours a line repeats one: dotted, its marker another
+                # shape, so it stays apart
+                line=dict(color=look(i)[0], dash="dot" if i >= len(colours) else "solid"),
+                marker=dict(symbol=look(i)[1]),
                 hovertemplate=f"{names[p]}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
             )
             for i, (p, by) in enumerate(presses.items())

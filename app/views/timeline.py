@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.presenter import QUALITATIVE
 
 from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref, text_px
 
-# Okabe–Ito: colour-blind safe, distinct on a projector.
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+PALETTE = QUALITATIVE  # kit.presenter's lines: Okabe–Ito, orange after the marked span's
 DISTINCT_LINES = len(PALETTE)  # lines one figure tells apart by colour; more reuse colours
 BAND = "rgba(230, 159, 0, 0.18)"  # a marked span of steps (Okabe–Ito orange)
 LEGEND_FONT = 13

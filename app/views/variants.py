@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 from kit.i18n import DEFAULT, catalog, language, t
-from kit.presenter import palette
+from kit.presenter import look
 from state.variants import variant_name
 
 from views.heatmap import NARROW_PX, figure, log_axis
@@ -15,10 +15,6 @@ from views.timeline import legend_rows
 
 PRESENTER_FONT = 18  # kit.presenter's type: rows counted at its size are never too few
 LEGEND_ROW_PX = 30  # one row of a horizontal legend in that type
-THEME_COLOURS = 10  # Streamlit's Plotly theme's colorway, which colours lines left unset
-
-# A variant's marker when the colours run out: colour and shape together tell 40 apart.
-SYMBOLS = ("circle", "diamond", "square", "triangle-up")
 
 
 def data_text(text: str) -> str:
@@ -47,14 +43,11 @@ def loglog_figure(
     past its colours a line changes its marker. The legend sits below, its rows counted
     at the narrowest page and the projector's type, and the figure grows by them: beside
     the plot, 26 entries scrolled out of a 440-px figure."""
-    colours = palette("qualitative")  # None: the theme's colorway, THEME_COLOURS long
-    n_colours = len(colours) if colours else THEME_COLOURS
     names = list(dict.fromkeys(r["variant"] for r in rows))
     lines = []
     for i, name in enumerate(names):
         pts = sorted((r for r in rows if r["variant"] == name), key=lambda r: r["n"])
-        ns, colour = [r["n"] for r in pts], colours[i % n_colours] if colours else None
-        symbol = SYMBOLS[i // n_colours % len(SYMBOLS)]
+        ns, (colour, symbol) = [r["n"] for r in pts], look(i)
         lines.append(
             dict(
                 type="scatter",
@@ -133,7 +126,7 @@ def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: st
             ),
             name=variant_name(r["variant"]),
             mode="markers",
-            marker=dict(size=12, symbol=SYMBOLS[i // THEME_COLOURS % len(SYMBOLS)]),
+            marker=dict(size=12, color=look(i)[0], symbol=look(i)[1]),
             hovertemplate=variant_name(r["variant"]) + ": %{y:.3f} · %{x:.3g}<extra></extra>",
         )
         for i, r in enumerate(pts)

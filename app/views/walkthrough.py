@@ -6,6 +6,7 @@ import math
 
 import plotly.graph_objects as go
 from kit.i18n import t
+from kit.presenter import QUALITATIVE
 
 from views.heatmap import (
     FONT,
@@ -41,8 +42,8 @@ def entropy_figure(tokens, entropy, entropy_unscaled, uniform: float) -> go.Figu
     bars = [
         dict(type="bar", x=list(x), y=ys, orientation="h", name=name, marker=dict(color=c))
         for x, name, c in (
-            (entropy, t("views.walkthrough.scaled"), "#1f77b4"),
-            (entropy_unscaled, t("views.walkthrough.unscaled"), "#ff7f0e"),
+            (entropy, t("views.walkthrough.scaled"), QUALITATIVE[0]),
+            (entropy_unscaled, t("views.walkthrough.unscaled"), QUALITATIVE[1]),
         )
     ]
     uniform_line = dict(

@@ -288,8 +288,7 @@ def test_two_dozen_cost_lines_each_look_apart_and_the_legend_names_all_without_s
     measured = [d for d in fig.data if d.showlegend is not False]
     assert len(measured) == len(names()) >= 24
     colours = [d.line.color for d in measured]
-    if not presenting:  # the theme colours them in turn, THEME_COLOURS of them
-        colours = [i % variants.THEME_COLOURS for i in range(len(measured))]
+    assert set(colours) == set(presenter.QUALITATIVE)  # the studio's, on a screen too
     looks = {(c, d.marker.symbol) for c, d in zip(colours, measured, strict=True)}
     assert len(looks) == len(measured)  # colour and marker together: no two lines alike
     assert all(d.line.dash == "dash" for d in fig.data if d.showlegend is False)  # the models
@@ -298,3 +297,32 @@ def test_two_dozen_cost_lines_each_look_apart_and_the_legend_names_all_without_s
     labels = [d.name for d in measured]
     rows_needed = timeline.legend_rows(labels, NARROW_PX, variants.PRESENTER_FONT)
     assert rows_needed >= 4 and fig.layout.height == 440 + rows_needed * variants.LEGEND_ROW_PX
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_lines_and_groups_take_the_studios_colours_on_a_screen_and_a_projector(present):
+    """Streamlit's theme colorway pairs a dark and a light shade (the Chat presses' random
+    and StreamingLLM lines read as one pair) and its tenth colour, #d5dae5, vanished on
+    white (two of the Variants cost lines). Every chart gets the studio's list, and a view
+    that chose its own colorway keeps it."""
+    import plotly.graph_objects as go
+    from kit.exports import styled
+
+    fig = styled(go.Figure([go.Scatter(y=[1, 2]), go.Scatter(y=[2, 1])]), present)
+    assert list(fig.layout.colorway) == presenter.QUALITATIVE
+    assert "#F0E442" not in presenter.QUALITATIVE  # Okabe–Ito's yellow: thin lines vanish
+    own = styled(go.Figure(layout=dict(colorway=["#D55E00", "#56B4E9"])), present)
+    assert list(own.layout.colorway) == ["#D55E00", "#56B4E9"]
+
+
+def test_fifteen_memory_groups_each_look_apart():
+    """The Memory map's groups (up to 15 tasks and the story's own) by colour and shape:
+    Dark24 gave tasks 2 and 15, 6 and 13 near-alike magentas."""
+    from views.memory import memory_map
+
+    groups = [f"task {n}" for n in range(1, 16) for _ in range(3)]
+    coords = np.random.default_rng(0).normal(size=(len(groups), 2))
+    fig = memory_map(coords, groups, ["a"] * len(groups), np.zeros(len(groups), bool), "")
+    looks = [(d.marker.color, d.marker.symbol) for d in fig.data]
+    assert len(looks) == 15 == len(set(looks))
+    assert [d.name for d in fig.data][:3] == ["task 1", "task 2", "task 3"]
