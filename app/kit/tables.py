@@ -14,6 +14,12 @@ import re
 import streamlit as st
 
 from kit.i18n import catalog, language
+from kit.presenter import presenting
+
+# st.dataframe draws on a canvas the presenter's CSS cannot enlarge: on a projector a table
+# up to this many rows is drawn as st.table (HTML, in the presenter's type); a longer one
+# stays a grid that scrolls, since a room reads no more rows than one screen holds.
+PRESENTED_ROWS = 30
 
 
 def _slug(name: str) -> str:
@@ -60,12 +66,34 @@ def _dash(value):
     return "–" if missing else value if isinstance(value, str) else str(value)
 
 
+def _floats(frame) -> list:
+    from pandas.api.types import is_float_dtype
+
+    return [c for c in frame.columns if is_float_dtype(frame[c])]
+
+
+def _as_on_screen(value: float) -> str:
+    """A float as st.dataframe writes it on a screen (up to 4 decimals, no trailing zeros):
+    st.table would pad 92.01 to "92.0100", a precision the number does not have. A value
+    that 4 decimals would round to 0 keeps three significant digits."""
+    if value and abs(value) < 5e-5:
+        return f"{value:.3g}"
+    text = f"{value:.4f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
 def data_table(rows, **kwargs) -> None:
     """``st.dataframe`` of ``rows`` (a DataFrame or records), headers translated, missing
-    values as "–", no index; as wide as its frame, scrolling sideways when wider."""
+    values as "–", no index; as wide as its frame, scrolling sideways when wider. On a
+    projector, a table of up to ``PRESENTED_ROWS`` rows is HTML in the presenter's type."""
     import pandas as pd  # here, not at import: every page imports kit
 
-    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    config = {c: st.column_config.Column(header(str(c))) for c in frame.columns}
+    frame = missing_as_dash(rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows))
+    headers = {c: header(str(c)) for c in frame.columns}
+    if presenting() and len(frame) <= PRESENTED_ROWS and len(set(headers.values())) == len(headers):
+        shown = frame.rename(columns=headers).style.hide(axis="index")
+        st.table(shown.format(_as_on_screen, subset=_floats(shown.data)), border="horizontal")
+        return
+    config = {c: st.column_config.Column(h) for c, h in headers.items()}
     kwargs.setdefault("width", "stretch")
-    st.dataframe(missing_as_dash(frame), hide_index=True, column_config=config, **kwargs)
+    st.dataframe(frame, hide_index=True, column_config=config, **kwargs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import streamlit as st
-from kit import chart, data_table, engine_text, t
+from kit import chart, data_table, engine_text, notes, t
 from views.alignment import alignment_figure
 from views.bleu import bleu_by_length_figure
 from views.heatmap import md_escape
@@ -78,7 +78,8 @@ def measured_table(measured: Sequence[tuple], command: str | None) -> None:
         rows.append(_row(c, r))
         if "greedy" in r:  # the same model decoded greedily, for comparison
             rows.append(_row(c, r["greedy"] | {"train_steps": r.get("train_steps")}, "greedy"))
-    data_table(rows)
+    with notes("nmt-measured"):  # presenting: after Figure 2, the one a room reads
+        data_table(rows)
     chart(bleu_by_length_figure({engine_text(c.title): r for c, r in measured}), key="nmt-bleu")
     commands = sorted({c.evaluate_command for c, _ in measured if c.evaluate_command})
     st.caption(

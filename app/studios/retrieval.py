@@ -16,6 +16,7 @@ from kit import (
     flag,
     fragment,
     friendly_errors,
+    notes,
     page_bottom,
     page_top,
     t,
@@ -181,7 +182,7 @@ def addressing(view) -> None:
     """The addressing step: each passage's cosine to the question and its softmax weight."""
     found, passages = view["found"], view["store"].passages
     facts = dict(n=len(passages), k=found.k, floor=found.floor, scale=found.scale)
-    st.markdown(t("retrieval.addressing_method", **facts))
+    notes("ret-addressing").markdown(t("retrieval.addressing_method", **facts))  # figure first
     order = state.shown_passages(found)
     chart(figs.addressing_of(found, passages, order), "ret-addressing")
     if len(order) < len(passages):
@@ -193,7 +194,8 @@ def addressing(view) -> None:
 def reading(view) -> None:
     """Passages × generated tokens: the chat model's attention mass on each passage."""
     n_layers, n_heads = view["trace"].maps["generation"].shape[:2]
-    st.markdown(t("retrieval.reading_method", layers=n_layers, heads=n_heads))
+    method = t("retrieval.reading_method", layers=n_layers, heads=n_heads)
+    notes("ret-reading").markdown(method)  # presenting: after the map
     draw_reading(view["trace"], "ret-reading")
 
 

@@ -104,7 +104,7 @@ _MEASURE = """(figure) => {
   const views = [...document.querySelectorAll(figure + ', [data-testid=stHtml]')]
     .map(box).filter(Boolean);
   const alerts = [...document.querySelectorAll('[data-testid=stAlert]')].map(box);
-  return {figure: first(figure), table: first('[data-testid=stDataFrame]'),
+  return {figure: first(figure), table: first('[data-testid=stDataFrame], [data-testid=stTable]'),
           alerts: alerts.filter(Boolean).length,
           predict: box(wrapper), slider: driving.map(box).find(Boolean) || null,
           lowest: Math.max(0, ...views.map((v) => v.bottom)), manage: manage || null};
