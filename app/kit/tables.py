@@ -66,10 +66,9 @@ def _dash(value):
     return "–" if missing else value if isinstance(value, str) else str(value)
 
 
-def _floats(frame) -> list:
-    from pandas.api.types import is_float_dtype
-
-    return [c for c in frame.columns if is_float_dtype(frame[c])]
+def _of_kind(frame, kind: str) -> list:
+    """The columns whose numpy dtype is of ``kind`` ("f": floats, "b": booleans)."""
+    return [c for c in frame.columns if frame[c].dtype.kind == kind]
 
 
 def _as_on_screen(value: float) -> str:
@@ -92,7 +91,10 @@ def data_table(rows, **kwargs) -> None:
     headers = {c: header(str(c)) for c in frame.columns}
     if presenting() and len(frame) <= PRESENTED_ROWS and len(set(headers.values())) == len(headers):
         shown = frame.rename(columns=headers).style.hide(axis="index")
-        st.table(shown.format(_as_on_screen, subset=_floats(shown.data)), border="horizontal")
+        shown = shown.format(_as_on_screen, subset=_of_kind(shown.data, "f"))
+        # A tick, as st.dataframe's checkbox column shows it: not "True" in every language.
+        shown = shown.format(lambda v: "✓" if v else "✗", subset=_of_kind(shown.data, "b"))
+        st.table(shown, border="horizontal")
         return
     config = {c: st.column_config.Column(h) for c, h in headers.items()}
     kwargs.setdefault("width", "stretch")

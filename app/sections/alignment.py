@@ -55,13 +55,21 @@ def soft_alignment(amap, src: Sequence[str], scored, *, gold_expected: bool) -> 
 def _row(card, r: dict, decoding: str | None = None) -> dict:
     return {
         t("alignment.col_model"): engine_text(card.title),
-        t("alignment.col_decoding"): decoding or r["decoding"],
+        t("alignment.col_decoding"): _decoding(decoding or r["decoding"]),
         t("alignment.col_exact"): r["exact_match"],
         "BLEU": r["bleu"],
         "AER": r.get("aer"),
         t("alignment.col_aer_sure"): r.get("aer_argmax_vs_sure"),
         t("alignment.col_steps"): r.get("train_steps"),
     }
+
+
+def _decoding(name: str) -> str:
+    """The results file's decoding ("greedy", "beam 5") in the reader's language."""
+    beam = name.removeprefix("beam ")
+    if name == "greedy":
+        return t("alignment.greedy")
+    return t("alignment.beam_n", b=beam) if beam.isdigit() else name
 
 
 def measured_table(measured: Sequence[tuple], command: str | None) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 from kit import queue
 from kit.errors import PageError
-from kit.i18n import DEFAULT, engine_text, language, t, variant_title
+from kit.i18n import DEFAULT, engine_text, language, param_label, t, variant_title
 
 from engine import kernels, profile
 from engine.errors import InputError
@@ -415,13 +415,13 @@ def quality_table(data: dict, rows: list[dict]) -> list[dict]:
     """One line per variant: accuracy ± spread and cost per task, LRA's published average."""
     wide = {}
     for r in rows:
-        line = wide.setdefault(r["variant"], {"variant": r["variant"]})
+        line = wide.setdefault(r["variant"], {"variant": variant_name(r["variant"])})
         line[r["task"]] = f"{r['accuracy']:.3f} ± {r['spread']:.3f}"
         line[f"{r['task']} ms/step"] = r["ms_per_step"]
         line[f"{r['task']} MiB"] = r["peak_rss_mib"]
     published = t("variants.quality_published")
-    for line in wide.values():
-        lra = data["lra_published"]["average_accuracy"].get(line["variant"])
+    for variant, line in wide.items():
+        lra = data["lra_published"]["average_accuracy"].get(variant)
         line[published] = f"{lra:.2f}" if lra is not None else "—"
     return list(wide.values())
 
@@ -469,7 +469,7 @@ def quality_read(traces: dict, layer: int, head: int, query: int, key: int | Non
         at = tr.outputs["asked"].index(query)
         table.append(
             {
-                "variant": name,
+                "variant": variant_name(name),
                 "weight_on_key": float(w[query, key]) if key is not None else float("nan"),
                 "strongest_key": int(w[query].argmax()),
                 "answer": tr.outputs["answers"][at],
@@ -519,15 +519,26 @@ def swap_panels(res: dict, layer: int, head: int) -> list[dict]:
     return panels
 
 
+def _budget(name: str, params: dict) -> str:
+    """A variant's budget as "k = 12": its parameters' ids in English (the names the
+    exports and the URL use), their labels in another language."""
+    declared = {p.name: p for p in REGISTRY[name].params} if name in REGISTRY else {}
+
+    def said(k: str) -> str:
+        return k if language() == DEFAULT or k not in declared else param_label(declared[k], name)
+
+    return ", ".join(f"{said(k)} = {v}" for k, v in params.items() if k != "seed") or "–"
+
+
 def swap_rows(results: dict) -> list[dict]:
     """One row per swapped variant: cosine, worst layer, exactness, budget, notes."""
     return [
         {
-            "variant": name,
+            "variant": variant_name(name),
             "cosine": r.cosine,
             "max_layer_error": max(r.layer_errors),
             "exact": r.exact,
-            "budget": ", ".join(f"{k} = {v}" for k, v in r.params.items() if k != "seed") or "–",
+            "budget": _budget(name, r.params),
             "note": "; ".join(engine_text(n) for n in r.notes),
         }
         for name, r in results.items()

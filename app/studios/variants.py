@@ -76,7 +76,7 @@ def compare() -> None:
     compare_maps(traces, picked)
     st.subheader(t("variants.error_header"))
     st.caption(t("variants.error_caption"))
-    data_table(rows)
+    data_table(figs.error_rows(rows))
     table_exports(rows, "variants-errors")
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from kit.i18n import DEFAULT, catalog, language, t
+from kit.i18n import DEFAULT, catalog, language, t, variant_title
 from kit.presenter import look
 from state.variants import variant_name
 
-from views.heatmap import NARROW_PX, figure, log_axis
+from engine.variants import REGISTRY
+from views.heatmap import NARROW_PX, figure, flag_text, log_axis
 from views.style import FONT, legend_below
 from views.timeline import legend_rows
 
@@ -26,6 +27,18 @@ def data_text(text: str) -> str:
     for english, other in _data_sentences(language()):
         text = text.replace(english, other)
     return text
+
+
+def error_rows(rows: list[dict]) -> list[dict]:
+    """The comparison's table as a reader sees it: each variant's title and its map's kind
+    (exact, approximate, implied…) in the reader's language; the rows keep the engine's
+    words for the downloads."""
+    shown = []
+    for r in rows:
+        title = variant_title(REGISTRY[r["variant"]]) if r["variant"] in REGISTRY else r["title"]
+        kind = flag_text(r["map"].split(", ")) if r.get("map") else r.get("map")
+        shown.append(r | {"title": title, "map": kind})
+    return shown
 
 
 @functools.cache

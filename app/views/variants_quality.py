@@ -16,7 +16,7 @@ from plotly.colors import qualitative
 from engine.models.variant_lm import GRID_WIDTH
 from views.heatmap import SEQUENTIAL, axes, cell_domains, figure, log_axis, subplot_ref, text_px
 from views.style import FONT, legend_below
-from views.variants import variant_name
+from views.variants import data_text, variant_name
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
 COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
@@ -83,7 +83,7 @@ def recall_state_figure(
                             None,
                             (
                                 t(f"variants_quality.kind_{r['kind']}", task=r["task"]),
-                                r.get("source"),
+                                data_text(r.get("source")),
                             ),
                         )
                     )
@@ -256,7 +256,7 @@ def recall_rows(rows: list[dict]) -> list[dict]:
     """The chart's points as a table: one row per variant and task."""
     return [
         {
-            t("variants_quality.col_variant"): r["variant"],
+            t("variants_quality.col_variant"): variant_name(r["variant"]),
             t("variants_quality.col_task"): r["task"],
             t("variants_quality.col_width"): r.get("width", GRID_WIDTH),
             t("variants_quality.col_seeds"): " / ".join(f"{a:.3f}" for a in r["accuracy"]),
@@ -264,7 +264,7 @@ def recall_rows(rows: list[dict]) -> list[dict]:
             t("variants_quality.col_state"): r["state_bytes"],
             t("variants_quality.col_per_token"): round(r["bytes_per_token"]),
             t("variants_quality.col_kind"): t(f"variants_quality.short_{r['kind']}"),
-            t("variants_quality.col_source"): r["source"],
+            t("variants_quality.col_source"): data_text(r["source"]),
         }
         for r in sorted(rows, key=lambda r: (r["task"], r["state_bytes"]))
     ]
@@ -342,7 +342,10 @@ def tuning_rows(runs: list[dict]) -> list[dict]:
     rates = sorted({lr for r in runs for lr in r["lrs"]})
     rows = []
     for (recipe, variant), by_rate in groups.items():
-        row = {t("variants_quality.col_variant"): variant, t("variants_quality.col_recipe"): recipe}
+        row = {
+            t("variants_quality.col_variant"): variant_name(variant),
+            t("variants_quality.col_recipe"): recipe,
+        }
         for lr in rates:
             run = by_rate.get(lr)
             row[f"lr {lr:g}"] = round(run["validation_accuracy"], 3) if run else None

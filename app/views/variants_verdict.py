@@ -19,7 +19,7 @@ from plotly.colors import sample_colorscale
 from engine.analysis import recall_state
 from views.heatmap import figure, heatmap
 from views.style import FONT, legend_below
-from views.variants import variant_name
+from views.variants import data_text, variant_name
 
 ROW_PX = 24  # a row of the ablation's chart: presenter type (18 px) with air, unthinned
 CHANCE_VALUES = 64  # MQAR's values: a guess is right 1/64 of the time, its loss ln 64
@@ -104,7 +104,7 @@ def verdict_rows(found: list[dict], ablations: dict[str, dict[str, float]]) -> l
         )
         rows.append(
             {
-                t("variants_quality.col_variant"): v["variant"],
+                t("variants_quality.col_variant"): variant_name(v["variant"]),
                 t("variants_verdict.col_outcome"): t(f"variants_verdict.outcome_{v['outcome']}"),
                 t("variants_quality.col_task"): v["task"],
                 t("variants_quality.col_width"): v["width"],
@@ -114,7 +114,7 @@ def verdict_rows(found: list[dict], ablations: dict[str, dict[str, float]]) -> l
                 t("variants_verdict.col_smallest_at"): (
                     f"{smallest['task']}, d = {smallest['width']}" if smallest else None
                 ),
-                t("variants_quality.col_source"): v["formula"],
+                t("variants_quality.col_source"): data_text(v["formula"]),
                 t("variants_verdict.col_conv"): v["conv"],
                 t("variants_quality.col_kept"): v["lr"],
                 t("variants_verdict.col_rates"): rates,

@@ -323,3 +323,14 @@ def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
     assert tl.meta["stopped"] == "time" and tl.steps == [0]
     assert cancel.is_set(), "a film cut by the clock is not cached as the seed's result"
     assert film.latest() == 1  # the page saw the one snapshot taken
+
+
+def test_the_measured_table_names_its_decodings_in_the_readers_language():
+    """The results file writes "greedy" and "beam 5"; a Chinese reader read them as they
+    were (the visual review found "greedy" once presenter mode drew the table as HTML)."""
+    at = AppTest.from_file(str(APP_DIR / "studios/alignment.py"), default_timeout=120)
+    at.query_params.update(lang="zh", section="measured")
+    at.run()
+    assert not at.exception
+    decodings = set(at.dataframe[0].value["解码方式"])
+    assert decodings == {"束宽 5", "贪心"}

@@ -14,8 +14,10 @@ from streamlit.testing.v1 import AppTest
 def _script(n_rows: int) -> None:
     from kit.tables import data_table
 
-    rows = [{"aer": 0.0833, "bleu": 92.01, "steps": 2400, "model": "a"}]
-    rows += [{"aer": None, "bleu": 8.6, "steps": 1200, "model": "b"}] * (n_rows - 1)
+    rows = [{"aer": 0.0833, "bleu": 92.01, "steps": 2400, "model": "a", "causal": True}]
+    rows += [{"aer": None, "bleu": 8.6, "steps": 1200, "model": "b", "causal": False}] * (
+        n_rows - 1
+    )
     data_table(rows)
 
 
@@ -39,9 +41,9 @@ def test_a_projector_gets_the_table_as_html_with_the_screens_numbers():
     at = _drawn(present=True)
     assert len(at.table) == 1 and not at.dataframe
     cells = shown(at.table[0])
-    assert cells[0] == ["aer", "BLEU", "steps", "model"]  # headers in the reader's language
-    assert cells[1] == ["0.0833", "92.01", "2400", "a"]  # not "92.0100": no padded precision
-    assert cells[2] == ["–", "8.6", "1200", "b"]
+    assert cells[0][:4] == ["aer", "BLEU", "steps", "model"]  # in the reader's language
+    assert cells[1] == ["0.0833", "92.01", "2400", "a", "✓"]  # not "92.0100", not "True"
+    assert cells[2] == ["–", "8.6", "1200", "b", "✗"]
     assert "[data-testid=stTable]" in _CSS_PRESENTING  # the presenter's type reaches it
 
 
