@@ -10,6 +10,8 @@ injected into the page and figure styling on the server: nothing is fetched.
 
 from __future__ import annotations
 
+import re
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -20,6 +22,12 @@ KEY = "kit-present"
 # The height presenter mode grows a figure to: 768 px less a title, a section row and a step
 # slider above it, so a short figure, key labels included, fits the first screen.
 MAX_HEIGHT = 480
+# Streamlit's Plotly theme sizes tick labels and legends (12 px) and axis titles (14 px)
+# itself, and a theme's size for them wins over the figure's font: on a projector these are
+# set, wherever a view left them to the theme (a view that sized them laid them out in px).
+TICK_PX, LEGEND_PX, AXIS_TITLE_PX = 16, 16, 18
+_AXIS = re.compile(r"[xy]axis\d*$")
+_CARTESIAN = {"scatter", "scattergl", "bar", "heatmap", "box", "histogram", "violin"}
 
 # The studio's one list of qualitative colours, for lines and groups, on a screen and on a
 # projector alike: colour-blind safe (Okabe & Ito 2008). Streamlit's theme colorway pairs a
@@ -185,11 +193,31 @@ def restyle(fig: go.Figure) -> go.Figure:
     layout.setdefault("colorway", palette("qualitative"))
     font = layout.setdefault("font", {})
     font["size"] = max(18, font.get("size", 12))
+    _theme_sizes(layout, spec.get("data", []))
     if isinstance(layout.get("height"), int | float):
         height = layout["height"]
         layout["height"] = max(height, min(int(height * 1.15), MAX_HEIGHT))
         _thin_ticks(spec, layout["height"], font["size"])
     return go.Figure(spec, _validate=False)
+
+
+def _theme_sizes(layout: dict, traces: list) -> None:
+    """Tick labels, legend and axis titles in the projector's sizes where the view left them
+    to Streamlit's theme, which otherwise draws them at 12–14 px whatever the font says."""
+    if any(t.get("type", "scatter") in _CARTESIAN for t in traces):
+        layout.setdefault("xaxis", {})
+        layout.setdefault("yaxis", {})
+    for name, axis in layout.items():
+        if not (_AXIS.match(name) and isinstance(axis, dict)):
+            continue
+        axis.setdefault("tickfont", {}).setdefault("size", TICK_PX)
+        title = axis.get("title")
+        if isinstance(title, str):
+            title = axis["title"] = {"text": title}
+        if isinstance(title, dict):
+            title.setdefault("font", {}).setdefault("size", AXIS_TITLE_PX)
+    legend = layout.setdefault("legend", {})
+    legend.setdefault("font", {}).setdefault("size", LEGEND_PX)
 
 
 def _thin_ticks(spec: dict, height: int, size: int) -> None:

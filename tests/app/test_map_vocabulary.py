@@ -326,3 +326,26 @@ def test_fifteen_memory_groups_each_look_apart():
     looks = [(d.marker.color, d.marker.symbol) for d in fig.data]
     assert len(looks) == 15 == len(set(looks))
     assert [d.name for d in fig.data][:3] == ["task 1", "task 2", "task 3"]
+
+
+def test_a_projector_sizes_what_streamlits_theme_would_draw_at_12_px():
+    """Streamlit's Plotly theme sets tick labels and legends to 12 px and axis titles to
+    14 px, and a theme's size beats the figure's font: presenter mode's 18-px type reached
+    titles only (the Chat presses' legend read at 12 px on a projector). Sizes a view set
+    itself stay: a map grid's ticks are laid out in px."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(
+        [go.Scatter(y=[1, 2], name="a"), go.Heatmap(z=[[1]], xaxis="x2", yaxis="y2")],
+        layout=dict(
+            xaxis=dict(title="step"),
+            yaxis=dict(title=dict(text="loss")),
+            xaxis2=dict(tickfont=dict(size=12)),
+        ),
+    )
+    spec = presenter.restyle(fig).to_dict()["layout"]
+    assert spec["xaxis"]["tickfont"]["size"] == spec["yaxis"]["tickfont"]["size"] == 16
+    assert spec["xaxis"]["title"]["font"]["size"] == spec["yaxis"]["title"]["font"]["size"] == 18
+    assert spec["legend"]["font"]["size"] == 16
+    assert spec["xaxis2"]["tickfont"]["size"] == 12  # the view's own, laid out in px
+    assert spec["xaxis"]["title"]["text"] == "step"
