@@ -94,10 +94,20 @@ def loglog_figure(
         height=440 + legend_lines * LEGEND_ROW_PX,
         margin=dict(l=10, r=10, t=60, b=10),
         legend=legend_below(tracegroupgap=0),
-        xaxis=log_axis(title=dict(text=t("views.variants.length_axis"))),
-        yaxis=log_axis(title=dict(text=y_title)),
+        xaxis=_lengths_axis(sorted({r["n"] for r in rows}), t("views.variants.length_axis")),
+        yaxis=log_axis([r.get(k) for r in rows for k in (y, predicted)], title=dict(text=y_title)),
     )
     return figure(lines, layout)
+
+
+def _lengths_axis(ns: list[int], title: str) -> dict:
+    """The sequence lengths swept, each named where it was measured: a sweep of 256 … 8192
+    spans under two decades, and a log axis labelled at powers of ten named 1000 alone."""
+    if not 1 < len(ns) <= 12:
+        return log_axis(ns, title=dict(text=title))
+    axis = log_axis(title=dict(text=title))
+    axis.pop("dtick")
+    return axis | dict(tickvals=ns, ticktext=[f"{n:g}" for n in ns])
 
 
 def per_token_figure(result: dict):

@@ -147,9 +147,12 @@ def test_log_axes_name_decades_only():
             np.array([0, 10, 100]), np.array([3.0, 2.0, 1.0]), np.eye(4)[None], 0, "x"
         ),
     ]
-    for fig in figs:
+    for fig in figs:  # decades, or the values a reader needs: never Plotly's 2, 3 … 9
         axes = _log_axes(fig)
-        assert axes and all(a["dtick"] == 1 for a in axes)
+        assert axes and all(a.get("dtick") == 1 or a.get("tickvals") for a in axes)
+    lengths = _log_axes(figs[0])[0]  # 256 … 16384: one decade's label would name 1000 alone
+    assert list(lengths["tickvals"]) == [256, 1024, 4096, 16384]
+    assert list(lengths["ticktext"]) == ["256", "1024", "4096", "16384"]
 
 
 def test_point_labels_are_in_the_legend_not_piled_on_the_points():
