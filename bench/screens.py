@@ -22,6 +22,8 @@ checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
   first table is the figure, as in tests/e2e/test_presenter.py;
 - truncated: chart titles wider than the chart, cut by its edge or ending in "…", and HTML
   titles cut with an ellipsis;
+- scales: value axes (linear, log or date) a trace is drawn on, tick labels shown, that
+  name fewer than two values: one label gives no scale to read a value by;
 - untranslated (中文 views): visible text that is an English interface string with a
   different Chinese one (app/locales, the decks), or a snake_case identifier;
 - widgets: each URL-state widget (``url_choice`` / ``url_number`` calls, read from the
@@ -73,7 +75,7 @@ from tests.e2e.support import (  # noqa: E402
     wait_for_health,
 )
 
-CHECKS = ("overlaps", "uniform", "first_screen", "truncated", "untranslated", "widgets")
+CHECKS = ("overlaps", "uniform", "first_screen", "truncated", "scales", "untranslated", "widgets")
 CHECKS_JS = (Path(__file__).with_name("screens_checks.js")).read_text()
 STUDIOS = ROOT / "app" / "studios"
 DECKS = ROOT / "assets" / "decks"
@@ -679,6 +681,7 @@ def check_view(
         f["overlaps"] = found["overlaps"]
         f["uniform"] = found["uniform"]
         f["truncated"] = found["truncated"]
+        f["scales"] = found["scales"]
         if lang != "en":
             f["untranslated"] = untranslated(found["texts"])
         f["widgets"] = widget_disagreements(view.page, found["widgets"], found["url"], query, lang)

@@ -9,6 +9,8 @@
 //              pending predict box's and a "start the work" button's, against the viewport
 //   truncated: chart titles cut by the chart's edge or ending in "…", tick labels cut by
 //              the chart's edge, legends that scroll, and HTML text cut with an ellipsis
+//   scales:    value axes (linear, log, date) of a drawn trace that name fewer than two
+//              values: one label gives no scale (a sweep's length axis read "1000" alone)
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
 //   widgets:   each choice / number widget's label and the value it shows
 (opts) => {
@@ -156,6 +158,7 @@
   const overlaps = [];
   const uniform = [];
   const truncated = [];
+  const scales = [];
   charts.forEach((gd, index) => {
     const chart = chartName(gd, index);
     const texts = labels(gd);
@@ -201,6 +204,18 @@
         uniform.push({ chart, panel: trace.name || trace.xaxis + trace.yaxis || `trace ${t + 1}`, used: [min, max].map((v) => +v.toPrecision(3)), scale: [lo, hi].map((v) => +(+v).toPrecision(3)), share: +share.toFixed(3) });
       }
     });
+
+    // A value axis a trace is drawn on, its tick labels shown: two named values at least.
+    const drawn = new Set((gd._fullData || []).filter((tr) => tr.visible === true)
+      .flatMap((tr) => [tr.xaxis, tr.yaxis]).filter(Boolean));
+    for (const [name, axis] of Object.entries(layout)) {
+      if (!/^[xy]axis\d*$/.test(name) || !axis || !drawn.has(axis._id)) continue;
+      if (!["linear", "log", "date"].includes(axis.type) || !axis.visible || !axis.showticklabels) continue;
+      const named = [...gd.querySelectorAll(`.${axis._id}tick text`)].filter((el) => shown(el) && words(el));
+      if (named.length < 2) {
+        scales.push({ chart, axis: name, labels: named.map((el) => words(el).slice(0, 20)) });
+      }
+    }
 
     const frame = gd.getBoundingClientRect();
     const width = layout.width || frame.width;
@@ -368,5 +383,5 @@
     widgets.push(w);
   }
 
-  return { overlaps, uniform, truncated, first, texts, widgets, charts: charts.length, url: location.href };
+  return { overlaps, uniform, truncated, scales, first, texts, widgets, charts: charts.length, url: location.href };
 }

@@ -20,7 +20,8 @@ PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 # Six charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
 # chart whose title is far wider than it; a clean control; a row label wider than its
 # margin; twelve lines whose legend cannot fit 200 px (the clean one's fits); an effect map
-# pale on its declared least range (views.causal.EFFECT_FLOOR), which is no finding. A label CSS
+# pale on its declared least range (views.causal.EFFECT_FLOOR), which is no finding; a log
+# axis over 256 … 4096 that names 1000 alone (the clean charts name several). A label CSS
 # cuts with an ellipsis, and one it does not. Below a 2,000 px spacer, so no
 # figure is on the first screen.
 SYNTHETIC = """
@@ -31,6 +32,7 @@ SYNTHETIC = """
 <div id="clipped" style="width:500px;height:300px"></div>
 <div id="legend" style="width:500px;height:200px"></div>
 <div id="floored" style="width:500px;height:300px"></div>
+<div id="scale" style="width:500px;height:300px"></div>
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
@@ -52,6 +54,8 @@ Plotly.newPlot("legend", [...Array(12).keys()].map((i) => ({y: [i, i + 1], name:
   {title: {text: "legend"}, margin: {t: 40, b: 30}}, opts);
 Plotly.newPlot("floored", [{type: "heatmap", z: [[-0.004, 0.001], [0, -0.002]], zmin: -0.1,
   zmax: 0.1, meta: {least_range: 0.1}}], {title: {text: "floored"}}, opts);
+Plotly.newPlot("scale", [{x: [256, 512, 1024, 2048, 4096], y: [1, 2, 4, 8, 16]}],
+  {title: {text: "one label"}, xaxis: {type: "log", dtick: 1}}, opts);
 </script>
 """
 
@@ -64,7 +68,7 @@ def synthetic(browser):
     context.route("**/*", lambda r: outside.append(r.request.url) or r.abort())
     page = context.new_page()
     page.set_content(f"<!doctype html><script>{PLOTLY_JS.read_text()}</script>{SYNTHETIC}")
-    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 12")
+    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 14")
     found = page.evaluate(screens.CHECKS_JS, {"presenter": True})
     context.close()
     assert not outside
@@ -93,6 +97,11 @@ def test_a_title_wider_than_its_chart_and_a_label_cut_by_css_are_found(synthetic
     assert legend["chart"].startswith("#5") and legend["kind"] == "legend"
     assert legend["why"] == "a scrolling legend hides entries" and "line 11" in legend["text"]
     assert label["text"] == "A button's label cut by CSS" and label["kind"] == "p"
+
+
+def test_an_axis_that_names_one_value_is_found(synthetic):
+    """A log axis over 256 … 4096 labelled at powers of ten names "1000" alone: no scale."""
+    assert synthetic["scales"] == [{"chart": "#7 one label", "axis": "xaxis", "labels": ["1000"]}]
 
 
 def test_a_figure_below_the_fold_breaks_presenter_mode(synthetic):
