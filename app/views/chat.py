@@ -207,7 +207,8 @@ def lines_figure(
         )
         for i, (name, ys) in enumerate(series.items())
     ]
-    yaxis = log_axis(title=dict(text=y_title)) if log_y else dict(title=dict(text=y_title))
+    values = [v for ys in series.values() for v in ys]  # 1-2-5 where under two decades
+    yaxis = log_axis(values, title=dict(text=y_title)) if log_y else dict(title=dict(text=y_title))
     if y_range is not None:
         yaxis["range"] = list(y_range)
     layout = dict(

@@ -352,3 +352,16 @@ def test_a_projector_sizes_what_streamlits_theme_would_draw_at_12_px():
     assert spec["legend"]["font"]["size"] == 16
     assert spec["xaxis2"]["tickfont"]["size"] == 12  # the view's own, laid out in px
     assert spec["xaxis"]["title"]["text"] == "step"
+
+
+def test_a_perplexity_axis_under_two_decades_names_more_than_one_value():
+    """Chat › Cache policies: perplexity 31 … 160 on a decades-only log axis read "100"
+    alone (the visual review's 'scales' check found it)."""
+    rows = [
+        dict(policy=p, budget=b, ppl=v, ppl_full=31.0)
+        for p, vs in (("window", (160.0, 60.0, 35.0)), ("h2o", (90.0, 45.0, 33.0)))
+        for b, v in zip((16, 64, 256), vs, strict=True)
+    ]
+    fig = chat.sweep_figure(rows, "ppl", {"window": "window", "h2o": "H2O"}, "full", "ppl")
+    ticks = list(fig.layout.yaxis.tickvals)
+    assert len([v for v in ticks if 31 <= v <= 160]) >= 2 and 100 in ticks
