@@ -14,9 +14,19 @@ from kit.i18n import t
 from plotly.colors import qualitative
 
 from engine.models.variant_lm import GRID_WIDTH
-from views.heatmap import SEQUENTIAL, axes, cell_domains, figure, log_axis, subplot_ref, text_px
+from views.heatmap import (
+    NARROW_PX,
+    SEQUENTIAL,
+    axes,
+    cell_domains,
+    figure,
+    log_axis,
+    subplot_ref,
+    text_px,
+)
 from views.style import FONT, legend_below
-from views.variants import data_text, variant_name
+from views.timeline import legend_rows
+from views.variants import LEGEND_ROW_PX, PRESENTER_FONT, data_text, variant_name
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
 COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
@@ -110,7 +120,7 @@ def recall_state_figure(
             hoverinfo="skip",
         )
     )
-    layout = state_axes(title or t("variants_quality.recall_chart_title"), 640)
+    layout = state_axes(title or t("variants_quality.recall_chart_title"), 640, data)
     return figure(start_hidden(data, hidden), layout)
 
 
@@ -236,18 +246,31 @@ def published_figure(found: dict) -> dict:
                 hovertemplate=model + ": %{y:.2f} · %{x:,} B<extra></extra>",
             )
         )
-    return figure(data, state_axes(t("variants_quality.published_chart_title"), 560))
+    return figure(data, state_axes(t("variants_quality.published_chart_title"), 560, data))
 
 
-def state_axes(title: str, height: int) -> dict:
-    """The layout of an accuracy-against-state chart: ours and the published one alike."""
+PLOT_PX = 300  # an accuracy-against-state plot's own height, whatever its legend takes
+
+
+def state_axes(title: str, height: int, data: list[dict]) -> dict:
+    """The layout of an accuracy-against-state chart: ours and the published one alike.
+
+    The legend below names every point; its rows are counted at the narrowest page and the
+    projector's type, and the figure grows by them: 23 Chinese names took the plot down
+    to ~120 px, and its automatic ticks (−0.05, 0, 0.05 …) ran into one another."""
+    named = dict.fromkeys(d["name"] for d in data if d.get("name") and d.get("showlegend", True))
+    legend_px = legend_rows(list(named), NARROW_PX, PRESENTER_FONT) * LEGEND_ROW_PX
     return dict(
         title=dict(text=title),
         font=FONT,
-        height=height,
+        height=max(height, 60 + PLOT_PX + 70 + legend_px),
         margin=dict(l=70, r=10, t=60, b=10),
         xaxis=log_axis(title=dict(text=t("variants_quality.state_axis"))),
-        yaxis=dict(title=dict(text=t("variants_quality.accuracy_axis")), range=[-0.05, 1.1]),
+        yaxis=dict(
+            title=dict(text=t("variants_quality.accuracy_axis")),
+            range=[-0.05, 1.1],
+            tickvals=[0, 0.25, 0.5, 0.75, 1],
+        ),
         legend=legend_below(),
     )
 
