@@ -365,3 +365,34 @@ def test_a_perplexity_axis_under_two_decades_names_more_than_one_value():
     fig = chat.sweep_figure(rows, "ppl", {"window": "window", "h2o": "H2O"}, "full", "ppl")
     ticks = list(fig.layout.yaxis.tickvals)
     assert len([v for v in ticks if 31 <= v <= 160]) >= 2 and 100 in ticks
+
+
+def test_an_accuracy_against_state_plot_keeps_its_height_whatever_its_legend():
+    """Twenty-three variants named in Chinese took the legend below the chart to ~8 rows
+    of a 640-px figure: the plot shrank to ~120 px and its automatic ticks ran into one
+    another (23 overlaps in the visual review). The figure grows by the legend's rows."""
+    from engine.variants import names
+
+    rows = [
+        dict(
+            variant=v,
+            task="mqar-256",
+            kind="grows",
+            state_bytes=4096 * (i + 1),
+            mean=0.5,
+            accuracy=[0.4, 0.6],
+            source="",
+            bytes_per_token=16,
+        )
+        for i, v in enumerate(names())
+    ]
+    short = variants_quality.recall_state_figure(rows[:2], 1 / 64).layout
+    many = variants_quality.recall_state_figure(rows, 1 / 64).layout
+    entries = [d.name for d in variants_quality.recall_state_figure(rows, 1 / 64).data if d.name]
+    legend_px = (
+        timeline.legend_rows(list(dict.fromkeys(entries)), NARROW_PX, variants.PRESENTER_FONT)
+        * variants.LEGEND_ROW_PX
+    )
+    assert many.height - legend_px - 60 - 70 >= variants_quality.PLOT_PX
+    assert short.height == 640  # a short legend: the view's own height
+    assert list(many.yaxis.tickvals) == [0, 0.25, 0.5, 0.75, 1]
