@@ -108,6 +108,13 @@ def generated_story():
     return name, state.stories(task)[int(index)]
 
 
+def _tying(name: str) -> str:
+    """The model's weight tying (its config's "adjacent" or "layerwise") in the reader's
+    language; a name the catalog lacks is shown as it is."""
+    said = t(f"memory.tying_{name}")
+    return name if said.startswith("memory.tying_") else said
+
+
 def answer_line(name: str, sample, trace) -> None:
     """The question, the answer with its probability and verdict, and what was left out."""
     out, cfg = trace.outputs, state.config(name)
@@ -119,7 +126,8 @@ def answer_line(name: str, sample, trace) -> None:
         wrong = t("memory.wrong", answer=md_escape(out["expected"]))
         verdict = t("memory.correct") if right else wrong
     facts = dict(question=md_escape(sample.question), answer=out["answer"], verdict=verdict)
-    facts |= dict(p=f"{out['probability']:.3f}", name=name, hops=cfg["hops"], tying=cfg["tying"])
+    facts |= dict(p=f"{out['probability']:.3f}", name=name, hops=cfg["hops"])
+    facts["tying"] = _tying(cfg["tying"])
     st.markdown(t("memory.qa", **facts))
     if out["unknown_words"]:
         words = ", ".join(md_escape(w) for w in out["unknown_words"][:20])

@@ -263,3 +263,16 @@ def test_the_projector_shows_each_sentence_whole_on_the_hops_map(present):
         assert len(whole) == len(rows), rows
     else:
         assert len(max(rows, key=len)) <= len("★ 99. ") + 20
+
+
+def test_the_answer_line_names_the_weight_tying_in_the_readers_language():
+    """The model's config says "adjacent"; a Chinese reader read "adjacent 权重共享"."""
+    from catalog import APP_DIR
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_DIR / "studios/memory.py"), default_timeout=120)
+    at.query_params["lang"] = "zh"
+    at.run()
+    assert not at.exception
+    line = next(m.value for m in at.markdown if "权重共享" in m.value)
+    assert "相邻层 权重共享" in line and "adjacent" not in line
