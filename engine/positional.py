@@ -56,7 +56,8 @@ def encode(pos: np.ndarray, d_model: int, dims: list[int] | None = None) -> np.n
 
     The table is this function at whole positions; a curve drawn between them is the same
     function, so a figure's line and its dots cannot disagree."""
-    d_model, last = check_d_model(d_model), d_model - 1
+    d_model = check_d_model(d_model)
+    last = d_model - 1
     if dims is None:
         dims = np.arange(d_model)
     else:

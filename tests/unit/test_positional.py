@@ -54,6 +54,8 @@ def test_encode_is_the_table_at_whole_positions_and_the_same_function_between():
     x = np.array([0.5, 2.25])
     w = 1 / 10000 ** (2 * 2 / 16)  # dimension 5 is cos of frequency i = 2
     np.testing.assert_allclose(P.encode(x, 16, [5])[:, 0], np.cos(x * w))
+    # a size the gate accepts (a numeral, as a link carries it) is the size, not a TypeError
+    np.testing.assert_array_equal(P.encode(x, "16", [5]), P.encode(x, 16, [5]))
 
 
 @pytest.mark.parametrize(
