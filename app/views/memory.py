@@ -20,8 +20,6 @@ from views.heatmap import FONT, figure, heatmap, text_px
 from views.timeline import curves_figure
 
 STAR = "★"
-# Dark24: every colour stays visible on a white page and a washed-out projector
-# (Alphabet's pale greys and yellows vanished there).
 
 
 def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8) -> go.Figure:
