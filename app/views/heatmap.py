@@ -203,19 +203,29 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
     layout = dict(
         margin=margin,
         height=height,
-        xaxis=dict(title=dict(text=x_title), type="category", automargin=False, **x_ticks),
+        xaxis=dict(
+            title=dict(text=x_title),
+            type="category",
+            automargin=False,
+            tickfont=dict(size=MAP_TICK_PX),
+            **x_ticks,
+        ),
         yaxis=dict(
             title=dict(text=y_title),
             autorange="reversed",
             type="category",
             automargin=False,
             tickmode="auto",
+            tickfont=dict(size=MAP_TICK_PX),
         ),
     )
     return layout, plot_px
 
 
 TICK_SIZE = 18  # the line a category tick label needs along its axis, in px
+# A map's word labels, at the size Streamlit's theme draws them: its margins and rows are
+# laid out for it, so presenter mode (which enlarges labels left to the theme) keeps it.
+MAP_TICK_PX = 12.75
 ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
 
 
