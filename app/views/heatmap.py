@@ -263,12 +263,17 @@ def wrap_title(text: str, px: float = NARROW_PX - 40, size: int = TITLE_FONT) ->
     return "<br>".join(x for x in lines if x), len([x for x in lines if x])
 
 
-def log_axis(values: Sequence[float] = (), **kwargs) -> dict:
+def log_axis(values: Sequence[float] = (), *, each: bool = False, **kwargs) -> dict:
     """A log axis labelled at powers of ten only (Plotly also names 2, 3 … 9 by default);
     where ``values`` span under two decades, at 1, 2 and 5 × 10ᵏ (and 3, 7 under one): one
-    power of ten alone is one label on the whole axis, and no value could be read."""
+    power of ten alone is one label on the whole axis, and no value could be read.
+    ``each``: name every value, where 2 to 12 were measured (the lengths of a sweep)."""
     axis = dict(type="log", dtick=1, minor=dict(showgrid=False), **kwargs)
     positive = [float(v) for v in values if v and v > 0]
+    if each and 1 < len(set(positive)) <= 12:
+        ticks = sorted(set(positive))
+        axis.pop("dtick")
+        return axis | dict(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
     if positive and max(positive) < 100 * min(positive):
         lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
         steps = (1, 2, 3, 5, 7) if max(positive) < 10 * min(positive) else (1, 2, 5)

@@ -18,6 +18,12 @@ PRESENTER_FONT = 18  # kit.presenter's type: rows counted at its size are never 
 LEGEND_ROW_PX = 30  # one row of a horizontal legend in that type
 
 
+def legend_px(names: list[str]) -> int:
+    """The height a legend below a chart takes for ``names``: its rows counted at the
+    narrowest page and the projector's type, so a chart grown by it never runs short."""
+    return legend_rows(names, NARROW_PX, PRESENTER_FONT) * LEGEND_ROW_PX
+
+
 def data_text(text: str) -> str:
     """An English sentence the engine writes into its results or notes (not a Message: a
     citation, a variant's reason to stay out of the grid, a note on its map) in the
@@ -87,27 +93,20 @@ def loglog_figure(
                     opacity=0.6,
                 )
             )
-    legend_lines = legend_rows([variant_name(n) for n in names], NARROW_PX, PRESENTER_FONT)
     layout = dict(
         title=dict(text=title),
         font=FONT,
-        height=440 + legend_lines * LEGEND_ROW_PX,
+        height=440 + legend_px([variant_name(n) for n in names]),
         margin=dict(l=10, r=10, t=60, b=10),
         legend=legend_below(tracegroupgap=0),
-        xaxis=_lengths_axis(sorted({r["n"] for r in rows}), t("views.variants.length_axis")),
+        # Each length named where it was measured: a sweep of 256 … 8192 spans under two
+        # decades, and an axis labelled at powers of ten named 1000 alone.
+        xaxis=log_axis(
+            [r["n"] for r in rows], each=True, title=dict(text=t("views.variants.length_axis"))
+        ),
         yaxis=log_axis([r.get(k) for r in rows for k in (y, predicted)], title=dict(text=y_title)),
     )
     return figure(lines, layout)
-
-
-def _lengths_axis(ns: list[int], title: str) -> dict:
-    """The sequence lengths swept, each named where it was measured: a sweep of 256 … 8192
-    spans under two decades, and a log axis labelled at powers of ten named 1000 alone."""
-    if not 1 < len(ns) <= 12:
-        return log_axis(ns, title=dict(text=title))
-    axis = log_axis(title=dict(text=title))
-    axis.pop("dtick")
-    return axis | dict(tickvals=ns, ticktext=[f"{n:g}" for n in ns])
 
 
 def per_token_figure(result: dict):

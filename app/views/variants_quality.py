@@ -15,7 +15,6 @@ from plotly.colors import qualitative
 
 from engine.models.variant_lm import GRID_WIDTH
 from views.heatmap import (
-    NARROW_PX,
     SEQUENTIAL,
     axes,
     cell_domains,
@@ -25,8 +24,7 @@ from views.heatmap import (
     text_px,
 )
 from views.style import FONT, legend_below
-from views.timeline import legend_rows
-from views.variants import LEGEND_ROW_PX, PRESENTER_FONT, data_text, variant_name
+from views.variants import data_text, legend_px, variant_name
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
 COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
@@ -259,11 +257,10 @@ def state_axes(title: str, height: int, data: list[dict]) -> dict:
     projector's type, and the figure grows by them: 23 Chinese names took the plot down
     to ~120 px, and its automatic ticks (−0.05, 0, 0.05 …) ran into one another."""
     named = dict.fromkeys(d["name"] for d in data if d.get("name") and d.get("showlegend", True))
-    legend_px = legend_rows(list(named), NARROW_PX, PRESENTER_FONT) * LEGEND_ROW_PX
     return dict(
         title=dict(text=title),
         font=FONT,
-        height=max(height, 60 + PLOT_PX + 70 + legend_px),
+        height=max(height, 60 + PLOT_PX + 70 + legend_px(list(named))),
         margin=dict(l=70, r=10, t=60, b=10),
         xaxis=log_axis(title=dict(text=t("variants_quality.state_axis"))),
         yaxis=dict(
