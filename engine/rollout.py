@@ -1,4 +1,4 @@
-"""Ways to read many heads at once, each an AttentionMap → AttentionMap transform.
+"""Ways to read many heads at once, each a method of AttentionMap that gives a new map.
 
 - head averaging: Ā_l = (1/H) Σ_h A_{l,h}
 - attention rollout (Abnar & Zuidema 2020): with the residual stream counted as half
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Self
 
 import numpy as np
 
 from engine.errors import InputError
 from engine.params import Param
-from engine.trace import AttentionMap
 
 # SentencePiece and byte-level BPE mark the start of a word; a byte-level label made
 # readable (engine.models.token_text) starts with the space itself.
@@ -30,57 +31,79 @@ WORDPIECE_CONTINUE = "##"
 RESIDUAL = Param("residual", "Residual weight", 0.5, 0.0, 1.0)
 
 
-def _derived(amap: AttentionMap, weights: np.ndarray, note: str, **changes) -> AttentionMap:
-    fields = dict(
-        query_labels=amap.query_labels,
-        key_labels=amap.key_labels,
-        kind=amap.kind,
-        exact=amap.exact,
-        implied=amap.implied,
-        pooling=amap.pooling,
-        masked_only=amap.masked_only,
-        normalized=amap.normalized,
-        layer_labels=amap.layer_labels,
-        head_labels=amap.head_labels,
-    )
-    fields.update(changes)
-    fields["note"] = "; ".join(n for n in (amap.note, note) if n)
-    return AttentionMap(weights=weights, **fields)
+class HeadReadings:
+    """The readings of an :class:`engine.trace.AttentionMap` (its base class, so a page
+    transforms the map it holds, and this module never imports the map back)."""
 
+    def _derived(self, weights: np.ndarray, note: str, **changes) -> Self:
+        note = "; ".join(n for n in (self.note, note) if n)
+        return replace(self, weights=weights, note=note, **changes)
 
-def head_average(amap: AttentionMap) -> AttentionMap:
-    """``[L, H, Q, K]`` → ``[L, 1, Q, K]``: the mean over heads of each layer."""
-    return _derived(
-        amap, amap.weights.mean(axis=1, keepdims=True), "mean over heads", head_labels=("mean",)
-    )
+    def head_average(self) -> Self:
+        """``[L, H, Q, K]`` → ``[L, 1, Q, K]``: the mean over heads of each layer."""
+        mean = self.weights.mean(axis=1, keepdims=True)
+        return self._derived(mean, "mean over heads", head_labels=("mean",))
 
+    def rollout(self, residual: float = 0.5) -> Self:
+        """``[L, H, T, T]`` self-attention → ``[L, 1, T, T]`` cumulative rollout R_1 … R_L.
 
-def rollout(amap: AttentionMap, residual: float = 0.5) -> AttentionMap:
-    """``[L, H, T, T]`` self-attention → ``[L, 1, T, T]`` cumulative rollout R_1 … R_L.
+        ``residual`` is the weight of the skip connection, 0 … 1 (Abnar & Zuidema: 0.5);
+        outside it the rows are no longer a mixture and the rollout no longer a flow."""
+        residual = RESIDUAL.check(residual)
+        L, _, Q, K = self.shape
+        if Q != K or self.kind != "self":
+            raise ValueError("rollout needs self-attention (queries and keys are the same tokens)")
+        eye = np.eye(Q)
+        R = eye
+        out = np.empty((L, 1, Q, K), dtype=np.float32)
+        for layer in range(L):
+            A = residual * eye + (1 - residual) * self.weights[layer].mean(axis=0)
+            A = A / A.sum(axis=-1, keepdims=True)
+            R = A @ R
+            out[layer, 0] = R
+        return self._derived(
+            out,
+            f"rollout (residual {residual:g}), cumulative over layers",
+            head_labels=("rollout",),
+            layer_labels=tuple(f"R{i + 1}" for i in range(L)),
+            exact=False,
+        )
 
-    ``residual`` is the weight of the skip connection, 0 … 1 (Abnar & Zuidema: 0.5);
-    outside it the rows are no longer a mixture and the rollout no longer a flow."""
-    residual = RESIDUAL.check(residual)
-    L, _, Q, K = amap.shape
-    if Q != K or amap.kind != "self":
-        raise ValueError("rollout needs self-attention (queries and keys are the same tokens)")
-    eye = np.eye(Q)
-    R = eye
-    out = np.empty((L, 1, Q, K), dtype=np.float32)
-    for layer in range(L):
-        A = residual * eye + (1 - residual) * amap.weights[layer].mean(axis=0)
-        A = A / A.sum(axis=-1, keepdims=True)
-        R = A @ R
-        out[layer, 0] = R
-    labels = tuple(f"R{i + 1}" for i in range(L))
-    return _derived(
-        amap,
-        out,
-        f"rollout (residual {residual:g}), cumulative over layers",
-        head_labels=("rollout",),
-        layer_labels=labels,
-        exact=False,
-    )
+    def merge_word_pieces(self, keep: Iterable[str] = ()) -> Self:
+        """Rows: mean over a word's pieces; columns: sum over them. Rows still sum to 1."""
+        keep = tuple(keep)
+        qg, ql = word_groups(self.query_labels, keep)
+        kg, kl = word_groups(self.key_labels, keep)
+        if len(qg) == self.shape[2] and len(kg) == self.shape[3]:
+            return self
+        Mq = _pool_matrix(qg, self.shape[2], mean=True)  # (Q', Q)
+        Mk = _pool_matrix(kg, self.shape[3], mean=False)  # (K', K)
+        w = np.einsum("aq,lhqk,bk->lhab", Mq, self.weights.astype(np.float64), Mk)
+        return self._derived(
+            w.astype(np.float32),
+            "word pieces merged (to: sum, from: mean)",
+            query_labels=ql,
+            key_labels=kl,
+        )
+
+    def hide_sinks(self, sinks: Iterable[str]) -> Self:
+        """Drop sink tokens from rows and columns; renormalise each row over the keys left."""
+        sinks = set(sinks)
+        qi = [i for i, t in enumerate(self.query_labels) if t not in sinks]
+        ki = [i for i, t in enumerate(self.key_labels) if t not in sinks]
+        if len(qi) == self.shape[2] and len(ki) == self.shape[3]:
+            return self
+        if not qi or not ki:  # a text of only [CLS]/[SEP] (typed, or the tokenizer's own)
+            raise InputError("rollout.nothing_left")
+        w = self.weights[:, :, qi][:, :, :, ki].astype(np.float64)
+        total = w.sum(axis=-1, keepdims=True)
+        w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+        return self._derived(
+            w.astype(np.float32),
+            "sink tokens hidden; rows renormalised over the remaining keys",
+            query_labels=[self.query_labels[i] for i in qi],
+            key_labels=[self.key_labels[i] for i in ki],
+        )
 
 
 def word_groups(
@@ -123,43 +146,3 @@ def _pool_matrix(groups: list[list[int]], n: int, *, mean: bool) -> np.ndarray:
     for g, idx in enumerate(groups):
         M[g, idx] = 1.0 / len(idx) if mean else 1.0
     return M
-
-
-def merge_word_pieces(amap: AttentionMap, keep: Iterable[str] = ()) -> AttentionMap:
-    """Rows: mean over a word's pieces; columns: sum over them. Rows still sum to 1."""
-    keep = tuple(keep)
-    qg, ql = word_groups(amap.query_labels, keep)
-    kg, kl = word_groups(amap.key_labels, keep)
-    if len(qg) == amap.shape[2] and len(kg) == amap.shape[3]:
-        return amap
-    Mq = _pool_matrix(qg, amap.shape[2], mean=True)  # (Q', Q)
-    Mk = _pool_matrix(kg, amap.shape[3], mean=False)  # (K', K)
-    w = np.einsum("aq,lhqk,bk->lhab", Mq, amap.weights.astype(np.float64), Mk)
-    return _derived(
-        amap,
-        w.astype(np.float32),
-        "word pieces merged (to: sum, from: mean)",
-        query_labels=ql,
-        key_labels=kl,
-    )
-
-
-def hide_sinks(amap: AttentionMap, sinks: Iterable[str]) -> AttentionMap:
-    """Drop sink tokens from rows and columns; renormalise each row over the keys left."""
-    sinks = set(sinks)
-    qi = [i for i, t in enumerate(amap.query_labels) if t not in sinks]
-    ki = [i for i, t in enumerate(amap.key_labels) if t not in sinks]
-    if len(qi) == amap.shape[2] and len(ki) == amap.shape[3]:
-        return amap
-    if not qi or not ki:  # a text of only [CLS]/[SEP] (typed, or the tokenizer's own)
-        raise InputError("rollout.nothing_left")
-    w = amap.weights[:, :, qi][:, :, :, ki].astype(np.float64)
-    total = w.sum(axis=-1, keepdims=True)
-    w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
-    return _derived(
-        amap,
-        w.astype(np.float32),
-        "sink tokens hidden; rows renormalised over the remaining keys",
-        query_labels=[amap.query_labels[i] for i in qi],
-        key_labels=[amap.key_labels[i] for i in ki],
-    )

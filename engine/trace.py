@@ -24,6 +24,7 @@ import numpy as np
 
 from engine import gate
 from engine.errors import InputError
+from engine.rollout import HeadReadings
 
 KINDS = ("alignment", "self", "cross", "memory", "hidden", "pattern")
 FORMAT_VERSION = 1
@@ -49,7 +50,7 @@ def _labels(values: Any, name: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class AttentionMap:
+class AttentionMap(HeadReadings):
     """Attention weights ``[L, H, Q, K]`` with labels and honesty flags.
 
     ``normalized`` says each row is a distribution (sums to 1); a row may also be

@@ -30,14 +30,11 @@ from kit.i18n import Lazy, t
 from engine import run as engine_run
 from engine.analysis import cache_eval, heads
 from engine.analysis import sinks as sink_measures
-from engine.analysis.forward import self_attention
 from engine.checkpoints import load_result
 from engine.evaluation import retrieval_heads as retrieval_eval
 from engine.models import batch_process, batching, in_pretrained, registry
 from engine.models import chat as chat_lib
 from engine.models.cache_policy import CachePolicy
-from engine.rollout import hide_sinks
-from engine.trace import AttentionMap
 from engine.variants import REGISTRY
 from state import models
 
@@ -446,18 +443,11 @@ def ranked_heads(scores) -> list[str]:
 
 
 @st.cache_data(max_entries=16, show_spinner=Lazy("chat.spinner_repeat"))
-def repeated(prompt: str, limit: int = 24):
-    """The prompt's first ``limit`` raw tokens written twice after BOS, as detect_heads reads
-    random ones: (every head's map on it without BOS, rows renormalised; n tokens a copy)."""
+def repeated(prompt: str, limit: int = heads.PROMPT_TOKENS):
+    """The prompt written twice after BOS, as detect_heads reads random tokens: (every
+    head's map on it without BOS, rows renormalised; n tokens a copy)."""
 
-    chat = model()
-    ids = chat_lib.encode(chat, prompt, template=False)[:limit]
-    tok = chat.tokenizer
-    bos = tok.bos_token_id if tok.bos_token_id is not None else ids[0]
-    seq = [bos, *ids, *ids]
-    labels = chat_lib.token_labels(chat, seq)
-    amap = AttentionMap(self_attention(chat, seq), labels, labels, "self")
-    return hide_sinks(amap, labels[:1]), len(ids)
+    return heads.prompt_twice(model(), prompt, limit)
 
 
 def without_first(amap):
@@ -467,7 +457,7 @@ def without_first(amap):
     first = amap.key_labels[0]
     if all(label == first for label in amap.key_labels):
         return amap
-    return hide_sinks(amap, [first])
+    return amap.hide_sinks([first])
 
 
 # ---- cache policies ---------------------------------------------------------------------

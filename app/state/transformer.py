@@ -21,7 +21,6 @@ from engine.models import registry
 from engine.models.attentionviz import joint_embedding as embed
 from engine.models.attentionviz import neuron_view
 from engine.projection import warm_up_in_background
-from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout
 from engine.timeline import Timeline
 from state import models, timelines
 
@@ -93,12 +92,12 @@ def read_heads(amap, reading: str, merge: bool, hide: bool, sinks):
     """The map as the page's toggles ask: word pieces merged, heads read one way, sinks hidden."""
 
     if merge:
-        amap = merge_word_pieces(amap, keep=sinks)
+        amap = amap.merge_word_pieces(keep=sinks)
     if reading == "mean":
-        amap = head_average(amap)
+        amap = amap.head_average()
     elif reading == "rollout":
-        amap = rollout(amap)
-    return hide_sinks(amap, sinks) if hide else amap
+        amap = amap.rollout()
+    return amap.hide_sinks(sinks) if hide else amap
 
 
 def allowed_keys(kind: str, n_q: int, n_k: int) -> np.ndarray | None:

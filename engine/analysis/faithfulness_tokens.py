@@ -5,7 +5,7 @@ For one output y read at position q of a text x_0 … x_{n−1}, and each input 
 
 - **attention**: row q of layer l's map, mean over heads, ā_l[q, j] (every layer kept, so a
   page changes the layer without rerunning anything);
-- **rollout** (Abnar & Zuidema 2020, :func:`engine.rollout.rollout`): row q of R_L;
+- **rollout** (Abnar & Zuidema 2020, :meth:`AttentionMap.rollout`): row q of R_L;
 - **occlusion** (:func:`engine.analysis.faithfulness.occlusion`): token j removed from
   attention, its key masked for every query at every layer, Δ_j = f(x) − f(x without j).
   A query left with no key at all keeps its own (only query 0 of a causal model, when j
@@ -55,7 +55,6 @@ from engine.analysis import faithfulness as F
 from engine.errors import InputError
 from engine.models import chat as chat_model
 from engine.models import precision, pretrained, token_text
-from engine.rollout import rollout
 from engine.trace import AttentionMap
 
 IG_STEPS = 32  # MiniLM, 13 tokens: |Σ IG − (f(x) − f(0))| = 0.01 of f(x) − f(0) = 11.3
@@ -125,7 +124,7 @@ class TokenFaithfulness:
 def _rows(weights: np.ndarray, q: int, labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Attention ``[L, H, T, T]`` → (ā_l[q, :] per layer ``[L, T]``, R_L[q, :] ``[T]``)."""
     amap = AttentionMap(weights, list(labels), list(labels), "self")
-    return weights[:, :, q].mean(1), rollout(amap).weights[-1, 0, q]
+    return weights[:, :, q].mean(1), amap.rollout().weights[-1, 0, q]
 
 
 def _chunked(

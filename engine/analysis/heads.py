@@ -27,10 +27,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from engine.analysis.forward import self_attention
+from engine.models import chat as chat_lib
 from engine.params import Param
+from engine.trace import AttentionMap
 
 HEAD_TYPES = ("previous", "duplicate", "induction")
 RANDOM_TOKENS = 50  # |r| of the random sequence [BOS, r, r]: TransformerLens's detector
+PROMPT_TOKENS = 24  # |r| when r is the reader's prompt: its map stays readable on a page
 # What detect_heads may be asked (checked first: n sets the maps' T = 2n + 1, so an
 # unbounded n is L·H·T² floats of memory; a seed that is not a number failed in numpy).
 DETECT = (
@@ -149,15 +152,30 @@ def detect_heads(chat, seed: int = 0, n: int = RANDOM_TOKENS, *, sequences: int 
     """
     seed, n, sequences = (p.check(v) for p, v in zip(DETECT, (seed, n, sequences), strict=True))
     tok = chat.tokenizer
-    bos = tok.bos_token_id
-    if bos is None:
-        bos = tok.convert_tokens_to_ids("<|im_start|>")
     special = set(tok.all_special_ids) | set(getattr(chat, "special_ids", ()))
     seqs = [
-        repeated_random_tokens(len(tok), n, seed=seed + i, bos_id=bos, exclude=special)
+        repeated_random_tokens(len(tok), n, seed=seed + i, bos_id=_bos(tok), exclude=special)
         for i in range(sequences)
     ]
     weights = self_attention(chat, seqs)  # (B, L, H, T, T)
     per_seq = [head_scores(w, s) for w, s in zip(weights, seqs, strict=True)]
     out = {name: np.mean([p[name] for p in per_seq], axis=0) for name in HEAD_TYPES}
     return {**out, "tokens": seqs[0], "seed": seed, "n": n, "sequences": sequences}
+
+
+def prompt_twice(chat, prompt: str, limit: int = PROMPT_TOKENS) -> tuple[AttentionMap, int]:
+    """The prompt's first ``limit`` tokens written twice after BOS, as :func:`detect_heads`
+    writes random ones: (every head's map on it, BOS hidden and each row renormalised over
+    the keys left; n, the tokens of one copy). The page asks a head found on random tokens
+    whether it does the same on the reader's words."""
+    ids = chat_lib.encode(chat, prompt, template=False)[:limit]
+    seq = [_bos(chat.tokenizer), *ids, *ids]
+    labels = chat_lib.token_labels(chat, seq)
+    amap = AttentionMap(self_attention(chat, seq), labels, labels, "self")
+    return amap.hide_sinks(labels[:1]), len(ids)
+
+
+def _bos(tok) -> int:
+    """The tokenizer's BOS (SmolLM2: ``<|im_start|>``, the token every chat starts with)."""
+    bos = tok.bos_token_id
+    return bos if bos is not None else tok.convert_tokens_to_ids("<|im_start|>")

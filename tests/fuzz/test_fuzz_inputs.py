@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from engine.data import babi
 from engine.models import pretrained, registry
-from engine.rollout import hide_sinks
 from engine.trace import AttentionMap
 from engine.variants.registry import REGISTRY, get
 from tests.fuzz.strategies import (
@@ -116,7 +115,7 @@ def test_hide_sinks_on_any_labels(labels, sinks):
     n = len(labels)
     amap = AttentionMap(np.full((1, 1, n, n), 1.0 / n), labels, labels, "self")
     with only_input_errors():
-        hidden = hide_sinks(amap, sinks)
+        hidden = amap.hide_sinks(sinks)
         sums = hidden.weights.sum(-1)
         assert np.all((np.abs(sums - 1) < 1e-5) | (sums == 0))
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from engine import gate, positional, profile, projection, rollout, walkthrough
+from engine import gate, positional, profile, projection, walkthrough
 from engine.analysis import ablation, cache_eval, faithfulness_tokens, heads, logit_lens, sinks
 from engine.errors import InputError
 from engine.models import in_pretrained, registry
@@ -148,7 +148,7 @@ def test_rollout_s_residual_is_a_weight_from_0_to_1(value):
         value = -1  # 0 is a weight (no skip connection); True is refused as a number
     amap = AttentionMap(np.full((2, 1, 3, 3), 1 / 3, np.float32), list("abc"), list("abc"), "self")
     with pytest.raises(InputError):
-        rollout.rollout(amap, residual=value)
+        amap.rollout(residual=value)
 
 
 @pytest.mark.parametrize("points", ["x", [[1.0, 2.0], [3.0]], np.zeros(3), np.full((4, 2), np.nan)])

@@ -98,6 +98,22 @@ def test_detector_on_the_real_model_finds_scores_in_range_and_an_induction_head(
     assert r["induction"].max() > 0.5 and r["previous"].max() > 0.5
 
 
+def test_the_prompt_twice_is_bos_then_two_copies_with_bos_hidden(chat):
+    """The page's "does it copy your words?" map: the reader's tokens where detect_heads
+    puts random ones, the sink hidden so rows share out what reaches the words."""
+    amap, n = heads.prompt_twice(chat, "The cat sat on the mat because it was warm", limit=6)
+    ids = chat.tokenizer.encode("The cat sat on the mat because it was warm")[:6]
+    assert n == len(ids) == 6
+    assert amap.shape == (30, 9, 2 * n, 2 * n)  # BOS gone from rows and columns
+    assert amap.query_labels[:n] == amap.query_labels[n:]
+    np.testing.assert_allclose(amap.weights[:, :, 1:].sum(-1), 1.0, atol=1e-4)
+    assert "sink tokens hidden" in amap.note
+    # SmolLM2's induction heads copy the reader's words too: some head, on the second copy,
+    # gives most of what reaches the words to the token after the earlier copy
+    second = np.arange(n, 2 * n - 1)
+    assert amap.weights[:, :, second, second - n + 1].mean(-1).max() > 0.5
+
+
 def test_copying_row_asks_only_where_the_head_copies():
     tokens = ["a", "b", "c", "a", "b", "c"]  # induction keys: row 3 → 1, row 4 → 2, row 5 → 3
     w = np.full((6, 6), 0.0, np.float32)

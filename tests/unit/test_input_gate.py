@@ -21,7 +21,6 @@ from engine.models import chat, registry
 from engine.models import in_pretrained as ip
 from engine.models import pretrained as hf
 from engine.params import Param
-from engine.rollout import hide_sinks
 from engine.trace import AttentionMap, Trace, TraceError
 from engine.variants.registry import REGISTRY, get
 
@@ -148,7 +147,7 @@ def test_hiding_the_sinks_of_a_text_of_only_sinks_is_an_input_error():
     w = np.full((1, 1, 2, 2), 0.5)
     amap = AttentionMap(w, ["[CLS]", "[SEP]"], ["[CLS]", "[SEP]"], "self")
     with pytest.raises(InputError) as err:  # was a ValueError: "Something went wrong"
-        hide_sinks(amap, ["[CLS]", "[SEP]"])
+        amap.hide_sinks(["[CLS]", "[SEP]"])
     assert err.value.message.key == "rollout.nothing_left"
 
 

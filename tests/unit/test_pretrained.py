@@ -273,7 +273,6 @@ def test_byte_level_token_names_are_labelled_as_text(tmp_path, monkeypatch):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     from engine.models import chat as chat_model
-    from engine.rollout import merge_word_pieces
 
     if not chat_model.available():
         pytest.skip(f"{chat_model.CHAT_DIR} is missing: run bash scripts/setup.sh")
@@ -287,4 +286,4 @@ def test_byte_level_token_names_are_labelled_as_text(tmp_path, monkeypatch):
     amap = hf.trace(model, "The café, 注意", max_new_tokens=0).maps["decoder_self"]
     words = ["The", " café", ",", " 注 1/3", " 注 2/3", " 注 3/3", "意 1/3", "意 2/3", "意 3/3"]
     assert list(amap.query_labels) == words
-    assert list(merge_word_pieces(amap).query_labels) == ["The", "café,", "注意"]
+    assert list(amap.merge_word_pieces().query_labels) == ["The", "café,", "注意"]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine.models.attentionviz import joint_embedding, normalise, pearson
-from engine.rollout import head_average, hide_sinks, merge_word_pieces, rollout, word_groups
+from engine.rollout import word_groups
 from engine.trace import AttentionMap
 
 
@@ -20,7 +20,7 @@ TOKENS = ["[CLS]", "the", "un", "##bel", "##ievable", "fox", "[SEP]"]
 
 def test_head_average_is_the_mean_and_stays_a_distribution():
     m = random_map(TOKENS)
-    avg = head_average(m)
+    avg = m.head_average()
     assert avg.shape == (3, 1, 7, 7)
     np.testing.assert_allclose(avg.weights[:, 0], m.weights.mean(1), atol=1e-6)
     np.testing.assert_allclose(avg.weights.sum(-1), 1, atol=1e-5)
@@ -28,7 +28,7 @@ def test_head_average_is_the_mean_and_stays_a_distribution():
 
 def test_rollout_rows_sum_to_one_and_match_the_recurrence():
     m = random_map(TOKENS)
-    r = rollout(m)
+    r = m.rollout()
     np.testing.assert_allclose(r.weights.sum(-1), 1, atol=1e-5)
     eye = np.eye(7)
     A = [0.5 * eye + 0.5 * m.weights[layer].mean(0) for layer in range(3)]
@@ -38,14 +38,14 @@ def test_rollout_rows_sum_to_one_and_match_the_recurrence():
 
 def test_rollout_of_attention_to_self_is_the_identity():
     w = np.tile(np.eye(5), (2, 3, 1, 1))
-    r = rollout(AttentionMap(w, list("abcde"), list("abcde"), "self"))
+    r = AttentionMap(w, list("abcde"), list("abcde"), "self").rollout()
     np.testing.assert_allclose(r.weights[-1, 0], np.eye(5), atol=1e-6)
 
 
 def test_rollout_refuses_cross_attention():
     w = np.full((1, 1, 2, 3), 1 / 3)
     with pytest.raises(ValueError, match="self-attention"):
-        rollout(AttentionMap(w, ["a", "b"], ["x", "y", "z"], "cross"))
+        AttentionMap(w, ["a", "b"], ["x", "y", "z"], "cross").rollout()
 
 
 def test_word_groups_for_wordpiece_and_sentencepiece():
@@ -58,7 +58,7 @@ def test_word_groups_for_wordpiece_and_sentencepiece():
 
 def test_merge_sums_attention_to_a_word_and_averages_attention_from_it():
     m = random_map(TOKENS)
-    merged = merge_word_pieces(m, keep=["[CLS]", "[SEP]"])
+    merged = m.merge_word_pieces(keep=["[CLS]", "[SEP]"])
     assert merged.shape == (3, 4, 5, 5)
     np.testing.assert_allclose(merged.weights.sum(-1), 1, atol=1e-5)
     w = m.weights.astype(np.float64)
@@ -70,13 +70,13 @@ def test_merge_sums_attention_to_a_word_and_averages_attention_from_it():
 
 def test_hide_sinks_drops_them_and_renormalises():
     m = random_map(TOKENS)
-    hidden = hide_sinks(m, ["[CLS]", "[SEP]"])
+    hidden = m.hide_sinks(["[CLS]", "[SEP]"])
     assert hidden.query_labels == tuple(TOKENS[1:-1]) and hidden.shape[-1] == 5
     np.testing.assert_allclose(hidden.weights.sum(-1), 1, atol=1e-5)
     inner = m.weights[:, :, 1:-1, 1:-1]
     np.testing.assert_allclose(hidden.weights, inner / inner.sum(-1, keepdims=True), atol=1e-5)
     with pytest.raises(ValueError):
-        hide_sinks(AttentionMap(np.ones((1, 1, 1, 1)), ["[CLS]"], ["[CLS]"], "self"), ["[CLS]"])
+        AttentionMap(np.ones((1, 1, 1, 1)), ["[CLS]"], ["[CLS]"], "self").hide_sinks(["[CLS]"])
 
 
 def test_attentionviz_normalisation_leaves_every_softmax_unchanged():
