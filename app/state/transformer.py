@@ -16,7 +16,6 @@ from kit.i18n import t
 from engine.analysis import ablation, ablation_encoder, ablation_transformer, causal
 from engine.analysis import faithfulness_tokens as faithfulness
 from engine.errors import InputError
-from engine.masks import causal_mask
 from engine.models import registry
 from engine.models.attentionviz import joint_embedding as embed
 from engine.models.attentionviz import neuron_view
@@ -98,14 +97,6 @@ def read_heads(amap, reading: str, merge: bool, hide: bool, sinks):
     elif reading == "rollout":
         amap = amap.rollout()
     return amap.hide_sinks(sinks) if hide else amap
-
-
-def allowed_keys(kind: str, n_q: int, n_k: int) -> np.ndarray | None:
-    """[Q, K] True where a query may attend: causal for the decoder, everything otherwise."""
-    if kind != "decoder_self":
-        return None
-
-    return causal_mask(n_q, n_k).numpy()
 
 
 def neuron(q: np.ndarray, k: np.ndarray, mask_row: np.ndarray | None):

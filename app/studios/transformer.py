@@ -35,6 +35,7 @@ from views.timeline import curves_figure
 from views.transformer import head_grid, neuron_figure
 
 from engine.errors import InputError
+from engine.models.attentionviz import allowed_keys
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 
@@ -163,7 +164,7 @@ def neuron(s: Shown) -> None:
         key="neuron-query",
         format_func=lambda j: f"{j}: {raw.query_labels[j]}",
     )
-    mask = state.allowed_keys(s.kind, raw.shape[2], raw.shape[3])
+    mask = allowed_keys(s.kind, raw.shape[2], raw.shape[3])
     nv = state.neuron(q_all[layer, head, i], k_all[layer, head], None if mask is None else mask[i])
     chart(neuron_figure(nv, raw.query_labels[i], raw.key_labels), width="stretch", key="tr-neuron")
     where = f"{raw.layer_labels[layer]} · {raw.head_labels[head]}"
@@ -186,7 +187,7 @@ def qk(s: Shown) -> None:
         horizontal=True,
         format_func=lambda c: t(f"transformer.colour_{c}"),
     )
-    mask = state.allowed_keys(s.kind, raw.shape[2], raw.shape[3])
+    mask = allowed_keys(s.kind, raw.shape[2], raw.shape[3])
     with friendly_errors(t("transformer.qk_what")):
         emb = state.joint_embedding(q_all[layer, head], k_all[layer, head], mask, 0)
     title = f"{raw.layer_labels[layer]} · {raw.head_labels[head]} ({emb.method.upper()})"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.masks import masked_softmax
+from engine.masks import causal_mask, masked_softmax
 from engine.projection import method_for, umap_2d
 
 
@@ -74,6 +74,12 @@ class NeuronView:
     product: np.ndarray  # [K, d_k] q_i ∘ k_j; its row sums are the dot products
     scores: np.ndarray  # [K] q_i·k_j / √d_k
     alpha: np.ndarray  # [K] α_ij = softmax_j(scores), 0 where the mask forbids the key
+
+
+def allowed_keys(kind: str, n_q: int, n_k: int) -> np.ndarray | None:
+    """``[Q, K]`` True where a query of a ``kind`` map may attend: a decoder's own tokens
+    causally (the last Q of K when decoding against a cache); None, all of them, otherwise."""
+    return causal_mask(n_q, n_k).numpy() if kind == "decoder_self" else None
 
 
 def neuron_view(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None = None) -> NeuronView:

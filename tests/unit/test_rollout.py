@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from engine.models.attentionviz import joint_embedding, normalise, pearson
+from engine.models.attentionviz import allowed_keys, joint_embedding, normalise, pearson
 from engine.rollout import word_groups
 from engine.trace import AttentionMap
 
@@ -92,6 +92,17 @@ def test_attentionviz_normalisation_leaves_every_softmax_unchanged():
     assert np.linalg.norm(qn, axis=1).mean() == pytest.approx(np.linalg.norm(kn, axis=1).mean())
     # the translated clouds share a centre (up to the scaling s: mean(q')·mean(k') > 0)
     assert np.dot(qn.mean(0), kn.mean(0)) > 0
+
+
+def test_only_a_decoders_own_tokens_are_masked_and_causally():
+    """The neuron view and the joint embedding read which keys a query may attend from the
+    map's kind: a decoder's queries are the last Q of K positions (decoding on a cache)."""
+    np.testing.assert_array_equal(
+        allowed_keys("decoder_self", 2, 4), [[True, True, True, False], [True, True, True, True]]
+    )
+    assert allowed_keys("decoder_self", 3, 3).sum() == 6
+    for kind in ("encoder_self", "cross", "self"):
+        assert allowed_keys(kind, 2, 4) is None
 
 
 def test_pearson_matches_numpy():
