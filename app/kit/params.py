@@ -237,12 +237,14 @@ PAGES: dict[str, Page] = {
         {
             "text": TEXT,
             "template": FLAG,
-            "tokens": Int(0, 64),
+            # The chat card's sampling options, as its Params state them (a test holds
+            # them equal): a deck's link to a value the page would refuse is refused too.
+            "tokens": Int(1, 64),
             "sampling": one_of("greedy", "sample"),
             "seed": Int(0, 2**31 - 1),
-            "temperature": Num(0.0, 10.0),
-            "top_k": Int(0, 100_000),
-            "top_p": Num(0.0, 1.0),
+            "temperature": Num(0.05, 2.0),  # sampling's lowest; greedy is sampling=greedy
+            "top_k": Int(0, 200),
+            "top_p": Num(0.01, 1.0),
             "token": Int(1, 64),
             "layer": LAYER,
             "first": Int(1, 4),

@@ -127,3 +127,24 @@ def test_every_declaration_takes_any_link_text_and_answers_a_value_or_why(raw):
             spec.parse(raw)
         except ValueError:
             pass
+
+
+def test_the_chat_pages_sampling_options_are_the_chat_cards():
+    """A deck's chat link with temperature=5 or tokens=0 passed the page's table, and the
+    page then refused it ("could not be used here"): the table said 0–10 and 0–64 where
+    the card's Params say 0.05–2 and 1–64. The two now state the same limits."""
+    from engine.models import chat
+
+    table = params.PAGES["chat"].params
+    for name, param in (
+        ("tokens", chat.NEW_TOKENS),
+        ("seed", chat.SEED),
+        ("top_k", chat.TOP_K),
+        ("top_p", chat.TOP_P),
+    ):
+        assert (table[name].lo, table[name].hi) == (param.low, param.high), name
+    # Sampling's temperature: from the sampler's floor (0 is the "greedy" choice) to the top
+    assert (table["temperature"].lo, table["temperature"].hi) == (
+        chat.MIN_TEMPERATURE,
+        chat.TEMPERATURE.high,
+    )
