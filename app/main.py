@@ -18,6 +18,17 @@ from state import preload  # noqa: E402
 st.set_page_config(page_title="Attention Studio", layout="wide")
 
 language_picker()
-pages = [st.Page(p.path, title=p.title, url_path=p.url, default=(p.url == "home")) for p in PAGES]
+home, *studios = PAGES
+pages = [st.Page(home.path, title=home.title, url_path="", default=True)]
+pages += [st.Page(p.path, title=p.title, url_path=p.url) for p in studios]
+
+
+def _home_again() -> None:
+    """ "/home", which a teacher may type, opens the home page at "/" with the link's
+    parameters (``?lang=zh``), not Streamlit's "Page not found" dialog."""
+    st.switch_page(pages[0], query_params=st.query_params.to_dict())
+
+
+pages.append(st.Page(_home_again, title=home.title, url_path="home", visibility="hidden"))
 st.navigation(pages).run()
 preload.start()  # after the page: the chat model loads while the class reads it

@@ -25,6 +25,17 @@ def test_home_then_every_page(studio_url, page):
         assert_no_exception(page)
 
 
+def test_home_typed_as_a_path_opens_the_home_page_with_its_link(studio_url, page):
+    """A teacher who types /home got Streamlit's "Page not found" dialog over the page."""
+    page.goto(f"{studio_url}/home?lang=zh")
+    page.wait_for_url(f"{studio_url}/?lang=zh", timeout=60_000)
+    wait_for_app(page)
+    assert page.get_by_text("Page not found").count() == 0
+    current = page.locator("[data-testid=stSidebarNav] a[aria-current=page]")
+    assert current.inner_text().strip() == "首页"  # the home page, in the link's language
+    assert_no_exception(page)
+
+
 def test_basics_updates_on_new_text(studio_url, page):
     page.goto(f"{studio_url}/basics")
     wait_for_app(page)
