@@ -13,6 +13,9 @@ from views.heatmap import SEQUENTIAL, figure
 from views.style import FONT, legend_below
 
 QUERY_SYMBOL, KEY_SYMBOL = "circle", "diamond-open"
+# A point's token above it: small on a screen, where tokens sit close; larger on a
+# projector, where 11 px read as specks from the back of a room.
+LABEL_PX, PRESENTER_LABEL_PX = 11, 14
 TOKEN_COLOURS = (
     "#1f77b4",
     "#ff7f0e",
@@ -34,6 +37,7 @@ def qk_scatter(
     *,
     colour_by: str = "position",
     title: str = "",
+    label_px: int = LABEL_PX,
 ) -> go.Figure:
     """Queries as filled circles, keys as open diamonds; colour = position or token."""
     data = []
@@ -65,7 +69,7 @@ def qk_scatter(
                 name=plural,
                 text=[html.escape(t) for t in labels],
                 textposition="top center",
-                textfont=dict(size=11),
+                textfont=dict(size=label_px),
                 marker=dict(symbol=symbol, size=12, line=dict(width=2), **marker),
                 customdata=pos,
                 hovertemplate=t("views.qk.hover_" + role)

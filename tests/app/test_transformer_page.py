@@ -2,12 +2,16 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from engine import checkpoints
 from engine.models import registry
 from engine.models.pretrained import ALLOWLIST_ENV
+
+APP = Path(__file__).resolve().parents[2] / "app"
 
 PRETRAINED = "pretrained"
 
@@ -256,3 +260,19 @@ def test_a_decoder_writes_through_the_queue(page, monkeypatch):
     at.slider(key="hf-generate").set_value(2).run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Writing tokens" in labels, labels
+
+
+@pytest.mark.parametrize(("present", "px"), [("0", 11), ("1", 14)])
+def test_the_qk_maps_point_labels_grow_on_a_projector(page, present, px):
+    """Each query and key of the AttentionViz scatter is named above its point: 11 px on a
+    screen read as specks on a projector, where presenter mode now draws them at 14."""
+    if not checkpoints.available("transformer-"):
+        pytest.skip("no shipped Transformer checkpoint")
+    at = AppTest.from_file(str(APP / "studios/transformer.py"), default_timeout=120)
+    at.query_params.update(section="qk", present=present)
+    at.run()
+    assert not at.exception
+    scatter = json.loads(at.get("plotly_chart")[0].proto.spec)
+    named = [d for d in scatter["data"] if "text" in d.get("mode", "")]
+    assert len(named) == 2  # queries and keys
+    assert all(d["textfont"]["size"] == px for d in named)
