@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from kit.presenter import QUALITATIVE
+from kit.presenter import QUALITATIVE, presenting
 
 from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref, text_px
 
 PALETTE = QUALITATIVE  # kit.presenter's lines: Okabe–Ito, orange after the marked span's
 DISTINCT_LINES = len(PALETTE)  # lines one figure tells apart by colour; more reuse colours
 BAND = "rgba(230, 159, 0, 0.18)"  # a marked span of steps (Okabe–Ito orange)
-LEGEND_FONT = 13
-LEGEND_ROW_PX = 24  # one row of the horizontal legend
-NOTE_PX = 26  # a panel's title above its plot (13-px type and a little air)
-MARK_ROW_PX = 16  # one named step's label (12-px type) below the previous one
+LEGEND_FONT = 13  # the legend's and the panels' titles' type on a screen
+PRESENTER_FONT = 16  # on a projector, as its tick labels (13 px read small from the back)
+# In units of that type: a legend row, a panel's title with a little air above its plot,
+# and a named step's label (one pixel smaller) below the previous one.
+LEGEND_ROW_EM, NOTE_EM, MARK_ROW_EM = 24 / 13, 2.0, 16 / 12
 COLUMN_PX = 360  # the narrowest column the curves are drawn in: a 1024-px presenter window
 
 
@@ -31,13 +32,16 @@ def curves_figure(
     height: int = 170,
     band: tuple[str, int, int] | None = None,
     width_px: int = COLUMN_PX,
+    type_px: int | None = None,
 ) -> go.Figure:
     """One panel per ``(title, {line label: (steps, values)})``, stacked with a shared step
     axis; a line keeps its colour in every panel. ``band`` = (label, first, last step) is
     shaded in every panel (a phase-change window).
 
     The legend sits in its own band at the top of the figure, above the first panel's
-    title: as many rows as its entries need in a figure ``width_px`` wide."""
+    title: as many rows as its entries need in a figure ``width_px`` wide, in ``type_px``
+    type (default: the screen's, or the projector's when presenting)."""
+    size = type_px or (PRESENTER_FONT if presenting() else LEGEND_FONT)
     ys = cell_domains([1] * max(len(panels), 1), 0.06, reverse=True)
     colours: dict[str, str] = {}
     data, layout, shapes, notes = [], {}, [], []
@@ -52,13 +56,14 @@ def curves_figure(
             x_axis["title"] = dict(text=step_title)
         layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)
         shapes += _step_shapes(n, current, marks, band)
-        notes.append(_note(title, x=0.5, y=ys[n - 1][1], xanchor="center", yanchor="bottom"))
+        where = dict(x=0.5, y=ys[n - 1][1], xanchor="center", yanchor="bottom")
+        notes.append(_note(title, size, **where))
     last = max(
         (max(steps, default=1) for _, lines in panels for steps, _ in lines.values()), default=1
     )
-    notes += _mark_notes([*marks, *([band[:2]] if band else [])], max(last, 10))
-    rows = legend_rows([d["name"] for d in data if d["showlegend"]], width_px - 60)
-    top = 8 + rows * LEGEND_ROW_PX + NOTE_PX
+    notes += _mark_notes([*marks, *([band[:2]] if band else [])], max(last, 10), size - 1)
+    rows = legend_rows([d["name"] for d in data if d["showlegend"]], width_px - 60, size)
+    top = 8 + round(rows * LEGEND_ROW_EM * size + NOTE_EM * size)
     layout |= dict(
         shapes=shapes,
         annotations=notes,
@@ -71,7 +76,7 @@ def curves_figure(
             x=0,
             y=1,
             yanchor="top",
-            font=dict(size=LEGEND_FONT),
+            font=dict(size=size),
         ),
         hovermode="x unified",
     )
@@ -90,16 +95,19 @@ def legend_rows(labels: list[str], px: float, size: float = LEGEND_FONT) -> int:
     return rows
 
 
-def _mark_notes(marks, last: int) -> list[dict]:
+def _mark_notes(marks, last: int, size: int) -> list[dict]:
     """The named steps' labels in the first panel, one row each (two steps close together
-    never print on each other), on the side of their line that faces the plot's middle."""
+    never print on each other), on the side of their line that faces the plot's middle;
+    ``size``-px type."""
     notes = []
     for row, (label, at) in enumerate(marks):
         x = float(np.log10(max(at, 1)))  # a log axis's coordinate: log10 of the step
         side = "right" if x > np.log10(last) / 2 else "left"
         where = dict(xref="x", yref="y domain", x=x, y=1, xanchor=side, yanchor="top")
-        font = dict(size=12, color="#8a5a00")
-        notes.append(_note(label, **where, yshift=-MARK_ROW_PX * row, font=font))
+        shift = -round(MARK_ROW_EM * size) * row
+        # On a pale ground: the label sits inside the plot, where the curves run behind it
+        ground = dict(bgcolor="rgba(255, 255, 255, 0.85)", font=_mark_font(size))
+        notes.append(_note(label, size, **where, yshift=shift) | ground)
     return notes
 
 
@@ -137,7 +145,12 @@ def _step_shapes(n: int, current: int | None, marks, band) -> list[dict]:
     return shapes
 
 
-def _note(text: str, **where) -> dict:
-    """A text label (a panel's title, a named step's name); ``where`` places it."""
-    note = dict(text=text, showarrow=False, xref="paper", yref="paper", font=dict(size=13))
+def _note(text: str, size: int, **where) -> dict:
+    """A text label (a panel's title, a named step's name) in ``size``-px type; ``where``
+    places it."""
+    note = dict(text=text, showarrow=False, xref="paper", yref="paper", font=dict(size=size))
     return note | where
+
+
+def _mark_font(size: int) -> dict:
+    return dict(size=size, color="#8a5a00")  # the marks' dark orange, legible on white

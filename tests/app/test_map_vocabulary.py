@@ -214,26 +214,42 @@ def test_a_wrapped_title_hangs_from_the_top_and_stays_clear_of_the_plot():
     assert fig.layout.margin.t - bottom >= 0.5 * max(heatmap.FONT["size"], 18)
 
 
-def test_the_curves_legend_has_its_own_band_above_the_panel_titles():
+@pytest.mark.parametrize("size", [timeline.LEGEND_FONT, timeline.PRESENTER_FONT])
+def test_the_curves_legend_has_its_own_band_above_the_panel_titles(size):
     """The training curves' legend sat over the first panel's title ("training (batch mean)"
     on "Loss per target word"): it now takes rows of its own at the top of the figure, as
-    many as its entries need at the narrowest column, and the titles start below them."""
+    many as its entries need at the narrowest column, and the titles start below them; on a
+    projector the legend and the titles are 16 px (13 read small from the back), the rows
+    counted and spaced in that type."""
     lines = {"training (batch mean)": ([0, 10], [3.0, 1.0]), "held-out": ([0, 10], [3.1, 1.2])}
     accuracy = {"exact match": ([0, 10], [0, 0.5]), "AER": ([0, 10], [0.9, 0.1])}
     panels = [("Loss per target word", lines), ("Accuracy and AER", accuracy)]
     for width in (300, timeline.COLUMN_PX, 900):
-        fig = timeline.curves_figure(panels, 10, (), "step", 150, width_px=width)
+        fig = timeline.curves_figure(panels, 10, (), "step", 150, width_px=width, type_px=size)
         legend, top = fig.layout.legend, fig.layout.margin.t
         assert (legend.yref, legend.y, legend.yanchor) == ("container", 1, "top")
+        assert legend.font.size == size
         names = [d.name for d in fig.data if d.showlegend]
-        rows = timeline.legend_rows(names, width - 60)
+        rows = timeline.legend_rows(names, width - 60, size)
         assert rows >= 1 + (width < 500)  # four entries do not fit one row of a column
-        legend_bottom = rows * timeline.LEGEND_ROW_PX + 8
+        legend_bottom = rows * timeline.LEGEND_ROW_EM * size + 8
         title = next(a for a in fig.layout.annotations if a.text == "Loss per target word")
         assert title.yanchor == "bottom" and title.y == pytest.approx(1)
-        assert legend_bottom <= top - timeline.NOTE_PX  # the title's band starts below
+        assert title.font.size == size
+        # the title's band (its line and a little air) starts below the legend's rows
+        assert legend_bottom <= top - timeline.NOTE_EM * size + 0.5
         # Each row holds what fits: the estimate never packs more than the width.
-        assert timeline.legend_rows(names, 10_000) == 1
+        assert timeline.legend_rows(names, 10_000, size) == 1
+
+
+def test_the_curves_take_the_projectors_type_when_presenting(monkeypatch):
+    lines = {"loss": ([0, 10, 40_000], [3.0, 2.0, 1.0])}
+    for on, size in ((False, timeline.LEGEND_FONT), (True, timeline.PRESENTER_FONT)):
+        monkeypatch.setattr(timeline, "presenting", lambda on=on: on)
+        fig = timeline.curves_figure([("loss", lines)], 10, [("kept", 40_000)], "step")
+        assert fig.layout.legend.font.size == size
+        sizes = {a.text: a.font.size for a in fig.layout.annotations}
+        assert sizes == {"loss": size, "kept": size - 1}
 
 
 def test_presenter_mode_never_squeezes_a_figure():
