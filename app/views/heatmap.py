@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
+from kit.presenter import presenting
 
 from engine.trace import AttentionMap, block_labels, block_mean
 from views.style import FONT, visible_label
@@ -30,6 +31,9 @@ MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens no
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
 GRID_CELLS = 64  # the same for a panel of a grid
 BAR_PX = 70  # a colour bar and its tick labels
+# A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
+# a room); a line of it takes 20 px of 13-px type, and as much more as the type grows.
+PANEL_TITLE_PX, PRESENTER_PANEL_TITLE_PX, PANEL_TITLE_LINE_EM = 13, 16, 20 / 13
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
@@ -485,7 +489,7 @@ def map_grid(
             showticklabels=first_column or not g.shared,
         )
         layout.update(axes(i, x_dom, y_dom, x=x_axis, y=y_axis))
-        notes.append(_panel_title(p["title"], x_dom, y_dom[1], g.side))
+        notes.append(_panel_title(p["title"], x_dom, y_dom[1], g.side, g.title_font))
     layout.update(title=dict(text=title), font=FONT, annotations=notes, height=top + g.plot_h + 10)
     layout.update(margin=dict(l=0, r=10, t=top, b=10))
     if grey_gaps:
@@ -507,6 +511,7 @@ class GridGeometry:
     plot_w: float
     plot_h: float
     shared: bool  # every panel has the same rows: their tokens are named once a row
+    title_font: int = PANEL_TITLE_PX  # a panel's title's type, px
 
     def domains(self, i: int) -> tuple[tuple[float, float], tuple[float, float]]:
         """Panel ``i``'s (1-based) x and y domains in paper coordinates."""
@@ -528,7 +533,9 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
     cols = max(1, min(columns, len(panels), int((plot_w - y_band + gap) // (MIN_PANEL_PX + gap))))
     side = min(320, (plot_w - y_band - (cols - 1) * gap) / cols)
     rows = math.ceil(len(panels) / cols)
-    title_px = 20 * max(wrap_title(p["title"], side, 13)[1] for p in panels)
+    font = PRESENTER_PANEL_TITLE_PX if presenting() else PANEL_TITLE_PX
+    lines = max(wrap_title(p["title"], side, font)[1] for p in panels)
+    title_px = round(PANEL_TITLE_LINE_EM * font) * lines
     row_px = title_px + side + x_band + 16
     return GridGeometry(
         cols,
@@ -541,6 +548,7 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
         plot_w,
         header_px + rows * row_px,
         shared,
+        font,
     )
 
 
@@ -568,11 +576,11 @@ def _ring(x: str, y: str, i: int) -> dict:
     return dict(type="scatter", mode="markers", hoverinfo="skip", **at, **subplot_ref(i))
 
 
-def _panel_title(text: str, x_dom, top: float, side: float) -> dict:
-    """A panel's title, wrapped to its width, centred above its map."""
-    note = dict(text=wrap_title(text, side, 13)[0], x=sum(x_dom) / 2, y=top)
+def _panel_title(text: str, x_dom, top: float, side: float, size: int) -> dict:
+    """A panel's title in ``size``-px type, wrapped to its width, centred above its map."""
+    note = dict(text=wrap_title(text, side, size)[0], x=sum(x_dom) / 2, y=top)
     note.update(xanchor="center", yanchor="bottom", xref="paper", yref="paper")
-    return dict(note, showarrow=False, font=dict(size=13))
+    return dict(note, showarrow=False, font=dict(size=size))
 
 
 def columns_css(

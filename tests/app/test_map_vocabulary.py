@@ -64,6 +64,25 @@ def test_signed_values_are_diverging_even_without_a_flag():
     assert trace.zmin == -trace.zmax and trace.colorbar.title.text == "Δα"
 
 
+@pytest.mark.parametrize("on", [False, True])
+def test_a_grids_panel_titles_take_the_projectors_type_and_their_room(monkeypatch, on):
+    """A panel's title ("layer 0 · head 0") was 13 px on a projector; it is 16 there now,
+    and each row of panels leaves its title's lines in that type above the maps."""
+    monkeypatch.setattr(heatmap, "presenting", lambda: on)
+    size = heatmap.PRESENTER_PANEL_TITLE_PX if on else heatmap.PANEL_TITLE_PX
+    title = "a long title that wraps over two lines in a narrow panel"
+    panels = [panel(softmax_map(n=40, seed=i), f"{title} {i}") for i in range(4)]
+    fig = map_grid(panels)
+    notes = [a for a in fig.layout.annotations if a.text.startswith("a long")]
+    assert len(notes) == 4 and {a.font.size for a in notes} == {size}
+    lines = max(a.text.count("<br>") + 1 for a in notes)
+    assert lines >= 2
+    # the band between the first row's maps and the plot's top holds the title's lines
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    room_px = (1 - fig.layout.yaxis.domain[1]) * plot_px
+    assert room_px >= lines * round(heatmap.PANEL_TITLE_LINE_EM * size) - 0.5
+
+
 def test_a_grid_never_shares_one_scale_across_kinds():
     soft, retnet = softmax_map(), implied_map()
     fig = map_grid([panel(soft, "full"), panel(retnet, "retnet")])
