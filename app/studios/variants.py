@@ -144,7 +144,7 @@ def quality_task(data: dict, rows: list[dict], tasks: list[str]) -> None:
     first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
     kw = dict(default=first, key="q-task", format_func=task_title)
     task = url_choice(st.segmented_control, "task", t("variants.quality_task"), tasks, **kw)
-    st.caption(data["tasks"].get(task, task))
+    st.caption(figs.data_text(data["tasks"].get(task, task)))
     quality_cost(rows, task)
     quality_maps(data, task)
     quality_training(task, state.task_variants(data, task))

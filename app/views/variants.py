@@ -18,6 +18,12 @@ PRESENTER_FONT = 18  # kit.presenter's type: rows counted at its size are never 
 LEGEND_ROW_PX = 30  # one row of a horizontal legend in that type
 
 
+def accuracy_axis(title: str) -> dict:
+    """An accuracy axis: 0 to 1 with room for the seeds' bars at its ends, and labelled
+    at quarters only (automatic ticks named 1.1, an accuracy no model can reach)."""
+    return dict(title=dict(text=title), range=[-0.05, 1.1], tickvals=[0, 0.25, 0.5, 0.75, 1])
+
+
 def legend_px(names: list[str]) -> int:
     """The height a legend below a chart takes for ``names``: its rows counted at the
     narrowest page and the projector's type, so a chart grown by it never runs short."""
@@ -156,11 +162,11 @@ def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: st
     layout = dict(
         title=dict(text=title),
         font=FONT,
-        height=600,
+        height=440 + legend_px([variant_name(r["variant"]) for r in pts]),
         margin=dict(l=10, r=10, t=60, b=10),
         legend=legend_below(),  # below: beside, it takes a third of the width
         xaxis=log_axis([r[cost] for r in pts], title=dict(text=x_title)),
-        yaxis=dict(title=dict(text=t("variants.accuracy_axis")), range=[-0.05, 1.1]),
+        yaxis=accuracy_axis(t("variants.accuracy_axis")),
     )
     return figure(data, layout)
 

@@ -24,7 +24,7 @@ from views.heatmap import (
     text_px,
 )
 from views.style import FONT, legend_below
-from views.variants import data_text, legend_px, variant_name
+from views.variants import accuracy_axis, data_text, legend_px, variant_name
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
 COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
@@ -153,16 +153,15 @@ def width_figure(rows: list[dict], title: str = "") -> dict:
             shown.add(variant)  # named once in the legend, in the first panel it appears in
         x_axis = dict(type="log", tickvals=widths, ticktext=[str(w) for w in widths])
         x_axis["title"] = dict(text=t("variants_quality.width_axis"))
-        y_axis = dict(range=[-0.05, 1.1], showticklabels=k == 1)
-        if k == 1:
-            y_axis["title"] = dict(text=t("variants_quality.accuracy_axis"))
+        y_axis = accuracy_axis(t("variants_quality.accuracy_axis") if k == 1 else "")
+        y_axis["showticklabels"] = k == 1
         layout |= axes(k, xs[k - 1], (0, 1), x=x_axis, y=y_axis)
         centre = sum(xs[k - 1]) / 2
         notes.append(_panel_title(t("variants_quality.length_panel", n=n), centre))
     layout |= dict(
         title=dict(text=title or t("variants_quality.width_chart_title")),
         font=FONT,
-        height=560,
+        height=max(560, 90 + PLOT_PX + 70 + legend_px([variant_name(v) for v in shown])),
         margin=dict(l=70, r=10, t=90, b=10),
         annotations=notes,
         legend=legend_below(),
@@ -263,11 +262,7 @@ def state_axes(title: str, height: int, data: list[dict]) -> dict:
         height=max(height, 60 + PLOT_PX + 70 + legend_px(list(named))),
         margin=dict(l=70, r=10, t=60, b=10),
         xaxis=log_axis(title=dict(text=t("variants_quality.state_axis"))),
-        yaxis=dict(
-            title=dict(text=t("variants_quality.accuracy_axis")),
-            range=[-0.05, 1.1],
-            tickvals=[0, 0.25, 0.5, 0.75, 1],
-        ),
+        yaxis=accuracy_axis(t("variants_quality.accuracy_axis")),
         legend=legend_below(),
     )
 

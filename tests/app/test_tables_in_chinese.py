@@ -56,3 +56,29 @@ def test_every_variants_state_formula_has_a_translation():
         formula = recall_state.source(name)
         assert formula in english, f"{name}: {formula!r} is not in variants.toml [data]"
         assert english[formula] in catalogs["zh"], name
+
+
+def test_every_long_range_tasks_description_has_a_translation():
+    """The Quality section's task picker says what the task is in the results' words
+    (engine.data.long_range): "associative recall, n = 256, 32 key–value pairs (Zoology)"
+    stood in English under 任务. Each task's description is a line of both catalogs."""
+    import tomllib
+
+    from engine.data import long_range
+
+    catalogs = {
+        lang: tomllib.loads((APP_DIR / f"locales/{lang}/variants.toml").read_text())["data"]
+        for lang in ("en", "zh")
+    }
+    english = {v: k for k, v in catalogs["en"].items()}
+    for name, task in long_range.TASKS.items():
+        assert task.description in english, f"{name}: {task.description!r} not in [data]"
+        assert english[task.description] in catalogs["zh"], name
+
+
+def test_the_quality_task_is_described_in_chinese():
+    at = AppTest.from_file(str(APP_DIR / "studios/variants.py"), default_timeout=300)
+    at.query_params.update(lang="zh", section="quality", task="mqar-256")
+    at.run()
+    assert not at.exception
+    assert "关联回忆，n = 256，32 个键值对（Zoology）" in [c.value for c in at.caption]
