@@ -24,6 +24,9 @@ checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
   titles cut with an ellipsis;
 - scales: value axes (linear, log or date) a trace is drawn on, tick labels shown, that
   name fewer than two values: one label gives no scale to read a value by;
+- small_type (presenter views): a chart's titles, axis titles, legends and notes (panel
+  titles, named steps) drawn under 14 px, which read as specks from the back of a room
+  (tick labels and the numbers in cells and on bars are laid out by their rows: not counted);
 - untranslated (中文 views): visible text that is an English interface string with a
   different Chinese one (app/locales, the decks), or a snake_case identifier;
 - widgets: each URL-state widget (``url_choice`` / ``url_number`` calls, read from the
@@ -75,7 +78,10 @@ from tests.e2e.support import (  # noqa: E402
     wait_for_health,
 )
 
-CHECKS = ("overlaps", "uniform", "first_screen", "truncated", "scales", "untranslated", "widgets")
+CHECKS = (
+    *("overlaps", "uniform", "first_screen", "truncated", "scales", "small_type"),
+    *("untranslated", "widgets"),
+)
 CHECKS_JS = (Path(__file__).with_name("screens_checks.js")).read_text()
 STUDIOS = ROOT / "app" / "studios"
 DECKS = ROOT / "assets" / "decks"
@@ -682,6 +688,7 @@ def check_view(
         f["uniform"] = found["uniform"]
         f["truncated"] = found["truncated"]
         f["scales"] = found["scales"]
+        f["small_type"] = found["small"]
         if lang != "en":
             f["untranslated"] = untranslated(found["texts"])
         f["widgets"] = widget_disagreements(view.page, found["widgets"], found["url"], query, lang)

@@ -11,10 +11,12 @@
 //              the chart's edge, legends that scroll, and HTML text cut with an ellipsis
 //   scales:    value axes (linear, log, date) of a drawn trace that name fewer than two
 //              values: one label gives no scale (a sweep's length axis read "1000" alone)
+//   small:     (presenter) a chart's words a room reads (titles, axis titles, legends, notes
+//              and panel titles) drawn under o.minPresenterPx: 12-13 px read as specks there
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
 //   widgets:   each choice / number widget's label and the value it shows
 (opts) => {
-  const o = Object.assign({ presenter: false, revealLabel: "Reveal", minArea: 4 }, opts || {});
+  const o = Object.assign({ presenter: false, revealLabel: "Reveal", minArea: 4, minPresenterPx: 14 }, opts || {});
   // A text's box across the line is its em box (one font size, centred in the line box of
   // ascent + descent, about 1.3 em): the glyphs of Latin text fit in it, so labels whose
   // line boxes overlap while their letters stay apart are not counted.
@@ -159,6 +161,7 @@
   const uniform = [];
   const truncated = [];
   const scales = [];
+  const small = [];
   charts.forEach((gd, index) => {
     const chart = chartName(gd, index);
     const texts = labels(gd);
@@ -214,6 +217,16 @@
       const named = [...gd.querySelectorAll(`.${axis._id}tick text`)].filter((el) => shown(el) && words(el));
       if (named.length < 2) {
         scales.push({ chart, axis: name, labels: named.map((el) => words(el).slice(0, 20)) });
+      }
+    }
+
+    // On a projector: the words a room reads, at the projector's type. Tick labels and the
+    // numbers in cells and on bars are laid out by the rows they name, and are not counted.
+    if (o.presenter) {
+      for (const el of gd.querySelectorAll(".gtitle, .g-xtitle text, .g-ytitle text, .annotation-text, .legendtext, .cbtitle text")) {
+        const text = words(el);
+        const px = parseFloat(getComputedStyle(el).fontSize) || 0;
+        if (text && shown(el) && px < o.minPresenterPx) small.push({ chart, kind: kindOf(el), text: text.slice(0, 60), px: round(px) });
       }
     }
 
@@ -383,5 +396,5 @@
     widgets.push(w);
   }
 
-  return { overlaps, uniform, truncated, scales, first, texts, widgets, charts: charts.length, url: location.href };
+  return { overlaps, uniform, truncated, scales, small, first, texts, widgets, charts: charts.length, url: location.href };
 }

@@ -17,11 +17,12 @@ pytestmark = pytest.mark.e2e
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
-# Six charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
+# Eight charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
 # chart whose title is far wider than it; a clean control; a row label wider than its
 # margin; twelve lines whose legend cannot fit 200 px (the clean one's fits); an effect map
 # pale on its declared least range (views.causal.EFFECT_FLOOR), which is no finding; a log
-# axis over 256 … 4096 that names 1000 alone (the clean charts name several). A label CSS
+# axis over 256 … 4096 that names 1000 alone (the clean charts name several); a note in
+# 10-px type, which a projector's room cannot read. A label CSS
 # cuts with an ellipsis, and one it does not. Below a 2,000 px spacer, so no
 # figure is on the first screen.
 SYNTHETIC = """
@@ -33,6 +34,7 @@ SYNTHETIC = """
 <div id="legend" style="width:500px;height:200px"></div>
 <div id="floored" style="width:500px;height:300px"></div>
 <div id="scale" style="width:500px;height:300px"></div>
+<div id="small" style="width:500px;height:300px"></div>
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
@@ -56,6 +58,8 @@ Plotly.newPlot("floored", [{type: "heatmap", z: [[-0.004, 0.001], [0, -0.002]], 
   zmax: 0.1, meta: {least_range: 0.1}}], {title: {text: "floored"}}, opts);
 Plotly.newPlot("scale", [{x: [256, 512, 1024, 2048, 4096], y: [1, 2, 4, 8, 16]}],
   {title: {text: "one label"}, xaxis: {type: "log", dtick: 1}}, opts);
+Plotly.newPlot("small", [{y: [1, 2, 3]}], {title: {text: "small type"}, annotations: [
+  {x: 1, y: 3, text: "a 10-px note", showarrow: false, font: {size: 10}}]}, opts);
 </script>
 """
 
@@ -102,6 +106,16 @@ def test_a_title_wider_than_its_chart_and_a_label_cut_by_css_are_found(synthetic
 def test_an_axis_that_names_one_value_is_found(synthetic):
     """A log axis over 256 … 4096 labelled at powers of ten names "1000" alone: no scale."""
     assert synthetic["scales"] == [{"chart": "#7 one label", "axis": "xaxis", "labels": ["1000"]}]
+
+
+def test_small_type_on_a_projector_is_found(synthetic):
+    """Chart words a room reads under 14 px: the 10-px note, and Plotly's default 12-px
+    legend and annotations; a title in Plotly's 17-px default is none, nor is a tick."""
+    small = {(f["chart"].split()[0], f["text"]) for f in synthetic["small"]}
+    assert ("#8", "a 10-px note") in small
+    assert ("#5", "line 0") in small and ("#1", "overlap one") in small
+    assert not any(chart == "#3" for chart, _ in small)  # the clean chart: its title only
+    assert all(f["px"] < 14 for f in synthetic["small"])
 
 
 def test_a_figure_below_the_fold_breaks_presenter_mode(synthetic):
