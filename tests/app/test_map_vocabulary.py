@@ -188,6 +188,42 @@ def test_point_labels_are_in_the_legend_not_piled_on_the_points():
     assert all("text" not in (d.mode or "") for d in fig.data)
 
 
+def test_accuracy_axes_name_quarters_and_the_charts_grow_by_their_legends():
+    """In presenter mode the accuracy-vs-cost axis named 1.1, an accuracy no model reaches;
+    with 23 variants its legend below took the plot's height. Every accuracy axis of the
+    Variants lab now names 0 … 1 by quarters, and each chart grows by its legend's rows."""
+    few, many = ("full", "linear"), [f"variant {i}" for i in range(23)]
+    heights = []
+    for names in (few, many):
+        cost = [
+            dict(variant=v, ms=10.0 + i, accuracy=0.5, min=0.4, max=0.6)
+            for i, v in enumerate(names)
+        ]
+        fig = variants.accuracy_cost_figure(cost, "ms", title="cost", x_title="ms")
+        assert list(fig.layout.yaxis.tickvals) == [0, 0.25, 0.5, 0.75, 1]
+        heights.append(fig.layout.height)
+    assert heights[1] > heights[0]
+    rows = [
+        dict(
+            variant=v,
+            task="mqar-256",
+            n=256,
+            width=w,
+            kind="grows",
+            state_bytes=w * 64,
+            mean=0.5,
+            accuracy=[0.4, 0.6],
+        )
+        for v in ("full", "mamba")
+        for w in (32, 64)
+    ]
+    for fig in (
+        variants_quality.recall_state_figure(rows, 1 / 64),
+        variants_quality.width_figure(rows),
+    ):
+        assert list(fig.layout.yaxis.tickvals) == [0, 0.25, 0.5, 0.75, 1]
+
+
 def test_bars_start_at_zero():
     ran = [
         dict(variant=v, ppl=p, ppl_full=19.0, n_tokens=100)
