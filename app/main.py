@@ -24,8 +24,8 @@ pages += [st.Page(p.path, title=p.title, url_path=p.url) for p in studios]
 
 
 def _home_again() -> None:
-    """ "/home", which a teacher may type, opens the home page at "/" with the link's
-    parameters (``?lang=zh``), not Streamlit's "Page not found" dialog."""
+    """The home page at "/" for a typed "/home", with the link's parameters (``?lang=zh``):
+    Streamlit would show its "Page not found" dialog there."""
     st.switch_page(pages[0], query_params=st.query_params.to_dict())
 
 
