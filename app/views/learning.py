@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from kit.i18n import t
 
 from views import timeline
-from views.heatmap import axes, log_axis, map_grid, subplot_ref
+from views.heatmap import NARROW_PX, axes, log_axis, map_grid, subplot_ref
 
 COLOURS = {2: "#0072B2", 1: "#D55E00"}  # Okabe–Ito blue and vermillion: colour-blind safe
 LOSS_PX = 200  # the live figure's loss curve, above its head maps
@@ -48,7 +48,10 @@ def curves_figure(
     ]
     band = (t("learning.fig.window"), window["start"], window["end"]) if window else None
     step = t("learning.fig.step_axis")
-    return timeline.curves_figure(panels, current, (), step, height=190, band=band)
+    # The page's whole width, not a column's: its legend's rows are counted at the
+    # narrowest page (two rows at a column's 360 px left a blank band at the top).
+    kw = dict(height=190, band=band, width_px=NARROW_PX)
+    return timeline.curves_figure(panels, current, (), step, **kw)
 
 
 def live_figure(
