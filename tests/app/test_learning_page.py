@@ -4,6 +4,7 @@ timeline) answered with a short message while the page shows what it can."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -11,6 +12,7 @@ import streamlit as st
 from catalog import APP_DIR
 from state import live
 from streamlit.testing.v1 import AppTest
+from views import timeline
 
 from engine.analysis import induction as analysis
 from engine.errors import InputError
@@ -82,6 +84,19 @@ def test_the_curves_mark_the_phase_change():
     at = open_page(section="curves")
     assert len(charts(at)) == 1
     assert f"steps {change['start']}–{change['end']}" in captions(at)
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_the_curves_legend_takes_one_row_across_the_page(present):
+    """The curves span the page, but their legend's rows were counted at a column's 360
+    px: two rows for two models, and a blank band above the first panel's title."""
+    shipped(2)
+    at = open_page(section="curves", present=present)
+    fig = json.loads(charts(at)[0].proto.spec)
+    size = fig["layout"]["legend"]["font"]["size"]
+    assert size == (timeline.PRESENTER_FONT if present == "1" else timeline.LEGEND_FONT)
+    one_row = 8 + round(timeline.LEGEND_ROW_EM * size + timeline.NOTE_EM * size)
+    assert fig["layout"]["margin"]["t"] == one_row
 
 
 def test_a_step_that_was_not_saved_is_a_note_and_the_last_step():
