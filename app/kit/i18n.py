@@ -145,11 +145,17 @@ def variant_title(variant) -> str:
     return _data(f"engine.variants.{variant.name}.title", variant.title)
 
 
+def t_or(key: str, fallback: str, **values) -> str:
+    """``t(key)``, or ``fallback`` where no catalog has ``key``: a name the engine gives
+    (a task, a map's flag, a weight tying) that the catalogs need not all list."""
+    said = t(key, **values)
+    return fallback if said == key else said
+
+
 def task_title(task: str) -> str:
     """A long-range task's short name in the reader's language (one the catalog lacks: its
     id), e.g. ``mqar-256`` → "recall, n = 256"."""
-    name = t(f"variants.task_{task.replace('-', '_')}")
-    return task if name.startswith("variants.task_") else name
+    return t_or(f"variants.task_{task.replace('-', '_')}", task)
 
 
 def param_label(p, variant=None) -> str:

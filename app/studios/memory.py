@@ -20,6 +20,7 @@ from kit import (
     url_sync,
 )
 from kit.errors import PageError, halt
+from kit.i18n import t_or
 from kit.reveal import page_toggle
 from kit.textbox import gated_text, story_limits, words_unit
 from sections.faithfulness import draw_memory
@@ -108,13 +109,6 @@ def generated_story():
     return name, state.stories(task)[int(index)]
 
 
-def _tying(name: str) -> str:
-    """The model's weight tying (its config's "adjacent" or "layerwise") in the reader's
-    language; a name the catalog lacks is shown as it is."""
-    said = t(f"memory.tying_{name}")
-    return name if said.startswith("memory.tying_") else said
-
-
 def answer_line(name: str, sample, trace) -> None:
     """The question, the answer with its probability and verdict, and what was left out."""
     out, cfg = trace.outputs, state.config(name)
@@ -127,7 +121,7 @@ def answer_line(name: str, sample, trace) -> None:
         verdict = t("memory.correct") if right else wrong
     facts = dict(question=md_escape(sample.question), answer=out["answer"], verdict=verdict)
     facts |= dict(p=f"{out['probability']:.3f}", name=name, hops=cfg["hops"])
-    facts["tying"] = _tying(cfg["tying"])
+    facts["tying"] = t_or(f"memory.tying_{cfg['tying']}", cfg["tying"])  # adjacent, layerwise
     st.markdown(t("memory.qa", **facts))
     if out["unknown_words"]:
         words = ", ".join(md_escape(w) for w in out["unknown_words"][:20])

@@ -23,7 +23,6 @@ from kit import (
     url_sync,
 )
 from kit.i18n import Lazy
-from kit.presenter import presenting
 from kit.reveal import page_toggle
 from sections.bertviz_view import render
 from sections.causal import draw_faithful
@@ -31,7 +30,7 @@ from sections.transformer import draw_ablation
 from state import transformer as state
 from studios import transformer_models
 from views.heatmap import map_figure, md_escape
-from views.qk_map import LABEL_PX, PRESENTER_LABEL_PX, dot_distance_figure, qk_scatter
+from views.qk_map import dot_distance_figure, qk_scatter
 from views.timeline import curves_figure
 from views.transformer import head_grid, neuron_figure
 
@@ -192,10 +191,7 @@ def qk(s: Shown) -> None:
     with friendly_errors(t("transformer.qk_what")):
         emb = state.joint_embedding(q_all[layer, head], k_all[layer, head], mask, 0)
     title = f"{raw.layer_labels[layer]} · {raw.head_labels[head]} ({emb.method.upper()})"
-    px = PRESENTER_LABEL_PX if presenting() else LABEL_PX
-    scatter = qk_scatter(
-        emb, raw.query_labels, raw.key_labels, colour_by=colour, title=title, label_px=px
-    )
+    scatter = qk_scatter(emb, raw.query_labels, raw.key_labels, colour_by=colour, title=title)
     chart(scatter, width="stretch", key="tr-qk")
     chart(dot_distance_figure(emb, mask), width="stretch", key="tr-qk-r")
     st.caption(t("transformer.qk_caption"))

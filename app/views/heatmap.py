@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from kit.i18n import t
+from kit.i18n import t, t_or
 from kit.presenter import presenting
 
 from engine.trace import AttentionMap, block_labels, block_mean
@@ -96,8 +96,7 @@ def flag_text(flags: Sequence[str]) -> str:
     words = []
     for flag in flags:
         name, _, factor = flag.partition(" ×")
-        word = t(f"views.flag.{name.replace(' ', '_')}", factor=factor)
-        words.append(flag if word.startswith("views.flag.") else word)
+        words.append(t_or(f"views.flag.{name.replace(' ', '_')}", flag, factor=factor))
     return ", ".join(words)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
+from kit.presenter import presenting
 
 from views.heatmap import SEQUENTIAL, figure
 from views.style import FONT, legend_below
@@ -37,9 +38,11 @@ def qk_scatter(
     *,
     colour_by: str = "position",
     title: str = "",
-    label_px: int = LABEL_PX,
+    label_px: int | None = None,
 ) -> go.Figure:
-    """Queries as filled circles, keys as open diamonds; colour = position or token."""
+    """Queries as filled circles, keys as open diamonds; colour = position or token; each
+    named in ``label_px`` type (default: the screen's, or the projector's when presenting)."""
+    label_px = label_px or (PRESENTER_LABEL_PX if presenting() else LABEL_PX)
     data = []
     parts = (
         ("query", t("views.qk.queries"), emb.queries_2d, list(query_labels), QUERY_SYMBOL),

@@ -16,6 +16,7 @@ from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref, tex
 PALETTE = QUALITATIVE  # kit.presenter's lines: Okabe–Ito, orange after the marked span's
 DISTINCT_LINES = len(PALETTE)  # lines one figure tells apart by colour; more reuse colours
 BAND = "rgba(230, 159, 0, 0.18)"  # a marked span of steps (Okabe–Ito orange)
+MARK_TEXT = "#8a5a00"  # a named step's label: the marks' orange, dark enough on white
 LEGEND_FONT = 13  # the legend's and the panels' titles' type on a screen
 PRESENTER_FONT = 16  # on a projector, as its tick labels (13 px read small from the back)
 # In units of that type: a legend row, a panel's title with a little air above its plot,
@@ -106,7 +107,7 @@ def _mark_notes(marks, last: int, size: int) -> list[dict]:
         where = dict(xref="x", yref="y domain", x=x, y=1, xanchor=side, yanchor="top")
         shift = -round(MARK_ROW_EM * size) * row
         # On a pale ground: the label sits inside the plot, where the curves run behind it
-        ground = dict(bgcolor="rgba(255, 255, 255, 0.85)", font=_mark_font(size))
+        ground = dict(bgcolor="rgba(255, 255, 255, 0.85)", font=dict(size=size, color=MARK_TEXT))
         notes.append(_note(label, size, **where, yshift=shift) | ground)
     return notes
 
@@ -150,7 +151,3 @@ def _note(text: str, size: int, **where) -> dict:
     places it."""
     note = dict(text=text, showarrow=False, xref="paper", yref="paper", font=dict(size=size))
     return note | where
-
-
-def _mark_font(size: int) -> dict:
-    return dict(size=size, color="#8a5a00")  # the marks' dark orange, legible on white
