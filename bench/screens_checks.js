@@ -13,10 +13,13 @@
 //              values: one label gives no scale (a sweep's length axis read "1000" alone)
 //   small:     (presenter) a chart's words a room reads (titles, axis titles, legends, notes
 //              and panel titles) drawn under o.minPresenterPx: 12-13 px read as specks there
+//   cells:     heatmaps whose numbers in cells plotly.js fitted under o.minCellPx (10 px on
+//              a screen, 12 on a projector): one finding per chart, with its smallest size
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
 //   widgets:   each choice / number widget's label and the value it shows
 (opts) => {
   const o = Object.assign({ presenter: false, revealLabel: "Reveal", minArea: 4, minPresenterPx: 14 }, opts || {});
+  if (o.minCellPx === undefined) o.minCellPx = o.presenter ? 12 : 10;
   // A text's box across the line is its em box (one font size, centred in the line box of
   // ascent + descent, about 1.3 em): the glyphs of Latin text fit in it, so labels whose
   // line boxes overlap while their letters stay apart are not counted.
@@ -46,7 +49,8 @@
     }
     return true;
   };
-  const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
+  // Plotly puts zero-width spaces around a <sup>'s text: a finding quotes the words only.
+  const clean = (s) => (s || "").replace(/\u200b/g, "").replace(/\s+/g, " ").trim();
   const round = (x) => Math.round(x * 10) / 10;
 
   // ---- geometry: a text's box as a screen polygon (rotated labels stay rotated) ----------
@@ -162,6 +166,7 @@
   const truncated = [];
   const scales = [];
   const small = [];
+  const cells = [];
   charts.forEach((gd, index) => {
     const chart = chartName(gd, index);
     const texts = labels(gd);
@@ -225,9 +230,19 @@
     if (o.presenter) {
       for (const el of gd.querySelectorAll(".gtitle, .g-xtitle text, .g-ytitle text, .annotation-text, .legendtext, .cbtitle text")) {
         const text = words(el);
-        const px = parseFloat(getComputedStyle(el).fontSize) || 0;
+        // A part in its own type counts too: a <sup> (70 % of its line) or a <span> sized.
+        const parts = [el, ...el.querySelectorAll("tspan")].filter((p) => clean(p.textContent));
+        const px = Math.min(...parts.map((p) => parseFloat(getComputedStyle(p).fontSize) || 0));
         if (text && shown(el) && px < o.minPresenterPx) small.push({ chart, kind: kindOf(el), text: text.slice(0, 60), px: round(px) });
       }
+    }
+
+    // Numbers in cells: plotly.js shrinks them to their cell (textfont "auto"), to specks.
+    const numbers = [...gd.querySelectorAll(".heatmap-label text")].filter((el) => shown(el) && words(el));
+    const sizes = numbers.map((el) => parseFloat(getComputedStyle(el).fontSize) || 0);
+    const least = Math.min(...sizes);
+    if (numbers.length && least < o.minCellPx) {
+      cells.push({ chart, px: round(least), numbers: numbers.length, text: words(numbers[sizes.indexOf(least)]) });
     }
 
     const frame = gd.getBoundingClientRect();
@@ -396,5 +411,5 @@
     widgets.push(w);
   }
 
-  return { overlaps, uniform, truncated, scales, small, first, texts, widgets, charts: charts.length, url: location.href };
+  return { overlaps, uniform, truncated, scales, small, cells, first, texts, widgets, charts: charts.length, url: location.href };
 }

@@ -27,6 +27,7 @@ TITLE_FONT = 17
 # so 20 px puts the first line's glyphs about 5 px below the figure's edge.
 TITLE_PAD = 20
 NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured in Chromium)
+PRESENTER_PAGE_PX = 956  # … and in presenter mode, which hides the sidebar (measured there)
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
 GRID_CELLS = 64  # the same for a panel of a grid
@@ -34,6 +35,10 @@ BAR_PX = 70  # a colour bar and its tick labels
 # A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
 # a room); a line of it takes 20 px of 13-px type, and as much more as the type grows.
 PANEL_TITLE_PX, PRESENTER_PANEL_TITLE_PX, PANEL_TITLE_LINE_EM = 13, 16, 20 / 13
+# A number in a cell drawn smaller than this is left out (its colour and hover stay): 8 px
+# numbers filled an 11-word map beside a chart, on a screen and on a projector.
+CELL_NUMBER_PX, PRESENTER_CELL_NUMBER_PX = 10, 12
+FLAG_PX, PRESENTER_FLAG_PX = 13, 15  # a map's flags ([exact], [pooled ×4]) under its title
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
@@ -75,18 +80,18 @@ def text_px(labels: Sequence[str], size: float = 14) -> float:
 
 
 def fixed_margins(
-    x_labels: Sequence[str], y_labels: Sequence[str], *, x_title: bool, y_title: bool
+    x_labels: Sequence[str], y_labels: Sequence[str], *, x_title: bool, y_title: bool, size=14
 ):
     """Margins that fit the tick labels (x tilted by 45°) and the axis titles.
 
     Plotly's ``automargin`` (on in Streamlit's theme) measures the labels, then lays the
     figure out again: two or three passes per figure, 1.5–3× the draw time measured here.
-    Fixed margins from the labels' estimated widths draw in one pass.
+    Fixed margins from the labels' estimated widths (``size``: see text_px) draw in one pass.
     """
-    x_px, y_px = text_px(x_labels), text_px(y_labels)
+    x_px, y_px = text_px(x_labels, size), text_px(y_labels, size)
     left = y_px + 16 + (28 if y_title else 0)
     # A tilted first word reaches left of its column; the rest reach down.
-    left = max(left, 0.71 * text_px(x_labels[:1]))
+    left = max(left, 0.71 * text_px(x_labels[:1], size))
     bottom = 0.71 * x_px + 22 + (32 if x_title else 0)
     return dict(l=int(left), b=int(bottom))
 
@@ -148,17 +153,34 @@ def heatmap(
         "<extra></extra>",
         colorbar=dict(title=dict(text=value_name)),
     )
-    if annotate is None:
-        annotate = z.size <= 144
-    if annotate:
-        trace.update(text=np.round(z, 2), texttemplate="%{text}")
     height = height or fitted_height(max(len(ys), 1))
-    layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px)
+    layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px, map_tick_px())
+    text = np.round(z, 2)
+    if annotate is None:  # numbers where a reader can read them; the hover has every one
+        cell_w = (drawn_px(width_px) - layout["margin"]["l"] - 10 - BAR_PX) / max(len(xs), 1)
+        small = PRESENTER_CELL_NUMBER_PX if presenting() else CELL_NUMBER_PX
+        annotate = z.size <= 144 and number_px(text, cell_w, plot_px / max(len(ys), 1)) >= small
+    if annotate:
+        trace.update(text=text, texttemplate="%{text}")
     trace["colorbar"] |= bar_ticks(zmin, zmax, plot_px)
     full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
     layout.update(title=dict(text=full_title), font=FONT)
     layout["margin"].update(r=10, t=60 if title else 20)
     return figure([trace], layout)
+
+
+def drawn_px(width_px: float) -> float:
+    """A figure's width on this screen, given as ``width_px`` of the narrowest page (1024-px
+    window, sidebar open): presenter mode hides the sidebar, so every share of it grows."""
+    return width_px * PRESENTER_PAGE_PX / NARROW_PX if presenting() else width_px
+
+
+def number_px(text: np.ndarray, cell_w: float, cell_h: float) -> float:
+    """The size plotly.js draws numbers in cells ``cell_w`` × ``cell_h`` px at (textfont
+    "auto", heatmap/plot.js): each cell's width over 0.65 em a character of the longest
+    number, its height over a 1.3-em line, at most the figure's font."""
+    chars = max((len(f"{v:g}") for v in np.ravel(text)), default=1)
+    return min(math.floor(cell_w / (0.65 * chars)), math.floor(cell_h / 1.3), FONT["size"])
 
 
 def bar_ticks(zmin: float | None, zmax: float | None, plot_px: float) -> dict:
@@ -178,8 +200,8 @@ def bar_ticks(zmin: float | None, zmax: float | None, plot_px: float) -> dict:
     return dict(tickmode="array", tickvals=ticks.tolist(), ticktext=text)
 
 
-def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
-    """One map's axes laid out for its labels: (layout, plot height in px).
+def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, tick_px: float):
+    """One map's axes laid out for its labels drawn ``tick_px`` high: (layout, plot height).
 
     Margins fit the labels; x ticks stay tilted when all fit ``width_px``, else stand
     upright, the figure growing below the map to hold them.
@@ -188,20 +210,20 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
     axis left to ``tickmode="auto"`` it draws one label per 1.2 × tick font size of the
     axis's drawn length (``prepTicks``), so a page wider than ``width_px`` (presenter
     mode hides the sidebar: 956 px of a 1024-px projector, not 535) labels every word
-    that fits, at the size the labels really have (Streamlit's theme draws them at
-    12.75 px). Thinned here for the narrowest page and an 18 px font, the Alignment map of
-    Figure 3(a) lost every other English word on the projector, "agreement" among them,
-    and every other French one.
+    that fits, at the size the labels really have (``tick_px``). Thinned here for the
+    narrowest page and an 18 px font, the Alignment map of Figure 3(a) lost every other
+    English word on the projector, "agreement" among them, and every other French one.
     """
-    margin = fixed_margins(xs, ys, x_title=True, y_title=True)
+    wide, line = tick_px * 14 / MAP_TICK_PX, tick_px * TICK_SIZE / MAP_TICK_PX
+    margin = fixed_margins(xs, ys, x_title=True, y_title=True, size=wide)
     x_ticks = dict(tickangle=-45)
-    if not fit_tilted(xs, width_px - margin["l"] - 110):
-        upright = int(text_px(xs) + 22 + 32)  # upright labels reach down their full width
+    if not fit_tilted(xs, width_px - margin["l"] - 110, line):
+        upright = int(text_px(xs, wide) + 22 + 32)  # upright labels reach down their full width
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
         x_ticks = dict(tickmode="auto", tickangle=-90)
     # Every row label needs its line (up to ROWS_LABELLED rows; more are thinned): the
     # figure grows rather than the labels below and above eating the plot.
-    height = max(height, margin["b"] + 60 + (TICK_SIZE + 4) * min(len(ys), ROWS_LABELLED))
+    height = max(height, margin["b"] + 60 + (line + 4) * min(len(ys), ROWS_LABELLED))
     plot_px = height - margin["b"] - 60
     layout = dict(
         margin=margin,
@@ -210,7 +232,7 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
             title=dict(text=x_title),
             type="category",
             automargin=False,
-            tickfont=dict(size=MAP_TICK_PX),
+            tickfont=dict(size=tick_px),
             **x_ticks,
         ),
         yaxis=dict(
@@ -219,17 +241,23 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int):
             type="category",
             automargin=False,
             tickmode="auto",
-            tickfont=dict(size=MAP_TICK_PX),
+            tickfont=dict(size=tick_px),
         ),
     )
     return layout, plot_px
 
 
-TICK_SIZE = 18  # the line a category tick label needs along its axis, in px
-# A map's word labels, at the size Streamlit's theme draws them: its margins and rows are
-# laid out for it, so presenter mode (which enlarges labels left to the theme) keeps it.
-MAP_TICK_PX = 12.75
+TICK_SIZE = 18  # the line a category tick label of MAP_TICK_PX needs along its axis, in px
+# A map's word labels: on a screen at the size Streamlit's theme draws them (12.75 px), on a
+# projector at 16, where the words are what a room reads (12.75 read small from its back).
+# Margins, tilt and rows are laid out for the size drawn; a grid's panels keep TICK_FONT.
+MAP_TICK_PX, PRESENTER_MAP_TICK_PX = 12.75, 16
 ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
+
+
+def map_tick_px() -> float:
+    """The size a single map draws its word labels at, on this screen."""
+    return PRESENTER_MAP_TICK_PX if presenting() else MAP_TICK_PX
 
 
 def fit_tilted(labels: Sequence[str], px: float, size=TICK_SIZE) -> bool:
@@ -296,6 +324,11 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     text = (layout.get("title") or {}).get("text")
     if text:
         text, lines = wrap_title(text)
+        # A map's flags (its <sup> line): Plotly draws a <sup> at 70 % of the title, 12 px,
+        # too small to read from the back of a room; their own size instead.
+        px = PRESENTER_FLAG_PX if presenting() else FLAG_PX
+        text = text.replace("<sup>", f'<span style="font-size:{px}px">')
+        text = text.replace("</sup>", "</span>")
         # Hung from the figure's top edge: Plotly centres a title's first line in the top
         # margin, so a wrapped title's last lines reach down onto the plot's top tick.
         top = dict(yref="container", y=1, yanchor="top", pad=dict(t=TITLE_PAD))

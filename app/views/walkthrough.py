@@ -10,6 +10,7 @@ from kit.presenter import QUALITATIVE
 
 from views.heatmap import (
     FONT,
+    NARROW_PX,
     figure,
     fitted_height,
     heatmap,
@@ -155,7 +156,9 @@ def _without_scaling(trace, f):
         uniform=f"{m['uniform_entropy']:.2f}",
     )
     entropy = entropy_figure(f["tokens"], v["entropy"], v["entropy_unscaled"], m["uniform_entropy"])
-    unscaled = map_figure(trace.maps["unscaled"], title=t("views.walkthrough.unscaled_title"))
+    title = t("views.walkthrough.unscaled_title")
+    # Beside the entropy chart: half the page wide (its cells too narrow for their numbers).
+    unscaled = map_figure(trace.maps["unscaled"], title=title, width_px=NARROW_PX // 2)
     return text, [("fig-unscaled", unscaled), ("fig-entropy", entropy)]
 
 

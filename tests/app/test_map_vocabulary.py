@@ -467,3 +467,43 @@ def test_an_accuracy_against_state_plot_keeps_its_height_whatever_its_legend():
     assert many.height - legend_px - 60 - 70 >= variants_quality.PLOT_PX
     assert short.height == 640  # a short legend: the view's own height
     assert list(many.yaxis.tickvals) == [0, 0.25, 0.5, 0.75, 1]
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_a_maps_words_and_flags_take_the_projectors_type(monkeypatch, on):
+    """A map's word labels were 12.75 px on a projector and its flags a 12-px <sup>; there
+    they are 16 and 15 px now, and the margins, the tilt and the rows are laid out for it."""
+    monkeypatch.setattr(heatmap, "presenting", lambda: on)
+    words = ["The", "animal", "didn't", "cross", "the", "street", "because", "it", "was"]
+    fig = heatmap.heatmap(np.eye(9), words, words, title="α", flags=["exact"])
+    tick = heatmap.PRESENTER_MAP_TICK_PX if on else heatmap.MAP_TICK_PX
+    assert fig.layout.xaxis.tickfont.size == fig.layout.yaxis.tickfont.size == tick
+    flag = heatmap.PRESENTER_FLAG_PX if on else heatmap.FLAG_PX
+    assert f'<span style="font-size:{flag}px">[' in fig.layout.title.text
+    assert "<sup>" not in fig.layout.title.text
+    # the row labels' margin holds "because" at the size drawn (0.62 em a Latin letter)
+    assert fig.layout.margin.l >= 7 * 0.62 * tick + 16
+    # every row keeps its line: plotly.js names one row per 1.2 × the tick size
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert plot_px / len(words) >= 1.2 * tick
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_numbers_go_in_cells_only_where_they_can_be_read(monkeypatch, on):
+    """plotly.js fits a cell's number to its cell: an 11-word map beside a chart (half the
+    page) drew them at 8 px. There the colour and the hover carry the values; the same map
+    across the page keeps its numbers, at least 10 px (12 on a projector)."""
+    monkeypatch.setattr(heatmap, "presenting", lambda: on)
+    words = "The animal didn't cross the street because it was too tired".split()
+    z = np.random.default_rng(0).dirichlet(np.ones(11), 11)
+    half = heatmap.heatmap(z, words, words, width_px=NARROW_PX // 2)
+    whole = heatmap.heatmap(z, words, words, width_px=NARROW_PX)
+    assert half.data[0].texttemplate is None
+    assert whole.data[0].texttemplate == "%{text}"
+    small = heatmap.PRESENTER_CELL_NUMBER_PX if on else heatmap.CELL_NUMBER_PX
+    # across a 535-px page (956 on a projector, its sidebar hidden)
+    page = heatmap.PRESENTER_PAGE_PX if on else NARROW_PX
+    cell_w = (page - whole.layout.margin.l - 10 - BAR_PX) / 11
+    assert heatmap.number_px(np.round(z, 2), cell_w, 26) >= small
+    # plotly.js's rule: a cell's width over 0.65 em a character, its height over 1.3 em
+    assert heatmap.number_px(np.array([0.25, 1.0]), 26, 100) == 10  # "0.25": 26 / 2.6

@@ -17,13 +17,14 @@ pytestmark = pytest.mark.e2e
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
-# Eight charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
+# Nine charts: a near-uniform heatmap with two annotations on top of each other; a 300 px
 # chart whose title is far wider than it; a clean control; a row label wider than its
 # margin; twelve lines whose legend cannot fit 200 px (the clean one's fits); an effect map
 # pale on its declared least range (views.causal.EFFECT_FLOOR), which is no finding; a log
 # axis over 256 … 4096 that names 1000 alone (the clean charts name several); a note in
-# 10-px type, which a projector's room cannot read. A label CSS
-# cuts with an ellipsis, and one it does not. Below a 2,000 px spacer, so no
+# 10-px type and a title whose <sup> flag Plotly draws at 70 % of it, which a projector's
+# room cannot read; a 12 × 12 map in 300 px whose numbers plotly.js shrinks to specks. A
+# label CSS cuts with an ellipsis, and one it does not. Below a 2,000 px spacer, so no
 # figure is on the first screen.
 SYNTHETIC = """
 <div style="height:2000px">spacer</div>
@@ -35,6 +36,7 @@ SYNTHETIC = """
 <div id="floored" style="width:500px;height:300px"></div>
 <div id="scale" style="width:500px;height:300px"></div>
 <div id="small" style="width:500px;height:300px"></div>
+<div id="cells" style="width:300px;height:300px"></div>
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
@@ -58,8 +60,12 @@ Plotly.newPlot("floored", [{type: "heatmap", z: [[-0.004, 0.001], [0, -0.002]], 
   zmax: 0.1, meta: {least_range: 0.1}}], {title: {text: "floored"}}, opts);
 Plotly.newPlot("scale", [{x: [256, 512, 1024, 2048, 4096], y: [1, 2, 4, 8, 16]}],
   {title: {text: "one label"}, xaxis: {type: "log", dtick: 1}}, opts);
-Plotly.newPlot("small", [{y: [1, 2, 3]}], {title: {text: "small type"}, annotations: [
+Plotly.newPlot("small", [{y: [1, 2, 3]}], {title: {text: "small type <sup>[a flag]</sup>",
+  font: {size: 17}}, annotations: [
   {x: 1, y: 3, text: "a 10-px note", showarrow: false, font: {size: 10}}]}, opts);
+const dense = [...Array(12).keys()].map((i) => [...Array(12).keys()].map((j) => (i * j % 7) / 7));
+Plotly.newPlot("cells", [{type: "heatmap", z: dense, texttemplate: "%{z:.2f}"}],
+  {title: {text: "specks"}}, opts);
 </script>
 """
 
@@ -72,7 +78,7 @@ def synthetic(browser):
     context.route("**/*", lambda r: outside.append(r.request.url) or r.abort())
     page = context.new_page()
     page.set_content(f"<!doctype html><script>{PLOTLY_JS.read_text()}</script>{SYNTHETIC}")
-    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 14")
+    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 18")
     found = page.evaluate(screens.CHECKS_JS, {"presenter": True})
     context.close()
     assert not outside
@@ -113,9 +119,18 @@ def test_small_type_on_a_projector_is_found(synthetic):
     legend and annotations; a title in Plotly's 17-px default is none, nor is a tick."""
     small = {(f["chart"].split()[0], f["text"]) for f in synthetic["small"]}
     assert ("#8", "a 10-px note") in small
+    # the title's 17 px do not hide its <sup> part, 70 % of them (the maps' old flags)
+    assert ("#8", "small type [a flag]") in small
     assert ("#5", "line 0") in small and ("#1", "overlap one") in small
     assert not any(chart == "#3" for chart, _ in small)  # the clean chart: its title only
     assert all(f["px"] < 14 for f in synthetic["small"])
+
+
+def test_numbers_shrunk_to_specks_in_cells_are_found(synthetic):
+    """A 12 × 12 map 300 px wide: plotly.js fits its numbers to their cells, in 6-px type.
+    One finding for the chart, with its smallest size; the maps without numbers are none."""
+    (found,) = synthetic["cells"]
+    assert found["chart"] == "#9 specks" and found["numbers"] == 144 and found["px"] < 10
 
 
 def test_a_figure_below_the_fold_breaks_presenter_mode(synthetic):

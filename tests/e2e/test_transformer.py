@@ -111,7 +111,7 @@ def saved_steps() -> list[int]:
 
 # The plot whose title, read as one line, starts with ``text`` and a space (so step 1 is not
 # step 10). Titles wrap with <br>, and the drawn lines run together in the DOM: the figure's
-# own layout is read instead, its markup (Streamlit's <b>, the flags' <sup>) dropped.
+# own layout is read instead, its markup (Streamlit's <b>, the flags' <span>) dropped.
 FIND_MAP = """[...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')]
     .find(e => (e.layout?.title?.text ?? '').replaceAll('<br>', ' ').replace(/<[^>]*>/g, '')
         .startsWith(text + ' '))"""
