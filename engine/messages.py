@@ -146,10 +146,11 @@ MESSAGES: dict[str, str] = {
     ),
     "babi.support_not_numbers": "Line {n}: supporting ids must be line numbers, got {ids!r}.",
     "babi.support_later": "Line {n}: supporting ids must point to earlier lines of its story.",
-    # engine.models.in_pretrained: Q/K/V of MiniLM, or an uploaded NPZ
+    # engine.models.in_pretrained: Q/K/V of MiniLM
     "qkv.layer_range": "Layer must be 0–{last}; got {layer}.",
     "qkv.head_range": "Head must be 0–{last}; got {head}.",
     "swap.not_an_approximation": "a different model, not an approximation",
+    # engine.variants.inputs: an uploaded NPZ
     "npz.limits": (
         "an .npz with float arrays q, k, v of one shape [H, N, D] or [B, H, N, D]; "
         "N ≤ {n}, D ≤ {d}, B·H ≤ {slices}, file ≤ {mb} MB"

@@ -23,11 +23,10 @@ from engine import kernels, profile
 from engine.errors import InputError
 from engine.models import in_pretrained, registry
 from engine.models import variant_lm as quality
-from engine.models.in_pretrained import load_qkv_npz
 from engine.trace import AttentionMap
 from engine.variants import REGISTRY, inputs, kv_cache
 from engine.variants import compare as cmp
-from engine.variants.inputs import long_qk
+from engine.variants.inputs import load_qkv_npz, long_qk
 from engine.variants.int8 import int8_attention, output_agreement
 from engine.variants.kv_cache import LENGTH_LIMIT
 from state import models

@@ -83,10 +83,10 @@ def npz() -> dict | None:
 
     limits = t(
         "variants.npz_limits",
-        n=in_pretrained.NPZ_MAX_N,
-        d=in_pretrained.NPZ_MAX_D,
-        slices=in_pretrained.NPZ_MAX_SLICES,
-        mb=in_pretrained.NPZ_MAX_BYTES // 2**20,
+        n=inputs.NPZ_MAX_N,
+        d=inputs.NPZ_MAX_D,
+        slices=inputs.NPZ_MAX_SLICES,
+        mb=inputs.NPZ_MAX_BYTES // 2**20,
     )
     upload = st.file_uploader(t("variants.npz_upload"), type=["npz"], key="var-npz", help=limits)
     st.caption(limits)

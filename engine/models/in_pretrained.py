@@ -8,7 +8,6 @@
   original to within EXACT_TOL (measured, not assumed).
 - :func:`layer_qkv` gives Q, K, V of one MiniLM layer (and head) for the user's text,
   ``[1, H, N, D]``: attention as a trained model computes it, with real structure.
-- :func:`load_qkv_npz` reads a user's own Q/K/V (arrays q, k, v) with stated limits.
 - :func:`variant_perplexity` swaps a variant into the chat model (SmolLM2, a causal
   decoder) in every layer or chosen layers and measures perplexity on a text and the
   greedy continuation beside the model's own; :func:`variants_in_llm` runs every
@@ -150,65 +149,6 @@ def layer_qkv(m, text: str, layer: int = 0, head: int | None = None):
         q, k, v = q[:, head : head + 1], k[:, head : head + 1], v[:, head : head + 1]
     tokens = token_text.labels(m.tokenizer, enc["input_ids"][0])
     return q.contiguous(), k.contiguous(), v.contiguous(), tokens
-
-
-# Limits of an uploaded Q/K/V file: what the lab can draw and compute interactively.
-NPZ_MAX_BYTES = 64 * 2**20
-NPZ_MAX_N = 1024
-NPZ_MAX_D = 256
-NPZ_MAX_SLICES = 16  # B·H
-NPZ_MAX_UNPACKED = 3 * NPZ_MAX_SLICES * NPZ_MAX_N * NPZ_MAX_D * 8 + 2**20  # q, k, v in float64
-NPZ_LIMITS = Message(
-    "npz.limits", n=NPZ_MAX_N, d=NPZ_MAX_D, slices=NPZ_MAX_SLICES, mb=NPZ_MAX_BYTES // 2**20
-)
-
-
-def load_qkv_npz(data: bytes) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """q, k, v float32 ``[B, H, N, D]`` from an uploaded NPZ (no pickle), or InputError.
-
-    The file goes through the input gate (engine.gate.npz_arrays: size, every member's
-    declared size, any damage), then its arrays are checked against the lab's limits,
-    and finally their values: finite in float32, with scores q·k/√d float32 can hold.
-    """
-    if len(data) > NPZ_MAX_BYTES:
-        raise InputError("npz.too_big", size=len(data) / 2**20, limits=NPZ_LIMITS)
-    try:
-        npz = gate.npz_arrays(data, max_bytes=NPZ_MAX_BYTES, max_unpacked=NPZ_MAX_UNPACKED)
-    except InputError as exc:
-        key = exc.message.key
-        if key == "file.single_npy":
-            raise InputError("npz.single_array", limits=NPZ_LIMITS) from None
-        if key == "file.object_array":
-            raise InputError("npz.object_arrays", reason=exc.message) from None
-        raise InputError("npz.unreadable", reason=exc.message, limits=NPZ_LIMITS) from None
-    missing = [key for key in ("q", "k", "v") if key not in npz]
-    if missing:
-        found = ", ".join(sorted(npz))[:200] or "none"
-        raise InputError("npz.missing", found=found, missing=", ".join(missing), limits=NPZ_LIMITS)
-    arrays = {key: npz[key] for key in ("q", "k", "v")}
-    shapes = {key: a.shape for key, a in arrays.items()}
-    for key, a in arrays.items():
-        if a.dtype.kind != "f":
-            raise InputError("npz.dtype", array=key, dtype=str(a.dtype))
-        if a.ndim not in (3, 4):
-            raise InputError("npz.rank", array=key, shape=str(a.shape))
-    if len(set(shapes.values())) != 1:
-        raise InputError("npz.shapes_differ", shapes=str(shapes))
-    shape = arrays["q"].shape
-    *bh, n, d = shape if len(shape) == 4 else (1, *shape)
-    if min(shape) < 1 or n > NPZ_MAX_N or d > NPZ_MAX_D or math.prod(bh) > NPZ_MAX_SLICES:
-        raise InputError("npz.outside_limits", shape=str(shape), limits=NPZ_LIMITS)
-    with np.errstate(over="ignore"):  # 1e300 in float64 is inf in float32: refused below
-        q, k, v = (torch.from_numpy(arrays[key].astype(np.float32)) for key in "qkv")
-    for key, t in zip("qkv", (q, k, v), strict=True):
-        if not bool(torch.isfinite(t).all()):
-            raise InputError("npz.not_finite", array=key)
-    if q.dim() == 3:
-        q, k, v = q[None], k[None], v[None]
-    q_norm = float(torch.linalg.vector_norm(q.double(), dim=-1).max())
-    k_norm = float(torch.linalg.vector_norm(k.double(), dim=-1).max())
-    gate.scores(q_norm, k_norm, d**-0.5, name="q, k")
-    return q.contiguous(), k.contiguous(), v.contiguous()
 
 
 # -- variants inside the chat model ----------------------------------------------------------

@@ -10,6 +10,9 @@ Synthetic structures (each gives attention a different shape to approximate):
 
 Text: words → seeded per-word embeddings (a word always maps to the same vector) +
 sinusoidal positions → a seeded, *untrained* multi-head projection W_Q, W_K, W_V.
+
+A file: :func:`load_qkv_npz` reads a user's own Q/K/V (arrays q, k, v) within stated
+limits. (A trained model's Q/K/V come from engine.models.in_pretrained.layer_qkv.)
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from __future__ import annotations
 import math
 import zlib
 
+import numpy as np
 import torch
 
 from engine import gate
 from engine.errors import InputError
+from engine.messages import Message
 from engine.positional import sinusoidal
 from engine.text import tokens_within
 from engine.variants.base import SEED
@@ -115,3 +120,63 @@ def long_qk(n: int, d: int = 64, *, structure: str = "local", seed: int = 0):
         pe = torch.cat([torch.sin(pos * freq), torch.cos(pos * freq)], dim=1) * math.sqrt(d / 2)
         q, k = pe + 0.3 * q, pe + 0.3 * k
     return q, k
+
+
+# -- a user's own Q/K/V ------------------------------------------------------------------
+# Limits of an uploaded Q/K/V file: what the lab can draw and compute interactively.
+NPZ_MAX_BYTES = 64 * 2**20
+NPZ_MAX_N = 1024
+NPZ_MAX_D = 256
+NPZ_MAX_SLICES = 16  # B·H
+NPZ_MAX_UNPACKED = 3 * NPZ_MAX_SLICES * NPZ_MAX_N * NPZ_MAX_D * 8 + 2**20  # q, k, v in float64
+NPZ_LIMITS = Message(
+    "npz.limits", n=NPZ_MAX_N, d=NPZ_MAX_D, slices=NPZ_MAX_SLICES, mb=NPZ_MAX_BYTES // 2**20
+)
+
+
+def load_qkv_npz(data: bytes) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v float32 ``[B, H, N, D]`` from an uploaded NPZ (no pickle), or InputError.
+
+    The file goes through the input gate (engine.gate.npz_arrays: size, every member's
+    declared size, any damage), then its arrays are checked against the lab's limits,
+    and finally their values: finite in float32, with scores q·k/√d float32 can hold.
+    """
+    if len(data) > NPZ_MAX_BYTES:
+        raise InputError("npz.too_big", size=len(data) / 2**20, limits=NPZ_LIMITS)
+    try:
+        npz = gate.npz_arrays(data, max_bytes=NPZ_MAX_BYTES, max_unpacked=NPZ_MAX_UNPACKED)
+    except InputError as exc:
+        key = exc.message.key
+        if key == "file.single_npy":
+            raise InputError("npz.single_array", limits=NPZ_LIMITS) from None
+        if key == "file.object_array":
+            raise InputError("npz.object_arrays", reason=exc.message) from None
+        raise InputError("npz.unreadable", reason=exc.message, limits=NPZ_LIMITS) from None
+    missing = [key for key in ("q", "k", "v") if key not in npz]
+    if missing:
+        found = ", ".join(sorted(npz))[:200] or "none"
+        raise InputError("npz.missing", found=found, missing=", ".join(missing), limits=NPZ_LIMITS)
+    arrays = {key: npz[key] for key in ("q", "k", "v")}
+    shapes = {key: a.shape for key, a in arrays.items()}
+    for key, a in arrays.items():
+        if a.dtype.kind != "f":
+            raise InputError("npz.dtype", array=key, dtype=str(a.dtype))
+        if a.ndim not in (3, 4):
+            raise InputError("npz.rank", array=key, shape=str(a.shape))
+    if len(set(shapes.values())) != 1:
+        raise InputError("npz.shapes_differ", shapes=str(shapes))
+    shape = arrays["q"].shape
+    *bh, n, d = shape if len(shape) == 4 else (1, *shape)
+    if min(shape) < 1 or n > NPZ_MAX_N or d > NPZ_MAX_D or math.prod(bh) > NPZ_MAX_SLICES:
+        raise InputError("npz.outside_limits", shape=str(shape), limits=NPZ_LIMITS)
+    with np.errstate(over="ignore"):  # 1e300 in float64 is inf in float32: refused below
+        q, k, v = (torch.from_numpy(arrays[key].astype(np.float32)) for key in "qkv")
+    for key, t in zip("qkv", (q, k, v), strict=True):
+        if not bool(torch.isfinite(t).all()):
+            raise InputError("npz.not_finite", array=key)
+    if q.dim() == 3:
+        q, k, v = q[None], k[None], v[None]
+    q_norm = float(torch.linalg.vector_norm(q.double(), dim=-1).max())
+    k_norm = float(torch.linalg.vector_norm(k.double(), dim=-1).max())
+    gate.scores(q_norm, k_norm, d**-0.5, name="q, k")
+    return q.contiguous(), k.contiguous(), v.contiguous()

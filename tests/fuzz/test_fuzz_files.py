@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from kit import decks
 
 from engine import timeline
-from engine.models import in_pretrained as ip
 from engine.trace import AttentionMap, Trace
+from engine.variants import inputs
 from tests.fuzz.strategies import (
     damaged,
     deep_json,
@@ -87,7 +87,7 @@ def test_uploaded_qkv_npz(upload):
         good = np.random.default_rng(0).standard_normal((2, 6, 4)).astype(np.float32)
         upload = upload.draw(damaged(npz_bytes(q=good, k=good, v=good)))
     with only_input_errors():
-        q, k, v = ip.load_qkv_npz(upload)
+        q, k, v = inputs.load_qkv_npz(upload)
         assert q.dtype == torch.float32 and torch.isfinite(q).all()
 
 

@@ -14,6 +14,7 @@ from engine.errors import InputError
 from engine.models import in_pretrained as ip
 from engine.models import pretrained as hf
 from engine.models import registry
+from engine.variants import inputs
 
 torch.set_num_threads(1)
 TEXT = "Attention lets every word look at every other word in the sentence it is in."
@@ -84,10 +85,10 @@ def _npz(**arrays) -> bytes:
 
 def test_npz_of_three_or_four_dimensions_loads_as_float32():
     a = np.random.default_rng(0).standard_normal((2, 10, 8)).astype(np.float64)
-    q, k, v = ip.load_qkv_npz(_npz(q=a, k=a, v=a))
+    q, k, v = inputs.load_qkv_npz(_npz(q=a, k=a, v=a))
     assert q.shape == (1, 2, 10, 8) and q.dtype == torch.float32
     b = a[None].astype(np.float16)
-    assert ip.load_qkv_npz(_npz(q=b, k=b, v=b))[0].shape == (1, 2, 10, 8)
+    assert inputs.load_qkv_npz(_npz(q=b, k=b, v=b))[0].shape == (1, 2, 10, 8)
 
 
 @pytest.mark.parametrize(
@@ -103,19 +104,19 @@ def test_npz_of_three_or_four_dimensions_loads_as_float32():
 )
 def test_bad_npz_files_get_a_clear_message(arrays, match):
     with pytest.raises(InputError, match=match):
-        ip.load_qkv_npz(_npz(**arrays))
+        inputs.load_qkv_npz(_npz(**arrays))
 
 
 def test_not_an_npz_and_pickled_objects_are_refused():
     with pytest.raises(InputError, match="not a readable"):
-        ip.load_qkv_npz(b"hello")
+        inputs.load_qkv_npz(b"hello")
     obj = np.array([{"a": 1}], dtype=object)
     buf = io.BytesIO()
     np.savez(buf, q=obj, k=obj, v=obj)
     with pytest.raises(InputError, match="plain float"):
-        ip.load_qkv_npz(buf.getvalue())
+        inputs.load_qkv_npz(buf.getvalue())
     with pytest.raises(InputError, match="MB"):
-        ip.load_qkv_npz(b"0" * (ip.NPZ_MAX_BYTES + 1))
+        inputs.load_qkv_npz(b"0" * (inputs.NPZ_MAX_BYTES + 1))
 
 
 # -- variants inside the chat model (SmolLM2, a causal decoder) ------------------------------

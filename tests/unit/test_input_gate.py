@@ -18,10 +18,10 @@ from engine.errors import InputError
 from engine.kernels import reference
 from engine.masks import softmax_from_lse
 from engine.models import chat, registry
-from engine.models import in_pretrained as ip
 from engine.models import pretrained as hf
 from engine.params import Param
 from engine.trace import AttentionMap, Trace, TraceError
+from engine.variants import inputs
 from engine.variants.registry import REGISTRY, get
 
 torch.set_num_threads(1)
@@ -117,17 +117,17 @@ def test_an_npz_with_a_damaged_byte_inside_a_member_is_an_input_error():
     inside = info.header_offset + 30 + len(info.filename) + 40  # within q's deflate stream
     data[inside] ^= 0xFF
     with pytest.raises(InputError) as err:  # was zipfile.BadZipFile (bad CRC) or zlib.error
-        ip.load_qkv_npz(bytes(data))
+        inputs.load_qkv_npz(bytes(data))
     assert err.value.message.key == "npz.unreadable"
 
 
 def test_an_npz_whose_values_overflow_float32_or_the_scores_is_refused():
     big = np.full((1, 8, 4), 1e300)  # finite in float64, inf in float32
     with pytest.raises(InputError, match="NaN or infinite"):
-        ip.load_qkv_npz(_npz(q=big, k=big, v=big))
+        inputs.load_qkv_npz(_npz(q=big, k=big, v=big))
     huge = np.full((1, 8, 4), 1e20, dtype=np.float32)  # q·k ≈ 1e40: was NaN in every map
     with pytest.raises(InputError) as err:
-        ip.load_qkv_npz(_npz(q=huge, k=huge, v=huge))
+        inputs.load_qkv_npz(_npz(q=huge, k=huge, v=huge))
     assert err.value.message.key == "scores.too_large"
 
 
