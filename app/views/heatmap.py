@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,6 +33,12 @@ MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens no
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
 GRID_CELLS = 64  # the same for a panel of a grid
 BAR_PX = 70  # a colour bar and its tick labels
+TICK_SIZE = 18  # the line a category tick label of MAP_TICK_PX needs along its axis, in px
+# A map's word labels: on a screen at the size Streamlit's theme draws them (12.75 px), on a
+# projector at 16, where the words are what a room reads (12.75 read small from its back).
+# Margins, tilt and rows are laid out for the size drawn; a grid's panels keep TICK_FONT.
+MAP_TICK_PX, PRESENTER_MAP_TICK_PX = 12.75, 16
+ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
 # A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
 # a room); a line of it takes 20 px of 13-px type, and as much more as the type grows.
 PANEL_TITLE_PX, PRESENTER_PANEL_TITLE_PX, PANEL_TITLE_LINE_EM = 13, 16, 20 / 13
@@ -79,19 +86,66 @@ def text_px(labels: Sequence[str], size: float = 14) -> float:
     return widest
 
 
+# Advance widths of Source Sans, the type Streamlit's theme draws chart labels in, in em,
+# measured in Chromium (canvas measureText) and rounded up to 0.05 em. Other letters take
+# 0.65 em (an accented one its base letter's), CJK characters a full em.
+_SOURCE_SANS_EM = {
+    char: em
+    for em, chars in {
+        0.2: " ",
+        0.25: "',.:;ij|’·",
+        0.3: "!Ifl",
+        0.35: "()-/[\\]rt{}",
+        0.45: '"*?sxz',
+        0.5: "0123456789#$+<=>FJLY^_cekvy~–",
+        0.55: "AESTVXZ`aghnou",
+        0.6: "BCKPRbdpq",
+        0.65: "&DGNU",
+        0.7: "HOQ",
+        0.75: "Mw",
+        0.8: "W—",
+        0.85: "%@m",
+        0.9: "★",
+        0.95: "…",
+    }.items()
+    for char in chars
+}
+
+
+def label_px(labels: Sequence[str], size: float) -> float:
+    """The drawn width of the longest label in Source Sans ``size`` px high, within a few
+    per cent (kerning and hinting; 5 % is added). text_px's flat 0.62 em of a 14-px font
+    is 1.5 × these for 12.75-px labels: a third of the Memory hops map's room stood empty
+    left of its sentences on a projector."""
+    widest = 0.0
+    for label in labels:
+        em = 0.0
+        for c in html.unescape(str(label)):
+            base = unicodedata.normalize("NFD", c)[0]
+            em += _SOURCE_SANS_EM.get(base, 1.0 if ord(c) >= 0x2E80 else 0.65)
+        widest = max(widest, em)
+    return 1.05 * size * widest
+
+
 def fixed_margins(
-    x_labels: Sequence[str], y_labels: Sequence[str], *, x_title: bool, y_title: bool, size=14
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    *,
+    x_title: bool,
+    y_title: bool,
+    tick_px: float = MAP_TICK_PX,
 ):
     """Margins that fit the tick labels (x tilted by 45°) and the axis titles.
 
     Plotly's ``automargin`` (on in Streamlit's theme) measures the labels, then lays the
     figure out again: two or three passes per figure, 1.5–3× the draw time measured here.
-    Fixed margins from the labels' estimated widths (``size``: see text_px) draw in one pass.
+    Fixed margins from the labels' widths in type ``tick_px`` high (label_px) draw in one
+    pass.
     """
-    x_px, y_px = text_px(x_labels, size), text_px(y_labels, size)
+    x_px, y_px = label_px(x_labels, tick_px), label_px(y_labels, tick_px)
     left = y_px + 16 + (28 if y_title else 0)
     # A tilted first word reaches left of its column; the rest reach down.
-    left = max(left, 0.71 * text_px(x_labels[:1], size))
+    left = max(left, 0.71 * label_px(x_labels[:1], tick_px))
     bottom = 0.71 * x_px + 22 + (32 if x_title else 0)
     return dict(l=int(left), b=int(bottom))
 
@@ -131,7 +185,8 @@ def heatmap(
 
     ``flags`` (exact / implied / pooled ×k / masked-only) go into the title so a
     figure can never be mistaken for a different kind of map. Tick labels are thinned
-    to what fits a plot ``width_px`` wide (the hover names every cell).
+    to what fits a plot ``width_px`` wide (the hover names every cell). ``annotate``: the
+    values in their cells (None: up to 144 cells), drawn only where they can be read.
     """
     z = np.asarray(z, dtype=float)
     x_title = t("views.axis.key") if x_title is None else x_title
@@ -156,10 +211,12 @@ def heatmap(
     height = height or fitted_height(max(len(ys), 1))
     layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px, map_tick_px())
     text = np.round(z, 2)
-    if annotate is None:  # numbers where a reader can read them; the hover has every one
+    if annotate is None:
+        annotate = z.size <= 144
+    if annotate:  # numbers only where a reader can read them; the hover has every one
         cell_w = (drawn_px(width_px) - layout["margin"]["l"] - 10 - BAR_PX) / max(len(xs), 1)
         small = PRESENTER_CELL_NUMBER_PX if presenting() else CELL_NUMBER_PX
-        annotate = z.size <= 144 and number_px(text, cell_w, plot_px / max(len(ys), 1)) >= small
+        annotate = number_px(text, cell_w, plot_px / max(len(ys), 1)) >= small
     if annotate:
         trace.update(text=text, texttemplate="%{text}")
     trace["colorbar"] |= bar_ticks(zmin, zmax, plot_px)
@@ -214,11 +271,11 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
     narrowest page and an 18 px font, the Alignment map of Figure 3(a) lost every other
     English word on the projector, "agreement" among them, and every other French one.
     """
-    wide, line = tick_px * 14 / MAP_TICK_PX, tick_px * TICK_SIZE / MAP_TICK_PX
-    margin = fixed_margins(xs, ys, x_title=True, y_title=True, size=wide)
+    line = tick_px * TICK_SIZE / MAP_TICK_PX
+    margin = fixed_margins(xs, ys, x_title=True, y_title=True, tick_px=tick_px)
     x_ticks = dict(tickangle=-45)
     if not fit_tilted(xs, width_px - margin["l"] - 110, line):
-        upright = int(text_px(xs, wide) + 22 + 32)  # upright labels reach down their full width
+        upright = int(label_px(xs, tick_px) + 22 + 32)  # upright: down their full width
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
         x_ticks = dict(tickmode="auto", tickangle=-90)
     # Every row label needs its line (up to ROWS_LABELLED rows; more are thinned): the
@@ -245,14 +302,6 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
         ),
     )
     return layout, plot_px
-
-
-TICK_SIZE = 18  # the line a category tick label of MAP_TICK_PX needs along its axis, in px
-# A map's word labels: on a screen at the size Streamlit's theme draws them (12.75 px), on a
-# projector at 16, where the words are what a room reads (12.75 read small from its back).
-# Margins, tilt and rows are laid out for the size drawn; a grid's panels keep TICK_FONT.
-MAP_TICK_PX, PRESENTER_MAP_TICK_PX = 12.75, 16
-ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
 
 
 def map_tick_px() -> float:

@@ -481,8 +481,9 @@ def test_a_maps_words_and_flags_take_the_projectors_type(monkeypatch, on):
     flag = heatmap.PRESENTER_FLAG_PX if on else heatmap.FLAG_PX
     assert f'<span style="font-size:{flag}px">[' in fig.layout.title.text
     assert "<sup>" not in fig.layout.title.text
-    # the row labels' margin holds "because" at the size drawn (0.62 em a Latin letter)
-    assert fig.layout.margin.l >= 7 * 0.62 * tick + 16
+    # the row labels' margin holds "because" at the size drawn: 3.47 em in Source Sans, as
+    # Chromium measures it (canvas measureText), and the tick's gap
+    assert fig.layout.margin.l >= 3.47 * tick + 16
     # every row keeps its line: plotly.js names one row per 1.2 × the tick size
     plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
     assert plot_px / len(words) >= 1.2 * tick
@@ -499,6 +500,9 @@ def test_numbers_go_in_cells_only_where_they_can_be_read(monkeypatch, on):
     half = heatmap.heatmap(z, words, words, width_px=NARROW_PX // 2)
     whole = heatmap.heatmap(z, words, words, width_px=NARROW_PX)
     assert half.data[0].texttemplate is None
+    # asked for (the Retrieval lesson's 3 passages × 15 tokens), still only where legible
+    asked = heatmap.heatmap(z, words, words, width_px=NARROW_PX // 2, annotate=True)
+    assert asked.data[0].texttemplate is None
     assert whole.data[0].texttemplate == "%{text}"
     small = heatmap.PRESENTER_CELL_NUMBER_PX if on else heatmap.CELL_NUMBER_PX
     # across a 535-px page (956 on a projector, its sidebar hidden)

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from views.heatmap import PRESENTER_MAP_TICK_PX, label_px
 
 from tests.e2e.support import assert_no_exception, wait_for_app
 
@@ -40,6 +41,15 @@ def test_alignment_in_presenter_mode_shows_the_figure_on_the_first_screen(
     )
     tops = sorted(boxes)
     assert all(a[1] <= b[0] + 1 for a, b in zip(tops, tops[1:], strict=False)), tops
+    # The words in the projector's type, and their margin laid out from the font's own
+    # widths (label_px): never narrower than a word as drawn, nor a third wider.
+    drawn = figure.locator(".ytick text").evaluate_all(
+        "ts => ts.map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize),"
+        " t.getBBox().width])"
+    )
+    for word, size, width in drawn:
+        assert size == PRESENTER_MAP_TICK_PX, (word, size)
+        assert width <= label_px([word], size) <= 1.3 * width + 2, (word, width)
 
 
 def test_a_figure_downloads_as_png_and_svg_and_the_link_copies(studio_url, page, tmp_path):
