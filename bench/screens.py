@@ -20,8 +20,8 @@ checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
   ``…-run`` or ``…-train``) is started like a reveal, and its figure must then follow the
   button directly. On a view that draws only tables (a vocabulary, measured numbers) the
   first table is the figure, as in tests/e2e/test_presenter.py;
-- truncated: chart titles wider than the chart, cut by its edge or ending in "…", and HTML
-  titles cut with an ellipsis;
+- truncated: chart titles wider than the chart, cut by its edge or ending in "…", HTML
+  titles cut with an ellipsis, and tables whose columns run off the page (sideways);
 - scales: value axes (linear, log or date) a trace is drawn on, tick labels shown, that
   name fewer than two values: one label gives no scale to read a value by;
 - small_type (presenter views): a chart's titles, axis titles, legends and notes (panel

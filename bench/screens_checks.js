@@ -8,7 +8,8 @@
 //   first:     the first figure's top (a table's, on a view that draws only tables), a
 //              pending predict box's and a "start the work" button's, against the viewport
 //   truncated: chart titles cut by the chart's edge or ending in "…", tick labels cut by
-//              the chart's edge, legends that scroll, and HTML text cut with an ellipsis
+//              the chart's edge, legends that scroll, HTML text cut with an ellipsis and
+//              tables whose columns run off the page
 //   scales:    value axes (linear, log, date) of a drawn trace that name fewer than two
 //              values: one label gives no scale (a sweep's length axis read "1000" alone)
 //   small:     (presenter) a chart's words a room reads (titles, axis titles, legends, notes
@@ -315,6 +316,16 @@
     const s = getComputedStyle(el);
     if (s.textOverflow === "ellipsis" && el.scrollWidth > el.clientWidth + 1 && clean(el.textContent)) {
       truncated.push({ chart: "html", kind: el.tagName.toLowerCase(), text: clean(el.textContent).slice(0, 80), why: "cut with an ellipsis" });
+    }
+  }
+
+  // A table (st.table, HTML: what presenter mode draws) whose columns run off the page's
+  // edge: a room cannot scroll sideways. The chat page's cache table hid three columns.
+  for (const table of main.querySelectorAll("[data-testid=stTable]")) {
+    const box = table.firstElementChild;
+    if (box && shown(table) && box.scrollWidth > box.clientWidth + 1) {
+      const head = clean(table.querySelector("th")?.textContent).slice(0, 40);
+      truncated.push({ chart: "html", kind: "table", text: head, why: `columns run ${box.scrollWidth - box.clientWidth} px off the page` });
     }
   }
 

@@ -19,6 +19,7 @@ from kit.i18n import t
 from kit.url import flag, url_default, url_sync
 
 KEY = "kit-present"
+PAGE_PX = 956  # the page's width on a 1024-px projector: presenter mode hides the sidebar
 # The height presenter mode grows a figure to: 768 px less a title, a section row and a step
 # slider above it, so a short figure, key labels included, fits the first screen.
 MAX_HEIGHT = 480

@@ -13,13 +13,43 @@ import re
 
 import streamlit as st
 
+from kit.fonts import label_px
 from kit.i18n import catalog, language
-from kit.presenter import presenting
+from kit.presenter import PAGE_PX, presenting
 
 # st.dataframe draws on a canvas the presenter's CSS cannot enlarge: on a projector a table
 # up to this many rows is drawn as st.table (HTML, in the presenter's type); a longer one
 # stays a grid that scrolls, since a room reads no more rows than one screen holds.
 PRESENTED_ROWS = 30
+
+
+# A presented table's type (the presenter's 1.1 rem) and the least it takes to fit the page
+# (a room still reads 14 px; under it, the table scrolls sideways as before). A fitted
+# table's cells keep 0.25 rem each side; a column then takes 15 px beside its longest word
+# (measured in Chromium on the studio's wide tables: the header's padding and spacing).
+PRESENTER_TABLE_PX, LEAST_TABLE_PX, COLUMN_PAD_PX = 18.7, 14.0, 15
+FITTED = "font-size: {size}px; padding-left: 0.25rem; padding-right: 0.25rem"
+
+
+def fitted_type(shown) -> float:
+    """The type a presented table (a Styler) fits the page in: the presenter's, or smaller
+    down to LEAST_TABLE_PX. A table is as wide as the longest word of each column (headers
+    and cells wrap at spaces); the Chat page's cache table took 1,222 px in the presenter's
+    type, and its last columns were hidden off the projector's edge."""
+    frame = shown.data
+    widest = 0.0
+    for c in frame.columns:
+        write = {"f": _as_on_screen, "b": lambda v: "✓" if v else "✗"}.get(frame[c].dtype.kind, str)
+        widest += label_px(_unbroken(" ".join([str(c), *map(write, frame[c])])), PRESENTER_TABLE_PX)
+    if widest + 2 * COLUMN_PAD_PX * len(frame.columns) <= PAGE_PX:  # fits with its padding
+        return PRESENTER_TABLE_PX
+    room = PAGE_PX - COLUMN_PAD_PX * len(frame.columns)
+    return round(max(LEAST_TABLE_PX, PRESENTER_TABLE_PX * room / widest), 1)
+
+
+def _unbroken(text: str) -> list[str]:
+    """The runs a table cell never breaks: words between spaces, a CJK character alone."""
+    return re.findall(r"[\u2e80-\uffff]|[^\s\u2e80-\uffff]+", text) or [""]
 
 
 def _slug(name: str) -> str:
@@ -94,6 +124,11 @@ def data_table(rows, **kwargs) -> None:
         shown = shown.format(_as_on_screen, subset=_of_kind(shown.data, "f"))
         # A tick, as st.dataframe's checkbox column shows it: not "True" in every language.
         shown = shown.format(lambda v: "✓" if v else "✗", subset=_of_kind(shown.data, "b"))
+        size = fitted_type(shown)
+        if size < PRESENTER_TABLE_PX:  # its own type, over the presenter's CSS (an id wins)
+            shown = shown.set_table_styles(
+                [dict(selector="th, td", props=FITTED.format(size=size))]
+            )
         st.table(shown, border="horizontal")
         return
     config = {c: st.column_config.Column(h) for c, h in headers.items()}

@@ -5,14 +5,14 @@ from __future__ import annotations
 import html
 import math
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.fonts import label_px
 from kit.i18n import t, t_or
-from kit.presenter import presenting
+from kit.presenter import PAGE_PX, presenting
 
 from engine.trace import AttentionMap, block_labels, block_mean
 from views.style import FONT, visible_label
@@ -28,7 +28,6 @@ TITLE_FONT = 17
 # so 20 px puts the first line's glyphs about 5 px below the figure's edge.
 TITLE_PAD = 20
 NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured in Chromium)
-PRESENTER_PAGE_PX = 956  # … and in presenter mode, which hides the sidebar (measured there)
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
 GRID_CELLS = 64  # the same for a panel of a grid
@@ -84,47 +83,6 @@ def text_px(labels: Sequence[str], size: float = 14) -> float:
         label = html.unescape(str(label))
         widest = max(widest, sum(size if ord(c) >= 0x2E80 else 0.62 * size for c in label))
     return widest
-
-
-# Advance widths of Source Sans, the type Streamlit's theme draws chart labels in, in em,
-# measured in Chromium (canvas measureText) and rounded up to 0.05 em. Other letters take
-# 0.65 em (an accented one its base letter's), CJK characters a full em.
-_SOURCE_SANS_EM = {
-    char: em
-    for em, chars in {
-        0.2: " ",
-        0.25: "',.:;ij|’·",
-        0.3: "!Ifl",
-        0.35: "()-/[\\]rt{}",
-        0.45: '"*?sxz',
-        0.5: "0123456789#$+<=>FJLY^_cekvy~–",
-        0.55: "AESTVXZ`aghnou",
-        0.6: "BCKPRbdpq",
-        0.65: "&DGNU",
-        0.7: "HOQ",
-        0.75: "Mw",
-        0.8: "W—",
-        0.85: "%@m",
-        0.9: "★",
-        0.95: "…",
-    }.items()
-    for char in chars
-}
-
-
-def label_px(labels: Sequence[str], size: float) -> float:
-    """The drawn width of the longest label in Source Sans ``size`` px high, within a few
-    per cent (kerning and hinting; 5 % is added). text_px's flat 0.62 em of a 14-px font
-    is 1.5 × these for 12.75-px labels: a third of the Memory hops map's room stood empty
-    left of its sentences on a projector."""
-    widest = 0.0
-    for label in labels:
-        em = 0.0
-        for c in html.unescape(str(label)):
-            base = unicodedata.normalize("NFD", c)[0]
-            em += _SOURCE_SANS_EM.get(base, 1.0 if ord(c) >= 0x2E80 else 0.65)
-        widest = max(widest, em)
-    return 1.05 * size * widest
 
 
 def fixed_margins(
@@ -229,7 +187,7 @@ def heatmap(
 def drawn_px(width_px: float) -> float:
     """A figure's width on this screen, given as ``width_px`` of the narrowest page (1024-px
     window, sidebar open): presenter mode hides the sidebar, so every share of it grows."""
-    return width_px * PRESENTER_PAGE_PX / NARROW_PX if presenting() else width_px
+    return width_px * PAGE_PX / NARROW_PX if presenting() else width_px
 
 
 def number_px(text: np.ndarray, cell_w: float, cell_h: float) -> float:

@@ -506,7 +506,7 @@ def test_numbers_go_in_cells_only_where_they_can_be_read(monkeypatch, on):
     assert whole.data[0].texttemplate == "%{text}"
     small = heatmap.PRESENTER_CELL_NUMBER_PX if on else heatmap.CELL_NUMBER_PX
     # across a 535-px page (956 on a projector, its sidebar hidden)
-    page = heatmap.PRESENTER_PAGE_PX if on else NARROW_PX
+    page = presenter.PAGE_PX if on else NARROW_PX
     cell_w = (page - whole.layout.margin.l - 10 - BAR_PX) / 11
     assert heatmap.number_px(np.round(z, 2), cell_w, 26) >= small
     # plotly.js's rule: a cell's width over 0.65 em a character, its height over 1.3 em

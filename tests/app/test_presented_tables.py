@@ -4,10 +4,12 @@ mode draws a table of up to ``PRESENTED_ROWS`` rows as HTML in its own larger ty
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pytest
 from kit.presenter import _CSS_PRESENTING
-from kit.tables import PRESENTED_ROWS
+from kit.tables import LEAST_TABLE_PX, PRESENTED_ROWS, PRESENTER_TABLE_PX
 from streamlit.testing.v1 import AppTest
 
 
@@ -51,3 +53,27 @@ def test_a_projector_gets_the_table_as_html_with_the_screens_numbers():
 def test_a_screen_and_a_long_table_keep_the_scrolling_grid(present, n_rows):
     at = _drawn(present, n_rows)
     assert len(at.dataframe) == 1 and not at.table
+
+
+def _wide(columns: int) -> None:
+    from kit.tables import data_table
+
+    row = {f"agreement after eviction {i}": 262.0781 + i for i in range(columns)}
+    data_table([row, row])
+
+
+@pytest.mark.parametrize(("columns", "fitted"), [(5, False), (13, True)])
+def test_a_wide_table_takes_the_type_that_fits_the_projector(columns, fitted):
+    """The Chat page's cache table (13 columns) took 1,222 px of a 956-px projector page in
+    the presenter's type, its last columns off the edge: a table that wide takes its own
+    smaller type, 14 px at the least, and narrower cell padding; a narrow one keeps 18.7."""
+    at = AppTest.from_function(_wide, args=(columns,))
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception and len(at.table) == 1
+    styles = at.table[0].proto.arrow_data.styler.styles
+    sizes = [float(px) for px in re.findall(r"font-size:\s*([\d.]+)px", styles)]
+    if fitted:
+        assert sizes and len(set(sizes)) == 1 and LEAST_TABLE_PX <= sizes[0] < PRESENTER_TABLE_PX
+    else:
+        assert not sizes

@@ -3,7 +3,8 @@
 import re
 
 import pytest
-from views.heatmap import PRESENTER_MAP_TICK_PX, label_px
+from kit.fonts import label_px
+from views.heatmap import PRESENTER_MAP_TICK_PX
 
 from tests.e2e.support import assert_no_exception, wait_for_app
 

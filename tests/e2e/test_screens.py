@@ -24,7 +24,8 @@ PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 # axis over 256 … 4096 that names 1000 alone (the clean charts name several); a note in
 # 10-px type and a title whose <sup> flag Plotly draws at 70 % of it, which a projector's
 # room cannot read; a 12 × 12 map in 300 px whose numbers plotly.js shrinks to specks. A
-# label CSS cuts with an ellipsis, and one it does not. Below a 2,000 px spacer, so no
+# label CSS cuts with an ellipsis, and one it does not; a table wider than its box, and one
+# that fits. Below a 2,000 px spacer, so no
 # figure is on the first screen.
 SYNTHETIC = """
 <div style="height:2000px">spacer</div>
@@ -40,6 +41,11 @@ SYNTHETIC = """
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
+<div data-testid="stTable"><div style="width:300px;overflow-x:auto"><table><tr>
+<th>wide&nbsp;column&nbsp;one</th><th>wide&nbsp;column&nbsp;two</th><th>wide&nbsp;column&nbsp;three</th>
+</tr></table></div></div>
+<div data-testid="stTable"><div style="width:300px;overflow-x:auto"><table><tr>
+<th>fits</th></tr></table></div></div>
 <script>
 const opts = {displayModeBar: false};
 Plotly.newPlot("uniform", [{type: "heatmap", z: [[0.50, 0.51], [0.52, 0.50]], zmin: 0, zmax: 1}],
@@ -99,7 +105,7 @@ def test_a_near_uniform_heatmap_is_found_and_a_full_one_is_not(synthetic):
 
 
 def test_a_title_wider_than_its_chart_and_a_label_cut_by_css_are_found(synthetic):
-    cut, tick, legend, label = synthetic["truncated"]
+    cut, tick, legend, label, table = synthetic["truncated"]
     assert cut["chart"].startswith("#2") and cut["kind"] == "title"
     assert "px wide in a 300 px chart" in cut["why"]
     assert tick["chart"].startswith("#4") and tick["text"].startswith("a row label far")
@@ -107,6 +113,9 @@ def test_a_title_wider_than_its_chart_and_a_label_cut_by_css_are_found(synthetic
     assert legend["chart"].startswith("#5") and legend["kind"] == "legend"
     assert legend["why"] == "a scrolling legend hides entries" and "line 11" in legend["text"]
     assert label["text"] == "A button's label cut by CSS" and label["kind"] == "p"
+    # a table whose columns run off its 300 px (the one that fits is none)
+    assert table["kind"] == "table" and table["text"].startswith("wide column one")
+    assert table["why"].startswith("columns run") and "off the page" in table["why"]
 
 
 def test_an_axis_that_names_one_value_is_found(synthetic):
