@@ -31,25 +31,34 @@ PRESENTER_TABLE_PX, LEAST_TABLE_PX, COLUMN_PAD_PX = 18.7, 14.0, 15
 FITTED = "font-size: {size}px; padding-left: 0.25rem; padding-right: 0.25rem"
 
 
-def fitted_type(shown) -> float:
-    """The type a presented table (a Styler) fits the page in: the presenter's, or smaller
-    down to LEAST_TABLE_PX. A table is as wide as the longest word of each column (headers
-    and cells wrap at spaces); the Chat page's cache table took 1,222 px in the presenter's
-    type, and its last columns were hidden off the projector's edge."""
+def fitted_type(shown) -> float | None:
+    """The type a presented table (a Styler) fits the page in with narrow padding: the
+    presenter's or smaller, down to LEAST_TABLE_PX; None where it fits as it is. A table
+    is as wide as the longest run of each column (headers and cells wrap at spaces); the
+    Chat page's cache table took 1,222 px in the presenter's type, and its last columns
+    were hidden off the projector's edge."""
     frame = shown.data
     widest = 0.0
     for c in frame.columns:
         write = {"f": _as_on_screen, "b": lambda v: "✓" if v else "✗"}.get(frame[c].dtype.kind, str)
         widest += label_px(_unbroken(" ".join([str(c), *map(write, frame[c])])), PRESENTER_TABLE_PX)
     if widest + 2 * COLUMN_PAD_PX * len(frame.columns) <= PAGE_PX:  # fits with its padding
-        return PRESENTER_TABLE_PX
+        return None
     room = PAGE_PX - COLUMN_PAD_PX * len(frame.columns)
-    return round(max(LEAST_TABLE_PX, PRESENTER_TABLE_PX * room / widest), 1)
+    return round(max(LEAST_TABLE_PX, min(1.0, room / widest) * PRESENTER_TABLE_PX), 1)
+
+
+_OPEN, _CLOSE = "（(「『【", "）)」』】，。、：；！？"
+# A word between spaces, or a CJK character alone; a bracket or mark stays with its
+# neighbour ("（MemN2N）" is one run: 跳权重命中率（MemN2N） took 133 px, not 92).
+_UNBROKEN = re.compile(
+    rf"[{_OPEN}]*(?:[^\s{_OPEN}{_CLOSE}\u2e80-\uffff]+|[\u2e80-\uffff])[{_CLOSE}]*"
+)
 
 
 def _unbroken(text: str) -> list[str]:
-    """The runs a table cell never breaks: words between spaces, a CJK character alone."""
-    return re.findall(r"[\u2e80-\uffff]|[^\s\u2e80-\uffff]+", text) or [""]
+    """The runs a table cell never breaks (the line breaks Chromium takes in a table)."""
+    return _UNBROKEN.findall(text) or [""]
 
 
 def _slug(name: str) -> str:
@@ -125,7 +134,7 @@ def data_table(rows, **kwargs) -> None:
         # A tick, as st.dataframe's checkbox column shows it: not "True" in every language.
         shown = shown.format(lambda v: "✓" if v else "✗", subset=_of_kind(shown.data, "b"))
         size = fitted_type(shown)
-        if size < PRESENTER_TABLE_PX:  # its own type, over the presenter's CSS (an id wins)
+        if size is not None:  # its own type and padding, over the presenter's CSS (an id wins)
             shown = shown.set_table_styles(
                 [dict(selector="th, td", props=FITTED.format(size=size))]
             )

@@ -74,6 +74,6 @@ def test_a_wide_table_takes_the_type_that_fits_the_projector(columns, fitted):
     styles = at.table[0].proto.arrow_data.styler.styles
     sizes = [float(px) for px in re.findall(r"font-size:\s*([\d.]+)px", styles)]
     if fitted:
-        assert sizes and len(set(sizes)) == 1 and LEAST_TABLE_PX <= sizes[0] < PRESENTER_TABLE_PX
+        assert sizes and len(set(sizes)) == 1 and LEAST_TABLE_PX <= sizes[0] <= PRESENTER_TABLE_PX
     else:
         assert not sizes
