@@ -8,6 +8,16 @@ from streamlit.testing.v1 import AppTest
 APP = Path(__file__).resolve().parents[2] / "app"
 
 
+@pytest.fixture(autouse=True)
+def english_outside_a_run(monkeypatch):
+    """Outside a script run the interface speaks the last run's language (kit.i18n.language,
+    for AppTest's after-run formatting): a test that calls views directly starts in the
+    default one, whatever 中文 page ran before it."""
+    from kit import i18n
+
+    monkeypatch.setattr(i18n, "_last", i18n.DEFAULT)
+
+
 @pytest.fixture
 def page():
     """Open a page script as a user would land on it, with a generous first-run timeout."""
