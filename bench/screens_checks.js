@@ -322,7 +322,7 @@
   // A table (st.table, HTML: what presenter mode draws) whose columns run off the page's
   // edge: a room cannot scroll sideways. The chat page's cache table hid three columns.
   for (const table of main.querySelectorAll("[data-testid=stTable]")) {
-    const box = table.firstElementChild;
+    const box = table.querySelector(":scope > div"); // after a fitted table's own <style>
     if (box && shown(table) && box.scrollWidth > box.clientWidth + 1) {
       const head = clean(table.querySelector("th")?.textContent).slice(0, 40);
       truncated.push({ chart: "html", kind: "table", text: head, why: `columns run ${box.scrollWidth - box.clientWidth} px off the page` });

@@ -41,7 +41,8 @@ SYNTHETIC = """
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
-<div data-testid="stTable"><div style="width:300px;overflow-x:auto"><table><tr>
+<div data-testid="stTable"><style>th { color: #222 }</style>
+<div style="width:300px;overflow-x:auto"><table><tr>
 <th>wide&nbsp;column&nbsp;one</th><th>wide&nbsp;column&nbsp;two</th><th>wide&nbsp;column&nbsp;three</th>
 </tr></table></div></div>
 <div data-testid="stTable"><div style="width:300px;overflow-x:auto"><table><tr>
