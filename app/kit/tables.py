@@ -25,27 +25,32 @@ PRESENTED_ROWS = 30
 
 # A presented table's type (the presenter's 1.1 rem) and the least it takes to fit the page
 # (a room still reads 14 px; under it, the table scrolls sideways as before). A fitted
-# table's cells keep 0.25 rem each side; a column then takes 15 px beside its longest word
-# (measured in Chromium on the studio's wide tables: the header's padding and spacing).
+# table's cells keep 0.25 rem each side; a column then takes 15 px beside its longest run
+# (measured in Chromium on the studio's wide tables: the header's padding and spacing), and
+# 0.1 rem each side where 14 px would not fit otherwise.
 PRESENTER_TABLE_PX, LEAST_TABLE_PX, COLUMN_PAD_PX = 18.7, 14.0, 15
-FITTED = "font-size: {size}px; padding-left: 0.25rem; padding-right: 0.25rem"
+FITTED = "font-size: {size}px; padding-left: {pad}; padding-right: {pad}"
 
 
-def fitted_type(shown) -> float | None:
-    """The type a presented table (a Styler) fits the page in with narrow padding: the
-    presenter's or smaller, down to LEAST_TABLE_PX; None where it fits as it is. A table
-    is as wide as the longest run of each column (headers and cells wrap at spaces); the
-    Chat page's cache table took 1,222 px in the presenter's type, and its last columns
+def fitted_css(shown) -> str | None:
+    """The CSS a presented table (a Styler) fits the page with: narrower padding and the
+    presenter's type or smaller, down to LEAST_TABLE_PX; None where it fits as it is. A
+    table is as wide as the longest run of each column (headers and cells wrap at spaces);
+    the Chat page's cache table took 1,222 px in the presenter's type, and its last columns
     were hidden off the projector's edge."""
     frame = shown.data
     widest = 0.0
     for c in frame.columns:
         write = {"f": _as_on_screen, "b": lambda v: "✓" if v else "✗"}.get(frame[c].dtype.kind, str)
         widest += label_px(_unbroken(" ".join([str(c), *map(write, frame[c])])), PRESENTER_TABLE_PX)
-    if widest + 2 * COLUMN_PAD_PX * len(frame.columns) <= PAGE_PX:  # fits with its padding
+    n = len(frame.columns)
+    if widest + 2 * COLUMN_PAD_PX * n <= PAGE_PX:  # fits with its padding
         return None
-    room = PAGE_PX - COLUMN_PAD_PX * len(frame.columns)
-    return round(max(LEAST_TABLE_PX, min(1.0, room / widest) * PRESENTER_TABLE_PX), 1)
+    size = max(
+        LEAST_TABLE_PX, min(1.0, (PAGE_PX - COLUMN_PAD_PX * n) / widest) * PRESENTER_TABLE_PX
+    )
+    tight = widest * size / PRESENTER_TABLE_PX + COLUMN_PAD_PX * n > PAGE_PX
+    return FITTED.format(size=round(size, 1), pad="0.1rem" if tight else "0.25rem")
 
 
 _OPEN, _CLOSE = "（(「『【", "）)」』】，。、：；！？"
@@ -133,11 +138,9 @@ def data_table(rows, **kwargs) -> None:
         shown = shown.format(_as_on_screen, subset=_of_kind(shown.data, "f"))
         # A tick, as st.dataframe's checkbox column shows it: not "True" in every language.
         shown = shown.format(lambda v: "✓" if v else "✗", subset=_of_kind(shown.data, "b"))
-        size = fitted_type(shown)
-        if size is not None:  # its own type and padding, over the presenter's CSS (an id wins)
-            shown = shown.set_table_styles(
-                [dict(selector="th, td", props=FITTED.format(size=size))]
-            )
+        css = fitted_css(shown)
+        if css is not None:  # its own type and padding, over the presenter's CSS (an id wins)
+            shown = shown.set_table_styles([dict(selector="th, td", props=css)])
         st.table(shown, border="horizontal")
         return
     config = {c: st.column_config.Column(h) for c, h in headers.items()}
