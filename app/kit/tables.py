@@ -41,7 +41,7 @@ def fitted_css(shown) -> str | None:
     frame = shown.data
     widest = 0.0
     for c in frame.columns:
-        write = {"f": _as_on_screen, "b": lambda v: "✓" if v else "✗"}.get(frame[c].dtype.kind, str)
+        write = {"f": _as_on_screen, "b": _tick}.get(frame[c].dtype.kind, str)
         widest += label_px(_unbroken(" ".join([str(c), *map(write, frame[c])])), PRESENTER_TABLE_PX)
     n = len(frame.columns)
     if widest + 2 * COLUMN_PAD_PX * n <= PAGE_PX:  # fits with its padding
@@ -64,6 +64,11 @@ _UNBROKEN = re.compile(
 def _unbroken(text: str) -> list[str]:
     """The runs a table cell never breaks (the line breaks Chromium takes in a table)."""
     return _UNBROKEN.findall(text) or [""]
+
+
+def _tick(value) -> str:
+    """A boolean as st.dataframe's checkbox column shows it: not "True" in every language."""
+    return "✓" if value else "✗"
 
 
 def _slug(name: str) -> str:
@@ -136,8 +141,7 @@ def data_table(rows, **kwargs) -> None:
     if presenting() and len(frame) <= PRESENTED_ROWS and len(set(headers.values())) == len(headers):
         shown = frame.rename(columns=headers).style.hide(axis="index")
         shown = shown.format(_as_on_screen, subset=_of_kind(shown.data, "f"))
-        # A tick, as st.dataframe's checkbox column shows it: not "True" in every language.
-        shown = shown.format(lambda v: "✓" if v else "✗", subset=_of_kind(shown.data, "b"))
+        shown = shown.format(_tick, subset=_of_kind(shown.data, "b"))
         css = fitted_css(shown)
         if css is not None:  # its own type and padding, over the presenter's CSS (an id wins)
             shown = shown.set_table_styles([dict(selector="th, td", props=css)])
