@@ -5,7 +5,7 @@ anything is pressed. Streamlit sends a box's text when the user presses Enter (C
 in a text area) or leaves the box, not on each keystroke: the count follows each of those.
 A text over a limit runs nothing; the page keeps its controls, says which limit it broke,
 and offers the cut that every limit takes as a button. The counting itself is
-``engine.text_gate`` (no Streamlit there), cheapest check first, so even a pasted book is
+``engine.text`` (no Streamlit there), cheapest check first, so even a pasted book is
 counted in milliseconds.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.messages import Message
-from engine.text_gate import (
+from engine.text import (
     Count,
     Ends,
     TextLimits,
@@ -106,17 +106,17 @@ def gate_text(
 
 
 def words_unit() -> str:
-    """The unit of :func:`engine.text_gate.word_ends`, as the page's language says it."""
+    """The unit of :func:`engine.text.word_ends`, as the page's language says it."""
     return engine_text(Message("unit.words_and_marks"))
 
 
 def subwords_unit() -> str:
-    """The unit of :func:`engine.text_gate.tokenizer_ends`, as the page's language says it."""
+    """The unit of :func:`engine.text.tokenizer_ends`, as the page's language says it."""
     return engine_text(Message("unit.subword_tokens"))
 
 
 def chars_unit() -> str:
-    """The unit of :func:`engine.text_gate.char_ends`, as the page's language says it."""
+    """The unit of :func:`engine.text.char_ends`, as the page's language says it."""
     return engine_text(Message("unit.characters"))
 
 

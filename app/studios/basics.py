@@ -17,7 +17,7 @@ from kit.errors import PageError, halt
 from kit.textbox import gated_text, words_unit
 from views import walkthrough as view
 
-from engine.text_gate import word_limits
+from engine.text import word_limits
 from engine.walkthrough import (
     D_MODEL_CHOICES,
     MAX_HEADS,

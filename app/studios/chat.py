@@ -15,7 +15,7 @@ from sections import chat as chat_sections
 from state import chat as state
 from studios.chat_measures import cache, causal, heads, presses, sinks, variants
 
-from engine.text_gate import TextLimits, template_tokens
+from engine.text import TextLimits, template_tokens
 
 
 def ask(chat) -> state.Request | None:

@@ -39,7 +39,7 @@ from engine.data.babi import (
     user_story,
 )
 from engine.errors import InputError
-from engine.text_gate import CHARS_PER_TOKEN, TextLimits
+from engine.text import CHARS_PER_TOKEN, TextLimits
 
 EXAMPLE_STORY = (
     "Mary moved to the bathroom.\nJohn went to the hallway.\n"

@@ -37,7 +37,7 @@ from views.heatmap import md_escape
 
 from engine.analysis.retrieval import FLOOR, MAX_K, MAX_QUESTION_CHARS
 from engine.data.babi import MAX_STORY_CHARS, TASK_IDS
-from engine.text_gate import TextLimits
+from engine.text import TextLimits
 
 EXAMPLE_STORY = (
     "Mary moved to the bathroom.\nJohn went to the hallway.\n"

@@ -24,7 +24,7 @@ from state import models
 from state import transformer as state
 
 from engine.models.registry import ALLOWLIST_ENV
-from engine.text_gate import char_ends, special_tokens, tokenizer_ends, word_ends
+from engine.text import char_ends, special_tokens, tokenizer_ends, word_ends
 
 OTHER = "other"  # the option for a directory the user types
 

@@ -1,11 +1,10 @@
-"""engine.text_gate: one count for typed text, cheapest check first, and the cut it offers."""
+"""engine.text: one count for typed text, cheapest check first, and the cut it offers."""
 
 import time
 
 import pytest
 
-from engine.text import tokenize
-from engine.text_gate import TextLimits, measure, tokenizer_ends, word_ends
+from engine.text import TextLimits, measure, tokenize, tokenizer_ends, word_ends
 
 
 @pytest.mark.parametrize(
