@@ -29,6 +29,8 @@ checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
   (tick labels and the numbers in cells and on bars are laid out by their rows: not counted);
 - cell_numbers: heatmaps whose numbers in cells plotly.js shrank to fit them under 10 px
   (12 on a projector): specks that fill a map, where its colour and hover say more;
+- ragged_numbers: table columns of numbers (a gap shown as "–") whose cells are not set
+  flush right: st.table aligns a cell by its column's type, and a gap makes it text;
 - untranslated (中文 views): visible text that is an English interface string with a
   different Chinese one (app/locales, the decks), or a snake_case identifier;
 - widgets: each URL-state widget (``url_choice`` / ``url_number`` calls, read from the
@@ -82,7 +84,7 @@ from tests.e2e.support import (  # noqa: E402
 
 CHECKS = (
     *("overlaps", "uniform", "first_screen", "truncated", "scales", "small_type"),
-    *("cell_numbers", "untranslated", "widgets"),
+    *("cell_numbers", "ragged_numbers", "untranslated", "widgets"),
 )
 CHECKS_JS = (Path(__file__).with_name("screens_checks.js")).read_text()
 STUDIOS = ROOT / "app" / "studios"
@@ -692,6 +694,7 @@ def check_view(
         f["scales"] = found["scales"]
         f["small_type"] = found["small"]
         f["cell_numbers"] = found["cells"]
+        f["ragged_numbers"] = found["ragged"]
         if lang != "en":
             f["untranslated"] = untranslated(found["texts"])
         f["widgets"] = widget_disagreements(view.page, found["widgets"], found["url"], query, lang)

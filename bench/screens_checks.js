@@ -16,6 +16,7 @@
 //              and panel titles) drawn under o.minPresenterPx: 12-13 px read as specks there
 //   cells:     heatmaps whose numbers in cells plotly.js fitted under o.minCellPx (10 px on
 //              a screen, 12 on a projector): one finding per chart, with its smallest size
+//   ragged:    table columns of numbers (and "–" gaps) whose cells are not set flush right
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
 //   widgets:   each choice / number widget's label and the value it shows
 (opts) => {
@@ -50,8 +51,9 @@
     }
     return true;
   };
-  // Plotly puts zero-width spaces around a <sup>'s text: a finding quotes the words only.
-  const clean = (s) => (s || "").replace(/\u200b/g, "").replace(/\s+/g, " ").trim();
+  // Plotly puts zero-width spaces around a <sup>'s text, and an HTML grid's panel title a word
+  // joiner after its range's dash (kit-vgrid): a finding quotes the words only.
+  const clean = (s) => (s || "").replace(/[\u200b\u2060]/g, "").replace(/\s+/g, " ").trim();
   const round = (x) => Math.round(x * 10) / 10;
 
   // ---- geometry: a text's box as a screen polygon (rotated labels stay rotated) ----------
@@ -329,6 +331,24 @@
     }
   }
 
+  // ---- ragged: a table's column of numbers set flush left ---------------------------------
+  // st.table aligns a cell by its column's Arrow type: a number column with a gap ("–") is
+  // text, and its numbers stood flush left, ragged under one another (Alignment › Measured).
+  const ragged = [];
+  const NUMBER = /^[-−+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?%?$/;
+  for (const table of main.querySelectorAll("[data-testid=stTable] table")) {
+    if (!shown(table)) continue;
+    const rows = [...table.querySelectorAll("tbody tr")];
+    const heads = [...table.querySelectorAll("thead th")];
+    for (let c = 0; rows.length && c < rows[0].children.length; c++) {
+      const cells = rows.map((r) => r.children[c]).filter(Boolean);
+      const texts = cells.map((td) => clean(td.textContent));
+      if (!texts.some((x) => NUMBER.test(x)) || !texts.every((x) => x === "–" || NUMBER.test(x))) continue;
+      const left = cells.filter((td) => !["right", "end"].includes(getComputedStyle(td).textAlign));
+      if (left.length) ragged.push({ column: clean(heads[c]?.textContent).slice(0, 40), left: left.length, cells: cells.length });
+    }
+  }
+
   // ---- the first screen ----------------------------------------------------------------
   const mainTop = main.getBoundingClientRect().top;
   const scrolled = main.scrollTop || 0;
@@ -422,5 +442,5 @@
     widgets.push(w);
   }
 
-  return { overlaps, uniform, truncated, scales, small, cells, first, texts, widgets, charts: charts.length, url: location.href };
+  return { overlaps, uniform, truncated, scales, small, cells, ragged, first, texts, widgets, charts: charts.length, url: location.href };
 }

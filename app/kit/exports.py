@@ -61,8 +61,26 @@ def chart(fig, key: str, where=None, **kwargs):
     ``st.plotly_chart`` returns (the selection event when ``on_select`` is given).
     """
     fig = styled(fig, presenting())
+    if where is not None:
+        fig = in_column(fig)
     st.session_state.setdefault(FIGURES_KEY, {})[key] = fig
     return (where or st).plotly_chart(fig, key=key, config=plot_config(key), **kwargs)
+
+
+def in_column(fig):
+    """A figure drawn in a column (or a container a caller sized): its title wrapped to the
+    narrowest page, as views.heatmap.figure left it in ``meta`` where that differs from
+    the page-wide title it drew (presenting: the projector's page is 956 px, a column less)."""
+    meta = fig.layout.meta
+    if not (isinstance(meta, dict) and "column_title" in meta):
+        return fig
+    more, rest = meta["column_px"], {k: v for k, v in meta.items() if not k.startswith("column_")}
+    # Once only (the meta goes): a figure drawn twice must not grow twice.
+    fig.layout.meta = rest or None
+    fig.update_layout(title_text=meta["column_title"], margin_t=(fig.layout.margin.t or 0) + more)
+    if fig.layout.height:
+        fig.update_layout(height=fig.layout.height + more)
+    return fig
 
 
 def styled(fig, present: bool):

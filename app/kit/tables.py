@@ -110,6 +110,16 @@ def _number(value) -> str:
     return f"{value:.6g}"
 
 
+# A number as a table writes it: "0.0833", "1,200", "-3e-04", "12%".
+_NUMBER = re.compile(r"[-−+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?%?")
+
+
+def _numbers(column) -> bool:
+    """Whether every value of a text column reads as a number or is a gap ("–"), one at least."""
+    texts = [str(v).strip() for v in column]
+    return any(x != "–" for x in texts) and all(x == "–" or _NUMBER.fullmatch(x) for x in texts)
+
+
 def _dash(value):
     missing = value is None or (isinstance(value, float) and value != value)
     return "–" if missing else value if isinstance(value, str) else str(value)
@@ -135,18 +145,30 @@ def data_table(rows, **kwargs) -> None:
     values as "–", no index; as wide as its frame, scrolling sideways when wider. On a
     projector, a table of up to ``PRESENTED_ROWS`` rows is HTML in the presenter's type."""
     import pandas as pd  # here, not at import: every page imports kit
+    from pandas.api.types import is_numeric_dtype
 
     frame = missing_as_dash(rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows))
     headers = {c: header(str(c)) for c in frame.columns}
+    # A column of numbers that is text (a gap, "–", made it so; or numbers written out, a
+    # rate as "3e-04"): st.table and st.dataframe set text flush left, numbers flush right.
+    right = [c for c in frame.columns if not is_numeric_dtype(frame[c]) and _numbers(frame[c])]
     if presenting() and len(frame) <= PRESENTED_ROWS and len(set(headers.values())) == len(headers):
         shown = frame.rename(columns=headers).style.hide(axis="index")
         shown = shown.format(_as_on_screen, subset=_of_kind(shown.data, "f"))
         shown = shown.format(_tick, subset=_of_kind(shown.data, "b"))
+        flush = [headers[c] for c in right]
+        # !important: st.table sets each cell's alignment inline, by the column's Arrow type.
+        shown = shown.set_properties(flush, **{"text-align": "right !important"})
         css = fitted_css(shown)
         if css is not None:  # its own type and padding, over the presenter's CSS (an id wins)
             shown = shown.set_table_styles([dict(selector="th, td", props=css)])
+        heads = {h: [dict(selector="th", props="text-align: right !important")] for h in flush}
+        shown = shown.set_table_styles(heads, overwrite=False)  # their headers too
         st.table(shown, border="horizontal")
         return
-    config = {c: st.column_config.Column(h) for c, h in headers.items()}
+    config = {
+        c: st.column_config.Column(h, alignment="right" if c in right else None)
+        for c, h in headers.items()
+    }
     kwargs.setdefault("width", "stretch")
     st.dataframe(frame, hide_index=True, column_config=config, **kwargs)

@@ -27,6 +27,7 @@ TITLE_FONT = 17
 # A title's top padding: plotly.js anchors "top" about 15 px too high (measured in Chromium),
 # so 20 px puts the first line's glyphs about 5 px below the figure's edge.
 TITLE_PAD = 20
+MODEBAR_PX = 280  # Plotly's tool bar (8 buttons) and the title's left pad, presenting
 NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured in Chromium)
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
@@ -282,9 +283,13 @@ def category_ticks(labels: Sequence[str], px: float, *, size=TICK_SIZE) -> dict:
     return dict(tickmode="array", tickvals=shown, ticktext=shown)
 
 
-def wrap_title(text: str, px: float = NARROW_PX - 40, size: int = TITLE_FONT) -> tuple[str, int]:
+def wrap_title(text: str, px: float | None = None, size: int = TITLE_FONT) -> tuple[str, int]:
     """``text`` broken with <br> so no line is wider than ``px`` (Plotly cuts a long title
-    at the figure's edge); returns (text, lines). A ``<sup>`` tail starts its own line."""
+    at the figure's edge); returns (text, lines). A ``<sup>`` tail starts its own line.
+    ``px`` by default: the narrowest page's width less 40; presenting, the projector's page
+    less the tool bar Plotly shows over its top right corner while the pointer is on it."""
+    if px is None:
+        px = PAGE_PX - MODEBAR_PX if presenting() else NARROW_PX - 40
     head, sup, tail = text.partition("<sup>")
     lines = []
     for part in head.split("<br>"):
@@ -330,22 +335,34 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     """
     text = (layout.get("title") or {}).get("text")
     if text:
-        text, lines = wrap_title(text)
-        # A map's flags (its <sup> line): Plotly draws a <sup> at 70 % of the title, 12 px,
-        # too small to read from the back of a room; their own size instead.
-        px = PRESENTER_FLAG_PX if presenting() else FLAG_PX
-        text = text.replace("<sup>", f'<span style="font-size:{px}px">')
-        text = text.replace("</sup>", "</span>")
+        wrapped, lines = wrap_title(text)
         # Hung from the figure's top edge: Plotly centres a title's first line in the top
         # margin, so a wrapped title's last lines reach down onto the plot's top tick.
         top = dict(yref="container", y=1, yanchor="top", pad=dict(t=TITLE_PAD))
-        layout["title"] = top | layout["title"] | {"text": text, "font": dict(size=TITLE_FONT)}
+        layout["title"] = (
+            top | layout["title"] | dict(text=_flags(wrapped), font=dict(size=TITLE_FONT))
+        )
         margin = layout["margin"] = dict(layout.get("margin") or {})
         grown = max(0, 28 + 24 * lines - margin.get("t", 0))
         margin["t"] = margin.get("t", 0) + grown
         if layout.get("height"):  # the title's lines come on top: the plot keeps its room
             layout["height"] += grown
+        # Presenting, a title spans the projector's page; kit.exports.chart puts a figure
+        # drawn in a column under this title, wrapped to the narrowest page instead.
+        narrow, n_lines = wrap_title(text, NARROW_PX - 40)
+        if narrow != wrapped:
+            more = max(0, 28 + 24 * n_lines - margin["t"])
+            layout["meta"] = dict(
+                layout.get("meta") or {}, column_title=_flags(narrow), column_px=more
+            )
     return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def _flags(title: str) -> str:
+    """A map's flags (its <sup> line) at their own size: Plotly draws a <sup> at 70 % of the
+    title, 12 px, too small to read from the back of a room."""
+    px = PRESENTER_FLAG_PX if presenting() else FLAG_PX
+    return title.replace("<sup>", f'<span style="font-size:{px}px">').replace("</sup>", "</span>")
 
 
 def cell_domains(

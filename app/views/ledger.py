@@ -9,7 +9,7 @@ from kit.i18n import t
 from kit.presenter import palette
 
 from views.heatmap import figure
-from views.style import FONT, legend_below
+from views.style import FONT, legend_below, legend_line
 
 
 def ledger_figure(led):
@@ -35,22 +35,7 @@ def ledger_figure(led):
             hovertemplate=t("chat.ledger_kl") + "<br>%{x}: %{y:.3f}<extra></extra>",
         ),
     ]
-    shapes = []
-    if led.first_divergence is not None:
-        s = led.first_divergence + 1
-        shapes.append(
-            dict(type="line", x0=s, x1=s, yref="paper", y0=0, y1=1, line=dict(dash="dash"))
-        )
-        data.append(  # a legend entry for the dashed line: no text drawn on the plot
-            dict(
-                type="scatter",
-                mode="lines",
-                x=[None],
-                y=[None],
-                name=t("chat.ledger_diverges", step=s),
-                line=dict(dash="dash", color="#444"),
-            )
-        )
+    shapes = _divergence(led, data)
     layout = dict(
         title=dict(text=t("chat.fig_ledger", policy=t(f"chat.policy_{led.policy['name']}"))),
         font=FONT,
@@ -64,9 +49,22 @@ def ledger_figure(led):
             overlaying="y",
             side="right",
             rangemode="tozero",
+            # plotly.js puts an overlaying axis's ticks on the other's grid ("sync"):
+            # KL read 0.503, 1.005, 2.513; its own round steps instead (it draws no grid).
+            tickmode="auto",
             showgrid=False,
         ),
         shapes=shapes,
         bargap=0.3,
     )
     return figure(data, layout)
+
+
+def _divergence(led, data: list) -> list[dict]:
+    """The dashed line at the first step where the policy writes another token, with a
+    legend entry for it appended to ``data`` (no text drawn on the plot)."""
+    if led.first_divergence is None:
+        return []
+    s = led.first_divergence + 1
+    data.append(legend_line(t("chat.ledger_diverges", step=s), dash="dash", color="#444"))
+    return [dict(type="line", x0=s, x1=s, yref="paper", y0=0, y1=1, line=dict(dash="dash"))]

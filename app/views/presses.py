@@ -8,7 +8,7 @@ from kit.i18n import t
 from kit.presenter import look, palette
 
 from views.heatmap import figure, log_axis
-from views.style import FONT, legend_below
+from views.style import FONT, legend_below, legend_line
 
 LEGEND_ENTRY_PX = 26  # one entry of a vertical legend at FONT's size, with Plotly's gap
 
@@ -33,16 +33,7 @@ def kept_figure(found: dict):
         for k in found["needles"]
     ]
     if shapes:
-        data.append(
-            dict(
-                type="scatter",
-                mode="lines",
-                x=[None],
-                y=[None],
-                name=t("chat.press_needle"),
-                line=dict(dash="dot", color="#444"),
-            )
-        )
+        data.append(legend_line(t("chat.press_needle"), dash="dot", color="#444"))
     layout = dict(
         title=dict(
             text=t("chat.fig_press", press=t(f"chat.press_{press['press']}"), ratio=press["ratio"])

@@ -20,6 +20,12 @@ def legend_below(**extra) -> dict:
     return dict(orientation="h", yref="container", y=0, yanchor="bottom") | extra
 
 
+def legend_line(name: str, **line) -> dict:
+    """A legend entry for a line the figure draws as a shape (a dashed step, a needle's
+    position): an empty trace of that line, so the plot itself carries no text."""
+    return dict(type="scatter", mode="lines", x=[None], y=[None], name=name, line=line)
+
+
 _BLANKS = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "\u3000": "␣"})
 
 

@@ -29,6 +29,9 @@ from views.heatmap import MIN_PANEL_PX, columns_css, grid_panels
 
 TABLE_SIDE = 32  # larger panels are drawn as an image: a table of their cells weighs too much
 GREY = (128, 128, 128)  # a key the pattern hides, with ``grey_gaps``
+# A browser may break a line after an en dash: a projector's narrow panel printed its range
+# "0–" on one line and "0.17" on the next. A word joiner after the dash holds them together.
+_NO_BREAK = "–\u2060"
 
 CSS = """
 <style>
@@ -148,10 +151,8 @@ def _panel(p: dict, marker, grey: bool, table_side: int, label_px: int) -> str:
         body = _table(p, ring, "d" if p["scale"]["diverging"] else "s", grey, label_px)
     else:
         body = _image(p, ring, grey, p["title"], label_px)
-    return (
-        f'<div class="kit-vgrid-panel"><div class="kit-vgrid-title">{html.escape(p["title"])}'
-        f"</div>{body}</div>"
-    )
+    title = html.escape(p["title"]).replace("–", _NO_BREAK)
+    return f'<div class="kit-vgrid-panel"><div class="kit-vgrid-title">{title}</div>{body}</div>'
 
 
 def _key(panels: list[dict]) -> str:

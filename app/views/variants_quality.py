@@ -23,7 +23,7 @@ from views.heatmap import (
     subplot_ref,
     text_px,
 )
-from views.style import FONT, legend_below
+from views.style import FONT, legend_below, legend_line
 from views.variants import accuracy_axis, data_text, legend_px, variant_name
 
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
@@ -210,15 +210,8 @@ def sweep_lines(rows: list[dict], colour: dict[str, str]) -> list[dict]:
 
 
 def _dash_key(n: int, dash: str) -> dict:
-    return dict(
-        type="scatter",
-        mode="lines",
-        x=[None],
-        y=[None],
-        name=t("variants_quality.length_line", n=n),
-        line=dict(width=1.5, color="grey", dash=dash),
-        hoverinfo="skip",
-    )
+    key = legend_line(t("variants_quality.length_line", n=n), width=1.5, color="grey", dash=dash)
+    return key | dict(hoverinfo="skip")
 
 
 def published_figure(found: dict) -> dict:

@@ -1,5 +1,7 @@
 """Table headers in the reader's language, data column names untouched."""
 
+import re
+
 import pytest
 from kit import tables
 
@@ -83,3 +85,37 @@ def test_no_two_columns_of_a_table_share_a_header(monkeypatch, lang):
     for df in at.dataframe:
         shown = [tables.header(str(c)) for c in df.value.columns]
         assert len(set(shown)) == len(shown), shown
+
+
+def _gapped_table():
+    import pandas as pd
+    import streamlit as st
+    from kit.tables import data_table
+
+    if st.query_params.get("present") == "1":
+        st.session_state["kit-present"] = True
+    frame = pd.DataFrame({"variant": ["a", "b"], "missed_mass": [0.35864, None], "n": [3, 4]})
+    data_table(frame)
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_a_number_column_with_a_gap_is_still_set_flush_right(present):
+    """Its gap made it text, and text is set flush left: a column of numbers read ragged."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_gapped_table)
+    at.query_params["present"] = present
+    at.run()
+    assert not at.exception
+    if present == "0":
+        config = json.loads(at.dataframe[0].proto.columns)
+        assert config["missed_mass"]["alignment"] == "right"
+        assert "alignment" not in config["variant"] and "alignment" not in config["n"]
+        return
+    styles = at.table[0].proto.arrow_data.styler.styles
+    # !important: st.table aligns each cell inline by its Arrow type (text: left).
+    right = [s for s in styles.split("}") if "text-align: right !important" in s]
+    assert len(right) == 2 and "th.col1" in right[0], styles  # the header, then the cells
+    assert set(re.findall(r"col(\d+)", "".join(right))) == {"1"}, styles

@@ -47,6 +47,11 @@ SYNTHETIC = """
 </tr></table></div></div>
 <div data-testid="stTable"><div style="width:300px;overflow-x:auto"><table><tr>
 <th>fits</th></tr></table></div></div>
+<div data-testid="stTable"><div><table><thead><tr><th>model</th><th>AER</th><th>BLEU</th>
+<th>decoding</th></tr></thead><tbody>
+<tr><td>a</td><td>0.0833</td><td style="text-align:right">92.01</td><td>beam 5</td></tr>
+<tr><td>b</td><td>–</td><td style="text-align:right">1,089</td><td>greedy</td></tr>
+</tbody></table></div></div>
 <script>
 const opts = {displayModeBar: false};
 Plotly.newPlot("uniform", [{type: "heatmap", z: [[0.50, 0.51], [0.52, 0.50]], zmin: 0, zmax: 1}],
@@ -141,6 +146,12 @@ def test_numbers_shrunk_to_specks_in_cells_are_found(synthetic):
     One finding for the chart, with its smallest size; the maps without numbers are none."""
     (found,) = synthetic["cells"]
     assert found["chart"] == "#9 specks" and found["numbers"] == 144 and found["px"] < 10
+
+
+def test_a_column_of_numbers_set_flush_left_is_found(synthetic):
+    """A number column with a gap is text to st.table, which set it flush left (Alignment ›
+    Measured's AER); a flush-right one, and the words, are none."""
+    assert synthetic["ragged"] == [{"column": "AER", "left": 2, "cells": 2}]
 
 
 def test_a_figure_below_the_fold_breaks_presenter_mode(synthetic):

@@ -1,0 +1,102 @@
+"""What a projector shows of a figure's words: a title spans the projector's page (not the
+narrowest page's 535 px), and narrows again in a column; a panel's range is never broken
+across lines; a second axis names round values."""
+
+import re
+
+import numpy as np
+import pytest
+from kit import exports, presenter
+from views import heatmap
+from views.heatmap import NARROW_PX, TITLE_FONT, text_px
+from views.ledger import ledger_figure
+from views.variants_html import map_grid_html
+
+from engine.trace import AttentionMap
+
+LONG = "What the cache holds at each step (yellow: kept; blue: gone)"
+
+
+def _lines(text: str) -> list[str]:
+    return [re.sub("<[^>]+>", "", x) for x in text.split("<br>")]
+
+
+@pytest.fixture(params=[False, True], ids=["screen", "projector"])
+def on(request, monkeypatch):
+    monkeypatch.setattr(heatmap, "presenting", lambda: request.param)
+    monkeypatch.setattr(presenter, "presenting", lambda: request.param)
+    monkeypatch.setattr(exports, "presenting", lambda: request.param)
+    return request.param
+
+
+def test_a_title_spans_the_page_it_is_drawn_on_and_narrows_in_a_column(on):
+    fig = heatmap.figure([dict(type="bar", y=[1, 2])], dict(title=dict(text=LONG), height=300))
+    page = presenter.PAGE_PX if on else NARROW_PX
+    lines = _lines(fig.layout.title.text)
+    assert all(text_px([x], TITLE_FONT) <= page - (heatmap.MODEBAR_PX if on else 40) for x in lines)
+    assert len(lines) == (1 if on else 2)  # 632 px of words: one line presenting, two at 535 px
+    top, height = fig.layout.margin.t, fig.layout.height
+    column = exports.in_column(fig)
+    narrow = _lines(column.layout.title.text)
+    assert len(narrow) == 2 and all(text_px([x], TITLE_FONT) <= NARROW_PX - 40 for x in narrow)
+    # The plot keeps its room: the second line comes on top, in the margin and the height.
+    grown = 24 if on else 0
+    assert (column.layout.margin.t, column.layout.height) == (top + grown, height + grown)
+    again = exports.in_column(column)  # drawn twice, grown once
+    assert (again.layout.margin.t, again.layout.height) == (top + grown, height + grown)
+
+
+def test_a_maps_flags_keep_their_own_line_and_size_in_a_column(on):
+    amap = AttentionMap(np.full((1, 1, 4, 4), 0.25), list("abcd"), list("abcd"), "self")
+    fig = exports.in_column(heatmap.map_figure(amap, 0, 0, title=LONG))
+    text = fig.layout.title.text
+    size = heatmap.PRESENTER_FLAG_PX if on else heatmap.FLAG_PX
+    assert f'<span style="font-size:{size}px">' in text.split("<br>")[-1]
+    assert "<sup>" not in text
+
+
+def test_a_panels_range_is_never_split_across_lines():
+    """A browser may break a line after an en dash: a projector's narrow panel printed "0–"
+    on one line and "0.17" on the next. A word joiner holds the range together."""
+    w = np.random.default_rng(0).dirichlet(np.ones(40), size=40)[None, None]
+    labels = [f"t{i}" for i in range(40)]
+    amap = AttentionMap(w, labels, labels, "self")
+    grid = map_grid_html(
+        [dict(z=amap.weights[0, 0], x=labels, y=labels, title="big–bird", flags=amap.flags)]
+    )
+    (title,) = re.findall(r'<div class="kit-vgrid-title">([^<]+)</div>', grid)
+    assert re.search(r"· 0–\u2060[\d.]+$", title), title
+    assert title.startswith("big–\u2060bird") and "–" not in title.replace("–\u2060", "")
+
+
+class _Ledger:
+    mass = [0.07, 0.05, 0.3, 0.2]
+    kl = [0.3, 2.51, 0.2, 1.7]
+    first_divergence = 1
+    policy = {"name": "window"}
+
+
+def test_the_ledgers_kl_axis_names_round_values_not_the_other_axiss_grid():
+    """plotly.js syncs an overlaying axis's ticks to the other's grid by default: KL read
+    0.503, 1.005, 2.513."""
+    fig = ledger_figure(_Ledger())
+    assert fig.layout.yaxis2.tickmode == "auto" and fig.layout.yaxis2.overlaying == "y"
+    assert [s.type for s in fig.layout.shapes] == ["line"] and fig.layout.shapes[0].x0 == 2
+
+
+def test_a_colour_bars_numbers_take_the_projectors_type():
+    """A grid of heads puts its one bar on a colour axis that no view sized: its α ticks
+    were 11 px on the projector."""
+    from views.transformer import head_grid
+
+    w = np.random.default_rng(0).dirichlet(np.ones(6), size=(2, 3, 6))
+    amap = AttentionMap(w, list("abcdef"), list("abcdef"), "self")
+    grid = presenter.restyle(head_grid(amap, "heads"))
+    assert grid.layout.coloraxis.colorbar.tickfont.size == presenter.TICK_PX
+    assert grid.layout.coloraxis.colorbar.title.font.size == presenter.AXIS_TITLE_PX
+    plain = presenter.restyle(heatmap.figure([dict(type="heatmap", z=[[0, 1]])], {}))
+    assert plain.data[0].colorbar.tickfont.size == presenter.TICK_PX
+    hidden = presenter.restyle(
+        heatmap.figure([dict(type="heatmap", z=[[0, 1]], showscale=False)], {})
+    )
+    assert hidden.data[0].colorbar.tickfont.size is None  # no bar, nothing added
