@@ -23,6 +23,7 @@ from views.style import FONT, visible_label
 SEQUENTIAL = "Viridis"
 DIVERGING = "RdBu"
 TICK_FONT = 12  # tick labels of map panels: one per 16 px
+PRESENTER_TICK_FONT = 14  # theirs on a projector, where 12 px read as specks
 TITLE_FONT = 17
 # A title's top padding: plotly.js anchors "top" about 15 px too high (measured in Chromium),
 # so 20 px puts the first line's glyphs about 5 px below the figure's edge.
@@ -36,7 +37,7 @@ BAR_PX = 70  # a colour bar and its tick labels
 TICK_SIZE = 18  # the line a category tick label of MAP_TICK_PX needs along its axis, in px
 # A map's word labels: on a screen at the size Streamlit's theme draws them (12.75 px), on a
 # projector at 16, where the words are what a room reads (12.75 read small from its back).
-# Margins, tilt and rows are laid out for the size drawn; a grid's panels keep TICK_FONT.
+# Margins, tilt and rows are laid out for the size drawn; a grid's panels take panel_tick_px().
 MAP_TICK_PX, PRESENTER_MAP_TICK_PX = 12.75, 16
 ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
 # A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
@@ -580,8 +581,9 @@ class GridGeometry:
 def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: int) -> GridGeometry:
     """The layout of :func:`map_grid`: at most ``columns`` a row, fewer when a panel would be
     under MIN_PANEL_PX in a figure ``width_px`` wide, with bands for ticks and titles."""
-    x_band = min(70, text_px(short_labels(sum((p["x"] for p in panels), [])), TICK_FONT) + 10)
-    y_band = min(70, text_px(short_labels(sum((p["y"] for p in panels), [])), TICK_FONT) + 10)
+    tick = panel_tick_px()
+    x_band = min(70, text_px(short_labels(sum((p["x"] for p in panels), [])), tick) + 10)
+    y_band = min(70, text_px(short_labels(sum((p["y"] for p in panels), [])), tick) + 10)
     # Plotly moves the plot's right edge in by the colour bar's width: the panels share the rest.
     plot_w = width_px - 10 - (BAR_PX if any(_on_bar(p["scale"]) for p in panels) else 0)
     shared = all(p["y"] == panels[0]["y"] for p in panels)
@@ -659,9 +661,15 @@ def _on_bar(scale: dict) -> bool:
     return scale["zmax"] == 1 and not scale["diverging"]
 
 
+def panel_tick_px() -> int:
+    """A grid panel's tick labels: 12 px on a screen, 14 on a projector."""
+    return PRESENTER_TICK_FONT if presenting() else TICK_FONT
+
+
 def _panel_axis(labels: list[str], px: float) -> dict:
     """A panel's category axis: as many (shortened) token labels as fit in ``px``."""
-    shown = category_ticks(labels, px, size=TICK_FONT).get("tickvals", labels)
-    font = dict(size=TICK_FONT)
+    tick = panel_tick_px()
+    shown = category_ticks(labels, px, size=tick).get("tickvals", labels)
+    font = dict(size=tick)
     kw = dict(tickvals=shown, ticktext=short_labels(shown), tickfont=font, showgrid=False)
     return dict(type="category", tickmode="array", **kw)

@@ -100,3 +100,21 @@ def test_a_colour_bars_numbers_take_the_projectors_type():
         heatmap.figure([dict(type="heatmap", z=[[0, 1]], showscale=False)], {})
     )
     assert hidden.data[0].colorbar.tickfont.size is None  # no bar, nothing added
+
+
+def test_a_grids_panel_ticks_take_the_projectors_type_and_still_fit(on):
+    """A grid's panel ticks were 12 px on a projector too; at 14 they are thinned for 14."""
+    from views.heatmap import map_grid, panel_tick_px
+
+    n = 40
+    w = np.random.default_rng(0).dirichlet(np.ones(n), size=(1, 4, n))
+    labels = [str(i) for i in range(n)]
+    fig = map_grid(AttentionMap(w, labels, labels, "self"), columns=2)
+    size = panel_tick_px()
+    assert size == (14 if on else 12)
+    axes = [a for name, a in fig.layout.to_plotly_json().items() if name.startswith("xaxis")]
+    assert len(axes) == 4
+    for axis in axes:
+        assert axis["tickfont"]["size"] == size
+        side = (axis["domain"][1] - axis["domain"][0]) * NARROW_PX  # at least the panel's px
+        assert len(axis["tickvals"]) * (size + 4) <= side + size + 4
