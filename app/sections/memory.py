@@ -8,10 +8,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 from kit import chart, fragment, t, url_choice
-from kit.presenter import presenting
 from views.memory import (
-    SENTENCE_CHARS,
-    WIDE_SENTENCE_CHARS,
     answer_bars,
     hops_figure,
     shaded_story,
@@ -26,8 +23,7 @@ def draw_hops(amap, candidates: Sequence[str], probs: Sequence[float], support: 
     """
     c1, c2 = st.columns([1, 2])
     chart(answer_bars(candidates, probs), "mem-answer", c1)
-    chars = WIDE_SENTENCE_CHARS if presenting() else SENTENCE_CHARS
-    chart(hops_figure(amap, support, chars), "mem-hops", c2)
+    chart(hops_figure(amap, support), "mem-hops", c2)
     _shaded(amap, support)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
-from kit.presenter import look
+from kit.presenter import look, presenting
 
 from views.heatmap import FONT, figure, heatmap, text_px
 from views.timeline import curves_figure
@@ -52,12 +52,18 @@ SENTENCE_CHARS = 20
 WIDE_SENTENCE_CHARS = 32
 
 
+def sentence_chars() -> int:
+    """How many characters of a sentence an axis shows: more on a projector's wider page."""
+    return WIDE_SENTENCE_CHARS if presenting() else SENTENCE_CHARS
+
+
 def sentence_labels(
-    sentences: Sequence[str], support: Sequence[int], chars: int = SENTENCE_CHARS
+    sentences: Sequence[str], support: Sequence[int], chars: int | None = None
 ) -> list[str]:
     """Numbered sentences, supporting facts starred, long ones shortened for an axis: at
-    most ``chars``, so the hops' own labels keep room beside them at 1024 px (the whole
-    sentence is in the story drawn beside the map)."""
+    most ``chars`` (:func:`sentence_chars`), so the hops' own labels keep room beside them
+    at 1024 px (the whole sentence is in the story drawn beside the map)."""
+    chars = chars or sentence_chars()
     out = []
     for i, s in enumerate(sentences):
         text = s if len(s) <= chars else s[: chars - 1] + "…"
@@ -65,7 +71,7 @@ def sentence_labels(
     return out
 
 
-def hops_figure(amap, support: Sequence[int], chars: int = SENTENCE_CHARS) -> go.Figure:
+def hops_figure(amap, support: Sequence[int], chars: int | None = None) -> go.Figure:
     """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts."""
     z = amap.weights[:, 0, 0, :].T  # (n_sentences, hops)
     title = t("views.memory.hops_title") + (

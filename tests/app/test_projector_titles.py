@@ -118,3 +118,14 @@ def test_a_grids_panel_ticks_take_the_projectors_type_and_still_fit(on):
         assert axis["tickfont"]["size"] == size
         side = (axis["domain"][1] - axis["domain"][0]) * NARROW_PX  # at least the panel's px
         assert len(axis["tickvals"]) * (size + 4) <= side + size + 4
+
+
+def test_a_projector_shows_a_facts_whole_sentence_on_every_map_of_facts(on, monkeypatch):
+    """Memory › Is it faithful? cut "John went to the bedroom." to "John went to the be…" on a
+    projector, where the hops map beside it showed it whole."""
+    from views import memory
+
+    monkeypatch.setattr(memory, "presenting", lambda: on)
+    (label,) = memory.sentence_labels(["Sandra journeyed to the garden."], [0])
+    assert label.endswith("Sandra journeyed to the garden.") == on
+    assert on or label.endswith("Sandra journeyed to…")  # 20 characters
