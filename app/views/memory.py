@@ -104,11 +104,11 @@ def shaded_story(sentences: Sequence[str], weights: Sequence[float], support: Se
         star = f"<b title='{supporting}'>{STAR}</b> " if i in support else ""
         rows.append(
             f"<div style='background: rgba(68,1,84,{alpha:.3f}); color:{colour}; "
-            f"padding:3px 8px; margin:1px 0; border-radius:4px; font-size:17px'>"
+            f"padding:3px 8px; margin:1px 0; border-radius:4px'>"
             f"<span style='display:inline-block; width:4.2em'>{w:.3f}</span>"
             f"{star}{i + 1}. {html.escape(s)}</div>"
         )
-    return "<div style='font-family: sans-serif'>" + "".join(rows) + "</div>"
+    return "<div>" + "".join(rows) + "</div>"  # the page's own type, a presenter's too
 
 
 def memory_map(

@@ -163,15 +163,12 @@ def passages_html(rows: Sequence[dict]) -> str:
         score = "" if row.get("score") is None else f"cos {row['score']:.3f}"
         items.append(
             "<div style='padding:4px 8px; margin:2px 0; border-left:4px solid #440154; "
-            "background:#f4f1f8; color:#111; border-radius:3px; font-size:16px'>"
+            "background:#f4f1f8; color:#111; border-radius:3px'>"
             f"<span style='display:inline-block; min-width:2.6em'>[{row['number']}]</span>"
             f"<span style='display:inline-block; min-width:6.5em; color:#555'>{score}</span>"
             f"{star}{html.escape(str(row['text']))} "
-            f"<span style='color:#888; font-size:13px'>{html.escape(str(row['id']))}</span>"
+            f"<span style='color:#888; font-size:.8em'>{html.escape(str(row['id']))}</span>"
             "</div>"
         )
-    return (
-        "<div class='retrieved-passages' style='font-family:sans-serif'>"
-        + "".join(items)
-        + "</div>"
-    )
+    # The page's own type (a presenter's larger one too), not the browser's sans-serif.
+    return "<div class='retrieved-passages'>" + "".join(items) + "</div>"

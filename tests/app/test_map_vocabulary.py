@@ -4,8 +4,9 @@ ticks fit, log axes name decades, bars start at 0, titles wrap."""
 import numpy as np
 import pytest
 from kit import presenter
+from kit.fonts import label_px
 from views import chat, heatmap, learning, timeline, variants, variants_quality
-from views.heatmap import BAR_PX, MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid, text_px
+from views.heatmap import BAR_PX, MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid
 from views.transformer import head_grid
 from views.variants_html import map_grid_html
 
@@ -238,7 +239,7 @@ def test_titles_wrap_instead_of_running_off_a_1024_figure():
     fig = heatmap.heatmap(np.eye(3), "abc", "abc", title=long, flags=["exact"])
     lines = fig.layout.title.text.split("<br>")
     assert len(lines) >= 2 and "".join(lines).replace("<sup>", "").startswith("Next")
-    assert all(text_px([x], heatmap.TITLE_FONT) <= NARROW_PX - 40 for x in lines[:-1])
+    assert all(label_px([x], heatmap.TITLE_FONT) <= NARROW_PX - 40 for x in lines[:-1])
 
 
 def test_pooled_is_the_block_mean_and_says_so():

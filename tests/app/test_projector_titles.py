@@ -7,14 +7,15 @@ import re
 import numpy as np
 import pytest
 from kit import exports, presenter
+from kit.fonts import label_px
 from views import heatmap
-from views.heatmap import NARROW_PX, TITLE_FONT, text_px
+from views.heatmap import NARROW_PX, TITLE_FONT
 from views.ledger import ledger_figure
 from views.variants_html import map_grid_html
 
 from engine.trace import AttentionMap
 
-LONG = "What the cache holds at each step (yellow: kept; blue: gone)"
+LONG = "What the cache holds at each step (yellow: kept; blue: gone), one row a step"
 
 
 def _lines(text: str) -> list[str]:
@@ -33,12 +34,14 @@ def test_a_title_spans_the_page_it_is_drawn_on_and_narrows_in_a_column(on):
     fig = heatmap.figure([dict(type="bar", y=[1, 2])], dict(title=dict(text=LONG), height=300))
     page = presenter.PAGE_PX if on else NARROW_PX
     lines = _lines(fig.layout.title.text)
-    assert all(text_px([x], TITLE_FONT) <= page - (heatmap.MODEBAR_PX if on else 40) for x in lines)
-    assert len(lines) == (1 if on else 2)  # 632 px of words: one line presenting, two at 535 px
+    assert all(
+        label_px([x], TITLE_FONT) <= page - (heatmap.MODEBAR_PX if on else 40) for x in lines
+    )
+    assert len(lines) == (1 if on else 2)  # 585 px of words: one line presenting, two at 535 px
     top, height = fig.layout.margin.t, fig.layout.height
     column = exports.in_column(fig)
     narrow = _lines(column.layout.title.text)
-    assert len(narrow) == 2 and all(text_px([x], TITLE_FONT) <= NARROW_PX - 40 for x in narrow)
+    assert len(narrow) == 2 and all(label_px([x], TITLE_FONT) <= NARROW_PX - 40 for x in narrow)
     # The plot keeps its room: the second line comes on top, in the margin and the height.
     grown = 24 if on else 0
     assert (column.layout.margin.t, column.layout.height) == (top + grown, height + grown)

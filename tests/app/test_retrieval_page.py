@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kit.fonts import label_px
 from state import retrieval as state
 from streamlit.testing.v1 import AppTest
-from views.heatmap import NARROW_PX, TITLE_FONT, text_px
+from views.heatmap import NARROW_PX, TITLE_FONT
 
 from engine.models import chat as chat_lib
 from tests.app.plotly_support import z_values
@@ -41,7 +42,9 @@ def passages_html(at) -> str:
 
 
 def specs(at) -> str:
-    return " ".join(c.proto.spec for c in at.get("plotly_chart")).replace("\\u002f", "/")
+    # A title's line break reads as a space: "L5, H1" may fall across two lines.
+    specs = " ".join(c.proto.spec for c in at.get("plotly_chart")).replace("\\u002f", "/")
+    return specs.replace("\\u003cbr\\u003e", " ").replace("<br>", " ")
 
 
 def z_max(heat: dict) -> float:
@@ -80,7 +83,7 @@ def test_a_story_question_shows_passages_answer_and_the_map(page):
     title = fig["layout"]["title"]["text"]
     # The title wraps to the page's width (issue 29); read as one line, it names the map.
     lines = title.split("<br>")
-    assert all(text_px([line], TITLE_FONT) <= NARROW_PX - 40 for line in lines), lines
+    assert all(label_px([line], TITLE_FONT) <= NARROW_PX - 40 for line in lines), lines
     words = " ".join(lines)
     assert "Attention mass on each passage per generated token" in words
     assert "mean of every layer, mean of every head" in words
