@@ -8,6 +8,7 @@ import streamlit as st
 from kit import (
     chart,
     controls,
+    data_table,
     engine_text,
     fragment,
     friendly_errors,
@@ -237,10 +238,10 @@ def every_task(results: dict) -> None:
     heads = {t(f"memory.col_{h}", lo=lo, hi=hi): key for h, key in COLUMNS.items()}
     task, restarts, model = (t(f"memory.col_{h}") for h in ("task", "restarts", "model"))
     with st.expander(t("memory.every_task", mean=f"{results['mean_accuracy']:.3f}")):
-        st.table(  # a row per task, so every column holds one type (Arrow needs that)
+        data_table(  # a row per task; "–" where a task has no such question
             [
                 {task: f"{k}: {t(f'memory.babi.task{k}')}"}
-                | {h: cell(r, key) for h, key in heads.items()}
+                | {h: r.get(key) for h, key in heads.items()}
                 | {restarts: restarts_cell(r.get("restarts")), model: r["model"]}
                 for k, r in results["tasks"].items()
             ]
@@ -251,14 +252,6 @@ def every_task(results: dict) -> None:
         command = results["command"]
         facts = dict(mean=mean, paper=paper, short=short, command=command)
         st.caption(t("memory.every_task_caption", **facts))
-
-
-def cell(row: dict, key: str):
-    """A number of the table; the someone-else's-place column as text, "–" for the tasks
-    without a yes/no question (one type per column, as Arrow needs)."""
-    if key != "elsewhere_accuracy":
-        return row.get(key)
-    return "–" if row.get(key) is None else f"{row[key]:.4f}"
 
 
 def restarts_cell(restarts: dict | None) -> str:

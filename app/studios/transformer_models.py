@@ -52,7 +52,9 @@ def show_measured(result: dict | None) -> None:
         data_table([{"pe": pe} | {k: r[k] for k in metrics} for pe, r in rows.items()])
         if "aer" in result:
             st.markdown(t("transformer.aer_intro", name=result["checkpoint"]))
-            st.table(result["aer"])
+            aer = result["aer"]  # layer → head → AER: a row per head, a column per layer
+            heads = list(next(iter(aer.values())))
+            data_table([{"head": h} | {layer: aer[layer][h] for layer in aer} for h in heads])
         st.caption(t("transformer.measured_caption", command=result["command"]))
 
 

@@ -47,7 +47,9 @@ def test_a_missing_number_is_a_dash_not_none():
 
 def test_every_table_goes_through_data_table():
     """A page that called ``st.dataframe`` itself showed "None" for a missing number (the
-    Alignment page's measured AER of a greedy decode) and English-only data headers."""
+    Alignment page's measured AER of a greedy decode) and English-only data headers; one
+    that called ``st.table`` set a column of numbers with a gap flush left (Memory's
+    every-task table)."""
     from pathlib import Path
 
     app = Path(tables.__file__).resolve().parents[1]
@@ -56,7 +58,7 @@ def test_every_table_goes_through_data_table():
         for p in sorted(app.rglob("*.py"))
         if p.name != "tables.py"
         for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-        if "st.dataframe(" in line
+        if "st.dataframe(" in line or "st.table(" in line
     ]
     assert calls == []
 
@@ -119,3 +121,18 @@ def test_a_number_column_with_a_gap_is_still_set_flush_right(present):
     right = [s for s in styles.split("}") if "text-align: right !important" in s]
     assert len(right) == 2 and "th.col1" in right[0], styles  # the header, then the cells
     assert set(re.findall(r"col(\d+)", "".join(right))) == {"1"}, styles
+
+
+def test_the_transformers_aer_by_head_is_a_data_table():
+    """It was ``st.table`` of a dict: no presenter type, no translated header."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../../app/studios/transformer.py", default_timeout=300)
+    at.query_params.update(model="transformer-enfr-sinusoidal", lang="zh")
+    at.run()
+    assert not at.exception
+    (aer,) = [d for d in at.dataframe if "head" in d.value.columns]
+    assert list(aer.value.columns) == ["head", "L0", "L1"] and len(aer.value) == 4
+    import json
+
+    assert json.loads(aer.proto.columns)["head"]["label"] == "头"  # in the reader's language
