@@ -381,6 +381,15 @@ MESSAGES: dict[str, str] = {
         "Exact here, trivially: {title}'s budget covers every key of this input, so it is "
         "full attention; a longer input tests it."
     ),
+    # engine.variants and engine.models.variant_lm: a map note's details about the run
+    # (kit.i18n.map_note translates them inside a note, with the variant's own sentence)
+    "note.first_tokens": "first {m} of {n} tokens.",
+    "note.kernel_path": "kernel path: {path}.",
+    "note.mamba_causal": "Mamba is causal by construction.",
+    "note.gqa_groups": "G = {groups} key/value groups for H = {heads} query heads.",
+    "note.differential_lambda": "λ = {value} (λ_init = {init}).",
+    "note.differential_normalised": "Output normalised per head after the map: it is not map · V.",
+    "note.retnet_gammas": "γ per head: {gammas}.",
     # engine.profile: the cost sweep
     "profile.over_budget": (
         "{title} at n = {n} is predicted to need {need:.2f} GiB, over the {budget:.2f} GiB budget."

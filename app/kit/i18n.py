@@ -13,6 +13,7 @@ it was copied in; anything else falls back to English.
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from pathlib import Path
 
@@ -187,14 +188,32 @@ def _data_term(english: str) -> str:
 
 
 def map_note(note: str) -> str:
-    """An attention map's note with each variant's own sentence translated (a note may add
-    the run's details to it, which stay as they are)."""
+    """An attention map's note in the reader's language: the variant's own sentence, and
+    the run's details the engine adds to it (``note.*`` messages: "first 128 of 256
+    tokens.", a kernel path), found by their English templates (the note is one string)."""
     if language() == DEFAULT or not note:
         return note
     notes = _notes(language())
     for english in sorted(notes, key=len, reverse=True):
         note = note.replace(english, notes[english])
+    for pattern, template in _details(language()):
+        note = pattern.sub(lambda m, t=template: t.format(**m.groupdict()), note)
     return note
+
+
+@functools.cache
+def _details(lang: str) -> list[tuple[re.Pattern, str]]:
+    """Each ``note.*`` engine message as a pattern of its English text, a field matching
+    up to the sentence's end (a γ list holds full stops), and its template in ``lang``."""
+    en, other = catalog(DEFAULT), catalog(lang)
+    found = []
+    for key in (k for k in en if k.startswith("engine.note.") and k in other):
+        parts = re.split(r"\{(\w+)\}", en[key])  # literal, field, literal, …
+        pattern = "".join(
+            re.escape(x) if i % 2 == 0 else f"(?P<{x}>.+?)" for i, x in enumerate(parts)
+        )
+        found.append((re.compile(pattern + r"(?=\s|$)"), other[key]))
+    return found
 
 
 @functools.cache

@@ -33,6 +33,8 @@ GREY = (128, 128, 128)  # a key the pattern hides, with ``grey_gaps``
 # "0–" on one line and "0.17" on the next. A word joiner after the dash holds them together.
 _NO_BREAK = "–\u2060"
 
+# A panel's key labels stand upright under it, centred on their cells: the first and the
+# last reach past the panel's sides (half a label), so only their length is clipped.
 CSS = """
 <style>
 .kit-vgrid {{ display:grid; gap:1rem 1.2rem; font-size:{font}px; line-height:1.1; }}
@@ -50,7 +52,7 @@ CSS = """
 .kit-vgrid-img {{ position:relative; }}
 .kit-vgrid-ys, .kit-vgrid-xs {{ position:relative; font-size:.8em; white-space:nowrap; }}
 .kit-vgrid-ys span {{ position:absolute; right:.25rem; transform:translateY(-50%); }}
-.kit-vgrid-xs {{ grid-column:2; height:4.5em; overflow:hidden; }}
+.kit-vgrid-xs {{ grid-column:2; height:4.5em; overflow-x:visible; overflow-y:clip; }}
 .kit-vgrid-xs span {{ position:absolute; top:.2rem; writing-mode:vertical-rl;
   transform:translateX(-50%) rotate(180deg); }}
 .kit-vgrid-img img {{ width:100%; display:block; image-rendering:pixelated; }}

@@ -44,6 +44,7 @@ from engine import checkpoints, timeline
 from engine.attention.attend import Attend, exact
 from engine.attention.multihead import MultiHeadAttention
 from engine.data import long_range
+from engine.messages import Message
 from engine.positional import sinusoidal
 from engine.trace import AttentionMap, Trace
 from engine.variants.registry import get
@@ -421,7 +422,7 @@ def probe_trace(model, v, attend, spec, x, y, *, name: str, show: int = SHOW_N) 
         key_labels=labels[:m],
         kind=v.map_kind,
         layer_labels=[f"layer {i}" for i in range(len(maps))],
-        **v.map_flags(f"first {m} of {spec.n} tokens." if m < spec.n else "")
+        **v.map_flags(Message("note.first_tokens", m=m, n=spec.n) if m < spec.n else "")
         | {"normalized": v.map_normalized and m == spec.n},  # a cropped row no longer sums to 1
     )
     return Trace(

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from engine import kernels
 from engine.errors import InputError
 from engine.masks import causal_mask
+from engine.messages import Message
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern, generator
 
 LAMBDA_STD = 0.1  # the paper's initialisation of the λ vectors
@@ -144,10 +145,11 @@ class Differential(Variant):
         else:  # two fused attentions, as the paper's FlashDiffAttn: no n × n block held
             out = fused_difference(q, k, v, lam, causal=causal)
         shown = float(torch.as_tensor(lam).detach())
-        notes = [f"λ = {shown:.3f} (λ_init = {lambda_init(hp['layer']):.3f})."]
+        init = f"{lambda_init(hp['layer']):.3f}"
+        notes = [Message("note.differential_lambda", value=f"{shown:.3f}", init=init)]
         if hp["head_norm"] == "on":
             out = head_norm(out, lambda_init(hp["layer"]))
-            notes.append("Output normalised per head after the map: it is not map · V.")
+            notes.append(Message("note.differential_normalised"))
         if not want_map:
             return Output(out, notes=notes)
         lam_t = torch.as_tensor(lam, dtype=q.dtype)[None]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from engine import kernels
 from engine.kernels.reference import attention_probabilities
+from engine.messages import Message
 from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
 
 TILE_BYTES = 256 * 512 * FLOAT_BYTES  # torch's CPU kernel: ≤ 256 query × 512 key scores
@@ -34,7 +35,7 @@ class Flash(Variant):
             out,
             p,
             dense_pattern(q.shape[-2], causal),
-            notes=[f"kernel path: {kernels.active_path(q.device)}."],
+            notes=[Message("note.kernel_path", path=kernels.active_path(q.device))],
         )
 
     def flops(self, n, d, hp):

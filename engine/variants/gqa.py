@@ -23,6 +23,7 @@ import torch
 from engine import kernels
 from engine.errors import InputError
 from engine.kernels.reference import attention_probabilities
+from engine.messages import Message
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern
 
 
@@ -78,7 +79,7 @@ class GQA(Variant):
         G = hp["groups"]
         kg, vg = (expand_groups(pool_groups(t, G), H) for t in (k, v))
         out, lse = kernels.attention(q, kg, vg, causal=causal)
-        notes = [f"G = {G} key/value groups for H = {H} query heads."]
+        notes = [Message("note.gqa_groups", groups=G, heads=H)]
         if not want_map:
             return Output(out, notes=notes)
         p = attention_probabilities(q, kg, lse, causal=causal)

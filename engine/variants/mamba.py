@@ -31,6 +31,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from engine.messages import Message
 from engine.variants.base import (
     FLOAT_BYTES,
     Output,
@@ -214,7 +215,7 @@ class Mamba(Variant):
             out,
             weights,
             dense_pattern(q.shape[-2], True),
-            notes=["Mamba is causal by construction."],
+            notes=[Message("note.mamba_causal")],
         )
 
     def pretrained_budget(self, n):  # the state size of Mamba's own models

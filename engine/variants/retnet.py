@@ -21,6 +21,7 @@ import math
 import torch
 
 from engine.errors import InputError
+from engine.messages import Message
 from engine.variants.base import FLOAT_BYTES, Output, Variant, dense_pattern
 from engine.variants.gla import chunk_flops, chunk_memory, chunkwise
 from engine.variants.mla import rope
@@ -72,7 +73,8 @@ class RetNet(Variant):
         qr, kr = rotate(q, k, 1.0 / math.sqrt(D))
         log_gamma = decays(H, q.dtype).log()[:, None, None].expand(H, N, D)
         out = chunkwise(qr, kr, v, log_gamma.expand(B, H, N, D), 1.0)
-        notes = ["γ per head: " + ", ".join(f"{g:.4f}" for g in decays(H).tolist()) + "."]
+        gammas = ", ".join(f"{g:.4f}" for g in decays(H).tolist())
+        notes = [Message("note.retnet_gammas", gammas=gammas)]
         if not want_map:
             return Output(out, notes=notes)
         a = (qr @ kr.transpose(-2, -1)) * decay_matrix(N, decays(H, q.dtype))

@@ -125,8 +125,13 @@ def test_nested_messages_and_terms_are_translated():
     assert i18n.variant_title(longformer) != longformer.title
     label = i18n.variant_param_label(longformer, window)
     assert label.endswith("(1 … 1024)") and "window" not in label
-    note = f"first 64 of 128 tokens. {REGISTRY['performer'].map_note}"
-    assert i18n.map_note(note).startswith("first 64") and "Implied" not in i18n.map_note(note)
+    # The run's details the engine adds to a variant's sentence are messages too: "first 64
+    # of 128 tokens." stood in English in 中文 captions; a γ list's full stops stay inside it.
+    gammas = Message("note.retnet_gammas", gammas="0.9688, 0.9844")
+    note = f"{Message('note.first_tokens', m=64, n=128)} {REGISTRY['performer'].map_note} {gammas}"
+    shown = i18n.map_note(note)
+    assert shown.startswith("前 64 个词元（共 128 个）。") and "Implied" not in shown
+    assert shown.endswith("γ：0.9688, 0.9844。") and "first" not in shown
     i18n._last = "en"
     assert i18n.map_note(note) == note
 
