@@ -351,8 +351,9 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
         if layout.get("height"):  # the title's lines come on top: the plot keeps its room
             layout["height"] += grown
         # Presenting, a title spans the projector's page; kit.exports.chart puts a figure
-        # drawn in a column under this title, wrapped to the narrowest page instead.
-        narrow, n_lines = wrap_title(text, NARROW_PX - 40)
+        # drawn in a column under this title, wrapped to the narrowest page instead (on a
+        # screen the title already is).
+        narrow, n_lines = wrap_title(text, NARROW_PX - 40) if presenting() else (wrapped, lines)
         if narrow != wrapped:
             more = max(0, 28 + 24 * n_lines - margin["t"])
             layout["meta"] = dict(

@@ -57,13 +57,11 @@ def sentence_chars() -> int:
     return WIDE_SENTENCE_CHARS if presenting() else SENTENCE_CHARS
 
 
-def sentence_labels(
-    sentences: Sequence[str], support: Sequence[int], chars: int | None = None
-) -> list[str]:
+def sentence_labels(sentences: Sequence[str], support: Sequence[int]) -> list[str]:
     """Numbered sentences, supporting facts starred, long ones shortened for an axis: at
-    most ``chars`` (:func:`sentence_chars`), so the hops' own labels keep room beside them
-    at 1024 px (the whole sentence is in the story drawn beside the map)."""
-    chars = chars or sentence_chars()
+    most :func:`sentence_chars`, so the hops' own labels keep room beside them at 1024 px
+    (the whole sentence is in the story drawn beside the map)."""
+    chars = sentence_chars()
     out = []
     for i, s in enumerate(sentences):
         text = s if len(s) <= chars else s[: chars - 1] + "…"
@@ -71,7 +69,7 @@ def sentence_labels(
     return out
 
 
-def hops_figure(amap, support: Sequence[int], chars: int | None = None) -> go.Figure:
+def hops_figure(amap, support: Sequence[int]) -> go.Figure:
     """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts."""
     z = amap.weights[:, 0, 0, :].T  # (n_sentences, hops)
     title = t("views.memory.hops_title") + (
@@ -80,7 +78,7 @@ def hops_figure(amap, support: Sequence[int], chars: int | None = None) -> go.Fi
     return heatmap(
         z,
         list(amap.layer_labels),
-        sentence_labels(amap.key_labels, support, chars),
+        sentence_labels(amap.key_labels, support),
         title=title,
         x_title=t("views.memory.hop"),
         y_title=t("views.memory.sentence"),

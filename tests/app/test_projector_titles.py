@@ -8,9 +8,13 @@ import numpy as np
 import pytest
 from kit import exports, presenter
 from kit.fonts import label_px
-from views import heatmap
-from views.heatmap import NARROW_PX, TITLE_FONT
+
+# At the top, before any test patches kit.presenter.presenting: a view imported while it is
+# patched would keep the patch as its own ``presenting`` (``from kit.presenter import …``).
+from views import heatmap, memory
+from views.heatmap import NARROW_PX, TITLE_FONT, map_grid, panel_tick_px
 from views.ledger import ledger_figure
+from views.transformer import head_grid
 from views.variants_html import map_grid_html
 
 from engine.trace import AttentionMap
@@ -90,8 +94,6 @@ def test_the_ledgers_kl_axis_names_round_values_not_the_other_axiss_grid():
 def test_a_colour_bars_numbers_take_the_projectors_type():
     """A grid of heads puts its one bar on a colour axis that no view sized: its α ticks
     were 11 px on the projector."""
-    from views.transformer import head_grid
-
     w = np.random.default_rng(0).dirichlet(np.ones(6), size=(2, 3, 6))
     amap = AttentionMap(w, list("abcdef"), list("abcdef"), "self")
     grid = presenter.restyle(head_grid(amap, "heads"))
@@ -107,8 +109,6 @@ def test_a_colour_bars_numbers_take_the_projectors_type():
 
 def test_a_grids_panel_ticks_take_the_projectors_type_and_still_fit(on):
     """A grid's panel ticks were 12 px on a projector too; at 14 they are thinned for 14."""
-    from views.heatmap import map_grid, panel_tick_px
-
     n = 40
     w = np.random.default_rng(0).dirichlet(np.ones(n), size=(1, 4, n))
     labels = [str(i) for i in range(n)]
@@ -126,8 +126,6 @@ def test_a_grids_panel_ticks_take_the_projectors_type_and_still_fit(on):
 def test_a_projector_shows_a_facts_whole_sentence_on_every_map_of_facts(on, monkeypatch):
     """Memory › Is it faithful? cut "John went to the bedroom." to "John went to the be…" on a
     projector, where the hops map beside it showed it whole."""
-    from views import memory
-
     monkeypatch.setattr(memory, "presenting", lambda: on)
     (label,) = memory.sentence_labels(["Sandra journeyed to the garden."], [0])
     assert label.endswith("Sandra journeyed to the garden.") == on
