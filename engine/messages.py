@@ -390,6 +390,11 @@ MESSAGES: dict[str, str] = {
     "note.differential_lambda": "λ = {value} (λ_init = {init}).",
     "note.differential_normalised": "Output normalised per head after the map: it is not map · V.",
     "note.retnet_gammas": "γ per head: {gammas}.",
+    # engine.rollout: how a page read many heads at once (the Transformer page's caption)
+    "note.head_mean": "mean over heads",
+    "note.rollout": "rollout (residual {residual}), cumulative over layers",
+    "note.word_pieces": "word pieces merged (to: sum, from: mean)",
+    "note.sinks_hidden": "sink tokens hidden; rows renormalised over the remaining keys",
     # engine.profile: the cost sweep
     "profile.over_budget": (
         "{title} at n = {n} is predicted to need {need:.2f} GiB, over the {budget:.2f} GiB budget."

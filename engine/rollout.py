@@ -21,6 +21,7 @@ from typing import Self
 import numpy as np
 
 from engine.errors import InputError
+from engine.messages import Message
 from engine.params import Param
 
 # SentencePiece and byte-level BPE mark the start of a word; a byte-level label made
@@ -42,7 +43,7 @@ class HeadReadings:
     def head_average(self) -> Self:
         """``[L, H, Q, K]`` → ``[L, 1, Q, K]``: the mean over heads of each layer."""
         mean = self.weights.mean(axis=1, keepdims=True)
-        return self._derived(mean, "mean over heads", head_labels=("mean",))
+        return self._derived(mean, Message("note.head_mean"), head_labels=("mean",))
 
     def rollout(self, residual: float = 0.5) -> Self:
         """``[L, H, T, T]`` self-attention → ``[L, 1, T, T]`` cumulative rollout R_1 … R_L.
@@ -63,7 +64,7 @@ class HeadReadings:
             out[layer, 0] = R
         return self._derived(
             out,
-            f"rollout (residual {residual:g}), cumulative over layers",
+            Message("note.rollout", residual=f"{residual:g}"),
             head_labels=("rollout",),
             layer_labels=tuple(f"R{i + 1}" for i in range(L)),
             exact=False,
@@ -81,7 +82,7 @@ class HeadReadings:
         w = np.einsum("aq,lhqk,bk->lhab", Mq, self.weights.astype(np.float64), Mk)
         return self._derived(
             w.astype(np.float32),
-            "word pieces merged (to: sum, from: mean)",
+            Message("note.word_pieces"),
             query_labels=ql,
             key_labels=kl,
         )
@@ -100,7 +101,7 @@ class HeadReadings:
         w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
         return self._derived(
             w.astype(np.float32),
-            "sink tokens hidden; rows renormalised over the remaining keys",
+            Message("note.sinks_hidden"),
             query_labels=[self.query_labels[i] for i in qi],
             key_labels=[self.key_labels[i] for i in ki],
         )

@@ -204,7 +204,8 @@ def map_note(note: str) -> str:
 @functools.cache
 def _details(lang: str) -> list[tuple[re.Pattern, str]]:
     """Each ``note.*`` engine message as a pattern of its English text, a field matching
-    up to the sentence's end (a γ list holds full stops), and its template in ``lang``."""
+    up to the sentence's end (a γ list holds full stops; a reading's notes are joined by
+    "; "), and its template in ``lang``."""
     en, other = catalog(DEFAULT), catalog(lang)
     found = []
     for key in (k for k in en if k.startswith("engine.note.") and k in other):
@@ -212,7 +213,7 @@ def _details(lang: str) -> list[tuple[re.Pattern, str]]:
         pattern = "".join(
             re.escape(x) if i % 2 == 0 else f"(?P<{x}>.+?)" for i, x in enumerate(parts)
         )
-        found.append((re.compile(pattern + r"(?=\s|$)"), other[key]))
+        found.append((re.compile(pattern + r"(?=[\s;]|$)"), other[key]))
     return found
 
 

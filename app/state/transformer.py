@@ -8,6 +8,8 @@ on the module) and the models are in eval mode.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 from kit import queue
@@ -96,6 +98,8 @@ def read_heads(amap, reading: str, merge: bool, hide: bool, sinks):
         amap = amap.head_average()
     elif reading == "rollout":
         amap = amap.rollout()
+    if reading in ("mean", "rollout"):  # the one "head" is named in the reader's language
+        amap = replace(amap, head_labels=(t(f"transformer.head_{reading}"),))
     return amap.hide_sinks(sinks) if hide else amap
 
 

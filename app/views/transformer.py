@@ -38,8 +38,8 @@ def head_grid(amap, title: str) -> go.Figure:
     on one pair of axes several times faster than L × H subplots (each with its own axes,
     clip path and drag layers), and this grid is redrawn on every new input.
     """
-    L, H = amap.shape[:2]
     shown = amap.pooled(GRID_SIDE)
+    rows, cols = _layout(shown)
     f = shown.pooling // amap.pooling
     z, hover = _tiles(shown)
     flags = list(amap.flags) + ([f"thumbnails pooled ×{f}"] if f > 1 else [])
@@ -60,7 +60,7 @@ def head_grid(amap, title: str) -> go.Figure:
         title=dict(text=f"{title}{note}  <sup>[{flag_text(flags)}]</sup>"),
         font=FONT,
         coloraxis=dict(dict(colorscale=SEQUENTIAL) | colours, **scale),
-        height=int(min(1400, 140 + 110 * L * max(1, 6 / H))),
+        height=int(min(1400, 140 + 110 * rows * max(1, 6 / cols))),
         margin=dict(l=40, r=10, t=70, b=10),
         annotations=_tile_labels(shown),
         xaxis=hidden,
@@ -69,12 +69,25 @@ def head_grid(amap, title: str) -> go.Figure:
     return figure([trace], layout)
 
 
+def _layout(amap) -> tuple[int, int]:
+    """(rows, columns) of tiles: layers down and heads across, or, for a map of one head
+    per layer (the mean over heads, rollout), the layers across: a column of full-width
+    tiles would fill several screens with a few large squares."""
+    L, H = amap.shape[:2]
+    return (1, L) if H == 1 else (L, H)
+
+
+def _place(amap, layer: int, h: int) -> tuple[int, int]:
+    return (0, layer) if amap.shape[1] == 1 else (layer, h)
+
+
 def _tile_grid(amap) -> tuple[int, int, int, int]:
     """(gap_q, gap_k, n_rows, n_cols): blank cells between two tiles down and across, and
     the size of the one array that holds every tile."""
-    L, H, q, k = amap.shape
+    rows, cols = _layout(amap)
+    q, k = amap.shape[2:]
     gap_q, gap_k = max(1, q // 10), max(1, k // 10)
-    return gap_q, gap_k, L * (q + gap_q) - gap_q, H * (k + gap_k) - gap_k
+    return gap_q, gap_k, rows * (q + gap_q) - gap_q, cols * (k + gap_k) - gap_k
 
 
 def _tiles(amap) -> tuple[np.ndarray, np.ndarray]:
@@ -88,7 +101,8 @@ def _tiles(amap) -> tuple[np.ndarray, np.ndarray]:
     qi, ki = np.meshgrid(np.arange(q), np.arange(k), indexing="ij")
     for layer in range(L):
         for h in range(H):
-            r, c = layer * (q + gap_q), h * (k + gap_k)
+            row, col = _place(amap, layer, h)
+            r, c = row * (q + gap_q), col * (k + gap_k)
             z[r : r + q, c : c + k] = amap.weights[layer, h]
             head = f"{amap.layer_labels[layer]} {amap.head_labels[h]}<br>"
             hover[r : r + q, c : c + k] = np.char.add(
@@ -99,22 +113,20 @@ def _tiles(amap) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tile_labels(amap) -> list[dict]:
-    """Head names above the columns of tiles, layer names beside the rows."""
+    """Names above the columns of tiles (heads, or layers when each has one head) and
+    beside the rows (layers, or that one head's name)."""
     L, H, q, k = amap.shape
     gap_q, gap_k, n_rows, n_cols = _tile_grid(amap)
+    across, down = (
+        (amap.layer_labels, amap.head_labels) if H == 1 else (amap.head_labels, amap.layer_labels)
+    )
     labels = [
-        _label(amap.head_labels[h], (h * (k + gap_k) + k / 2) / n_cols, 1.0, yanchor="bottom")
-        for h in range(H)
+        _label(name, (c * (k + gap_k) + k / 2) / n_cols, 1.0, yanchor="bottom")
+        for c, name in enumerate(across)
     ]
     labels += [
-        _label(
-            amap.layer_labels[layer],
-            1.0,
-            1 - (layer * (q + gap_q) + q / 2) / n_rows,
-            xanchor="left",
-            textangle=90,
-        )
-        for layer in range(L)
+        _label(name, 1.0, 1 - (r * (q + gap_q) + q / 2) / n_rows, xanchor="left", textangle=90)
+        for r, name in enumerate(down)
     ]
     return labels
 

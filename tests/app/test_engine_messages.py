@@ -4,9 +4,11 @@ with the same fields; pages show the Chinese text in ?lang=zh and the English un
 
 import importlib
 import pkgutil
+import re
 import string
 from pathlib import Path
 
+import numpy as np
 import pytest
 from kit import i18n
 from streamlit.testing.v1 import AppTest
@@ -19,6 +21,7 @@ from engine.models import registry
 from engine.models.cards.pretrained import PretrainedCard
 from engine.params import Param
 from engine.text import tokens_within
+from engine.trace import AttentionMap
 from engine.variants.registry import REGISTRY
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -134,6 +137,21 @@ def test_nested_messages_and_terms_are_translated():
     assert shown.endswith("γ：0.9688, 0.9844。") and "first" not in shown
     i18n._last = "en"
     assert i18n.map_note(note) == note
+
+
+def test_a_reading_of_the_heads_is_noted_in_chinese():
+    """The Transformer page's caption under the enlarged head: rollout, merged word pieces
+    and hidden sinks were written in English under a 中文 page."""
+    w = np.full((2, 3, 4, 4), 0.25, np.float32)
+    tokens = ["[CLS]", "play", "##ing", "[SEP]"]
+    amap = AttentionMap(w, tokens, tokens, "self").merge_word_pieces(("[CLS]", "[SEP]"))
+    amap = amap.rollout(0.25).hide_sinks(["[CLS]", "[SEP]"])
+    assert amap.note.startswith("word pieces merged") and "0.25" in amap.note
+    i18n._last = "zh"
+    shown = i18n.map_note(amap.note)
+    assert not re.search(r"[A-Za-z]", shown), shown
+    assert "0.25" in shown and shown.count("；") >= 1
+    assert i18n.map_note(AttentionMap(w, tokens, tokens, "self").head_average().note) == "各头平均"
 
 
 def zh_alignment() -> AppTest:

@@ -108,6 +108,21 @@ def test_the_head_grid_draws_each_kind_on_its_own_scale():
     assert "α =" not in implied.data[0].hovertemplate
 
 
+def test_a_grid_of_one_head_per_layer_lays_the_layers_across():
+    """The mean over heads or rollout: two layers of one head each stood one above the
+    other, each tile the page's width, two screens tall."""
+    w = np.full((3, 1, 6, 6), 1 / 6)
+    labels = [f"w{i}" for i in range(6)]
+    amap = AttentionMap(w, labels, labels, "self", layer_labels=("R1", "R2", "R3"))
+    fig = head_grid(amap, "rollout")
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert z.shape == (6, 3 * 6 + 2)  # one row of three tiles, a blank column between
+    above = [a.text for a in fig.layout.annotations if a.yanchor == "bottom"]
+    assert above == ["R1", "R2", "R3"] and fig.layout.height <= 500
+    grid = head_grid(softmax_map(heads=3), "self")  # several heads: layers down, heads across
+    assert np.asarray(grid.data[0].z).shape == (12, 3 * 12 + 2)
+
+
 @pytest.mark.parametrize("n_panels", [1, 4, 22])
 def test_panels_are_never_narrower_than_the_minimum_at_1024(n_panels):
     fig = map_grid([panel(softmax_map(n=40, seed=i), f"v{i}") for i in range(n_panels)])
