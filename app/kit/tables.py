@@ -86,18 +86,19 @@ def header(name: str) -> str:
     return f"{head} {unit_label}" if unit_label else name.replace("_", " ")
 
 
-def missing_as_dash(frame):
+def missing_as_dash(frame, numbers: bool = True):
     """``frame`` with "–" where a value is missing. A text column takes the dash as it is;
-    a number column with a gap becomes text, its numbers written out (st.dataframe draws a
-    missing number as "None" whatever a Styler's ``na_rep`` says, and a column of numbers
-    and strings would make Arrow fail on every render); a full number column stays numbers."""
+    with ``numbers``, a number column with a gap becomes text, its numbers written out (a
+    column of numbers and strings would make Arrow fail on every render); a full number
+    column stays numbers. st.dataframe keeps every number column numbers (it sorts them as
+    numbers, and its ``placeholder`` writes the gap); st.table needs the text."""
     from pandas.api.types import is_numeric_dtype
 
     frame = frame.copy()
     for c in frame.columns:
         if not is_numeric_dtype(frame[c]):
             frame[c] = frame[c].map(_dash)
-        elif frame[c].isna().any():
+        elif numbers and frame[c].isna().any():
             frame[c] = frame[c].map(_number).astype(object)
     return frame
 
@@ -147,12 +148,15 @@ def data_table(rows, **kwargs) -> None:
     import pandas as pd  # here, not at import: every page imports kit
     from pandas.api.types import is_numeric_dtype
 
-    frame = missing_as_dash(rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows))
-    headers = {c: header(str(c)) for c in frame.columns}
-    # A column of numbers that is text (a gap, "–", made it so; or numbers written out, a
-    # rate as "3e-04"): st.table and st.dataframe set text flush left, numbers flush right.
+    rows = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    headers = {c: header(str(c)) for c in rows.columns}
+    as_table = presenting() and len(rows) <= PRESENTED_ROWS
+    as_table = as_table and len(set(headers.values())) == len(headers)
+    frame = missing_as_dash(rows, numbers=as_table)
+    # A column of numbers that is text (a gap, "–", made it so in st.table; or numbers
+    # written out, a rate as "3e-04"): st.table and st.dataframe set text flush left.
     right = [c for c in frame.columns if not is_numeric_dtype(frame[c]) and _numbers(frame[c])]
-    if presenting() and len(frame) <= PRESENTED_ROWS and len(set(headers.values())) == len(headers):
+    if as_table:
         shown = frame.rename(columns=headers).style.hide(axis="index")
         shown = shown.format(_as_on_screen, subset=_of_kind(shown.data, "f"))
         shown = shown.format(_tick, subset=_of_kind(shown.data, "b"))
@@ -171,4 +175,6 @@ def data_table(rows, **kwargs) -> None:
         for c, h in headers.items()
     }
     kwargs.setdefault("width", "stretch")
-    st.dataframe(frame, hide_index=True, column_config=config, **kwargs)
+    # A missing number stays a number ("–" drawn in its place): a column with a gap sorted
+    # as text put 74,256 before 8,192 and "–" anywhere.
+    st.dataframe(frame, hide_index=True, column_config=config, placeholder="–", **kwargs)

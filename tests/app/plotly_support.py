@@ -16,7 +16,7 @@ def z_values(z) -> np.ndarray:
 
 
 def shown_numbers(column) -> np.ndarray:
-    """A table column as the page shows it, back as floats: a number column with a gap is
-    text with "–" in the gap (kit.tables.missing_as_dash)."""
+    """A table column as the page shows it, back as floats: numbers, or (st.table on a
+    projector) text with "–" in the gap (kit.tables.missing_as_dash)."""
     out = [np.nan if v in ("–", None) else float(str(v).replace(",", "")) for v in column]
     return np.array(out)

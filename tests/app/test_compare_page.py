@@ -40,7 +40,7 @@ def test_bahdanau_and_transformer_alignments_side_by_side_with_their_aer(at):
     assert {"nmt", "transformer"} <= {titles[m] for m in rows["model"]}
     # The example is from the grammar: every model's every head has an AER in [0, 1].
     heads = rows.drop(columns=["model", "alignment from"])
-    # A column with a gap is shown as text, "–" in the gap (kit.tables.missing_as_dash).
+    # A column with a gap: numbers, "–" drawn in the gap (st.dataframe's placeholder).
     heads = heads.apply(shown_numbers)
     assert "α" in heads and "L1 H0" in heads
     assert heads.min().min() >= 0 and heads.max().max() <= 1
