@@ -154,7 +154,14 @@ def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: st
             ),
             name=variant_name(r["variant"]),
             mode="markers",
-            marker=dict(size=12, color=look(i)[0], symbol=look(i)[1]),
+            # A white rim: a marker drawn over another leaves the other's edge showing.
+            marker=dict(
+                size=MARKER_PX,
+                color=look(i)[0],
+                symbol=look(i)[1],
+                opacity=0.85,
+                line=dict(width=1.5, color="white"),
+            ),
             hovertemplate=variant_name(r["variant"]) + ": %{y:.3f} · %{x:.3g}<extra></extra>",
         )
         for i, r in enumerate(pts)
@@ -169,6 +176,38 @@ def accuracy_cost_figure(rows: list[dict], cost: str, *, title: str, x_title: st
         yaxis=accuracy_axis(t("variants.accuracy_axis")),
     )
     return figure(data, layout)
+
+
+# The accuracy–cost chart's plot: its markers, and the least room its plot has (the
+# narrowest page less the y axis; the figure's height less its title and x axis).
+MARKER_PX, PLOT_WIDTH_PX, PLOT_HEIGHT_PX = 12, NARROW_PX - 90, 300
+
+
+def piled(rows: list[dict], cost: str) -> list[list[dict]]:
+    """The points of :func:`accuracy_cost_figure` drawn within a marker of one another on
+    the narrowest page, in groups of two or more (linked: a chain of near points is one
+    pile): a reader cannot tell them apart there, so the page names them."""
+    pts = [r for r in rows if r[cost] and r[cost] > 0]
+    if len(pts) < 2:
+        return []
+    x = np.log10([float(r[cost]) for r in pts])
+    x = (x - x.min()) / max(float(np.ptp(x)) * 1.1, 1e-9) * PLOT_WIDTH_PX
+    y = (np.array([float(r["accuracy"]) for r in pts]) + 0.05) / 1.15 * PLOT_HEIGHT_PX
+    group = list(range(len(pts)))  # union–find over "within a marker"
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i in range(len(pts)):
+        for j in range(i):
+            if abs(x[i] - x[j]) < MARKER_PX and abs(y[i] - y[j]) < MARKER_PX:
+                group[root(i)] = root(j)
+    piles: dict[int, list[dict]] = {}
+    for i, r in enumerate(pts):
+        piles.setdefault(root(i), []).append(r)
+    return [pile for pile in piles.values() if len(pile) > 1]
 
 
 def layer_error_figure(errors: dict[str, list[float]]):

@@ -48,7 +48,14 @@ def test_quality_table_chart_and_trained_maps(page):
     assert all(d["mode"] == "markers" for d in scatter["data"])  # named in the legend
     grid = next(h.proto.body for h in at.get("html") if "kit-vgrid" in h.proto.body)
     assert grid.count('class="kit-vgrid-panel"') == len(table)  # the maps: one HTML grid
-    assert "Red ring" in " ".join(c.value for c in at.caption)  # the key is marked
+    captions = " ".join(c.value for c in at.caption)
+    assert "Red ring" in captions  # the key is marked
+    # full and flash cost and recall alike: their markers lie on one another, and the page
+    # names them (a reader could not tell them apart on a narrow page).
+    piled = next(c.value for c in at.caption if c.value.startswith("Drawn over one another"))
+    full = next(d for d in scatter["data"] if d["name"] == FULL)
+    assert f"{FULL}, {variant_name('flash')} (accuracy " in piled
+    assert full["marker"]["line"]["color"] == "white"  # a marker's rim shows under another
     weights = at.dataframe[1].value
     assert set(weights["variant"]) == set(table["variant"])
     at.radio(key="q-cost").set_value("flops").run()
@@ -489,3 +496,15 @@ def test_a_link_to_more_curves_than_colours_opens_the_default(page):
     assert not too_many.exception
     assert too_many.multiselect(key="q-curves").value == list(grid_training.CURVES_DEFAULT)
     assert any("lines" in i.value for i in too_many.info)
+
+
+def test_points_within_a_marker_of_one_another_are_one_pile():
+    """Linked: a chain of near points is one pile; a point a marker's width away is not."""
+    from views.variants import MARKER_PX, PLOT_HEIGHT_PX, piled
+
+    row = lambda v, ms, acc: dict(variant=v, ms_per_step=ms, accuracy=acc)  # noqa: E731
+    rows = [row("a", 10, 0.0), row("b", 10.2, 0.01), row("c", 10.4, 0.02), row("d", 1000, 0.0)]
+    rows += [row("e", 10, 1.0), row("f", 0, 1.0)]  # e alone up top; f has no cost: not drawn
+    assert [[r["variant"] for r in p] for p in piled(rows, "ms_per_step")] == [["a", "b", "c"]]
+    apart = 1.15 * MARKER_PX / PLOT_HEIGHT_PX  # a marker's height in accuracy, and some
+    assert piled([row("a", 10, 0.5), row("b", 10, 0.5 + apart)], "ms_per_step") == []
