@@ -244,12 +244,14 @@ def _colour_bars(layout: dict, traces: list) -> list[dict]:
 def _thin_ticks(spec: dict, height: int, size: int) -> None:
     """Larger type in a figure no taller than the screen: at most as many ticks on its
     vertical axes and colour bars as fit one above another (a view thins its ticks for
-    its own height and type size, which presenter mode has just changed)."""
+    its own height and type size, which presenter mode has just changed). An axis's room
+    is its domain's share of the plot, in its own tick size: a grid's three panels side by
+    side are three y axes on one row, and counted as three rows their 15 target words
+    were cut to every fourth."""
     layout = spec["layout"]
     margin = layout.get("margin") or {}
     rows = sum(1 for name in layout if name.startswith("yaxis")) or 1
-    room = (height - margin.get("t", 100) - margin.get("b", 80)) / rows
-    fit = max(2, int(room / (1.25 * size)))  # a line of text: its size and a little air
+    plot = height - margin.get("t", 100) - margin.get("b", 80)
     bars = _colour_bars(layout, spec.get("data", []))
     axes = [a for n, a in layout.items() if n.startswith("yaxis") and isinstance(a, dict)]
     if not any(n.startswith("yaxis") for n in layout):
@@ -257,6 +259,10 @@ def _thin_ticks(spec: dict, height: int, size: int) -> None:
     for axis in [*axes, *bars]:
         if axis.get("type") == "category" and axis.get("tickmode") == "auto":
             continue  # plotly.js thins it for its drawn length and its labels' real size
+        domain = axis.get("domain")
+        share = domain[1] - domain[0] if domain else (1.0 if axis in bars else 1 / rows)
+        tick = (axis.get("tickfont") or {}).get("size", size)
+        fit = max(2, int(plot * share / (1.25 * tick)))  # a line: its size and a little air
         values = axis.get("tickvals")
         if isinstance(values, list | tuple) and len(values) > fit:  # thinned for its own size
             step = -(-len(values) // fit)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from kit.i18n import engine_text, t
-from kit.presenter import OKABE_ITO
+from kit.presenter import OKABE_ITO, TICK_PX, presenting
 
 from views.heatmap import (
     FONT,
@@ -31,6 +31,7 @@ from views.heatmap import (
     axes,
     category_ticks,
     cell_domains,
+    drawn_px,
     figure,
     map_grid,
     map_scale,
@@ -42,6 +43,13 @@ from views.heatmap import (
 
 TEXT_ROWS = 14  # bars carry their value as text up to this many inputs (the hover always)
 YES, NO = "✓", "✗"
+VALUE_PX = 13  # the values written in cells and beside bars; on a projector, its ticks' size
+
+
+def value_px() -> int:
+    return TICK_PX if presenting() else VALUE_PX
+
+
 PALE = "#a6cee3"  # a bar whose input's removal leaves the answer as it is
 
 
@@ -88,7 +96,7 @@ def meter_figure(
     margin = dict(l=int(min(300, text_px(ys, FONT["size"]) + 16)), r=20, t=top, b=72 + legend)
     plot_px = height - top - margin["b"]
     left, right = cell_domains([len(xs), 2 + 2 * len(effects)], 0.05)
-    bars_px = (NARROW_PX - margin["l"] - margin["r"]) * (right[1] - right[0])
+    bars_px = drawn_px(NARROW_PX - margin["l"] - margin["r"]) * (right[1] - right[0])
     category = dict(type="category", autorange="reversed", automargin=False)
     heat_x = dict(type="category", side="top", title=dict(text=attention_title))
     layout = dict(
@@ -113,7 +121,7 @@ def _effect_axis(bars: list[dict], px: float, title: str) -> dict:
     lo, hi = min(0.0, float(values.min())), max(0.0, float(values.max()))
     span = (hi - lo) or 1.0
     written = [x for b in bars for x in (b.get("text") or [])]
-    room = min(0.5, text_px(written, 13) / max(px, 1.0)) if written else 0.0
+    room = min(0.5, text_px(written, value_px()) / max(px, 1.0)) if written else 0.0
     pad = span * room / (1 - room)
     reach = (lo - pad if lo < -0.005 else lo, hi + pad)  # a negative value's text: left
     return dict(title=dict(text=title), range=list(reach), zeroline=True, zerolinewidth=2)
@@ -130,7 +138,7 @@ def _attention_cells(z: np.ndarray, xs, ys, s: dict) -> dict:
         colorscale=SEQUENTIAL,
         showscale=False,
         texttemplate="%{z:.2f}" if len(ys) <= TEXT_ROWS else "",
-        textfont=dict(size=12),
+        textfont=dict(size=value_px() - 1),
         hovertemplate="%{y}<br>%{x}: " + s["name"] + " = %{z:.4f}<extra></extra>",
     )
 
@@ -158,7 +166,7 @@ def _effect_bars(name: str, v: np.ndarray, ys, colour: str) -> dict:
         text=text if len(ys) <= TEXT_ROWS else None,
         customdata=text,
         textposition="outside",
-        textfont=dict(size=13),
+        textfont=dict(size=value_px()),
         cliponaxis=False,
         hovertemplate="%{y}<br>" + name + " = %{customdata}<extra></extra>",
     )
@@ -184,7 +192,10 @@ def nmt_grid(found, src: Sequence[str], tgt: Sequence[str]):
         )
     ]
     value = t("faithfulness.value_row_scaled")
-    return map_grid(panels, columns=3, value_name=value, title=t("faithfulness.fig_nmt"))
+    # Drawn the page's width: on a projector (956 px, not 535) the three sit in one row.
+    width = int(drawn_px(NARROW_PX))
+    title = t("faithfulness.fig_nmt")
+    return map_grid(panels, columns=3, value_name=value, width_px=width, title=title)
 
 
 # ---- text ----------------------------------------------------------------------------------

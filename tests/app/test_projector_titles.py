@@ -130,3 +130,25 @@ def test_a_projector_shows_a_facts_whole_sentence_on_every_map_of_facts(on, monk
     (label,) = memory.sentence_labels(["Sandra journeyed to the garden."], [0])
     assert label.endswith("Sandra journeyed to the garden.") == on
     assert on or label.endswith("Sandra journeyed to…")  # 20 characters
+
+
+def test_a_grid_of_panels_side_by_side_keeps_its_labels_on_a_projector(monkeypatch):
+    """Three panels in one row are three y axes on one row: counted as three rows of the
+    projector's 18-px type, the Alignment faithfulness grid's 15 target words (every other
+    one shown, as the view fitted them at 14 px) were cut to every fourth."""
+    monkeypatch.setattr(heatmap, "presenting", lambda: True)
+    monkeypatch.setattr(presenter, "presenting", lambda: True)
+    words = [f"w{i}" for i in range(15)]
+    panels = [
+        dict(z=np.random.default_rng(0).random((15, 15)), x=words, y=words, title=n) for n in "abc"
+    ]
+    width = int(heatmap.drawn_px(NARROW_PX))
+    fig = map_grid(panels, columns=3, width_px=width)
+    drawn = fig.layout.yaxis.tickvals
+    assert len(drawn) >= 8  # the view's own fit at 14 px
+    shown = presenter.restyle(fig).layout
+    assert [shown[f"yaxis{i}" if i > 1 else "yaxis"].tickvals for i in (1, 2, 3)] == [drawn] * 3
+    stacked = dict(height=300, margin=dict(t=20, b=20), yaxis=dict(tickvals=words, domain=[0, 0.5]))
+    thinned = presenter.restyle(heatmap.figure([], dict(stacked, yaxis2=dict(domain=[0.5, 1]))))
+    # A stacked axis has its half: 7 lines of 16-px type fit, so every third of 15 words.
+    assert thinned.layout.yaxis.tickvals == tuple(words[::3])
