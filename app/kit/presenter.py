@@ -259,9 +259,12 @@ def _thin_ticks(spec: dict, height: int, size: int) -> None:
     for axis in [*axes, *bars]:
         if axis.get("type") == "category" and axis.get("tickmode") == "auto":
             continue  # plotly.js thins it for its drawn length and its labels' real size
-        domain = axis.get("domain")
-        share = domain[1] - domain[0] if domain else (1.0 if axis in bars else 1 / rows)
-        tick = (axis.get("tickfont") or {}).get("size", size)
+        if any(axis is bar for bar in bars):  # a colour bar: as sparse as it always was
+            share, tick = 1 / rows, size
+        else:
+            domain = axis.get("domain")
+            share = domain[1] - domain[0] if domain else 1 / rows
+            tick = (axis.get("tickfont") or {}).get("size", size)
         fit = max(2, int(plot * share / (1.25 * tick)))  # a line: its size and a little air
         values = axis.get("tickvals")
         if isinstance(values, list | tuple) and len(values) > fit:  # thinned for its own size
