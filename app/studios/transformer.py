@@ -75,9 +75,16 @@ class Shown:
         return v.get(f"queries.{self.kind}"), v.get(f"keys.{self.kind}")
 
 
-def layer_head(raw) -> tuple[int, int]:
-    """The layer and head every section looks at (one pair of widgets, kept across sections)."""
+def layer_head(raw, shown=None) -> tuple[int, int]:
+    """The layer and head every section looks at (one pair of widgets, kept across sections).
+
+    ``shown``: the map the section draws, when a reading made it (rollout names its layers
+    R1 …; the mean over heads and rollout have one head): the layer slider names its
+    layers, and the head slider stands disabled, saying why, instead of moving over heads
+    the figure does not show."""
     n_layers, n_heads = raw.shape[:2]
+    shown = raw if shown is None or shown.shape[0] != n_layers else shown
+    combined = shown.shape[1] == 1 < n_heads
     s1, s2 = st.columns(2)
     layer = url_choice(
         s1.select_slider,
@@ -85,7 +92,7 @@ def layer_head(raw) -> tuple[int, int]:
         t("transformer.layer"),
         range(n_layers),
         key=f"layer-{n_layers}",
-        format_func=raw.layer_labels.__getitem__,
+        format_func=shown.layer_labels.__getitem__,
     )
     head = url_choice(
         s2.select_slider,
@@ -94,8 +101,15 @@ def layer_head(raw) -> tuple[int, int]:
         range(n_heads),
         key=f"head-{n_heads}",
         format_func=raw.head_labels.__getitem__,
+        disabled=combined,
+        help=_combined(shown) if combined else None,
     )
     return layer, head
+
+
+def _combined(shown) -> str:
+    each = t("transformer.reading_heads")
+    return t("transformer.head_combined", reading=shown.head_labels[0], each=each)
 
 
 def grid(s: Shown) -> None:
@@ -107,7 +121,7 @@ def grid(s: Shown) -> None:
 # Layer and head rerun only the enlarged head: the grid above stays as drawn.
 @fragment
 def enlarged(s: Shown) -> None:
-    layer, head = layer_head(s.raw)
+    layer, head = layer_head(s.raw, s.amap)
     shown_head = head if s.amap.shape[1] == s.raw.shape[1] else 0
     layer = min(layer, s.amap.shape[0] - 1)
     chart(map_figure(s.amap, layer, shown_head), width="stretch", key="tr-head")

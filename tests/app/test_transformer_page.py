@@ -70,6 +70,12 @@ def test_our_model_every_map_and_reading(ours):
         for reading in ("heads", "mean", "rollout")[: len(at.radio(key="reading").options)]:
             at.radio(key="reading").set_value(reading).run()
             assert not at.exception, (kind, reading)
+            # The head slider moves over heads only where the figure has them; rollout's
+            # layers are named as its figure names them (R1 …).
+            head, layer = at.select_slider(key="head-4"), at.select_slider(key="layer-2")
+            assert head.disabled == (reading != "heads"), (kind, reading)
+            assert (reading != "heads") == ("combines every head" in (head.help or ""))
+            assert layer.format_func(0) == ("R1" if reading == "rollout" else "L0")
 
 
 def test_our_model_bad_input_is_explained(ours):
