@@ -195,11 +195,12 @@ def restyle(fig: go.Figure) -> go.Figure:
     layout.setdefault("colorway", palette("qualitative"))
     font = layout.setdefault("font", {})
     font["size"] = max(18, font.get("size", 12))
+    own = {n: (a.get("tickfont") or {}).get("size") for n, a in layout.items() if _AXIS.match(n)}
     _theme_sizes(layout, spec.get("data", []))
     if isinstance(layout.get("height"), int | float):
         height = layout["height"]
         layout["height"] = max(height, min(int(height * 1.15), MAX_HEIGHT))
-        _thin_ticks(spec, layout["height"], font["size"])
+        _thin_ticks(spec, layout["height"], font["size"], own)
     return go.Figure(spec, _validate=False)
 
 
@@ -241,30 +242,28 @@ def _colour_bars(layout: dict, traces: list) -> list[dict]:
     ]
 
 
-def _thin_ticks(spec: dict, height: int, size: int) -> None:
+def _thin_ticks(spec: dict, height: int, size: int, own: dict) -> None:
     """Larger type in a figure no taller than the screen: at most as many ticks on its
     vertical axes and colour bars as fit one above another (a view thins its ticks for
-    its own height and type size, which presenter mode has just changed). An axis's room
-    is its domain's share of the plot, in its own tick size: a grid's three panels side by
-    side are three y axes on one row, and counted as three rows their 15 target words
-    were cut to every fourth."""
+    its own height and type size, which presenter mode has just changed). A panel's axis
+    (one with a domain) has its domain's share of the plot, in the tick size its view gave
+    it (``own``: axis name → size, where set): a grid's three panels side by side are
+    three y axes on one row, laid out for 14-px ticks, and counted as three rows of 18-px
+    type their 15 target words were cut to every fourth."""
     layout = spec["layout"]
     margin = layout.get("margin") or {}
     rows = sum(1 for name in layout if name.startswith("yaxis")) or 1
     plot = height - margin.get("t", 100) - margin.get("b", 80)
     bars = _colour_bars(layout, spec.get("data", []))
-    axes = [a for n, a in layout.items() if n.startswith("yaxis") and isinstance(a, dict)]
+    axes = [(n, a) for n, a in layout.items() if n.startswith("yaxis") and isinstance(a, dict)]
     if not any(n.startswith("yaxis") for n in layout):
-        axes.append(layout.setdefault("yaxis", {}))
-    for axis in [*axes, *bars]:
+        axes.append(("yaxis", layout.setdefault("yaxis", {})))
+    for name, axis in [*axes, *((None, b) for b in bars)]:
         if axis.get("type") == "category" and axis.get("tickmode") == "auto":
             continue  # plotly.js thins it for its drawn length and its labels' real size
-        if any(axis is bar for bar in bars):  # a colour bar: as sparse as it always was
-            share, tick = 1 / rows, size
-        else:
-            domain = axis.get("domain")
-            share = domain[1] - domain[0] if domain else 1 / rows
-            tick = (axis.get("tickfont") or {}).get("size", size)
+        domain = axis.get("domain") if name else None
+        share = domain[1] - domain[0] if domain else 1 / rows  # a colour bar: as ever
+        tick = (own.get(name) or size) if domain else size
         fit = max(2, int(plot * share / (1.25 * tick)))  # a line: its size and a little air
         values = axis.get("tickvals")
         if isinstance(values, list | tuple) and len(values) > fit:  # thinned for its own size

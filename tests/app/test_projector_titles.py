@@ -150,5 +150,5 @@ def test_a_grid_of_panels_side_by_side_keeps_its_labels_on_a_projector(monkeypat
     assert [shown[f"yaxis{i}" if i > 1 else "yaxis"].tickvals for i in (1, 2, 3)] == [drawn] * 3
     stacked = dict(height=300, margin=dict(t=20, b=20), yaxis=dict(tickvals=words, domain=[0, 0.5]))
     thinned = presenter.restyle(heatmap.figure([], dict(stacked, yaxis2=dict(domain=[0.5, 1]))))
-    # A stacked axis has its half: 7 lines of 16-px type fit, so every third of 15 words.
+    # A stacked axis has its half: 6 lines of 18-px type fit, so every third of 15 words.
     assert thinned.layout.yaxis.tickvals == tuple(words[::3])
