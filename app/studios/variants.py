@@ -161,16 +161,8 @@ def quality_cost(rows: list[dict], task: str) -> None:
         x_title=t(f"variants.quality_cost_{cost}"),
     )
     chart(fig, key="quality-chart")
-    if piles := figs.piled([r for r in rows if r["task"] == task], cost):
-        said = [piled_text(pile, cost) for pile in piles]
-        st.caption(t("variants.quality_piled", piles=t("variants_verdict.parts_join").join(said)))
-
-
-def piled_text(pile: list[dict], cost: str) -> str:
-    names = t("variants_verdict.diff_join").join(state.variant_name(r["variant"]) for r in pile)
-    lo, hi = (f"{f(r['accuracy'] for r in pile):.3f}" for f in (min, max))
-    accuracy = lo if lo == hi else f"{lo}–{hi}"
-    return t("variants.pile", names=names, accuracy=accuracy)
+    if said := figs.piles_text([r for r in rows if r["task"] == task], cost):
+        st.caption(said)
 
 
 @fragment

@@ -210,6 +210,17 @@ def piled(rows: list[dict], cost: str) -> list[list[dict]]:
     return [pile for pile in piles.values() if len(pile) > 1]
 
 
+def piles_text(rows: list[dict], cost: str) -> str:
+    """The page's sentence naming each pile of :func:`piled`, with its accuracy; "" if none."""
+    said = []
+    for pile in piled(rows, cost):
+        names = t("variants_verdict.diff_join").join(variant_name(r["variant"]) for r in pile)
+        lo, hi = (f"{f(r['accuracy'] for r in pile):.3f}" for f in (min, max))
+        said.append(t("variants.pile", names=names, accuracy=lo if lo == hi else f"{lo}–{hi}"))
+    piles = t("variants_verdict.parts_join").join(said)
+    return t("variants.quality_piled", piles=piles) if said else ""
+
+
 def layer_error_figure(errors: dict[str, list[float]]):
     """Relative error of each layer's output against the original model, one line each."""
     lines = [
