@@ -198,7 +198,9 @@ def map_note(note: str) -> str:
         note = note.replace(english, notes[english])
     for pattern, template in _details(language()):
         note = pattern.sub(lambda m, t=template: t.format(**m.groupdict()), note)
-    return note
+    # The engine joins a map's notes with "; ": after a translated note, the reader's mark
+    # (an English sentence left as written keeps its own semicolons).
+    return re.sub(r"(?<=[\u2e80-\uffff]); ", t("kit.note_join"), note)
 
 
 @functools.cache
