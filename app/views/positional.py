@@ -102,9 +102,21 @@ def _clock(pe: np.ndarray, d: int, colour: str, row: int) -> list[dict]:
     ]
 
 
+# Positions named at round steps, about a dozen an axis: Plotly thins a category axis by
+# whatever step fits, and 100 positions read 0, 3, 6 … 99.
+ROUND_STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
+POSITION_LABELS = 12
+
+
+def round_positions(fig: go.Figure, n: int, *axes: str) -> go.Figure:
+    """``fig`` with its position ``axes`` ("xaxis", "yaxis") labelled 0, step, 2·step …"""
+    step = next((s for s in ROUND_STEPS if s * POSITION_LABELS >= n), ROUND_STEPS[-1])
+    return fig.update_layout({a: dict(tickmode="linear", tick0=0, dtick=step) for a in axes})
+
+
 def table_figure(table: np.ndarray, title: str, height: int = 520) -> go.Figure:
     """Positions down, dimensions across."""
-    return heatmap(
+    fig = heatmap(
         table,
         [f"d{i}" for i in range(table.shape[1])],
         [str(p) for p in range(table.shape[0])],
@@ -116,12 +128,13 @@ def table_figure(table: np.ndarray, title: str, height: int = 520) -> go.Figure:
         annotate=False,
         height=height,
     )
+    return round_positions(fig, table.shape[0], "yaxis")
 
 
 def similarity_figure(sim: np.ndarray, title: str, value_name: str, **kw) -> go.Figure:
     """A position × position similarity."""
     labels = [str(p) for p in range(sim.shape[0])]
-    return heatmap(
+    fig = heatmap(
         sim,
         labels,
         labels,
@@ -132,6 +145,7 @@ def similarity_figure(sim: np.ndarray, title: str, value_name: str, **kw) -> go.
         annotate=False,
         **kw,
     )
+    return round_positions(fig, sim.shape[0], "xaxis", "yaxis")
 
 
 def rotation_figure(M: np.ndarray, k: int) -> go.Figure:

@@ -151,3 +151,15 @@ def test_positional_curves_draw_each_clock_apart_with_its_wavelength(page):
     at.multiselect(key="pe_dims").set_value([]).run()
     assert not at.exception and not at.get("plotly_chart")
     assert "Pick a dimension" in messages(at)
+
+
+def test_positions_are_named_at_round_steps():
+    """Plotly thinned 100 positions to 0, 3, 6 … 99; about a dozen round ones read better."""
+    from views.positional import similarity_figure, table_figure
+
+    sim = similarity_figure(np.eye(100), "PE · PE", "dot").layout
+    assert (sim.xaxis.dtick, sim.yaxis.dtick, sim.yaxis.tick0) == (10, 10, 0)
+    assert sim.xaxis.tickmode == sim.yaxis.tickmode == "linear"
+    long = table_figure(np.zeros((2048, 8)), "PE").layout
+    assert long.yaxis.dtick == 200 and long.xaxis.dtick is None  # dimensions: as before
+    assert similarity_figure(np.eye(8), "PE · PE", "dot").layout.xaxis.dtick == 1
