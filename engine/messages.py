@@ -381,8 +381,14 @@ MESSAGES: dict[str, str] = {
         "Exact here, trivially: {title}'s budget covers every key of this input, so it is "
         "full attention; a longer input tests it."
     ),
-    # engine.variants and engine.models.variant_lm: a map note's details about the run
-    # (kit.i18n.map_note translates them inside a note, with the variant's own sentence)
+    # An attention map's note (AttentionMap.note): the variant's own sentence
+    # ("variants.<name>.map_note", registered by the variant) and these details of the run,
+    # composed as one Message so that every part is translated where it is shown.
+    "note.sentences": "{first} {rest}",
+    "note.computed_by": "computed by {title}.",
+    "note.cross_rows": "rows: the token each decoder position produced",
+    "note.with_sink": "The map with the learned sink's column last: each row sums to 1.",
+    "note.pattern": "1 where the variant lets the query see the key, 0 where it cannot.",
     "note.first_tokens": "first {m} of {n} tokens.",
     "note.kernel_path": "kernel path: {path}.",
     "note.mamba_causal": "Mamba is causal by construction.",
@@ -568,8 +574,9 @@ def _restore(key: str, params: dict) -> Message:
     return Message(key, **params)
 
 
-def joined(parts: list[Message]) -> Message:
-    """Parts read as one phrase, ``a; b; c`` (each part stays translatable)."""
+def joined(parts: list[Message], key: str = "limits.join") -> Message:
+    """Parts read as one phrase, ``a; b; c`` (each part stays translatable); with key
+    "note.sentences", sentences one after another."""
     if len(parts) == 1:
         return parts[0]
-    return Message("limits.join", first=parts[0], rest=joined(parts[1:]))
+    return Message(key, first=parts[0], rest=joined(parts[1:], key))

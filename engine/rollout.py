@@ -21,7 +21,7 @@ from typing import Self
 import numpy as np
 
 from engine.errors import InputError
-from engine.messages import Message
+from engine.messages import Message, joined
 from engine.params import Param
 
 # SentencePiece and byte-level BPE mark the start of a word; a byte-level label made
@@ -37,7 +37,7 @@ class HeadReadings:
     transforms the map it holds, and this module never imports the map back)."""
 
     def _derived(self, weights: np.ndarray, note: str, **changes) -> Self:
-        note = "; ".join(n for n in (self.note, note) if n)
+        note = joined([self.note, note]) if self.note else note
         return replace(self, weights=weights, note=note, **changes)
 
     def head_average(self) -> Self:

@@ -13,7 +13,6 @@ it was copied in; anything else falls back to English.
 from __future__ import annotations
 
 import functools
-import re
 import tomllib
 from pathlib import Path
 
@@ -185,45 +184,6 @@ def choice_text(choice: str) -> str:
 
 def _data_term(english: str) -> str:
     return english if language() == DEFAULT else _terms(language()).get(english, english)
-
-
-def map_note(note: str) -> str:
-    """An attention map's note in the reader's language: the variant's own sentence, and
-    the run's details the engine adds to it (``note.*`` messages: "first 128 of 256
-    tokens.", a kernel path), found by their English templates (the note is one string)."""
-    if language() == DEFAULT or not note:
-        return note
-    notes = _notes(language())
-    for english in sorted(notes, key=len, reverse=True):
-        note = note.replace(english, notes[english])
-    for pattern, template in _details(language()):
-        note = pattern.sub(lambda m, t=template: t.format(**m.groupdict()), note)
-    # The engine joins a map's notes with "; ": after a translated note, the reader's mark
-    # (an English sentence left as written keeps its own semicolons).
-    return re.sub(r"(?<=[\u2e80-\uffff]); ", t("kit.note_join"), note)
-
-
-@functools.cache
-def _details(lang: str) -> list[tuple[re.Pattern, str]]:
-    """Each ``note.*`` engine message as a pattern of its English text, a field matching
-    up to the sentence's end (a γ list holds full stops; a reading's notes are joined by
-    "; "), and its template in ``lang``."""
-    en, other = catalog(DEFAULT), catalog(lang)
-    found = []
-    for key in (k for k in en if k.startswith("engine.note.") and k in other):
-        parts = re.split(r"\{(\w+)\}", en[key])  # literal, field, literal, …
-        pattern = "".join(
-            re.escape(x) if i % 2 == 0 else f"(?P<{x}>.+?)" for i, x in enumerate(parts)
-        )
-        found.append((re.compile(pattern + r"(?=[\s;]|$)"), other[key]))
-    return found
-
-
-@functools.cache
-def _notes(lang: str) -> dict[str, str]:
-    en, other = catalog(DEFAULT), catalog(lang)
-    keys = [k for k in en if k.startswith("engine.variants.") and k.endswith(".map_note")]
-    return {en[k]: other[k] for k in keys if k in other}
 
 
 def variant_param_label(variant, p) -> str:

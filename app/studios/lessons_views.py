@@ -12,7 +12,6 @@ import json
 import streamlit as st
 from kit import answer_heading, chart, data_table, engine_text, friendly_errors, t
 from kit.errors import PageError
-from kit.i18n import map_note
 from kit.knobs import by_variant
 from kit.reveal import predict
 from sections import chat as chat_sections
@@ -187,7 +186,7 @@ def variants(params: dict, guess, key: str) -> None:
     panels, _ = var_state.compare_panels(traces, order, "maps", head)
     var_sections.draw_maps(panels, key)
     said = dict.fromkeys(tr.maps["attention"].note for tr in traces.values())
-    st.caption(" · ".join(var_figs.data_text(map_note(n)) for n in said if n))
+    st.caption(" · ".join(var_figs.data_text(engine_text(n)) for n in said if n))
 
 
 def _memory(names: tuple[str, ...], n: int) -> None:

@@ -22,7 +22,7 @@ from kit import (
     url_default,
     url_sync,
 )
-from kit.i18n import Lazy, map_note
+from kit.i18n import Lazy
 from kit.reveal import page_toggle
 from sections.bertviz_view import render
 from sections.causal import draw_faithful
@@ -126,7 +126,7 @@ def enlarged(s: Shown) -> None:
     layer = min(layer, s.amap.shape[0] - 1)
     chart(map_figure(s.amap, layer, shown_head), width="stretch", key="tr-head")
     if s.amap.note:
-        st.caption(map_note(s.amap.note))
+        st.caption(engine_text(s.amap.note))
 
 
 @st.cache_data(max_entries=16, show_spinner=Lazy("transformer.spinner_bertviz"))

@@ -18,7 +18,7 @@ from kit import (
     url_choice,
     url_number,
 )
-from kit.i18n import map_note, task_title, variant_title
+from kit.i18n import engine_text, task_title, variant_title
 from kit.knobs import Knobs
 from kit.textbox import subword_gate
 from kit.url import names as url_names
@@ -114,7 +114,7 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
     if panels:  # overlay: hidden cells are blank, so the grey behind them shows
         var_sections.draw_maps(panels, "maps", view)
     said = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
-    st.caption(" · ".join(figs.data_text(map_note(n)) for n in said if n))
+    st.caption(" · ".join(figs.data_text(engine_text(n)) for n in said if n))
 
 
 def quality() -> None:
@@ -199,7 +199,7 @@ def quality_maps(data: dict, task: str) -> None:
     panels = state.quality_panels(traces, layer, head)
     if key is not None:
         st.caption(t("variants.quality_marker", query=query, pos=key))
-    st.caption(map_note(amap.note))
+    st.caption(engine_text(amap.note))
     marker = (query, key) if key is not None else None
     grid = map_grid_html(panels, marker=marker)
     html_chart(grid, "quality-maps", lambda: map_grid(panels, marker=marker))

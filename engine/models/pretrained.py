@@ -40,6 +40,7 @@ import numpy as np
 
 from engine.attention import exact
 from engine.errors import InputError
+from engine.messages import Message
 from engine.models import token_text
 from engine.models.model_dirs import (  # noqa: F401 - the allowlist's names, used here and by callers
     ALLOWLIST_ENV,
@@ -244,7 +245,7 @@ def trace(
     variant = variant_named(attend)  # not a name: the engine's input error
     # The variant's flags apply as its maps are built: a signed or unnormalised map
     # must not first be held to the contract of a softmax map.
-    flags = variant.map_flags(f"computed by {variant.title}.")
+    flags = variant.map_flags(Message("note.computed_by", title=variant.title))
     token = ATTEND.set(variant.attend(attend_hp))
     try:
         tr = _trace(m, text, max_new_tokens, flags)

@@ -32,6 +32,7 @@ from engine import checkpoints, gate
 from engine.attention import Attend, MultiHeadAttention, padding_mask
 from engine.data.vocab import Vocab
 from engine.errors import InputError
+from engine.messages import Message
 from engine.positional import sinusoidal
 from engine.trace import AttentionMap, Trace
 from engine.variants.registry import attend_fn
@@ -434,9 +435,9 @@ def trace(tr: Transformer, text: str, *, attend=None, attend_hp: dict | None = N
     for kind, (ql, kl) in labels.items():
         flags = {}
         if kind == "cross":
-            flags["note"] = "rows: the token each decoder position produced"
+            flags["note"] = Message("note.cross_rows")
         elif kind == "encoder_self" and variant is not None:
-            flags = variant.map_flags(f"computed by {variant.title}.")
+            flags = variant.map_flags(Message("note.computed_by", title=variant.title))
         maps[kind] = AttentionMap(getattr(inter, kind)[0].numpy(), ql, kl, KINDS[kind], **flags)
         vectors[f"queries.{kind}"], vectors[f"keys.{kind}"] = tr.queries_keys(inter, kind)
     return Trace(

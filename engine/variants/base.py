@@ -25,7 +25,7 @@ import torch
 from engine import gate
 from engine.errors import InputError
 from engine.masks import causal_mask, padding_lengths
-from engine.messages import MESSAGES
+from engine.messages import MESSAGES, Message, joined
 from engine.params import Param
 from engine.trace import AttentionMap, Trace, renormalized
 
@@ -98,8 +98,15 @@ class Variant(ABC):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        for key, text in cls.__dict__.get("messages", {}).items():
+        own = dict(cls.__dict__.get("messages", {}))
+        if getattr(cls, "name", None) and cls.map_note:
+            own[cls.note_key()] = cls.map_note  # its map's sentence, translatable as one
+        for key, text in own.items():
             assert MESSAGES.setdefault(key, text) == text, f"message {key} defined twice"
+
+    @classmethod
+    def note_key(cls) -> str:
+        return f"variants.{cls.name}.map_note"
 
     # -- to implement -------------------------------------------------------------------
     @abstractmethod
@@ -293,16 +300,18 @@ class Variant(ABC):
 
     def map_flags(self, before: str = "", after=()) -> dict:
         """What every map this variant forms says of itself: the honesty flags and its note
-        (``before`` it and ``after`` it, a caller's own words). The one statement a model
-        that swaps the variant in passes on with the map it returns (of the model's own
-        kind: self, cross)."""
-        note = " ".join(filter(None, [before, self.map_note, *after]))
+        (``before`` it and ``after`` it, a caller's own words, best Messages). The one
+        statement a model that swaps the variant in passes on with the map it returns (of
+        the model's own kind: self, cross). The note is one Message of Messages, so a page
+        translates every part of it."""
+        own = Message(self.note_key()) if self.map_note else ""
+        parts = [n for n in (before, own, *after) if n]
         return dict(
             exact=self.map_exact,
             implied=self.map_implied,
             normalized=self.map_normalized,
             signed=self.map_signed,
-            note=note,
+            note=joined(parts, "note.sentences") if parts else "",
         )
 
     def attention_map(self, weights, labels, notes=()) -> AttentionMap:
@@ -358,7 +367,7 @@ def pattern_map(pattern: torch.Tensor, labels, batch: int, heads: int) -> Attent
         masked_only=True,
         normalized=False,
         layer_labels=[f"b{i}" for i in range(batch)],
-        note="1 where the variant lets the query see the key, 0 where it cannot.",
+        note=Message("note.pattern"),
     )
 
 

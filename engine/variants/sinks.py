@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from engine.errors import InputError
+from engine.messages import Message
 from engine.trace import AttentionMap
 from engine.variants.base import Output, Param, Variant, default_scale
 from engine.variants.blocks import band_allowed, block_attention, blocked_memory, query_positions
@@ -147,7 +148,7 @@ class Sinks(Variant):
             key_labels=[*amap.key_labels, SINK_LABEL],
             kind=amap.kind,
             layer_labels=amap.layer_labels,
-            note="The map with the learned sink's column last: each row sums to 1.",
+            note=Message("note.with_sink"),
         )
         return tr
 

@@ -3,6 +3,7 @@ parameter label has an English entry equal to the engine's own text and a 简体
 with the same fields; pages show the Chinese text in ?lang=zh and the English unchanged."""
 
 import importlib
+import pickle
 import pkgutil
 import re
 import string
@@ -131,12 +132,33 @@ def test_nested_messages_and_terms_are_translated():
     # The run's details the engine adds to a variant's sentence are messages too: "first 64
     # of 128 tokens." stood in English in 中文 captions; a γ list's full stops stay inside it.
     gammas = Message("note.retnet_gammas", gammas="0.9688, 0.9844")
-    note = f"{Message('note.first_tokens', m=64, n=128)} {REGISTRY['performer'].map_note} {gammas}"
-    shown = i18n.map_note(note)
+    first = Message("note.first_tokens", m=64, n=128)
+    note = REGISTRY["performer"].map_flags(first, after=[gammas])["note"]
+    assert note == f"{first} {REGISTRY['performer'].map_note} {gammas}"  # English as before
+    shown = i18n.engine_text(note)
     assert shown.startswith("前 64 个词元（共 128 个）。") and "Implied" not in shown
     assert shown.endswith("γ：0.9688, 0.9844。") and "first" not in shown
     i18n._last = "en"
-    assert i18n.map_note(note) == note
+    assert i18n.engine_text(note) == note
+
+
+def test_a_map_note_is_one_message_of_messages_all_the_way_to_the_page():
+    """A map's note was one English string the page re-parsed with patterns of every
+    message's English text; now it is a Message whose parts are Messages, so the variant's
+    sentence, the model's words around it and a reading's notes translate as themselves,
+    and keep their ids through Streamlit's cache (a pickle)."""
+    for name, variant in REGISTRY.items():
+        note = variant.map_flags()["note"]
+        assert not variant.map_note or note.key == f"variants.{name}.map_note", name
+    w = np.full((1, 2, 3, 3), 1 / 3, np.float32)
+    flags = REGISTRY["linformer"].map_flags(Message("note.computed_by", title="Linformer"))
+    amap = AttentionMap(w, list("abc"), list("abc"), "self", **flags).head_average()
+    again = pickle.loads(pickle.dumps(amap))
+    assert again.note == amap.note and again.note.key == amap.note.key == "limits.join"
+    i18n._last = "zh"
+    shown = i18n.engine_text(again.note)
+    assert shown.startswith("由 Linformer") and shown.endswith("；各头平均"), shown
+    assert "computed" not in shown and "Implied" not in shown
 
 
 def test_a_reading_of_the_heads_is_noted_in_chinese():
@@ -148,10 +170,11 @@ def test_a_reading_of_the_heads_is_noted_in_chinese():
     amap = amap.rollout(0.25).hide_sinks(["[CLS]", "[SEP]"])
     assert amap.note.startswith("word pieces merged") and "0.25" in amap.note
     i18n._last = "zh"
-    shown = i18n.map_note(amap.note)
+    shown = i18n.engine_text(amap.note)
     assert not re.search(r"[A-Za-z]", shown), shown
     assert "0.25" in shown and "; " not in shown  # joined with 中文's own mark, "；"
-    assert i18n.map_note(AttentionMap(w, tokens, tokens, "self").head_average().note) == "各头平均"
+    mean = AttentionMap(w, tokens, tokens, "self").head_average()
+    assert i18n.engine_text(mean.note) == "各头平均"
 
 
 def zh_alignment() -> AppTest:

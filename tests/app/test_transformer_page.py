@@ -78,6 +78,17 @@ def test_our_model_every_map_and_reading(ours):
             assert layer.format_func(0) == ("R1" if reading == "rollout" else "L0")
 
 
+def test_the_cross_map_note_reads_in_chinese(ours):
+    """The note under the enlarged cross-attention head is an engine message, so a 中文
+    page shows it in 中文 (it stood in English: it was no message the captions knew)."""
+    at = AppTest.from_file(str(APP / "studios/transformer.py"), default_timeout=180)
+    at.query_params.update(lang="zh", attention="cross", reading="mean")
+    at.run()
+    assert not at.exception
+    caption = next(c.value for c in at.caption if "解码器每个位置" in c.value)
+    assert caption == "行：解码器每个位置生成的词元；各头平均", caption
+
+
 def test_our_model_bad_input_is_explained(ours):
     at = ours
     text_box(at).set_value("").run()

@@ -14,6 +14,7 @@ from state import variants as state
 from views import variants as figs
 
 from bench import screens
+from engine.messages import Message
 from engine.variants import REGISTRY
 
 
@@ -74,9 +75,9 @@ def test_engine_sentences_in_results_and_notes_read_in_chinese(zh):
     for sentence in (
         REGISTRY["kv_cache"].not_in_grid,
         REGISTRY["int8"].not_in_grid,
-        f"{REGISTRY['mamba'].map_note} Mamba is causal by construction.",  # a map's note
+        REGISTRY["mamba"].map_flags(after=[Message("note.mamba_causal")])["note"],  # a map's
     ):
-        shown = figs.data_text(i18n.map_note(sentence))
+        shown = figs.data_text(i18n.engine_text(sentence))
         assert shown != sentence and not _flagged([shown]), shown
     i18n._last = "en"
     assert figs.data_text(REGISTRY["int8"].not_in_grid) == REGISTRY["int8"].not_in_grid
