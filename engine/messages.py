@@ -389,6 +389,24 @@ MESSAGES: dict[str, str] = {
     "note.cross_rows": "rows: the token each decoder position produced",
     "note.with_sink": "The map with the learned sink's column last: each row sums to 1.",
     "note.pattern": "1 where the variant lets the query see the key, 0 where it cannot.",
+    # the maps of the other models (their notes, in exported traces and captions)
+    "note.training_alignment": (
+        "α_ij at training step {step}, the reference translation fed in "
+        "(forced alignment); rows: target words i, columns: source words j"
+    ),
+    "note.beam_alignment": (
+        "α_ij of the returned beam hypothesis (beam {beam}); rows: target "
+        "words i, columns: source words j"
+    ),
+    "note.memory_hops": "p_i = softmax(u^kᵀ m_i) over the memory slots at each hop",
+    "note.generation_step": "step t: the query is the last known token; cache policy {policy}",
+    "note.passage_mass": (
+        "mass on passage j = Σ α over its tokens; aggregate: mean over layers and heads"
+    ),
+    "note.scaled": "softmax(QKᵀ/√d_k)",
+    "note.unscaled": "softmax(QKᵀ) without the 1/√d_k scaling",
+    "note.causal": "softmax(QKᵀ/√d_k) with a causal mask",
+    "note.every_head": "every head of the layer",
     "note.first_tokens": "first {m} of {n} tokens.",
     "note.kernel_path": "kernel path: {path}.",
     "note.mamba_causal": "Mamba is causal by construction.",

@@ -19,6 +19,7 @@ import torch
 from engine import gate
 from engine.attention import MultiHeadAttention, scaled_dot_product_attention
 from engine.errors import InputError
+from engine.messages import Message
 from engine.params import Param
 from engine.positional import sinusoidal
 from engine.text import tokens_within
@@ -103,7 +104,7 @@ def walkthrough(text: str, cfg: WalkthroughConfig = WalkthroughConfig()) -> Trac
     a, au, ac = (t.numpy().astype(np.float32) for t in (alpha, alpha_unscaled, alpha_causal))
 
     def amap(w, note):
-        return AttentionMap(w[None, None], tokens, tokens, "self", note=note)
+        return AttentionMap(w[None, None], tokens, tokens, "self", note=Message(note))
 
     ent, ent_u = row_entropy(a), row_entropy(au)
     return Trace(
@@ -120,11 +121,11 @@ def walkthrough(text: str, cfg: WalkthroughConfig = WalkthroughConfig()) -> Trac
         },
         outputs={"note": "seeded random projections, not a trained model"},
         maps={
-            "softmax": amap(a, "softmax(QKᵀ/√d_k)"),
-            "unscaled": amap(au, "softmax(QKᵀ) without the 1/√d_k scaling"),
-            "causal": amap(ac, "softmax(QKᵀ/√d_k) with a causal mask"),
+            "softmax": amap(a, "note.scaled"),
+            "unscaled": amap(au, "note.unscaled"),
+            "causal": amap(ac, "note.causal"),
             "all_heads": AttentionMap(
-                all_heads.numpy(), tokens, tokens, "self", note="every head of the layer"
+                all_heads.numpy(), tokens, tokens, "self", note=Message("note.every_head")
             ),
         },
         vectors={

@@ -467,7 +467,7 @@ def answer(
         [_label(i, p) for i, p in enumerate(prompt.passages, start=1)],
         "self",
         normalized=False,  # the rest of each row is on the instruction, question and template
-        note="mass on passage j = Σ α over its tokens; aggregate: mean over layers and heads",
+        note=Message("note.passage_mass"),
     )
     listed = [
         {"id": p.id, "text": p.text, "source": p.source, "support": p.support, "span": list(s)}

@@ -293,8 +293,7 @@ class RNNSearch(nn.Module):
                 kind="alignment",
                 layer_labels=("decoder steps",),
                 head_labels=(scoring,),
-                note=f"α_ij of the returned beam hypothesis (beam {beam}); rows: target "
-                "words i, columns: source words j",
+                note=Message("note.beam_alignment", beam=beam),
             )
             vectors.update(self.internals(src, best.states))
         trace = Trace(

@@ -32,6 +32,7 @@ import numpy as np
 
 from engine import gate
 from engine.errors import InputError
+from engine.messages import Message
 from engine.models import convert_gguf, llama, precision, token_text
 from engine.models.cache_policy import FULL, CachePolicy, keep
 from engine.models.pretrained import use_studio_attention
@@ -394,7 +395,7 @@ class Writing:
                 labels[p - 1 : p - 1 + steps],
                 labels[:k],
                 "self",
-                note=f"step t: the query is the last known token; cache policy {policy.name}",
+                note=Message("note.generation_step", policy=policy.name),
             ),
         }
         out_ids = self.out_ids

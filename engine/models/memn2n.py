@@ -38,6 +38,7 @@ from engine.data.babi import Sample, words
 from engine.data.babi_encode import encode, times_and_mask
 from engine.data.vocab import Vocab
 from engine.errors import InputError
+from engine.messages import Message
 from engine.trace import AttentionMap, Trace
 
 TYINGS = ("adjacent", "layerwise")
@@ -240,7 +241,7 @@ def answer(reader: MemN2N, sample: Sample) -> Trace:
         key_labels=kept,
         kind="memory",
         layer_labels=tuple(f"hop {k + 1}" for k in range(cfg.hops)),
-        note="p_i = softmax(u^kᵀ m_i) over the memory slots at each hop",
+        note=Message("note.memory_hops"),
     )
     best = int(probs.argmax())
     outputs = {

@@ -37,6 +37,7 @@ from engine import checkpoints, timeline
 from engine import translation_quality as metrics
 from engine.data import dates, enfr
 from engine.data.vocab import PAD_ID, Vocab
+from engine.messages import Message
 from engine.models.bahdanau import SCORINGS, NMTConfig, RNNSearch
 from engine.run import Run
 from engine.trace import AttentionMap, Trace
@@ -279,8 +280,7 @@ def probe_trace(model: RNNSearch, s: Setup, pair, step: int) -> Trace:
             kind="alignment",
             layer_labels=("decoder steps",),
             head_labels=(model.cfg.scoring,),
-            note=f"α_ij at training step {step}, the reference translation fed in "
-            "(forced alignment); rows: target words i, columns: source words j",
+            note=Message("note.training_alignment", step=step),
         )
         if pair.sure:
             links = [(metrics.argmax_links(a), pair.sure, pair.possible)]

@@ -8,6 +8,7 @@ import pytest
 
 from engine import checkpoints
 from engine.errors import InputError
+from engine.messages import Message
 from engine.models import registry
 from engine.trace import Trace
 
@@ -30,6 +31,8 @@ def test_first_example_gives_a_valid_trace(card):
     assert trace.maps or card.variant == "none"  # the RNNencdec baseline has no attention
     for amap in trace.maps.values():
         assert amap.weights.ndim == 4
+        # a note is an engine message (translated where a page shows it), or none
+        assert not amap.note or isinstance(amap.note, Message), amap.note
     # the export format round-trips, so what a page shows is what a user downloads
     assert Trace.from_json(trace.to_json()).maps.keys() == trace.maps.keys()
     if card.family != "pretrained":
