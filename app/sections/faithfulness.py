@@ -21,7 +21,7 @@ from views.faithfulness import (
     retrieval_rows,
 )
 from views.heatmap import md_escape
-from views.memory import sentence_labels
+from views.memory import WIDE_SENTENCE_CHARS, sentence_labels
 
 
 def measured_line(text: str, command: str) -> None:
@@ -52,7 +52,8 @@ def draw_memory(meter: dict, trace, key: str) -> None:
     ]
     notes("faithfulness").caption(t("faithfulness.memory_intro", answer=candidates[found.answer]))
     fig = meter_figure(
-        sentence_labels(amap.key_labels, found.support),
+        # The page's width, not a column's: a bAbI fact whole ("Sandra journeyed to the …").
+        sentence_labels(amap.key_labels, found.support, WIDE_SENTENCE_CHARS),
         dict(zip(columns, found.hops, strict=True)),
         {t("faithfulness.delta"): found.delta},
         title=t("faithfulness.fig_memory"),

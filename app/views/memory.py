@@ -57,11 +57,13 @@ def sentence_chars() -> int:
     return WIDE_SENTENCE_CHARS if presenting() else SENTENCE_CHARS
 
 
-def sentence_labels(sentences: Sequence[str], support: Sequence[int]) -> list[str]:
+def sentence_labels(
+    sentences: Sequence[str], support: Sequence[int], chars: int | None = None
+) -> list[str]:
     """Numbered sentences, supporting facts starred, long ones shortened for an axis: at
-    most :func:`sentence_chars`, so the hops' own labels keep room beside them at 1024 px
-    (the whole sentence is in the story drawn beside the map)."""
-    chars = sentence_chars()
+    most ``chars``, by default :func:`sentence_chars`, so the hops' own labels keep room
+    beside them at 1024 px (the whole sentence is in the story drawn beside the map)."""
+    chars = chars or sentence_chars()
     out = []
     for i, s in enumerate(sentences):
         text = s if len(s) <= chars else s[: chars - 1] + "…"

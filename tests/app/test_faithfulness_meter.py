@@ -191,6 +191,8 @@ def test_memory_meter_draws_the_engines_removals(memory):
     bars = [d for d in spec["data"] if d["type"] == "bar"]
     assert len(heat["y"]) == n and len(heat["x"]) == hops and len(bars) == 1
     assert len(bars[0]["y"]) == n
+    # Each fact whole: "John travelled to t…" hid the room, all that told two facts apart.
+    assert [label.split(". ", 1)[1] for label in heat["y"]] == list(sample.story)
     np.testing.assert_allclose(numbers(heat["z"]).reshape(n, hops), found.hops.T, atol=1e-4)
     np.testing.assert_allclose(numbers(bars[0]["x"]), found.delta, atol=1e-4)
     rows = table(at)
