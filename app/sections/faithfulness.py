@@ -52,7 +52,8 @@ def draw_memory(meter: dict, trace, key: str) -> None:
     ]
     notes("faithfulness").caption(t("faithfulness.memory_intro", answer=candidates[found.answer]))
     fig = meter_figure(
-        # The page's width, not a column's: a bAbI fact whole ("Sandra journeyed to the …").
+        # The page's width, not a column's: a bAbI fact whole ("John travelled to t…" hid
+        # the room, all that told two facts apart).
         sentence_labels(amap.key_labels, found.support, WIDE_SENTENCE_CHARS),
         dict(zip(columns, found.hops, strict=True)),
         {t("faithfulness.delta"): found.delta},
@@ -78,7 +79,8 @@ def draw_retrieval(meter: dict, trace, key: str) -> None:
     )
     support = [i for i, p in enumerate(passages) if p["support"]]
     fig = meter_figure(
-        sentence_labels([p["text"] for p in passages], support),  # short: the bars need room
+        # As long as the bars leave room: a bAbI passage whole, a book's window cut short.
+        sentence_labels([p["text"] for p in passages], support, WIDE_SENTENCE_CHARS),
         {t("faithfulness.mass"): found.attention},
         {t("faithfulness.delta"): found.delta, t("faithfulness.grad_x_input"): found.grad_x_input},
         title=t("faithfulness.fig_retrieval"),

@@ -275,6 +275,7 @@ def test_retrieval_meter_draws_the_engines_drops(retrieval, story_answer):
     heat = next(d for d in spec["data"] if d["type"] == "heatmap")
     delta, gxi = (d for d in spec["data"] if d["type"] == "bar")
     assert len(heat["y"]) == len(sample.story) == len(delta["y"]) == len(gxi["y"])
+    assert [label.split(". ", 1)[1] for label in heat["y"]] == list(sample.story)  # whole
     # Δ reads the answer's tokens teacher-forced: the page's batch wrote the same ones.
     np.testing.assert_allclose(numbers(delta["x"]), found.delta, atol=2e-3)
     np.testing.assert_allclose(numbers(gxi["x"]), found.grad_x_input, atol=2e-2)
