@@ -140,6 +140,7 @@ def heatmap(
     height: int | None = None,
     annotate: bool | None = None,
     width_px: int = NARROW_PX,
+    title_px: int | None = None,
 ) -> go.Figure:
     """A heatmap of ``z[y, x]`` with hover showing both labels and the value.
 
@@ -147,6 +148,8 @@ def heatmap(
     figure can never be mistaken for a different kind of map. Tick labels are thinned
     to what fits a plot ``width_px`` wide (the hover names every cell). ``annotate``: the
     values in their cells (None: up to 144 cells), drawn only where they can be read.
+    ``title_px``: the narrowest page's width the title wraps to, where it is not
+    ``width_px`` (a figure in a column whose cells are sized for a wider screen).
     """
     z = np.asarray(z, dtype=float)
     x_title = t("views.axis.key") if x_title is None else x_title
@@ -183,7 +186,7 @@ def heatmap(
     full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
     layout.update(title=dict(text=full_title), font=FONT)
     layout["margin"].update(r=10, t=60 if title else 20)
-    return figure([trace], layout)
+    return figure([trace], layout, title_px or width_px)
 
 
 def drawn_px(width_px: float) -> float:
@@ -330,15 +333,16 @@ def log_axis(values: Sequence[float] = (), *, each: bool = False, **kwargs) -> d
     return axis
 
 
-def figure(data: list[dict], layout: dict) -> go.Figure:
-    """A figure from plotly.js dicts, unvalidated; its title wrapped to the page's width.
+def figure(data: list[dict], layout: dict, width_px: int = NARROW_PX) -> go.Figure:
+    """A figure from plotly.js dicts, unvalidated; its title wrapped to the page's width,
+    or to ``width_px`` of the narrowest page where the figure is drawn in a column.
 
     Validation costs ~5 ms a trace (make_subplots ~70 ms) on every rerun; these dicts
     use only plotly.js property names, so it is skipped.
     """
     text = (layout.get("title") or {}).get("text")
     if text:
-        wrapped, lines = wrap_title(text)
+        wrapped, lines = wrap_title(text, None if presenting() else width_px - 40)
         # Hung from the figure's top edge: Plotly centres a title's first line in the top
         # margin, so a wrapped title's last lines reach down onto the plot's top tick.
         top = dict(yref="container", y=1, yanchor="top", pad=dict(t=TITLE_PAD))

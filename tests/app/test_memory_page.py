@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -279,3 +280,25 @@ def test_the_answer_line_names_the_weight_tying_in_the_readers_language():
     assert not at.exception
     line = next(m.value for m in at.markdown if "权重共享" in m.value)
     assert "相邻层 权重共享" in line and "adjacent" not in line
+
+
+def test_the_hops_map_and_answer_bars_fit_their_columns_on_the_narrowest_page():
+    """At 1024 px with the sidebar open the hops map's title, wrapped to the whole page,
+    ran off its column ("… (★ = supporting fa"), and a list answer ("milk,football,apple")
+    left the bars beside it a few pixels."""
+    from kit.fonts import label_px
+    from views.heatmap import TITLE_FONT
+    from views.memory import ANSWER_CHARS, HOPS_PX, answer_bars, hops_figure
+
+    from engine.trace import AttentionMap
+
+    w = np.full((3, 1, 1, 2), 0.5, dtype=np.float32)
+    amap = AttentionMap(w, ["q"], ["a.", "b."], "memory", layer_labels=["hop 1", "hop 2", "hop 3"])
+    title = hops_figure(amap, [1]).layout.title.text
+    lines = title.split("<br>")
+    assert (
+        len(lines) > 1
+        and max(label_px([re.sub("<[^>]+>", "", x)], TITLE_FONT) for x in lines) <= HOPS_PX - 40
+    )
+    bars = answer_bars(["milk,football,apple", "no"], [0.9, 0.1]).data[0]
+    assert max(len(n) for n in bars.y) == ANSWER_CHARS and "milk,football,apple" in bars.customdata

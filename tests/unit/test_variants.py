@@ -94,8 +94,9 @@ def test_kv_cache_decoding_equals_full_causal_attention():
 
 
 def test_a_pause_in_one_decoding_run_is_not_a_step_of_the_chart(monkeypatch):
-    """Each step is the median of the runs: an 80 ms pause of the machine in one run (it
-    drew the Variants lab's KV-cache chart at 80 ms over steps under 1 ms) is dropped."""
+    """Each step is the fastest of the runs: an 80 ms pause of the machine in one run (it
+    drew the Variants lab's KV-cache chart at 80 ms over steps under 1 ms) is dropped, and
+    so are pauses in two of the three (a median kept those: 25 spikes in 256 steps)."""
     from engine.variants import kv_cache
 
     real, calls = kv_cache.generate, []
@@ -103,7 +104,7 @@ def test_a_pause_in_one_decoding_run_is_not_a_step_of_the_chart(monkeypatch):
     def paused_once(layer, x, *, use_cache):
         run = real(layer, x, use_cache=use_cache)
         calls.append(use_cache)
-        if calls == [True, False]:  # the first no-cache run meets the pause at step 5
+        if calls in ([True, False], [True, False, True, False]):  # two no-cache runs paused
             run.step_seconds[5] += 0.08
         return run
 
