@@ -241,7 +241,7 @@ PAGES = ["home", "basics", "alignment"]
 KNOWN = {("home", "presenter"): {"first_screen"}}
 
 
-@pytest.mark.parametrize("viewport", list(screens.VIEWPORTS))
+@pytest.mark.parametrize("viewport", screens.REVIEWED)
 @pytest.mark.parametrize("name", PAGES)
 def test_default_views_pass_the_checks(studio_url, page, name, viewport, tmp_path):
     view = screens.View(name, "default")

@@ -45,7 +45,7 @@ def test_the_layer_and_head_inputs_are_paired_with_their_own_parameters():
 @pytest.mark.parametrize("section", SECTIONS)
 def test_every_section_passes_the_visual_review(studio_url, page, section, lang, tmp_path):
     view = screens.View("variants", section, (("section", section),))
-    for viewport in screens.VIEWPORTS.values():
+    for viewport in (screens.VIEWPORTS[v] for v in screens.REVIEWED):
         result = screens.check_view(page, studio_url, view, viewport, lang, tmp_path)
         print(result.line())
         assert result.error is None, result.error
