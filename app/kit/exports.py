@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from kit.fonts import flag_spans, wrap_lines
 from kit.i18n import t
 from kit.presenter import QUALITATIVE, presenting, restyle
 
@@ -54,30 +55,47 @@ def plot_config(name: str) -> dict:
     }
 
 
-def chart(fig, key: str, where=None, **kwargs):
+def chart(fig, key: str, where=None, *, share: float | None = None, **kwargs):
     """``st.plotly_chart`` for every figure of the studio: palettes, export config, bundle.
 
-    ``where`` is a column or container to draw in (``st`` by default). Returns what
+    ``where`` is a column or container to draw in (``st`` by default); ``share``, the part
+    of the page's width that column has (its title is wrapped to it). Returns what
     ``st.plotly_chart`` returns (the selection event when ``on_select`` is given).
     """
     fig = styled(fig, presenting())
     if where is not None:
-        fig = in_column(fig)
+        fig = in_column(fig, share)
     st.session_state.setdefault(FIGURES_KEY, {})[key] = fig
     return (where or st).plotly_chart(fig, key=key, config=plot_config(key), **kwargs)
 
 
-def in_column(fig):
-    """A figure drawn in a column (or a container a caller sized): its title wrapped to the
-    narrowest page, as views.heatmap.figure left it in ``meta`` where that differs from
-    the page-wide title it drew (presenting: the projector's page is 956 px, a column less)."""
+COLUMN_GAP_PX = 48  # a column's title: the gap beside it and the title's own left pad
+
+
+def in_column(fig, share: float | None = None):
+    """A figure drawn in a column: its title wrapped again to the column's width, from what
+    views.heatmap.figure kept in ``meta``. ``share``: the column's part of the page (less
+    its gap); without it, presenting, the narrowest page's width (a projector's column is
+    about that), and on a screen the title as it was (the narrowest page's already). At
+    1024 px with the sidebar open a title wrapped to the page ran off a column's edge."""
     meta = fig.layout.meta
-    if not (isinstance(meta, dict) and "column_title" in meta):
+    if not (isinstance(meta, dict) and "title" in meta):
         return fig
-    more, rest = meta["column_px"], {k: v for k, v in meta.items() if not k.startswith("column_")}
+    title, rest = meta["title"], {k: v for k, v in meta.items() if k != "title"}
     # Once only (the meta goes): a figure drawn twice must not grow twice.
     fig.layout.meta = rest or None
-    fig.update_layout(title_text=meta["column_title"], margin_t=(fig.layout.margin.t or 0) + more)
+    if share is not None:
+        px = min(title["page_px"] * share - COLUMN_GAP_PX, title["column_px"])
+    elif presenting():
+        px = title["column_px"]
+    else:
+        return fig
+    wrapped, lines = wrap_lines(title["src"], px, title["size"])
+    more = 24 * max(0, lines - title["lines"])
+    fig.update_layout(
+        title_text=flag_spans(wrapped, title["flag_px"]),
+        margin_t=(fig.layout.margin.t or 0) + more,
+    )
     if fig.layout.height:
         fig.update_layout(height=fig.layout.height + more)
     return fig

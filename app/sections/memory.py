@@ -22,8 +22,8 @@ def draw_hops(amap, candidates: Sequence[str], probs: Sequence[float], support: 
     are its ``outputs``. The hop picker lives in the URL as ``?hop=`` (1 = first).
     """
     c1, c2 = st.columns([1, 2])
-    chart(answer_bars(candidates, probs), "mem-answer", c1)
-    chart(hops_figure(amap, support), "mem-hops", c2)
+    chart(answer_bars(candidates, probs), "mem-answer", c1, share=1 / 3)
+    chart(hops_figure(amap, support), "mem-hops", c2, share=2 / 3)
     _shaded(amap, support)
 
 

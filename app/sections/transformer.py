@@ -47,4 +47,5 @@ def draw_ablation(found: dict, kind: str, kind_title: str, amap, key: str) -> No
         data_table(rows)
     layer, head = heads[0]
     title = t("transformer.fig_top_head", layer=layer, head=head)
-    chart(map_figure(amap, layer, head, title=title), f"{key}-top", right, width="stretch")
+    fig = map_figure(amap, layer, head, title=title)
+    chart(fig, f"{key}-top", right, share=0.4, width="stretch")

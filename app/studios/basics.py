@@ -132,7 +132,7 @@ def steps(trace) -> None:
         (st.markdown if index == 6 else st.caption)(text)
     cols = st.columns(min(len(figures), 4)) if len(figures) > 1 else [st.container()]
     for i, (key, fig) in enumerate(figures):
-        chart(fig, key, cols[i % len(cols)])
+        chart(fig, key, cols[i % len(cols)], share=1 / len(cols))
 
 
 steps(trace)

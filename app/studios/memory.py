@@ -197,8 +197,8 @@ def training(trace, sample) -> None:
     facts = dict(step=f"{step:,}", answer=out["answer"], p=f"{out['probability']:.3f}")
     st.markdown(t("memory.step_answer", verdict=verdict, **facts))
     left, right = st.columns([3, 2])
-    chart(hops_figure(shown.maps["memory"], out["support"]), "mem-step-hops", left)
-    chart(training_curves(tl, step), "mem-step-curves", right)
+    chart(hops_figure(shown.maps["memory"], out["support"]), "mem-step-hops", left, share=0.6)
+    chart(training_curves(tl, step), "mem-step-curves", right, share=0.4)
     marks = dict(ls=f"{tl.marks.get('linear_start_end', 0):,}", kept=f"{tl.marks.get('kept', 0):,}")
     epochs = state.linear_start_epochs(name)
     st.caption(

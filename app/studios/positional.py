@@ -93,7 +93,7 @@ def learned() -> None:
         (t("positional.sinusoidal_name"), pe_lib.sinusoidal(n_pe, d_pe), "sines"),
     ):
         col_table, col_sim = st.columns(2)
-        chart(figs.table_figure(tab, f"PE {title}", 460), f"fig-pe-{key}", col_table)
+        chart(figs.table_figure(tab, f"PE {title}", 460), f"fig-pe-{key}", col_table, share=0.5)
         sim = figs.similarity_figure(
             pe_lib.cosine_similarity(tab),
             t("positional.cosine_title", name=title),
@@ -101,7 +101,7 @@ def learned() -> None:
             diverging=True,
             height=460,
         )
-        chart(sim, f"fig-pe-sim-{key}", col_sim)
+        chart(sim, f"fig-pe-sim-{key}", col_sim, share=0.5)
 
 
 SECTIONS = {

@@ -276,9 +276,10 @@ def swap() -> None:
         st.caption(t("variants.swap_caption"))
         table_exports(rows, "variants-minilm-swap")
     c1, c2 = st.columns(2)
-    chart(figs.cosine_figure({n: r.cosine for n, r in results.items()}), "swap-cosine", c1)
+    cosine = figs.cosine_figure({n: r.cosine for n, r in results.items()})
+    chart(cosine, "swap-cosine", c1, share=0.5)
     errors = {name: r.layer_errors for name, r in results.items()}
-    chart(figs.layer_error_figure(errors), key="swap-errors", where=c2)
+    chart(figs.layer_error_figure(errors), key="swap-errors", where=c2, share=0.5)
     swap_maps(res)
 
 

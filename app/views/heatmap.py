@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from kit.fonts import label_px
+from kit.fonts import flag_spans, label_px, wrap_lines
 from kit.i18n import t, t_or
 from kit.presenter import PAGE_PX, presenting
 
@@ -140,7 +140,6 @@ def heatmap(
     height: int | None = None,
     annotate: bool | None = None,
     width_px: int = NARROW_PX,
-    title_px: int | None = None,
 ) -> go.Figure:
     """A heatmap of ``z[y, x]`` with hover showing both labels and the value.
 
@@ -148,8 +147,6 @@ def heatmap(
     figure can never be mistaken for a different kind of map. Tick labels are thinned
     to what fits a plot ``width_px`` wide (the hover names every cell). ``annotate``: the
     values in their cells (None: up to 144 cells), drawn only where they can be read.
-    ``title_px``: the narrowest page's width the title wraps to, where it is not
-    ``width_px`` (a figure in a column whose cells are sized for a wider screen).
     """
     z = np.asarray(z, dtype=float)
     x_title = t("views.axis.key") if x_title is None else x_title
@@ -186,7 +183,7 @@ def heatmap(
     full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
     layout.update(title=dict(text=full_title), font=FONT)
     layout["margin"].update(r=10, t=60 if title else 20)
-    return figure([trace], layout, title_px or width_px)
+    return figure([trace], layout, width_px)
 
 
 def drawn_px(width_px: float) -> float:
@@ -296,20 +293,7 @@ def wrap_title(text: str, px: float | None = None, size: int = TITLE_FONT) -> tu
     text_px's flat 0.62 em broke lines a third short of the width they had."""
     if px is None:
         px = PAGE_PX - MODEBAR_PX if presenting() else NARROW_PX - 40
-    head, sup, tail = text.partition("<sup>")
-    lines = []
-    for part in head.split("<br>"):
-        line = ""
-        for unit in re.findall(r"[\u2e80-\uffff]|[^\s\u2e80-\uffff]+\s*|\s+", part.strip()):
-            if line and label_px([line + unit.rstrip()], size) > px:
-                lines.append(line.rstrip())
-                line = unit.lstrip()
-            else:
-                line += unit
-        lines.append(line.rstrip())
-    if sup:
-        lines.append(sup + tail)
-    return "<br>".join(x for x in lines if x), len([x for x in lines if x])
+    return wrap_lines(text, px, size)
 
 
 def log_axis(values: Sequence[float] = (), *, each: bool = False, **kwargs) -> dict:
@@ -354,23 +338,21 @@ def figure(data: list[dict], layout: dict, width_px: int = NARROW_PX) -> go.Figu
         margin["t"] = margin.get("t", 0) + grown
         if layout.get("height"):  # the title's lines come on top: the plot keeps its room
             layout["height"] += grown
-        # Presenting, a title spans the projector's page; kit.exports.chart puts a figure
-        # drawn in a column under this title, wrapped to the narrowest page instead (on a
-        # screen the title already is).
-        narrow, n_lines = wrap_title(text, NARROW_PX - 40) if presenting() else (wrapped, lines)
-        if narrow != wrapped:
-            more = max(0, 28 + 24 * n_lines - margin["t"])
-            layout["meta"] = dict(
-                layout.get("meta") or {}, column_title=_flags(narrow), column_px=more
-            )
+        # kit.exports.in_column wraps it again for a column: what it needs, here.
+        title = dict(src=text, lines=lines, size=TITLE_FONT, flag_px=_flag_px())
+        title |= dict(page_px=PAGE_PX if presenting() else NARROW_PX, column_px=NARROW_PX - 40)
+        layout["meta"] = dict(layout.get("meta") or {}, title=title)
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
 def _flags(title: str) -> str:
     """A map's flags (its <sup> line) at their own size: Plotly draws a <sup> at 70 % of the
     title, 12 px, too small to read from the back of a room."""
-    px = PRESENTER_FLAG_PX if presenting() else FLAG_PX
-    return title.replace("<sup>", f'<span style="font-size:{px}px">').replace("</sup>", "</span>")
+    return flag_spans(title, _flag_px())
+
+
+def _flag_px() -> int:
+    return PRESENTER_FLAG_PX if presenting() else FLAG_PX
 
 
 def cell_domains(

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from kit.i18n import t
 from kit.presenter import look, presenting
 
-from views.heatmap import FONT, NARROW_PX, figure, heatmap, text_px
+from views.heatmap import FONT, figure, heatmap, text_px
 from views.timeline import curves_figure
 
 STAR = "★"
@@ -52,9 +52,6 @@ def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8)
 
 
 SENTENCE_CHARS = 20
-# The map's column beside the answer's bars (st.columns([1, 2]) of the narrowest page): its
-# title wraps there (wrapped to the whole page, it ran off the column's edge).
-HOPS_PX = NARROW_PX * 3 // 5  # the narrower of its two: [1, 2] here, [3, 2] on a training step
 # Presenter mode hides the sidebar: at 1024 px the map's column is ~630 px, not ~350, and
 # 32 characters hold nearly every bAbI sentence whole ("Sandra journeyed to the garden.").
 WIDE_SENTENCE_CHARS = 32
@@ -97,7 +94,6 @@ def hops_figure(amap, support: Sequence[int]) -> go.Figure:
         zmax=1.0,
         flags=amap.flags,
         annotate=z.size <= 200,
-        title_px=HOPS_PX,  # numbers in the cells: drawn where a wider screen holds them
     )
 
 

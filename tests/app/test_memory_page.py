@@ -286,19 +286,22 @@ def test_the_hops_map_and_answer_bars_fit_their_columns_on_the_narrowest_page():
     """At 1024 px with the sidebar open the hops map's title, wrapped to the whole page,
     ran off its column ("… (★ = supporting fa"), and a list answer ("milk,football,apple")
     left the bars beside it a few pixels."""
+    from kit import exports
     from kit.fonts import label_px
-    from views.heatmap import TITLE_FONT
-    from views.memory import ANSWER_CHARS, HOPS_PX, answer_bars, hops_figure
+    from views.heatmap import NARROW_PX, TITLE_FONT
+    from views.memory import ANSWER_CHARS, answer_bars, hops_figure
 
     from engine.trace import AttentionMap
 
     w = np.full((3, 1, 1, 2), 0.5, dtype=np.float32)
     amap = AttentionMap(w, ["q"], ["a.", "b."], "memory", layer_labels=["hop 1", "hop 2", "hop 3"])
-    title = hops_figure(amap, [1]).layout.title.text
-    lines = title.split("<br>")
-    assert (
-        len(lines) > 1
-        and max(label_px([re.sub("<[^>]+>", "", x)], TITLE_FONT) for x in lines) <= HOPS_PX - 40
-    )
+    whole = hops_figure(amap, [1])
+    top, height = whole.layout.margin.t, whole.layout.height
+    fig = exports.in_column(whole, 2 / 3)  # sections.memory.draw_hops: st.columns([1, 2])
+    lines = [re.sub("<[^>]+>", "", x) for x in fig.layout.title.text.split("<br>")]
+    room = NARROW_PX * 2 / 3 - exports.COLUMN_GAP_PX
+    assert len(lines) == 3 and max(label_px([x], TITLE_FONT) for x in lines) <= room, lines
+    assert (fig.layout.margin.t, fig.layout.height) == (top + 24, height + 24)  # on top
+    assert fig.layout.meta is None  # once: drawn again, it does not grow again
     bars = answer_bars(["milk,football,apple", "no"], [0.9, 0.1]).data[0]
     assert max(len(n) for n in bars.y) == ANSWER_CHARS and "milk,football,apple" in bars.customdata
