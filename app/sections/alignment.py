@@ -33,8 +33,9 @@ def soft_alignment(amap, src: Sequence[str], scored, *, gold_expected: bool) -> 
         return
     pair = scored.pair
     c1, c2, c3 = st.columns(3)
-    c1.metric(t("alignment.aer_possible"), f"{scored.aer:.3f}")
-    c2.metric(t("alignment.aer_sure"), f"{scored.aer_sure:.3f}")
+    # Short labels, the rest in the help: a column of the narrowest page cut them with "…".
+    c1.metric(t("alignment.aer_possible"), f"{scored.aer:.3f}", help=t("alignment.aer_help"))
+    c2.metric(t("alignment.aer_sure"), f"{scored.aer_sure:.3f}", help=t("alignment.aer_help"))
     c3.metric(t("alignment.ahead"), len(scored.ahead), help=t("alignment.ahead_help"))
     st.caption(t("alignment.gold_caption", how=scored.how))
     gold = alignment_figure(

@@ -30,9 +30,9 @@ def ask(chat) -> state.Request | None:
             key="chat-text",
             height=90,
         )
-        # The toggle beside its words and help mark: at 2 of 9 the narrowest page cut
-        # "Chat template" to "Cha…".
-        c1, c2, c3, c4 = st.columns([3, 2, 3, 2])
+        # The toggle beside its words and help mark: at 2 of 9 (or 3 of 10) the narrowest
+        # page cut "Chat template" to "Cha…".
+        c1, c2, c3, c4 = st.columns([4, 2, 3, 2])
         template = c1.toggle(
             t("chat.template"),
             url_default("template", d.template, flag, key="chat-template"),

@@ -46,9 +46,10 @@ def test_default_example_renders_every_section(at):
     show(at, "alignment")
     assert at.text_area[0].value.startswith("The agreement on the european economic area")
     assert [m.label for m in at.metric][:2] == [
-        "AER (argmax vs sure + possible)",
-        "AER (argmax vs sure only)",
+        "AER, sure + possible",
+        "AER, sure only",
     ]
+    assert "gold links" in at.metric[0].help  # what the short label leaves out
 
 
 def test_side_by_side_is_one_grid_with_every_word_labelled(at):
