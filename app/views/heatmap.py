@@ -175,8 +175,7 @@ def heatmap(
         annotate = z.size <= 144
     if annotate:  # numbers only where a reader can read them; the hover has every one
         cell_w = (drawn_px(width_px) - layout["margin"]["l"] - 10 - BAR_PX) / max(len(xs), 1)
-        small = PRESENTER_CELL_NUMBER_PX if presenting() else CELL_NUMBER_PX
-        annotate = number_px(text, cell_w, plot_px / max(len(ys), 1)) >= small
+        annotate = number_px(text, cell_w, plot_px / max(len(ys), 1)) >= readable_px()
     if annotate:
         trace.update(text=text, texttemplate="%{text}")
     trace["colorbar"] |= bar_ticks(zmin, zmax, plot_px)
@@ -190,6 +189,11 @@ def drawn_px(width_px: float) -> float:
     """A figure's width on this screen, given as ``width_px`` of the narrowest page (1024-px
     window, sidebar open): presenter mode hides the sidebar, so every share of it grows."""
     return width_px * PAGE_PX / NARROW_PX if presenting() else width_px
+
+
+def readable_px() -> int:
+    """The least size a number in a map's cell is drawn at, on this screen."""
+    return PRESENTER_CELL_NUMBER_PX if presenting() else CELL_NUMBER_PX
 
 
 def number_px(text: np.ndarray, cell_w: float, cell_h: float) -> float:
