@@ -15,16 +15,11 @@ from plotly.colors import qualitative
 
 from engine.models.variant_lm import GRID_WIDTH
 from views.heatmap import (
-    BAR_PX,
-    NARROW_PX,
     SEQUENTIAL,
     axes,
     cell_domains,
-    drawn_px,
     figure,
     log_axis,
-    number_px,
-    readable_px,
     subplot_ref,
     text_px,
 )
@@ -302,12 +297,6 @@ def needle_figure(probe: dict) -> dict:
     )
     cols = cell_domains([len(lengths) + 1, len(depths)], 0.05)
     margin_l = int(text_px(ys)) + 16
-    # Each cell's value, sized by plotly.js to its cell, where the narrowest page's cells
-    # hold it readably (a fixed 12 px ran each value into the next there: 72 overlaps).
-    plot = drawn_px(NARROW_PX) - margin_l - 10 - BAR_PX
-    counts = (len(lengths), len(depths))
-    cell_w = min((b - a) * plot / n for (a, b), n in zip(cols, counts, strict=True))
-    written = number_px(grids.round(2), cell_w, ROW_PX) >= readable_px()
     data, layout = [], {}
     for k, (z, xs, title, ticks) in enumerate(panels, start=1):
         data.append(
@@ -321,7 +310,9 @@ def needle_figure(probe: dict) -> dict:
                 colorscale=SEQUENTIAL,
                 showscale=k == 1,
                 colorbar=dict(title=dict(text=t("variants_quality.accuracy_axis"), side="right")),
-                texttemplate="%{z:.2f}" if written else "",
+                # Sized by plotly.js to its cell ("auto"): a fixed 12 px ran each value into
+                # the next on the narrowest page (72 overlaps); wider, they read at 13 px.
+                texttemplate="%{z:.2f}",
                 hovertemplate="%{y}: %{x}: %{z:.3f}<extra></extra>",
                 xaxis=subplot_ref(k)["xaxis"],
             )
