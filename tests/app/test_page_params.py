@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from kit import params
 from kit.decks import SHOWN, parse_view
@@ -118,6 +118,9 @@ def test_a_page_that_uses_an_undeclared_parameter_is_told_so():
 SPECS = {repr(s): s for page in params.PAGES.values() for s in page.params.values()}
 
 
+# The fuzz suite's terms (tests/fuzz/conftest.py): on a shared 2-core machine one draw took
+# 1.07 s under load and the health check failed a test that was right; timing is not it.
+@settings(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=hst.text(max_size=300) | hst.from_regex(r"-?\d{1,30}(\.\d*)?(,\d{1,5}){0,70}"))
 def test_every_declaration_takes_any_link_text_and_answers_a_value_or_why(raw):
     """A hostile or mangled link: each kind returns a value or says why (ValueError), never
