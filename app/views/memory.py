@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from kit.i18n import t
 from kit.presenter import look, presenting
 
-from views.heatmap import FONT, figure, heatmap, text_px
+from views.heatmap import FONT, figure, heatmap, short_labels, text_px
 from views.timeline import curves_figure
 
 STAR = "★"
@@ -29,7 +29,7 @@ def answer_bars(candidates: Sequence[str], probs: Sequence[float], top: int = 8)
     whole = [candidates[i] for i in order][::-1]
     # A list answer ("milk,football,apple") took the narrow column's whole width from its
     # bars: shortened on the axis, whole in the hover.
-    names = [n if len(n) <= ANSWER_CHARS else n[: ANSWER_CHARS - 1] + "…" for n in whole]
+    names = short_labels(whole, ANSWER_CHARS)
     bars = dict(
         type="bar",
         x=[float(probs[i]) for i in order][::-1],
