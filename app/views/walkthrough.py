@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import plotly.graph_objects as go
 from kit.i18n import t
 from kit.presenter import QUALITATIVE
 
 from views.heatmap import (
+    BAR_PX,
     FONT,
     NARROW_PX,
+    TITLE_FONT,
+    cell_domains,
     figure,
     fitted_height,
     heatmap,
@@ -18,6 +22,8 @@ from views.heatmap import (
     map_grid,
     unique_labels,
 )
+
+PANEL_GAP_PX = 12  # between Q, K and V: their maps apart, their ticks clear
 
 STEPS = [
     "1 · Embeddings X",
@@ -107,10 +113,32 @@ def _embeddings(trace, f):
 
 def _queries_keys_values(trace, f):
     text = t("views.walkthrough.text1", head=trace.inputs["head"])
-    return text, [
-        (f"fig-{n}", _matrix(f["v"][n], f["kdims"], f["tokens"], n, n.lower(), annotate=False))
-        for n in ("Q", "K", "V")
+    return text, [("fig-qkv", _side_by_side([(n, f["v"][n]) for n in "QKV"], f))]
+
+
+def _side_by_side(named, f) -> go.Figure:
+    """Q, K and V in one figure on one scale (± the largest |value| of the three), the tokens
+    named once and one colour bar. Three figures in three columns of a 535-px page each spent
+    their width on the same token labels and a bar of their own, and cut both."""
+    top = max(float(np.abs(z).max()) for _, z in named) or 1.0
+    figs = [
+        _matrix(z, f["kdims"], f["tokens"], "", n.lower(), annotate=False, zmin=-top, zmax=top)
+        for n, z in named
     ]
+    layout = figs[0].layout.to_plotly_json()
+    plot_px = NARROW_PX - layout["margin"]["l"] - 10 - BAR_PX
+    domains = cell_domains([1] * len(named), PANEL_GAP_PX / plot_px)
+    data, titles, x_axis = [], [], layout.pop("xaxis")
+    for i, (fig, (name, _), dom) in enumerate(zip(figs, named, domains, strict=True), start=1):
+        x = f"x{i if i > 1 else ''}"  # every panel on the first one's token axis, "y"
+        data.append(fig.data[0].to_plotly_json() | dict(showscale=i == 1, xaxis=x, yaxis="y"))
+        layout[x.replace("x", "xaxis")] = x_axis | dict(domain=list(dom), anchor="y")
+        titles.append(dict(text=name, x=sum(dom) / 2, y=1, xref="paper", yref="paper"))
+    data[0]["colorbar"]["title"]["text"] = ", ".join(n.lower() for n, _ in named)
+    note = dict(yanchor="bottom", showarrow=False, font=dict(size=TITLE_FONT))
+    layout |= dict(annotations=[a | note for a in titles])
+    layout["margin"]["t"] = 40
+    return figure(data, layout)
 
 
 def _scores(trace, f):

@@ -54,6 +54,22 @@ def test_basics_default_walkthrough_and_every_step(page):
             )
 
 
+def test_basics_queries_keys_values_share_one_token_axis_and_one_scale(page):
+    """Q, K and V are one figure: the tokens named once, one colour bar on ± the largest |value|
+    of the three (three 178-px figures at 1024 px cut their token labels and bars)."""
+    at = page("basics")
+    at.segmented_control(key="basics_step").set_value("2 · Queries, keys, values").run()
+    (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    maps = [d for d in spec["data"] if d["type"] == "heatmap"]
+    assert [d["xaxis"] for d in maps] == ["x", "x2", "x3"] and {d["yaxis"] for d in maps} == {"y"}
+    assert [d.get("showscale") for d in maps] == [True, False, False]
+    top = max(np.abs(numbers(d["z"])).max() for d in maps)
+    assert all(d["zmin"] == -d["zmax"] and np.isclose(d["zmax"], top, rtol=1e-5) for d in maps)
+    spans = [spec["layout"][f"xaxis{s}"]["domain"] for s in ("", "2", "3")]
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))
+    assert [a["text"] for a in spec["layout"]["annotations"]] == ["Q", "K", "V"]
+
+
 def test_basics_updates_with_new_text_and_head(page):
     at = page("basics")
     at.text_area(key="basics_text").set_value("one two three").run()
