@@ -52,6 +52,9 @@ def label_px(labels: Sequence[str], size: float) -> float:
     return 1.05 * size * widest
 
 
+_TAG = re.compile(r"<[^>]+>")  # markup (<sub>, <b>) takes no width of its own
+
+
 def wrap_lines(text: str, px: float, size: float) -> tuple[str, int]:
     """``text`` broken with <br> so no line is wider than ``px`` in Source Sans ``size`` px
     (Plotly cuts a long title at the figure's edge); returns (text, lines). Breaks already
@@ -61,7 +64,7 @@ def wrap_lines(text: str, px: float, size: float) -> tuple[str, int]:
     for part in head.split("<br>"):
         line = ""
         for unit in re.findall(r"[\u2e80-\uffff]|[^\s\u2e80-\uffff]+\s*|\s+", part.strip()):
-            if line and label_px([line + unit.rstrip()], size) > px:
+            if line and label_px([_TAG.sub("", line + unit.rstrip())], size) > px:
                 lines.append(line.rstrip())
                 line = unit.lstrip()
             else:

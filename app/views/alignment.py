@@ -12,9 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.fonts import label_px, wrap_lines
 from kit.i18n import t
 
-from views.heatmap import DIVERGING, FONT, heatmap, map_grid, unique_labels
+from views.heatmap import DIVERGING, FONT, NARROW_PX, drawn_px, heatmap, map_grid, unique_labels
 from views.style import ACCENT, POSSIBLE, SURE
 
 # Okabe–Ito colours: distinguishable with every common colour-vision deficiency.
@@ -208,7 +209,13 @@ def additive_parts_figure(
     contrib = tanh * vectors["v_a"][None, :]  # (K, d_a): Σ over d_a gives e_ij
     e = vectors["e"][step]
     ys = unique_labels(list(src))
-    titles = ("U_a h_j", "tanh(W_a s_{i−1} + U_a h_j)", "v_a ⊙ tanh(·)", "e_ij", "α_ij")
+    titles = (
+        "U<sub>a</sub>h<sub>j</sub>",
+        "tanh(W<sub>a</sub>s<sub>i−1</sub> + U<sub>a</sub>h<sub>j</sub>)",
+        "v<sub>a</sub> ⊙ tanh(·)",
+        "e<sub>ij</sub>",
+        "α<sub>ij</sub>",
+    )
     widths = (0.24, 0.24, 0.24, 0.14, 0.14)
     gap = 0.02
     usable = 1 - gap * (len(widths) - 1)
@@ -249,20 +256,28 @@ def additive_parts_figure(
                 hovertemplate=f"%{{y}}: {sym} = %{{x:.3f}}<extra></extra>",
             )
         )
-    return _figure(data, _parts_layout(titles, domains, len(ys)))
+    return _figure(data, _parts_layout(titles, domains, ys))
 
 
-def _parts_layout(titles: Sequence[str], domains: list, n_rows: int) -> dict:
-    """Side-by-side panels on one shared row axis (the source words), each titled."""
+def _parts_layout(titles: Sequence[str], domains: list, rows: list[str]) -> dict:
+    """Side-by-side panels on one shared row axis (the source words), each titled, its title
+    wrapped to its panel: at 1024 px with the sidebar open a panel is ~100 px and
+    "tanh(W_a s_{i−1} + U_a h_j)" ran over both its neighbours' titles."""
+    plot_px = drawn_px(NARROW_PX) - 20 - label_px(rows, FONT["size"])
+    wrapped = [
+        wrap_lines(x, (d[1] - d[0]) * plot_px, FONT["size"])
+        for x, d in zip(titles, domains, strict=True)
+    ]
+    lines = max(n for _, n in wrapped)
     layout = dict(
         font=FONT,
         showlegend=False,
-        margin=dict(l=10, r=10, t=50, b=10),
-        height=int(min(900, max(320, 120 + 28 * n_rows))),
+        margin=dict(l=10, r=10, t=30 + 20 * lines, b=10),
+        height=int(min(900, max(320, 120 + 28 * len(rows)))) + 20 * (lines - 1),
         yaxis=dict(autorange="reversed", type="category"),
         annotations=[
             dict(
-                text=title,
+                text=text,
                 x=(d[0] + d[1]) / 2,
                 y=1.0,
                 xref="paper",
@@ -271,13 +286,13 @@ def _parts_layout(titles: Sequence[str], domains: list, n_rows: int) -> dict:
                 yanchor="bottom",
                 showarrow=False,
             )
-            for title, d in zip(titles, domains, strict=True)
+            for (text, _), d in zip(wrapped, domains, strict=True)
         ],
     )
     for col, d in enumerate(domains, start=1):
-        layout["xaxis" if col == 1 else f"xaxis{col}"] = dict(
-            domain=d, anchor="y", showticklabels=col > 3
-        )
+        # The bars' value axes: three ticks, so one panel's last never meets the next's first.
+        ticks = dict(showticklabels=True, nticks=3) if col > 3 else dict(showticklabels=False)
+        layout["xaxis" if col == 1 else f"xaxis{col}"] = dict(domain=d, anchor="y", **ticks)
     return layout
 
 

@@ -96,6 +96,26 @@ def test_step_slider_and_beam_change(at):
     assert "At step **2**" in markdown(at)
 
 
+def test_the_scores_panels_each_keep_their_title_within_their_width(at):
+    """Inside the score: five panels side by side, each title wrapped to its own panel (on the
+    narrowest page "tanh(W_a s_{i−1} + U_a h_j)" ran over both neighbours' titles)."""
+    import re
+
+    from kit.fonts import label_px
+    from views.heatmap import NARROW_PX
+
+    show(at, "steps")
+    (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "tanh" in c.proto.spec]
+    layout = spec["layout"]
+    notes = layout["annotations"]
+    assert [re.sub("<[^>]+>", "", a["text"]).startswith("tanh") for a in notes][1]
+    for i, note in enumerate(notes, start=1):
+        lo, hi = layout["xaxis" if i == 1 else f"xaxis{i}"]["domain"]
+        lines = re.sub("<[^>]+>", "", note["text"].replace("<br>", "\n")).split("\n")
+        assert label_px(lines, 16) <= (hi - lo) * NARROW_PX, note["text"]
+    assert layout["margin"]["t"] >= 30 + 20 * max(a["text"].count("<br>") + 1 for a in notes)
+
+
 def test_drawn_sentence_has_gold(at):
     at.button[0].click().run()
     assert not at.exception
