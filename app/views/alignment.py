@@ -12,10 +12,19 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from kit.fonts import label_px, wrap_lines
+from kit.fonts import label_px
 from kit.i18n import t
 
-from views.heatmap import DIVERGING, FONT, NARROW_PX, drawn_px, heatmap, map_grid, unique_labels
+from views.heatmap import (
+    DIVERGING,
+    FONT,
+    NARROW_PX,
+    drawn_px,
+    heatmap,
+    map_grid,
+    panel_title,
+    unique_labels,
+)
 from views.style import ACCENT, POSSIBLE, SURE
 
 # Okabe–Ito colours: distinguishable with every common colour-vision deficiency.
@@ -264,30 +273,18 @@ def _parts_layout(titles: Sequence[str], domains: list, rows: list[str]) -> dict
     wrapped to its panel: at 1024 px with the sidebar open a panel is ~100 px and
     "tanh(W_a s_{i−1} + U_a h_j)" ran over both its neighbours' titles."""
     plot_px = drawn_px(NARROW_PX) - 20 - label_px(rows, FONT["size"])
-    wrapped = [
-        wrap_lines(x, (d[1] - d[0]) * plot_px, FONT["size"])
+    notes = [
+        panel_title(x, d, 1.0, (d[1] - d[0]) * plot_px, FONT["size"])
         for x, d in zip(titles, domains, strict=True)
     ]
-    lines = max(n for _, n in wrapped)
+    lines = max(n["text"].count("<br>") + 1 for n in notes)
     layout = dict(
         font=FONT,
         showlegend=False,
         margin=dict(l=10, r=10, t=30 + 20 * lines, b=10),
         height=int(min(900, max(320, 120 + 28 * len(rows)))) + 20 * (lines - 1),
         yaxis=dict(autorange="reversed", type="category"),
-        annotations=[
-            dict(
-                text=text,
-                x=(d[0] + d[1]) / 2,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-            )
-            for (text, _), d in zip(wrapped, domains, strict=True)
-        ],
+        annotations=notes,
     )
     for col, d in enumerate(domains, start=1):
         # The bars' value axes: three ticks, so one panel's last never meets the next's first.

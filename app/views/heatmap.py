@@ -539,7 +539,7 @@ def map_grid(
             showticklabels=first_column or not g.shared,
         )
         layout.update(axes(i, x_dom, y_dom, x=x_axis, y=y_axis))
-        notes.append(_panel_title(p["title"], x_dom, y_dom[1], g.side, g.title_font))
+        notes.append(panel_title(p["title"], x_dom, y_dom[1], g.side, g.title_font))
     layout.update(title=dict(text=title), font=FONT, annotations=notes, height=top + g.plot_h + 10)
     layout.update(margin=dict(l=0, r=10, t=top, b=10))
     if grey_gaps:
@@ -627,9 +627,11 @@ def _ring(x: str, y: str, i: int) -> dict:
     return dict(type="scatter", mode="markers", hoverinfo="skip", **at, **subplot_ref(i))
 
 
-def _panel_title(text: str, x_dom, top: float, side: float, size: int) -> dict:
-    """A panel's title in ``size``-px type, wrapped to its width, centred above its map."""
-    note = dict(text=wrap_title(text, side, size)[0], x=sum(x_dom) / 2, y=top)
+def panel_title(text: str, x_dom, top: float, px: float, size: int = PANEL_TITLE_PX) -> dict:
+    """A panel's title in ``size``-px type, wrapped to ``px`` (the panel's width), centred
+    above the panel at paper height ``top``: a title wider than its panel runs into its
+    neighbours' (text.count("<br>") + 1 lines)."""
+    note = dict(text=wrap_title(text, px, size)[0], x=sum(x_dom) / 2, y=top)
     note.update(xanchor="center", yanchor="bottom", xref="paper", yref="paper")
     return dict(note, showarrow=False, font=dict(size=size))
 

@@ -7,16 +7,20 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.fonts import label_px
 from kit.i18n import t
 
 from views.heatmap import (
     DIVERGING,
+    NARROW_PX,
     SEQUENTIAL,
     axes,
     cell_domains,
+    drawn_px,
     figure,
     flag_text,
     map_scale,
+    panel_title,
     subplot_ref,
     unique_labels,
 )
@@ -172,7 +176,18 @@ def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
     m = float(max(np.abs(nv.q).max(), np.abs(nv.k).max(), 1e-9))
     m_prod = float(max(np.abs(nv.product).max(), 1e-9))
     cols = cell_domains([0.4, 0.4, 0.2], 0.04)
-    top, bottom = cell_domains([0.12, 0.88], 0.08, reverse=True)
+    # The lower panels' titles wrapped to their columns (at 1024 px with the sidebar open
+    # "q ∘ k_j (sums to q·k_j)" ran into "q·k_j / √d_k and α_ij"), the rows apart by their lines.
+    plot_px = drawn_px(NARROW_PX) - 20 - label_px(labels, FONT["size"])
+    names = (t("views.neuron.keys"), t("views.neuron.product"), t("views.neuron.scores"))
+    notes = [
+        panel_title(x, c, 1, (c[1] - c[0]) * plot_px, FONT["size"])
+        for x, c in zip(names, cols, strict=True)
+    ]
+    lines = max(n["text"].count("<br>") + 1 for n in notes)
+    height = int(min(1000, 260 + 24 * len(nv.k))) + 20 * (lines - 1)
+    gap = (20 * lines + 12) / (height - 70)
+    top, bottom = cell_domains([0.12, 0.88], gap, reverse=True)
     category = dict(type="category")
     rows_axis = dict(category, autorange="reversed")
     layout_axes = (
@@ -189,19 +204,17 @@ def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
         _bars(nv.scores, labels, "q·k/√d_k", "#8c8c8c"),
         _bars(nv.alpha, labels, "α (softmax)", "#1f4e9c"),
     ]
-    titles = (
-        (t("views.neuron.query", label=query_label), (cols[0][0] + cols[1][1]) / 2, top[1]),
-        (t("views.neuron.keys"), sum(cols[0]) / 2, bottom[1]),
-        (t("views.neuron.product"), sum(cols[1]) / 2, bottom[1]),
-        (t("views.neuron.scores"), sum(cols[2]) / 2, bottom[1]),
-    )
+    query = t("views.neuron.query", label=query_label)
+    notes.append(_label(query, (cols[0][0] + cols[1][1]) / 2, top[1], yanchor="bottom"))
+    for n in notes[:3]:
+        n["y"] = bottom[1]
     layout = dict(
         font=FONT,
         barmode="group",
-        height=int(min(1000, 260 + 24 * len(nv.k))),
+        height=height,
         legend=legend_below(),
         margin=dict(l=10, r=10, t=60, b=10),
-        annotations=[_label(t, x, y, yanchor="bottom") for t, x, y in titles],
+        annotations=notes,
         **layout_axes,
     )
     return figure(data, layout)

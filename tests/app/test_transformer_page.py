@@ -156,6 +156,18 @@ def test_neuron_view_bars_equal_the_attention_row(kind):
     fig = neuron_figure(nv, amap.query_labels[i], amap.key_labels)
     alpha = np.asarray(fig.data[-1].x)
     np.testing.assert_allclose(alpha, amap.weights[1, 2, i], atol=1e-5)
+    # The lower panels' titles each within their column and in the band between the rows (at
+    # 1024 px, sidebar open, "q ∘ k_j (sums to q·k_j)" ran into "q·k_j / √d_k and α_ij").
+    from kit.fonts import label_px
+    from views.heatmap import NARROW_PX
+
+    layout = fig.layout
+    band = (layout.yaxis.domain[0] - layout.yaxis2.domain[1]) * (layout.height - 70)
+    lower = (layout.xaxis2, layout.xaxis3, layout.xaxis4)
+    for note, axis in zip(layout.annotations[:3], lower, strict=True):
+        lines = note.text.split("<br>")
+        assert label_px(lines, 16) <= (axis.domain[1] - axis.domain[0]) * NARROW_PX, note.text
+        assert band >= 20 * len(lines), note.text
 
 
 def test_layer_and_head_drive_the_neuron_view(ours):
