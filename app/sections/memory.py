@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 from kit import chart, fragment, t, url_choice
+from views.heatmap import column_px
 from views.memory import (
     answer_bars,
     hops_figure,
@@ -23,7 +24,7 @@ def draw_hops(amap, candidates: Sequence[str], probs: Sequence[float], support: 
     """
     c1, c2 = st.columns([1, 2])
     chart(answer_bars(candidates, probs), "mem-answer", c1, share=1 / 3)
-    chart(hops_figure(amap, support), "mem-hops", c2, share=2 / 3)
+    chart(hops_figure(amap, support, column_px(2 / 3)), "mem-hops", c2, share=2 / 3)
     _shaded(amap, support)
 
 

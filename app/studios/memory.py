@@ -28,7 +28,7 @@ from sections.faithfulness import draw_memory
 from sections.memory import draw_hops
 from state import faithfulness as faithful
 from state import memn2n as state
-from views.heatmap import md_escape
+from views.heatmap import column_px, drawn_px, md_escape
 from views.memory import hops_figure, training_curves
 from views.memory import memory_map as map_figure
 
@@ -197,8 +197,10 @@ def training(trace, sample) -> None:
     facts = dict(step=f"{step:,}", answer=out["answer"], p=f"{out['probability']:.3f}")
     st.markdown(t("memory.step_answer", verdict=verdict, **facts))
     left, right = st.columns([3, 2])
-    chart(hops_figure(shown.maps["memory"], out["support"]), "mem-step-hops", left, share=0.6)
-    chart(training_curves(tl, step), "mem-step-curves", right, share=0.4)
+    hops = hops_figure(shown.maps["memory"], out["support"], column_px(0.6))
+    chart(hops, "mem-step-hops", left, share=0.6)
+    curves = training_curves(tl, step, int(drawn_px(column_px(0.4))))
+    chart(curves, "mem-step-curves", right, share=0.4)
     marks = dict(ls=f"{tl.marks.get('linear_start_end', 0):,}", kept=f"{tl.marks.get('kept', 0):,}")
     epochs = state.linear_start_epochs(name)
     st.caption(

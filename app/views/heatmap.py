@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
+from kit.exports import COLUMN_GAP_PX
 from kit.fonts import flag_spans, label_px, wrap_lines
 from kit.i18n import t, t_or
 from kit.presenter import PAGE_PX, presenting
@@ -183,6 +184,13 @@ def heatmap(
     layout.update(title=dict(text=full_title), font=FONT)
     layout["margin"].update(r=10, t=60 if title else 20)
     return figure([trace], layout, width_px)
+
+
+def column_px(share: float) -> int:
+    """The width of a column taking ``share`` of the narrowest page, less its gap (as
+    kit.exports.in_column counts it): what a figure drawn in that column is sized for, so
+    its numbers and labels are decided for the room they get, not the whole page's."""
+    return int(NARROW_PX * share - COLUMN_GAP_PX)
 
 
 def drawn_px(width_px: float) -> float:

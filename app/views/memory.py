@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 from kit.i18n import t
 from kit.presenter import look, presenting
 
-from views.heatmap import FONT, figure, heatmap, short_labels, text_px
-from views.timeline import curves_figure
+from views.heatmap import FONT, NARROW_PX, figure, heatmap, short_labels, text_px
+from views.timeline import COLUMN_PX, curves_figure
 
 STAR = "★"
 ANSWER_CHARS = 12  # of a candidate answer on the bars' axis
@@ -76,8 +76,9 @@ def sentence_labels(
     return out
 
 
-def hops_figure(amap, support: Sequence[int]) -> go.Figure:
-    """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts."""
+def hops_figure(amap, support: Sequence[int], width_px: int = NARROW_PX) -> go.Figure:
+    """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts; ``width_px``:
+    its width on the narrowest page (its numbers only where they read at that width)."""
     z = amap.weights[:, 0, 0, :].T  # (n_sentences, hops)
     title = t("views.memory.hops_title") + (
         t("views.memory.star_note", star=STAR) if support else ""
@@ -94,6 +95,7 @@ def hops_figure(amap, support: Sequence[int]) -> go.Figure:
         zmax=1.0,
         flags=amap.flags,
         annotate=z.size <= 200,
+        width_px=width_px,
     )
 
 
@@ -169,7 +171,7 @@ def memory_map(
     return fig
 
 
-def training_curves(tl, step: int) -> go.Figure:
+def training_curves(tl, step: int, width_px: int = COLUMN_PX) -> go.Figure:
     """Loss (training and validation) and validation accuracy of a MemN2N timeline against
     the SGD step, the shown step dashed and the end of linear start (and the kept epoch)
     dotted."""
@@ -180,4 +182,4 @@ def training_curves(tl, step: int) -> go.Figure:
         (t("memory.curve_accuracy"), {val: tl.curve("val_accuracy")}),
     ]
     marks = [(t(f"memory.mark_{k}"), at) for k, at in tl.marks.items()]
-    return curves_figure(panels, step, marks, t("memory.step_axis"), height=190)
+    return curves_figure(panels, step, marks, t("memory.step_axis"), height=190, width_px=width_px)

@@ -11,7 +11,16 @@ import numpy as np
 import plotly.graph_objects as go
 from kit.presenter import QUALITATIVE, presenting
 
-from views.heatmap import axes, cell_domains, figure, log_axis, subplot_ref, text_px
+from views.heatmap import (
+    PANEL_TITLE_LINE_EM,
+    axes,
+    cell_domains,
+    figure,
+    log_axis,
+    panel_title,
+    subplot_ref,
+    text_px,
+)
 
 PALETTE = QUALITATIVE  # kit.presenter's lines: Okabe–Ito, orange after the marked span's
 DISTINCT_LINES = len(PALETTE)  # lines one figure tells apart by colour; more reuse colours
@@ -43,10 +52,17 @@ def curves_figure(
     title: as many rows as its entries need in a figure ``width_px`` wide, in ``type_px``
     type (default: the screen's, or the projector's when presenting)."""
     size = type_px or (PRESENTER_FONT if presenting() else LEGEND_FONT)
-    ys = cell_domains([1] * max(len(panels), 1), 0.06, reverse=True)
+    # Each panel's title wrapped to the plot (a 166-px column cut "loss (cross-entropy per
+    # question)" at its edge), the panels apart by its lines.
+    titles = [panel_title(title, (0, 1), 1, width_px - 60, size) for title, _ in panels]
+    title_lines = max((n["text"].count("<br>") + 1 for n in titles), default=1)
+    plot_px = height * max(len(panels), 1) - 10
+    more = (title_lines - 1) * PANEL_TITLE_LINE_EM * size  # px a wrapped title takes over one line
+    gap = 0.06 + more / plot_px
+    ys = cell_domains([1] * max(len(panels), 1), gap, reverse=True)
     colours: dict[str, str] = {}
     data, layout, shapes, notes = [], {}, [], []
-    for n, (title, lines) in enumerate(panels, start=1):
+    for n, (_, lines) in enumerate(panels, start=1):
         for label, (steps, values) in lines.items():
             colour = colours.setdefault(label, PALETTE[len(colours) % len(PALETTE)])
             first = label not in {d["name"] for d in data}
@@ -57,14 +73,13 @@ def curves_figure(
             x_axis["title"] = dict(text=step_title)
         layout |= axes(n, (0, 1), ys[n - 1], x=x_axis)
         shapes += _step_shapes(n, current, marks, band)
-        where = dict(x=0.5, y=ys[n - 1][1], xanchor="center", yanchor="bottom")
-        notes.append(_note(title, size, **where))
+        notes.append(titles[n - 1] | dict(y=ys[n - 1][1]))
     last = max(
         (max(steps, default=1) for _, lines in panels for steps, _ in lines.values()), default=1
     )
     notes += _mark_notes([*marks, *([band[:2]] if band else [])], max(last, 10), size - 1)
     rows = legend_rows([d["name"] for d in data if d["showlegend"]], width_px - 60, size)
-    top = 8 + round(rows * LEGEND_ROW_EM * size + NOTE_EM * size)
+    top = 8 + round(rows * LEGEND_ROW_EM * size + NOTE_EM * size + more)
     layout |= dict(
         shapes=shapes,
         annotations=notes,

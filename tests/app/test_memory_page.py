@@ -159,6 +159,17 @@ def test_training_step_slider_redraws_the_probe_hops_beside_the_curves(
     assert {d["name"] for d in curves["data"]} == {"training", "validation"}
     marked = [a["text"] for a in curves["layout"]["annotations"]]
     assert "linear start ends" in marked and "kept" in marked
+    # Both drawn for their columns of the narrowest page (3 : 2): the curves' panel titles
+    # wrapped to the plot ("loss (cross-entropy per question)" was cut at its edge), and the
+    # hops map's numbers left to the hover where its cells are too small for them.
+    from kit.fonts import label_px
+    from views.heatmap import column_px
+    from views.timeline import LEGEND_FONT
+
+    titles = [a["text"] for a in curves["layout"]["annotations"] if "<br>" in a["text"]]
+    lines = [x for title in titles for x in title.split("<br>")]
+    assert "loss" in lines[0] and label_px(lines, LEGEND_FONT) <= column_px(0.4) - 60, lines
+    assert "texttemplate" not in json.loads(charts(at)[0].proto.spec)["data"][0]
     for step in (tl.steps[0], tl.steps[len(tl.steps) // 2], tl.steps[-1]):
         at.select_slider(key="mem_step_memn2n-task1").set_value(step).run()
         assert not at.exception, step
