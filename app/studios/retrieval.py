@@ -207,7 +207,10 @@ def draw_reading(trace, key: str) -> None:
         return
     amap = trace.maps["passages"]
     n_layers, n_heads = amap.shape[:2]
-    c1, c2, c3 = controls(key).columns([2, 2, 3])
+    # The two pickers side by side and the toggle under them: in three columns of a 535-px
+    # page (1024 px, sidebar open) "mean of every layer" and the toggle's label were cut.
+    block = controls(key)
+    c1, c2 = block.columns(2)
     layer = url_choice(
         c1.selectbox,
         "layer",
@@ -226,7 +229,7 @@ def draw_reading(trace, key: str) -> None:
         key=f"{key}-head",
         format_func=lambda v: t("retrieval.every_head") if v is None else f"H{v}",
     )
-    share = c3.toggle(
+    share = block.toggle(
         t("retrieval.share"),
         url_default("share", False, flag, key=f"{key}-share"),
         key=f"{key}-share",

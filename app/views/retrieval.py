@@ -15,22 +15,27 @@ import html
 from collections.abc import Sequence
 
 import numpy as np
+from kit.fonts import label_px
 from kit.i18n import t
 
 from views.heatmap import (
     FONT,
+    NARROW_PX,
     SEQUENTIAL,
     axes,
     cell_domains,
+    drawn_px,
     figure,
     heatmap,
     kind_scale,
+    map_tick_px,
     unique_labels,
 )
 from views.memory import STAR
 
 DECIMALS = 3
 LABEL_CHARS = 32
+GAP_PX = 24  # between the weight column and the cosine bars: the column's name clear of "0"
 
 
 def passage_label(number: int, text: str, support: bool) -> str:
@@ -55,7 +60,7 @@ def addressing_figure(
     """Each passage's softmax weight (a column on the hop weights' scale) beside its cosine
     to the question (bars; the retrieved ones dark, the similarity floor dashed)."""
     ys = unique_labels(labels)
-    left, right = cell_domains([1, 4], 0.04)
+    tick, margin, (left, right) = _addressing_geometry(ys)
     colours = ["#440154" if r else "#b8b8c8" for r in retrieved]
     data = [
         dict(
@@ -82,11 +87,12 @@ def addressing_figure(
         ),
     ]
     category = dict(type="category", autorange="reversed", automargin=False)
+    category["tickfont"] = dict(size=tick)
     layout = dict(
         title=dict(text=title),
         font=FONT,
         height=int(min(900, max(260, 110 + 28 * len(ys)))),
-        margin=dict(l=int(min(520, 10 * max(map(len, ys), default=10))), r=20, t=60, b=50),
+        margin=margin,
         showlegend=False,
         shapes=[_floor_line(floor)],
         **axes(1, left, (0, 1), x=dict(type="category"), y=category),
@@ -99,6 +105,17 @@ def addressing_figure(
         ),
     )
     return figure(data, layout)
+
+
+def _addressing_geometry(ys: list[str]):
+    """(tick px, margins, the weight column's and the bars' domains), measured, not guessed:
+    at 1024 px with the sidebar open ten pixels a character left the weight column 30 px
+    for its "0.404"s and its name on the cosine axis's "0"."""
+    tick = map_tick_px()
+    margin = dict(l=int(label_px(ys, tick)) + 16, r=20, t=60, b=50)
+    plot_px = drawn_px(NARROW_PX) - margin["l"] - margin["r"]
+    column = label_px(["0.000", t("retrieval.fig_weight")], FONT["size"]) + 12
+    return tick, margin, cell_domains([column, plot_px - column - GAP_PX], GAP_PX / plot_px)
 
 
 def addressing_of(found, passages: Sequence, order: Sequence[int]):

@@ -52,14 +52,7 @@ def curves_figure(
     title: as many rows as its entries need in a figure ``width_px`` wide, in ``type_px``
     type (default: the screen's, or the projector's when presenting)."""
     size = type_px or (PRESENTER_FONT if presenting() else LEGEND_FONT)
-    # Each panel's title wrapped to the plot (a 166-px column cut "loss (cross-entropy per
-    # question)" at its edge), the panels apart by its lines.
-    titles = [panel_title(title, (0, 1), 1, width_px - 60, size) for title, _ in panels]
-    title_lines = max((n["text"].count("<br>") + 1 for n in titles), default=1)
-    plot_px = height * max(len(panels), 1) - 10
-    more = (title_lines - 1) * PANEL_TITLE_LINE_EM * size  # px a wrapped title takes over one line
-    gap = 0.06 + more / plot_px
-    ys = cell_domains([1] * max(len(panels), 1), gap, reverse=True)
+    titles, ys, more = _panel_titles([title for title, _ in panels], height, width_px, size)
     colours: dict[str, str] = {}
     data, layout, shapes, notes = [], {}, [], []
     for n, (_, lines) in enumerate(panels, start=1):
@@ -97,6 +90,17 @@ def curves_figure(
         hovermode="x unified",
     )
     return figure(data, layout)
+
+
+def _panel_titles(titles: list[str], height: int, width_px: int, size: int):
+    """(the panels' titles, their y domains, the px a wrapped title takes over one line):
+    each title wrapped to the plot (a 166-px column cut "loss (cross-entropy per question)"
+    at its edge), the panels kept apart by its lines."""
+    notes = [panel_title(title, (0, 1), 1, width_px - 60, size) for title in titles]
+    lines = max((n["text"].count("<br>") + 1 for n in notes), default=1)
+    more = (lines - 1) * PANEL_TITLE_LINE_EM * size
+    gap = 0.06 + more / (height * max(len(titles), 1) - 10)
+    return notes, cell_domains([1] * max(len(titles), 1), gap, reverse=True), more
 
 
 def legend_rows(labels: list[str], px: float, size: float = LEGEND_FONT) -> int:

@@ -310,3 +310,21 @@ def test_a_question_without_an_english_word_is_warned_about():
     assert any("no English word" in w.value for w in at.warning), shown(at)
     ask(at, "Where is John?")
     assert not any("no English word" in w.value for w in at.warning)
+
+
+def test_the_addressing_figure_measures_its_labels_and_holds_its_weights():
+    """The passages' labels get the margin their text takes and the weight column the room
+    its numbers and name take: ten pixels a character left the column 30 px at 1024 px with
+    the sidebar open, "0.404" over its edges and "weight" on the cosine axis's "0"."""
+    from views.retrieval import GAP_PX, addressing_figure
+
+    labels = [f"{i}. John went back to the bedroom." for i in range(1, 7)]
+    weights, scores = np.linspace(0, 0.4, 6), np.linspace(0.1, 0.6, 6)
+    fig = addressing_figure(labels, weights, scores, [True] * 6, 0.0, "Addressing").to_dict()
+    layout = fig["layout"]
+    words = label_px(labels, layout["yaxis"]["tickfont"]["size"])
+    assert words + 8 <= layout["margin"]["l"] <= words + 24  # no more than the words need
+    plot = NARROW_PX - layout["margin"]["l"] - layout["margin"]["r"]
+    column = np.diff(layout["xaxis"]["domain"])[0] * plot
+    assert column >= label_px(["0.000", "weight"], 16)
+    assert (layout["xaxis2"]["domain"][0] - layout["xaxis"]["domain"][1]) * plot >= GAP_PX - 1
