@@ -174,12 +174,13 @@ def heatmap(
     text = np.round(z, 2)
     if annotate is None:
         annotate = z.size <= 144
+    trace["colorbar"] |= bar_ticks(zmin, zmax, plot_px)
     if annotate:  # numbers only where a reader can read them; the hover has every one
-        cell_w = (drawn_px(width_px) - layout["margin"]["l"] - 10 - BAR_PX) / max(len(xs), 1)
+        room = drawn_px(width_px) - layout["margin"]["l"] - 10 - bar_px(trace["colorbar"])
+        cell_w = room / max(len(xs), 1)
         annotate = number_px(text, cell_w, plot_px / max(len(ys), 1)) >= readable_px()
     if annotate:
         trace.update(text=text, texttemplate="%{text}")
-    trace["colorbar"] |= bar_ticks(zmin, zmax, plot_px)
     full_title = title + (f"  <sup>[{flag_text(flags)}]</sup>" if flags else "")
     layout.update(title=dict(text=full_title), font=FONT)
     layout["margin"].update(r=10, t=60 if title else 20)
@@ -210,6 +211,15 @@ def number_px(text: np.ndarray, cell_w: float, cell_h: float) -> float:
     number, its height over a 1.3-em line, at most the figure's font."""
     chars = max((len(f"{v:g}") for v in np.ravel(text)), default=1)
     return min(math.floor(cell_w / (0.65 * chars)), math.floor(cell_h / 1.3), FONT["size"])
+
+
+def bar_px(colorbar: dict) -> float:
+    """The width a colour bar takes beside the plot: its bar and pads (46 px) and its widest
+    tick label, or its title where wider. Measured in Chromium: a bar ticked "−0.57" took
+    86 px, not BAR_PX's 70, so numbers reckoned at 10 px in their cells were drawn at 9."""
+    ticks = colorbar.get("ticktext") or ["0.8"]  # Plotly's own ticks on 0–1: "0.2" … "1"
+    name = ((colorbar.get("title") or {}).get("text")) or ""
+    return max(46 + label_px(ticks, FONT["size"]), 10 + label_px([name], FONT["size"]))
 
 
 def bar_ticks(zmin: float | None, zmax: float | None, plot_px: float) -> dict:

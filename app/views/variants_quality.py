@@ -29,6 +29,7 @@ from views.variants import accuracy_axis, data_text, legend_px, variant_name
 SYMBOLS = {"grows": "circle", "fixed": "diamond"}  # KV cache vs a state fixed in n
 COLOURS = qualitative.Dark24  # one colour per variant: 22 of them
 ROW_PX = 30  # one probed variant's row of needle cells
+NEEDLE_AXIS_PX = 110  # between the two needle panels: the upper one's ticks and axis title
 # Zoology's figure draws each model in its own colour (Tableau 10): the same here, so a
 # reader matches a point to the published figure at a glance.
 PUBLISHED_COLOURS = {
@@ -280,9 +281,12 @@ def recall_rows(rows: list[dict]) -> list[dict]:
 
 def needle_figure(probe: dict) -> dict:
     """Each probed variant's needle accuracy (a row, mean over seeds) by input length (mean
-    over the depths) and by the needle's depth (mean over the lengths), side by side on one
+    over the depths) above the same by the needle's depth (mean over the lengths), on one
     0–1 scale, each cell's value written in it: the variants' rows set each panel's range,
-    where one variant's depth × length grid alone is often all but one colour."""
+    where one variant's depth × length grid alone is often all but one colour.
+
+    One above the other, each the page's width: side by side on the narrowest page (1024 px,
+    the sidebar open) a depth's cell was 23 px and plotly.js drew its value at 7 px."""
     names = list(probe["mean"])
     grids = np.asarray([probe["mean"][n] for n in names], dtype=float)  # (variant, depth, length)
     lengths = [
@@ -295,8 +299,8 @@ def needle_figure(probe: dict) -> dict:
         (grids.mean(axis=1), lengths, "needle_by_length", {}),
         (grids.mean(axis=2), depths, "needle_by_depth", dict(tickangle=-45)),
     )
-    cols = cell_domains([len(lengths) + 1, len(depths)], 0.05)
-    margin_l = int(text_px(ys)) + 16
+    rows_px, band_px = ROW_PX * len(names), NEEDLE_AXIS_PX
+    bottom, top = cell_domains([rows_px, rows_px], band_px / (2 * rows_px + band_px))
     data, layout = [], {}
     for k, (z, xs, title, ticks) in enumerate(panels, start=1):
         data.append(
@@ -311,23 +315,21 @@ def needle_figure(probe: dict) -> dict:
                 showscale=k == 1,
                 colorbar=dict(title=dict(text=t("variants_quality.accuracy_axis"), side="right")),
                 # Sized by plotly.js to its cell ("auto"): a fixed 12 px ran each value into
-                # the next on the narrowest page (72 overlaps); wider, they read at 13 px.
+                # the next; a full-width panel gives each at least 13 px.
                 texttemplate="%{z:.2f}",
                 hovertemplate="%{y}: %{x}: %{z:.3f}<extra></extra>",
-                xaxis=subplot_ref(k)["xaxis"],
+                **subplot_ref(k),
             )
         )
-        x = dict(domain=list(cols[k - 1]), anchor="y", type="category", **ticks)
-        layout[subplot_ref(k)["xaxis"].replace("x", "xaxis")] = x | dict(
-            title=dict(text=t(f"variants_quality.{title}"))
-        )
-    # One y axis for both panels: every variant named once, each on its line.
-    layout["yaxis"] = dict(type="category", autorange="reversed", tickmode="array", tickvals=ys)
+        x = dict(type="category", title=dict(text=t(f"variants_quality.{title}")), **ticks)
+        # Every variant named on its line in both panels.
+        y = dict(type="category", autorange="reversed", tickmode="array", tickvals=ys)
+        layout |= axes(k, (0, 1), top if k == 1 else bottom, x=x, y=y)
     layout |= dict(
         title=dict(text=t("variants_quality.needle_chart_title", task=probe["task"])),
         font=dict(size=13),
-        height=ROW_PX * len(names) + 190,
-        margin=dict(l=margin_l, r=10, t=60, b=130),
+        height=2 * rows_px + band_px + 60 + 130,
+        margin=dict(l=int(text_px(ys)) + 16, r=10, t=60, b=130),
     )
     return figure(data, layout)
 

@@ -508,3 +508,25 @@ def test_points_within_a_marker_of_one_another_are_one_pile():
     assert [[r["variant"] for r in p] for p in piled(rows, "ms_per_step")] == [["a", "b", "c"]]
     apart = 1.15 * MARKER_PX / PLOT_HEIGHT_PX  # a marker's height in accuracy, and some
     assert piled([row("a", 10, 0.5), row("b", 10, 0.5 + apart)], "ms_per_step") == []
+
+
+def test_the_needle_panels_stand_one_above_the_other_so_every_value_reads(page):
+    """plotly.js sizes each needle value to its cell: side by side on the narrowest page
+    (1024 px, the sidebar open) a depth's cell was 23 px and its value 7 px, specks. One
+    above the other, each panel takes the page's width and every value its cell's size."""
+    from views.heatmap import NARROW_PX, number_px, readable_px
+
+    at = _section(page("variants"), "quality")
+    heat = next(
+        s
+        for s in _figures(at).values()
+        if s["layout"].get("title", {}).get("text", "").startswith("Needle accuracy")
+    )
+    layout, maps = heat["layout"], [d for d in heat["data"] if d["type"] == "heatmap"]
+    assert {d["texttemplate"] for d in maps} == {"%{z:.2f}"}
+    upper, lower = layout["yaxis"]["domain"], layout["yaxis2"]["domain"]
+    assert lower[1] < upper[0] and layout["xaxis"]["domain"] == layout["xaxis2"]["domain"] == [0, 1]
+    plot = NARROW_PX - layout["margin"]["l"] - layout["margin"]["r"] - 100  # the colour bar
+    for d in maps:
+        cell = plot / len(d["x"])
+        assert number_px(np.round(np.asarray(d["z"]), 2), cell, 30) >= readable_px(), d["x"]
