@@ -10,16 +10,17 @@ from kit.i18n import t
 from kit.presenter import QUALITATIVE
 
 from views.heatmap import (
-    BAR_PX,
     FONT,
     NARROW_PX,
     TITLE_FONT,
+    bar_px,
     cell_domains,
     figure,
     fitted_height,
     heatmap,
     map_figure,
     map_grid,
+    panel_title,
     unique_labels,
 )
 
@@ -126,17 +127,18 @@ def _side_by_side(named, f) -> go.Figure:
         for n, z in named
     ]
     layout = figs[0].layout.to_plotly_json()
-    plot_px = NARROW_PX - layout["margin"]["l"] - 10 - BAR_PX
+    bar = figs[0].data[0].colorbar.to_plotly_json()  # one bar, named by all three
+    bar["title"] = dict(text=", ".join(n.lower() for n, _ in named))
+    plot_px = NARROW_PX - layout["margin"]["l"] - 10 - bar_px(bar)
     domains = cell_domains([1] * len(named), PANEL_GAP_PX / plot_px)
     data, titles, x_axis = [], [], layout.pop("xaxis")
     for i, (fig, (name, _), dom) in enumerate(zip(figs, named, domains, strict=True), start=1):
         x = f"x{i if i > 1 else ''}"  # every panel on the first one's token axis, "y"
         data.append(fig.data[0].to_plotly_json() | dict(showscale=i == 1, xaxis=x, yaxis="y"))
         layout[x.replace("x", "xaxis")] = x_axis | dict(domain=list(dom), anchor="y")
-        titles.append(dict(text=name, x=sum(dom) / 2, y=1, xref="paper", yref="paper"))
-    data[0]["colorbar"]["title"]["text"] = ", ".join(n.lower() for n, _ in named)
-    note = dict(yanchor="bottom", showarrow=False, font=dict(size=TITLE_FONT))
-    layout |= dict(annotations=[a | note for a in titles])
+        titles.append(panel_title(name, dom, 1, (dom[1] - dom[0]) * plot_px, TITLE_FONT))
+    data[0]["colorbar"] = bar
+    layout |= dict(annotations=titles)
     layout["margin"]["t"] = 40
     return figure(data, layout)
 
