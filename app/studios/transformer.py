@@ -373,14 +373,14 @@ def reading_controls(trace, sinks) -> tuple[str, str, bool, bool]:
         format_func=lambda r: t(f"transformer.reading_{r}"),
         help=t("transformer.read_heads_help"),
     )
-    c3, c4 = st.columns(2)
-    merge = c3.toggle(
+    # One toggle a row: side by side, "隐藏 [CLS] / [SEP] 注意力汇聚点" was cut at 1024 px.
+    merge = st.toggle(
         t("transformer.merge"),
         url_default("merge", False, flag, key="merge"),
         help=t("transformer.merge_help"),
         key="merge",
     )
-    hide = c4.toggle(
+    hide = st.toggle(
         t("transformer.hide", sinks=" / ".join(sinks)),
         url_default("hide", False, flag, key="hide-sinks"),
         help=t("transformer.hide_help"),
