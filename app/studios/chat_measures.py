@@ -295,8 +295,7 @@ def variants(chat, trace, request) -> None:
     notes("chat-variants").markdown(t("chat.variants_intro", prompt=state.VARIANTS_PROMPT))
     titles = {v.name: variant_title(v) for v in state.variant_names()}
     with st.form("chat-variants-form", border=False):
-        # The variants on a row of their own, the numbers under them: in a column of a
-        # 535-px page (1024 px, sidebar open) "BigBird (window + global + random)" was cut.
+        # The variants on a row of their own: in a column at 1024 px their names were cut.
         c2 = st.container()
         c1, c3 = st.columns(2)
         lo, hi = state.VARIANTS_N
