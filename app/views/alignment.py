@@ -12,18 +12,16 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from kit.fonts import label_px
 from kit.i18n import t
 from kit.presenter import presenting
 
 from views.heatmap import (
     DIVERGING,
     FONT,
-    NARROW_PX,
-    drawn_px,
     heatmap,
     map_grid,
-    panel_title,
+    panel_titles,
+    rows_plot_px,
     unique_labels,
 )
 from views.style import ACCENT, POSSIBLE, SURE
@@ -276,14 +274,9 @@ def _parts_layout(titles: Sequence[str], domains: list, rows: list[str]) -> dict
     """Side-by-side panels on one shared row axis (the source words), each titled, its title
     wrapped to its panel: at 1024 px with the sidebar open a panel is ~100 px and
     "tanh(W_a s_{i−1} + U_a h_j)" ran over both its neighbours' titles."""
-    plot_px = drawn_px(NARROW_PX) - 20 - label_px(rows, FONT["size"])
     # Plotly draws a <sub> at 70 %: 11 px of a 16-px title, specks on a projector; 14 of 20.
     size = PRESENTER_SUB_TITLE_PX if presenting() else FONT["size"]
-    notes = [
-        panel_title(x, d, 1.0, (d[1] - d[0]) * plot_px, size)
-        for x, d in zip(titles, domains, strict=True)
-    ]
-    lines = max(n["text"].count("<br>") + 1 for n in notes)
+    notes, lines = panel_titles(titles, domains, rows_plot_px(rows), size)
     line = round(1.25 * size)
     layout = dict(
         font=FONT,

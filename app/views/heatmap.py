@@ -654,6 +654,22 @@ def panel_title(text: str, x_dom, top: float, px: float, size: int = PANEL_TITLE
     return dict(note, showarrow=False, font=dict(size=size))
 
 
+def panel_titles(titles, domains, plot_px: float, size: int) -> tuple[list[dict], int]:
+    """:func:`panel_title` over panels side by side (paper ``domains`` of a plot ``plot_px``
+    wide), each wrapped to its own panel, and the most lines any of them takes."""
+    notes = [
+        panel_title(x, d, 1, (d[1] - d[0]) * plot_px, size)
+        for x, d in zip(titles, domains, strict=True)
+    ]
+    return notes, max((n["text"].count("<br>") + 1 for n in notes), default=1)
+
+
+def rows_plot_px(rows) -> float:
+    """A full-width figure's plot on the narrowest page (this screen's share of it), less its
+    row labels in the figure's type and its 10-px margins."""
+    return drawn_px(NARROW_PX) - 20 - label_px(rows, FONT["size"])
+
+
 def columns_css(
     columns: int, label_px: int = 70, gap_rem: float = 1.2, min_px: float | None = None
 ) -> str:

@@ -17,7 +17,7 @@ from views.heatmap import (
     cell_domains,
     figure,
     log_axis,
-    panel_title,
+    panel_titles,
     subplot_ref,
     text_px,
 )
@@ -96,8 +96,7 @@ def _panel_titles(titles: list[str], height: int, width_px: int, size: int):
     """(the panels' titles, their y domains, the px a wrapped title takes over one line):
     each title wrapped to the plot (a 166-px column cut "loss (cross-entropy per question)"
     at its edge), the panels kept apart by its lines."""
-    notes = [panel_title(title, (0, 1), 1, width_px - 60, size) for title in titles]
-    lines = max((n["text"].count("<br>") + 1 for n in notes), default=1)
+    notes, lines = panel_titles(titles, [(0, 1)] * len(titles), width_px - 60, size)
     more = (lines - 1) * PANEL_TITLE_LINE_EM * size
     gap = 0.06 + more / (height * max(len(titles), 1) - 10)
     return notes, cell_domains([1] * max(len(titles), 1), gap, reverse=True), more

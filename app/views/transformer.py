@@ -7,20 +7,18 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from kit.fonts import label_px
 from kit.i18n import t
 
 from views.heatmap import (
     DIVERGING,
-    NARROW_PX,
     SEQUENTIAL,
     axes,
     cell_domains,
-    drawn_px,
     figure,
     flag_text,
     map_scale,
-    panel_title,
+    panel_titles,
+    rows_plot_px,
     subplot_ref,
     unique_labels,
 )
@@ -178,13 +176,8 @@ def neuron_figure(nv, query_label: str, key_labels: Sequence[str]) -> go.Figure:
     cols = cell_domains([0.4, 0.4, 0.2], 0.04)
     # The lower panels' titles wrapped to their columns (at 1024 px with the sidebar open
     # "q ∘ k_j (sums to q·k_j)" ran into "q·k_j / √d_k and α_ij"), the rows apart by their lines.
-    plot_px = drawn_px(NARROW_PX) - 20 - label_px(labels, FONT["size"])
     names = (t("views.neuron.keys"), t("views.neuron.product"), t("views.neuron.scores"))
-    notes = [
-        panel_title(x, c, 1, (c[1] - c[0]) * plot_px, FONT["size"])
-        for x, c in zip(names, cols, strict=True)
-    ]
-    lines = max(n["text"].count("<br>") + 1 for n in notes)
+    notes, lines = panel_titles(names, cols, rows_plot_px(labels), FONT["size"])
     height = int(min(1000, 260 + 24 * len(nv.k))) + 20 * (lines - 1)
     gap = (20 * lines + 12) / (height - 70)
     top, bottom = cell_domains([0.12, 0.88], gap, reverse=True)
