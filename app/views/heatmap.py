@@ -40,6 +40,9 @@ TICK_SIZE = 18  # the line a category tick label of MAP_TICK_PX needs along its 
 # projector at 16, where the words are what a room reads (12.75 read small from its back).
 # Margins, tilt and rows are laid out for the size drawn; a grid's panels take panel_tick_px().
 MAP_TICK_PX, PRESENTER_MAP_TICK_PX = 12.75, 16
+# Level x labels: apart by at least FLAT_GAP_PX; their band under the plot holds one line
+# of them and the axis title (plotly.js sets the title below the labels it measured).
+FLAT_GAP_PX, FLAT_BAND_PX = 12, 64
 ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
 # A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
 # a room); a line of it takes 20 px of 13-px type, and as much more as the type grows.
@@ -242,8 +245,10 @@ def bar_ticks(zmin: float | None, zmax: float | None, plot_px: float) -> dict:
 def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, tick_px: float):
     """One map's axes laid out for its labels drawn ``tick_px`` high: (layout, plot height).
 
-    Margins fit the labels; x ticks stay tilted when all fit ``width_px``, else stand
-    upright, the figure growing below the map to hold them.
+    Margins fit the labels; x ticks lie level when each fits its column, tilt when all
+    fit tilted, else stand upright, the figure growing below the map to hold them. The
+    room is the figure's on this screen: ``width_px`` of the narrowest page, presenting
+    the wider share of a projector's page it takes.
 
     Upright x labels and the y labels are thinned by plotly.js, not here: on a category
     axis left to ``tickmode="auto"`` it draws one label per 1.2 × tick font size of the
@@ -255,8 +260,13 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
     """
     line = tick_px * TICK_SIZE / MAP_TICK_PX
     margin = fixed_margins(xs, ys, x_title=True, y_title=True, tick_px=tick_px)
-    x_ticks = dict(tickangle=-45)
-    if not fit_tilted(xs, width_px - margin["l"] - 110, line):
+    x_ticks, room = dict(tickangle=-45), drawn_px(width_px) - margin["l"] - 110
+    if fit_flat(xs, room, tick_px):
+        # Short labels (hop 1, H0) level: stood on end, three hops read sideways on a
+        # projector in columns 90 px wide.
+        margin["b"] = FLAT_BAND_PX
+        x_ticks = dict(tickangle=0)
+    elif not fit_tilted(xs, room, line):
         upright = int(label_px(xs, tick_px) + 22 + 32)  # upright: down their full width
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
         x_ticks = dict(tickmode="auto", tickangle=-90)
@@ -289,6 +299,12 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
 def map_tick_px() -> float:
     """The size a single map draws its word labels at, on this screen."""
     return PRESENTER_MAP_TICK_PX if presenting() else MAP_TICK_PX
+
+
+def fit_flat(labels: Sequence[str], px: float, tick_px: float) -> bool:
+    """Whether every label fits its own column of an axis ``px`` long, written level, with
+    FLAT_GAP_PX between neighbours (the plot's width on this screen: on a projector wider)."""
+    return px / max(len(labels), 1) >= label_px(labels, tick_px) + FLAT_GAP_PX
 
 
 def fit_tilted(labels: Sequence[str], px: float, size=TICK_SIZE) -> bool:

@@ -146,6 +146,26 @@ def test_learning_head_panels_and_the_live_figure_are_readable():
             assert panel_px(fig, axis) >= MIN_PANEL_PX
 
 
+@pytest.mark.parametrize("on", [False, True])
+def test_short_column_labels_lie_level_where_each_fits_its_column(monkeypatch, on):
+    """Three hops ("hop 1") and nine query heads ("KV0 · H0") stood on end, read sideways
+    on a projector in columns 90 px wide; level where each fits its column with a gap, on
+    end where it does not (the heads at 535 px), and words that do not fit never level."""
+    monkeypatch.setattr(heatmap, "presenting", lambda: on)
+    z = np.linspace(0, 1, 30 * 9).reshape(30, 9)
+    hop_labels, head_labels = ["hop 1", "hop 2", "hop 3"], chat.head_labels(9, 3)
+    hops = heatmap.heatmap(z[:4, :3], hop_labels, list("abcd")).layout
+    heads = chat.layer_head_figure(z, 3, "sink mass", "mass").layout
+    assert hops.xaxis.tickangle == 0 and heads.xaxis.tickangle == (0 if on else -90)
+    for layout, labels in ((hops, hop_labels), (heads, head_labels)):
+        if layout.xaxis.tickangle == 0:  # each label and its gap within its column
+            column = (heatmap.drawn_px(NARROW_PX) - layout.margin.l - 110) / len(labels)
+            assert column >= label_px(labels, layout.xaxis.tickfont.size) + 12
+            assert layout.margin.b == heatmap.FLAT_BAND_PX  # one line and the axis title
+    words = ["attention", "is", "all", "you", "need", "and", "a", "little", "bit", "more"] * 2
+    assert heatmap.heatmap(np.eye(20), words, words).layout.xaxis.tickangle != 0
+
+
 def test_token_ticks_are_thinned_to_what_fits():
     amap = softmax_map(n=60)
     fig = map_grid([panel(amap, "a"), panel(amap, "b")])
