@@ -192,10 +192,8 @@ def nmt_grid(found, src: Sequence[str], tgt: Sequence[str]):
         )
     ]
     value = t("faithfulness.value_row_scaled")
-    # Drawn the page's width: on a projector (956 px, not 535) the three sit in one row.
-    width = int(drawn_px(NARROW_PX))
-    title = t("faithfulness.fig_nmt")
-    return map_grid(panels, columns=3, value_name=value, width_px=width, title=title)
+    title = t("faithfulness.fig_nmt")  # on a projector (956 px, not 535) the three in a row
+    return map_grid(panels, columns=3, value_name=value, title=title)
 
 
 # ---- text ----------------------------------------------------------------------------------

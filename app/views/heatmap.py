@@ -34,7 +34,6 @@ NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured 
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
 GRID_CELLS = 64  # the same for a panel of a grid
-BAR_PX = 70  # a colour bar and its tick labels
 TICK_SIZE = 18  # the line a category tick label of MAP_TICK_PX needs along its axis, in px
 # A map's word labels: on a screen at the size Streamlit's theme draws them (12.75 px), on a
 # projector at 16, where the words are what a room reads (12.75 read small from its back).
@@ -219,7 +218,7 @@ def number_px(text: np.ndarray, cell_w: float, cell_h: float) -> float:
 def bar_px(colorbar: dict) -> float:
     """The width a colour bar takes beside the plot: its bar and pads (46 px) and its widest
     tick label, or its title where wider. Measured in Chromium: a bar ticked "−0.57" took
-    86 px, not BAR_PX's 70, so numbers reckoned at 10 px in their cells were drawn at 9."""
+    86 px, not the 70 once assumed, so numbers reckoned at 10 px in their cells were drawn at 9."""
     ticks = colorbar.get("ticktext") or ["0.8"]  # Plotly's own ticks on 0–1: "0.2" … "1"
     name = ((colorbar.get("title") or {}).get("text")) or ""
     return max(46 + label_px(ticks, FONT["size"]), 10 + label_px([name], FONT["size"]))
@@ -551,7 +550,7 @@ def map_grid(
     panels on 0–1; every other panel prints its range in its title.
     """
     panels = grid_panels(maps, value_name=value_name, diverging=diverging, layer=layer)
-    g = grid_geometry(panels, columns, width_px, header_px)
+    g = grid_geometry(panels, columns, drawn_px(width_px), header_px)
     top = 28 + 24 * wrap_title(title)[1] if title else 10
     data, layout, notes, bar, shown = [], {}, [], False, set()
     for i, p in enumerate(panels, start=1):
@@ -559,18 +558,23 @@ def map_grid(
         xs, ys, s = unique_labels(p["x"]), unique_labels(p["y"]), p["scale"]
         shows = not bar and _on_bar(s)
         bar |= shows
-        data.append(_panel_trace(p["z"], xs, ys, s, shows, g.plot_h) | subplot_ref(i))
+        data.append(_panel_trace(p["z"], xs, ys, s, shows, g.plot_h, g.bar_x) | subplot_ref(i))
         for extra in p.get("traces", ()):  # the caller's marks, in the panel's labels
             data.append(dict(extra, showlegend=extra.get("name") not in shown, **subplot_ref(i)))
             shown.add(extra.get("name"))
         if marker is not None:
             data.append(_ring(xs[marker[1] // p["factor"]], ys[marker[0] // p["factor"]], i))
         first_column = (i - 1) % g.cols == 0
-        x_axis = dict(_panel_axis(xs, g.side), tickangle=-90)
+        # Square cells on any page: laid out for this screen's width, a panel drawn on a
+        # wider page (1440 px, sidebar open) stretched to 3:1 and flattened its diagonals.
+        x_axis = dict(_panel_axis(xs, g.side), tickangle=-90, constrain="domain")
         y_axis = dict(
             _panel_axis(ys, g.side),
             autorange="reversed",
             showticklabels=first_column or not g.shared,
+            scaleanchor=f"x{'' if i == 1 else i}",
+            scaleratio=len(xs) / max(len(ys), 1),
+            constrain="domain",
         )
         layout.update(axes(i, x_dom, y_dom, x=x_axis, y=y_axis))
         notes.append(panel_title(p["title"], x_dom, y_dom[1], g.side, g.title_font))
@@ -596,6 +600,7 @@ class GridGeometry:
     plot_h: float
     shared: bool  # every panel has the same rows: their tokens are named once a row
     title_font: int = PANEL_TITLE_PX  # a panel's title's type, px
+    bar_x: float | None = None  # the colour bar's left edge (paper), beside the panels
 
     def domains(self, i: int) -> tuple[tuple[float, float], tuple[float, float]]:
         """Panel ``i``'s (1-based) x and y domains in paper coordinates."""
@@ -612,11 +617,20 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
     x_band = min(70, text_px(short_labels(sum((p["x"] for p in panels), [])), tick) + 10)
     y_band = min(70, text_px(short_labels(sum((p["y"] for p in panels), [])), tick) + 10)
     # Plotly moves the plot's right edge in by the colour bar's width: the panels share the rest.
-    plot_w = width_px - 10 - (BAR_PX if any(_on_bar(p["scale"]) for p in panels) else 0)
+    on_bar = [p["scale"] for p in panels if _on_bar(p["scale"])]
+    has_bar = bool(on_bar)  # its width measured: "row scaled 0–1" took 136 px, not 70
+    bar_w = bar_px(dict(title=dict(text=on_bar[0]["name"]))) if has_bar else 0
+    plot_w = width_px - 10 - bar_w
     shared = all(p["y"] == panels[0]["y"] for p in panels)
     gap = 12 + (0 if shared else y_band)
     cols = max(1, min(columns, len(panels), int((plot_w - y_band + gap) // (MIN_PANEL_PX + gap))))
     side = min(320, (plot_w - y_band - (cols - 1) * gap) / cols)
+    bar_x = None
+    if has_bar and plot_w - (y_band + cols * side + (cols - 1) * gap) >= gap:
+        # Panels at their largest leave room: the bar beside them, not across it (a
+        # projector's grid of two 320-px panels had its scale 200 px away).
+        plot_w += bar_w
+        bar_x = (y_band + cols * side + (cols - 1) * gap + gap) / plot_w
     rows = math.ceil(len(panels) / cols)
     font = PRESENTER_PANEL_TITLE_PX if presenting() else PANEL_TITLE_PX
     lines = max(wrap_title(p["title"], side, font)[1] for p in panels)
@@ -634,11 +648,14 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
         header_px + rows * row_px,
         shared,
         font,
+        bar_x,
     )
 
 
-def _panel_trace(z, xs, ys, s: dict, shows_bar: bool, plot_h: float) -> dict:
-    """One panel's heatmap on its scale ``s`` (:func:`map_scale`)."""
+def _panel_trace(z, xs, ys, s: dict, shows_bar: bool, plot_h: float, bar_x=None) -> dict:
+    """One panel's heatmap on its scale ``s`` (:func:`map_scale`); its bar at paper
+    ``bar_x`` where given (else Plotly's place, right of the plot)."""
+    where = {} if bar_x is None else dict(x=bar_x, xanchor="left")
     return dict(
         type="heatmap",
         z=z.astype(np.float32),
@@ -649,7 +666,7 @@ def _panel_trace(z, xs, ys, s: dict, shows_bar: bool, plot_h: float) -> dict:
         colorscale=DIVERGING if s["diverging"] else SEQUENTIAL,
         reversescale=s["diverging"],
         showscale=shows_bar,
-        colorbar=dict(title=dict(text=s["name"]), len=min(1.0, 300 / plot_h), thickness=14),
+        colorbar=dict(title=dict(text=s["name"]), len=min(1.0, 300 / plot_h), thickness=14) | where,
         hovertemplate="%{y} → %{x}<br>" + s["name"] + " = %{z:.4f}<extra></extra>",
     )
 

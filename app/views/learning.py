@@ -27,8 +27,11 @@ def head_panels(maps: np.ndarray, layers) -> list[dict]:
 
 
 def head_maps_figure(maps: np.ndarray, title: str) -> go.Figure:
-    """Every (layer, head) of ``maps [L, H, T, T]``, a row per layer where the width allows."""
-    return map_grid(head_panels(maps, range(len(maps))), columns=maps.shape[1], title=title)
+    """Every (layer, head) of ``maps [L, H, T, T]`` in one row where the width allows: on a
+    projector the induction heads of layer 1 then stand on the first screen beside the
+    previous-token heads they read (a row per layer put them below it)."""
+    panels = head_panels(maps, range(len(maps)))
+    return map_grid(panels, columns=len(panels), title=title)
 
 
 def curves_figure(

@@ -6,7 +6,7 @@ import pytest
 from kit import presenter
 from kit.fonts import label_px
 from views import chat, heatmap, learning, timeline, variants, variants_quality
-from views.heatmap import BAR_PX, MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid
+from views.heatmap import MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid
 from views.transformer import head_grid
 from views.variants_html import map_grid_html
 
@@ -28,8 +28,11 @@ def implied_map(n=12, top=5.17) -> AttentionMap:
 
 def panel_px(fig, axis) -> float:
     """A panel's width in a figure NARROW_PX wide: Plotly's plot area is the figure less its
-    margins and the colour bar, which it moves the plot's edge in for."""
-    bar = BAR_PX if any(getattr(d, "showscale", False) for d in fig.data) else 0
+    margins and the colour bar, which it moves the plot's edge in for (not for a bar placed
+    inside it, beside panels that leave it room)."""
+    bars = [d for d in fig.data if getattr(d, "showscale", False)]
+    outside = bars and bars[0].colorbar.x is None
+    bar = heatmap.bar_px(dict(title=dict(text=bars[0].colorbar.title.text))) if outside else 0
     margin = fig.layout.margin
     return (axis["domain"][1] - axis["domain"][0]) * (NARROW_PX - margin.l - margin.r - bar)
 
@@ -164,6 +167,32 @@ def test_short_column_labels_lie_level_where_each_fits_its_column(monkeypatch, o
             assert layout.margin.b == heatmap.FLAT_BAND_PX  # one line and the axis title
     words = ["attention", "is", "all", "you", "need", "and", "a", "little", "bit", "more"] * 2
     assert heatmap.heatmap(np.eye(20), words, words).layout.xaxis.tickangle != 0
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_grid_panels_stay_square_and_a_projector_gets_every_head_in_a_row(monkeypatch, on):
+    """Laid out for 535 px, the Learning page's maps were drawn 3:1 on a 1440-px page (the
+    induction stripes flattened), and on a projector a row per layer put layer 1's
+    induction heads below the first screen, their colour bar 200 px away."""
+    monkeypatch.setattr(heatmap, "presenting", lambda: on)
+    maps = np.stack([softmax_map(n=41, seed=s).weights[0] for s in range(2)])  # [2, 2, 41, 41]
+    fig = learning.head_maps_figure(maps, "step 100")
+    heat = [d for d in fig.data if d.type == "heatmap"]
+    for i, trace in enumerate(heat, start=1):
+        suffix = "" if i == 1 else str(i)
+        x, y = fig.layout[f"xaxis{suffix}"], fig.layout[f"yaxis{suffix}"]
+        # square on any page: y's scale tied to x's, the domain shrinking, not the range
+        assert (y.scaleanchor, x.constrain, y.constrain) == (f"x{suffix}", "domain", "domain")
+        assert y.scaleratio == len(trace.x) / len(trace.y)
+    tops = {round(fig.layout[f"yaxis{'' if i == 1 else i}"].domain[1], 6) for i in (1, 2, 3, 4)}
+    assert len(tops) == (1 if on else 2)  # one row of four on a projector, a row per layer
+    # the colour bar beside the last panel: inside the plot where the panels leave room,
+    # else right of a plot the panels fill
+    bar = next(d for d in heat if d.showscale).colorbar
+    right = max(fig.layout[f"xaxis{'' if i == 1 else i}"].domain[1] for i in (1, 2, 3, 4))
+    assert right < bar.x < right + 0.05 if bar.x is not None else right > 0.97
+    one = map_grid([panel(softmax_map(n=41), "one")])  # 320 px at most: room beside it
+    assert one.data[0].colorbar.x == pytest.approx(one.layout.xaxis.domain[1], abs=0.05)
 
 
 def test_token_ticks_are_thinned_to_what_fits():
@@ -543,7 +572,9 @@ def test_numbers_go_in_cells_only_where_they_can_be_read(monkeypatch, on):
     small = heatmap.PRESENTER_CELL_NUMBER_PX if on else heatmap.CELL_NUMBER_PX
     # across a 535-px page (956 on a projector, its sidebar hidden)
     page = presenter.PAGE_PX if on else NARROW_PX
-    cell_w = (page - whole.layout.margin.l - 10 - BAR_PX) / 11
+    cell_w = (
+        page - whole.layout.margin.l - 10 - heatmap.bar_px(whole.data[0].colorbar.to_plotly_json())
+    ) / 11
     assert heatmap.number_px(np.round(z, 2), cell_w, 26) >= small
     # plotly.js's rule: a cell's width over 0.65 em a character, its height over 1.3 em
     assert heatmap.number_px(np.array([0.25, 1.0]), 26, 100) == 10  # "0.25": 26 / 2.6
