@@ -31,6 +31,9 @@ checks on the page as drawn (bench/screens_checks.js, evaluated in the page):
   (12 on a projector): specks that fill a map, where its colour and hover say more;
 - ragged_numbers: table columns of numbers (a gap shown as "–") whose cells are not set
   flush right: st.table aligns a cell by its column's type, and a gap makes it text;
+- stretched: panels of a grid of square maps (two or more heatmaps, as many rows as
+  columns each: a head per panel) drawn over 1.25 times wider than tall or taller than
+  wide: a pattern's diagonals and stripes flatten (a lone map is laid out by its labels);
 - untranslated (中文 views): visible text that is an English interface string with a
   different Chinese one (app/locales, the decks), or a snake_case identifier;
 - widgets: each URL-state widget (``url_choice`` / ``url_number`` calls, read from the
@@ -84,7 +87,7 @@ from tests.e2e.support import (  # noqa: E402
 
 CHECKS = (
     *("overlaps", "uniform", "first_screen", "truncated", "scales", "small_type"),
-    *("cell_numbers", "ragged_numbers", "untranslated", "widgets"),
+    *("cell_numbers", "ragged_numbers", "stretched", "untranslated", "widgets"),
 )
 CHECKS_JS = (Path(__file__).with_name("screens_checks.js")).read_text()
 STUDIOS = ROOT / "app" / "studios"
@@ -699,6 +702,7 @@ def check_view(
         f["small_type"] = found["small"]
         f["cell_numbers"] = found["cells"]
         f["ragged_numbers"] = found["ragged"]
+        f["stretched"] = found["stretched"]
         if lang != "en":
             f["untranslated"] = untranslated(found["texts"])
         f["widgets"] = widget_disagreements(view.page, found["widgets"], found["url"], query, lang)

@@ -17,6 +17,8 @@
 //   cells:     heatmaps whose numbers in cells plotly.js fitted under o.minCellPx (10 px on
 //              a screen, 12 on a projector): one finding per chart, with its smallest size
 //   ragged:    table columns of numbers (and "–" gaps) whose cells are not set flush right
+//   stretched: panels of a grid of square maps (two or more heatmaps, each with as many
+//              rows as columns) drawn over MAX_STRETCH times wider than tall, or taller
 //   texts:     visible text runs outside data (inputs, code, tokens), for the language check
 //   widgets:   each choice / number widget's label and the value it shows
 (opts) => {
@@ -30,6 +32,7 @@
     return Math.max(0, (across - fs) / 2);
   };
   const MIN_RATIO = 0.25;
+  const MAX_STRETCH = 1.25; // a square map's panel drawn up to 5:4 reads as square
   const main = document.querySelector("[data-testid=stMain]") || document.body;
   const app = document.querySelector("[data-testid=stApp]") || document.body;
   const FIGURES = [
@@ -170,6 +173,7 @@
   const scales = [];
   const small = [];
   const cells = [];
+  const stretched = [];
   charts.forEach((gd, index) => {
     const chart = chartName(gd, index);
     const texts = labels(gd);
@@ -215,6 +219,22 @@
         uniform.push({ chart, panel: trace.name || trace.xaxis + trace.yaxis || `trace ${t + 1}`, used: [min, max].map((v) => +v.toPrecision(3)), scale: [lo, hi].map((v) => +(+v).toPrecision(3)), share: +share.toFixed(3) });
       }
     });
+
+    // A grid of square maps (a head per panel) keeps its panels square: drawn 3:1 on a
+    // wide page, an attention pattern's diagonals and stripes flatten. A lone map, and
+    // panels of other shapes (tokens × dimensions, strips), are laid out by their labels.
+    const squares = (gd._fullData || []).filter((tr) => tr.type === "heatmap" && tr.visible === true
+      && (tr.z || []).length > 1 && (tr.z || []).length === ((tr.z || [])[0] || []).length);
+    if (new Set(squares.map((tr) => tr.xaxis)).size > 1) {
+      for (const tr of squares) {
+        const x = layout[`xaxis${tr.xaxis.slice(1)}`];
+        const y = layout[`yaxis${tr.yaxis.slice(1)}`];
+        const [w, h] = [x && x._length, y && y._length];
+        if (w > 0 && h > 0 && Math.max(w / h, h / w) > MAX_STRETCH) {
+          stretched.push({ chart, panel: `${tr.xaxis}${tr.yaxis}`, px: [round(w), round(h)] });
+        }
+      }
+    }
 
     // A value axis a trace is drawn on, its tick labels shown: two named values at least.
     const drawn = new Set((gd._fullData || []).filter((tr) => tr.visible === true)
@@ -442,5 +462,5 @@
     widgets.push(w);
   }
 
-  return { overlaps, uniform, truncated, scales, small, cells, ragged, first, texts, widgets, charts: charts.length, url: location.href };
+  return { overlaps, uniform, truncated, scales, small, cells, ragged, stretched, first, texts, widgets, charts: charts.length, url: location.href };
 }

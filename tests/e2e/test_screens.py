@@ -25,8 +25,8 @@ PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 # 10-px type and a title whose <sup> flag Plotly draws at 70 % of it, which a projector's
 # room cannot read; a 12 × 12 map in 300 px whose numbers plotly.js shrinks to specks. A
 # label CSS cuts with an ellipsis, and one it does not; a table wider than its box, and one
-# that fits. Below a 2,000 px spacer, so no
-# figure is on the first screen.
+# that fits. Two grids of two 4 × 4 maps in 600 × 200 px: one stretched 3:2, one held square
+# (Plotly's scaleanchor). Below a 2,000 px spacer, so no figure is on the first screen.
 SYNTHETIC = """
 <div style="height:2000px">spacer</div>
 <div id="uniform" style="width:500px;height:400px"></div>
@@ -38,6 +38,8 @@ SYNTHETIC = """
 <div id="scale" style="width:500px;height:300px"></div>
 <div id="small" style="width:500px;height:300px"></div>
 <div id="cells" style="width:300px;height:300px"></div>
+<div id="stretched" style="width:600px;height:200px"></div>
+<div id="square" style="width:600px;height:200px"></div>
 <p style="width:120px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">A button's label
  cut by CSS</p>
 <p style="width:400px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">Whole</p>
@@ -78,6 +80,18 @@ Plotly.newPlot("small", [{y: [1, 2, 3]}], {title: {text: "small type <sup>[a fla
 const dense = [...Array(12).keys()].map((i) => [...Array(12).keys()].map((j) => (i * j % 7) / 7));
 Plotly.newPlot("cells", [{type: "heatmap", z: dense, texttemplate: "%{z:.2f}"}],
   {title: {text: "specks"}}, opts);
+const n = (i) => (i === 1 ? "" : i);  // Plotly names the first subplot's axes x, y
+const four = dense.slice(0, 4).map((r) => r.slice(0, 4));
+const grid = () => [1, 2].map((i) => ({type: "heatmap", z: four, showscale: false,
+  xaxis: `x${n(i)}`, yaxis: `y${n(i)}`}));
+const held = (on, i) => (on ? {scaleanchor: `x${n(i)}`} : {});
+const panels = (on) => Object.assign({margin: {l: 40, r: 10, t: 10, b: 40}},
+  ...[1, 2].map((i) => ({
+    [`xaxis${n(i)}`]: {domain: [(i - 1) * 0.55, (i - 1) * 0.5 + 0.45], anchor: `y${n(i)}`,
+      constrain: "domain"},
+    [`yaxis${n(i)}`]: {anchor: `x${n(i)}`, constrain: "domain", ...held(on, i)}})));
+Plotly.newPlot("stretched", grid(), panels(false), opts);
+Plotly.newPlot("square", grid(), panels(true), opts);
 </script>
 """
 
@@ -90,7 +104,7 @@ def synthetic(browser):
     context.route("**/*", lambda r: outside.append(r.request.url) or r.abort())
     page = context.new_page()
     page.set_content(f"<!doctype html><script>{PLOTLY_JS.read_text()}</script>{SYNTHETIC}")
-    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 18")
+    page.wait_for_function("document.querySelectorAll('.main-svg').length >= 22")
     found = page.evaluate(screens.CHECKS_JS, {"presenter": True})
     context.close()
     assert not outside
@@ -127,6 +141,13 @@ def test_a_title_wider_than_its_chart_and_a_label_cut_by_css_are_found(synthetic
 def test_an_axis_that_names_one_value_is_found(synthetic):
     """A log axis over 256 … 4096 labelled at powers of ten names "1000" alone: no scale."""
     assert synthetic["scales"] == [{"chart": "#7 one label", "axis": "xaxis", "labels": ["1000"]}]
+
+
+def test_a_grid_of_square_maps_drawn_stretched_is_found(synthetic):
+    """Two 4 × 4 maps side by side in 600 × 200 px: 3:2 panels; held square, none."""
+    found = {(f["chart"].split()[0], f["panel"]) for f in synthetic["stretched"]}
+    assert found == {("#10", "xy"), ("#10", "x2y2")}, synthetic["stretched"]
+    assert all(w > 1.4 * h for w, h in (f["px"] for f in synthetic["stretched"]))
 
 
 def test_small_type_on_a_projector_is_found(synthetic):
