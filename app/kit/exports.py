@@ -66,6 +66,8 @@ def chart(fig, key: str, where=None, *, share: float | None = None, **kwargs):
     if where is not None:
         fig = in_column(fig, share)
     st.session_state.setdefault(FIGURES_KEY, {})[key] = fig
+    if fig.layout.width and "width" not in kwargs:  # laid out for its width: not stretched
+        kwargs["width"] = "content"  # (Streamlit keeps it within the column)
     return (where or st).plotly_chart(fig, key=key, config=plot_config(key), **kwargs)
 
 

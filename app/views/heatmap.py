@@ -579,6 +579,9 @@ def map_grid(
         layout.update(axes(i, x_dom, y_dom, x=x_axis, y=y_axis))
         notes.append(panel_title(p["title"], x_dom, y_dom[1], g.side, g.title_font))
     layout.update(title=dict(text=title), font=FONT, annotations=notes, height=top + g.plot_h + 10)
+    # Drawn the width it is laid out for (kit.exports.chart), not stretched over a wider
+    # page: at 1440 px its square panels stood apart in a figure 1.6 times their layout.
+    layout["width"] = int(drawn_px(width_px))
     layout.update(margin=dict(l=0, r=10, t=top, b=10))
     if grey_gaps:
         layout["plot_bgcolor"] = "rgba(128,128,128,0.75)"

@@ -184,6 +184,8 @@ def test_grid_panels_stay_square_and_a_projector_gets_every_head_in_a_row(monkey
         # square on any page: y's scale tied to x's, the domain shrinking, not the range
         assert (y.scaleanchor, x.constrain, y.constrain) == (f"x{suffix}", "domain", "domain")
         assert y.scaleratio == len(trace.x) / len(trace.y)
+    # drawn the width it is laid out for (kit.exports.chart: width="content"), not stretched
+    assert fig.layout.width == int(heatmap.drawn_px(NARROW_PX))
     tops = {round(fig.layout[f"yaxis{'' if i == 1 else i}"].domain[1], 6) for i in (1, 2, 3, 4)}
     assert len(tops) == (1 if on else 2)  # one row of four on a projector, a row per layer
     # the colour bar beside the last panel: inside the plot where the panels leave room,
