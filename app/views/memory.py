@@ -83,9 +83,10 @@ def hops_figure(amap, support: Sequence[int], width_px: int = NARROW_PX) -> go.F
     title = t("views.memory.hops_title") + (
         t("views.memory.star_note", star=STAR) if support else ""
     )
+    hops = [t("memory.hop_n", n=h.removeprefix("hop ")) for h in amap.layer_labels]  # 第 1 跳
     return heatmap(
         z,
-        list(amap.layer_labels),
+        hops,
         sentence_labels(amap.key_labels, support),
         title=title,
         x_title=t("views.memory.hop"),

@@ -244,6 +244,19 @@ def test_every_task_table_has_short_stories_the_paper_gap_and_the_restarts(memor
     assert column.notna().sum() == 3  # tasks 6, 9 and 10
 
 
+def test_the_hops_are_named_in_the_readers_language():
+    """The 中文 page named its columns "hop 1", beside a slider saying 第 3 跳."""
+    from catalog import APP_DIR
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_DIR / "studios" / "memory.py"), default_timeout=180)
+    at.query_params.update(section="hops", task="1", story="0", lang="zh")
+    at.run()
+    assert not at.exception
+    hops = next(json.loads(c.proto.spec) for c in charts(at) if "跳" in c.proto.spec)
+    assert list(hops["data"][0]["x"]) == ["第 1 跳", "第 2 跳", "第 3 跳"]
+
+
 def test_every_hop_is_labelled_beside_long_sentences():
     """Long story sentences once took the hop map's width: only "hop 1" was labelled."""
     from views.memory import hops_figure
@@ -273,6 +286,7 @@ def test_the_projector_shows_each_sentence_whole_on_the_hops_map(present):
         json.loads(c.proto.spec) for c in charts(at) if "per hop" in c.proto.spec
     )  # the sentences × hops map
     rows = list(hops["data"][0]["y"])
+    assert list(hops["data"][0]["x"]) == ["hop 1", "hop 2", "hop 3"]
     whole = [r for r in rows if not r.endswith("…")]
     if present == "1":
         assert len(whole) == len(rows), rows
