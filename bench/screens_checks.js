@@ -220,7 +220,7 @@
       }
     });
 
-    // A grid of square maps (a head per panel) keeps its panels square: drawn 3:1 on a
+    // A grid of square maps (a head per panel) keeps its panels square: drawn 1.9:1 on a
     // wide page, an attention pattern's diagonals and stripes flatten. A lone map, and
     // panels of other shapes (tokens × dimensions, strips), are laid out by their labels.
     const squares = (gd._fullData || []).filter((tr) => tr.type === "heatmap" && tr.visible === true

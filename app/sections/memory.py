@@ -11,6 +11,7 @@ from kit import chart, fragment, t, url_choice
 from views.heatmap import column_px
 from views.memory import (
     answer_bars,
+    hop_label,
     hops_figure,
     shaded_story,
 )
@@ -40,7 +41,7 @@ def _shaded(amap, support: Sequence[int]) -> None:
         key="mem_hop",
         ids=range(1, len(labels) + 1),
         default=len(labels) - 1,
-        format_func=lambda h: t("memory.hop_n", n=h.removeprefix("hop ")),
+        format_func=hop_label,
     )
     st.caption(t("memory.shaded_support" if support else "memory.shaded"))
     st.html(shaded_story(amap.key_labels, amap.weights[labels.index(hop), 0, 0], support))

@@ -550,7 +550,8 @@ def map_grid(
     panels on 0–1; every other panel prints its range in its title.
     """
     panels = grid_panels(maps, value_name=value_name, diverging=diverging, layer=layer)
-    g = grid_geometry(panels, columns, drawn_px(width_px), header_px)
+    drawn = drawn_px(width_px)  # laid out and drawn at this screen's width
+    g = grid_geometry(panels, columns, drawn, header_px)
     top = 28 + 24 * wrap_title(title)[1] if title else 10
     data, layout, notes, bar, shown = [], {}, [], False, set()
     for i, p in enumerate(panels, start=1):
@@ -565,14 +566,14 @@ def map_grid(
         if marker is not None:
             data.append(_ring(xs[marker[1] // p["factor"]], ys[marker[0] // p["factor"]], i))
         first_column = (i - 1) % g.cols == 0
-        # Square cells on any page: laid out for this screen's width, a panel drawn on a
-        # wider page (1440 px, sidebar open) stretched to 3:1 and flattened its diagonals.
+        # Square panels on any page: a panel laid out for 535 px and drawn on a wider one
+        # (1440 px, sidebar open) stretched to 1.9:1 and flattened its diagonals.
         x_axis = dict(_panel_axis(xs, g.side), tickangle=-90, constrain="domain")
         y_axis = dict(
             _panel_axis(ys, g.side),
             autorange="reversed",
             showticklabels=first_column or not g.shared,
-            scaleanchor=f"x{'' if i == 1 else i}",
+            scaleanchor=subplot_ref(i)["xaxis"],
             scaleratio=len(xs) / max(len(ys), 1),
             constrain="domain",
         )
@@ -581,8 +582,7 @@ def map_grid(
     layout.update(title=dict(text=title), font=FONT, annotations=notes, height=top + g.plot_h + 10)
     # Drawn the width it is laid out for (kit.exports.chart), not stretched over a wider
     # page: at 1440 px its square panels stood apart in a figure 1.6 times their layout.
-    layout["width"] = int(drawn_px(width_px))
-    layout.update(margin=dict(l=0, r=10, t=top, b=10))
+    layout.update(margin=dict(l=0, r=10, t=top, b=10), width=int(drawn))
     if grey_gaps:
         layout["plot_bgcolor"] = "rgba(128,128,128,0.75)"
     return figure(data, layout)
@@ -621,15 +621,15 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
     y_band = min(70, text_px(short_labels(sum((p["y"] for p in panels), [])), tick) + 10)
     # Plotly moves the plot's right edge in by the colour bar's width: the panels share the rest.
     on_bar = [p["scale"] for p in panels if _on_bar(p["scale"])]
-    has_bar = bool(on_bar)  # its width measured: "row scaled 0–1" took 136 px, not 70
-    bar_w = bar_px(dict(title=dict(text=on_bar[0]["name"]))) if has_bar else 0
+    # its width measured: "row scaled 0–1" took 136 px, not 70
+    bar_w = bar_px(dict(title=dict(text=on_bar[0]["name"]))) if on_bar else 0
     plot_w = width_px - 10 - bar_w
     shared = all(p["y"] == panels[0]["y"] for p in panels)
     gap = 12 + (0 if shared else y_band)
     cols = max(1, min(columns, len(panels), int((plot_w - y_band + gap) // (MIN_PANEL_PX + gap))))
     side = min(320, (plot_w - y_band - (cols - 1) * gap) / cols)
     bar_x = None
-    if has_bar and plot_w - (y_band + cols * side + (cols - 1) * gap) >= gap:
+    if on_bar and plot_w - (y_band + cols * side + (cols - 1) * gap) >= gap:
         # Panels at their largest leave room: the bar beside them, not across it (a
         # projector's grid of two 320-px panels had its scale 200 px away).
         plot_w += bar_w

@@ -76,6 +76,11 @@ def sentence_labels(
     return out
 
 
+def hop_label(hop: str) -> str:
+    """The engine's "hop 1" in the reader's language (第 1 跳)."""
+    return t("memory.hop_n", n=hop.removeprefix("hop "))
+
+
 def hops_figure(amap, support: Sequence[int], width_px: int = NARROW_PX) -> go.Figure:
     """Sentences (rows) × hops (columns) of p_i; ★ marks the supporting facts; ``width_px``:
     its width on the narrowest page (its numbers only where they read at that width)."""
@@ -83,10 +88,9 @@ def hops_figure(amap, support: Sequence[int], width_px: int = NARROW_PX) -> go.F
     title = t("views.memory.hops_title") + (
         t("views.memory.star_note", star=STAR) if support else ""
     )
-    hops = [t("memory.hop_n", n=h.removeprefix("hop ")) for h in amap.layer_labels]  # 第 1 跳
     return heatmap(
         z,
-        hops,
+        [hop_label(h) for h in amap.layer_labels],
         sentence_labels(amap.key_labels, support),
         title=title,
         x_title=t("views.memory.hop"),
