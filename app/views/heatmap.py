@@ -172,13 +172,16 @@ def heatmap(
         colorbar=dict(title=dict(text=value_name)),
     )
     height = height or fitted_height(max(len(ys), 1))
-    layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px, map_tick_px())
+    # The bar's ticks for the plot's height before its x labels take their band: their
+    # widest label (what the bar's width hangs on) is the same for a few px more or less.
+    trace["colorbar"] |= bar_ticks(zmin, zmax, height - 60 - FLAT_BAND_PX)
+    bar_w = bar_px(trace["colorbar"])
+    layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px, bar_w)
     text = np.round(z, 2)
     if annotate is None:
         annotate = z.size <= 144
-    trace["colorbar"] |= bar_ticks(zmin, zmax, plot_px)
     if annotate:  # numbers only where a reader can read them; the hover has every one
-        room = drawn_px(width_px) - layout["margin"]["l"] - 10 - bar_px(trace["colorbar"])
+        room = drawn_px(width_px) - layout["margin"]["l"] - 10 - bar_w
         cell_w = room / max(len(xs), 1)
         annotate = number_px(text, cell_w, plot_px / max(len(ys), 1)) >= readable_px()
     if annotate:
@@ -241,13 +244,15 @@ def bar_ticks(zmin: float | None, zmax: float | None, plot_px: float) -> dict:
     return dict(tickmode="array", tickvals=ticks.tolist(), ticktext=text)
 
 
-def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, tick_px: float):
-    """One map's axes laid out for its labels drawn ``tick_px`` high: (layout, plot height).
+def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, bar_w: float):
+    """One map's axes laid out for its labels: (layout, plot height).
 
     Margins fit the labels; x ticks lie level when each fits its column, tilt when all
     fit tilted, else stand upright, the figure growing below the map to hold them. The
-    room is the figure's on this screen: ``width_px`` of the narrowest page, presenting
-    the wider share of a projector's page it takes.
+    room is the figure's on this screen (``width_px`` of the narrowest page, presenting
+    the wider share of a projector's page it takes) less its colour bar, ``bar_w`` as
+    measured (bar_px): reckoned a flat 110 px, a bar of 70 left the 中文 hops map 63 px a
+    column where 90 were drawn, and "第 1 跳" stood on end.
 
     Upright x labels and the y labels are thinned by plotly.js, not here: on a category
     axis left to ``tickmode="auto"`` it draws one label per 1.2 × tick font size of the
@@ -257,9 +262,10 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
     narrowest page and an 18 px font, the Alignment map of Figure 3(a) lost every other
     English word on the projector, "agreement" among them, and every other French one.
     """
+    tick_px = map_tick_px()
     line = tick_px * TICK_SIZE / MAP_TICK_PX
     margin = fixed_margins(xs, ys, x_title=True, y_title=True, tick_px=tick_px)
-    x_ticks, room = dict(tickangle=-45), drawn_px(width_px) - margin["l"] - 110
+    x_ticks, room = dict(tickangle=-45), drawn_px(width_px) - margin["l"] - 10 - bar_w
     if fit_flat(xs, room, tick_px):
         # Short labels (hop 1, H0) level: stood on end, three hops read sideways on a
         # projector in columns 90 px wide.

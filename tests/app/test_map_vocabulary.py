@@ -157,12 +157,20 @@ def test_short_column_labels_lie_level_where_each_fits_its_column(monkeypatch, o
     monkeypatch.setattr(heatmap, "presenting", lambda: on)
     z = np.linspace(0, 1, 30 * 9).reshape(30, 9)
     hop_labels, head_labels = ["hop 1", "hop 2", "hop 3"], chat.head_labels(9, 3)
-    hops = heatmap.heatmap(z[:4, :3], hop_labels, list("abcd")).layout
-    heads = chat.layer_head_figure(z, 3, "sink mass", "mass").layout
-    assert hops.xaxis.tickangle == 0 and heads.xaxis.tickangle == (0 if on else -90)
-    for layout, labels in ((hops, hop_labels), (heads, head_labels)):
+    hops = heatmap.heatmap(z[:4, :3], hop_labels, list("abcd"))
+    # 中文 in the Memory page's column: the bar reckoned a flat 110 px (70 drawn) stood
+    # "第 1 跳" on end on a projector, in columns 90 px wide (and at 1024 px)
+    zh_labels = ["第 1 跳", "第 2 跳", "第 3 跳"]
+    zh = heatmap.heatmap(z[:4, :3], zh_labels, list("abcd"), width_px=heatmap.column_px(2 / 3))
+    heads = chat.layer_head_figure(z, 3, "sink mass", "mass")
+    assert hops.layout.xaxis.tickangle == 0 and zh.layout.xaxis.tickangle == 0
+    assert heads.layout.xaxis.tickangle == (0 if on else -90)
+    for fig, labels in ((hops, hop_labels), (heads, head_labels), (zh, zh_labels)):
+        layout = fig.layout
         if layout.xaxis.tickangle == 0:  # each label and its gap within its column
-            column = (heatmap.drawn_px(NARROW_PX) - layout.margin.l - 110) / len(labels)
+            bar = heatmap.bar_px(fig.data[0].colorbar.to_plotly_json())
+            width = layout.width or heatmap.drawn_px(NARROW_PX)
+            column = (width - layout.margin.l - layout.margin.r - bar) / len(labels)
             assert column >= label_px(labels, layout.xaxis.tickfont.size) + 12
             assert layout.margin.b == heatmap.FLAT_BAND_PX  # one line and the axis title
     words = ["attention", "is", "all", "you", "need", "and", "a", "little", "bit", "more"] * 2
