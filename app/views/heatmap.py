@@ -169,17 +169,14 @@ def heatmap(
         reversescale=diverging,
         hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_name} = %{{z:.4f}}"
         "<extra></extra>",
-        colorbar=dict(title=dict(text=value_name)),
     )
     height = height or fitted_height(max(len(ys), 1))
     # The bar's ticks for the plot's height before its x labels take their band: their
     # widest label (what the bar's width hangs on) is the same for a few px more or less.
-    trace["colorbar"] |= bar_ticks(zmin, zmax, height - 60 - FLAT_BAND_PX)
+    trace["colorbar"] = dict(title=dict(text=value_name)) | bar_ticks(zmin, zmax, height - 124)
     bar_w = bar_px(trace["colorbar"])
     layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px, bar_w)
-    text = np.round(z, 2)
-    if annotate is None:
-        annotate = z.size <= 144
+    text, annotate = np.round(z, 2), z.size <= 144 if annotate is None else annotate
     if annotate:  # numbers only where a reader can read them; the hover has every one
         room = drawn_px(width_px) - layout["margin"]["l"] - 10 - bar_w
         cell_w = room / max(len(xs), 1)
@@ -574,7 +571,7 @@ def map_grid(
         first_column = (i - 1) % g.cols == 0
         # Square panels on any page: a panel laid out for 535 px and drawn on a wider one
         # (1440 px, sidebar open) stretched to 1.9:1 and flattened its diagonals.
-        x_axis = dict(_panel_axis(xs, g.side), tickangle=-90, constrain="domain")
+        x_axis = dict(_panel_axis(xs, g.side, x=True), constrain="domain")
         y_axis = dict(
             _panel_axis(ys, g.side),
             autorange="reversed",
@@ -737,10 +734,26 @@ def panel_tick_px() -> int:
     return PRESENTER_TICK_FONT if presenting() else TICK_FONT
 
 
-def _panel_axis(labels: list[str], px: float) -> dict:
-    """A panel's category axis: as many (shortened) token labels as fit in ``px``."""
+def _panel_axis(labels: list[str], px: float, *, x: bool = False) -> dict:
+    """A panel's category axis: as many (shortened) token labels as fit in ``px``. An x
+    axis's labels lie level where each fits with its gap between two shown: positions
+    (0, 5, 10 …: on end, read sideways on a projector) even thinned up to twice as much,
+    as the ones between are read off their order; words only where none is lost."""
     tick = panel_tick_px()
-    shown = category_ticks(labels, px, size=tick).get("tickvals", labels)
+    shown = category_ticks(labels, px, size=tick)["tickvals"]
+    angle = {}
+    if x:
+        n = max(len(labels), 1)
+        step = math.ceil((label_px(short_labels(labels), tick) + FLAT_GAP_PX) * n / px)
+        thinned = math.ceil(n / max(len(shown), 1))  # on end
+        positions = all(str(s).isdigit() for s in labels)
+        level = step <= thinned * (2 if positions else 1)
+        end = n
+        if positions:  # every 5th or 10th, as a numeric axis is read: not 0, 6, 12 …, 36
+            step = next((k for k in (1, 2, 5, 10, 20, 50, 100) if k >= step), step)
+            end = n - 1  # the last column's, 8 px from the next panel's 0, read "40 0"
+        angle = dict(tickangle=0 if level else -90)
+        shown = labels[:end:step] if level else shown
     font = dict(size=tick)
     kw = dict(tickvals=shown, ticktext=short_labels(shown), tickfont=font, showgrid=False)
-    return dict(type="category", tickmode="array", **kw)
+    return dict(type="category", tickmode="array", **kw, **angle)

@@ -27,14 +27,15 @@ def implied_map(n=12, top=5.17) -> AttentionMap:
 
 
 def panel_px(fig, axis) -> float:
-    """A panel's width in a figure NARROW_PX wide: Plotly's plot area is the figure less its
-    margins and the colour bar, which it moves the plot's edge in for (not for a bar placed
-    inside it, beside panels that leave it room)."""
+    """A panel's width in a figure its layout's width (else NARROW_PX) wide: Plotly's plot
+    area is the figure less its margins and the colour bar, which it moves the plot's edge
+    in for (not for a bar placed inside it, beside panels that leave it room)."""
     bars = [d for d in fig.data if getattr(d, "showscale", False)]
     outside = bars and bars[0].colorbar.x is None
     bar = heatmap.bar_px(dict(title=dict(text=bars[0].colorbar.title.text))) if outside else 0
     margin = fig.layout.margin
-    return (axis["domain"][1] - axis["domain"][0]) * (NARROW_PX - margin.l - margin.r - bar)
+    width = fig.layout.width or NARROW_PX
+    return (axis["domain"][1] - axis["domain"][0]) * (width - margin.l - margin.r - bar)
 
 
 def panel(amap: AttentionMap, title: str) -> dict:
@@ -147,6 +148,25 @@ def test_learning_head_panels_and_the_live_figure_are_readable():
         for i, _ in enumerate(heat, start=1):
             axis = fig.layout[f"xaxis{'' if i == 1 else i}"]
             assert panel_px(fig, axis) >= MIN_PANEL_PX
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_a_grids_positions_lie_level_and_its_words_stand(monkeypatch, on):
+    """The Learning page's positions (0 … 40) stood on end in every panel, read sideways
+    on a projector: level, each with its gap in the columns between two shown; a
+    sentence's words stay upright (level, too few of them would be named)."""
+    monkeypatch.setattr(heatmap, "presenting", lambda: on)
+    monkeypatch.setattr(presenter, "presenting", lambda: on)
+    maps = softmax_map(n=41, heads=2).weights
+    fig = learning.head_maps_figure(np.concatenate([maps, maps]), "step 100")
+    x, side = fig.layout.xaxis, panel_px(fig, fig.layout.xaxis)
+    labels = [str(i) for i in range(41)]
+    assert x.tickangle == 0 and len(x.tickvals) >= 4
+    step = labels.index(x.tickvals[1])
+    assert step in (1, 2, 5, 10, 20)  # every 5th or 10th, as numbers are read
+    assert side * step / 41 >= label_px(x.ticktext, x.tickfont.size) + heatmap.FLAT_GAP_PX
+    words = map_grid([panel(softmax_map(n=14), "a"), panel(softmax_map(n=14), "b")])
+    assert words.layout.xaxis.tickangle == -90
 
 
 @pytest.mark.parametrize("on", [False, True])
