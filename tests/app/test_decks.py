@@ -101,6 +101,20 @@ def test_shipped_decks_parse_in_both_languages_with_the_same_views():
         assert [s.predict for s in en.steps] == [s.predict for s in zh.steps], name
 
 
+def test_a_shipped_decks_word_to_predict_is_one_the_model_writes():
+    """A step asks the class about a target word: the model must write it. Retrained, the
+    attention model translated the long sentence right, and its step still told the class
+    it wrote « garage »; the guess box fell back to the first word, « la »."""
+    for name in decks.shipped():
+        for step in decks.load(name, "en", card_results).steps:
+            page, params = step.view.page, step.view.params
+            if page not in ("alignment", "transformer") or step.predict is None:
+                continue
+            trace = registry.get(params["model"]).trace(params["text"])
+            kind = "alignment" if page == "alignment" else params.get("attention", "cross")
+            assert step.predict in trace.maps[kind].query_labels, (name, step.title)
+
+
 def test_shipped_decks_write_their_formulas_as_math():
     """Sub- and superscripts stand inside $…$ (Streamlit renders it with KaTeX): the
     Transformer deck showed "sin(pos/10000^{2i/d})" to the class as typed."""
