@@ -573,11 +573,11 @@ def map_grid(
         # (1440 px, sidebar open) stretched to 1.9:1 and flattened its diagonals.
         x_axis = dict(_panel_axis(xs, g.side, x=True), constrain="domain")
         y_axis = dict(
-            _panel_axis(ys, g.side),
+            _panel_axis(ys, g.height),
             autorange="reversed",
             showticklabels=first_column or not g.shared,
             scaleanchor=subplot_ref(i)["xaxis"],
-            scaleratio=len(xs) / max(len(ys), 1),
+            scaleratio=len(xs) / max(len(ys), 1) * g.height / g.side,
             constrain="domain",
         )
         layout.update(axes(i, x_dom, y_dom, x=x_axis, y=y_axis))
@@ -596,7 +596,7 @@ class GridGeometry:
     """Where :func:`map_grid` puts its panels, in px of the plot (``plot_w`` × ``plot_h``)."""
 
     cols: int
-    side: float  # a panel's map, square
+    side: float  # a panel's map: its width, and its height but where ``tall``
     gap: float  # between two panels' maps, beyond their tick labels' band
     y_band: float  # the first column's tick labels
     title_px: float  # a panel's title, above its map
@@ -607,13 +607,18 @@ class GridGeometry:
     shared: bool  # every panel has the same rows: their tokens are named once a row
     title_font: int = PANEL_TITLE_PX  # a panel's title's type, px
     bar_x: float | None = None  # the colour bar's left edge (paper), beside the panels
+    tall: float = 0.0  # a panel's map's height where over ``side`` (every row named)
 
     def domains(self, i: int) -> tuple[tuple[float, float], tuple[float, float]]:
         """Panel ``i``'s (1-based) x and y domains in paper coordinates."""
         r, c = divmod(i - 1, self.cols)
         x0 = (self.y_band + c * (self.side + self.gap)) / self.plot_w
         y1 = 1 - (self.header_px + r * self.row_px + self.title_px) / self.plot_h
-        return (x0, x0 + self.side / self.plot_w), (y1 - self.side / self.plot_h, y1)
+        return (x0, x0 + self.side / self.plot_w), (y1 - self.height / self.plot_h, y1)
+
+    @property
+    def height(self) -> float:
+        return max(self.side, self.tall)
 
 
 def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: int) -> GridGeometry:
@@ -641,7 +646,11 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
     font = PRESENTER_PANEL_TITLE_PX if presenting() else PANEL_TITLE_PX
     lines = max(wrap_title(p["title"], side, font)[1] for p in panels)
     title_px = round(PANEL_TITLE_LINE_EM * font) * lines
-    row_px = title_px + side + x_band + 16
+    # A little taller than square where that names every row: on a projector the 15 French
+    # words of Is it faithful? had 15.7 px a row of the 18 a label needs; every other was named.
+    need = max(len(p["y"]) for p in panels) * (tick + 4)
+    tall = need if side < need <= 1.2 * side else 0.0
+    row_px = title_px + max(side, tall) + x_band + 16
     return GridGeometry(
         cols,
         side,
@@ -655,6 +664,7 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
         shared,
         font,
         bar_x,
+        tall,
     )
 
 

@@ -150,6 +150,26 @@ def test_learning_head_panels_and_the_live_figure_are_readable():
             assert panel_px(fig, axis) >= MIN_PANEL_PX
 
 
+def test_a_grid_grows_a_little_taller_to_name_every_row(monkeypatch):
+    """On a projector Is it faithful?'s three 14 × 15 panels were 235 px square: 15.7 px a
+    row where a 14-px label needs 18, so every other French word went unnamed. A panel now
+    grows up to 1.2 × its width where that names every row, its scale still tied to x."""
+    monkeypatch.setattr(heatmap, "presenting", lambda: True)
+    monkeypatch.setattr(presenter, "presenting", lambda: True)
+    rng = np.random.default_rng(0)
+    src, tgt = [f"en{i}" for i in range(14)], [f"fr{i}" for i in range(15)]
+    panels = [dict(z=rng.uniform(size=(15, 14)), x=src, y=tgt, title=k) for k in "abc"]
+    fig = map_grid(panels, columns=3, value_name="row scaled 0–1")
+    x, y = fig.layout.xaxis, fig.layout.yaxis
+    width = panel_px(fig, x)
+    height = (y.domain[1] - y.domain[0]) * (fig.layout.height - fig.layout.margin.t - 10)
+    assert list(y.tickvals) == tgt  # every row named
+    assert width < height <= 1.2 * width + 1
+    assert y.scaleratio == pytest.approx(14 / 15 * height / width, rel=0.01)
+    square = map_grid([dict(p, y=tgt[:14], z=p["z"][:14]) for p in panels], columns=3)
+    assert square.layout.yaxis.scaleratio == 1  # rows that fit keep the square
+
+
 @pytest.mark.parametrize("on", [False, True])
 def test_a_grids_positions_lie_level_and_its_words_stand(monkeypatch, on):
     """The Learning page's positions (0 … 40) stood on end in every panel, read sideways
