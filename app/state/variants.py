@@ -26,9 +26,7 @@ from engine.models import variant_lm as quality
 from engine.trace import AttentionMap
 from engine.variants import REGISTRY, inputs, kv_cache
 from engine.variants import compare as cmp
-from engine.variants.inputs import load_qkv_npz, long_qk
 from engine.variants.int8 import int8_attention, output_agreement
-from engine.variants.kv_cache import LENGTH_LIMIT
 from state import models
 
 SWAP_MAX_TOKENS = 64  # every variant in all six layers, and their maps kept for the view
@@ -113,7 +111,7 @@ def _qkv(tr, source, text, synthetic, heads, d, layer, upload):
         card = models.card(models.default("sentence", "pretrained"))
         return card.attention_inputs(text, model=tr, layer=layer, head=heads)
     if source == "npz":
-        q, k, v = load_qkv_npz(upload)
+        q, k, v = inputs.load_qkv_npz(upload)
         return q, k, v, [str(i) for i in range(q.shape[-2])]
     if source == "text":
         return inputs.text_layer(text, heads=heads, d=d)
@@ -194,7 +192,7 @@ def long_map(n: int, structure: str, reduce: str):
 
 def _pooled_map(n: int, structure: str, reduce: str):
 
-    q, k = (x.to(kernels.default_device()) for x in long_qk(n, structure=structure))
+    q, k = (x.to(kernels.default_device()) for x in inputs.long_qk(n, structure=structure))
     cells = -(-n // 128)  # keys per cell for ≤ 128 cells a side …
     block = max(16, -(-cells // 16) * 16)  # … rounded up to the kernel's multiple of 16
     result = []
@@ -326,7 +324,7 @@ def kv_layer() -> dict:
 
 def kv_length_limit() -> int:
 
-    return LENGTH_LIMIT
+    return kv_cache.LENGTH_LIMIT
 
 
 @st.cache_data(ttl=60, show_spinner=False)
@@ -548,4 +546,4 @@ def swap_rows(results: dict) -> list[dict]:
 def npz_length(data: bytes) -> int:
     """N of an uploaded q, k, v file, or the InputError that says what is wrong with it."""
 
-    return int(load_qkv_npz(data)[0].shape[-2])
+    return int(inputs.load_qkv_npz(data)[0].shape[-2])
