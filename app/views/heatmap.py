@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from kit.exports import COLUMN_GAP_PX
 from kit.fonts import flag_spans, label_px, wrap_lines
 from kit.i18n import t, t_or
 from kit.presenter import PAGE_PX, presenting
@@ -31,6 +30,7 @@ TITLE_FONT = 17
 TITLE_PAD = 20
 MODEBAR_PX = 280  # Plotly's tool bar (8 buttons) and the title's left pad, presenting
 NARROW_PX = 535  # the page's width in a 1024-px window, sidebar open (measured in Chromium)
+STREAMLIT_GAP_PX = 16  # between two st.columns (gap "small", 1 rem; measured in Chromium)
 MIN_PANEL_PX = 180  # a map panel narrower than this shows neither its tokens nor its pattern
 MAP_CELLS = 128  # a single map wider than this is average-pooled for display, and says so
 GRID_CELLS = 64  # the same for a panel of a grid
@@ -190,10 +190,12 @@ def heatmap(
 
 
 def column_px(share: float) -> int:
-    """The width of a column taking ``share`` of the narrowest page, less its gap (as
-    kit.exports.in_column counts it): what a figure drawn in that column is sized for, so
-    its numbers and labels are decided for the room they get, not the whole page's."""
-    return int(NARROW_PX * share - COLUMN_GAP_PX)
+    """The width of a column taking ``share`` of the narrowest page beside another (the
+    one gap between them shared out, as Streamlit does): what a figure drawn in that column
+    is sized for, so its numbers and labels are decided for the room they get, not the
+    whole page's. Less a title's pad as well (kit.exports.in_column's 48 px), a projector's
+    3:2 column was reckoned 488 px where 557 were drawn, and "第 1 跳" stood on end."""
+    return int((NARROW_PX - STREAMLIT_GAP_PX) * share)
 
 
 def drawn_px(width_px: float) -> float:

@@ -201,15 +201,25 @@ def test_short_column_labels_lie_level_where_each_fits_its_column(monkeypatch, o
     # 中文 in the Memory page's column: the bar reckoned a flat 110 px (70 drawn) stood
     # "第 1 跳" on end on a projector, in columns 90 px wide (and at 1024 px)
     zh_labels = ["第 1 跳", "第 2 跳", "第 3 跳"]
-    zh = heatmap.heatmap(z[:4, :3], zh_labels, list("abcd"), width_px=heatmap.column_px(2 / 3))
+    hops_px, training_px = heatmap.column_px(2 / 3), heatmap.column_px(0.6)
+    zh = heatmap.heatmap(z[:4, :3], zh_labels, list("abcd"), width_px=hops_px)
+    # Memory › Training's 3:2 column, beside its sentences: reckoned 488 px of the 557 drawn
+    sentences = ["★ 1. John went to the bedroom.", "2. Sandra went to the kitchen."]
+    training = heatmap.heatmap(z[:2, :3], zh_labels, sentences, width_px=training_px)
     heads = chat.layer_head_figure(z, 3, "sink mass", "mass")
     assert hops.layout.xaxis.tickangle == 0 and zh.layout.xaxis.tickangle == 0
+    assert training.layout.xaxis.tickangle == (0 if on else -90)
     assert heads.layout.xaxis.tickangle == (0 if on else -90)
-    for fig, labels in ((hops, hop_labels), (heads, head_labels), (zh, zh_labels)):
+    for fig, labels, px in (
+        (hops, hop_labels, NARROW_PX),
+        (heads, head_labels, NARROW_PX),
+        (zh, zh_labels, hops_px),
+        (training, zh_labels, training_px),
+    ):
         layout = fig.layout
         if layout.xaxis.tickangle == 0:  # each label and its gap within its column
             bar = heatmap.bar_px(fig.data[0].colorbar.to_plotly_json())
-            width = layout.width or heatmap.drawn_px(NARROW_PX)
+            width = heatmap.drawn_px(px)
             column = (width - layout.margin.l - layout.margin.r - bar) / len(labels)
             assert column >= label_px(labels, layout.xaxis.tickfont.size) + 12
             assert layout.margin.b == heatmap.FLAT_BAND_PX  # one line and the axis title
