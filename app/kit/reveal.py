@@ -76,8 +76,8 @@ def predict(
         fixed = row
     with st.container(border=True):
         st.markdown(f"**{t('reveal.heading')}**")
-        if isinstance(row, str) and fixed is None:
-            st.caption(t("reveal.row_missing", word=row))
+        if isinstance(row, str) and fixed is None:  # a warning: presenting hides captions
+            st.warning(t("reveal.row_missing", word=row))
         if fixed is None:
             fixed = st.pills(
                 t("reveal.pick_row"),

@@ -49,3 +49,23 @@ def test_page_toggle_hides_the_map_until_the_reveal(page, name):
     assert charts(at) >= 1, "the page draws its figures after the reveal"
     said = " ".join(str(x.value) for x in [*at.warning, *at.success])
     assert "attends most to" in said or "reads" in said or "away" in said, said
+
+
+def _ask_about_a_word_not_written():
+    import numpy as np
+    from kit.reveal import predict
+
+    predict("t", np.eye(2), ["la", "banque"], ["the", "bank"], row="garage")
+
+
+def test_a_word_to_predict_that_the_model_did_not_write_is_said_presenting_too():
+    """A deck's step asked about « garage », a word its model no longer wrote: the note
+    said so in a caption, which presenter mode hides, so the class saw the first row
+    picked with no word of why. A warning stays on the projector (kit.presenter's CSS hides
+    captions, not alerts)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_ask_about_a_word_not_written).run()
+    assert not at.exception
+    assert any("garage" in w.value for w in at.warning)
+    assert at.pills[0].value == 0  # the class picks the row, the first offered
