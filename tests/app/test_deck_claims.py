@@ -1,10 +1,14 @@
-"""What the retrieval lesson tells a class about one bAbI story, measured again: the deck
+"""What lessons tell a class a model writes, measured again. The retrieval deck
 said "The answer is right" beside a chat model that answers « kitchen » where the answer
 is « office ». A deck's words about a model's output are held to that output here."""
 
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
+from kit.decks import parse_view
+from state import chat as chat_state
 from state import retrieval as state
 
 from engine.models import chat as chat_lib
@@ -30,3 +34,32 @@ def test_the_retrieval_decks_story_is_read_as_its_steps_say():
     for lang in ("en", "zh"):
         deck = (decks / f"retrieval.{lang}.toml").read_text()
         assert "« kitchen »" in deck and "« office »" in deck
+
+
+def _quoted(deck: str, i: int) -> list[str]:
+    """The model's words a step quotes ("…" in English, “…” in 中文), without the ellipsis."""
+    explain = tomllib.loads(deck)["steps"][i]["explain"]
+    return [q.rstrip("…").rstrip(".") for q in re.findall(r"[\"“]([^\"”]{12,})[\"”]", explain)]
+
+
+def test_the_chat_decks_quoted_outputs_are_the_models():
+    """The chat lesson quotes what the model writes: the answer, the window-only cache's
+    loop, the sinks' fluent story. A change to generation or a cache policy must not leave
+    the class reading words the model no longer writes."""
+    decks = Path(__file__).parents[2] / "assets" / "decks"
+    en, zh = ((decks / f"chat.{lang}.toml").read_text() for lang in ("en", "zh"))
+    steps = tomllib.loads(en)["steps"]
+    for i in (0, 2, 3):  # the answer; a window of 16; 4 sinks + a window of 12
+        params = parse_view(steps[i]["view"]).params
+        request = chat_state.Request(
+            prompt=params["text"],
+            template=params.get("template", "1") == "1",
+            max_new_tokens=int(params.get("tokens", chat_state.Request.max_new_tokens)),
+        )
+        numbers = {k: int(params.get(k, d)) for k, d in (("window", 16), ("sinks", 4))}
+        cut = chat_state.policy(params["policy"], **numbers) if "policy" in params else None
+        written = chat_state.generate(request, cut).outputs["generated"]
+        quoted = [q for q in _quoted(en, i) + _quoted(zh, i) if q != params["text"]]
+        assert quoted, i
+        for q in quoted:
+            assert q in written, (i, q, written)
