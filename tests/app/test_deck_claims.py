@@ -11,6 +11,7 @@ from kit.decks import parse_view
 from state import chat as chat_state
 from state import retrieval as state
 
+from engine.data.babi import Sample
 from engine.models import chat as chat_lib
 
 pytestmark = pytest.mark.skipif(
@@ -63,3 +64,22 @@ def test_the_chat_decks_quoted_outputs_are_the_models():
         assert quoted, i
         for q in quoted:
             assert q in written, (i, q, written)
+
+
+def test_the_memory_decks_hops_read_what_its_steps_say():
+    """Memory hops: the last hop follows the person to where the milk is; task 16 starts
+    from Julius, finds another frog at hop 2 and reads that frog's colour at hop 3."""
+    from state import memn2n
+
+    def read(name: str, task: int, story: int) -> tuple[Sample, list[str]]:
+        sample = state.stories(task)[story]
+        weights = memn2n.answer(name, sample).maps["memory"].weights[:, 0, 0, :]
+        return sample, [sample.story[int(i)] for i in weights.argmax(-1)]
+
+    _, hops = read("memn2n-task2", 2, 0)
+    assert "milk" in hops[0] and hops[-1] == "Mary went back to the office."
+    frogs, hops = read("memn2n-task16", 16, 2)
+    assert hops[0] == "Julius is a frog."
+    other = hops[1].split(" is ")[0]
+    assert hops[1].endswith("is a frog.") and other != "Julius"
+    assert hops[2].startswith(f"{other} is ") and hops[2].endswith(f"{frogs.answer}.")
