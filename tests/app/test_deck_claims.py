@@ -14,13 +14,14 @@ from state import retrieval as state
 from engine.data.babi import Sample
 from engine.models import chat as chat_lib
 
-pytestmark = pytest.mark.skipif(
+needs_chat = pytest.mark.skipif(
     not chat_lib.available(), reason="the chat model is not converted: bash scripts/setup.sh"
 )
 
 STEPS = ("reading", "side-by-side")  # the deck's steps 3 and 4, on task 2's story 0
 
 
+@needs_chat
 def test_the_retrieval_decks_story_is_read_as_its_steps_say():
     shown = state.lesson({"store": "babi", "task": "2", "story": "0", "section": STEPS[1]})
     sample = shown["sample"]
@@ -43,6 +44,7 @@ def _quoted(deck: str, i: int) -> list[str]:
     return [q.rstrip("…").rstrip(".") for q in re.findall(r"[\"“]([^\"”]{12,})[\"”]", explain)]
 
 
+@needs_chat
 def test_the_chat_decks_quoted_outputs_are_the_models():
     """The chat lesson quotes what the model writes: the answer, the window-only cache's
     loop, the sinks' fluent story. A change to generation or a cache policy must not leave
@@ -83,3 +85,23 @@ def test_the_memory_decks_hops_read_what_its_steps_say():
     other = hops[1].split(" is ")[0]
     assert hops[1].endswith("is a frog.") and other != "Julius"
     assert hops[2].startswith(f"{other} is ") and hops[2].endswith(f"{frogs.answer}.")
+
+
+def test_the_transformer_decks_model_without_positions_writes_and_reads_as_it_says():
+    """Without positions the model writes « Le ministre n'a pas signé le traité. », and at
+    the step's head its first « le » splits its weight evenly between the two « the »; the
+    layer-1 heads align better than the layer-0 heads (their measured AERs)."""
+    from engine.models import registry
+
+    deck = (Path(__file__).parents[2] / "assets" / "decks" / "transformer.en.toml").read_text()
+    step = tomllib.loads(deck)["steps"][4]
+    params = parse_view(step["view"]).params
+    trace = registry.get(params["model"]).trace(params["text"])
+    said = trace.outputs["translation"]
+    assert f"« {said} »" in step["explain"]
+    amap = trace.maps[params["attention"]]
+    row = amap.weights[int(params["layer"]), int(params["head"]), amap.query_labels.index("le")]
+    first, second = (float(row[i]) for i, k in enumerate(amap.key_labels) if k == "the")
+    assert abs(first - second) < 0.05 and first + second > 0.5
+    aer = registry.get("transformer-enfr-sinusoidal").results()["aer"]
+    assert sum(aer["L1"].values()) < sum(aer["L0"].values())
