@@ -105,3 +105,19 @@ def test_the_transformer_decks_model_without_positions_writes_and_reads_as_it_sa
     assert abs(first - second) < 0.05 and first + second > 0.5
     aer = registry.get("transformer-enfr-sinusoidal").results()["aer"]
     assert sum(aer["L1"].values()) < sum(aer["L0"].values())
+
+
+def test_the_bahdanau_decks_reordering_is_the_models():
+    """The attention model steps off the diagonal for « the central bank » → « la banque
+    centrale » (step 2) and, thirty words into the long sentence, for « the financial
+    reports » → « les rapports financiers » (step 4)."""
+    from engine.models import registry
+
+    deck = (Path(__file__).parents[2] / "assets" / "decks" / "bahdanau.en.toml").read_text()
+    steps = tomllib.loads(deck)["steps"]
+    for i, links in ((1, {"banque": "bank", "centrale": "central"}), (3, {"rapports": "reports"})):
+        params = parse_view(steps[i]["view"]).params
+        amap = registry.get(params["model"]).trace(params["text"]).maps["alignment"]
+        for french, english in links.items():
+            row = amap.weights[0, 0, amap.query_labels.index(french)]
+            assert amap.key_labels[int(row.argmax())] == english, (i, french)
