@@ -171,8 +171,8 @@ def heatmap(
         "<extra></extra>",
     )
     height = height or fitted_height(max(len(ys), 1))
-    # The bar's ticks for the plot's height before its x labels take their band: their
-    # widest label (what the bar's width hangs on) is the same for a few px more or less.
+    # The bar's ticks for the plot's height less its title's 60 px and a level label band
+    # (64): their widest label, what the bar's width hangs on, is the same a few px taller.
     trace["colorbar"] = dict(title=dict(text=value_name)) | bar_ticks(zmin, zmax, height - 124)
     bar_w = bar_px(trace["colorbar"])
     layout, plot_px = fitted_axes(xs, ys, x_title, y_title, height, width_px, bar_w)
@@ -193,8 +193,8 @@ def column_px(share: float) -> int:
     """The width of a column taking ``share`` of the narrowest page beside another (the
     one gap between them shared out, as Streamlit does): what a figure drawn in that column
     is sized for, so its numbers and labels are decided for the room they get, not the
-    whole page's. Less a title's pad as well (kit.exports.in_column's 48 px), a projector's
-    3:2 column was reckoned 488 px where 557 were drawn, and "第 1 跳" stood on end."""
+    whole page's. Reckoned less a title's 48-px pad as well (kit.exports.in_column's), a
+    projector's 3:2 column came to 488 px where 557 were drawn, and "第 1 跳" stood on end."""
     return int((NARROW_PX - STREAMLIT_GAP_PX) * share)
 
 
