@@ -11,7 +11,9 @@ from kit.decks import parse_view
 from state import chat as chat_state
 from state import retrieval as state
 
+from engine.checkpoints import load_result
 from engine.data.babi import Sample
+from engine.evaluation import causal as causal_eval
 from engine.models import chat as chat_lib
 
 needs_chat = pytest.mark.skipif(
@@ -121,3 +123,54 @@ def test_the_bahdanau_decks_reordering_is_the_models():
         for french, english in links.items():
             row = amap.weights[0, 0, amap.query_labels.index(french)]
             assert amap.key_labels[int(row.argmax())] == english, (i, french)
+
+
+@needs_chat
+def test_the_explanation_decks_heads_look_and_matter_as_its_steps_say():
+    """Is attention an explanation? Three heads of layers 22 and 23 put about half or more
+    of their attention on « Mary»; of the next four, L24 H4 and L22 H7 read « Mary», L23 H3
+    and L20 H0 « John»; patched, L24 H4 pushes the answer the other way, and L23 H3 and
+    L20 H0 move it most of all 270 heads."""
+    from state import causal as causal_state
+    from state import lessons as lesson_state
+
+    heads = ((23, 0), (22, 7), (23, 1), (24, 4), (23, 3), (20, 0))
+    found = lesson_state.ioi(causal_state.IOI_CLEAN, heads)
+    if found is None:
+        pytest.skip("the IOI evaluation is not shipped")
+    assert found["written"].strip().startswith("Mary")
+    tokens = [x.strip() for x in found["tokens"]]
+
+    def on(row, name: str) -> float:
+        return float(sum(w for w, x in zip(row, tokens, strict=True) if x == name))
+
+    mary = [on(row, "Mary") for row in found["rows"]]
+    john = [on(row, "John") for row in found["rows"]]
+    assert min(mary[:3]) >= 0.45 and mary[3] > 0.5 and mary[1] > john[1]
+    assert all(john[i] > 0.5 and mary[i] < 0.25 for i in (4, 5))
+    assert found["effects"][3] < 0
+    pooled = load_result(causal_eval.RESULT)["ioi"]["heads_pooled"]
+    ranked = sorted(
+        ((abs(e), (layer, head)) for layer, row in enumerate(pooled) for head, e in enumerate(row)),
+        reverse=True,
+    )
+    assert {h for _, h in ranked[:2]} == {(23, 3), (20, 0)}
+
+
+@needs_chat
+def test_the_explanation_decks_passage_read_most_is_not_the_one_needed():
+    """Step 4: on task 1's story 11 the model answers « Mary is in the office. »; it reads
+    "Mary journeyed to the bedroom." most, and dropping it barely moves the answer; the
+    needed "Mary moved to the office." gets about half as much attention, and dropping it
+    makes the answer thousands of times less likely."""
+    from engine.analysis import faithfulness_retrieval
+
+    params = {"store": "babi", "task": "1", "story": "11", "context": "story"}
+    trace = state.lesson(params | {"section": "reading"})["trace"]
+    assert trace.outputs["answer"].strip() == "Mary is in the office."
+    found = faithfulness_retrieval.drop_each(chat_state.model(), trace, should_stop=lambda: False)
+    texts = [p["text"] for p in trace.outputs["passages"]]
+    most, needed = int(found.attention.argmax()), texts.index("Mary moved to the office.")
+    assert texts[most] == "Mary journeyed to the bedroom."
+    assert 0.35 <= found.attention[needed] / found.attention[most] <= 0.7
+    assert abs(found.delta[most]) < 0.5 and found.delta[needed] > 6.9  # e^6.9 ≈ 1,000
