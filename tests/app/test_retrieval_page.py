@@ -73,6 +73,9 @@ def test_a_story_question_shows_passages_answer_and_the_map(page):
     sample = state.stories(1)[2]
     assert f"**Q:** {sample.question}" in text and "**A (chat model):**" in text, text
     assert "The bAbI answer:" in text
+    # body text, not a caption: presenting hides captions, and the class saw the wrong
+    # answer with no word that it was wrong
+    assert any("The bAbI answer:" in str(m.value) for m in at.markdown)
     listed = passages_html(at)
     assert listed.count("[") >= 3 and "★" in listed, "k = 3 passages, the supporting fact starred"
     # A story's passages stand in story order: where that is not by cosine, it is said.
