@@ -598,7 +598,7 @@ class GridGeometry:
     """Where :func:`map_grid` puts its panels, in px of the plot (``plot_w`` × ``plot_h``)."""
 
     cols: int
-    side: float  # a panel's map: its width, and its height but where ``tall``
+    side: float  # a panel's map's width
     gap: float  # between two panels' maps, beyond their tick labels' band
     y_band: float  # the first column's tick labels
     title_px: float  # a panel's title, above its map
@@ -609,7 +609,7 @@ class GridGeometry:
     shared: bool  # every panel has the same rows: their tokens are named once a row
     title_font: int = PANEL_TITLE_PX  # a panel's title's type, px
     bar_x: float | None = None  # the colour bar's left edge (paper), beside the panels
-    tall: float = 0.0  # a panel's map's height where over ``side`` (every row named)
+    height: float = 0.0  # a panel's map's height: ``side``, or a little more to name every row
 
     def domains(self, i: int) -> tuple[tuple[float, float], tuple[float, float]]:
         """Panel ``i``'s (1-based) x and y domains in paper coordinates."""
@@ -617,10 +617,6 @@ class GridGeometry:
         x0 = (self.y_band + c * (self.side + self.gap)) / self.plot_w
         y1 = 1 - (self.header_px + r * self.row_px + self.title_px) / self.plot_h
         return (x0, x0 + self.side / self.plot_w), (y1 - self.height / self.plot_h, y1)
-
-    @property
-    def height(self) -> float:
-        return max(self.side, self.tall)
 
 
 def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: int) -> GridGeometry:
@@ -651,8 +647,8 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
     # A little taller than square where that names every row: on a projector the 15 French
     # words of Is it faithful? had 15.7 px a row of the 18 a label needs; every other was named.
     need = max(len(p["y"]) for p in panels) * (tick + 4)
-    tall = need if side < need <= 1.2 * side else 0.0
-    row_px = title_px + max(side, tall) + x_band + 16
+    height = need if side < need <= 1.2 * side else side
+    row_px = title_px + height + x_band + 16
     return GridGeometry(
         cols,
         side,
@@ -666,7 +662,7 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
         shared,
         font,
         bar_x,
-        tall,
+        height,
     )
 
 

@@ -3,13 +3,12 @@ said "The answer is right" beside a chat model that answers « kitchen » where 
 is « office ». A deck's words about a model's output are held to that output here."""
 
 import re
-import tomllib
-from pathlib import Path
 
 import pytest
-from kit.decks import parse_view
+from kit import decks
 from state import chat as chat_state
 from state import retrieval as state
+from state.lessons import results
 
 from engine.checkpoints import load_result
 from engine.data.babi import Sample
@@ -34,16 +33,20 @@ def test_the_retrieval_decks_story_is_read_as_its_steps_say():
     # step 4: the whole story gives the same wrong answer; MemN2N answers « office »
     assert "kitchen" in shown["side"]["trace"].outputs["answer"]
     assert shown["side"]["memn2n"][1].outputs["answer"] == "office"
-    decks = Path(__file__).parents[2] / "assets" / "decks"
     for lang in ("en", "zh"):
-        deck = (decks / f"retrieval.{lang}.toml").read_text()
-        assert "« kitchen »" in deck and "« office »" in deck
+        said = " ".join(s.explain + s.question for s in steps("retrieval", lang))
+        assert "« kitchen »" in said and "« office »" in said
 
 
-def _quoted(deck: str, i: int) -> list[str]:
+def steps(name: str, lang: str = "en") -> list:
+    """A shipped deck's steps, as the Lessons page loads them."""
+    return decks.load(name, lang, results).steps
+
+
+def _quoted(step) -> list[str]:
     """The model's words a step quotes ("…" in English, “…” in 中文), without the ellipsis."""
-    explain = tomllib.loads(deck)["steps"][i]["explain"]
-    return [q.rstrip("…").rstrip(".") for q in re.findall(r"[\"“]([^\"”]{12,})[\"”]", explain)]
+    found = re.findall(r"[\"“]([^\"”]{12,})[\"”]", step.explain)
+    return [q.rstrip("…").rstrip(".") for q in found]
 
 
 @needs_chat
@@ -51,11 +54,9 @@ def test_the_chat_decks_quoted_outputs_are_the_models():
     """The chat lesson quotes what the model writes: the answer, the window-only cache's
     loop, the sinks' fluent story. A change to generation or a cache policy must not leave
     the class reading words the model no longer writes."""
-    decks = Path(__file__).parents[2] / "assets" / "decks"
-    en, zh = ((decks / f"chat.{lang}.toml").read_text() for lang in ("en", "zh"))
-    steps = tomllib.loads(en)["steps"]
+    en, zh = steps("chat", "en"), steps("chat", "zh")
     for i in (0, 2, 3):  # the answer; a window of 16; 4 sinks + a window of 12
-        params = parse_view(steps[i]["view"]).params
+        params = en[i].view.params
         request = chat_state.Request(
             prompt=params["text"],
             template=params.get("template", "1") == "1",
@@ -64,7 +65,7 @@ def test_the_chat_decks_quoted_outputs_are_the_models():
         numbers = {k: int(params.get(k, d)) for k, d in (("window", 16), ("sinks", 4))}
         cut = chat_state.policy(params["policy"], **numbers) if "policy" in params else None
         written = chat_state.generate(request, cut).outputs["generated"]
-        quoted = [q for q in _quoted(en, i) + _quoted(zh, i) if q != params["text"]]
+        quoted = [q for q in _quoted(en[i]) + _quoted(zh[i]) if q != params["text"]]
         assert quoted, i
         for q in quoted:
             assert q in written, (i, q, written)
@@ -95,12 +96,11 @@ def test_the_transformer_decks_model_without_positions_writes_and_reads_as_it_sa
     layer-1 heads align better than the layer-0 heads (their measured AERs)."""
     from engine.models import registry
 
-    deck = (Path(__file__).parents[2] / "assets" / "decks" / "transformer.en.toml").read_text()
-    step = tomllib.loads(deck)["steps"][4]
-    params = parse_view(step["view"]).params
+    step = steps("transformer")[4]
+    params = step.view.params
     trace = registry.get(params["model"]).trace(params["text"])
     said = trace.outputs["translation"]
-    assert f"« {said} »" in step["explain"]
+    assert f"« {said} »" in step.explain
     amap = trace.maps[params["attention"]]
     row = amap.weights[int(params["layer"]), int(params["head"]), amap.query_labels.index("le")]
     first, second = (float(row[i]) for i, k in enumerate(amap.key_labels) if k == "the")
@@ -115,10 +115,9 @@ def test_the_bahdanau_decks_reordering_is_the_models():
     reports » → « les rapports financiers » (step 4)."""
     from engine.models import registry
 
-    deck = (Path(__file__).parents[2] / "assets" / "decks" / "bahdanau.en.toml").read_text()
-    steps = tomllib.loads(deck)["steps"]
+    shown = steps("bahdanau")
     for i, links in ((1, {"banque": "bank", "centrale": "central"}), (3, {"rapports": "reports"})):
-        params = parse_view(steps[i]["view"]).params
+        params = shown[i].view.params
         amap = registry.get(params["model"]).trace(params["text"]).maps["alignment"]
         for french, english in links.items():
             row = amap.weights[0, 0, amap.query_labels.index(french)]
