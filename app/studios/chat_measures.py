@@ -34,7 +34,7 @@ METRICS = ("ppl", "agreement", "kl")
 
 def sinks(chat, trace, request) -> None:
     amap = trace.maps["prompt"]
-    st.markdown(t("chat.sinks_intro"))
+    notes("chat-sinks").markdown(t("chat.sinks_intro"))  # presenting: below the maps
     if amap.shape[-1] < 2:
         st.info(t("chat.sinks_short"))
         return
@@ -54,7 +54,7 @@ def sinks(chat, trace, request) -> None:
 
 
 def heads(chat, trace, request) -> None:
-    st.markdown(t("chat.heads_intro", n=state.DETECT_N))  # what the page runs
+    notes("chat-heads").markdown(t("chat.heads_intro", n=state.DETECT_N))  # what it runs
     found = state.detect_heads()
     kind = url_choice(
         st.segmented_control,
@@ -346,7 +346,7 @@ CHECKS = ("lens", "ablate", "patch", "faithful")
 
 
 def causal(chat, trace, request) -> None:
-    st.markdown(t("causal.intro"))
+    notes("chat-causal").markdown(t("causal.intro"))
     check = url_choice(
         st.segmented_control,
         "check",

@@ -14,7 +14,7 @@ import html
 import numpy as np
 from kit.i18n import t
 
-from views.chat import head_labels
+from views.chat import head_labels, layer_positions
 from views.heatmap import heatmap
 
 # The least half-range of an effect map's scale, in nats: a change of log p by 0.1 (p by
@@ -47,13 +47,13 @@ def ablation_figure(
     grouped = n_kv_heads is not None
     small = n_layers * n_heads <= 32  # a small grid: its numbers in the cells
     span = max(float(np.nanmax(np.abs(z), initial=0.0)), EFFECT_FLOOR) if signed else None
-    fig = heatmap(
-        np.round(z, 4),
+    fig = heatmap(  # layers across, heads down: as the chat page's head-type grid
+        np.round(z.T, 4),
+        layer_positions(n_layers),
         head_labels(n_heads, n_kv_heads) if grouped else [f"H{h}" for h in range(n_heads)],
-        layer_labels(n_layers),
         title=title,
-        x_title=t("chat.fig_query_head") if grouped else t("causal.axis_head"),
-        y_title=t("chat.fig_layer"),
+        x_title=t("chat.fig_layer"),
+        y_title=t("chat.fig_query_head") if grouped else t("causal.axis_head"),
         value_name=value_name or t("causal.value_delta_log_p"),
         diverging=signed,
         zmin=-span if signed else 0.0,
@@ -63,7 +63,8 @@ def ablation_figure(
     if signed and span == EFFECT_FLOOR:  # pale by design, and said: no "uniform" finding
         fig.update_traces(meta=dict(least_range=EFFECT_FLOOR))
     if small:  # three decimals: effects of a few thousandths are common and must not read "0"
-        fig.update_traces(text=[[f"{v:+.3f}" if signed else f"{v:.3f}" for v in row] for row in z])
+        text = [[f"{v:+.3f}" if signed else f"{v:.3f}" for v in row] for row in z.T]
+        fig.update_traces(text=text)
         fig.update_traces(texttemplate="%{text}")
     return fig
 
@@ -81,22 +82,23 @@ def negligible(delta_log_prob) -> str | None:
 
 
 def patching_figure(found: dict, n_heads: int, n_kv_heads: int):
-    """The normalised logit difference of each patch: layer × head, or layer × position."""
+    """The normalised logit difference of each patch: layer × head, or layer × position,
+    layers across (as ROME's causal traces and the head-type grid), heads or tokens down."""
     z = np.asarray(found["metric"], dtype=float)
     heads = found["what"] == "heads"
-    xs = head_labels(n_heads, n_kv_heads) if heads else list(found["tokens"])
+    ys = head_labels(n_heads, n_kv_heads) if heads else list(found["tokens"])
     title = t(
         "causal.fig_patching_heads" if heads else "causal.fig_patching_residual",
         clean=f"{found['clean_diff']:.2f}",
         corrupted=f"{found['corrupted_diff']:.2f}",
     )
     return heatmap(
-        np.round(z, 4),
-        xs,
-        layer_labels(z.shape[0]),
+        np.round(z.T, 4),
+        layer_positions(z.shape[0]),
+        ys,
         title=title,
-        x_title=t("chat.fig_query_head") if heads else t("causal.axis_position"),
-        y_title=t("chat.fig_layer"),
+        x_title=t("chat.fig_layer"),
+        y_title=t("chat.fig_query_head") if heads else t("causal.axis_position"),
         value_name=t("causal.value_restored"),
         diverging=True,
         annotate=False,

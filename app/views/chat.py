@@ -163,24 +163,32 @@ def cache_figure(kv_tokens: Sequence[int], kv_bytes: Sequence[int], step: int, t
 def layer_head_figure(
     values: np.ndarray, n_kv_heads: int, title: str, value_name: str, *, zmax: float | None = None
 ):
-    """A [L, H] score per layer and head, heads named with their key/value group."""
+    """A [L, H] score per layer and head: layers across, as in the per-layer line charts
+    beside it (and ROME's causal traces), heads down, named with their key/value group.
+    With a row per layer, 30 rows of 26 px, the map was taller than a projector's screen
+    and its first screen showed layers 0–10: all dark, the induction heads of L17–18 below."""
     values = np.asarray(values, dtype=float)
     n_layers, n_heads = values.shape
     fig = heatmap(
-        np.round(values, DECIMALS),
+        np.round(values.T, DECIMALS),
+        layer_positions(n_layers),
         head_labels(n_heads, n_kv_heads),
-        [f"L{i}" for i in range(n_layers)],
         title=title,
-        x_title=t("chat.fig_query_head"),
-        y_title=t("chat.fig_layer"),
+        x_title=t("chat.fig_layer"),
+        y_title=t("chat.fig_query_head"),
         value_name=value_name,
         zmin=0.0,
         zmax=zmax,
         annotate=False,
     )
     per = max(1, n_heads // max(1, n_kv_heads))
-    fig.update_layout(shapes=_group_lines(n_heads, per, across="y"))
+    fig.update_layout(shapes=_group_lines(n_heads, per))
     return fig
+
+
+def layer_positions(n_layers: int) -> list[str]:
+    """A layer axis across a map: 0, 1, 2 …, named level at every 2nd, 5th or 10th."""
+    return [str(i) for i in range(n_layers)]
 
 
 def lines_figure(
@@ -276,7 +284,8 @@ def head_grid_figure(values: np.ndarray, n_kv_heads: int, title: str, value_name
 
     The cells stay a heatmap: drawn as square markers sized by the rows, the 9 heads
     stood as thin bars with wide gaps wherever a column was wider than a row was tall
-    (every screen narrower than the figure's height asks)."""
+    (every screen narrower than the figure's height asks). The points go in layer-major
+    order, as ``values`` is: the i-th is layer i // H, head i % H."""
     fig = layer_head_figure(values, n_kv_heads, title, value_name, zmax=1.0)
     cell = fig.data[0]
     n_layers, n_heads = np.shape(values)
@@ -285,10 +294,10 @@ def head_grid_figure(values: np.ndarray, n_kv_heads: int, title: str, value_name
     points = dict(
         type="scatter",
         mode="markers",
-        x=[cell.x[h] for h in head],
-        y=[cell.y[i] for i in layer],
+        x=[cell.x[i] for i in layer],
+        y=[cell.y[h] for h in head],
         customdata=np.stack([layer, head], 1).tolist(),
-        marker=dict(size=8, opacity=0, color=np.asarray(cell.z, dtype=np.float32).ravel()),
+        marker=dict(size=8, opacity=0, color=np.asarray(cell.z, dtype=np.float32).T.ravel()),
         selected=hidden,
         unselected=hidden,
         hovertemplate=cell.hovertemplate.replace("%{z:.4f}", "%{marker.color:.3f}"),
@@ -296,6 +305,9 @@ def head_grid_figure(values: np.ndarray, n_kv_heads: int, title: str, value_name
     )
     shown = {**cell.to_plotly_json(), "hoverinfo": "skip", "hovertemplate": None}
     layout = {**fig.layout.to_plotly_json(), "hoverdistance": -1}
+    # The cells' own extent: autoranged, the points' markers padded 30 columns by 30 px.
+    layout["xaxis"] = {**layout["xaxis"], "range": [-0.5, n_layers - 0.5]}
+    layout["yaxis"] = {**layout["yaxis"], "range": [n_heads - 0.5, -0.5], "autorange": False}
     return figure([shown, points], layout)
 
 

@@ -43,6 +43,9 @@ MAP_TICK_PX, PRESENTER_MAP_TICK_PX = 12.75, 16
 # of them and the axis title (plotly.js sets the title below the labels it measured).
 FLAT_GAP_PX, FLAT_BAND_PX = 12, 64
 ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels instead of growing
+# On a projector a map is seen whole after one scroll: no taller than its 768-px screen less
+# air. The logit lens's 31 layers at 26 px a row made a 900-px map, never all in view.
+PRESENTER_MAP_PX = 700
 # A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
 # a room); a line of it takes 20 px of 13-px type, and as much more as the type grows.
 PANEL_TITLE_PX, PRESENTER_PANEL_TITLE_PX, PANEL_TITLE_LINE_EM = 13, 16, 20 / 13
@@ -246,8 +249,9 @@ def bar_ticks(zmin: float | None, zmax: float | None, plot_px: float) -> dict:
 def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, bar_w: float):
     """One map's axes laid out for its labels: (layout, plot height).
 
-    Margins fit the labels; x ticks lie level when each fits its column, tilt when all
-    fit tilted, else stand upright, the figure growing below the map to hold them. The
+    Margins fit the labels; x ticks lie level when each fits its column (positions even
+    thinned: 0, 5, 10 …), tilt when all fit tilted, else stand upright, the figure growing
+    below the map to hold them; on a projector a map is no taller than its screen. The
     room is the figure's on this screen (``width_px`` of the narrowest page, presenting
     the wider share of a projector's page it takes) less its colour bar, ``bar_w`` as
     measured (bar_px): reckoned a flat 110 px, a bar of 70 left the 中文 hops map 63 px a
@@ -270,6 +274,10 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
         # projector in columns 90 px wide.
         margin["b"] = FLAT_BAND_PX
         x_ticks = dict(tickangle=0)
+    elif positions(xs):  # layers 0 … 29: level at every 2nd, 5th or 10th, not on end
+        margin["b"] = FLAT_BAND_PX
+        shown = xs[:: position_step(xs, room, tick_px)]
+        x_ticks = dict(tickangle=0, tickmode="array", tickvals=shown, ticktext=shown)
     elif not fit_tilted(xs, room, line):
         upright = int(label_px(xs, tick_px) + 22 + 32)  # upright: down their full width
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
@@ -277,6 +285,8 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
     # Every row label needs its line (up to ROWS_LABELLED rows; more are thinned): the
     # figure grows rather than the labels below and above eating the plot.
     height = max(height, margin["b"] + 60 + (line + 4) * min(len(ys), ROWS_LABELLED))
+    if presenting():  # plotly.js thins the row labels to the rows drawn
+        height = min(height, max(PRESENTER_MAP_PX, margin["b"] + 60 + 200))
     plot_px = height - margin["b"] - 60
     layout = dict(
         margin=margin,
@@ -303,6 +313,19 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
 def map_tick_px() -> float:
     """The size a single map draws its word labels at, on this screen."""
     return PRESENTER_MAP_TICK_PX if presenting() else MAP_TICK_PX
+
+
+def positions(labels: Sequence[str]) -> bool:
+    """Whether an axis names positions (0, 1, 2 …: layers, tokens' places), read off their
+    order at every 5th or 10th as a numeric axis is, not words that each need naming."""
+    return bool(labels) and all(str(s).isdigit() for s in labels)
+
+
+def position_step(labels: Sequence[str], px: float, tick_px: float) -> int:
+    """Every how many positions one is named, level, each with FLAT_GAP_PX beside it, on
+    an axis ``px`` long: 1, 2, 5, 10, 20 … (not 0, 6, 12 …, read as a puzzle)."""
+    step = math.ceil((label_px(labels, tick_px) + FLAT_GAP_PX) * len(labels) / max(px, 1))
+    return next((k for k in (1, 2, 5, 10, 20, 50, 100) if k >= step), step)
 
 
 def fit_flat(labels: Sequence[str], px: float, tick_px: float) -> bool:
@@ -754,11 +777,11 @@ def _panel_axis(labels: list[str], px: float, *, x: bool = False) -> dict:
         n = max(len(labels), 1)
         step = math.ceil((label_px(short_labels(labels), tick) + FLAT_GAP_PX) * n / px)
         thinned = math.ceil(n / max(len(shown), 1))  # on end
-        positions = all(str(s).isdigit() for s in labels)
-        level = step <= thinned * (2 if positions else 1)
+        numbered = positions(labels)
+        level = step <= thinned * (2 if numbered else 1)
         end = n
-        if positions:  # every 5th or 10th, as a numeric axis is read: not 0, 6, 12 …, 36
-            step = next((k for k in (1, 2, 5, 10, 20, 50, 100) if k >= step), step)
+        if numbered:
+            step = position_step(labels, px, tick)
             end = n - 1  # the last column's, 8 px from the next panel's 0, read "40 0"
         angle = dict(tickangle=0 if level else -90)
         shown = labels[:end:step] if level else shown

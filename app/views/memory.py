@@ -88,9 +88,10 @@ def hops_figure(amap, support: Sequence[int], width_px: int = NARROW_PX) -> go.F
     title = t("views.memory.hops_title") + (
         t("views.memory.star_note", star=STAR) if support else ""
     )
-    return heatmap(
+    return heatmap(  # hops numbered under the axis title: level at every width (as words,
+        # "hop 1" stood on end in the 346-px column of a 1024- or 1440-px page)
         z,
-        [hop_label(h) for h in amap.layer_labels],
+        [h.removeprefix("hop ") for h in amap.layer_labels],
         sentence_labels(amap.key_labels, support),
         title=title,
         x_title=t("views.memory.hop"),

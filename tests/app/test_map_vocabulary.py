@@ -192,11 +192,11 @@ def test_a_grids_positions_lie_level_and_its_words_stand(monkeypatch, on):
 @pytest.mark.parametrize("on", [False, True])
 def test_short_column_labels_lie_level_where_each_fits_its_column(monkeypatch, on):
     """Three hops ("hop 1") and nine query heads ("KV0 · H0") stood on end, read sideways
-    on a projector in columns 90 px wide; level where each fits its column with a gap, on
-    end where it does not (the heads at 535 px), and words that do not fit never level."""
+    on a projector in columns 90 px wide; level where each fits its column with a gap, and
+    words that do not fit never level."""
     monkeypatch.setattr(heatmap, "presenting", lambda: on)
     z = np.linspace(0, 1, 30 * 9).reshape(30, 9)
-    hop_labels, head_labels = ["hop 1", "hop 2", "hop 3"], chat.head_labels(9, 3)
+    hop_labels = ["hop 1", "hop 2", "hop 3"]
     hops = heatmap.heatmap(z[:4, :3], hop_labels, list("abcd"))
     # 中文 in the Memory page's column: the bar reckoned a flat 110 px (70 drawn) stood
     # "第 1 跳" on end on a projector, in columns 90 px wide (and at 1024 px)
@@ -206,13 +206,10 @@ def test_short_column_labels_lie_level_where_each_fits_its_column(monkeypatch, o
     # Memory › Training's 3:2 column, beside its sentences: reckoned 488 px of the 557 drawn
     sentences = ["★ 1. John went to the bedroom.", "2. Sandra went to the kitchen."]
     training = heatmap.heatmap(z[:2, :3], zh_labels, sentences, width_px=training_px)
-    heads = chat.layer_head_figure(z, 3, "sink mass", "mass")
     assert hops.layout.xaxis.tickangle == 0 and zh.layout.xaxis.tickangle == 0
     assert training.layout.xaxis.tickangle == (0 if on else -90)
-    assert heads.layout.xaxis.tickangle == (0 if on else -90)
     for fig, labels, px in (
         (hops, hop_labels, NARROW_PX),
-        (heads, head_labels, NARROW_PX),
         (zh, zh_labels, hops_px),
         (training, zh_labels, training_px),
     ):
@@ -225,6 +222,43 @@ def test_short_column_labels_lie_level_where_each_fits_its_column(monkeypatch, o
             assert layout.margin.b == heatmap.FLAT_BAND_PX  # one line and the axis title
     words = ["attention", "is", "all", "you", "need", "and", "a", "little", "bit", "more"] * 2
     assert heatmap.heatmap(np.eye(20), words, words).layout.xaxis.tickangle != 0
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_layer_head_maps_run_layers_across_and_a_map_fits_a_projector(monkeypatch, on):
+    """Chat's 30 layers × 9 heads stood a row per layer: a 900-px map on a 768-px projector,
+    its first screen layers 0–10, all dark, the induction heads of L17–18 below. Layers run
+    across now (as the per-layer lines beside them), named level at every 2nd, 5th or 10th;
+    every map on a projector fits its screen (the logit lens's 31 rows), on a screen as before."""
+    from views import causal
+
+    monkeypatch.setattr(heatmap, "presenting", lambda: on)
+    z = np.random.default_rng(0).random((30, 9))
+    layers = [str(i) for i in range(30)]
+    sinks = chat.layer_head_figure(z, 3, "sink mass", "mass")
+    grid = chat.head_grid_figure(z, 3, "induction", "score")
+    ablation = causal.ablation_figure({"delta_log_prob": z - 0.5, "mode": "zero", "answer": "x"}, 3)
+    patching = causal.patching_figure(
+        {"metric": z, "what": "heads", "clean_diff": 1.0, "corrupted_diff": 0.0}, 9, 3
+    )
+    for fig in (sinks, grid, ablation, patching):
+        cells, x = fig.data[0], fig.layout.xaxis
+        assert list(cells.x) == layers and list(cells.y) == chat.head_labels(9, 3)
+        assert x.tickangle == 0 and x.tickvals[0] == "0"
+        step = layers.index(x.tickvals[1])
+        assert step in (1, 2, 5, 10)  # as a numeric axis is read
+        bar = heatmap.bar_px(cells.colorbar.to_plotly_json())
+        column = (heatmap.drawn_px(NARROW_PX) - fig.layout.margin.l - 10 - bar) / 30
+        assert step * column >= label_px(x.ticktext, x.tickfont.size) + heatmap.FLAT_GAP_PX
+    assert np.allclose(np.asarray(sinks.data[0].z), z.T.round(3))
+    points = grid.data[1]  # the clickable centres: point i is layer i // 9, head i % 9
+    for i in (0, 31, 269):
+        layer, head = points.customdata[i]
+        assert (layer, head) == divmod(i, 9) and points.x[i] == str(layer)
+        assert points.y[i] == chat.head_labels(9, 3)[head]
+        assert points.marker.color[i] == pytest.approx(z[layer, head], abs=1e-3)
+    lens = causal.lens_figure({"prob": z[:, :1].repeat(31, 0)[:31], "targets": ["a"]})
+    assert (lens.layout.height <= heatmap.PRESENTER_MAP_PX) if on else lens.layout.height >= 900
 
 
 @pytest.mark.parametrize("on", [False, True])

@@ -245,7 +245,8 @@ def test_every_task_table_has_short_stories_the_paper_gap_and_the_restarts(memor
 
 
 def test_the_hops_are_named_in_the_readers_language():
-    """The 中文 page named its columns "hop 1", beside a slider saying 第 3 跳."""
+    """The 中文 page named its columns "hop 1", beside a slider saying 第 3 跳: numbered
+    now (level at every width), under the axis title in the reader's language."""
     from catalog import APP_DIR
     from streamlit.testing.v1 import AppTest
 
@@ -254,7 +255,9 @@ def test_the_hops_are_named_in_the_readers_language():
     at.run()
     assert not at.exception
     hops = next(json.loads(c.proto.spec) for c in charts(at) if "跳" in c.proto.spec)
-    assert list(hops["data"][0]["x"]) == ["第 1 跳", "第 2 跳", "第 3 跳"]
+    assert list(hops["data"][0]["x"]) == ["1", "2", "3"]
+    assert hops["layout"]["xaxis"]["title"]["text"] == "跳（hop）"
+    assert hops["layout"]["xaxis"]["tickangle"] == 0
 
 
 def test_every_hop_is_labelled_beside_long_sentences():
@@ -268,7 +271,7 @@ def test_every_hop_is_labelled_beside_long_sentences():
     amap = AttentionMap(w, ["q"], long, "memory", layer_labels=[f"hop {h}" for h in (1, 2, 3)])
     fig = hops_figure(amap, [2])
     ticks = fig.layout.xaxis.ticktext or fig.layout.xaxis.tickvals or list(fig.data[0].x)
-    assert list(ticks) == ["hop 1", "hop 2", "hop 3"]
+    assert list(ticks) == ["1", "2", "3"] and fig.layout.xaxis.tickangle == 0
 
 
 @pytest.mark.parametrize("present", ["0", "1"])
@@ -286,7 +289,7 @@ def test_the_projector_shows_each_sentence_whole_on_the_hops_map(present):
         json.loads(c.proto.spec) for c in charts(at) if "per hop" in c.proto.spec
     )  # the sentences × hops map
     rows = list(hops["data"][0]["y"])
-    assert list(hops["data"][0]["x"]) == ["hop 1", "hop 2", "hop 3"]
+    assert list(hops["data"][0]["x"]) == ["1", "2", "3"]
     whole = [r for r in rows if not r.endswith("…")]
     if present == "1":
         assert len(whole) == len(rows), rows

@@ -66,7 +66,7 @@ def test_click_a_head_in_the_grid_to_see_its_map(studio_url, page):
     point.scroll_into_view_if_needed()  # a mouse click lands only inside the viewport
     box, right = point.bounding_box(), grid.locator("path.point").nth(3 * 9 + 5).bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    x += 0.45 * (right["x"] - box["x"])
+    x, y = x + 0.45 * (right["x"] - box["x"]), y + 0.45 * (right["y"] - box["y"])  # below it
     # what the class sees: the cells as one heatmap, filling the plot across (as square
     # markers they stood as thin bars with wide gaps on a 1024 px projector)
     cells, plot = grid.locator("g.hm image").first, grid.locator("rect.nsewdrag").first
