@@ -268,17 +268,13 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
     tick_px = map_tick_px()
     line = tick_px * TICK_SIZE / MAP_TICK_PX
     margin = fixed_margins(xs, ys, x_title=True, y_title=True, tick_px=tick_px)
-    x_ticks, room = dict(tickangle=-45), drawn_px(width_px) - margin["l"] - 10 - bar_w
-    if fit_flat(xs, room, tick_px):
-        # Short labels (hop 1, H0) level: stood on end, three hops read sideways on a
-        # projector in columns 90 px wide.
+    room = drawn_px(width_px) - margin["l"] - 10 - bar_w
+    x_ticks = level_ticks(xs, room, tick_px)
+    if x_ticks:
         margin["b"] = FLAT_BAND_PX
-        x_ticks = dict(tickangle=0)
-    elif positions(xs):  # layers 0 … 29: level at every 2nd, 5th or 10th, not on end
-        margin["b"] = FLAT_BAND_PX
-        shown = xs[:: position_step(xs, room, tick_px)]
-        x_ticks = dict(tickangle=0, tickmode="array", tickvals=shown, ticktext=shown)
-    elif not fit_tilted(xs, room, line):
+    elif fit_tilted(xs, room, line):
+        x_ticks = dict(tickangle=-45)
+    else:
         upright = int(label_px(xs, tick_px) + 22 + 32)  # upright: down their full width
         height, margin["b"] = height + max(0, upright - margin["b"]), upright
         x_ticks = dict(tickmode="auto", tickangle=-90)
@@ -308,6 +304,18 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
         ),
     )
     return layout, plot_px
+
+
+def level_ticks(xs: Sequence[str], room: float, tick_px: float) -> dict | None:
+    """x tick settings that lay the labels level, or None where they must tilt or stand:
+    short labels (hop 1, H0) each in its column, stood on end three hops read sideways on
+    a projector in columns 90 px wide; positions (layers 0 … 29) at every 2nd, 5th or 10th."""
+    if fit_flat(xs, room, tick_px):
+        return dict(tickangle=0)
+    if positions(xs):
+        shown = list(xs)[:: position_step(xs, room, tick_px)]
+        return dict(tickangle=0, tickmode="array", tickvals=shown, ticktext=shown)
+    return None
 
 
 def map_tick_px() -> float:
