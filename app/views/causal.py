@@ -44,16 +44,21 @@ def ablation_figure(
     if title is None:
         mode = t(f"causal.mode_{found['mode']}")
         title = t("causal.fig_ablation", mode=mode, answer=found["answer"])
-    grouped = n_kv_heads is not None
-    small = n_layers * n_heads <= 32  # a small grid: its numbers in the cells
+    heads = head_labels(n_heads, n_kv_heads) if n_kv_heads else [f"H{h}" for h in range(n_heads)]
+    head_title = t("chat.fig_query_head") if n_kv_heads else t("causal.axis_head")
     span = max(float(np.nanmax(np.abs(z), initial=0.0)), EFFECT_FLOOR) if signed else None
-    fig = heatmap(  # layers across, heads down: as the chat page's head-type grid
-        np.round(z.T, 4),
-        layer_positions(n_layers),
-        head_labels(n_heads, n_kv_heads) if grouped else [f"H{h}" for h in range(n_heads)],
+    # The longer axis across a wide screen: the chat model's 30 layers across, as its
+    # head-type grid; the Transformer's 2 layers and MiniLM's 6 down, as their Layers × heads.
+    across = n_layers > n_heads
+    shown = z.T if across else z
+    axes = (layer_positions(n_layers), heads) if across else (heads, layer_labels(n_layers))
+    titles = (t("chat.fig_layer"), head_title) if across else (head_title, t("chat.fig_layer"))
+    fig = heatmap(
+        np.round(shown, 4),
+        *axes,
         title=title,
-        x_title=t("chat.fig_layer"),
-        y_title=t("chat.fig_query_head") if grouped else t("causal.axis_head"),
+        x_title=titles[0],
+        y_title=titles[1],
         value_name=value_name or t("causal.value_delta_log_p"),
         diverging=signed,
         zmin=-span if signed else 0.0,
@@ -62,10 +67,10 @@ def ablation_figure(
     )
     if signed and span == EFFECT_FLOOR:  # pale by design, and said: no "uniform" finding
         fig.update_traces(meta=dict(least_range=EFFECT_FLOOR))
-    if small:  # three decimals: effects of a few thousandths are common and must not read "0"
-        text = [[f"{v:+.3f}" if signed else f"{v:.3f}" for v in row] for row in z.T]
-        fig.update_traces(text=text)
-        fig.update_traces(texttemplate="%{text}")
+    if n_layers * n_heads <= 32:  # a small grid: three decimals, as a few thousandths are
+        # common effects and must not read "0"
+        text = [[f"{v:+.3f}" if signed else f"{v:.3f}" for v in row] for row in shown]
+        fig.update_traces(text=text, texttemplate="%{text}")
     return fig
 
 

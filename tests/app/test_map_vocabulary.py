@@ -257,6 +257,10 @@ def test_layer_head_maps_run_layers_across_and_a_map_fits_a_projector(monkeypatc
         assert (layer, head) == divmod(i, 9) and points.x[i] == str(layer)
         assert points.y[i] == chat.head_labels(9, 3)[head]
         assert points.marker.color[i] == pytest.approx(z[layer, head], abs=1e-3)
+    small = causal.ablation_figure(
+        {"delta_log_prob": z[:2, :4], "mode": "zero", "answer": "x"}, None
+    )
+    assert list(small.data[0].y) == ["L0", "L1"]  # the Transformer's 2 layers down, as its grid
     lens = causal.lens_figure({"prob": z[:, :1].repeat(31, 0)[:31], "targets": ["a"]})
     assert (lens.layout.height <= heatmap.PRESENTER_MAP_PX) if on else lens.layout.height >= 900
 

@@ -79,7 +79,7 @@ def test_our_heads_removed_alone_are_the_engines_numbers(dates, ours_view):
         want = ablation_transformer.ablate(dates, text, mode=mode)
         kind = "encoder_self"  # the page's first map
         spec = figure(at, "Removing each head of the encoder self-attention")
-        z = heat(spec).T  # drawn with layers across, heads down
+        z = heat(spec)
         assert z.shape == (L, H) and spec["data"][0]["zmin"] == -spec["data"][0]["zmax"]
         np.testing.assert_allclose(z, want.delta_log_prob[kind].numpy(), atol=1e-3)
         assert f"({mode}" in spec["layout"]["title"]["text"]
@@ -106,7 +106,7 @@ def test_the_section_follows_the_chosen_map(dates, ours_view):
     at = ours_view
     at.selectbox(key="attention").set_value("cross").run()
     assert not at.exception
-    z = heat(figure(at, "Removing each head of the cross-attention")).T  # layers across
+    z = heat(figure(at, "Removing each head of the cross-attention"))
     assert z.shape == (dates.cfg.n_layers, dates.cfg.n_heads)
 
 
@@ -115,7 +115,7 @@ def test_minilm_heads_and_the_faithfulness_meter(minilm):
     assert not at.exception, [e.value for e in at.exception]
     want = ablation_encoder.ablate(minilm, TEXT)
     spec = figure(at, "how far the sentence embedding moves")
-    z = heat(spec).T  # layers across
+    z = heat(spec)
     assert z.shape == (6, 12) and spec["data"][0]["zmin"] == 0
     np.testing.assert_allclose(z, want.shift.numpy(), atol=1e-3)
     meter = FT.for_encoder(minilm, TEXT, 1)  # the page's default: the first word
