@@ -134,6 +134,12 @@ def url_choice(
     first = _FIRST[widget.__name__]
     if first == "default":  # a segmented control or pills: one choice always shown
         kw.setdefault("required", True)
+        # Its own value as its default on every later run. Falling back to the first option
+        # once the URL was read, the default changed under it; a rerun soon after the page
+        # opened (a form's button) then lit "Generation timeline" and "Logit lens" in the
+        # browser above the Patch figure of Does it matter? that the page drew.
+        current = st.session_state.get(key)
+        index = options.index(current) if current in options else index
     chosen = widget(
         label, options, **{first: index if first == "index" else options[index]}, key=key, **kw
     )

@@ -88,6 +88,7 @@ class Browser:
 
     def __init__(self) -> None:
         self.shown: dict[str, object] = {}
+        self.defaults: dict[str, tuple] = {}
 
     def user_sets(self, w: Widget) -> None:
         self.shown[w.id] = _wire(w)
@@ -95,11 +96,16 @@ class Browser:
     def after_run(self, at: AppTest) -> list[str]:
         """Update from the run's elements; the widgets whose shown value differs from the
         value the script read."""
-        shown, problems = {}, []
+        shown, problems, defaults = {}, [], {}
         for w in widgets(at):
+            # A segmented control (ButtonGroup) takes its element's default again when the
+            # default changes under it (seen in Chromium after a rerun soon after a load).
+            default = tuple(w.proto.default) if type(w).__name__ == "ButtonGroup" else None
+            defaults[w.id] = default
+            moved = default is not None and self.defaults.get(w.id, default) != default
             if getattr(w.proto, "set_value", False):
                 value = _proto_value(w, from_default=False)
-            elif w.id in self.shown:
+            elif w.id in self.shown and not moved:
                 value = self.shown[w.id]
             else:
                 value = _proto_value(w, from_default=True)
@@ -109,7 +115,7 @@ class Browser:
             read = _wire(w)
             if None not in (value, read) and not _same(value, read):
                 problems.append(f"{w.key}: shows {value!r}, the script read {read!r}")
-        self.shown = shown
+        self.shown, self.defaults = shown, defaults
         return problems
 
 
@@ -478,3 +484,20 @@ def test_chat_a_clicked_head_is_the_one_the_list_shows(monkeypatch):
     assert not check(at, browser, links, "chat")  # the list shows the clicked head
     layer, head = spec["customdata"][i]
     assert next(w for w in widgets(at) if w.key.startswith("chat-pick-")).value == f"{layer}.{head}"
+
+
+def test_a_segmented_controls_default_stays_its_value_after_the_link_is_read():
+    """Chat › Does it matter? › Patch, opened from a link and its Patch button pressed at
+    once: the Section and Check controls lit "Generation timeline" and "Logit lens" above
+    the patching figure the page drew. Once the link had seeded them, their default fell
+    back to the first option, and Chromium's segmented control takes a changed default."""
+    at = AppTest.from_file(str(APP / "studios" / "memory.py"), default_timeout=180)
+    at.query_params.update(section="training", task="1", story="0")
+    browser = Browser()
+    for _ in range(2):  # the link read; then a rerun (another widget, a form's button)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not browser.after_run(at)
+    group = next(w for w in widgets(at) if w.key == "mem_section")
+    assert group.value == "training"
+    assert _proto_value(group, from_default=True) == _wire(group)  # its default: what it shows
