@@ -135,9 +135,10 @@ def url_choice(
     if first == "default":  # a segmented control or pills: one choice always shown
         kw.setdefault("required", True)
         # Its own value as its default on every later run. Falling back to the first option
-        # once the URL was read, the default changed under it; a rerun soon after the page
-        # opened (a form's button) then lit "Generation timeline" and "Logit lens" in the
-        # browser above the Patch figure of Does it matter? that the page drew.
+        # once the URL was read, the default changed under it, and Chromium's control takes
+        # a changed default: the lit Check clicked again soon after a link opened Chat ›
+        # Does it matter? › Patch lit "Generation timeline" and "Logit lens" above the
+        # Patch figure the page went on drawing (5 times in 6).
         current = st.session_state.get(key)
         index = options.index(current) if current in options else index
     chosen = widget(

@@ -487,7 +487,7 @@ def test_chat_a_clicked_head_is_the_one_the_list_shows(monkeypatch):
 
 
 def test_a_segmented_controls_default_stays_its_value_after_the_link_is_read():
-    """Chat › Does it matter? › Patch, opened from a link and its Patch button pressed at
+    """Chat › Does it matter? › Patch, opened from a link, its lit Check clicked again at
     once: the Section and Check controls lit "Generation timeline" and "Logit lens" above
     the patching figure the page drew. Once the link had seeded them, their default fell
     back to the first option, and Chromium's segmented control takes a changed default."""
