@@ -24,6 +24,7 @@ from views.chat import (
     variants_figure,
 )
 from views.heatmap import md_escape
+from views.style import visible_label
 
 
 def inert(text: str) -> str:
@@ -82,8 +83,10 @@ def draw_sinks(prof: dict, measure: str, control: dict, n_layers: int, n_kv_head
     chart(grid, key=f"{key}-grid")
     first, replaced = control["tokens"]
     lines = {
-        t("chat.sinks_original", token=first): control["original"],
-        t("chat.sinks_replaced", token=replaced): control["replaced"],
+        # a blank token named as the text below names it (↵): raw, the legend read
+        # "first token replaced by" and nothing
+        t("chat.sinks_original", token=visible_label(first)): control["original"],
+        t("chat.sinks_replaced", token=visible_label(replaced)): control["replaced"],
     }
     fig = lines_figure(
         range(n_layers),

@@ -1,6 +1,7 @@
 """AppTest for the Chat model page: a short generation, the step slider, every section, the
 copying question, bad input, 中文, and the page without the converted model."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,10 @@ def test_every_section_draws(page, section):
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert charts(at) >= 1
+    if section == "sinks":  # the control's blank first token named in its legend, as below
+        specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        names = [d.get("name") for spec in specs for d in spec["data"]]
+        assert "first token replaced by ↵" in names, names
     at.segmented_control(key="chat-section").set_value("timeline").run()
 
 
