@@ -252,7 +252,7 @@ def side_by_side(view) -> None:
     if sample is None:
         st.info(t("retrieval.side_needs_story"))
         return
-    st.markdown(t("retrieval.side_intro"))
+    notes("ret-side").markdown(t("retrieval.side_intro"))  # presenting: after the maps
     view["side"] = state.side(sample, view["tokens"], md_escape)
     rag_sections.draw_side(view["side"], "ret-side")
 
