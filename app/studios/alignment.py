@@ -207,7 +207,9 @@ def side_by_side(card, trace, text: str, beam: int) -> None:
                 said = md_escape(tr.outputs["translation"])
                 lines.append(f"- **{engine_text(other.title)}** ({steps}): {said}")
                 panels.append(_panel(tr, [other.variant]))
-    st.markdown("\n".join(lines))
+    # presenting, the translations after the maps: above them, the maps began at the foot
+    # of a projector's first screen
+    notes("nmt-side").markdown("\n".join(lines))
     if panels:
         key = f"nmt-{what}"
         html_chart(alignment_grid_html(panels), key, lambda: alignment_grid(panels))
