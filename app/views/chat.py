@@ -297,7 +297,7 @@ def head_grid_figure(values: np.ndarray, n_kv_heads: int, title: str, value_name
         x=[cell.x[i] for i in layer],
         y=[cell.y[h] for h in head],
         customdata=np.stack([layer, head], 1).tolist(),
-        marker=dict(size=8, opacity=0, color=np.asarray(cell.z, dtype=np.float32).T.ravel()),
+        marker=dict(size=8, opacity=0, color=np.round(values, DECIMALS).astype(np.float32).ravel()),
         selected=hidden,
         unselected=hidden,
         hovertemplate=cell.hovertemplate.replace("%{z:.4f}", "%{marker.color:.3f}"),

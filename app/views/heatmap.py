@@ -46,6 +46,7 @@ ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels inst
 # On a projector a map is seen whole after one scroll: no taller than its 768-px screen less
 # air. The logit lens's 31 layers at 26 px a row made a 900-px map, never all in view.
 PRESENTER_MAP_PX = 700
+MIN_PLOT_PX = 200  # ... unless its label bands would leave the map itself less than this
 # A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
 # a room); a line of it takes 20 px of 13-px type, and as much more as the type grows.
 PANEL_TITLE_PX, PRESENTER_PANEL_TITLE_PX, PANEL_TITLE_LINE_EM = 13, 16, 20 / 13
@@ -282,7 +283,7 @@ def fitted_axes(xs, ys, x_title: str, y_title: str, height: int, width_px: int, 
     # figure grows rather than the labels below and above eating the plot.
     height = max(height, margin["b"] + 60 + (line + 4) * min(len(ys), ROWS_LABELLED))
     if presenting():  # plotly.js thins the row labels to the rows drawn
-        height = min(height, max(PRESENTER_MAP_PX, margin["b"] + 60 + 200))
+        height = min(height, max(PRESENTER_MAP_PX, margin["b"] + 60 + MIN_PLOT_PX))
     plot_px = height - margin["b"] - 60
     layout = dict(
         margin=margin,

@@ -76,9 +76,14 @@ def sentence_labels(
     return out
 
 
+def hop_number(hop: str) -> str:
+    """The engine's "hop 1" as its number, "1": a column of the hops map."""
+    return hop.removeprefix("hop ")
+
+
 def hop_label(hop: str) -> str:
     """The engine's "hop 1" in the reader's language (第 1 跳)."""
-    return t("memory.hop_n", n=hop.removeprefix("hop "))
+    return t("memory.hop_n", n=hop_number(hop))
 
 
 def hops_figure(amap, support: Sequence[int], width_px: int = NARROW_PX) -> go.Figure:
@@ -91,7 +96,7 @@ def hops_figure(amap, support: Sequence[int], width_px: int = NARROW_PX) -> go.F
     return heatmap(  # hops numbered under the axis title: level at every width (as words,
         # "hop 1" stood on end in the 346-px column of a 1024- or 1440-px page)
         z,
-        [h.removeprefix("hop ") for h in amap.layer_labels],
+        [hop_number(h) for h in amap.layer_labels],
         sentence_labels(amap.key_labels, support),
         title=title,
         x_title=t("views.memory.hop"),
