@@ -26,7 +26,7 @@ MESSAGES: dict[str, str] = {
     "unit.characters": "characters",
     "unit.words_and_marks": "words and marks",
     "unit.subword_tokens": "subword tokens",
-    "unit.token_ids": "token ids",
+    "unit.token_ids": "tokens",
     # engine.checkpoints: the shipped weights
     "checkpoint.missing": (
         "Checkpoint {name!r} is not in {folder}; train it with `python -m engine.train …` "
@@ -95,7 +95,8 @@ MESSAGES: dict[str, str] = {
         "Induction toy · {layers}-layer attention-only Transformer, {heads} heads"
     ),
     "card.induction.empty": (
-        "Type token ids from 1 to {top}, separated by spaces, such as 12 7 33 12 7."
+        "Type tokens separated by spaces: ids from 1 to {top} (12 7 33 12 7), or any "
+        "symbols (a b c a b c)."
     ),
     "warn.unknown_words": (
         "{n} of {total} words are not in this model's vocabulary ({words}). "
@@ -261,7 +262,8 @@ MESSAGES: dict[str, str] = {
         "`python -m engine.train induction --layers {layers}`."
     ),
     "induction.not_ids": (
-        "The induction toy reads token ids: whole numbers from 1 to {top}, separated by spaces."
+        "Whole numbers are the toy's token ids, from 1 to {top}. Type ids in that range, or "
+        "symbols (a b c a b c), which the toy reads as ids."
     ),
     # engine.timeline: a training run's saved snapshots, beside its checkpoint
     "timeline.missing": (

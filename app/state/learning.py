@@ -52,17 +52,23 @@ def own_example() -> str:
 
 
 def continued(trace) -> tuple[str, int, int]:
-    """The ids the model predicts after each position, a ✓ where that is the id that does
-    come next; and, over the positions whose id occurred earlier (where an induction head
-    can copy what followed it), how many it got right of how many."""
-    tokens, nxt = trace.inputs["tokens"], trace.outputs["next"]
+    """The tokens the model predicts after each position, as typed (the symbols' names), a
+    ✓ where that is the token that does come next; and, over the positions whose token
+    occurred earlier (where an induction head can copy what followed it), how many it got
+    right of how many."""
+    tokens, nxt, named = trace.inputs["tokens"], trace.outputs["next"], trace.outputs["named"]
     shown, right, asked = [], 0, 0
     for i in range(len(tokens) - 1):
         hit = nxt[i] == tokens[i + 1]
-        shown.append(f"{nxt[i]}✓" if hit else str(nxt[i]))
+        shown.append(f"{named[i]}✓" if hit else named[i])
         if i > 0 and tokens[i] in tokens[1:i]:
             asked, right = asked + 1, right + hit
     return " ".join(shown), right, asked
+
+
+def symbol_ids(trace) -> str:
+    """``a = 1 · b = 2 …``: the ids the typed symbols stand for ("" where ids were typed)."""
+    return " · ".join(f"{s} = {i}" for i, s in enumerate(trace.outputs["symbols"], 1))
 
 
 def at_step(tl: dict, step: int) -> int:

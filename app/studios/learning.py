@@ -17,6 +17,7 @@ from state import learning as state
 from state import live as live_runs
 from state import models
 from views import learning as figs
+from views.heatmap import md_escape
 
 from engine.errors import InputError
 
@@ -221,8 +222,11 @@ def own(found: dict[int, dict]) -> None:
         layers = card.meta["config"]["n_layers"]
         title = t("learning.own_title", layers=layers)
         chart(figs.head_maps_figure(trace.maps["self"].weights, title), f"learn-own-{layers}")
-        ids, right, asked = state.continued(trace)
-        st.caption(t("learning.own_caption", ids=ids, right=right, asked=asked))
+        said, right, asked = state.continued(trace)  # body text: a projector shows the score
+        st.markdown(t("learning.own_predicted", said=md_escape(said), right=right, asked=asked))
+    if pairs := state.symbol_ids(trace):
+        st.caption(t("learning.own_symbols", pairs=md_escape(pairs)))
+    st.caption(t("learning.own_axes"))
 
 
 SECTIONS = {"maps": maps, "curves": curves, "own": own, "live": live}

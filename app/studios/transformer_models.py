@@ -29,15 +29,18 @@ from engine.text import char_ends, special_tokens, tokenizer_ends, word_ends
 OTHER = "other"  # the option for a directory the user types
 
 
-def example_text(card, key: str, ends=word_ends, **limits) -> str:
+def example_text(card, key: str, ends=word_ends, hint: str = "", **limits) -> str:
     """The example picker and the text box, counted in the model's unit under the box; a
-    text over the card's limits stops the page there (the controls above stay)."""
+    text over the card's limits stops the page there (the controls above stay), with
+    ``hint`` said under the refusal: what the model reads, and where else to go."""
     examples = [e.input for e in card.examples]
     unit = engine_text(card.limits.token_unit)
     gate = dict(limits=replace(card_limits(card.limits), **limits), unit=unit, ends=ends)
     label = t("transformer.input")
     text = example_and_text(examples, key, t("transformer.example"), label, **gate)
     if text is None:
+        if hint:
+            st.info(hint)
         halt()
     return text
 
@@ -81,7 +84,11 @@ def ours():
     facts["chars"] = f"{card.limits.max_chars:,}"
     st.caption(t("transformer.ours_caption" + ("_dates" if card.task == "dates" else ""), **facts))
     show_measured(state.measured(card.task))
-    text = example_text(card, name, char_ends if card.task == "dates" else word_ends)
+    if card.task == "dates":  # a sentence typed here meets the date model's 38 characters
+        hint = t("transformer.dates_hint", example=card.examples[0].input)
+        text = example_text(card, name, char_ends, hint=hint)
+    else:
+        text = example_text(card, name, word_ends)
     with friendly_errors(t("transformer.ours_what")):
         trace = models.trace(name, text)
     st.markdown(t("transformer.output", text=trace.outputs["translation"]))

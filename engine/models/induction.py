@@ -18,6 +18,7 @@ induction head; with one layer there is nothing to compose with.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from engine.errors import InputError
 from engine.trace import AttentionMap, Trace
 
 BOS = 0  # the first token of every sequence; never drawn as content
+WHOLE = re.compile(r"[0-9]{1,6}")  # an id as typed
 
 
 @dataclass(frozen=True)
@@ -130,26 +132,49 @@ def load(name: str, directory: Path | None = None) -> AttentionOnlyTransformer:
     return model.eval()
 
 
-def parse(text: str, cfg: InductionConfig) -> list[int]:
-    """``"12 7 33 12 7"`` → the token ids after BOS; anything else is an InputError that
-    names what the toy reads (content ids 1 … vocab − 1, at most max_len − 1 of them)."""
+def parse(text: str, cfg: InductionConfig) -> tuple[list[int], list[str]]:
+    """The token ids after BOS, and the symbols typed in their place (empty for ids).
+
+    Whole numbers are ids (1 … vocab − 1): ``"12 7 33 12 7"``. Anything else — letters,
+    words, ``"a b c a b c"`` — is read as symbols: each distinct one takes the next id in
+    the order first typed (a → 1, b → 2, …). The toy trained on blocks of ids drawn
+    uniformly, so which id a symbol gets does not change what an induction head does: only
+    which symbols repeat. Too many tokens, or an id out of range, is an InputError.
+    """
     words = text.replace(",", " ").split()
     top = cfg.vocab_size - 1
-    if not all(w.isdigit() and 1 <= int(w) <= top for w in words):
-        raise InputError("induction.not_ids", top=top)
     if len(words) > cfg.max_len - 1:
         raise InputError("text.too_many_tokens", n=len(words), limit=cfg.max_len - 1)
-    return [int(w) for w in words]
+    if all(WHOLE.fullmatch(w) for w in words):  # ASCII digits: "²".isdigit() is True
+        if not all(1 <= int(w) <= top for w in words):
+            raise InputError("induction.not_ids", top=top)
+        return [int(w) for w in words], []
+    symbols = list(dict.fromkeys(words))
+    if len(symbols) > top:  # only a config with max_len > vocab_size reaches this
+        raise InputError("induction.not_ids", top=top)
+    ids = {s: i for i, s in enumerate(symbols, 1)}
+    return [ids[w] for w in words], symbols
+
+
+def naming(symbols: list[str]):
+    """An id as the page shows it: the symbol typed for it, ``#id`` for an id the user's
+    symbols do not cover (a prediction outside them), the id itself where ids were typed."""
+    if not symbols:
+        return str
+    return lambda i: symbols[i - 1] if 1 <= i <= len(symbols) else f"#{i}"
 
 
 @torch.no_grad()
 def trace(model: AttentionOnlyTransformer, name: str, text: str) -> Trace:
-    """BOS and the typed ids through the toy: every head's causal map ``[L, H, T, T]`` and
-    the next token each position predicts (an induction head's work shows as the second
-    copy of a block predicting what followed the first)."""
-    tokens = [BOS, *parse(text, model.cfg)]
+    """BOS and the typed ids (or symbols, :func:`parse`) through the toy: every head's causal
+    map ``[L, H, T, T]`` labelled as typed, and the next token each position predicts
+    (``next``, as ids; ``named``, as the page shows them): an induction head's work shows as
+    the second copy of a block predicting what followed the first."""
+    ids, symbols = parse(text, model.cfg)
+    shown = naming(symbols)
+    tokens = [BOS, *ids]
     logits, A = model(torch.tensor([tokens]))
-    labels = ["BOS", *(str(t) for t in tokens[1:])]
+    labels = ["BOS", *(shown(t) for t in ids)]
     amap = AttentionMap(
         A[0].numpy(),
         labels,
@@ -163,6 +188,7 @@ def trace(model: AttentionOnlyTransformer, name: str, text: str) -> Trace:
         model=name,
         task="induction",
         inputs={"text": text, "tokens": tokens},
-        outputs={"next": predicted, "text": " ".join(str(t) for t in predicted)},
+        outputs={"next": predicted, "named": [shown(t) for t in predicted], "symbols": symbols}
+        | {"text": " ".join(shown(t) for t in predicted)},
         maps={"self": amap},
     )

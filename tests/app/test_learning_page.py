@@ -149,22 +149,37 @@ def test_the_lesson_hides_the_film_until_the_reveal():
 
 
 def test_your_own_sequence_runs_both_toys_through_their_cards():
-    """Typed ids through the finished toys: a head-map figure per model, and a caption
-    saying how many repeats each continued — all of them for the two-layer model on a
-    block typed twice, far fewer for the control; ids it cannot read are a message."""
+    """Typed ids through the finished toys: a head-map figure per model, and body text (a
+    projector shows it; captions are hidden there) saying how many repeats each continued —
+    all of them for the two-layer model on a block typed twice, far fewer for the control;
+    an id out of range is a message."""
     shipped(2)
     at = open_page(section="own")
     assert len(charts(at)) == 2
     text = "5 40 17 33 8 21 5 40 17 33 8 21"
     at.text_input(key="learn-own").set_value(text).run()
     assert not at.exception
-    said = [c.value for c in at.caption if "it predicted" in c.value]
-    assert len(said) == 2 and "it predicted 5 of 5" in said[0]
-    assert "it predicted 5 of 5" not in said[1]
+    said = [m.value for m in at.markdown if "it predicted" in m.value]
+    assert len(said) == 2 and "it predicted **5 of 5**" in said[0]
+    assert "it predicted **5 of 5**" not in said[1]
     assert at.query_params["text"] == text  # a copied link opens this sequence
-    at.text_input(key="learn-own").set_value("five forty").run()
+    at.text_input(key="learn-own").set_value("5 99").run()
     assert not at.exception
-    assert any("token ids" in i.value for i in at.info)
+    assert any("token ids, from 1 to 63" in i.value for i in at.info)
+
+
+def test_your_own_sequence_reads_letters_and_words_as_symbols():
+    """A class types letters, not ids: each distinct symbol stands for an id, the caption
+    says which, and the predictions are written as the symbols (escaped: a symbol is user
+    text in Markdown)."""
+    shipped(2)
+    at = open_page(section="own")
+    at.text_input(key="learn-own").set_value("a *b* c d a *b* c d").run()
+    assert not at.exception and len(charts(at)) == 2
+    said = [m.value for m in at.markdown if "it predicted" in m.value]
+    assert "it predicted **3 of 3**" in said[0]
+    assert "\\*b\\*✓ c✓ d✓" in said[0]  # the second copy continued, asterisks kept literal
+    assert any("a = 1 · \\*b\\* = 2 · c = 3 · d = 4" in c.value for c in at.caption)
 
 
 # ---- train it now ----------------------------------------------------------------------

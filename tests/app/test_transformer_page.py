@@ -101,6 +101,23 @@ def test_our_model_bad_input_is_explained(ours):
     assert not at.exception
 
 
+def test_a_sentence_over_the_date_models_limit_says_where_sentences_are_read(ours):
+    """A teacher types a sentence into the first checkpoint, the date model: the refusal
+    names the limit, and the hint says the model reads dates and which models read
+    sentences. A sentence on the English → French checkpoint gets no such hint."""
+    at = ours
+    assert at.selectbox(key="checkpoint").value == FIRST
+    text_box(at).set_value("My cat refuses to eat breakfast before sunrise.").run()
+    assert not at.exception
+    said = messages(at)
+    assert "47 characters; the limit here is 38" in said
+    assert "reads dates" in said and "English → French checkpoint" in said
+    at.selectbox(key="checkpoint").set_value("transformer-enfr-sinusoidal").run()
+    text_box(at).set_value("the " * 200).run()
+    assert not at.exception and "the limit here is" in messages(at)
+    assert "reads dates" not in messages(at)
+
+
 def test_minilm_with_merging_sinks_and_rollout(page):
     at = page("transformer")
     at.radio(key="family").set_value(PRETRAINED).run()

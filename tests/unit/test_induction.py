@@ -189,7 +189,27 @@ def test_the_two_layer_card_continues_a_repeated_block_and_the_control_does_not(
     assert right["induction-2l"] == 1.0
     assert right["induction-1l"] < 0.5
     with pytest.raises(InputError, match="token ids"):
-        registry.get("induction-2l").trace("twelve seven")
+        registry.get("induction-2l").trace("12 64")  # a whole number is an id: 1 … 63
+
+
+def test_symbols_are_read_as_ids_in_the_order_first_typed():
+    """A teacher types letters or words: each distinct symbol stands for the next id (a → 1,
+    b → 2 …), so the toy runs exactly as on those ids, and the maps and predictions name
+    the symbols; a prediction no symbol stands for is ``#id``. A non-ASCII digit is a
+    symbol, not a crash (``"²".isdigit()`` is True, ``int("²")`` raises)."""
+    from engine.models import registry
+
+    card = registry.get("induction-2l")
+    typed, ids = card.trace("a b c a b c"), card.trace("1 2 3 1 2 3")
+    assert np.array_equal(typed.maps["self"].weights, ids.maps["self"].weights)
+    assert typed.outputs["next"] == ids.outputs["next"]
+    assert typed.outputs["symbols"] == ["a", "b", "c"] and ids.outputs["symbols"] == []
+    assert list(typed.maps["self"].key_labels) == ["BOS", "a", "b", "c", "a", "b", "c"]
+    names = {1: "a", 2: "b", 3: "c"}
+    assert typed.outputs["named"] == [names.get(i, f"#{i}") for i in ids.outputs["next"]]
+    assert ids.outputs["named"] == [str(i) for i in ids.outputs["next"]]
+    assert typed.outputs["named"][4:6] == ["b", "c"]  # the block's second copy, continued
+    assert card.trace("² 3").outputs["symbols"] == ["²", "3"]
 
 
 def test_the_evaluation_reads_the_shipped_weights_and_timeline():
