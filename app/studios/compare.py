@@ -86,10 +86,23 @@ def attention(card, key: str, side: str, knobs: Knobs) -> dict:
     return {"attend": attend, "attend_hp": hp}
 
 
+def warn(found: list[dict]) -> None:
+    """Said once above the maps, as the Alignment and Transformer pages say it above theirs:
+    words outside the models' vocabulary, else which models are unsure of their output (a
+    confidence below the floor measured on inputs like their training data)."""
+    traces = {p.name: p.trace for f in found for p in list(f.values())[:1]}
+    said = (tr.outputs.get("unknown", []) for tr in traces.values())
+    if unknown := list(dict.fromkeys(w for words in said for w in words)):
+        st.warning(t("compare.unknown", words=", ".join(f"“{md_escape(w)}”" for w in unknown)))
+    elif unsure := [md_escape(titles[n]) for n, tr in traces.items() if tr.outputs.get("warning")]:
+        st.warning(t("compare.unsure", models="; ".join(unsure)))
+
+
 def every(text: str):
     """Every model of the task on the same axes, one head each, and the AER table."""
     with friendly_errors(t("compare.what")):
         found = {c.name: state.panels(c.name, text) for c in cards}
+    warn(list(found.values()))
     if without := [engine_text(c.title) for c in state.without_alignment(task or tasks[0])]:
         st.caption(t("compare.no_attention", models="; ".join(without)))
     gold = any(p.scored for f in found.values() for p in f.values())
@@ -142,6 +155,7 @@ def two(text: str):
         a_all = state.panels(name_a, text, options_a)
         axes = next(iter(a_all.values())).alignment.target
         b_all = state.panels(name_b, text, options_b, target=axes)
+    warn([a_all, b_all])
     shown = []
     for col, side, found in zip(st.columns(2), "AB", (a_all, b_all), strict=True):
         heads, label = list(found), t("compare.head_of", side=side)

@@ -39,14 +39,18 @@ def _colours(scale) -> tuple[str, ...]:
     return tuple(sample_colorscale(scale, [i / LEVELS for i in range(LEVELS + 1)]))
 
 
-# A panel's map sits at its foot: beside a title wrapped to more lines, A's and B's rows
-# still line up (the B title's third line put its rows 20 px below A's).
+# A panel is two rows of the grid (a subgrid): its title, and its map under it. The titles
+# of a row share one height, so beside a title wrapped to more lines A's and B's rows still
+# line up (the B title's third line put its rows 20 px below A's), and a short map stays
+# under its title (at the panel's foot, your own sentence's two-word translation stood a
+# screen below its title, beside its neighbour's fourteen rows).
 CSS = """
 <style>
 .kit-agrid {{ display:grid; gap:1.2rem {gap}rem; font-size:{font}px; line-height:1.1; }}
-.kit-agrid-panel {{ overflow-x:auto; display:flex; flex-direction:column; }}
-.kit-agrid-title {{ text-align:center; margin-bottom:.3rem; }}
-.kit-agrid table {{ border-collapse:collapse; width:100%; margin-top:auto; }}
+.kit-agrid-panel {{ overflow-x:auto; display:grid; grid-row:span 2; grid-template-rows:subgrid;
+  row-gap:.3rem; }}
+.kit-agrid-title {{ text-align:center; align-self:end; }}
+.kit-agrid table {{ border-collapse:collapse; width:100%; align-self:start; }}
 .kit-agrid td {{ min-width:6px; max-width:{cell}px; height:{row}px; padding:0; }}
 .kit-agrid th {{ font-weight:normal; white-space:nowrap; }}
 .kit-agrid-tgt {{ text-align:right; padding-right:.35rem; }}

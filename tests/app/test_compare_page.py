@@ -114,6 +114,21 @@ def test_one_model_with_two_attentions(at):
     assert any("Linformer k must be at most" in i.value for i in at.info)
 
 
+def test_words_outside_the_vocabulary_are_said_above_the_maps(at):
+    """A teacher types her own sentence: every model still writes French, and the page says
+    (as the Alignment page does) which words no model knows, so the maps are not read as a
+    translation; in both views. The grammar's example has no such warning, nor a date."""
+    assert not at.warning  # the example: known words, every model sure of itself
+    at.text_area[0].set_value("hello my *friend*").run()
+    assert not at.exception
+    said = [w.value for w in at.warning]
+    assert len(said) == 1 and "“hello”" in said[0] and "not translations" in said[0]
+    at.segmented_control(key="cmp-mode").set_value("two").run()
+    assert not at.exception and "“hello”" in at.warning[0].value
+    at.segmented_control(key="cmp-task").set_value("dates").run()
+    assert not at.exception and not at.warning
+
+
 @pytest.mark.parametrize("text, expected", [("   ", "Type"), ("x" * 2_001, "limit")])
 def test_bad_input_is_explained(at, text, expected):
     at.text_area[0].set_value(text).run()

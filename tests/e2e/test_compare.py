@@ -53,3 +53,23 @@ def test_bahdanau_and_transformer_side_by_side_with_aer(studio_url, page):
     wait_for_app(page)
     expect(page.locator("#kit-link-text")).to_have_value(re.compile("minister"), timeout=60_000)
     assert_no_exception(page)
+
+
+def test_your_own_sentence_is_flagged_and_each_map_stays_under_its_title(studio_url, page):
+    """Every model on a sentence outside the grammar: the page says which words no model
+    knows, and each model's map (its own translation, of its own length) starts right under
+    its title, measured in the browser: at the panel's foot, a two-word translation stood
+    a screen below its title."""
+    page.goto(f"{studio_url}/compare?text=hello%20my%20friend")
+    wait_for_app(page, timeout_ms=180_000)
+    grid = page.locator("[data-testid=stHtml] .kit-agrid").first
+    grid.locator(".kit-agrid-src").first.wait_for(timeout=120_000)
+    expect(page.get_by_text("Not in the models' vocabulary", exact=False)).to_be_visible()
+    heights = set()
+    for panel in grid.locator(".kit-agrid-panel").all():
+        title = panel.locator(".kit-agrid-title").bounding_box()
+        table = panel.locator("table").bounding_box()
+        assert 0 <= table["y"] - (title["y"] + title["height"]) < 10, (title, table)
+        heights.add(round(table["height"]))
+    assert len(heights) > 1, "the models' own translations differ in length"
+    assert_no_exception(page)
