@@ -112,6 +112,20 @@ def test_the_head_grid_draws_each_kind_on_its_own_scale():
     assert "α =" not in implied.data[0].hovertemplate
 
 
+def test_the_head_grids_colour_bar_is_a_grid_of_maps_bar_not_the_plots_height():
+    """MiniLM's 6 × 12 grid: the bar ran the whole 900-px plot and Plotly labelled it every
+    0.05, nineteen numbers beside the maps; now as long as map_grid's (300 px at most) with
+    a label per 40 px of it, both ends named."""
+    w = np.full((6, 12, 8, 8), 1 / 8)
+    labels = [f"w{i}" for i in range(8)]
+    fig = head_grid(AttentionMap(w, labels, labels, "self"), "self")
+    plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    bar = fig.layout.coloraxis.colorbar
+    assert plot_h > 600 and bar.len * plot_h <= 300
+    ticks = len(bar.tickvals) if bar.tickvals else bar.nticks  # the map's own range, or 0–1
+    assert ticks is not None and ticks <= 300 // 40
+
+
 def test_a_grid_of_one_head_per_layer_lays_the_layers_across():
     """The mean over heads or rollout: two layers of one head each stood one above the
     other, each tile the page's width, two screens tall."""
