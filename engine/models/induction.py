@@ -28,6 +28,7 @@ from torch import nn
 from engine import checkpoints
 from engine.attention.scoring import scaled_dot_product_attention
 from engine.errors import InputError
+from engine.text import tokenize
 from engine.trace import AttentionMap, Trace
 
 BOS = 0  # the first token of every sequence; never drawn as content
@@ -135,17 +136,21 @@ def load(name: str, directory: Path | None = None) -> AttentionOnlyTransformer:
 def parse(text: str, cfg: InductionConfig) -> tuple[list[int], list[str]]:
     """The token ids after BOS, and the symbols typed in their place (empty for ids).
 
-    Whole numbers are ids (1 … vocab − 1): ``"12 7 33 12 7"``. Anything else — letters,
-    words, ``"a b c a b c"`` — is read as symbols: each distinct one takes the next id in
-    the order first typed (a → 1, b → 2, …). The toy trained on blocks of ids drawn
-    uniformly, so which id a symbol gets does not change what an induction head does: only
-    which symbols repeat. Too many tokens, or an id out of range, is an InputError.
+    Whole numbers are ids (1 … vocab − 1): ``"12 7 33 12 7"``. Anything else is read as
+    symbols, split as the page counts them (:func:`engine.text.tokenize`: words, marks,
+    one CJK character each): each distinct one takes the next id in the order first typed
+    (``"a b c a b c"``: a → 1, b → 2, …). The toy trained on blocks of ids drawn uniformly,
+    so which id a symbol gets does not change what an induction head does: only which
+    symbols repeat. Too many tokens, or an id out of range, is an InputError.
     """
+    top, most = cfg.vocab_size - 1, cfg.max_len - 1
     words = text.replace(",", " ").split()
-    top = cfg.vocab_size - 1
-    if len(words) > cfg.max_len - 1:
-        raise InputError("text.too_many_tokens", n=len(words), limit=cfg.max_len - 1)
-    if all(WHOLE.fullmatch(w) for w in words):  # ASCII digits: "²".isdigit() is True
+    numbers = all(WHOLE.fullmatch(w) for w in words)  # ASCII digits: "²".isdigit() is True
+    if not numbers:
+        words = tokenize(text)
+    if len(words) > most:
+        raise InputError("text.too_many_tokens", n=len(words), limit=most)
+    if numbers:
         if not all(1 <= int(w) <= top for w in words):
             raise InputError("induction.not_ids", top=top)
         return [int(w) for w in words], []

@@ -174,12 +174,12 @@ def test_your_own_sequence_reads_letters_and_words_as_symbols():
     text in Markdown)."""
     shipped(2)
     at = open_page(section="own")
-    at.text_input(key="learn-own").set_value("a *b* c d a *b* c d").run()
+    at.text_input(key="learn-own").set_value("a * c d a * c d").run()
     assert not at.exception and len(charts(at)) == 2
     said = [m.value for m in at.markdown if "it predicted" in m.value]
     assert "it predicted **3 of 3**" in said[0]
-    assert "\\*b\\*✓ c✓ d✓" in said[0]  # the second copy continued, asterisks kept literal
-    assert any("a = 1 · \\*b\\* = 2 · c = 3 · d = 4" in c.value for c in at.caption)
+    assert "\\*✓ c✓ d✓" in said[0]  # the second copy continued, the asterisk kept literal
+    assert any("a = 1 · \\* = 2 · c = 3 · d = 4" in c.value for c in at.caption)
 
 
 # ---- train it now ----------------------------------------------------------------------

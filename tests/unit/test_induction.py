@@ -210,6 +210,9 @@ def test_symbols_are_read_as_ids_in_the_order_first_typed():
     assert ids.outputs["named"] == [str(i) for i in ids.outputs["next"]]
     assert typed.outputs["named"][4:6] == ["b", "c"]  # the block's second copy, continued
     assert card.trace("² 3").outputs["symbols"] == ["²", "3"]
+    # Split as the page counts them under the box: marks apart, a CJK character each.
+    assert card.trace("猫狗猫狗").outputs["symbols"] == ["猫", "狗"]
+    assert card.trace("sat. sat.").inputs["tokens"] == [0, 1, 2, 1, 2]
 
 
 def test_the_evaluation_reads_the_shipped_weights_and_timeline():
