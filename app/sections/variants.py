@@ -21,7 +21,7 @@ from kit.i18n import t, variant_title
 from kit.url import url_multiselect
 from state import variants as state
 from views import variants as figs
-from views.heatmap import map_grid
+from views.heatmap import DIFFERENCE_FLOOR, map_grid
 from views.variants import loglog_figure
 from views.variants_html import map_grid_html
 
@@ -65,6 +65,8 @@ def draw_maps(panels: list[dict], key: str, view: str = "maps") -> None:
     the lab's maps, its differences (Δα, diverging) or its overlays (hidden cells grey)."""
     value = "Δα" if view == "difference" else "α"
     kw = dict(diverging=view == "difference", value_name=value, grey_gaps=view == "overlay")
+    if view == "difference":  # an exact variant's Δα of 4e-7 filled its panel with colour
+        panels = [dict(p, least=DIFFERENCE_FLOOR) for p in panels]
     html_chart(map_grid_html(panels, **kw), f"{key}-{view}", lambda: map_grid(panels, **kw))
 
 

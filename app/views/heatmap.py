@@ -46,6 +46,9 @@ ROWS_LABELLED = 24  # a map taller than this many rows thins its row labels inst
 # On a projector a map is seen whole after one scroll: no taller than its 768-px screen less
 # air. The logit lens's 31 layers at 26 px a row made a 900-px map, never all in view.
 PRESENTER_MAP_PX = 700
+# The narrowest range of a difference of attention weights (Δα): float32 rounding of two
+# softmaxes differs by ~1e-7, and on its own ± range that filled a panel with colour.
+DIFFERENCE_FLOOR = 1e-4
 MIN_PLOT_PX = 200  # ... unless its label bands would leave the map itself less than this
 # A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
 # a room); a line of it takes 20 px of 13-px type, and as much more as the type grows.
@@ -461,14 +464,17 @@ def subplot_ref(n: int) -> dict:
     return dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}")
 
 
-def map_scale(z, flags: Sequence[str] = (), value_name: str | None = None, *, diverging=False):
+def map_scale(
+    z, flags: Sequence[str] = (), value_name: str | None = None, *, diverging=False, least=0.0
+):
     """The colour scale a map's kind calls for: ``dict(zmin, zmax, diverging, name, note)``.
 
     Softmax weights (α): 0–1, or 0–the panel's max (``note`` prints it) when they use
     under a quarter of it. A signed map, an implied one (a method that never forms the
     weights) or one with values outside [0, 1] gets its own diverging scale, ± its largest
-    |value|, named by its quantity (``value_name``, else the flag's word), never "α". A
-    masked-only pattern: 0–1, "may see".
+    |value| but never under ``least`` (a difference of float rounding stays pale, and the
+    note says so), named by its quantity (``value_name``, else the flag's word), never "α".
+    A masked-only pattern: 0–1, "may see".
     """
     z = np.asarray(z, dtype=float)
     finite = z[np.isfinite(z)]
@@ -480,8 +486,11 @@ def map_scale(z, flags: Sequence[str] = (), value_name: str | None = None, *, di
     if signed or "implied" in flags or top > 1 + 1e-3:
         kind = "signed" if signed else "implied" if "implied" in flags else "unnormalised"
         name = value_name if value_name not in (None, "α") else t(f"views.value.{kind}")
-        top = top or 1.0
-        return dict(zmin=-top, zmax=top, diverging=True, name=name, note=f"{name} ±{top:.3g}")
+        note = f"{name} ±{top:.3g}"
+        if least and top < least:
+            note = t("views.value.under", name=name, top=f"{top:.3g}", least=f"{least:g}")
+        top = max(top, least) or 1.0
+        return dict(zmin=-top, zmax=top, diverging=True, name=name, note=note)
     if 0 < top < 0.25:
         return dict(
             zmin=0.0, zmax=top, diverging=False, name=value_name or "α", note=f"0–{top:.2g}"
@@ -527,7 +536,8 @@ def grid_panels(maps, *, side=GRID_CELLS, value_name=None, diverging=False, laye
     """The panels of :func:`map_grid` and its HTML twin, each pooled to ≤ ``side`` a side
     with its own scale (:func:`map_scale`) and its flags and range in its title.
 
-    ``maps``: panels ``dict(z, x, y, title, flags)``, or an AttentionMap (every head of
+    ``maps``: panels ``dict(z, x, y, title, flags)`` (and ``least``, the narrowest range
+    of a diverging panel's scale: :func:`map_scale`), or an AttentionMap (every head of
     ``layer``, or of every layer)."""
     if isinstance(maps, AttentionMap):
         layers = range(maps.shape[0]) if layer is None else [layer]
@@ -546,7 +556,7 @@ def grid_panels(maps, *, side=GRID_CELLS, value_name=None, diverging=False, laye
     for p in maps:
         z, f = block_mean(np.asarray(p["z"], dtype=float), side)
         flags = list(p.get("flags", ())) + ([f"display pooled ×{f}"] if f > 1 else [])
-        scale = map_scale(z, flags, value_name, diverging=diverging)
+        scale = map_scale(z, flags, value_name, diverging=diverging, least=p.get("least", 0.0))
         head = p["title"] + (f" [{flag_text(flags)}]" if flags else "")
         labels = {a: block_labels(p[a], f) if f > 1 else list(p[a]) for a in ("x", "y")}
         note = f" · {scale['note']}" if scale["note"] else ""

@@ -3,8 +3,11 @@ traceback."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -47,7 +50,6 @@ def test_every_registered_variant_in_one_grid_untrained_ones_refused(page):
 
 
 def test_map_grid_html_tables_images_escaping_marker_and_gaps():
-    import numpy as np
     from views.variants_html import TABLE_SIDE, map_grid_html
 
     words = ["<b>x</b>", "y", "y"]
@@ -89,6 +91,31 @@ def test_compare_default_shows_errors_table_and_maps(page):
     assert not at.exception and panels(at) >= 1
     at.radio[1].set_value("difference").run()
     assert not at.exception and "Δα" in _grids(at)
+
+
+def test_a_difference_of_float_rounding_is_drawn_pale_and_said(page):
+    """Through the trained date model, Reformer and BigBird reproduce full attention to
+    ~1e-7: on its own ± range each Δα panel was full of colour, read as structure. Now
+    such a panel is drawn on ±1e-4 (pale) and its title says float rounding; a real
+    difference (Mamba's) keeps its own range."""
+    at = page("variants")
+    at.radio(key="var-source").set_value("trained").run()
+    at.radio[1].set_value("difference").run()
+    assert not at.exception
+    grid = html.unescape(_grids(at))
+    assert "float rounding, drawn on ±0.0001" in grid
+    mamba = re.search(r"mamba − full [^<]*?Δα ±([0-9.e+-]+)", grid)
+    assert mamba and float(mamba.group(1)) > 0.01 and "rounding" not in mamba.group(0)
+
+
+def test_the_scale_of_a_difference_has_a_floor():
+    from views.heatmap import map_scale
+
+    tiny = map_scale(np.array([[3e-7, -1e-7]]), value_name="Δα", diverging=True, least=1e-4)
+    assert (tiny["zmin"], tiny["zmax"]) == (-1e-4, 1e-4) and "rounding" in tiny["note"]
+    real = map_scale(np.array([[0.2, -0.1]]), value_name="Δα", diverging=True, least=1e-4)
+    assert (real["zmin"], real["zmax"]) == (-0.2, 0.2) and real["note"] == "Δα ±0.2"
+    assert map_scale(np.array([[3e-7]]), value_name="Δα", diverging=True)["zmax"] == 3e-7
 
 
 def test_a_head_picker_only_where_there_is_a_head_to_pick(page):
