@@ -32,7 +32,7 @@ from engine.text import tokenize
 from engine.trace import AttentionMap, Trace
 
 BOS = 0  # the first token of every sequence; never drawn as content
-WHOLE = re.compile(r"[0-9]{1,6}")  # an id as typed
+WHOLE = re.compile(r"[0-9]+")  # an id as typed (ASCII: "²".isdigit() is True)
 
 
 @dataclass(frozen=True)
@@ -145,13 +145,13 @@ def parse(text: str, cfg: InductionConfig) -> tuple[list[int], list[str]]:
     """
     top, most = cfg.vocab_size - 1, cfg.max_len - 1
     words = text.replace(",", " ").split()
-    numbers = all(WHOLE.fullmatch(w) for w in words)  # ASCII digits: "²".isdigit() is True
+    numbers = all(WHOLE.fullmatch(w) for w in words)
     if not numbers:
         words = tokenize(text)
     if len(words) > most:
         raise InputError("text.too_many_tokens", n=len(words), limit=most)
     if numbers:
-        if not all(1 <= int(w) <= top for w in words):
+        if not all(len(w) <= 12 and 1 <= int(w) <= top for w in words):  # no 5,000-digit int
             raise InputError("induction.not_ids", top=top)
         return [int(w) for w in words], []
     symbols = list(dict.fromkeys(words))

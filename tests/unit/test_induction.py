@@ -190,6 +190,9 @@ def test_the_two_layer_card_continues_a_repeated_block_and_the_control_does_not(
     assert right["induction-1l"] < 0.5
     with pytest.raises(InputError, match="token ids"):
         registry.get("induction-2l").trace("12 64")  # a whole number is an id: 1 … 63
+    for digits in ("1234567", "9" * 390):  # a number, not a symbol; no int() of it
+        with pytest.raises(InputError, match="token ids"):
+            registry.get("induction-2l").trace(f"12 {digits}")
 
 
 def test_symbols_are_read_as_ids_in_the_order_first_typed():
