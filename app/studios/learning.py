@@ -221,7 +221,8 @@ def own(found: dict[int, dict]) -> None:
             trace = models.trace(card.name, text)
         layers = card.meta["config"]["n_layers"]
         title = t("learning.own_title", layers=layers)
-        chart(figs.head_maps_figure(trace.maps["self"].weights, title), f"learn-own-{layers}")
+        amap = trace.maps["self"]  # the tokens typed on its axes: the class reads where heads look
+        chart(figs.head_maps_figure(amap.weights, title, amap.query_labels), f"learn-own-{layers}")
         said, right, asked = state.continued(trace)  # body text: a projector shows the score
         st.markdown(t("learning.own_predicted", said=md_escape(said), right=right, asked=asked))
     if pairs := state.symbol_ids(trace):

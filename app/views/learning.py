@@ -15,22 +15,23 @@ COLOURS = {2: "#0072B2", 1: "#D55E00"}  # Okabe–Ito blue and vermillion: colou
 LOSS_PX = 200  # the live figure's loss curve, above its head maps
 
 
-def head_panels(maps: np.ndarray, layers) -> list[dict]:
-    """``maps [L, H, T, T]`` as map panels over the probe's positions (the caption names its
-    tokens), one per head of ``layers``."""
-    positions = [str(i) for i in range(maps.shape[-1])]
+def head_panels(maps: np.ndarray, layers, labels=None) -> list[dict]:
+    """``maps [L, H, T, T]`` as map panels, one per head of ``layers``, over ``labels`` (a
+    sequence typed on the page: its tokens) or the probe's positions (its caption names
+    the tokens)."""
+    ticks = list(labels) if labels is not None else [str(i) for i in range(maps.shape[-1])]
     return [
-        dict(z=m, x=positions, y=positions, title=t("learning.fig.head", layer=layer, head=h))
+        dict(z=m, x=ticks, y=ticks, title=t("learning.fig.head", layer=layer, head=h))
         for layer, heads in zip(layers, maps, strict=True)
         for h, m in enumerate(heads)
     ]
 
 
-def head_maps_figure(maps: np.ndarray, title: str) -> go.Figure:
+def head_maps_figure(maps: np.ndarray, title: str, labels=None) -> go.Figure:
     """Every (layer, head) of ``maps [L, H, T, T]`` in one row where the width allows: on a
     projector the induction heads of layer 1 then stand on the first screen beside the
     previous-token heads they read (a row per layer put them below it)."""
-    panels = head_panels(maps, range(len(maps)))
+    panels = head_panels(maps, range(len(maps)), labels)
     return map_grid(panels, columns=len(panels), title=title)
 
 

@@ -180,6 +180,9 @@ def test_your_own_sequence_reads_letters_and_words_as_symbols():
     assert "it predicted **3 of 3**" in said[0]
     assert "\\*✓ c✓ d✓" in said[0]  # the second copy continued, the asterisk kept literal
     assert any("a = 1 · \\* = 2 · c = 3 · d = 4" in c.value for c in at.caption)
+    heat = [d for d in json.loads(charts(at)[0].proto.spec)["data"] if d["type"] == "heatmap"]
+    tokens = ["BOS", "a", "*", "c", "d", "a\u2009#2", "*\u2009#2", "c\u2009#2", "d\u2009#2"]
+    assert heat[0]["y"] == tokens  # a repeat numbered, a thin space before its number
 
 
 # ---- train it now ----------------------------------------------------------------------
