@@ -291,8 +291,8 @@ def show_step(tl, i: int, j: int, key: str) -> None:
         )
         chart(fig, f"{key}-map", left, share=0.6)
     out = probe.outputs.get("translation") or t("alignment.nothing")
-    where = left if left is not None else right
-    where.caption(t("alignment.timeline_output", step=tl.steps[i], text=md_escape(out)))
+    where = left if left is not None else right  # body text, as Memory's: a projector shows it
+    where.markdown(t("alignment.timeline_output", step=tl.steps[i], text=md_escape(out)))
     panels = learning.curve_panels(tl)
     fig = curves_figure(panels, tl.steps[i], (), t("alignment.training_step"), 150)
     chart(fig, f"{key}-curves", right, share=0.4 if amap is not None else None)

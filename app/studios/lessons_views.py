@@ -242,7 +242,7 @@ def ioi(params: dict, guess, key: str) -> None:
         with slot:
             chart(effects, key=f"{key}-fx")
     chart(ioi_figs.reads_figure(found["rows"], found["tokens"], names), key=f"{key}-reads")
-    st.caption(t("lessons.ioi_caption", written=md_escape(found["written"])))
+    st.markdown(t("lessons.ioi_caption", written=md_escape(found["written"])))  # projected
 
 
 def presses(params: dict, guess, key: str) -> None:

@@ -249,7 +249,7 @@ def training(s: Shown) -> None:
     left, right = st.columns([3, 2])
     chart(head_grid(amap, title), "tr-timeline-map", left, share=0.6, width="stretch")
     output = probe.outputs["translation"] or t("transformer.nothing")
-    left.caption(t("transformer.timeline_output", step=tl.steps[i], text=output))
+    left.markdown(t("transformer.timeline_output", step=tl.steps[i], text=output))  # projected
     panels = state.curve_panels(tl)
     fig = curves_figure(panels, tl.steps[i], state.marks(name, tl), t("transformer.step"), 150)
     chart(fig, "tr-timeline-curves", right, share=0.4, width="stretch")

@@ -234,7 +234,8 @@ def test_the_step_slider_redraws_the_probes_map_and_marks_the_curves(
             s["x0"] == max(step, 1) and s["line"]["dash"] == "dash"
             for s in curves["layout"]["shapes"]
         )
-        assert any(f"At step {step} the model translates it" in c.value for c in at.caption)
+        said = f"At step {step} the model translates it"  # body text: a projector shows it
+        assert any(said in m.value for m in at.markdown)
     at.selectbox(key=f"nmt-tl-{model}-probe").set_value(1).run()
     assert not at.exception and "did not sign" not in figure_titles(at)[0]
     assert at.query_params["probe"] in ("1", ["1"])  # the probe shown is in the link

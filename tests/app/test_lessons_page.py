@@ -171,3 +171,11 @@ def test_without_positions_both_copies_of_a_word_are_the_top_cell():
     at.pills[-1].set_value(5).run()  # the second « the »
     next(b for b in at.button if b.key.endswith("-reveal")).click().run()
     assert at.success and "tie" in at.success[0].value, [s.value for s in at.success]
+
+
+def test_the_ioi_step_says_what_the_model_writes_in_body_text():
+    """A lesson is projected, and presenting hides captions: what the model writes (the
+    name the heads move) is body text, as the timelines' "At step …" lines are."""
+    at = open_page(deck="explanation", step="3")
+    assert not at.exception
+    assert any("The model continues the prompt with «" in m.value for m in at.markdown)

@@ -241,7 +241,8 @@ def test_training_step_slider_redraws_the_probe_maps(ours):
         titles = figure_titles(at)
         assert any(said.search(t.replace("<br>", " ")) for t in titles), titles
         output = tl.probes[tl.at(step)][0].outputs["translation"] or "(nothing)"
-        assert any(f"At step {step} the model writes: `{output}`" in c.value for c in at.caption)
+        said = f"At step {step} the model writes: `{output}`"  # body text: a projector shows it
+        assert any(said in m.value for m in at.markdown)
     for kind in ("encoder_self", "decoder_self", "cross"):  # the page's map picker drives it
         at.selectbox(key="attention").set_value(kind).run()
         assert not at.exception, kind
