@@ -58,6 +58,12 @@ def trained_max_length() -> int:
     return models.loaded(trained_name()).max_src
 
 
+def date_warning(text: str):
+    """What the dates Transformer says of ``text`` itself (not a date it can read, below its
+    measured confidence), else None: the lab's table compares the variants' translations."""
+    return models.trace(trained_name(), text).outputs.get("warning")
+
+
 def minilm_config() -> dict:
     """MiniLM's layers and heads as its card states them (no model loaded)."""
     return models.card(models.default("sentence", "pretrained")).config

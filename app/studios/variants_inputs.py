@@ -8,7 +8,7 @@ params aside) with ``n_for_defaults`` and, where the budgets depend on the input
 from __future__ import annotations
 
 import streamlit as st
-from kit import flag, t, url_choice, url_default, url_number, url_sync
+from kit import engine_text, flag, t, url_choice, url_default, url_number, url_sync
 from kit.i18n import param_help, variant_param_label, variant_title
 from kit.knobs import Knobs
 from kit.textbox import char_gate, gated_text, subword_gate, word_gate
@@ -106,6 +106,8 @@ def trained() -> dict | None:
     if text is None:
         return None
     st.caption(t("variants.date_caption", name=state.trained_name()))
+    if said := state.date_warning(text):  # as the Transformer page says it, before any table
+        st.warning(engine_text(said))
     return dict(text=text, n_for_defaults=max(1, len(text)))
 
 

@@ -199,6 +199,9 @@ def test_trained_transformer_with_variants_swapped_in(page):
     assert not at.exception
     rows = at.dataframe[0].value
     assert "translation" in rows and rows.loc[rows["variant"] == "longformer", "translation"].any()
+    assert not at.warning  # a date it reads
+    at.text_input[0].set_value("hello world").run()  # not a date: said before the table
+    assert not at.exception and "not a date it can read" in at.warning[0].value
     at.text_input[0].set_value("x" * 200).run()
     assert not at.exception and "200 characters; the limit here is 38" in _texts(at)
 
