@@ -129,19 +129,19 @@ def alignment(card, trace, text: str, beam: int) -> None:
 
 
 def steps(card, trace, text: str, beam: int) -> None:
-    """The decoding as an animation, then inside the score at one step."""
+    """The decoding at one step (one slider: the bars, the words and the vectors), with the
+    whole decoding behind the figure's play button; then inside the score at that step."""
     st.header(t("alignment.steps_header"))
-    alpha = trace.maps["alignment"].weights[0, 0]
-    chart(steps_animation(alpha, trace.inputs["tokens"], trace.outputs["steps"]), key="nmt-anim")
     at_step(card, trace)
 
 
-# Moving the step slider reruns only this part: the animation above does not depend on it.
+# Moving the step slider reruns only this part.
 @fragment
 def at_step(card, trace) -> None:
     alpha, src = trace.maps["alignment"].weights[0, 0], trace.inputs["tokens"]
     words = trace.outputs["steps"]
     i = url_number(st.slider, "step", t("alignment.step_i"), 1, len(words), 1, key="nmt-step") - 1
+    chart(steps_animation(alpha, src, words, start=i), key="nmt-anim")
     top = np.argsort(alpha[i])[::-1][:3]
     most = ", ".join(f"“{md_escape(src[j])}” ({alpha[i, j]:.2f})" for j in top)
     st.markdown(t("alignment.step_text", i=i + 1, word=md_escape(words[i]), most=most))

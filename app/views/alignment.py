@@ -131,8 +131,13 @@ def difference_figure(
     )
 
 
-def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str]) -> go.Figure:
-    """α_i over the source words, one frame per decoding step, with Plotly's play button."""
+def steps_animation(
+    alpha: np.ndarray, src: Sequence[str], steps: Sequence[str], start: int = 0
+) -> go.Figure:
+    """α_i over the source words at decoding step ``start`` (the page's step slider), one
+    frame per step behind Plotly's play button, the step named in the title. No slider of
+    its own: beside the page's, a second picker moved the bars while the text below them
+    still spoke of the page's step."""
     xs = unique_labels(list(src))
 
     def bar(i):
@@ -147,46 +152,38 @@ def steps_animation(alpha: np.ndarray, src: Sequence[str], steps: Sequence[str])
     def label(i):
         return t("views.alignment.step_emits", i=i + 1, word=steps[i])
 
-    n = len(steps)
     layout = dict(
-        title=dict(text=label(0)),
+        title=dict(text=label(start)),
         font=FONT,
         height=420,
         margin=dict(l=10, r=10, t=60, b=10),
         yaxis=dict(range=[0, 1], title=dict(text="α_ij")),
         xaxis=dict(title=dict(text=t("views.axis.source_word")), tickangle=-45, type="category"),
-        **_play_controls(n),
+        updatemenus=[_play_buttons()],
     )
     frames = [
-        dict(data=[bar(i)], name=str(i), layout=dict(title=dict(text=label(i)))) for i in range(n)
+        dict(data=[bar(i)], name=str(i), layout=dict(title=dict(text=label(i))))
+        for i in range(len(steps))
     ]
-    return go.Figure(data=[bar(0)], layout=layout, frames=frames, _validate=False)
+    return go.Figure(data=[bar(start)], layout=layout, frames=frames, _validate=False)
 
 
-def _play_controls(n: int) -> dict:
-    """Plotly's play / pause buttons and a step slider over ``n`` animation frames."""
+def _play_buttons() -> dict:
+    """Plotly's play / pause buttons over the animation's frames."""
     play = dict(frame=dict(duration=700, redraw=True), fromcurrent=True)
     pause = dict(mode="immediate", frame=dict(duration=0))
     buttons = [
         dict(label=t("views.alignment.play"), method="animate", args=[None, play]),
         dict(label=t("views.alignment.pause"), method="animate", args=[[None], pause]),
     ]
-    jump = dict(mode="immediate", frame=dict(duration=0, redraw=True))
-    steps = [dict(label=str(i + 1), method="animate", args=[[str(i)], jump]) for i in range(n)]
     return dict(
-        updatemenus=[
-            dict(type="buttons", showactive=False, x=0, y=-0.35, xanchor="left", buttons=buttons)
-        ],
-        sliders=[
-            dict(
-                active=0,
-                y=-0.35,
-                x=0.2,
-                len=0.8,
-                currentvalue=dict(prefix=t("views.alignment.step_prefix")),
-                steps=steps,
-            )
-        ],
+        type="buttons",
+        direction="left",
+        showactive=False,
+        x=0,
+        y=-0.35,
+        xanchor="left",
+        buttons=buttons,
     )
 
 

@@ -90,10 +90,16 @@ def test_unknown_words_are_listed_and_typed_text_survives_reruns(at):
 
 
 def test_step_slider_and_beam_change(at):
+    """One step picker: the page's slider moves the bars with the words and vectors below
+    them; the figure keeps only its play button (its own slider was a second picker that
+    moved the bars while the text spoke of the page's step)."""
     show(at, "steps")
     at.slider(key="nmt-step").set_value(2).run()
     assert not at.exception
     assert "At step **2**" in markdown(at)
+    (anim,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "frames" in c.proto.spec]
+    assert "sliders" not in anim["layout"] and anim["layout"]["title"]["text"].startswith("step 2")
+    assert anim["data"][0]["y"] == anim["frames"][1]["data"][0]["y"]
 
 
 def test_the_scores_panels_each_keep_their_title_within_their_width(at):
