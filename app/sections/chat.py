@@ -54,7 +54,8 @@ def draw_step(trace, chat, s: int, layer: int, key: str = "chat-step") -> None:
     title = t("chat.fig_mean_title", heads=chat.n_heads)
     chart(step_layers_figure(mean, keys, title), key=f"{key}-layers")
     if sink is not None:
-        st.caption(t("chat.sink_note", token=inert(amap.key_labels[0]), share=sink))
+        # Body text: presenting hides captions, and a class reads a bright first word as meaning.
+        st.markdown(t("chat.sink_note", token=inert(amap.key_labels[0]), share=sink))
     rows = amap.weights[layer, :, s, :n_keys]  # full width: a key per column needs the room
     title = t("chat.fig_gqa_title", layer=layer, heads=chat.n_heads, groups=chat.n_kv_heads)
     chart(gqa_figure(rows, keys, chat.n_kv_heads, title), f"{key}-gqa")

@@ -208,7 +208,7 @@ def test_the_sink_is_named_where_it_dominates():
     attention sink, with its share, so a bright 'Maria' is not read as meaning."""
     at = open_page(tokens="2", template="0", text="Maria went to the market to buy apples.")
     assert not at.exception, [e.value for e in at.exception]
-    text = shown(at)
+    text = "\n".join(m.value for m in at.markdown)  # body text: a projector shows it
     assert "the attention sink (StreamingLLM" in text and "“Maria”" in text, text
     spec = at.get("plotly_chart")[0].proto.spec
     assert "Maria (sink)" in spec
