@@ -90,7 +90,8 @@ def warn(found: list[dict]) -> None:
     """Said once above the maps, as the Alignment and Transformer pages say it above theirs:
     words outside the models' vocabulary, else which models are unsure of their output (a
     confidence below the floor measured on inputs like their training data)."""
-    traces = {p.name: p.trace for f in found for p in list(f.values())[:1]}
+    firsts = (next(iter(f.values())) for f in found if f)  # a model's panels share its trace
+    traces = {p.name: p.trace for p in firsts}
     said = (tr.outputs.get("unknown", []) for tr in traces.values())
     if unknown := list(dict.fromkeys(w for words in said for w in words)):
         st.warning(t("compare.unknown", words=", ".join(f"“{md_escape(w)}”" for w in unknown)))

@@ -84,11 +84,9 @@ def ours():
     facts["chars"] = f"{card.limits.max_chars:,}"
     st.caption(t("transformer.ours_caption" + ("_dates" if card.task == "dates" else ""), **facts))
     show_measured(state.measured(card.task))
-    if card.task == "dates":  # a sentence typed here meets the date model's 38 characters
-        hint = t("transformer.dates_hint", example=card.examples[0].input)
-        text = example_text(card, name, char_ends, hint=hint)
-    else:
-        text = example_text(card, name, word_ends)
+    dates = card.task == "dates"  # a sentence typed here meets the date model's 38 characters
+    hint = t("transformer.dates_hint", example=card.examples[0].input) if dates else ""
+    text = example_text(card, name, char_ends if dates else word_ends, hint=hint)
     with friendly_errors(t("transformer.ours_what")):
         trace = models.trace(name, text)
     st.markdown(t("transformer.output", text=trace.outputs["translation"]))

@@ -49,6 +49,7 @@ PRESENTER_MAP_PX = 700
 # The narrowest range of a difference of attention weights (Δα): float32 rounding of two
 # softmaxes differs by ~1e-7, and on its own ± range that filled a panel with colour.
 DIFFERENCE_FLOOR = 1e-4
+BAR_PX = 300  # a grid of maps' colour bar: at most this long, whatever the grid's height
 MIN_PLOT_PX = 200  # ... unless its label bands would leave the map itself less than this
 # A grid panel's title: 13 px on a screen, 16 on a projector (13 read small from the back of
 # a room); a line of it takes 20 px of 13-px type, and as much more as the type grows.
@@ -711,7 +712,8 @@ def grid_geometry(panels: list[dict], columns: int, width_px: int, header_px: in
 def _panel_trace(z, xs, ys, s: dict, shows_bar: bool, plot_h: float, bar_x=None) -> dict:
     """One panel's heatmap on its scale ``s`` (:func:`map_scale`); its bar at paper
     ``bar_x`` where given (else Plotly's place, right of the plot)."""
-    where = {} if bar_x is None else dict(x=bar_x, xanchor="left")
+    bar = dict(title=dict(text=s["name"]), len=min(1.0, BAR_PX / plot_h), thickness=14)
+    bar |= {} if bar_x is None else dict(x=bar_x, xanchor="left")
     return dict(
         type="heatmap",
         z=z.astype(np.float32),
@@ -722,7 +724,7 @@ def _panel_trace(z, xs, ys, s: dict, shows_bar: bool, plot_h: float, bar_x=None)
         colorscale=DIVERGING if s["diverging"] else SEQUENTIAL,
         reversescale=s["diverging"],
         showscale=shows_bar,
-        colorbar=dict(title=dict(text=s["name"]), len=min(1.0, 300 / plot_h), thickness=14) | where,
+        colorbar=bar,
         hovertemplate="%{y} → %{x}<br>" + s["name"] + " = %{z:.4f}<extra></extra>",
     )
 

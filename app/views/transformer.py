@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from kit.i18n import t
 
 from views.heatmap import (
+    BAR_PX,
     DIVERGING,
     SEQUENTIAL,
     axes,
@@ -57,10 +58,12 @@ def head_grid(amap, title: str) -> go.Figure:
         hovertemplate=f"%{{text}}<br>{s['name']} = %{{z:.3f}}<extra></extra>",
     )
     height = int(min(1400, 140 + 110 * rows * max(1, 6 / cols)))
+    margin = dict(l=40, r=10, t=70, b=10)
+    plot_h = height - margin["t"] - margin["b"]
     # The bar as long as a grid of maps' (map_grid): over MiniLM's 6 layers it ran the whole
     # 900-px plot with a label every 0.05, nineteen numbers beside the maps on a projector.
-    bar_h = min(300, height - 80)
-    bar = dict(title=dict(text=s["name"]), len=bar_h / (height - 80), thickness=14)
+    bar_h = min(BAR_PX, plot_h)
+    bar = dict(title=dict(text=s["name"]), len=bar_h / plot_h, thickness=14)
     bar |= bar_ticks(s["zmin"], s["zmax"], bar_h)  # Plotly kept its 0.05 step in 300 px
     scale = dict(cmin=s["zmin"], cmax=s["zmax"], colorbar=bar)
     colours = dict(colorscale=DIVERGING, reversescale=True) if s["diverging"] else {}
@@ -70,7 +73,7 @@ def head_grid(amap, title: str) -> go.Figure:
         font=FONT,
         coloraxis=dict(dict(colorscale=SEQUENTIAL) | colours, **scale),
         height=height,
-        margin=dict(l=40, r=10, t=70, b=10),
+        margin=margin,
         annotations=_tile_labels(shown),
         xaxis=hidden,
         yaxis=dict(hidden, autorange="reversed"),
