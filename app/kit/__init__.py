@@ -6,7 +6,7 @@ Pages import from here; nothing in the kit imports a page, a view or the engine'
 from kit.answers import answer_heading
 from kit.errors import fragment, friendly_errors
 from kit.exports import chart, export_buttons, html_chart, table_exports
-from kit.i18n import engine_text, language, language_picker, t
+from kit.i18n import engine_text, language, language_picker, md_escape, t
 from kit.page import page_bottom, page_top
 from kit.presenter import controls, notes, palette, presenting
 from kit.tables import data_table
@@ -28,6 +28,7 @@ __all__ = [
     "controls",
     "data_table",
     "engine_text",
+    "md_escape",
     "example_and_text",
     "export_buttons",
     "flag",

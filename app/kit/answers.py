@@ -18,6 +18,6 @@ def answer_heading(trace, answer_md: str) -> bool:
     if not warning:
         st.markdown(f"### {answer_md}")
         return True
-    st.warning(engine_text(warning))
+    st.warning(engine_text(warning, markdown=True))
     st.markdown(t("kit.flagged_output", answer=answer_md))
     return False

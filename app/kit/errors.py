@@ -70,7 +70,7 @@ def report(exc: Exception, what: str | None) -> None:
     """The message for ``exc``, raised while doing ``what``: a refusal as it is, a bug as
     one line with an id, its traceback logged under that id (call it where it was caught)."""
     if isinstance(exc, InputError):
-        st.info(engine_text(exc))
+        st.info(engine_text(exc, markdown=True))
     elif isinstance(exc, PageError):
         st.info(str(exc))
     else:

@@ -13,6 +13,8 @@ it was copied in; anything else falls back to English.
 from __future__ import annotations
 
 import functools
+import re
+import string
 import tomllib
 from pathlib import Path
 
@@ -113,27 +115,65 @@ def _terms(lang: str) -> dict[str, str]:
     return {en[k]: other[k] for k in en if k.startswith(_TERM_AREAS) and k in other}
 
 
-def engine_text(text) -> str:
+def engine_text(text, *, markdown: bool = False) -> str:
     """``text`` from the engine (a Message, an InputError, or a plain string) in the
-    reader's language; English, byte for byte, where no translation exists."""
+    reader's language; English, byte for byte, where no translation exists.
+
+    ``markdown=True`` for text that Streamlit renders as Markdown (st.warning, st.info,
+    st.caption): a message's values (the visitor's words, a typed number or name) are
+    escaped, so "**x**" or "[a](b)" typed into a box is shown as typed, not as bold or a
+    link; the template's own text is the project's and stays as written."""
     if isinstance(text, BaseException):
         text = text.args[0] if text.args else str(text)
     lang = language()
     key = getattr(text, "key", None)
-    if lang == DEFAULT or key is None:
+    if key is None or (lang == DEFAULT and not markdown):
         return str(text)
-    template = catalog(lang).get(f"engine.{key}")
+    template = catalog(lang).get(f"engine.{key}") or catalog(DEFAULT).get(f"engine.{key}")
     if template is None:
         return str(text)
-    return template.format(**{k: _value(k, v, lang) for k, v in text.params.items()})
+    values = {k: _value(k, v, lang, markdown) for k, v in text.params.items()}
+    return _markdown(template, values) if markdown else template.format(**values)
 
 
-def _value(name: str, value, lang: str):
+class _Escaped(str):
+    """A value already written as Markdown (a nested message): not escaped again."""
+
+
+def _markdown(template: str, values: dict) -> str:
+    """``template.format(**values)`` with each value escaped, except inside a code span
+    (`python -m engine.train …`), where Markdown reads nothing and a backslash would show.
+    Escaped after conversion and format spec, so {name!r} and {n:,} read as in English."""
+    out, in_code = [], False
+    for literal, field, spec, conversion in _FORMATTER.parse(template):
+        out.append(literal)
+        in_code ^= literal.count("`") % 2 == 1
+        if field is None:
+            continue
+        value = _FORMATTER.convert_field(_FORMATTER.get_field(field, (), values)[0], conversion)
+        text = _FORMATTER.format_field(value, spec or "")
+        out.append(text if in_code or isinstance(value, _Escaped) else md_escape(text))
+    return "".join(out)
+
+
+_FORMATTER = string.Formatter()
+
+
+def _value(name: str, value, lang: str, markdown: bool = False):
     if getattr(value, "key", None) is not None:
-        return engine_text(value)
+        text = engine_text(value, markdown=markdown)
+        return _Escaped(text) if markdown else text
     if name in _TERM_PARAMS and isinstance(value, str):
         return _terms(lang).get(value, value)
     return value
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: str) -> str:
+    """User or model text made inert in st.markdown: no links, images, HTML or formatting."""
+    return _MARKDOWN.sub(r"\\\1", str(text))
 
 
 def _data(key: str, english: str) -> str:

@@ -23,14 +23,16 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from kit.i18n import t
-from kit.params import LINK_PARAMS, Undeclared, declared
+from kit.i18n import md_escape, t
+from kit.params import LINK_PARAMS, Int, Num, OneOf, Text, Undeclared, declared
 from kit.textbox import gated_text
 
 # Longer than any input a page accepts (the longest is a 2,000-character story), so a
 # value past this is a broken or hostile link, not a view.
 MAX_CHARS = 2_500
 GLOBAL = LINK_PARAMS  # parameters of the whole studio, not of one page's view
+SHOWN_CHARS = 40  # of a dropped value, in the note that says so
+MAX_LISTED = 12  # choices named in that note; more, and the widget itself lists them
 PAGE_KEY = "kit-page"  # the page drawn now (kit.page.page_top), whose table is read
 
 
@@ -60,11 +62,41 @@ def ints(raw: str) -> list[int]:
     return [int(part) for part in raw.split(",") if part.strip()]
 
 
-def _ignore(param: str) -> None:
-    """Drop a value the page cannot use and say so once, next to the widget it was for."""
+def _ignore(param: str, raw: str | None = None, wanted: str | None = None) -> None:
+    """Drop a value the page cannot use and say so once, next to the widget it was for:
+    what the link held and, where the page can say it in a phrase, what it takes."""
     if param in st.query_params:
         del st.query_params[param]
-    st.info(t("links.ignored", name=param))
+    if raw is None or wanted is None:
+        st.info(t("links.ignored", name=param))
+        return
+    shown = raw if len(raw) <= SHOWN_CHARS else raw[:SHOWN_CHARS] + "…"
+    st.info(t("links.ignored_value", name=param, value=md_escape(shown), wanted=wanted))
+
+
+def _wanted(spec, choices, lo, hi) -> str | None:
+    """What a parameter takes, in a phrase: "a whole number from 2 to 1024 in steps of 2",
+    "one of: en-fr, dates"; None where a phrase would be a list too long to read."""
+    if isinstance(choices, range) and len(choices) > MAX_LISTED:
+        return t("links.takes_steps", lo=choices.start, hi=choices[-1], step=choices.step)
+    if choices is not None:
+        listed = [str(c) for c in choices]
+        return (
+            t("links.takes_one_of", choices=", ".join(listed))
+            if len(listed) <= MAX_LISTED
+            else None
+        )
+    if isinstance(spec, OneOf) and len(spec.ids) <= MAX_LISTED:
+        return t("links.takes_one_of", choices=", ".join(spec.ids))
+    if isinstance(spec, Text):
+        return t("links.takes_text", limit=spec.limit)
+    if lo is None and isinstance(spec, (Int, Num)):
+        lo, hi = spec.lo, spec.hi
+    if lo is None or hi is None:
+        return None
+    if isinstance(lo, int) and isinstance(hi, int):
+        return t("links.takes_whole", lo=lo, hi=hi)
+    return t("links.takes_number", lo=f"{lo:g}", hi=f"{hi:g}")
 
 
 def url_default(param: str, default, cast=str, *, key=None, choices=None, lo=None, hi=None):
@@ -92,7 +124,7 @@ def url_default(param: str, default, cast=str, *, key=None, choices=None, lo=Non
         if any((lo is not None and v < lo) or (hi is not None and v > hi) for v in numbers):
             raise ValueError("out of range")
     except (TypeError, ValueError):
-        _ignore(param)
+        _ignore(param, raw, _wanted(spec, choices, lo, hi))
         return default
     return value
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import streamlit as st
-from kit import chart, data_table, engine_text, notes, t
+from kit import chart, data_table, engine_text, md_escape, notes, t
 from views.alignment import alignment_figure
 from views.bleu import bleu_by_length_figure
-from views.heatmap import md_escape
 
 
 def soft_alignment(amap, src: Sequence[str], scored, *, gold_expected: bool) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 from kit import chart, data_table
-from kit.i18n import engine_text, t
+from kit.i18n import engine_text, md_escape, t
 from views.chat import (
     cache_figure,
     gqa_figure,
@@ -23,7 +23,6 @@ from views.chat import (
     top_figure,
     variants_figure,
 )
-from views.heatmap import md_escape
 from views.style import visible_label
 
 
@@ -153,7 +152,7 @@ def draw_variants(results: dict, titles: dict[str, str], key: str) -> None:
                 t(
                     "chat.variants_refused",
                     title=titles[r["variant"]],
-                    reason=engine_text(r["reason"]),
+                    reason=engine_text(r["reason"], markdown=True),
                 )
             )
     if not ran:

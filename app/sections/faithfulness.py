@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 from kit import chart, data_table, notes
-from kit.i18n import t
+from kit.i18n import md_escape, t
 from views.faithfulness import (
     mean_text,
     memory_measured,
@@ -20,7 +20,6 @@ from views.faithfulness import (
     retrieval_measured,
     retrieval_rows,
 )
-from views.heatmap import md_escape
 from views.memory import WIDE_SENTENCE_CHARS, sentence_labels
 
 

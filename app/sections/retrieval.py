@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 from kit import chart, data_table
-from kit.i18n import t
-from views.heatmap import md_escape
+from kit.i18n import md_escape, t
 from views.memory import hops_figure
 from views.retrieval import (
     addressing_of,

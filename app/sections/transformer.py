@@ -7,9 +7,9 @@ import html
 
 import streamlit as st
 from kit import chart, data_table
-from kit.i18n import t
+from kit.i18n import md_escape, t
 from views.causal import ablation_figure, negligible
-from views.heatmap import map_figure, md_escape
+from views.heatmap import map_figure
 from views.transformer import ablation_rows
 
 

@@ -93,7 +93,9 @@ def curve_panels(found: dict[str, Timeline]) -> list[tuple[str, dict]]:
 def missing(problems: list[tuple[str, InputError]]) -> str:
     """One line naming the cells without a readable timeline, and the first one's reason."""
     names = ", ".join(v for v, _ in problems)
-    return t("variants.training_missing", variants=names, why=engine_text(problems[0][1]))
+    return t(
+        "variants.training_missing", variants=names, why=engine_text(problems[0][1], markdown=True)
+    )
 
 
 def rows(found: dict[str, Timeline]) -> list[dict]:

@@ -16,6 +16,7 @@ from kit import (
     fragment,
     friendly_errors,
     html_chart,
+    md_escape,
     page_bottom,
     page_top,
     t,
@@ -45,7 +46,6 @@ from views.alignment import (
 )
 from views.alignment_html import alignment_grid_html, vector_strip_html
 from views.bertviz_view import head_view_html
-from views.heatmap import md_escape
 from views.timeline import curves_figure
 
 from engine.errors import InputError
@@ -251,7 +251,7 @@ def training(card, trace, text: str, beam: int) -> None:
     try:
         tl = learning.timeline(card.name)
     except InputError as exc:
-        st.info(engine_text(exc))
+        st.info(engine_text(exc, markdown=True))
         return
     if not card.aligns:
         st.info(t("alignment.timeline_no_map"))

@@ -7,11 +7,10 @@ its sentence patterns. ``engine.data.coverage`` decides all of it; this module d
 """
 
 import streamlit as st
-from kit import data_table, fragment, t, url_choice, url_default, url_sync
+from kit import data_table, fragment, md_escape, t, url_choice, url_default, url_sync
 from kit.presenter import presenting
 from state import nmt as state
 from views.alignment_html import coverage_html
-from views.heatmap import md_escape
 
 SECTION_KEY = "nmt-section"  # the page's section picker
 

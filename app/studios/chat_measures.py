@@ -156,7 +156,7 @@ def cache(chat, trace, request) -> None:
         policy = state.policy(name, window, sinks, budget)
         cut = state.generate(request, policy)
     except InputError as exc:  # a cache larger than this prompt: the sweep below still runs
-        st.info(engine_text(exc))
+        st.info(engine_text(exc, markdown=True))
     else:
         draw_cut(trace, cut, state.same_prefix(trace, cut), "chat-cache")
         if request.sampling == "greedy":  # the ledger compares greedy choices

@@ -13,7 +13,7 @@ from kit import (
     page_top,
     t,
 )
-from kit.i18n import param_help, param_label, variant_title
+from kit.i18n import md_escape, param_help, param_label, variant_title
 from kit.knobs import Knobs
 from kit.presenter import palette
 from kit.textbox import card_limits, char_ends, word_ends
@@ -22,7 +22,6 @@ from state import compare as state
 from state import models
 from views.alignment import alignment_grid, difference_figure
 from views.alignment_html import alignment_grid_html
-from views.heatmap import md_escape
 
 page_top("compare")
 st.title(t("compare.title"))

@@ -8,7 +8,17 @@ will fall smoothly. A slider move reruns only the fragment below it, from arrays
 """
 
 import streamlit as st
-from kit import chart, engine_text, fragment, page_bottom, page_top, t, url_choice, url_number
+from kit import (
+    chart,
+    engine_text,
+    fragment,
+    md_escape,
+    page_bottom,
+    page_top,
+    t,
+    url_choice,
+    url_number,
+)
 from kit.errors import friendly_errors, halt
 from kit.presenter import notes
 from kit.textbox import card_limits, word_ends
@@ -17,7 +27,6 @@ from state import learning as state
 from state import live as live_runs
 from state import models
 from views import learning as figs
-from views.heatmap import md_escape
 
 from engine.errors import InputError
 
@@ -31,7 +40,7 @@ def timelines() -> dict[int, dict]:
         try:
             found[n_layers] = state.timeline(n_layers)
         except InputError as exc:
-            st.info(engine_text(exc))
+            st.info(engine_text(exc, markdown=True))
     return found
 
 

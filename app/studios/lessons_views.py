@@ -12,6 +12,7 @@ import json
 import streamlit as st
 from kit import answer_heading, chart, data_table, engine_text, friendly_errors, t
 from kit.errors import PageError
+from kit.i18n import md_escape
 from kit.knobs import by_variant
 from kit.reveal import predict
 from sections import chat as chat_sections
@@ -35,7 +36,7 @@ from state.memn2n import answer, chosen, stories
 from views import ioi as ioi_figs
 from views import presses as press_figs
 from views import variants as var_figs
-from views.heatmap import map_figure, md_escape
+from views.heatmap import map_figure
 from views.transformer import head_grid
 
 from engine import positional as pe_lib
@@ -105,7 +106,7 @@ def transformer(params: dict, guess, key: str) -> None:
         if layer >= n_layers or head >= n_heads:
             raise PageError(t("lessons.no_head", layers=n_layers, heads=n_heads))
     answer_heading(trace, md_escape(trace.outputs["translation"]))
-    st.caption(engine_text(card.title))
+    st.caption(engine_text(card.title, markdown=True))
     _unknown(trace)
     w = amap.weights[layer, head]
     where = _after_guess(guess, key, w, amap.query_labels, amap.key_labels, row=guess)
@@ -134,7 +135,7 @@ def memory(params: dict, guess, key: str) -> None:
     p = out["probability"]
     st.markdown(t("lessons.qa", question=question, answer=said, p=p, verdict=verdict, model=name))
     if out.get("warning"):
-        st.warning(engine_text(out["warning"]))
+        st.warning(engine_text(out["warning"], markdown=True))
     rows = [t("lessons.hop", n=i + 1) for i in range(amap.shape[0])]
     weights, asked = amap.weights[:, 0, 0, :], None if guess is None else int(guess) - 1
     where = _after_guess(guess, key, weights, rows, amap.key_labels, row=asked, unit="sentence")

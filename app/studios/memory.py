@@ -21,14 +21,14 @@ from kit import (
     url_sync,
 )
 from kit.errors import PageError, halt
-from kit.i18n import t_or
+from kit.i18n import md_escape, t_or
 from kit.reveal import page_toggle
 from kit.textbox import gated_text, story_limits, words_unit
 from sections.faithfulness import draw_memory
 from sections.memory import draw_hops
 from state import faithfulness as faithful
 from state import memn2n as state
-from views.heatmap import column_px, drawn_px, md_escape
+from views.heatmap import column_px, drawn_px
 from views.memory import hops_figure, training_curves
 from views.memory import memory_map as map_figure
 
@@ -114,7 +114,7 @@ def answer_line(name: str, sample, trace) -> None:
     """The question, the answer with its probability and verdict, and what was left out."""
     out, cfg = trace.outputs, state.config(name)
     if out.get("warning"):
-        st.warning(engine_text(out["warning"]))
+        st.warning(engine_text(out["warning"], markdown=True))
     verdict = ""
     if out["expected"]:
         right = out["expected"] == out["answer"]
@@ -170,7 +170,7 @@ def training(trace, sample) -> None:
     try:
         tl = state.timeline(name)
     except InputError as exc:  # missing or damaged: say so, the rest of the page stands
-        st.info(engine_text(exc))
+        st.info(engine_text(exc, markdown=True))
         return
     stories = tl.probes[-1]  # the same probe stories at every step
     probe = url_choice(

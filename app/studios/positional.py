@@ -48,7 +48,7 @@ with friendly_errors(t("positional.what")):
         pe_lib.check_length(length)
         pe_lib.check_offset(k)
     except InputError as exc:
-        st.info(engine_text(exc))
+        st.info(engine_text(exc, markdown=True))
     else:
         url_sync(d_model=d_model, length=length, k=k)
         pe = pe_lib.sinusoidal(length, d_model)

@@ -16,6 +16,7 @@ from kit import (
     flag,
     fragment,
     friendly_errors,
+    md_escape,
     notes,
     page_bottom,
     page_top,
@@ -33,7 +34,6 @@ from sections.faithfulness import draw_retrieval
 from state import faithfulness as faithful
 from state import retrieval as state
 from views import retrieval as figs
-from views.heatmap import md_escape
 
 from engine.analysis.retrieval import FLOOR, MAX_K, MAX_QUESTION_CHARS
 from engine.data.babi import MAX_STORY_CHARS, TASK_IDS
@@ -171,7 +171,7 @@ def retrieved_list(view) -> None:
     if view["sample"] is not None and scores != sorted(scores, reverse=True):
         st.caption(t("retrieval.story_order"))  # cos 0.608, 0.577, 0.586 read as a bug
     if view["found"].note is not None:  # k was larger than the store
-        st.info(engine_text(view["found"].note))
+        st.info(engine_text(view["found"].note, markdown=True))
     if not rows:
         st.info(t("retrieval.no_passages"))
         return

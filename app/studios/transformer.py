@@ -22,14 +22,14 @@ from kit import (
     url_default,
     url_sync,
 )
-from kit.i18n import Lazy
+from kit.i18n import Lazy, md_escape
 from kit.reveal import page_toggle
 from sections.bertviz_view import render
 from sections.causal import draw_faithful
 from sections.transformer import draw_ablation
 from state import transformer as state
 from studios import transformer_models
-from views.heatmap import map_figure, md_escape
+from views.heatmap import map_figure
 from views.qk_map import dot_distance_figure, qk_scatter
 from views.timeline import curves_figure
 from views.transformer import head_grid, neuron_figure
@@ -126,7 +126,7 @@ def enlarged(s: Shown) -> None:
     layer = min(layer, s.amap.shape[0] - 1)
     chart(map_figure(s.amap, layer, shown_head), width="stretch", key="tr-head")
     if s.amap.note:
-        st.caption(engine_text(s.amap.note))
+        st.caption(engine_text(s.amap.note, markdown=True))
 
 
 @st.cache_data(max_entries=16, show_spinner=Lazy("transformer.spinner_bertviz"))
@@ -220,7 +220,7 @@ def training(s: Shown) -> None:
     try:
         tl = state.timeline(name)
     except InputError as exc:
-        st.info(engine_text(exc))
+        st.info(engine_text(exc, markdown=True))
         return
     texts = [probe.inputs["text"] for probe in tl.probes[0]]
     c1, c2 = st.columns([2, 3])

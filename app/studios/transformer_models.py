@@ -91,7 +91,7 @@ def ours():
         trace = models.trace(name, text)
     st.markdown(t("transformer.output", text=trace.outputs["translation"]))
     if trace.outputs.get("warning"):  # far from its data: say so before any heatmap
-        st.warning(engine_text(trace.outputs["warning"]))
+        st.warning(engine_text(trace.outputs["warning"], markdown=True))
     elif trace.outputs["unknown"]:
         st.warning(t("transformer.unknown", words=", ".join(trace.outputs["unknown"])))
     return trace, ("<s>", "</s>"), name

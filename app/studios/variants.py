@@ -199,7 +199,7 @@ def quality_maps(data: dict, task: str) -> None:
     panels = state.quality_panels(traces, layer, head)
     if key is not None:
         st.caption(t("variants.quality_marker", query=query, pos=key))
-    st.caption(engine_text(amap.note))
+    st.caption(engine_text(amap.note, markdown=True))
     marker = (query, key) if key is not None else None
     grid = map_grid_html(panels, marker=marker)
     html_chart(grid, "quality-maps", lambda: map_grid(panels, marker=marker))

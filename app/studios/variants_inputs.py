@@ -107,7 +107,7 @@ def trained() -> dict | None:
         return None
     st.caption(t("variants.date_caption", name=state.trained_name()))
     if said := state.date_warning(text):  # as the Transformer page says it, before any table
-        st.warning(engine_text(said))
+        st.warning(engine_text(said, markdown=True))
     return dict(text=text, n_for_defaults=max(1, len(text)))
 
 

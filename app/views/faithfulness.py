@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from kit.i18n import engine_text, t
+from kit.i18n import engine_text, md_escape, t
 from kit.presenter import OKABE_ITO, TICK_PX, presenting
 
 from views.heatmap import (
@@ -35,7 +35,6 @@ from views.heatmap import (
     figure,
     map_grid,
     map_scale,
-    md_escape,
     text_px,
     unique_labels,
     wrap_title,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -58,12 +57,6 @@ PANEL_TITLE_PX, PRESENTER_PANEL_TITLE_PX, PANEL_TITLE_LINE_EM = 13, 16, 20 / 13
 # numbers filled an 11-word map beside a chart, on a screen and on a projector.
 CELL_NUMBER_PX, PRESENTER_CELL_NUMBER_PX = 10, 12
 FLAG_PX, PRESENTER_FLAG_PX = 13, 15  # a map's flags ([exact], [pooled ×4]) under its title
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
-
-def md_escape(text: str) -> str:
-    """User or model text made inert in st.markdown: no links, images, HTML or formatting."""
-    return _MARKDOWN.sub(r"\\\1", str(text))
 
 
 def unique_labels(labels: Sequence[str]) -> list[str]:

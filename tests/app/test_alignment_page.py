@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine import timeline
 from engine.training import nmt as training
+from tests.app.page_support import messages
 
 
 @pytest.fixture
@@ -196,10 +197,6 @@ def test_dates_task_has_no_grammar_check(at):
 # ---- how α came to be (issue 21): the training timeline and a model trained now ---------
 
 TRAINING_KEY = "nmt-tl-{}-step"
-
-
-def messages(at) -> str:
-    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
 
 
 def figure_titles(at) -> list[str]:

@@ -2,8 +2,8 @@
 becomes, in one click, a sentence of the grammar, and it translates."""
 
 import pytest
+from kit.i18n import md_escape
 from state import nmt as state
-from views.heatmap import md_escape
 
 from engine.data import coverage as cv
 

@@ -11,12 +11,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.variants.registry import REGISTRY
+from tests.app.page_support import messages
 
 PRETRAINED = "pretrained"
-
-
-def messages(at) -> str:
-    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
 
 
 def calm(at) -> None:

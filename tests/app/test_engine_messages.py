@@ -115,6 +115,31 @@ def test_engine_text_translates_by_id_and_keeps_english():
     assert i18n.engine_text("plain text stays") == "plain text stays"
 
 
+def test_a_visitors_words_in_an_engine_message_are_inert_markdown():
+    """The engine's warnings name what was typed ("“**hi**” is not in the vocabulary");
+    st.warning renders Markdown, so "**hi**" showed as bold and "[x](y)" as a link. Escaped
+    as values, in both languages; the template's own text and numbers' formats stay."""
+    typed = ["**hi**", "[x](http://y)"]
+    warning = Message("warn.unknown_words", n=2, total=3, words=", ".join(typed))
+    nested = Message(
+        "warn.low_confidence", what=Message("warn.what.date"), confidence=-1.5, floor=-0.25
+    )
+    for lang in ("en", "zh"):
+        i18n._last = lang
+        shown = i18n.engine_text(warning, markdown=True)
+        assert r"\*\*hi\*\*" in shown and r"\[x\]\(http\://y\)" in shown
+        assert "**hi**" not in shown and "](" not in shown
+        assert i18n.engine_text(warning) == (
+            str(warning) if lang == "en" else shown.replace("\\", "")
+        )
+    i18n._last = "en"
+    escaped = str(nested).replace("-1.50", r"\-1\.50").replace("-0.25", r"\-0\.25")
+    assert i18n.engine_text(nested, markdown=True) == escaped  # the nested message as written
+    assert i18n.engine_text(
+        Message("card.unknown_model", name="a_b", known="x"), markdown=True
+    ) == (r"Unknown model 'a\_b'; known: x.")
+
+
 def test_nested_messages_and_terms_are_translated():
     longformer = REGISTRY["longformer"]
     window = next(p for p in longformer.params if p.name == "window")

@@ -7,6 +7,7 @@ import pytest
 import streamlit as st
 
 from engine import checkpoints
+from tests.app.page_support import messages as shown
 
 
 @pytest.fixture
@@ -22,10 +23,6 @@ def damaged(tmp_path, monkeypatch):
     yield copy
     st.cache_data.clear()
     st.cache_resource.clear()
-
-
-def shown(at) -> str:
-    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
 
 
 def test_a_corrupt_checkpoint_is_named_on_its_page(damaged, page):
@@ -89,6 +86,7 @@ FRAGMENT_SCRIPT = """
 import streamlit as st
 from kit import fragment
 from engine.errors import InputError
+from tests.app.page_support import messages as shown
 
 @fragment
 def part(kind):

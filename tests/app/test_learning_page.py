@@ -16,6 +16,7 @@ from views import timeline
 
 from engine.analysis import induction as analysis
 from engine.errors import InputError
+from tests.app.page_support import messages
 
 PAGE = str(APP_DIR / "studios" / "learning.py")
 
@@ -110,7 +111,7 @@ def test_a_step_that_was_not_saved_is_a_note_and_the_last_step():
 def test_a_missing_timeline_leaves_the_other(timeline_dir):
     (timeline_dir / f"{analysis.timeline_name(2)}.safetensors").unlink()
     at = open_page()
-    assert any("No training timeline is shipped for induction-2l" in i.value for i in at.info)
+    assert "No training timeline is shipped for induction-2l" in messages(at)
     assert len(charts(at)) == 1  # the control still shows
     for path in timeline_dir.iterdir():
         path.unlink()

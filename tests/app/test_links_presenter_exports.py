@@ -77,6 +77,24 @@ def test_a_bad_link_falls_back_to_defaults_with_a_note(query):
     assert at.slider(key="nmt-beam").value == 5
 
 
+@pytest.mark.parametrize(
+    "query, said",
+    [
+        ({"beam": "99"}, "it was “99”, and this page takes a whole number from 1 to 10"),
+        ({"task": "klingon"}, "it was “klingon”, and this page takes one of: en-fr, dates"),
+        ({"beam": "**7**"}, r"it was “\*\*7\*\*”"),  # shown as typed, not bold
+        ({"text": "x" * 3000}, "it was “" + "x" * 40 + "…”"),
+    ],
+)
+def test_a_dropped_link_value_is_named_with_what_the_page_takes(query, said):
+    """A teacher hand-edits a link (beam=99, a task the studio lacks): the note said only
+    "unknown, out of range or malformed". It names the value the link held (escaped, cut
+    to 40 characters) and what the page takes, so the link can be mended."""
+    (note,) = notes(opened(query))
+    assert said in note, note
+    assert note.endswith("The default is shown.")
+
+
 def test_hostile_text_is_shown_as_typed_never_as_html():
     text = "<script>alert(1)</script> the minister"
     at = opened({"text": text})

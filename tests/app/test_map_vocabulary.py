@@ -3,7 +3,7 @@ ticks fit, log axes name decades, bars start at 0, titles wrap."""
 
 import numpy as np
 import pytest
-from kit import presenter
+from kit import i18n, presenter
 from kit.fonts import label_px
 from views import chat, heatmap, learning, timeline, variants, variants_quality
 from views.heatmap import MIN_PANEL_PX, NARROW_PX, TICK_FONT, map_figure, map_grid
@@ -428,7 +428,7 @@ def test_pooled_is_the_block_mean_and_says_so():
 
 
 def test_one_markdown_escaper_makes_text_inert():
-    assert heatmap.md_escape("[link](http://x) *b* <i>") == (r"\[link\]\(http\://x\) \*b\* \<i\>")
+    assert i18n.md_escape("[link](http://x) *b* <i>") == (r"\[link\]\(http\://x\) \*b\* \<i\>")
 
 
 def test_a_wrapped_title_hangs_from_the_top_and_stays_clear_of_the_plot():

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from tests.app.page_support import messages
 from tests.app.plotly_support import z_values
 
 
@@ -112,10 +113,6 @@ def test_bad_input_gets_a_message_not_a_traceback(memory, story, question, expec
 
 
 # -- the training timeline (issue 21): a step slider over a run's snapshots -------------
-
-
-def messages(at) -> str:
-    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
 
 
 def redirect_timelines(monkeypatch, directory):

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from engine import checkpoints
 from engine.models import registry
 from engine.models.pretrained import ALLOWLIST_ENV
+from tests.app.page_support import messages
 
 APP = Path(__file__).resolve().parents[2] / "app"
 
@@ -18,10 +19,6 @@ PRETRAINED = "pretrained"
 
 def text_box(at):
     return next(t for t in at.text_input if t.label == "Input")
-
-
-def messages(at) -> str:
-    return " ".join(m.value for m in [*at.info, *at.warning, *at.error])
 
 
 @pytest.fixture
@@ -323,3 +320,17 @@ def test_the_qk_maps_point_labels_grow_on_a_projector(page, present, px):
     named = [d for d in scatter["data"] if "text" in d.get("mode", "")]
     assert len(named) == 2  # queries and keys
     assert all(d["textfont"]["size"] == px for d in named)
+
+
+def test_marks_typed_among_unknown_words_are_shown_not_rendered(ours):
+    """The warning lists unknown tokens in quotes (“*”, “zorp”, “_blick_”, “[”): st.warning
+    renders Markdown, so "_blick_" showed as an italic "blick", the underscores gone.
+    Escaped as the message's values, the warning shows every mark as typed."""
+    at = ours
+    at.selectbox(key="checkpoint").set_value("transformer-enfr-sinusoidal").run()
+    text_box(at).set_value("*zorp* _blick_ [qux] the cat").run()
+    assert not at.exception
+    warning = next(w.value for w in at.warning if "vocabulary" in w.value)
+    listed = warning[warning.index("(") + 1 : warning.index(")")]
+    assert r"“\*”" in listed and r"“\_blick\_”" in listed and r"“\[”" in listed
+    assert re.search(r"(?<!\\)[*_\[\]]", listed) is None  # no mark left for Markdown to read
