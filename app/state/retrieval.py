@@ -22,7 +22,7 @@ from kit.i18n import Lazy, catalog, t
 from engine import run as engine_run
 from engine.analysis import retrieval as rag
 from engine.checkpoints import load_result, result_name
-from engine.data.babi import Sample, dataset, user_story
+from engine.data.babi import Sample, dataset, user_story, words
 from state import chat as chat_state
 from state import memn2n as mem_state
 from state.minilm import embedder
@@ -33,7 +33,9 @@ N_STORIES = 200
 FIRST_STORY = 2  # task 1's third test story: six sentences, one supporting fact
 TOKENS = (1, 32)  # new tokens: a bAbI answer is one word, a question on the text a sentence
 SHOWN_SCORES = 20  # passages drawn in the addressing step of a large store
-EXAMPLE_QUESTION = "Who is Mr. Darcy's friend?"
+# A question of the book evaluation, so the page can say the book's answer beside the
+# reply (MiniLM ranks its passage 2nd of 4,026: in a prompt of the top 3).
+EXAMPLE_QUESTION = "In which town did Mrs. Gardiner use to live?"
 
 
 def available() -> bool:
@@ -405,6 +407,32 @@ def verdict(said: str, sample: Sample | None, escape=str) -> str:
     else:
         right = t("retrieval.wrong", word=word) if word else t("retrieval.wrong_none")
     return t("retrieval.expected", answer=escape(sample.answer), verdict=right)
+
+
+def book_verdict(trace, escape=str) -> str:
+    """For a question of the book evaluation (``python -m engine.evaluate retrieval_book``):
+    the book's answer, where MiniLM ranks the passage that holds it (the same store and
+    question as measured, so the same rank: the prompt's passages are the top ones, so it
+    is in the prompt when its rank is within their number), and whether the reply holds
+    the answer's words (:func:`engine.analysis.retrieval.holds_answer`); "" for any other
+    question. ``escape`` makes the answer inert (it is the evaluation's text)."""
+    book = book_evaluation()
+    asked = words(trace.inputs["question"])
+    row = next((r for r in (book or {}).get("questions", []) if words(r["q"]) == asked), None)
+    if row is None:
+        return ""
+    rank, held = row["rank"], rag.holds_answer(trace.outputs["answer"], row["answer"])
+    in_prompt = len(trace.outputs["passages"])
+    where = "book_in_prompt" if rank is not None and rank <= in_prompt else "book_outside"
+    where = where if in_prompt else "book_no_passages"  # "no passages": asked without context
+    return t(
+        "retrieval.book_answer",
+        answer=escape(row["answer"]),
+        rank="–" if rank is None else rank,
+        n=book["store_passages"],
+        where=t(f"retrieval.{where}", k=in_prompt),
+        held=t("retrieval.book_held" if held else "retrieval.book_not_held"),
+    )
 
 
 def _picked(params: dict):

@@ -141,12 +141,14 @@ def ask(store: str, picked):
 
 
 def answer_line(trace, sample) -> None:
-    """The question, the chat model's answer, and the bAbI answer when it is known."""
+    """The question, the chat model's answer, and the bAbI or the book's answer when known."""
     out = trace.outputs
     question = md_escape(trace.inputs.get("question", ""))
     said = inert(out["answer"]) or t("retrieval.nothing_written")
     st.markdown(t("retrieval.qa", question=question, answer=said))
     expected(out["answer"], sample)
+    if sample is None and (line := state.book_verdict(trace, md_escape)):
+        st.markdown(line)  # body text, as the bAbI verdict: a projector shows it
     if out.get("stopped"):
         st.info(t("retrieval.stopped"))
     if out["truncated"]:

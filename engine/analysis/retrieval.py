@@ -501,6 +501,17 @@ def first_content_word(text: str, question: str = "") -> str:
     return next((w for w in words(text) if w not in skip), "")
 
 
+TITLES = frozenset("mr mrs miss sir lady colonel".split())
+
+
+def holds_answer(text: str, answer: str) -> bool:
+    """Whether ``text`` holds every content word of ``answer`` (not a function word or a
+    title): how a reply on the book is read against the book's answer ("Lambton" holds
+    "Lambton"; "Mr. Bingley" is held by "Bingley"; "her sister" holds no "Netherfield")."""
+    need = set(words(answer)) - FUNCTION_WORDS - TITLES
+    return bool(need) and need <= set(words(text))
+
+
 def named_answer(text: str, candidates) -> str:
     """The first word of ``text`` that is one of ``candidates`` (the answers a bAbI task
     can have, e.g. its places); "" when it names none."""

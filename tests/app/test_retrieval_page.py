@@ -166,6 +166,28 @@ def test_the_shipped_text_store(page):
     assert "needs a bAbI story" in shown(at)
 
 
+def test_a_question_of_the_book_evaluation_is_read_against_the_books_answer():
+    """A question on the book had no known answer beside the reply: the 135M model's "The
+    answer to this question is: Mr. Darcy's friend." stood with no word that it was not
+    one. A question the book evaluation asks now shows the book's answer, the rank MiniLM
+    gave its passage (the shipped measurement's), whether that passage is in the prompt,
+    and whether the reply holds the answer's words: in body text, as presenting shows it."""
+    at = open_page(store="text")  # the page's own question on the book is one of them
+    assert not at.exception
+    body = "\n".join(m.value for m in at.markdown)
+    assert "The book's answer: **Lambton**" in body and "at 2 of 4,026" in body
+    assert "one of the 3 passages in the prompt" in body
+    reply = next(m.value for m in at.markdown if "(chat model)" in m.value)
+    held = "the chat model's answer holds its words" in body
+    assert held == ("Lambton" in reply.split("(chat model)")[1])  # the reply decides
+    at = open_page(store="text", question="What is Mr. Bingley's income?", k="2", tokens="4")
+    body = "\n".join(m.value for m in at.markdown)
+    assert "at 181 of 4,026 (not among the 2 passages in the prompt)" in body
+    assert "does not hold its words" in body
+    at = open_page(store="text", question="Who is Mr. Darcy's friend?", k="2", tokens="4")
+    assert "The book's answer" not in "\n".join(m.value for m in at.markdown)
+
+
 def test_measured_numbers_are_shown_when_the_evaluation_exists(monkeypatch):
     record = {
         "accuracy": {"retrieved": 0.5, "story": 0.4, "none": 0.1},

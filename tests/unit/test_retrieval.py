@@ -270,6 +270,17 @@ def test_answer_words():
     )
 
 
+def test_a_reply_holds_the_books_answer_by_its_content_words():
+    assert retrieval.holds_answer("The town of Lambton where Mrs. Gardiner lived", "Lambton")
+    assert retrieval.holds_answer("His friend is Bingley.", "Mr. Bingley")  # a title is not needed
+    assert not retrieval.holds_answer(
+        "Mr. Darcy's close friend is Elizabeth Bennet.", "Mr. Bingley"
+    )
+    assert not retrieval.holds_answer("the one where his sister is", "Netherfield Park")
+    assert not retrieval.holds_answer("Netherfield", "Netherfield Park")  # every word, not one
+    assert not retrieval.holds_answer("anything at all", "the")  # no content word: nothing held
+
+
 def test_recall_needs_every_supporting_fact_and_samples_are_reproducible():
     order = np.array([4, 2, 7, 1])
     assert recall(order, (2,), 2) and not recall(order, (2, 1), 3) and recall(order, (2, 1), 4)
