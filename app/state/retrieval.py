@@ -430,7 +430,7 @@ def book_verdict(trace, escape=str) -> str:
         answer=escape(row["answer"]),
         rank="–" if rank is None else rank,
         n=book["store_passages"],
-        where=t(f"retrieval.{where}", k=in_prompt),
+        where=t(f"retrieval.{where}", k=in_prompt, rank=rank),
         held=t("retrieval.book_held" if held else "retrieval.book_not_held"),
     )
 

@@ -176,7 +176,7 @@ def test_a_question_of_the_book_evaluation_is_read_against_the_books_answer():
     assert not at.exception
     body = "\n".join(m.value for m in at.markdown)
     assert "The book's answer: **Lambton**" in body and "at 2 of 4,026" in body
-    assert "one of the 3 passages in the prompt" in body
+    assert "(passage [2] of the 3 in the prompt)" in body
     reply = next(m.value for m in at.markdown if "(chat model)" in m.value)
     held = "the chat model's answer holds its words" in body
     assert held == ("Lambton" in reply.split("(chat model)")[1])  # the reply decides
