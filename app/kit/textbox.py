@@ -15,7 +15,6 @@ from dataclasses import replace
 
 import streamlit as st
 
-from engine.messages import Message
 from engine.text import (
     Count,
     Ends,
@@ -28,7 +27,7 @@ from engine.text import (
     word_ends,
     word_limits,
 )
-from kit.i18n import engine_text, t
+from kit.i18n import t
 
 # The counters a page picks from, by the unit its model reads.
 __all__ = [
@@ -107,17 +106,17 @@ def gate_text(
 
 def words_unit() -> str:
     """The unit of :func:`engine.text.word_ends`, as the page's language says it."""
-    return engine_text(Message("unit.words_and_marks"))
+    return t("engine.unit.words_and_marks")  # the engine's word, in its message file
 
 
 def subwords_unit() -> str:
     """The unit of :func:`engine.text.tokenizer_ends`, as the page's language says it."""
-    return engine_text(Message("unit.subword_tokens"))
+    return t("engine.unit.subword_tokens")  # the engine's word, in its message file
 
 
 def chars_unit() -> str:
     """The unit of :func:`engine.text.char_ends`, as the page's language says it."""
-    return engine_text(Message("unit.characters"))
+    return t("engine.unit.characters")  # the engine's word, in its message file
 
 
 def word_gate(tokens: int) -> dict:

@@ -29,6 +29,8 @@ from engine.variants import compare as cmp
 from engine.variants.int8 import int8_attention, output_agreement
 from state import models
 
+# Long sequences' lengths offered, within the engine's (inputs.LONG_LENGTH_LIMITS; tested).
+LONG_LENGTHS = (256, 1024, 2048, 4096, 8192, 16384, 32768)
 SWAP_MAX_TOKENS = 64  # every variant in all six layers, and their maps kept for the view
 FULL = "full (reference)"  # the reference Trace's name in compare's answer
 SWEEP_KEY = "variants-sweep"  # this session's cost sweep: its request, items and status

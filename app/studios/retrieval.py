@@ -27,6 +27,7 @@ from kit import (
     url_sync,
 )
 from kit.errors import halt
+from kit.params import PAGES
 from kit.textbox import gate_text, gated_text, story_limits, words_unit
 from sections import retrieval as rag_sections
 from sections.chat import inert
@@ -35,7 +36,6 @@ from state import faithfulness as faithful
 from state import retrieval as state
 from views import retrieval as figs
 
-from engine.analysis.retrieval import FLOOR, MAX_K, MAX_QUESTION_CHARS
 from engine.data.babi import MAX_STORY_CHARS, TASK_IDS
 from engine.text import TextLimits
 
@@ -95,6 +95,13 @@ def choose_store():
     return store, state.stories(task)[int(index)]
 
 
+# The page's parameters as its table declares them, the engine's limits (a test holds them
+# equal): the widgets below and a link read the same k, floor and question length.
+PARAMS = PAGES["retrieval"].params
+K = PARAMS["k"]
+FLOOR = 0.0  # every passage at least as similar as orthogonal may be retrieved
+
+
 def ask(store: str, picked):
     """The question and the reading settings, applied together by Ask (a form)."""
     default = state.OWN_QUESTION if store == "own" else getattr(picked, "question", None)
@@ -106,14 +113,14 @@ def ask(store: str, picked):
             t("retrieval.question"), url_default("question", default, key=key), key=key
         )
         c1, c2, c3, c4 = st.columns([2, 2, 4, 2])
-        k = url_number(c1.number_input, "k", t("retrieval.k", hi=MAX_K), 1, MAX_K, 3, key="ret-k")
+        k = url_number(c1.number_input, "k", t("retrieval.k", hi=K.hi), K.lo, K.hi, 3, key="ret-k")
         floor = url_number(
             c2.number_input,
             "floor",
             t("retrieval.floor"),
-            -1.0,
-            1.0,
-            float(FLOOR),
+            PARAMS["floor"].lo,
+            PARAMS["floor"].hi,
+            FLOOR,
             key="ret-floor",
             cast=float,
             step=0.05,
@@ -132,7 +139,7 @@ def ask(store: str, picked):
         label = t("retrieval.tokens", lo=lo, hi=hi)
         tokens = url_number(c4.number_input, "tokens", label, lo, hi, 12, key="ret-tokens")
         st.form_submit_button(t("retrieval.ask"), type="primary", key="ret-ask")
-    limits = TextLimits(MAX_QUESTION_CHARS)
+    limits = TextLimits(PARAMS["question"].limit)
     question = gate_text(question, key=key, limits=limits, unit=words_unit(), form=True)
     url_sync(question=question)
     if question and not state.reads_english(question):

@@ -40,7 +40,6 @@ from engine import kernels
 from engine.models import in_pretrained
 from engine.variants import REGISTRY
 from engine.variants import int8 as int8_lib
-from engine.variants.inputs import LONG_LENGTH_LIMITS
 
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
 VIEWS = ["maps", "difference", "overlay"]  # the Compare maps: as they are, Δ, what is seen
@@ -296,15 +295,13 @@ def swap_maps(res: dict) -> None:
 
 
 def long() -> None:
-
-    lo, hi = LONG_LENGTH_LIMITS
     st.markdown(t("variants.long_intro"))
     c1, c2, c3 = st.columns(3)
     n = url_choice(
         c1.select_slider,
         "n",
-        t("variants.long_n", lo=lo, hi=hi),
-        [256, 1024, 2048, 4096, 8192, 16384, 32768],
+        t("variants.long_n", lo=state.LONG_LENGTHS[0], hi=state.LONG_LENGTHS[-1]),
+        state.LONG_LENGTHS,
         default=5,
         key="long-n",
     )

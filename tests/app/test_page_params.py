@@ -151,3 +151,25 @@ def test_the_chat_pages_sampling_options_are_the_chat_cards():
         chat.MIN_TEMPERATURE,
         chat.TEMPERATURE.high,
     )
+
+
+def test_the_retrieval_and_variants_widgets_offer_what_the_engine_takes():
+    """The Retrieval page's k, floor and question length are read off the page's table,
+    and the Variants lab's long lengths off its own choices; the engine refuses outside its
+    own limits, so what the widgets offer must lie within them."""
+    from streamlit.testing.v1 import AppTest
+
+    from engine.analysis import retrieval
+    from engine.variants.inputs import LONG_LENGTH_LIMITS
+
+    table = params.PAGES["retrieval"].params
+    assert (table["k"].lo, table["k"].hi) == (1, retrieval.MAX_K)
+    assert table["question"].limit == retrieval.MAX_QUESTION_CHARS
+    at = AppTest.from_file(str(APP / "studios" / "retrieval.py"), default_timeout=300).run()
+    k, floor = at.number_input(key="ret-k"), at.number_input(key="ret-floor")
+    assert (k.min, k.max) == (1, retrieval.MAX_K) and floor.value == retrieval.FLOOR
+    at = AppTest.from_file(str(APP / "studios" / "variants.py"), default_timeout=300)
+    at.query_params["section"], at.query_params["n"] = "long", "1024"
+    offered = [int(n) for n in at.run().select_slider(key="long-n").options]
+    lo, hi = LONG_LENGTH_LIMITS
+    assert all(lo <= n <= hi for n in offered) and offered == sorted(offered)
