@@ -5,7 +5,7 @@ second, FIELD-NOTES); a moment later one background thread per process imports t
 state and starts its batcher, whose thread loads SmolLM2 (≈ 3 s here) and then writes the
 Chat page's default request. The first visitor of the Chat or Retrieval page then finds the
 model loaded (or a note with the seconds so far), and Chat's first view already written.
-Only a real server preloads: AppTest and scripts import the pages without it.
+Only a server preloads (AppTest of ``main.py`` too); scripts import the pages without it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,13 @@ def start() -> bool:
     if _started.is_set() or not st.runtime.exists():
         return False
     _started.set()
+    # torch imports numpy in the thread below; plotly reads sys.modules["numpy"] without
+    # importing it, so the home page (which needs no numpy) redrawn meanwhile met a half-
+    # imported module: "partially initialized module 'numpy' has no attribute 'isscalar'",
+    # on a click within seconds of the server's start. Imported here, in the page's thread,
+    # numpy is whole before the background import begins (as projection does for pandas).
+    import numpy  # noqa: F401
+
     threading.Thread(target=_load, name="chat-preload", daemon=True).start()
     return True
 
