@@ -408,8 +408,9 @@ with controls():
         format_func=lambda f: t(f"transformer.{f}"),
         resets=("model", "text", "example"),  # the link's model was the other family's
     )
-    trace, sinks, name = PICKERS[family]()
+    trace, sinks, name, told = PICKERS[family]()
     kind, reading, merge, hide = reading_controls(trace, sinks)
+transformer_models.say(told)
 with friendly_errors(t("transformer.reading_what")):
     amap = state.read_heads(trace.maps[kind], reading, merge, hide, sinks)
 

@@ -1,4 +1,7 @@
-"""The Transformer page's model pickers: each returns (Trace, attention sinks, card name).
+"""The Transformer page's model pickers: each returns (Trace, attention sinks, card name,
+what the model wrote and any warning about the input), the last said by :func:`say` after
+the page's controls: presenting moves the controls below the maps, and the warning belongs
+above them.
 
 Both families answer through their model cards: the card lists the models, states the
 limits and examples, loads (once per process) and traces (once per input).
@@ -14,6 +17,7 @@ from kit import (
     engine_text,
     example_and_text,
     friendly_errors,
+    md_escape,
     t,
     url_choice,
     url_number,
@@ -89,12 +93,13 @@ def ours():
     text = example_text(card, name, char_ends if dates else word_ends, hint=hint)
     with friendly_errors(t("transformer.ours_what")):
         trace = models.trace(name, text)
-    st.markdown(t("transformer.output", text=trace.outputs["translation"]))
+    told = [("markdown", t("transformer.output", text=trace.outputs["translation"]))]
     if trace.outputs.get("warning"):  # far from its data: say so before any heatmap
-        st.warning(engine_text(trace.outputs["warning"], markdown=True))
+        told.append(("warning", engine_text(trace.outputs["warning"], markdown=True)))
     elif trace.outputs["unknown"]:
-        st.warning(t("transformer.unknown", words=", ".join(trace.outputs["unknown"])))
-    return trace, ("<s>", "</s>"), name
+        words = ", ".join(md_escape(w) for w in trace.outputs["unknown"])
+        told.append(("warning", t("transformer.unknown", words=words)))
+    return trace, ("<s>", "</s>"), name, told
 
 
 def pretrained_name() -> str:
@@ -139,7 +144,18 @@ def pretrained():
         )
     with friendly_errors(t("transformer.pretrained_what")):
         trace = models.trace(name, text, **options)
+    told = []
     if "generated" in trace.outputs:
         how = t("transformer.how_" + ("causal" if m.arch == "decoder" else "forced"))
-        st.markdown(t("transformer.generated", text=trace.outputs["generated"], how=how))
-    return trace, m.sinks, name
+        told.append(
+            ("markdown", t("transformer.generated", text=trace.outputs["generated"], how=how))
+        )
+    return trace, m.sinks, name, told
+
+
+def say(told: list[tuple[str, str]]) -> None:
+    """What a picker's model wrote, and its warning, outside the controls: presenting moves
+    the controls below the maps, and the class saw a typed sentence's maps with the warning
+    that they are not a translation of it a screen further down."""
+    for kind, text in told:
+        getattr(st, kind)(text)

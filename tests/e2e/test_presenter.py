@@ -234,3 +234,24 @@ def test_a_section_run_on_demand_keeps_its_button_above_the_figure(studio_url, p
     assert_no_exception(pg)
     figure = _top(pg, "[data-testid=stMain] .js-plotly-plot")
     assert button["bottom"] <= figure["top"] < SCREEN, (button, figure)
+
+
+def test_a_warning_about_the_input_stands_above_the_maps_it_qualifies(studio_url, projector):
+    """A teacher types a sentence outside the Transformer's grammar while presenting: the
+    maps came first and "the output below is not a translation of your sentence" stood with
+    the controls, a screen and a half further down. Now the output and the warning are above
+    the maps, on the first screen, and the maps still start on it."""
+    pg = projector
+    pg.goto(
+        f"{studio_url}/transformer?present=1&model=transformer-enfr-sinusoidal"
+        "&text=zorp%20blick%20qux%20the%20cat"
+    )
+    wait_for_app(pg)
+    figure = pg.locator(".js-plotly-plot").first
+    figure.locator(".heatmaplayer").first.wait_for(timeout=60_000)
+    warning = pg.locator("[data-testid=stAlert]", has_text="not in this model's vocabulary")
+    box, top = warning.bounding_box(), figure.bounding_box()["y"]
+    assert box is not None and box["y"] + box["height"] <= top, (box, top)
+    assert top < 768 * 0.75, f"the maps start at {top:.0f} px"
+    assert pg.locator("[data-testid=stTextInput] input").first.bounding_box()["y"] > top
+    assert_no_exception(pg)
