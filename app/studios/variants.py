@@ -253,6 +253,9 @@ def swap() -> None:
         picked = pick_variants(names, names, url_names, "swap-picked")
     if text is None:
         return  # over the limit: the box has said so; the picker above stays
+    if not picked:  # a cleared picker: nothing to swap in (was an error id)
+        st.info(t("variants.swap_none"))
+        return
     n = state.swap_tokens(text)
     defaults = in_pretrained.default_budgets(max(n, 1))
     budgets, knobs = {}, Knobs("hp")

@@ -193,6 +193,17 @@ def test_long_kv_and_int8_sections(page):
     assert naive[-1] > 3 * naive[0] and max(sage) < min(naive[1:])  # only naive's grows
 
 
+def test_the_minilm_swap_with_no_variant_picked_says_so(page):
+    """A visitor clears the swap's variant picker: the cosine chart's range was taken over
+    no variants and the section showed an error id (found by tests/fuzz/test_fuzz_clicks.py).
+    It now asks for one, and the picker stays."""
+    at = _section(page("variants"), "swap")
+    at.multiselect(key="swap-picked").set_value([]).run()
+    assert not at.exception and not at.error
+    assert any("Pick at least one variant" in i.value for i in at.info)
+    assert at.multiselect(key="swap-picked").value == []
+
+
 def test_trained_transformer_with_variants_swapped_in(page):
     at = page("variants")
     at.radio[0].set_value("trained").run()

@@ -105,7 +105,7 @@ def test_a_visitor_clicking_about_gets_a_page(page, by_label):
     at.run()
     steps = []
     for _ in range(ACTIONS):
-        assert not at.exception and not at.error, (steps, at.exception, at.error)
+        assert not at.exception and not at.error, (steps, _said(at))
         widgets = list(_widgets(at))
         if not widgets:
             break
@@ -115,4 +115,8 @@ def test_a_visitor_clicking_about_gets_a_page(page, by_label):
             continue
         steps.append((kind, w.key, done))
         at.run()
-    assert not at.exception and not at.error, (steps, at.exception, at.error)
+    assert not at.exception and not at.error, (steps, _said(at))
+
+
+def _said(at) -> list[str]:
+    return [str(e.value)[:600] for e in [*at.exception, *at.error]]
