@@ -18,6 +18,7 @@ from kit import (
     url_choice,
     url_number,
 )
+from kit.errors import halt
 from kit.i18n import engine_text, task_title, variant_title
 from kit.knobs import Knobs
 from kit.textbox import subword_gate
@@ -253,19 +254,17 @@ def swap() -> None:
         picked = pick_variants(names, names, url_names, "swap-picked")
     if text is None:
         return  # over the limit: the box has said so; the picker above stays
-    if not picked:  # a cleared picker: nothing to swap in (was an error id)
+    if not picked:  # a cleared picker: nothing to swap in, nor a view to link (no link)
         st.info(t("variants.swap_none"))
-        return
+        halt()
     n = state.swap_tokens(text)
     defaults = in_pretrained.default_budgets(max(n, 1))
     budgets, knobs = {}, Knobs("hp")
     with st.expander(t("variants.swap_budgets"), expanded=bool(knobs.linked)):
         st.caption(t("variants.swap_budgets_caption", n=n))
         for name in picked:
-            if REGISTRY[name].params:
-                budgets[name] = param_widgets(
-                    REGISTRY[name], n, f"swap-{n}", knobs, defaults.get(name)
-                )
+            if (spec := REGISTRY[name]).params:
+                budgets[name] = param_widgets(spec, n, f"swap-{n}", knobs, defaults.get(name))
     knobs.sync()
     with st.spinner(t("variants.swap_running")):
         res = state.swap(text, tuple(picked), json.dumps(budgets, sort_keys=True))

@@ -20,6 +20,7 @@ import re
 
 import pytest
 from catalog import APP_DIR, PAGES
+from kit import i18n
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1 import element_tree as et
@@ -33,7 +34,9 @@ KINDS += ("slider", "number_input", "toggle", "checkbox", "button")
 
 @pytest.fixture
 def by_label(monkeypatch):
-    """Pickers report ``_picked`` (labels, as the browser sends them) once one is set."""
+    """Pickers report ``_picked`` (labels, as the browser sends them) once one is set; the
+    language a run leaves behind (kit.i18n reads it outside a run) is restored after."""
+    monkeypatch.setattr(i18n, "_last", i18n.DEFAULT)
     for cls, single in ((et.Radio, True), (et.Selectbox, True)):
         _report_picked(monkeypatch, cls, single)
     for cls in (et.ButtonGroup, et.Multiselect):
