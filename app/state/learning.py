@@ -12,13 +12,9 @@ from kit.i18n import t
 
 from engine.analysis import induction as analysis
 from engine.errors import InputError
-from engine.training import induction as training
 from state import live, models, timelines
 
 LAYERS = (2, 1)  # the model that forms an induction head, then the one-layer control
-# Train it now: 800 steps pass the phase change of the shipped seed (steps 448–615) and
-# take about 15 s of one core.
-LIVE_STEPS = 800
 LIVE_SECONDS = live.SECONDS
 LIVE_SLOTS = live.SLOTS  # live trainings at once on the whole server (each holds one core)
 SEEDS = (0, 999)
@@ -118,30 +114,26 @@ def so_far(film: live.Film) -> dict | None:
     return None if tl is None else analysis.arrays(tl)
 
 
-def fit(n_layers: int, seed: int, steps: int):
-    """The page's training call for :func:`live.train_now`: the toy's own command's
-    training, the timeline as per-step arrays, ``meta["stopped"]`` None, "cancel" or
-    "time"."""
-
-    def train(run: live.Run) -> dict:
-        _, tl = training.train(n_layers, seed=seed, steps=steps, run=run, log=lambda *_: None)
-        tl.meta["stopped"] = run.stopped
-        return analysis.arrays(tl)
-
-    return train
+def live_steps(n_layers: int) -> int:
+    """The steps of a live run of the ``n_layers`` toy, as its card states them."""
+    return models.card(analysis.checkpoint_name(n_layers)).live_steps
 
 
-def train_live(n_layers: int, seed: int, film: live.Film, watch) -> dict:
-    """Train a fresh toy live (:func:`live.train_now`) while ``watch()`` draws ``film``."""
-    return live.train_now(
-        t("learning.live_label", layers=n_layers, seed=seed),
+def train_live(layers: int, seed: int, film: live.Film, watch) -> dict | None:
+    """Train a fresh toy live through its card (:func:`live.train_now`) while ``watch()``
+    draws ``film``; its timeline as per-step arrays (``analysis.arrays``)."""
+    card = models.card(analysis.checkpoint_name(layers))
+    steps = card.live_steps
+    tl = live.train_now(
+        t("learning.live_label", layers=layers, seed=seed),
         t("learning.live_progress"),
-        fit(n_layers, seed, LIVE_STEPS),
-        LIVE_STEPS,
+        live.fit(card, seed, steps),
+        steps,
         film,
-        key=repr(("induction", n_layers, seed, LIVE_STEPS)),
+        key=repr(("induction", layers, seed, steps)),
         watch=watch,
     )
+    return None if tl is None else analysis.arrays(tl)
 
 
 def as_timeline(tl: dict) -> dict:
@@ -155,8 +147,3 @@ def as_timeline(tl: dict) -> dict:
         "curves": curves,
         "fall": analysis.steepest_fall(tl["steps"], tl["loss"]),
     }
-
-
-def command(n_layers: int, seed: int, steps: int) -> str:
-    """The command line that saves the same run (its last map equal to the live one's)."""
-    return f"python -m engine.train induction --layers {n_layers} --seed {seed} --steps {steps}"

@@ -3,9 +3,9 @@
 A live run holds one core for at most a minute, so a class pressing Train cannot stall the
 server: it takes one of ``SLOTS`` server-wide slots (a run that finds none is told the
 server is busy), runs at one torch thread (so its film is the command line's, bit for bit),
-and stops on Cancel or at its time limit. A page hands its training call to
-:func:`train_now` (app/state/learning.py, app/state/nmt_training.py) and draws the run as
-it learns with :func:`stream`.
+and stops on Cancel or at its time limit. A page hands :func:`fit` of a model card (its
+``train_now``) to :func:`train_now` (app/state/learning.py, app/state/nmt_training.py) and
+draws the run as it learns with :func:`stream`.
 """
 
 from __future__ import annotations
@@ -79,6 +79,19 @@ class Film:
         names = dict.fromkeys(m for _, metrics, _ in shots for m in metrics)
         metrics = {m: [shot.get(m) for _, shot, _ in shots] for m in names}
         return Timeline(self.name, [s for s, _, _ in shots], metrics, [p for *_, p in shots])
+
+
+def fit(card, seed: int, steps: int) -> Callable[[Run], Timeline]:
+    """A page's training call for :func:`train_now`: ``card.train_now`` (a fresh model of
+    the card's kind; its timeline's meta names the command that saves the same run, with
+    its wall and CPU seconds), plus ``meta["stopped"]``: None, "cancel" or "time"."""
+
+    def train(run: Run) -> Timeline:
+        tl = card.train_now(seed, steps, run=run)
+        tl.meta["stopped"] = run.stopped
+        return tl
+
+    return train
 
 
 def train_now(

@@ -11,14 +11,11 @@ from __future__ import annotations
 from kit.i18n import t
 
 from engine.timeline import Timeline
-from engine.training import nmt as training
 from state import live, models, timelines
 
 # The timeline's curves, one panel each: the metrics ``engine.train nmt`` records.
 PANELS = {"loss": ("train_loss", "loss"), "task": ("accuracy", "aer")}
 LIVE_TASKS = ("dates", "en-fr")
-# Train it now: the preset's steps take 15–30 s of one core.
-LIVE_STEPS = {task: training.LIVE[task]["steps"] for task in LIVE_TASKS}
 LIVE_SECONDS = live.SECONDS
 LIVE_SLOTS = live.SLOTS  # live trainings at once on the whole server, every page together
 SEEDS = (0, 999)
@@ -51,47 +48,23 @@ def metrics_at(tl: Timeline, i: int) -> str:
     return " · ".join(shown)
 
 
-def fit(task: str, seed: int, steps: int):
-    """The page's training call for :func:`live.train_now`: ``training.live``, the
-    timeline with ``meta["stopped"]`` None, "cancel" or "time", the run's times and the
-    command that saves the same run."""
-
-    def train(run: live.Run) -> Timeline:
-        trained = training.live(task, seed, steps=steps, run=run)
-        tl = trained.timeline
-        tl.meta.update(
-            stopped=run.stopped,
-            wall_s=trained.record["wall_s"],
-            cpu_s=trained.record["cpu_s"],
-            command=command(task, seed, steps),
-        )
-        return tl
-
-    return train
+def live_card(task: str):
+    """The task's default model's card: its ``train_now`` is the page's live run (a tiny
+    RNNsearch of the same kind)."""
+    return models.card(models.default(task, "nmt"))
 
 
-def train_live(task: str, seed: int, film: live.Film, watch) -> Timeline:
-    """Train a fresh tiny model live (:func:`live.train_now`) while ``watch()`` draws
-    ``film``."""
-    steps = LIVE_STEPS[task]
+def train_live(task: str, seed: int, film: live.Film, watch) -> Timeline | None:
+    """Train a fresh tiny model live through the task's card (:func:`live.train_now`)
+    while ``watch()`` draws ``film``."""
+    card = live_card(task)
+    steps = card.live_steps
     return live.train_now(
         t("alignment.live_label", task=t(f"alignment.task_{task}"), seed=seed),
         t("alignment.live_progress"),
-        fit(task, seed, steps),
+        live.fit(card, seed, steps),
         steps,
         film,
         key=repr(("nmt", task, seed, steps)),
         watch=watch,
-    )
-
-
-def film_name(task: str) -> str:
-    return training.checkpoint_name(task, "additive", live=True)
-
-
-def command(task: str, seed: int, steps: int) -> str:
-    """The command line that saves the same run (its last map equal to the live one's)."""
-    preset = training.LIVE[task]["steps"]
-    return training.command(
-        task, "additive", seed, False, None if steps == preset else steps, live=True
     )

@@ -321,7 +321,7 @@ def live(card, trace, text: str, beam: int) -> None:
         0,
         key="nmt-live-seed",
     )
-    facts = dict(steps=learning.LIVE_STEPS[task], seconds=int(learning.LIVE_SECONDS))
+    facts = dict(steps=learning.live_card(task).live_steps, seconds=int(learning.LIVE_SECONDS))
     st.caption(t("alignment.live_caption", slots=learning.LIVE_SLOTS, **facts))
     if st.button(t("alignment.live_train"), type="primary", key="nmt-live-train"):
         request(task, int(seed))
@@ -342,7 +342,7 @@ def request(task: str, seed: int) -> None:
         )
         return
     if st.session_state.get("nmt-live-film-of") != (task, seed):  # the same run keeps its film
-        st.session_state["nmt-live-film"] = live_runs.Film(learning.film_name(task))
+        st.session_state["nmt-live-film"] = live_runs.Film(learning.live_card(task).name)
         st.session_state["nmt-live-film-of"] = (task, seed)
     st.session_state["nmt-live"] = (task, seed)
     st.session_state.pop("nmt-live-result", None)

@@ -141,6 +141,9 @@ def curves(found: dict[int, dict]) -> None:
 
 def live(found: dict[int, dict]) -> None:
     """Train it now: a fresh toy for at most a minute, its map and loss streamed."""
+    shipped = [c.layers for c in state.toy_cards()]  # each trains through its card
+    if not shipped:
+        return
     c1, c2 = st.columns(2)
     lo, hi = state.SEEDS
     seed = url_number(
@@ -150,12 +153,13 @@ def live(found: dict[int, dict]) -> None:
         c2.radio,
         "layers",
         t("learning.live_layers"),
-        list(state.LAYERS),
+        shipped,
         key="learn-layers",
         horizontal=True,
         format_func=lambda n: t("learning.fig.model", layers=n),
     )
-    facts = dict(steps=state.LIVE_STEPS, seconds=int(state.LIVE_SECONDS), slots=state.LIVE_SLOTS)
+    steps = state.live_steps(layers)
+    facts = dict(steps=steps, seconds=int(state.LIVE_SECONDS), slots=state.LIVE_SLOTS)
     st.caption(t("learning.live_caption", **facts))
     if st.button(t("learning.live_train"), type="primary", key="learn-train"):
         wanted = (int(layers), int(seed))
@@ -196,7 +200,7 @@ def stream(request: tuple[int, int]) -> None:
 
 def film(request: tuple[int, int], tl: dict) -> None:
     """A finished (or stopped) live run: its own step slider, maps and curves."""
-    layers, seed = request
+    layers = request[0]
     stopped = tl["meta"].get("stopped")
     if stopped:
         st.info(t(f"learning.live_stopped_{stopped}", step=int(tl["steps"][-1])))
@@ -207,9 +211,10 @@ def film(request: tuple[int, int], tl: dict) -> None:
     step = st.select_slider(t("learning.live_step"), steps, steps[-1], key="learn-live-step")
     draw_maps(shown, step, "learn-live-maps")
     draw_curves(shown, step, "learn-live-curves")
-    command = state.command(layers, seed, tl["meta"]["steps"])
-    timing = dict(seconds=tl["meta"]["train_seconds"], cpu=tl["meta"]["train_cpu_seconds"])
-    st.caption(t("learning.live_same", command=command, **timing))
+    meta = tl["meta"]
+    st.caption(
+        t("learning.live_same", command=meta["command"], seconds=meta["wall_s"], cpu=meta["cpu_s"])
+    )
 
 
 def own(found: dict[int, dict]) -> None:

@@ -180,6 +180,20 @@ class ModelCard(ABC):
         """A cache key that changes when the timeline is saved again (None: not shipped)."""
         return importlib.import_module(TIMELINE).stamp(self.name, self._dir)
 
+    # -- train it now -----------------------------------------------------------------
+    @property
+    def live_steps(self) -> int | None:
+        """The steps of :meth:`train_now`'s run; None where this card's kind is not trained
+        on a page."""
+        return None
+
+    def train_now(self, seed: int, steps: int | None = None, *, run: Run | None = None) -> Timeline:
+        """A fresh small model of this card's kind trained from ``seed`` for ``steps``
+        (default :attr:`live_steps`), writing nothing; ``run`` stops it and sees its steps
+        and snapshots. Its timeline's meta holds ``command`` (the command line that saves
+        the same run), ``wall_s`` and ``cpu_s``."""
+        raise InputError("card.no_live_training", name=self.name)
+
     @property
     def _dir(self) -> Path:
         return Path(self.directory) if self.directory is not None else checkpoints.CHECKPOINT_DIR

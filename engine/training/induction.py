@@ -1,4 +1,4 @@
-"""``python -m engine.train induction [--layers 2|1] [--seed 0]``: the induction-head
+"""``python -m engine.train induction [--layers 2|1] [--seed 0] [--live]``: the induction-head
 phase change (Olsson et al. 2022, arXiv 2209.11895) on one CPU core.
 
 The data are sequences [BOS, r, r, r, …] cut to ``max_len`` tokens: a block r of
@@ -15,6 +15,8 @@ score, the probe's attention maps, the head scores and the K-composition. The ti
 (the common format, :mod:`engine.timeline`) and the final weights go to
 ``assets/checkpoints/induction/`` — their own folder, beside the checkpoints the model
 registry serves, since the toy is studied through its timeline rather than run on text.
+``--live`` is the Learning page's "train it now" run (LIVE_STEPS steps), written to a
+temporary folder unless ``--out-dir`` is given, never over the shipped toy.
 Single-threaded and seeded: the same seed gives the same numbers.
 """
 
@@ -45,6 +47,9 @@ BLOCK = (4, 20)  # the shortest and longest repeated block
 N_SNAPSHOTS = 20
 HELD_OUT = 256  # sequences for the held-out loss and ICL score
 QUICK_STEPS = 40
+# Train it now: 800 steps pass the phase change of the shipped seed (steps 448–615) and
+# take about 15 s of one core.
+LIVE_STEPS = 800
 
 
 def repeated_blocks(gen: torch.Generator, batch: int, cfg: InductionConfig) -> torch.Tensor:
@@ -132,6 +137,26 @@ def train(
     return model, tl
 
 
+def live(n_layers: int, seed: int, *, steps: int | None = None, run: Run | None = None) -> Timeline:
+    """Train it now: a fresh toy from ``seed``, writing and printing nothing; the same run
+    as its ``meta["command"]`` (``--live``), snapshot for snapshot at one thread. The meta
+    also holds ``wall_s`` and ``cpu_s``."""
+    steps = steps or LIVE_STEPS
+    _, tl = train(n_layers, seed=seed, steps=steps, run=run, log=lambda *_: None)
+    tl.meta.update(
+        command=command(n_layers, seed, steps, live=True),  # the steps said: a film to match
+        wall_s=tl.meta["train_seconds"],
+        cpu_s=tl.meta["train_cpu_seconds"],
+    )
+    return tl
+
+
+def command(n_layers: int, seed: int, steps: int | None = None, live: bool = False) -> str:
+    """The command line that trains the toy again (``--live``: into a temporary folder)."""
+    extra = (" --live" if live else "") + (f" --steps {steps}" if steps else "")
+    return f"python -m engine.train induction --layers {n_layers} --seed {seed}{extra}"
+
+
 def save(model, tl: Timeline, command: str, out_dir: Path | None = None) -> dict:
     """Weights (``induction-<L>l``) and timeline (``…-timeline``) as safetensors + JSON,
     the timeline in the common format (:func:`engine.timeline.save`: maps as float16, a
@@ -162,7 +187,8 @@ def main(argv: list[str]) -> int:
     )
     ap.add_argument("--layers", type=int, choices=(1, 2), default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--steps", type=int, default=STEPS)
+    ap.add_argument("--steps", type=int, default=None, help=f"default {STEPS} ({LIVE_STEPS} live)")
+    ap.add_argument("--live", action="store_true", help="the Learning page's train-it-now run")
     ap.add_argument(
         "--quick",
         action="store_true",
@@ -171,9 +197,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out-dir", help="where to write (default assets/checkpoints/induction)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    steps = QUICK_STEPS if args.quick else args.steps
+    steps = QUICK_STEPS if args.quick else args.steps or (LIVE_STEPS if args.live else STEPS)
     model, tl = train(args.layers, seed=args.seed, steps=steps)
-    out_dir = args.out_dir or (tempfile.mkdtemp(prefix="induction-quick-") if args.quick else None)
+    out_dir = args.out_dir
+    if out_dir is None and (args.quick or args.live):  # a lesson or a test, not the shipped toy
+        out_dir = tempfile.mkdtemp(prefix="induction-live-" if args.live else "induction-quick-")
+        print(f"writing to {out_dir}")
     command = recorded_command("engine.train induction", argv, "--out-dir")
     meta = save(model, tl, command, out_dir)
     print(

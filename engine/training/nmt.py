@@ -438,12 +438,20 @@ def train(
 
 def live(task: str, seed: int, *, steps: int | None = None, run: Run | None = None) -> Trained:
     """Train it now: the ``--live`` model of ``task`` from ``seed``, writing nothing and
-    printing nothing; the same run as ``command(task, "additive", seed, False, steps,
-    live=True)``, snapshot for snapshot (at one thread)."""
+    printing nothing; the same run as its timeline's ``meta["command"]``, snapshot for
+    snapshot (at one thread). The meta also holds ``wall_s`` and ``cpu_s``."""
     s = setup(task, seed, live=True)
     s.name = checkpoint_name(task, "additive", live=True)
-    trained = fit(s, "additive", seed=seed, steps=steps or s.preset["steps"], run=run, log=None)
-    trained.timeline.meta.update(task=task, scoring="additive", seed=seed)
+    steps = steps or s.preset["steps"]
+    trained = fit(s, "additive", seed=seed, steps=steps, run=run, log=None)
+    trained.timeline.meta.update(
+        task=task,
+        scoring="additive",
+        seed=seed,
+        command=command(task, "additive", seed, False, steps, live=True),  # steps said: a film
+        wall_s=trained.record["wall_s"],
+        cpu_s=trained.record["cpu_s"],
+    )
     return trained
 
 

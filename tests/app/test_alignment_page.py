@@ -282,8 +282,14 @@ def train_now(at, task: str = "dates", seed: int = 7):
     return at
 
 
+def live_steps(monkeypatch, steps: int) -> None:
+    """The engine's live presets cut short (the card reads them; so does its command)."""
+    for task in ("dates", "en-fr"):
+        monkeypatch.setitem(training.LIVE[task], "steps", steps)
+
+
 def test_train_it_now_streams_then_shows_its_film_and_command(at, monkeypatch):
-    monkeypatch.setattr(live_state, "LIVE_STEPS", {"dates": 12, "en-fr": 12})
+    live_steps(monkeypatch, 12)
     train_now(at, "en-fr", 7)
     (task, seed), tl = at.session_state["nmt-live-result"]
     assert (task, seed) == ("en-fr", 7) and tl.steps[-1] == 12 and tl.meta["stopped"] is None
@@ -294,7 +300,7 @@ def test_train_it_now_streams_then_shows_its_film_and_command(at, monkeypatch):
 
 
 def test_a_second_request_while_one_runs_is_a_message(at, monkeypatch):
-    monkeypatch.setattr(live_state, "LIVE_STEPS", {"dates": 10, "en-fr": 10})
+    live_steps(monkeypatch, 10)
     show(at, "live")
     at.session_state["nmt-live"] = ("dates", 3)  # as if a run were under way
     at.session_state["nmt-live-film"] = live.Film("film")
@@ -311,7 +317,7 @@ def test_a_live_run_when_every_slot_is_taken_says_busy(at, monkeypatch):
     taken = threading.BoundedSemaphore(1)
     taken.acquire()
     monkeypatch.setattr(live, "slots", lambda: taken)
-    monkeypatch.setattr(live_state, "LIVE_STEPS", {"dates": 10, "en-fr": 10})
+    live_steps(monkeypatch, 10)
     train_now(at, "dates", 11)
     assert "already training 2 models live" in messages(at)
     assert "nmt-live-result" not in at.session_state and "nmt-live" not in at.session_state
@@ -335,7 +341,7 @@ def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
         if done == 12:
             cancel.set()
 
-    train = live_state.fit("dates", 0, 200)
+    train = live.fit(live_state.live_card("dates"), 0, 200)
     tl = live.job(
         train, 200, live.Film(), slots, "loss {loss:.2f}", cancel=cancel, progress=progress
     )

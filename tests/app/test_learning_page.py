@@ -16,6 +16,7 @@ from views import timeline
 
 from engine.analysis import induction as analysis
 from engine.errors import InputError
+from engine.training import induction as training
 from tests.app.page_support import messages
 
 PAGE = str(APP_DIR / "studios" / "learning.py")
@@ -205,18 +206,17 @@ def test_a_live_run_ends_on_the_command_lines_last_map(monkeypatch, tmp_path):
     import sys
 
     import numpy as np
-    from state import learning as state
 
-    monkeypatch.setattr(state, "LIVE_STEPS", 30)
+    monkeypatch.setattr(training, "LIVE_STEPS", 30)
     at = train_now(AppTest.from_file(PAGE, default_timeout=300).run())
     request, live = at.session_state["learn-result"]
     assert request == (2, 7) and live["meta"]["stopped"] is None
     assert int(live["steps"][-1]) == 30
     assert len(charts(at)) == 2  # the finished run's maps and curves
-    assert "--layers 2 --seed 7 --steps 30" in captions(at)
-    cli = [sys.executable, "-m", "engine.train", "induction", "--layers", "2", "--seed", "7"]
-    subprocess.run(
-        [*cli, "--steps", "30", "--out-dir", str(tmp_path)],
+    command = "python -m engine.train induction --layers 2 --seed 7 --live --steps 30"
+    assert command in captions(at)
+    subprocess.run(  # the caption's command, as a visitor copies it, into a folder of ours
+        [sys.executable, *command.split()[1:], "--out-dir", str(tmp_path)],
         check=True,
         capture_output=True,
         cwd=analysis.checkpoints.ROOT,
@@ -230,12 +230,10 @@ def test_a_live_run_ends_on_the_command_lines_last_map(monkeypatch, tmp_path):
 def test_a_live_run_when_every_slot_is_taken_says_busy(monkeypatch):
     import threading
 
-    from state import learning as state
-
     taken = threading.BoundedSemaphore(1)
     taken.acquire()
     monkeypatch.setattr(live, "slots", lambda: taken)
-    monkeypatch.setattr(state, "LIVE_STEPS", 10)
+    monkeypatch.setattr(training, "LIVE_STEPS", 10)
     at = train_now(AppTest.from_file(PAGE, default_timeout=120).run(), seed=11)
     assert any("already training" in w.value for w in at.warning)
     assert "learn-result" not in at.session_state and "learn-live" not in at.session_state
@@ -254,16 +252,16 @@ def test_the_live_job_stops_on_cancel_and_on_the_time_limit(monkeypatch):
             cancel.set()
 
     film = state.new_film()
-    train = state.fit(2, 0, 200)
+    train = live.fit(state.toy_cards()[0], 0, 200)
     tl = live.job(train, 200, film, slots, "loss {loss:.2f}", cancel=cancel, progress=progress)
-    assert tl["meta"]["stopped"] == "cancel" and tl["steps"][-1] == tl["meta"]["steps"] == 12
+    assert tl.meta["stopped"] == "cancel" and tl.steps[-1] == 12
     assert slots.acquire(blocking=False), "the slot was given back"
     slots.release()
     monkeypatch.setattr(live, "SECONDS", 0.0)
     film = state.new_film()
     cancel = threading.Event()
-    train = state.fit(1, 0, 200)
+    train = live.fit(state.toy_cards()[1], 0, 200)
     tl = live.job(train, 200, film, slots, "{loss}", cancel=cancel, progress=lambda *_: None)
-    assert tl["meta"]["stopped"] == "time" and list(tl["steps"]) == [0]
+    assert tl.meta["stopped"] == "time" and tl.steps == [0]
     assert cancel.is_set(), "a film cut by the clock is not cached as the seed's result"
     assert film.latest() == 1  # the page saw the one snapshot taken

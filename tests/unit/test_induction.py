@@ -235,3 +235,23 @@ def json_round(value):
     import json
 
     return json.loads(json.dumps(value))
+
+
+def test_the_live_command_never_writes_over_the_shipped_toy(tmp_path, monkeypatch, capsys):
+    """The Learning page's train-it-now caption gives ``--live``: run as copied, it wrote the
+    800-step toy over the shipped one (``assets/checkpoints/induction``) before ``--live``."""
+    shipped_dir, scratch = tmp_path / "shipped", tmp_path / "scratch"
+    shipped_dir.mkdir(), scratch.mkdir()
+    monkeypatch.setattr(training, "OUT_DIR", shipped_dir)
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    tl = training.live(1, 3, steps=12)
+    assert (
+        tl.meta["command"]
+        == "python -m engine.train induction --layers 1 --seed 3 --live --steps 12"
+    )
+    assert tl.meta["wall_s"] >= 0 and tl.meta["cpu_s"] >= 0
+    assert training.main(tl.meta["command"].split()[4:]) == 0
+    assert not any(shipped_dir.iterdir())
+    written = capsys.readouterr().out.split("writing to ")[1].split()[0]
+    back = analysis.load_timeline(1, written)
+    assert np.array_equal(back["loss"], analysis.arrays(tl)["loss"])

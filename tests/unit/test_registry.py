@@ -254,3 +254,18 @@ def test_without_an_evaluation_the_joint_model_serves_the_tasks_it_knows(tmp_pat
     assert MemN2NCard.best_for(2, tmp_path) == "memn2n-task2"  # the chosen one is not shipped
     with pytest.raises(checkpoints.CheckpointError, match="task 3"):
         MemN2NCard.best_for(3, tmp_path)
+
+
+def test_a_card_states_whether_it_trains_on_a_page():
+    """Train it now goes through the card: the toy's cards and each task's default NMT card
+    state their live steps; any other card says it is not trained on a page."""
+    names = registry.names()
+    live = {n: registry.get(n).live_steps for n in names}
+    for name in ("induction-2l", "induction-1l", "nmt-dates", "nmt-enfr-additive"):
+        if name in names:
+            assert live[name] and live[name] > 0, name
+    for name in ("nmt-enfr-dot", "memn2n-task1", "transformer-dates-sinusoidal", "minilm"):
+        if name in names:
+            assert live[name] is None, name
+            with pytest.raises(InputError, match="not trained on a page"):
+                registry.get(name).train_now(0, 5)

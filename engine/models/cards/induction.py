@@ -9,6 +9,8 @@ and the next token each position predicts.
 
 from __future__ import annotations
 
+import importlib
+
 from engine import checkpoints
 from engine.messages import Message
 from engine.models.card import Example, Limits, ModelCard
@@ -80,8 +82,20 @@ class InductionCard(ModelCard):
     def load(self):
         return self.runtime.load(self.name, self._dir)
 
+    @property
+    def live_steps(self) -> int:
+        return _training().LIVE_STEPS
+
+    def train_now(self, seed, steps=None, *, run=None):
+        return _training().live(self.layers, seed, steps=steps, run=run)
+
     def _trace(self, model, input):
         return self.runtime.trace(model, self.name, input)
+
+
+def _training():
+    """The toy's training module (it imports torch: on the first live run, not before)."""
+    return importlib.import_module("engine.training.induction")
 
 
 def folder(directory=None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from typing import ClassVar
 
 from engine import checkpoints
@@ -141,6 +142,16 @@ class NMTCard(TranslationCard):
     def _trace(self, model, input, *, beam: int):
         return model.translate(input, beam=beam)
 
+    # Train it now: a tiny RNNsearch of the task's default model (additive scoring).
+    @property
+    def live_steps(self) -> int | None:
+        return _training().LIVE[self.task]["steps"] if self.is_default else None
+
+    def train_now(self, seed, steps=None, *, run=None):
+        if not self.is_default:
+            return super().train_now(seed, steps, run=run)
+        return _training().live(self.task, seed, steps=steps, run=run).timeline
+
     def alignments(self, trace) -> dict[str, Alignment]:
         amap = trace.maps.get("alignment")
         if amap is None:
@@ -155,3 +166,8 @@ class NMTCard(TranslationCard):
         source = forced_tokens(source, "source", self.name)
         alpha = (model or self.load()).align(source, forced_tokens(target, "target", self.name))
         return {} if alpha is None else {"α": _alignment("α", alpha, target, source)}
+
+
+def _training():
+    """NMT training (it imports torch: on the first live run, not before)."""
+    return importlib.import_module("engine.training.nmt")
