@@ -24,9 +24,8 @@ from engine.errors import InputError
 from engine.models import in_pretrained, registry
 from engine.models import variant_lm as quality
 from engine.trace import AttentionMap
-from engine.variants import REGISTRY, inputs, kv_cache
+from engine.variants import REGISTRY, inputs, int8, kv_cache
 from engine.variants import compare as cmp
-from engine.variants.int8 import int8_attention, output_agreement
 from state import models
 
 # Long sequences' lengths offered, within the engine's (inputs.LONG_LENGTH_LIMITS; tested).
@@ -302,27 +301,13 @@ def _kv_compare(n: int):
 @st.cache_data(max_entries=8, show_spinner=False)
 def int8_rows(n: int, d: int, outlier: float, block: int, seed: int) -> list[dict]:
     """Cosine / relative L1 of SageAttention-style and naive INT8 against fp32."""
-    import torch
-
-    q, k, v, _ = inputs.synthetic(n, d, 2, structure="random", seed=seed)
-    k = k + torch.linspace(0, outlier, d)  # a per-channel bias shared by every token
-    ref, _ = kernels.attention(q, k, v)
-    rows = []
-    for scheme in ("sage", "naive"):
-        out, _ = int8_attention(q, k, v, scheme=scheme, block=block)
-        rows.append({"scheme": scheme, **output_agreement(out, ref)})
-    return rows
-
-
-INT8_BIASES = (0.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0)  # the K channel biases swept
+    return int8.compare(n, d, outlier, block, seed)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def int8_sweep(n: int, d: int, block: int, seed: int) -> list[dict]:
-    """:func:`int8_rows` at each of INT8_BIASES: how each scheme's error grows with the bias."""
-    return [
-        {"bias": bias, **row} for bias in INT8_BIASES for row in int8_rows(n, d, bias, block, seed)
-    ]
+    """Both schemes at each bias of the engine's sweep: how each one's error grows."""
+    return int8.sweep(n, d, block, seed)
 
 
 def kv_layer() -> dict:

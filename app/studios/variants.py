@@ -45,7 +45,6 @@ from engine.variants import int8 as int8_lib
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
 VIEWS = ["maps", "difference", "overlay"]  # the Compare maps: as they are, Δ, what is seen
 COSTS = ["ms_per_step", "flops"]
-INT8_N, INT8_BIAS = (16, 1024), (0.0, 50.0)  # each label states the range its widget takes
 
 
 def without_full(raw: str) -> list[str]:
@@ -350,14 +349,16 @@ def int8() -> None:
     notes("int8-intro").markdown(t("variants.int8_intro"))
     with controls("int8"):
         c1, c2, c3, c4 = st.columns(4)
-        (lo, hi), (b_lo, b_hi) = INT8_N, INT8_BIAS
-        label = t("variants.int8_n", lo=lo, hi=hi)
-        n = url_number(c1.number_input, "n", label, lo, hi, 256, key="int8-n", step=16)
-        label = t("variants.head_size_d")
-        d = url_choice(c2.selectbox, "d", label, [32, 64, 128], default=1, key="int8-d")
-        label = t("variants.int8_bias", lo=b_lo, hi=b_hi)
+        n_, d_, bias = int8_lib.LENGTH, int8_lib.HEAD_SIZE, int8_lib.BIAS
+        label = t("variants.int8_n", lo=n_.low, hi=n_.high)
+        kw = dict(key="int8-n", step=16)
+        n = url_number(c1.number_input, "n", label, n_.low, n_.high, n_.default, **kw)
+        sizes, label = [int(c) for c in d_.choices], t("variants.head_size_d")
+        kw = dict(default=sizes.index(int(d_.default)), key="int8-d")
+        d = url_choice(c2.selectbox, "d", label, sizes, **kw)
+        label = t("variants.int8_bias", lo=bias.low, hi=bias.high)
         kw = dict(key="int8-bias", cast=float)
-        outlier = url_number(c3.slider, "bias", label, b_lo, b_hi, 20.0, **kw)
+        outlier = url_number(c3.slider, "bias", label, bias.low, bias.high, bias.default, **kw)
         b = int8_lib.BLOCK
         label = t("variants.int8_block", lo=b.low, hi=b.high)
         kw = dict(key="int8-block")

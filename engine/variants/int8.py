@@ -24,8 +24,10 @@ import math
 
 import torch
 
+from engine import kernels
 from engine.errors import InputError
 from engine.masks import causal_mask, masked_softmax
+from engine.variants import inputs
 from engine.variants.base import FLOAT_BYTES, Output, Param, Variant, dense_pattern
 
 QMAX = 127
@@ -82,6 +84,36 @@ def output_agreement(out: torch.Tensor, ref: torch.Tensor) -> dict[str, float]:
     cos = float((a @ b) / (a.norm() * b.norm()).clamp(min=1e-30))
     rel_l1 = float((a - b).abs().sum() / b.abs().sum().clamp(min=1e-30))
     return {"cosine": cos, "rel_l1": rel_l1}
+
+
+# The Variants lab's INT8 section: random tokens whose keys share a per-channel bias that
+# rises linearly to ``bias`` across the d channels (the outlier SageAttention smooths away),
+# each scheme's output against fp32. The limits its controls state.
+LENGTH = Param("n", "tokens", 256, 16, 1024)
+HEAD_SIZE = Param("d", "head size", "64", choices=("32", "64", "128"))
+BIAS = Param("bias", "K channel bias", 20.0, 0.0, 50.0)
+BIASES = (0.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0)  # the sweep's biases
+SCHEMES = ("sage", "naive")
+
+
+def compare(n: int, d: int, bias: float, block: int = 64, seed: int = 0) -> list[dict]:
+    """Cosine and relative L1 of each scheme's output against fp32 attention (one row per
+    scheme), on ``n`` random tokens of head size ``d`` whose keys carry the bias."""
+    n, bias, block = LENGTH.check(n), BIAS.check(bias), BLOCK.check(block)
+    d = int(HEAD_SIZE.check(str(d)))
+    q, k, v, _ = inputs.synthetic(n, d, 2, structure="random", seed=seed)
+    k = k + torch.linspace(0, bias, d)  # shared by every token
+    ref, _ = kernels.attention(q, k, v)
+    rows = []
+    for scheme in SCHEMES:
+        out, _ = int8_attention(q, k, v, scheme=scheme, block=block)
+        rows.append({"scheme": scheme, **output_agreement(out, ref)})
+    return rows
+
+
+def sweep(n: int, d: int, block: int = 64, seed: int = 0) -> list[dict]:
+    """:func:`compare` at each of BIASES: how each scheme's error grows with the bias."""
+    return [{"bias": b, **row} for b in BIASES for row in compare(n, d, b, block, seed)]
 
 
 class Int8(Variant):

@@ -32,6 +32,11 @@ def offset(v):
     return {0: 10**6, -1: -(10**6)}.get(v, v) if type(v) is int else v
 
 
+def bias(v):
+    """BAD for a key bias, whose range is 0 … 50: 0 and 2.5 are biases."""
+    return {0: -1, 2.5: 50.5}.get(v, v) if type(v) in (int, float) else v
+
+
 CALLS = {
     "kv_cache n": lambda v: kv_cache.compare(v),
     "kv_cache d_model": lambda v: kv_cache.compare(8, d_model=v),
@@ -58,6 +63,10 @@ CALLS = {
     ),
     "profile heads": lambda v: list(profile.sweep(["full"], [64], heads=v)),
     "int8 block": lambda v: int8.int8_attention(*QKV, scheme="sage", block=v),
+    "int8 compare n": lambda v: int8.compare(v, 32, 0.0),
+    "int8 compare d": lambda v: int8.compare(16, v, 0.0),
+    "int8 compare bias": lambda v: int8.compare(16, 32, bias(v)),
+    "int8 compare block": lambda v: int8.compare(16, 32, 0.0, v),
     "sink_profile first": lambda v: sinks.sink_profile(np.full((1, 1, 4, 4), 0.25), first=v),
     # refused before the model is read: no chat model is needed to see it
     "budget_sweep budget": lambda v: cache_eval.budget_sweep(None, IDS, [v]),
@@ -79,6 +88,7 @@ def test_the_limits_still_let_every_value_inside_them_through():
     assert positional.verify_rotation(100_000, 8, 16) < 1e-6
     cfg = walkthrough.WalkthroughConfig(d_model=16, n_heads=16, head=15, seed=2**32 - 1)
     assert walkthrough.walkthrough("a b", cfg).maps
+    assert [r["scheme"] for r in int8.compare(16, 128, 50.0, 1)] == ["sage", "naive"]
 
 
 @pytest.mark.parametrize(
