@@ -36,6 +36,15 @@ LENGTHS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]  # the sweep
 HEAD_SIZES = [32, 64, 128]
 
 
+def pick(widget, param: str, n: int, default: int, *, key: str) -> int:
+    """The layer or head to show (``param``: "layer" or "head"), 0 … n − 1; no picker where
+    there is only one: a control that cannot move tells the reader nothing."""
+    if n == 1:
+        return 0
+    label = t(f"variants.{param}", last=n - 1)
+    return url_number(widget, param, label, 0, n - 1, default, key=key)
+
+
 def draw_profile(tables: dict, tolerance: float) -> None:
     """A sweep's measured time and memory against n, its fitted exponents, its table and the
     cells it did not run."""

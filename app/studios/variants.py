@@ -19,22 +19,19 @@ from kit import (
     url_number,
 )
 from kit.errors import halt
-from kit.i18n import engine_text, task_title, variant_title
+from kit.i18n import engine_text, variant_title
 from kit.knobs import Knobs
 from kit.textbox import subword_gate
 from kit.url import names as url_names
-from kit.url import url_multiselect, url_text
+from kit.url import url_text
 from sections import claims as claims_section
 from sections import variants as var_sections
-from sections import variants_quality as quality_sections
-from sections import variants_verdict as verdict
 from sections.variants import profile  # the Cost profile section, whole
-from state import grid_training as training
+from sections.variants_quality import quality  # the Quality section, whole
 from state import variants as state
 from studios.variants_inputs import EXAMPLE, param_widgets, pick_variants, source_widgets
-from views import timeline as timeline_figs
 from views import variants as figs
-from views.heatmap import NARROW_PX, map_figure, map_grid
+from views.heatmap import map_figure, map_grid
 from views.variants_html import map_grid_html
 
 from engine import kernels
@@ -44,7 +41,6 @@ from engine.variants import int8 as int8_lib
 
 DEFAULT_PICK = ["linformer", "performer", "longformer", "reformer", "bigbird", "mamba"]
 VIEWS = ["maps", "difference", "overlay"]  # the Compare maps: as they are, Δ, what is seen
-COSTS = ["ms_per_step", "flops"]
 
 
 def without_full(raw: str) -> list[str]:
@@ -79,22 +75,13 @@ def compare() -> None:
     table_exports(rows, "variants-errors")
 
 
-def _pick(widget, param: str, n: int, default: int, *, key: str) -> int:
-    """The layer or head to show (``param``: "layer" or "head"), 0 … n − 1; no picker where
-    there is only one: a control that cannot move tells the reader nothing."""
-    if n == 1:
-        return 0
-    label = t(f"variants.{param}", last=n - 1)
-    return url_number(widget, param, label, 0, n - 1, default, key=key)
-
-
 # Head and view rerun only the maps: the variants have run and the table stays.
 @fragment
 def compare_maps(traces: dict, picked: list[str]) -> None:
 
     n_heads = traces[state.FULL].maps["attention"].shape[1]
     with controls("maps"):
-        head = _pick(st.number_input, "head", n_heads, 0, key="var-head")
+        head = var_sections.pick(st.number_input, "head", n_heads, 0, key="var-head")
         view = url_choice(
             st.radio,
             "view",
@@ -114,133 +101,6 @@ def compare_maps(traces: dict, picked: list[str]) -> None:
         var_sections.draw_maps(panels, "maps", view)
     said = dict.fromkeys(traces[name].maps["attention"].note for name in shown)
     st.caption(" · ".join(figs.data_text(engine_text(n)) for n in said if n))
-
-
-def quality() -> None:
-    data = state.quality_results()
-    rows = state.quality_rows(data)
-    tasks = list(dict.fromkeys(r["task"] for r in rows))
-    with notes("quality-table"):  # presenting: after the figures, which the task drives
-        names = [state.variant_name(n) for n in state.frozen_variants(data)]
-        frozen = t("variants_verdict.diff_join").join(names)
-        st.markdown(t("variants.quality_intro", frozen=frozen or "–"))
-        data_table(state.quality_table(data, rows))
-        source = figs.data_text(data["lra_published"]["source"])
-        st.caption(t("variants.quality_caption", source=source))
-        table_exports(rows, "variants-quality")
-    quality_task(data, rows, tasks)
-    tuning = state.plan_tuning()
-    quality_sections.draw(data, tuning)
-    verdict.draw(state.plan_results(), tuning, state.plan_recipe(tuning))
-    cells = tuple((task, v) for task in tasks for v in state.task_variants(data, task))
-    state.warm_quality(cells, int(st.session_state.get("q-seed", 0)))  # the next task picked
-
-
-@fragment
-def quality_task(data: dict, rows: list[dict], tasks: list[str]) -> None:
-    """The task picker and what it drives: a new task redraws these figures only, not the
-    recipe's tables, verdict and charts below (which were ≈ 1 s of each pick)."""
-    first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
-    kw = dict(default=first, key="q-task", format_func=task_title)
-    task = url_choice(st.segmented_control, "task", t("variants.quality_task"), tasks, **kw)
-    st.caption(figs.data_text(data["tasks"].get(task, task)))
-    quality_cost(rows, task)
-    quality_maps(data, task)
-    quality_training(task, state.task_variants(data, task))
-
-
-@fragment
-def quality_cost(rows: list[dict], task: str) -> None:
-    kw = dict(key="q-cost", horizontal=True, format_func=lambda c: t(f"variants.quality_cost_{c}"))
-    cost = url_choice(st.radio, "cost", t("variants.quality_cost"), COSTS, **kw)
-    fig = figs.accuracy_cost_figure(
-        [r for r in rows if r["task"] == task],
-        cost,
-        title=t("variants.quality_chart_title", task=task),
-        x_title=t(f"variants.quality_cost_{cost}"),
-    )
-    chart(fig, key="quality-chart")
-    if said := figs.piles_text([r for r in rows if r["task"] == task], cost):
-        st.caption(said)
-
-
-@fragment
-def quality_maps(data: dict, task: str) -> None:
-    st.subheader(t("variants.quality_maps"))
-    variants = state.task_variants(data, task)
-    with controls("quality-maps"):
-        c1, c2, c3, c4 = st.columns(4)
-        last = state.last_seed(data, task)  # the seeds the grid trained, as its table says
-        label = t("variants.seed_trained", last=last)
-        seed = url_number(c1.number_input, "seed", label, 0, last, 0, key="q-seed")
-        traces = {name: state.quality_trace(task, name, int(seed)) for name in variants}
-        first = traces[variants[0]]
-        amap = first.maps["attention"]
-        n_layers, n_heads = amap.shape[:2]
-        layer = _pick(c2.number_input, "layer", n_layers, n_layers - 1, key="q-layer")
-        head = _pick(c3.number_input, "head", n_heads, 0, key="q-head")
-        asked = [i for i in first.outputs["asked"] if i < amap.shape[2]]
-        query = (
-            url_choice(
-                c4.selectbox,
-                "query",
-                t("variants.quality_query"),
-                asked,
-                key="q-query",
-                format_func=lambda i: f"{i}: {amap.query_labels[i]}",
-            )
-            if asked
-            else None
-        )
-    outputs = first.outputs
-    key = outputs["evidence"][outputs["asked"].index(query)] if query is not None else None
-    key = key if key is not None and key < amap.shape[3] else None  # cropped away
-    panels = state.quality_panels(traces, layer, head)
-    if key is not None:
-        st.caption(t("variants.quality_marker", query=query, pos=key))
-    st.caption(engine_text(amap.note, markdown=True))
-    marker = (query, key) if key is not None else None
-    grid = map_grid_html(panels, marker=marker)
-    html_chart(grid, "quality-maps", lambda: map_grid(panels, marker=marker))
-    data_table(state.quality_read(traces, layer, head, query, key) if query is not None else [])
-
-
-@fragment
-def quality_training(task: str, variants: list[str]) -> None:
-    """Each cell's shipped timeline: its probe map at a step, beside its curves."""
-    st.subheader(t("variants.training_title"))
-    seed = int(st.session_state.get("q-seed", 0))
-    found, problems = training.timelines(task, tuple(variants), seed)
-    if problems:
-        st.caption(training.missing(problems))
-    if not found:
-        return
-    steps = training.steps(found)
-    label, last = t("variants.training_step"), len(steps) - 1
-    step = url_choice(st.select_slider, "step", label, steps, default=last, key="q-step")
-    layer, head = int(st.session_state.get("q-layer", 1)), int(st.session_state.get("q-head", 0))
-    st.caption(t("variants.training_caption", seed=seed, layer=layer, head=head))
-    panels = training.panels(found, step, layer, head)
-    grid = map_grid_html(panels, table_side=training.TABLE_SIDE)  # 22 × 32² cells: images
-    html_chart(grid, "quality-training", lambda: map_grid(panels))
-    most = timeline_figs.DISTINCT_LINES
-    shown = url_multiselect(
-        "lines",
-        t("variants.training_curves_of", most=most),
-        list(found),
-        training.default_curves(found, most),
-        max_selections=most,
-        format_func=state.variant_name,
-        key="q-curves",
-    )
-    panels_ = [  # each line named as the legends name the variants
-        (title, {state.variant_name(v): curve for v, curve in lines.items()})
-        for title, lines in training.curve_panels({v: found[v] for v in shown})
-    ]
-    kw = dict(height=150, width_px=NARROW_PX)  # the page's width: its legend's rows, no more
-    fig = timeline_figs.curves_figure(panels_, None, (), t("variants.training_step"), **kw)
-    chart(fig, key="quality-training-curves")
-    table_exports(training.rows(found), f"variants-training-{task}")
 
 
 def swap() -> None:
@@ -289,8 +149,8 @@ def swap_maps(res: dict) -> None:
     n_layers, n_heads = original.shape[:2]
     with controls("swap-maps"):
         c1, c2 = st.columns(2)
-        layer = _pick(c1.number_input, "layer", n_layers, 0, key="swap-layer")
-        head = _pick(c2.number_input, "head", n_heads, 0, key="swap-head")
+        layer = var_sections.pick(c1.number_input, "layer", n_layers, 0, key="swap-layer")
+        head = var_sections.pick(c2.number_input, "head", n_heads, 0, key="swap-head")
     panels = state.swap_panels(res, int(layer), int(head))
     html_chart(map_grid_html(panels), "swap-maps", lambda: map_grid(panels))
 
