@@ -1,7 +1,10 @@
 """A visitor clicking about: every page opened (English or 中文, presenting or not), then
 widgets set at random — an option of a picker, a slider at an end, a toggle flipped, a
-button pressed — one rerun after each. Only a page may come back: no exception, no error
-box. Training and cost sweeps are left out (minutes each; their own tests drive them).
+button pressed, text typed (empty, Markdown, HTML, right-to-left, emoji, control
+characters, a numbered story, 5,000 characters; often with a button pressed in the same
+run, as a form submits its text) — one rerun after each. Only a page may come back: no
+exception, no error box. Training and cost sweeps are left out (minutes each; their own
+tests drive them).
 
 ``FUZZ_CLICKS`` sets the actions per page (6 by default, about a minute in all); a longer
 hunt: ``FUZZ_CLICKS=200 FUZZ_SEED=7 python -m pytest tests/fuzz/test_fuzz_clicks.py``.
@@ -29,7 +32,27 @@ ACTIONS = int(os.environ.get("FUZZ_CLICKS", "6"))
 SEED = int(os.environ.get("FUZZ_SEED", "0"))
 SLOW = re.compile(r"train|sweep|profile-run|训练", re.IGNORECASE)  # minutes of work a click
 KINDS = ("selectbox", "radio", "segmented_control", "multiselect")
-KINDS += ("slider", "number_input", "toggle", "checkbox", "button")
+KINDS += ("slider", "number_input", "toggle", "checkbox", "button", "text_input", "text_area")
+TYPED = (
+    "",
+    "   ",
+    "?",
+    "**bold** _it_ `code` [a](http://x) $x$",
+    "<script>alert(1)</script></div>",
+    "{name} {0} %s {{",
+    "\x00\x1b[31m\u200b\ufeff",
+    "مرحبا بالعالم",
+    "你好世界，注意力是什么？",
+    "😀🎉👍🏽" * 5,
+    "e\u0301" * 30,
+    "A" * 5000,
+    "the " * 800,
+    "1 Mary went to the kitchen.\n2 Where is Mary?\tkitchen\t1",
+    "Mary went to the kitchen. Where is Mary?",
+    "12 7 33 12 7",
+    "MARY WENT TO THE KITCHEN",
+    "1e309 nan -1",
+)
 
 
 @pytest.fixture
@@ -89,6 +112,10 @@ def _act(rng: random.Random, kind: str, w):
     if kind in ("toggle", "checkbox"):
         w.set_value(not w.value)
         return w.value
+    if kind in ("text_input", "text_area"):
+        typed = rng.choice(TYPED)
+        w.set_value(typed)
+        return typed[:40]
     if SLOW.search(f"{w.key} {w.label}"):
         return None
     w.click()
@@ -117,6 +144,13 @@ def test_a_visitor_clicking_about_gets_a_page(page, by_label):
         if done is None:
             continue
         steps.append((kind, w.key, done))
+        buttons = [
+            b for k, b in _widgets(at) if k == "button" and not SLOW.search(f"{b.key} {b.label}")
+        ]
+        if kind.startswith("text") and buttons and rng.random() < 0.6:  # a form's text goes
+            press = rng.choice(buttons)  # with its button (AppTest drops it otherwise)
+            press.click()
+            steps.append(("button", press.key, press.label))
         at.run()
     assert not at.exception and not at.error, (steps, _said(at))
 
