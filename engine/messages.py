@@ -49,7 +49,7 @@ MESSAGES: dict[str, str] = {
     "card.no_attention_inputs": (
         "{name} does not take attention variants, so it has no layer inputs to give them."
     ),
-    "card.no_live_training": ("{name} is not trained on a page: its kind has no train-it-now run."),
+    "card.no_live_training": "{name} is not trained on a page: its kind has no train-it-now run.",
     "card.unknown_model": "Unknown model {name!r}; known: {known}.",
     "card.not_tokens": (
         "A forced alignment reads the {what} as a list of words (tokens), at least one."

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 import torch
 from kit import queue
+from kit.i18n import t
 
 from engine import run as engine_run
 from engine.timeline import Timeline
@@ -92,6 +93,17 @@ def fit(card, seed: int, steps: int) -> Callable[[Run], Timeline]:
         return tl
 
     return train
+
+
+def same_run(page: str, meta: dict, last: int) -> str:
+    """What the command line does with the same seed: a whole run ends on this film's last
+    map; one that stopped (Cancel, the time limit) at step ``last`` shares the snapshots
+    before it (the command trains the whole run, and a schedule over its steps, as the NMT
+    learning rate's, makes a shorter run another run)."""
+    said = dict(command=meta["command"], seconds=meta["wall_s"], cpu=meta["cpu_s"])
+    if meta.get("stopped"):
+        return t(f"{page}.live_same_stopped", step=last, **said)
+    return t(f"{page}.live_same", **said)
 
 
 def train_now(

@@ -372,8 +372,7 @@ def film(running: tuple[str, int], tl) -> None:
     if stopped:
         st.info(t(f"alignment.live_stopped_{stopped}", step=tl.steps[-1]))
     timeline_view(tl, "nmt-live-film")
-    timing = dict(seconds=tl.meta["wall_s"], cpu=tl.meta["cpu_s"])
-    st.caption(t("alignment.live_same", command=tl.meta["command"], **timing))
+    st.caption(live_runs.same_run("alignment", tl.meta, tl.steps[-1]))
 
 
 SECTIONS = {

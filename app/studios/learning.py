@@ -211,10 +211,7 @@ def film(request: tuple[int, int], tl: dict) -> None:
     step = st.select_slider(t("learning.live_step"), steps, steps[-1], key="learn-live-step")
     draw_maps(shown, step, "learn-live-maps")
     draw_curves(shown, step, "learn-live-curves")
-    meta = tl["meta"]
-    st.caption(
-        t("learning.live_same", command=meta["command"], seconds=meta["wall_s"], cpu=meta["cpu_s"])
-    )
+    st.caption(live_runs.same_run("learning", tl["meta"], int(tl["steps"][-1])))
 
 
 def own(found: dict[int, dict]) -> None:

@@ -47,8 +47,9 @@ BLOCK = (4, 20)  # the shortest and longest repeated block
 N_SNAPSHOTS = 20
 HELD_OUT = 256  # sequences for the held-out loss and ICL score
 QUICK_STEPS = 40
-# Train it now: 800 steps pass the phase change of the shipped seed (steps 448–615) and
-# take about 15 s of one core.
+# Train it now: in 800 steps (about 12 s of one core) seed 0 forms its induction head
+# (best score 0.78 at step 800, the loss 2 nats down since step 385); the shipped 3,000-step
+# run's phase change spans steps 326–845.
 LIVE_STEPS = 800
 
 

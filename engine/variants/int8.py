@@ -89,9 +89,10 @@ def output_agreement(out: torch.Tensor, ref: torch.Tensor) -> dict[str, float]:
 # The Variants lab's INT8 section: random tokens whose keys share a per-channel bias that
 # rises linearly to ``bias`` across the d channels (the outlier SageAttention smooths away),
 # each scheme's output against fp32. The limits its controls state.
-LENGTH = Param("n", "tokens", 256, 16, 1024)
-HEAD_SIZE = Param("d", "head size", "64", choices=("32", "64", "128"))
-BIAS = Param("bias", "K channel bias", 20.0, 0.0, 50.0)
+LENGTH = Param("n", "Sequence length n", 256, 16, 1024)
+HEAD_SIZE = Param("d", "Head size d", 64, 32, 128)
+HEAD_SIZES = (32, 64, 128)  # offered
+BIAS = Param("bias", "Key channel bias", 20.0, 0.0, 50.0)
 BIASES = (0.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0)  # the sweep's biases
 SCHEMES = ("sage", "naive")
 
@@ -99,8 +100,7 @@ SCHEMES = ("sage", "naive")
 def compare(n: int, d: int, bias: float, block: int = 64, seed: int = 0) -> list[dict]:
     """Cosine and relative L1 of each scheme's output against fp32 attention (one row per
     scheme), on ``n`` random tokens of head size ``d`` whose keys carry the bias."""
-    n, bias, block = LENGTH.check(n), BIAS.check(bias), BLOCK.check(block)
-    d = int(HEAD_SIZE.check(str(d)))
+    n, d, bias, block = LENGTH.check(n), HEAD_SIZE.check(d), BIAS.check(bias), BLOCK.check(block)
     q, k, v, _ = inputs.synthetic(n, d, 2, structure="random", seed=seed)
     k = k + torch.linspace(0, bias, d)  # shared by every token
     ref, _ = kernels.attention(q, k, v)

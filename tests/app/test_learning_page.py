@@ -227,6 +227,28 @@ def test_a_live_run_ends_on_the_command_lines_last_map(monkeypatch, tmp_path):
     assert np.array_equal(live["loss"], saved["loss"])
 
 
+def test_a_run_stopped_by_the_clock_does_not_claim_the_command_lines_last_map(monkeypatch):
+    """The command trains the whole run: a film cut short shares its earlier snapshots,
+    not its last map (the caption said it did, whatever stopped the run)."""
+    monkeypatch.setattr(live, "SECONDS", 0.5)
+    at = train_now(AppTest.from_file(PAGE, default_timeout=120).run(), seed=12)
+    _, film = at.session_state["learn-result"]
+    last = int(film["steps"][-1])
+    assert film["meta"]["stopped"] == "time" and 0 < last < training.LIVE_STEPS
+    said = captions(at)
+    assert f"--seed 12 --live --steps {training.LIVE_STEPS}" in said
+    assert f"its snapshots before step {last} are this film's" in said
+    assert "last map equals" not in said
+
+
+def test_the_same_run_caption_reads_whether_the_run_stopped():
+    meta = dict(command="python -m engine.train induction", wall_s=1.5, cpu_s=1.2, stopped=None)
+    assert "its last map equals the one above" in live.same_run("learning", meta, 800)
+    for stopped in ("cancel", "time"):
+        said = live.same_run("alignment", {**meta, "stopped": stopped}, 37)
+        assert "snapshots before step 37" in said and "last map" not in said
+
+
 def test_a_live_run_when_every_slot_is_taken_says_busy(monkeypatch):
     import threading
 
