@@ -158,7 +158,7 @@ def quality() -> None:
         frozen = t("variants_verdict.diff_join").join(names)
         st.markdown(t("variants.quality_intro", frozen=frozen or "–"))
         data_table(state.quality_table(data, rows))
-        source = figs.data_text(data["lra_published"]["source"])
+        source = data_text(data["lra_published"]["source"])
         st.caption(t("variants.quality_caption", source=source))
         table_exports(rows, "variants-quality")
     quality_task(data, rows, tasks)
@@ -176,7 +176,7 @@ def quality_task(data: dict, rows: list[dict], tasks: list[str]) -> None:
     first = tasks.index("mqar-256") if "mqar-256" in tasks else 0  # where reach shows
     kw = dict(default=first, key="q-task", format_func=task_title)
     task = url_choice(st.segmented_control, "task", t("variants.quality_task"), tasks, **kw)
-    st.caption(figs.data_text(data["tasks"].get(task, task)))
+    st.caption(data_text(data["tasks"].get(task, task)))
     quality_cost(rows, task)
     quality_maps(data, task)
     quality_training(task, state.task_variants(data, task))
