@@ -15,7 +15,6 @@ from kit.i18n import Lazy, t
 from engine import projection
 from engine.data.babi import Sample, dataset, subject
 from engine.models import registry
-from engine.projection import umap_2d
 from state import models, timelines
 
 MAP_MEMORIES = 2_000  # memories from many stories behind the UMAP
@@ -164,4 +163,4 @@ def memory_map(name: str, sample: Sample, seed: int = 0):
 
 def _project(corpus_vectors: np.ndarray, current: np.ndarray, seed: int) -> np.ndarray:
 
-    return umap_2d(np.concatenate([corpus_vectors, current]), seed=seed)
+    return projection.umap_2d(np.concatenate([corpus_vectors, current]), seed=seed)
