@@ -42,6 +42,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.state.common import user_key_from_element_id
 
 from kit.errors import halt
 from kit.i18n import t
@@ -425,6 +428,11 @@ def run(
         if not shown:  # a job done within one poll never shows a status or a button
             cancel.button(cancel_label or t("queue.cancel"), key=cancel_key)
             shown = True
+        elif pressed_meanwhile(cancel_key):
+            queue.cancel(session)  # a cooperative job ends soon with what it finished
+            if not job.cooperative:
+                st.info(t("queue.cancelled", label=label))
+                halt()
         with status.container():
             _show_status(queue, job, label)
         if watch is not None:
@@ -433,6 +441,24 @@ def run(
     status.empty()
     cancel.empty()
     return _outcome(job, label)
+
+
+def pressed_meanwhile(key: str) -> bool:
+    """Whether the button ``key`` was pressed while this run waits on a job.
+
+    A button inside a fragment asks for a rerun of that fragment alone, and Streamlit queues
+    such a rerun behind the running script instead of interrupting it (its
+    ``_fragment_run_should_not_preempt_script``): a Cancel pressed while a fragment polls
+    its job took effect only once the job had ended (a live training ran its 400 steps).
+    The press is read from the pending rerun's widget states instead; outside a fragment
+    the press interrupts the run, and the rerun's own Cancel branch handles it."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    requests = getattr(ctx, "script_requests", None)
+    if getattr(requests, "_state", None) != ScriptRequestType.RERUN:
+        return False
+    states = getattr(getattr(requests, "_rerun_data", None), "widget_states", None)
+    widgets = getattr(states, "widgets", ())
+    return any(user_key_from_element_id(w.id) == key and w.trigger_value for w in widgets)
 
 
 def _outcome(job: Job, label: str):

@@ -60,3 +60,28 @@ def test_move_the_step_slider(studio_url, page):
     page.get_by_text("Shaded: the phase change", exact=False).wait_for(timeout=60_000)
     assert page.locator("[data-testid=stMain] .js-plotly-plot").count() == 1
     assert_no_exception(page)
+
+
+def test_cancel_stops_a_live_run(studio_url, page):
+    """Train it now, then Cancel: the run stops there and says so. The section is a
+    fragment, and a button in a fragment asks for a rerun that Streamlit queues behind the
+    running script: before kit.queue read the press while it polled, Cancel took effect
+    only once all 800 steps had run (and the page then claimed the command line's last map)."""
+    saved_steps()
+    page.goto(f"{studio_url}/learning?section=live&seed=17")
+    wait_for_app(page, timeout_ms=180_000)
+    page.get_by_role("button", name="Train it now", exact=True).last.click()
+    cancel = page.get_by_role("button", name="Cancel", exact=True)
+    cancel.wait_for(timeout=60_000)
+    page.wait_for_function(  # a few steps in: a film of one snapshot draws no caption
+        """() => [...document.querySelectorAll('[data-testid=stMain] .gtitle')]
+            .some(e => /Training live · step [1-9]/.test(e.textContent))""",
+        timeout=120_000,
+    )
+    cancel.click()
+    page.get_by_text("Cancelled at step", exact=False).wait_for(timeout=60_000)
+    said = page.inner_text("[data-testid=stMain]")
+    assert "before it stopped" in said and "its last map equals" not in said
+    step = int(said.split("Cancelled at step ")[1].split(";")[0])
+    assert step < 800, step  # stopped, not trained to the end
+    assert_no_exception(page)
