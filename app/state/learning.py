@@ -114,25 +114,17 @@ def so_far(film: live.Film) -> dict | None:
     return None if tl is None else analysis.arrays(tl)
 
 
-def live_steps(n_layers: int) -> int:
-    """The steps of a live run of the ``n_layers`` toy, as its card states them."""
-    return models.card(analysis.checkpoint_name(n_layers)).live_steps
+def toy_card(n_layers: int):
+    """The ``n_layers`` toy's card (its ``train_now`` is the page's live run)."""
+    return models.card(analysis.checkpoint_name(n_layers))
 
 
 def train_live(layers: int, seed: int, film: live.Film, watch) -> dict | None:
-    """Train a fresh toy live through its card (:func:`live.train_now`) while ``watch()``
+    """Train a fresh toy live through its card (:func:`live.train_card`) while ``watch()``
     draws ``film``; its timeline as per-step arrays (``analysis.arrays``)."""
-    card = models.card(analysis.checkpoint_name(layers))
-    steps = card.live_steps
-    tl = live.train_now(
-        t("learning.live_label", layers=layers, seed=seed),
-        t("learning.live_progress"),
-        live.fit(card, seed, steps),
-        steps,
-        film,
-        key=repr(("induction", layers, seed, steps)),
-        watch=watch,
-    )
+    label = t("learning.live_label", layers=layers, seed=seed)
+    unit = t("learning.live_progress")
+    tl = live.train_card(toy_card(layers), seed, label, unit, film, watch=watch)
     return None if tl is None else analysis.arrays(tl)
 
 

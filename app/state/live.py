@@ -95,6 +95,14 @@ def fit(card, seed: int, steps: int) -> Callable[[Run], Timeline]:
     return train
 
 
+def train_card(card, seed: int, label: str, unit: str, film: Film, *, watch):
+    """Train a fresh model of ``card``'s kind from ``seed`` for its ``live_steps`` through
+    :func:`train_now` while ``watch()`` draws ``film`` (the card, seed and steps name it)."""
+    steps = card.live_steps
+    key = repr((card.name, seed, steps))
+    return train_now(label, unit, fit(card, seed, steps), steps, film, key=key, watch=watch)
+
+
 def same_run(page: str, meta: dict, last: int) -> str:
     """What the command line does with the same seed: a whole run ends on this film's last
     map; one that stopped (Cancel, the time limit) at step ``last`` shares the snapshots

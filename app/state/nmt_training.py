@@ -55,16 +55,8 @@ def live_card(task: str):
 
 
 def train_live(task: str, seed: int, film: live.Film, watch) -> Timeline | None:
-    """Train a fresh tiny model live through the task's card (:func:`live.train_now`)
+    """Train a fresh tiny model live through the task's card (:func:`live.train_card`)
     while ``watch()`` draws ``film``."""
-    card = live_card(task)
-    steps = card.live_steps
-    return live.train_now(
-        t("alignment.live_label", task=t(f"alignment.task_{task}"), seed=seed),
-        t("alignment.live_progress"),
-        live.fit(card, seed, steps),
-        steps,
-        film,
-        key=repr(("nmt", task, seed, steps)),
-        watch=watch,
-    )
+    label = t("alignment.live_label", task=t(f"alignment.task_{task}"), seed=seed)
+    unit = t("alignment.live_progress")
+    return live.train_card(live_card(task), seed, label, unit, film, watch=watch)

@@ -158,7 +158,7 @@ def live(found: dict[int, dict]) -> None:
         horizontal=True,
         format_func=lambda n: t("learning.fig.model", layers=n),
     )
-    steps = state.live_steps(layers)
+    steps = state.toy_card(layers).live_steps
     facts = dict(steps=steps, seconds=int(state.LIVE_SECONDS), slots=state.LIVE_SLOTS)
     st.caption(t("learning.live_caption", **facts))
     if st.button(t("learning.live_train"), type="primary", key="learn-train"):
