@@ -20,6 +20,12 @@ cooperative or not, is interrupted: :class:`TimeLimit` is raised inside its thre
 next Python instruction (``PyThreadState_SetAsyncExc``), unwinding its ``with`` and
 ``finally`` blocks, so slots and locks it holds are released. A torch operation already
 inside C finishes first; the page inputs' limits keep each such operation short.
+
+One slot: :func:`run` draws its status, Cancel and notes in one element, there whether the
+job runs or its result is cached, so what the page draws after keeps its place between the
+run and the next rerun. Were they two elements only while a job ran, the rerun that Cancel
+asks for drew the page's note three places up, and the faded old note stayed beside it
+until that rerun ended (a live training's "Cancelled at step", twice on screen).
 """
 
 from __future__ import annotations
@@ -406,6 +412,7 @@ def run(
     queue = work_queue()
     name = f"{fn.__module__}.{fn.__qualname__}"
     key = f"{name}:{key}" if key is not None else f"{name}{_fingerprint((args, kwargs))}"
+    slot = st.empty()  # one element, run or cached: see "One slot" in the module's docstring
     hit = queue.cached(key)
     if hit is not None:
         return hit[1]
@@ -414,15 +421,16 @@ def run(
     if st.session_state.get(cancel_key):
         job = queue.cancel(session)
         if job is None or not job.cooperative or job.future.cancelled():
-            st.info(t("queue.cancelled", label=label))
+            slot.info(t("queue.cancelled", label=label))
             halt()
         return job.future.result()  # cooperative: it returns what it finished
     try:
         job = queue.submit(session, key, label, fn, args, kwargs)
     except Busy as busy:
-        st.warning(t("queue.busy", jobs=busy.args[0]))
+        slot.warning(t("queue.busy", jobs=busy.args[0]))
         halt()
-    status, cancel = st.empty(), st.empty()
+    box = slot.container()
+    status, cancel = box.empty(), box.empty()
     shown = False
     while not wait([job.future], timeout=POLL_S).done:  # returns as soon as the job ends
         if not shown:  # a job done within one poll never shows a status or a button
@@ -431,16 +439,15 @@ def run(
         elif pressed_meanwhile(cancel_key):
             queue.cancel(session)  # a cooperative job ends soon with what it finished
             if not job.cooperative:
-                st.info(t("queue.cancelled", label=label))
+                slot.info(t("queue.cancelled", label=label))
                 halt()
         with status.container():
             _show_status(queue, job, label)
         if watch is not None:
             watch()
         time.sleep(POLL_S)
-    status.empty()
-    cancel.empty()
-    return _outcome(job, label)
+    slot.empty()
+    return _outcome(job, label, slot)
 
 
 def pressed_meanwhile(key: str) -> bool:
@@ -461,18 +468,18 @@ def pressed_meanwhile(key: str) -> bool:
     return any(user_key_from_element_id(w.id) == key and w.trigger_value for w in widgets)
 
 
-def _outcome(job: Job, label: str):
+def _outcome(job: Job, label: str, slot):
     """A finished job's result, or the note that stops the script: cancelled, or stopped
     at the time limit with nothing to show."""
     seconds = f"{job.limit_s:.0f}"
     try:
         value = job.future.result()
     except CancelledError:
-        st.info(t("queue.cancelled", label=label))
+        slot.info(t("queue.cancelled", label=label))
         halt()
     except TimeLimit:
-        st.warning(t("queue.time_limit", label=label, seconds=seconds))
+        slot.warning(t("queue.time_limit", label=label, seconds=seconds))
         halt()
     if job.stopped == "time":  # cooperative: what it finished within the limit
-        st.info(t("queue.time_limit_partial", label=label, seconds=seconds))
+        slot.info(t("queue.time_limit_partial", label=label, seconds=seconds))
     return value

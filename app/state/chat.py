@@ -280,6 +280,7 @@ def _batched(request: Request, cache):
     gets the finished Trace at once."""
     key = repr((request, cache))
     line, b = _line(), server()
+    slot = st.empty()  # one element, written or cached: the page below keeps its places
     hit = line.cached(key)
     if hit is not None:
         return hit
@@ -287,27 +288,29 @@ def _batched(request: Request, cache):
     try:
         ticket = line.join(session, key, lambda: _submit(b, request, cache))
     except batching.Full as full:
-        st.warning(t("chat.batch_full", waiting=full.args[0]))
+        slot.warning(t("chat.batch_full", waiting=full.args[0]))
         st.stop()
     stop_key = "chat-batch-stop-" + hashlib.sha1(key.encode()).hexdigest()[:10]
     if st.session_state.get(stop_key) and line.alone(session, key):
         ticket.cancel()
-    status, stop = st.empty(), st.empty()
+    box = slot.container()
+    status, stop = box.empty(), box.empty()
     shown = None
     try:  # a session closed while it waits leaves the line too (its rerun is stopped)
         while not ticket.done.wait(POLL_S):
             if shown is None:  # a request done within one poll shows no status or button
                 stop.button(t("chat.stop"), key=stop_key)
+            elif queue.pressed_meanwhile(stop_key) and line.alone(session, key):
+                ticket.cancel()  # pressed in a fragment: its rerun waits behind this one
             shown = _show_place(status, b, ticket, shown)
-        status.empty()
-        stop.empty()
+        slot.empty()
         trace = ticket.result()
         if trace is not None and not trace.outputs["stopped"]:
             line.keep(key, trace)  # before leaving: a session asking the same finds it
     finally:
         line.leave(session, key)
     if trace is None:  # stopped before it joined the batch
-        st.info(t("chat.batch_cancelled"))
+        slot.info(t("chat.batch_cancelled"))
         st.stop()
     return trace
 

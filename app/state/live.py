@@ -163,23 +163,36 @@ def one_core(
         slot.release()
 
 
+def idle() -> None:
+    """The running film's place with no run: one empty element, as :func:`stream`'s."""
+    st.empty()
+
+
 def stream(train: Callable, version: Callable[[], int], draw: Callable, busy: str):
     """Run ``train(watch)`` (a page's ``train_live``), redrawing into one area only when
     ``version()`` has moved since the last poll (``draw(area, version)``); returns the
     run's timeline, or None after showing ``busy`` when every slot is taken."""
-    area, drawn = st.empty(), [0]
+    # The film, the queue's status and Cancel sit in one element (with no run, idle's): the
+    # finished film drawn below keeps its place in the rerun that Cancel asks for (were they
+    # three elements only while a run ran, that rerun drew the stopped note three places up
+    # and the faded old one stayed beside it until the rerun ended).
+    holder, drawn = st.empty(), [0]
+    with holder.container():
+        area = st.empty()
 
-    def watch() -> None:
-        now = version()
-        if now == drawn[0]:
-            return  # nothing new: no redraw
-        drawn[0] = now
-        draw(area, now)
+        def watch() -> None:
+            now = version()
+            if now == drawn[0]:
+                return  # nothing new: no redraw
+            drawn[0] = now
+            draw(area, now)
 
-    try:
-        tl = train(watch)
-    except Busy:
-        st.warning(busy)
-        tl = None
-    area.empty()
+        try:
+            tl, said = train(watch), None
+        except Busy:
+            tl, said = None, busy
+    if said:
+        holder.warning(said)
+    else:
+        holder.empty()
     return tl

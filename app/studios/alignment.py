@@ -325,9 +325,7 @@ def live(card, trace, text: str, beam: int) -> None:
     st.caption(t("alignment.live_caption", slots=learning.LIVE_SLOTS, **facts))
     if st.button(t("alignment.live_train"), type="primary", key="nmt-live-train"):
         request(task, int(seed))
-    running = st.session_state.get("nmt-live")
-    if running is not None:
-        stream(running)
+    stream(st.session_state.get("nmt-live"))
     result = st.session_state.get("nmt-live-result")
     if result is not None:
         film(*result)
@@ -348,8 +346,12 @@ def request(task: str, seed: int) -> None:
     st.session_state.pop("nmt-live-result", None)
 
 
-def stream(running: tuple[str, int]) -> None:
-    """Run the request through the queue, drawing each new snapshot as it comes."""
+def stream(running: tuple[str, int] | None) -> None:
+    """Run the request through the queue, drawing each new snapshot as it comes (with none,
+    the running film's place stays, empty)."""
+    if running is None:
+        live_runs.idle()
+        return
     so_far = st.session_state["nmt-live-film"]
 
     def draw(area, version: int) -> None:

@@ -167,16 +167,18 @@ def live(found: dict[int, dict]) -> None:
             st.session_state["learn-film"] = state.new_film()
         st.session_state["learn-live"] = wanted
         st.session_state.pop("learn-result", None)
-    request = st.session_state.get("learn-live")
-    if request is not None:
-        stream(request)
+    stream(st.session_state.get("learn-live"))
     result = st.session_state.get("learn-result")
     if result is not None:
         film(*result)
 
 
-def stream(request: tuple[int, int]) -> None:
-    """Run the request through the queue, drawing each new snapshot as it comes."""
+def stream(request: tuple[int, int] | None) -> None:
+    """Run the request through the queue, drawing each new snapshot as it comes (with none,
+    the running film's place stays, empty)."""
+    if request is None:
+        live_runs.idle()
+        return
     film_so_far = st.session_state.setdefault("learn-film", state.new_film())
 
     def draw(area, version: int) -> None:

@@ -62,6 +62,15 @@ def test_move_the_step_slider(studio_url, page):
     assert_no_exception(page)
 
 
+WATCH_NOTES = """() => {
+    const count = () => [...document.querySelectorAll('[data-testid=stMain] p')]
+        .filter(e => e.textContent.includes('Cancelled at step')).length;
+    window.mostNotes = 0;
+    new MutationObserver(() => { window.mostNotes = Math.max(window.mostNotes, count()); })
+        .observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+
+
 def test_cancel_stops_a_live_run(studio_url, page):
     """Train it now, then Cancel: the run stops there and says so. The section is a
     fragment, and a button in a fragment asks for a rerun that Streamlit queues behind the
@@ -78,8 +87,11 @@ def test_cancel_stops_a_live_run(studio_url, page):
             .some(e => /Training live · step [1-9]/.test(e.textContent))""",
         timeout=120_000,
     )
+    page.evaluate(WATCH_NOTES)  # counts the notes at every change of the page from here on
     cancel.click()
     page.get_by_text("Cancelled at step", exact=False).wait_for(timeout=60_000)
+    page.wait_for_timeout(3_000)  # the rerun Cancel asks for draws the note in the same place
+    assert page.evaluate("window.mostNotes") == 1  # never beside the faded one of the run before
     said = page.inner_text("[data-testid=stMain]")
     assert "before it stopped" in said and "its last map equals" not in said
     step = int(said.split("Cancelled at step ")[1].split(";")[0])
