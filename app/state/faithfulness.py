@@ -21,7 +21,6 @@ from kit import queue
 from kit.i18n import t
 
 from engine.analysis import faithfulness_memory, faithfulness_nmt, faithfulness_retrieval
-from engine.analysis.faithfulness import summarise
 from engine.checkpoints import load_result, result_name
 from engine.data.babi import Sample
 from state import chat as chat_state
@@ -54,7 +53,6 @@ def nmt(name: str, trace) -> dict:
         tgt,
         key=repr((name, src, tgt)),
     )
-    rows = found.agreement()
     saved = evaluation("nmt")
     measured = models.cards().get(saved["model"]) if saved else None
     if measured is None or measured.task != models.card(name).task:
@@ -63,8 +61,8 @@ def nmt(name: str, trace) -> dict:
         found=found,
         src=src,
         tgt=(*tgt, EOS),  # the rows: the words, then the end of the sentence
-        agreement=rows,
-        mean={m: summarise(r) for m, r in rows.items()},
+        agreement=found.agreement(),
+        mean=found.mean(),
         measured=saved and dict(saved, title=title(saved["model"]), same=saved["model"] == name),
     )
 

@@ -208,7 +208,7 @@ def rho(value: float | None) -> float | None:
 
 def mean_text(mean: dict) -> str:
     """One example's mean ρ and how many of its rows share α's top input, as the engine's
-    ``summarise`` gives them."""
+    result gives them (``Saliency.mean``)."""
     shown = "–" if mean["spearman"] is None else f"{mean['spearman']:.2f}"
     hits = round(mean["top1"] * mean["n"]) if mean["top1"] is not None else 0
     return t("faithfulness.mean", rho=shown, top=hits, n=mean["n"])

@@ -45,6 +45,11 @@ class Saliency:
             for name, m in self.methods().items()
         }
 
+    def mean(self) -> dict[str, dict]:
+        """Each attribution's agreement with α over this sentence's steps, summarised
+        (:func:`engine.analysis.faithfulness.summarise`: mean ρ, top-1 rate, n)."""
+        return {name: F.summarise(rows) for name, rows in self.agreement().items()}
+
 
 @contextmanager
 def _embeddings(model, x: torch.Tensor):

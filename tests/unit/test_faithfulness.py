@@ -98,6 +98,16 @@ def test_agreement_refuses_rows_of_different_lengths():
         F.agreement([0.5, 0.5], [1.0, 2.0, 3.0])
 
 
+def test_a_sentences_mean_scores_each_attribution_over_its_steps():
+    alpha = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    same, flipped = alpha * 2.0, alpha[:, ::-1].copy()  # α's order; its reverse
+    s = faithfulness_nmt.Saliency(alpha, same, flipped, flipped[[1, 0]], np.zeros(2))
+    mean = s.mean()
+    assert mean["occlusion"] == {"spearman": 1.0, "top1": 1.0, "n": 2, "n_spearman": 2}
+    assert mean["grad_x_input"]["spearman"] == -1.0 and mean["grad_x_input"]["top1"] == 0.0
+    assert mean == {m: F.summarise(rows) for m, rows in s.agreement().items()}
+
+
 @pytest.fixture(scope="module")
 def translator():
     return registry.get(registry.default("en-fr", family="nmt").name).load()
