@@ -1,6 +1,8 @@
 """The Chat model page in Chromium, network cut: generate from a new prompt, then move the
 step slider and see the step's figures redrawn."""
 
+from urllib.parse import quote
+
 import pytest
 
 from engine.models import chat as chat_lib
@@ -106,3 +108,36 @@ def test_a_patching_sweep_on_a_typed_pair(studio_url, page):
     # the link follows the page's last run: under a loaded suite it can lag the figure
     page.wait_for_url(lambda u: "Anna" in u and "Tom" in u, timeout=30_000)
     assert "Anna" in page.url and "Tom" in page.url  # the typed pair is in the link
+
+
+def test_stop_ends_a_generation_where_it_is(studio_url, page):
+    """Stop while the model writes (in the class's batch): the page keeps the steps it wrote,
+    says how many, once, and its step slider runs over those steps."""
+    asked = quote("Tell me a long story about a dragon who learns to read.")
+    page.goto(f"{studio_url}/chat?tokens=64&text={asked}")
+    stop = page.get_by_role("button", name="Stop generating", exact=True)
+    stop.wait_for(timeout=240_000)
+    page.wait_for_function(  # a few tokens written: the status counts them
+        """() => /: ([2-9]|\\d\\d) \\/ 64 tokens/.test(
+            document.querySelector('[data-testid=stMain]').innerText)""",
+        timeout=120_000,
+    )
+    page.evaluate(
+        """() => {
+        const count = () => [...document.querySelectorAll('[data-testid=stMain] p')]
+            .filter(e => e.textContent.startsWith('Stopped after')).length;
+        window.mostNotes = 0;
+        new MutationObserver(() => { window.mostNotes = Math.max(window.mostNotes, count()); })
+            .observe(document.body, {childList: true, subtree: true, characterData: true});
+    }"""
+    )
+    stop.click()
+    note = page.get_by_text("Stopped after", exact=False)
+    note.wait_for(timeout=60_000)
+    wait_for_app(page, timeout_ms=120_000)
+    said = note.inner_text()
+    written = int(said.split("Stopped after ")[1].split(" ")[0])
+    assert 1 <= written < 64, said
+    assert page.evaluate("window.mostNotes") == 1
+    assert step_label(page).endswith(f"of {written}.")  # the steps are the ones it wrote
+    assert_no_exception(page)
