@@ -26,6 +26,7 @@ import numpy as np
 import streamlit as st
 from kit import queue
 from kit.i18n import Lazy, t
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
 from engine import run as engine_run
 from engine.analysis import cache_eval, heads
@@ -244,8 +245,15 @@ class _Line:
                 left = self.tickets.pop(old, None)
                 if left is not None:
                     left.cancel()
+            for s, k in [(s, k) for s, k in self.sessions.items() if s != session]:
+                done = self.tickets.get(k)
+                if done is not None and done.done.is_set():  # its waiter holds the ticket;
+                    del self.sessions[s]  # one that went to another page mid-way never leaves
+                    self.tickets.pop(k, None)
             ticket = self.tickets.get(key)
-            if ticket is None or ticket.done.is_set():
+            # A ticket done while this session's run was interrupted (Stop, an edit) is its
+            # answer; one that was stopped, or failed and was left, is asked again.
+            if ticket is None or (ticket.done.is_set() and ticket.cancelled.is_set()):
                 ticket = self.tickets[key] = submit()
             return ticket
 
@@ -296,7 +304,8 @@ def _batched(request: Request, cache):
     box = slot.container()
     status, stop = box.empty(), box.empty()
     shown = None
-    try:  # a session closed while it waits leaves the line too (its rerun is stopped)
+    rerun = False
+    try:  # a session closed while it waits leaves the line too (its run is stopped)
         while not ticket.done.wait(POLL_S):
             if shown is None:  # a request done within one poll shows no status or button
                 stop.button(t("chat.stop"), key=stop_key)
@@ -307,8 +316,15 @@ def _batched(request: Request, cache):
         trace = ticket.result()
         if trace is not None and not trace.outputs["stopped"]:
             line.keep(key, trace)  # before leaving: a session asking the same finds it
+    except RerunException:
+        # Stop (or any edit) reruns the page: it waits again for this ticket, which Stop then
+        # cancels with what it wrote. Left here, the rerun asked afresh and stopped that
+        # ("Stopped before it started") while the first ran on to its end in the batch.
+        rerun = True
+        raise
     finally:
-        line.leave(session, key)
+        if not rerun:
+            line.leave(session, key)
     if trace is None:  # stopped before it joined the batch
         slot.info(t("chat.batch_cancelled"))
         st.stop()

@@ -73,3 +73,37 @@ def test_two_sessions_asking_the_same_share_one_request_and_a_left_one_is_cancel
     assert a.cancelled  # nobody waits for it any more
     line.leave("s1", "other")
     assert "other" not in line.tickets
+
+
+def test_a_rerun_waits_again_for_its_own_ticket_and_a_new_ask_cancels_the_old():
+    """Stop reruns the page: the rerun (the run before it did not leave the line) finds the
+    ticket that is writing, so Stop cancels that one, with what it wrote; a new prompt from
+    the same session cancels the one it left; a stopped ticket is asked again; a finished
+    one whose session went to another page is let go at the next join."""
+    from state.chat import _Line
+
+    class Ticket:
+        def __init__(self):
+            self.done, self.cancelled = threading.Event(), threading.Event()
+
+        def cancel(self):
+            self.cancelled.set()
+
+    line, made = _Line(), []
+
+    def submit():
+        made.append(Ticket())
+        return made[-1]
+
+    writing = line.join("s1", "story", submit)
+    assert line.join("s1", "story", submit) is writing and len(made) == 1  # the rerun
+    writing.cancel()
+    writing.done.set()  # Stop: it ends with what it wrote
+    line.leave("s1", "story")
+    again = line.join("s1", "story", submit)
+    assert again is not writing and len(made) == 2  # Generate again: a fresh run
+    line.join("s1", "new prompt", submit)
+    assert again.cancelled.is_set()  # the one left behind, nobody else waiting
+    made[-1].done.set()  # finished while s1 looked at another page (its run never left)
+    line.join("s2", "other", submit)
+    assert "new prompt" not in line.tickets and "s1" not in line.sessions
