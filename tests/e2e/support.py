@@ -97,3 +97,19 @@ def wait_for_app(pg, timeout_ms: int = 90_000) -> None:
 def assert_no_exception(pg) -> None:
     shown = pg.locator("[data-testid=stException]")
     assert shown.count() == 0, shown.first.inner_text()
+
+
+def count_notes(pg, text: str) -> None:
+    """From now on, keep in ``window.mostNotes`` the most paragraphs of the main area that
+    contain ``text`` seen at once, at every change of the page (a note drawn twice for a
+    moment, the faded old one beside the new, is caught)."""
+    pg.evaluate(
+        """text => {
+        const count = () => [...document.querySelectorAll('[data-testid=stMain] p')]
+            .filter(e => e.textContent.includes(text)).length;
+        window.mostNotes = 0;
+        new MutationObserver(() => { window.mostNotes = Math.max(window.mostNotes, count()); })
+            .observe(document.body, {childList: true, subtree: true, characterData: true});
+    }""",
+        text,
+    )

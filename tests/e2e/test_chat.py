@@ -6,7 +6,7 @@ from urllib.parse import quote
 import pytest
 
 from engine.models import chat as chat_lib
-from tests.e2e.support import assert_no_exception, wait_for_app
+from tests.e2e.support import assert_no_exception, count_notes, wait_for_app
 
 pytestmark = [
     pytest.mark.e2e,
@@ -122,15 +122,7 @@ def test_stop_ends_a_generation_where_it_is(studio_url, page):
             document.querySelector('[data-testid=stMain]').innerText)""",
         timeout=120_000,
     )
-    page.evaluate(
-        """() => {
-        const count = () => [...document.querySelectorAll('[data-testid=stMain] p')]
-            .filter(e => e.textContent.startsWith('Stopped after')).length;
-        window.mostNotes = 0;
-        new MutationObserver(() => { window.mostNotes = Math.max(window.mostNotes, count()); })
-            .observe(document.body, {childList: true, subtree: true, characterData: true});
-    }"""
-    )
+    count_notes(page, "Stopped after")
     stop.click()
     note = page.get_by_text("Stopped after", exact=False)
     note.wait_for(timeout=60_000)

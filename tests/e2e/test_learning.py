@@ -7,7 +7,7 @@ import pytest
 
 from engine.analysis import induction as analysis
 from engine.errors import InputError
-from tests.e2e.support import assert_no_exception, wait_for_app
+from tests.e2e.support import assert_no_exception, count_notes, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -62,15 +62,6 @@ def test_move_the_step_slider(studio_url, page):
     assert_no_exception(page)
 
 
-WATCH_NOTES = """() => {
-    const count = () => [...document.querySelectorAll('[data-testid=stMain] p')]
-        .filter(e => e.textContent.includes('Cancelled at step')).length;
-    window.mostNotes = 0;
-    new MutationObserver(() => { window.mostNotes = Math.max(window.mostNotes, count()); })
-        .observe(document.body, {childList: true, subtree: true, characterData: true});
-}"""
-
-
 def test_cancel_stops_a_live_run(studio_url, page):
     """Train it now, then Cancel: the run stops there and says so. The section is a
     fragment, and a button in a fragment asks for a rerun that Streamlit queues behind the
@@ -87,7 +78,7 @@ def test_cancel_stops_a_live_run(studio_url, page):
             .some(e => /Training live · step [1-9]/.test(e.textContent))""",
         timeout=120_000,
     )
-    page.evaluate(WATCH_NOTES)  # counts the notes at every change of the page from here on
+    count_notes(page, "Cancelled at step")
     cancel.click()
     page.get_by_text("Cancelled at step", exact=False).wait_for(timeout=60_000)
     page.wait_for_timeout(3_000)  # the rerun Cancel asks for draws the note in the same place
