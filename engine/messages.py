@@ -42,10 +42,6 @@ MESSAGES: dict[str, str] = {
     "checkpoint.unreadable": "Checkpoint {name!r} is unreadable: {detail}",
     "checkpoint.no_meta": "Checkpoint {name!r} has no readable {file}: {detail}",
     "card.no_option": "{name} has no option {unknown}; its options: {known}.",
-    "card.bad_policy": (
-        "{name} keeps its KV cache by a cache policy "
-        "(engine.models.cache_policy.CachePolicy), or the full cache when none is given."
-    ),
     "card.no_attention_inputs": (
         "{name} does not take attention variants, so it has no layer inputs to give them."
     ),
@@ -275,6 +271,7 @@ MESSAGES: dict[str, str] = {
         "The training timeline of {name} cannot be read ({reason}); `{command}` saves it again."
     ),
     "cache.unknown_policy": "Unknown cache policy {name!r}; known: {known}.",
+    "cache.bad_options": "A cache policy is given by its options by name: {known}.",
     "cache.window": (
         "The window must be a whole number of tokens from {low} to {high}; got {value!r}."
     ),

@@ -35,7 +35,6 @@ from engine.checkpoints import load_result
 from engine.evaluation import retrieval_heads as retrieval_eval
 from engine.models import batch_process, batching, in_pretrained, registry
 from engine.models import chat as chat_lib
-from engine.models.cache_policy import CachePolicy
 from engine.variants import REGISTRY
 from state import models
 
@@ -156,20 +155,18 @@ def wait_for_model():
 
 def limits() -> dict:
     """The bounds the chat card states for the page's inputs (the card checks them again):
-    each option's range, the prompt's characters and its tokens (template included)."""
+    each option's range or choices, the prompt's characters and its tokens (template
+    included)."""
     card = models.card(registry.CHAT)
-    bounds = {p.name: (p.low, p.high) for p in card.options if not p.choices}
+    bounds = {p.name: p.choices or (p.low, p.high) for p in card.options}
     # Sampling at temperature 0 would be greedy again: the sampler's lowest is above it.
     bounds["temperature"] = (chat_lib.MIN_TEMPERATURE, bounds["temperature"][1])
     return bounds | {"chars": card.limits.max_chars, "tokens": card.limits.max_tokens}
 
 
-def policy(name: str = "full", window: int = 0, sinks: int = 0, budget: int = 0):
-    """A checked cache policy (InputError when a value is out of range)."""
-
-    p = CachePolicy(name, window=window, sinks=sinks, budget=budget)
-    p.check()
-    return p
+def policy(name: str = "full", window: int = 0, sinks: int = 0, budget: int = 0) -> dict:
+    """A cache policy as the chat card's options (the card checks them: InputError)."""
+    return {"policy": name, "window": window, "sinks": sinks, "budget": budget}
 
 
 def generate(request: Request, cache=None):
@@ -177,12 +174,12 @@ def generate(request: Request, cache=None):
     alone through the queue when its cache policy evicts (the page says so)."""
     chat = model()
     cache = cache or policy()
-    if BATCHING and batching.batchable(cache):
+    if BATCHING and batching.batchable(cache):  # checks the policy (InputError) at once
         return _batched(request, cache)
     if BATCHING:
-        st.caption(t("chat.batch_alone", policy=cache.name))
+        st.caption(t("chat.batch_alone", policy=cache["policy"]))
     # Two generations may show their progress on one page: each needs its own label.
-    label = t("chat.queue_generate" if cache.name == "full" else "chat.queue_cut")
+    label = t("chat.queue_generate" if cache["policy"] == "full" else "chat.queue_cut")
     return queue.run(
         label,
         _generate,
@@ -204,8 +201,8 @@ def _generate(chat, request: Request, cache, unit: str, cancel, progress):
         run=engine_run.Run(should_stop),
         template="chat" if request.template else "raw",
         max_new_tokens=request.max_new_tokens,
-        policy=cache,
         read_map="no",  # the page draws the generation's own maps
+        **cache,
         **request.sampling_kwargs(),
     )
 
@@ -294,7 +291,7 @@ def _batched(request: Request, cache):
         return hit
     session = _session()
     try:
-        ticket = line.join(session, key, lambda: _submit(b, request, cache))
+        ticket = line.join(session, key, lambda: _submit(b, request))
     except batching.Full as full:
         slot.warning(t("chat.batch_full", waiting=full.args[0]))
         st.stop()
@@ -331,12 +328,12 @@ def _batched(request: Request, cache):
     return trace
 
 
-def _submit(b: batching.Batcher, request: Request, cache):
+def _submit(b: batching.Batcher, request: Request):
+    """The request into the batch, which writes with the full cache only (``batchable``)."""
     return b.submit(
         request.prompt,
         template=request.template,
         max_new_tokens=request.max_new_tokens,
-        policy=cache,
         **request.sampling_kwargs(),
     )
 
@@ -350,7 +347,7 @@ def warm() -> None:
     if b.load_error is not None or not BATCHING:
         return
     request, cache = Request(), policy()
-    ticket = _submit(b, request, cache)
+    ticket = _submit(b, request)
     ticket.done.wait()
     trace = ticket.result()
     if trace is not None and not trace.outputs["stopped"]:
@@ -481,7 +478,6 @@ def without_first(amap):
 
 # ---- cache policies ---------------------------------------------------------------------
 
-POLICIES = ("full", "window", "sinks", "h2o")
 # The Cache policies section's first view: sinks + window, as the page opens it.
 CACHE_DEFAULT = {"name": "sinks", "window": 16, "sinks": 4, "budget": 8}
 

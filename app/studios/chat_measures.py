@@ -137,20 +137,20 @@ def reveal(request, best: str) -> None:
 def cache(chat, trace, request) -> None:
     st.markdown(t("chat.cache_intro"))
     c1, c2, c3, c4 = controls("chat-cache").columns(4)
-    first = state.CACHE_DEFAULT  # the view the server's preload computes
+    first, lim = state.CACHE_DEFAULT, state.limits()  # the view the server's preload computes
     name = url_choice(
         c1.selectbox,
         "policy",
         t("chat.policy"),
-        state.POLICIES,
+        lim["policy"],
         key="chat-policy",
-        default=state.POLICIES.index(first["name"]),
+        default=lim["policy"].index(first["name"]),
         format_func=lambda p: t(f"chat.policy_{p}"),
     )
-    bounds = {"window": (1, 4096), "sinks": (1, 16), "budget": (1, 4096)}
+    # An evicting policy keeps at least one of each (the card refuses 0; full needs none).
     window, sinks, budget = (
-        url_number(col.number_input, k, t(f"chat.{k}"), *bounds[k], first[k], key=f"chat-{k}")
-        for col, k in zip((c2, c3, c4), bounds, strict=True)
+        url_number(col.number_input, k, t(f"chat.{k}"), 1, lim[k][1], first[k], key=f"chat-{k}")
+        for col, k in zip((c2, c3, c4), ("window", "sinks", "budget"), strict=True)
     )
     try:
         policy = state.policy(name, window, sinks, budget)

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.models import cache_policy
 from engine.models import chat as chat_model
-from engine.models.cache_policy import FULL, CachePolicy
 
 
 @dataclass
@@ -56,7 +56,7 @@ def _kl(full_logits, policy_logits) -> float:
 def ledger(
     chat,
     prompt: str,
-    policy: CachePolicy,
+    policy,
     *,
     template: bool = True,
     max_new_tokens: int = 20,
@@ -64,7 +64,8 @@ def ledger(
 ) -> Ledger:
     """The policy's greedy generation of ``prompt`` with, at every step, what its cache had
     evicted, the full cache's attention on it and the KL between the two next-token
-    distributions (module docstring)."""
+    distributions (module docstring). ``policy``: a CachePolicy or the chat card's options
+    by name (:func:`engine.models.cache_policy.of`)."""
     import time
 
     import torch  # heavy: kept out of start-up
@@ -72,9 +73,9 @@ def ledger(
     started = time.perf_counter()
     max_new_tokens = chat_model.NEW_TOKENS.check(max_new_tokens)
     ids = chat_model.encode(chat, prompt, template=template)
-    policy.check(len(ids))
+    policy = cache_policy.of(policy).check(len(ids))
     stops = chat_model.stop_ids(chat)
-    cut, full = chat_model.Decoder(chat, policy), chat_model.Decoder(chat, FULL)
+    cut, full = chat_model.Decoder(chat, policy), chat_model.Decoder(chat, cache_policy.FULL)
     if len(ids) > 1:
         cut.prefill(ids[:-1])
         full.prefill(ids[:-1])

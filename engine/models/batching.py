@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.models import batch_decoder as bd
+from engine.models import cache_policy
 from engine.models import chat as chat_lib
 from engine.models.cache_policy import FULL, CachePolicy
 from engine.trace import Trace
@@ -60,10 +61,12 @@ PREFIXES = 4  # cached prompt heads (one per template in practice)
 _PROBES = ("A", "  A", "\n\nA", "1")  # prompts whose templated ids share only the template head
 
 
-def batchable(policy: CachePolicy) -> bool:
-    """True for the full cache. An evicting policy keeps its own positions per request and
-    per step (StreamingLLM also re-rotates every key at every step), so it runs alone."""
-    return policy.name == FULL.name
+def batchable(policy) -> bool:
+    """True for the full cache (``policy``: a CachePolicy or the chat card's options by
+    name, :func:`engine.models.cache_policy.of`). An evicting policy keeps its own
+    positions per request and per step (StreamingLLM also re-rotates every key at every
+    step), so it runs alone."""
+    return cache_policy.of(policy).name == FULL.name
 
 
 def template_prefix(chat) -> list[int]:

@@ -21,9 +21,11 @@ keeps; :class:`engine.models.chat.Decoder` applies them inside its decoding loop
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.errors import InputError
+from engine.params import Param
 
 POLICIES = ("full", "window", "sinks", "h2o")
 MAX_CACHE = 4096  # tokens: above the longest text any page or bench runs
@@ -81,6 +83,29 @@ class CachePolicy:
 
 
 FULL = CachePolicy()
+
+# The policy as the chat card's options, declared once: the card checks a page's, a URL's
+# or a notebook's values against them, and a page's inputs read their bounds here.
+PARAMS = (
+    Param("policy", "KV-cache policy", "full", choices=POLICIES),
+    Param("window", "Recent positions kept", 0, 0, MAX_CACHE, help="window, sinks, h2o"),
+    Param("sinks", "First positions kept", 0, 0, MAX_SINKS, help="sinks"),
+    Param("budget", "Heavy hitters kept", 0, 0, MAX_CACHE, help="h2o"),
+)
+
+
+def of(policy) -> CachePolicy:
+    """``policy`` as a checked CachePolicy: None (the full cache), a CachePolicy, or the
+    chat card's options by name (``{"policy": "sinks", "window": 16, "sinks": 4}``), each
+    checked against its :data:`PARAMS` entry before the policy's own rules."""
+    if policy is None:
+        return FULL
+    if isinstance(policy, CachePolicy):
+        return policy.check()
+    if not isinstance(policy, Mapping) or set(policy) - {p.name for p in PARAMS}:
+        raise InputError("cache.bad_options", known=", ".join(p.name for p in PARAMS))
+    name, window, sinks, budget = (p.check(policy.get(p.name, p.default)) for p in PARAMS)
+    return CachePolicy(name, window=window, sinks=sinks, budget=budget).check()
 
 
 def _in_range(key: str, value, low: int, high: int) -> None:

@@ -136,7 +136,7 @@ def test_the_chat_pages_sampling_options_are_the_chat_cards():
     """A deck's chat link with temperature=5 or tokens=0 passed the page's table, and the
     page then refused it ("could not be used here"): the table said 0–10 and 0–64 where
     the card's Params say 0.05–2 and 1–64. The two now state the same limits."""
-    from engine.models import chat
+    from engine.models import cache_policy, chat
 
     table = params.PAGES["chat"].params
     for name, param in (
@@ -151,6 +151,11 @@ def test_the_chat_pages_sampling_options_are_the_chat_cards():
         chat.MIN_TEMPERATURE,
         chat.TEMPERATURE.high,
     )
+    # The cache policy's options (the card's too): an evicting policy keeps at least one.
+    policy, *sizes = cache_policy.PARAMS
+    assert table["policy"].ids == policy.choices
+    for param in sizes:
+        assert (table[param.name].lo, table[param.name].hi) == (1, param.high), param.name
 
 
 def test_the_retrieval_and_variants_widgets_offer_what_the_engine_takes():

@@ -227,6 +227,7 @@ def test_the_card_states_licence_and_provenance_and_draws_like_any_decoder(chat)
         "top_p",
         "seed",
         "read_map",
+        *("policy", "window", "sinks", "budget"),  # the KV cache the generation keeps
     }
     with precision.only(torch.float32):  # one arithmetic: the step's row is exact
         tr = card.trace(PROMPT, model=chat, max_new_tokens=3, template="raw")
@@ -248,14 +249,22 @@ def test_the_card_generates_under_a_run_context_and_a_cache_policy(chat):
     window = CachePolicy("window", window=6)
     calls = []
     run = Run(lambda: calls.append(1) or len(calls) > 4)
-    tr = card.trace(PROMPT, model=chat, run=run, max_new_tokens=10, policy=window, read_map="no")
+    options = dict(policy="window", window=6)  # the card's own options, declared as Params
+    tr = card.trace(PROMPT, model=chat, run=run, max_new_tokens=10, read_map="no", **options)
     assert tr.outputs["stopped"] and len(tr.outputs["kept"]) == 4
     assert "decoder_self" not in tr.maps  # the Chat page draws its own maps
     alone = chat_model.generate(chat, PROMPT, max_new_tokens=4, policy=window)
     assert tr.outputs["token_ids"] == alone.outputs["token_ids"]
     assert tr.outputs["kv_tokens"] == alone.outputs["kv_tokens"]
-    with pytest.raises(InputError, match="cache policy"):
-        card.trace(PROMPT, model=chat, policy="window")
+    for bad, says in (
+        ({"policy": "lru"}, "param.not_a_choice"),
+        ({"policy": "window", "window": 0}, "cache.window"),  # the policy's own rule
+        ({"policy": "sinks", "window": 4, "sinks": 99}, "param.out_of_range"),
+        ({"policy": window}, "param.not_a_choice"),  # an object is not an option's value
+    ):
+        with pytest.raises(InputError) as caught:
+            card.trace(PROMPT, model=chat, **bad)
+        assert caught.value.message.key == says, bad
 
 
 def test_a_reply_cut_off_inside_a_character_ends_at_the_last_whole_one(chat):

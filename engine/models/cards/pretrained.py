@@ -13,9 +13,8 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine import checkpoints
-from engine.errors import InputError
 from engine.messages import Message
-from engine.models import convert_gguf, model_dirs
+from engine.models import cache_policy, convert_gguf, model_dirs
 from engine.models.card import Example, Limits, ModelCard
 from engine.params import Param
 
@@ -247,16 +246,15 @@ class ChatCard(PretrainedCard):
 
     @property
     def options(self) -> tuple[Param, ...]:
-        return (*self.runtime.OPTIONS, READ_MAP)
+        return (*self.runtime.OPTIONS, READ_MAP, *cache_policy.PARAMS)
 
     def resolve(self, options: dict) -> dict:
-        """The sampling options checked, plus ``policy``: the KV-cache policy the generation
-        keeps (an ``engine.models.cache_policy.CachePolicy``; None: the full cache)."""
-        options = dict(options)
-        policy = options.pop("policy", None)
-        if policy is not None and type(policy).__name__ != "CachePolicy":
-            raise InputError("card.bad_policy", name=self.name)
-        return super().resolve(options) | {"policy": policy}
+        """The sampling options checked, and the KV-cache policy's (``policy``, ``window``,
+        ``sinks``, ``budget``: :data:`engine.models.cache_policy.PARAMS`) made into the one
+        ``policy`` the generation keeps, its own rules checked too."""
+        resolved = super().resolve(options)
+        named = {p.name: resolved.pop(p.name) for p in cache_policy.PARAMS}
+        return resolved | {"policy": cache_policy.of(named)}
 
     @property
     def limits(self) -> Limits:
@@ -272,10 +270,8 @@ class ChatCard(PretrainedCard):
         return CHAT_EXAMPLES
 
     def _trace(
-        self, model, input, *, template="chat", read_map="yes", run=None, policy=None, **options
+        self, model, input, *, template="chat", read_map="yes", run=None, **options
     ) -> Trace:
-        if policy is not None:
-            options["policy"] = policy
         stop = run.stopping if run is not None else None
         tr = self.runtime.generate(
             model, input, template=template == "chat", should_stop=stop, **options
