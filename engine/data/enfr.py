@@ -25,6 +25,9 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from engine import translation_quality as metrics
 from engine.data import enfr_lexicon as lx
 from engine.text import tokenize
 
@@ -49,6 +52,34 @@ class Pair:
     tgt: tuple[str, ...]
     sure: frozenset[tuple[int, int]]
     possible: frozenset[tuple[int, int]]
+
+    def score(self, alpha) -> OnGold:
+        """α [T, S] (rows: this pair's target words, maybe followed by </s>) read on the
+        gold links: each target word's argmax source word scored by AER."""
+        alpha = np.asarray(alpha)[: len(self.tgt), : len(self.src)]
+        predicted = metrics.argmax_links(alpha)
+        kinds = metrics.link_kinds(alpha, self.sure, self.possible)
+        by_row = sorted(predicted, key=lambda link: link[1])
+        return OnGold(
+            alpha=alpha,
+            aer=metrics.aer([(predicted, self.sure, self.possible)]),
+            aer_sure=metrics.aer([(predicted, self.sure, self.sure)]),
+            ahead=[
+                (self.tgt[i], self.src[j])
+                for (j, i), k in zip(by_row, kinds, strict=True)
+                if k == "possible"
+            ],
+        )
+
+
+@dataclass(frozen=True)
+class OnGold:
+    """An alignment scored on a Pair's gold links (:meth:`Pair.score`)."""
+
+    alpha: np.ndarray  # rows: the pair's target words, columns: its source words
+    aer: float  # argmax links vs sure + possible
+    aer_sure: float  # argmax links vs sure only
+    ahead: list[tuple[str, str]]  # (target word, source word) argmax links that are possible only
 
 
 # -- lexicon --------------------------------------------------------------------------

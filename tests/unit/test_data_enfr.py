@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from engine.data import enfr
@@ -91,3 +92,21 @@ def test_a_test_split_of_any_size_is_that_size(n_test):
     rounded-down quota could not reach n_test); the first buckets now take one more."""
     test = enfr.splits(0, n_train=0, n_valid=0, n_test=n_test)["test"]
     assert len(test) == n_test and len({p.src for p in test}) == n_test
+
+
+def test_a_pair_scores_an_alignment_on_its_gold_links():
+    """α whose argmax is the sure links scores AER 0; a row looking at a possible-only
+    word (the determiner at its noun: anticipation) is named in ``ahead`` and costs the
+    sure-only AER more than the one with possible links; an </s> row is cut."""
+    pair = enfr.Pair(
+        src=("the", "cat", "."),
+        tgt=("le", "chat", "."),
+        sure=frozenset({(0, 0), (1, 1), (2, 2)}),
+        possible=frozenset({(0, 0), (1, 1), (2, 2), (1, 0)}),
+    )
+    eos = [[0.0, 0.0, 1.0]]
+    right = pair.score(np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0, 0, 1.0], *eos]))
+    assert right.alpha.shape == (3, 3) and right.aer == 0.0 and right.ahead == []
+    ahead = pair.score(np.array([[0.1, 0.8, 0.1], [0.1, 0.8, 0.1], [0, 0, 1.0], *eos]))
+    assert ahead.ahead == [("le", "cat")]
+    assert ahead.aer == pytest.approx(1 - 5 / 6) and ahead.aer_sure == pytest.approx(1 - 4 / 6)
