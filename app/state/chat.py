@@ -31,8 +31,6 @@ from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 from engine import run as engine_run
 from engine.analysis import cache_eval, heads
 from engine.analysis import sinks as sink_measures
-from engine.checkpoints import load_result
-from engine.evaluation import retrieval_heads as retrieval_eval
 from engine.models import batch_process, batching, in_pretrained, registry
 from engine.models import chat as chat_lib
 from engine.variants import REGISTRY
@@ -151,6 +149,12 @@ def wait_for_model():
             note.info(t("chat.loading_model", seconds=f"{time.perf_counter() - b.started:.0f}"))
         note.empty()
     return model()
+
+
+def evaluation(key: str) -> dict | None:
+    """One of the chat model's shipped evaluations (its card's ``EVALUATIONS``), or None;
+    read whether or not the model is converted here (``registry.chat``)."""
+    return registry.chat().evaluation(key)
 
 
 def limits() -> dict:
@@ -435,7 +439,7 @@ def detect_heads() -> dict:
 @st.cache_data(ttl=60, show_spinner=False)
 def retrieval_heads() -> dict | None:
     """The saved retrieval-head scores and their needle count (None: not measured here)."""
-    saved = load_result(retrieval_eval.RESULT)
+    saved = evaluation("retrieval_heads")
     if not saved or "score" not in saved:
         return None
     return {"score": saved["score"], "n": saved["masking"]["n"]}

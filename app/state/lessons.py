@@ -6,8 +6,6 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import profile
-from engine.checkpoints import load_result
-from engine.evaluation import causal as causal_eval
 from state import chat as chat_state
 from state import models
 
@@ -45,7 +43,7 @@ def ioi(text: str, heads: tuple[tuple[int, int], ...]) -> dict | None:
     no chat template, as the IOI evaluation reads it; the first token, the sink, hidden
     and each row renormalised), and the head's measured patching effect; None without the
     shipped evaluation."""
-    saved = load_result(causal_eval.RESULT)
+    saved = chat_state.evaluation("causal")
     if saved is None or "ioi" not in saved:
         return None
     trace = chat_state.generate(chat_state.Request(prompt=text, template=False, max_new_tokens=1))

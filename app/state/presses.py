@@ -12,7 +12,6 @@ from kit import queue
 from kit.i18n import Lazy, t
 
 from engine.analysis import press_eval, presses
-from engine.checkpoints import load_result
 from engine.data import ruler
 from engine.evaluation import cache as cache_eval
 from state import chat as chat_state
@@ -100,7 +99,7 @@ def _run(chat, task, seed, press, ratio, scores, busy) -> dict:
 def curves() -> dict | None:
     """The shipped sweep (``python -m engine.evaluate cache``: every task, press and ratio
     over the same examples), or None where it was not run."""
-    return load_result(cache_eval.RESULT)
+    return chat_state.evaluation("presses")
 
 
 def table(found: dict) -> list[dict]:

@@ -287,3 +287,24 @@ def test_byte_level_token_names_are_labelled_as_text(tmp_path, monkeypatch):
     words = ["The", " café", ",", " 注 1/3", " 注 2/3", " 注 3/3", "意 1/3", "意 2/3", "意 3/3"]
     assert list(amap.query_labels) == words
     assert list(amap.merge_word_pieces().query_labels) == ["The", "café,", "注意"]
+
+
+def test_the_chat_cards_evaluations_are_read_one_at_a_time_as_their_commands_saved_them():
+    """A page reads one shipped evaluation through the card (``evaluation(key)``), whether
+    or not the model is converted; ``results()`` is every one of them; an unknown key is a
+    programming error, not a missing file."""
+    from engine import checkpoints
+    from engine.evaluation import cache as cache_eval
+    from engine.evaluation import causal, retrieval_heads
+
+    card = registry.chat()
+    for key, result in (
+        ("causal", causal.RESULT),
+        ("retrieval_heads", retrieval_heads.RESULT),
+        ("presses", cache_eval.RESULT),
+    ):
+        assert card.evaluation(key) == checkpoints.load_result(result), key
+    everything = card.results() or {}
+    assert everything == {k: v for k in card.EVALUATIONS if (v := card.evaluation(k)) is not None}
+    with pytest.raises(KeyError):
+        card.evaluation("bleu")

@@ -289,13 +289,16 @@ class ChatCard(PretrainedCard):
         "faithfulness": ("faithfulness", "retrieval"),
     }
 
+    def evaluation(self, key: str) -> dict | None:
+        """One of :attr:`EVALUATIONS` as its command saved it (``python -m engine.evaluate
+        SUBJECT``), or None where it was not run: the one way a page reads it."""
+        subject, task = self.EVALUATIONS[key]
+        return checkpoints.load_result(checkpoints.result_name(subject, task))
+
     def results(self) -> dict | None:
         """Every shipped evaluation of this model (each in its own file, written by its
         ``python -m engine.evaluate`` command), or None when none is shipped."""
-        found = {
-            key: checkpoints.load_result(checkpoints.result_name(subject, task))
-            for key, (subject, task) in self.EVALUATIONS.items()
-        }
+        found = {key: self.evaluation(key) for key in self.EVALUATIONS}
         found = {k: v for k, v in found.items() if v is not None}
         return found or None
 
