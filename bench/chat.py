@@ -33,7 +33,6 @@ from _save import save
 from engine.analysis import cache_eval, heads, press_eval, sinks
 from engine.analysis.forward import self_attention
 from engine.data import ruler
-from engine.evaluation import cache as press_sweep
 from engine.models import chat as chat_model
 from engine.models import precision, registry
 from engine.models.cache_policy import CachePolicy
@@ -207,7 +206,7 @@ def live_press(chat, seeds=(100, 101, 102), press="snapkv_question", ratio=0.5) 
             pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, None)
             t1 = time.perf_counter()
             runs = [("full", 0.0), (press, ratio)]
-            press_sweep.run_example(chat, ex, runs, None, masks=True, pre=pre, perplexity=False)
+            press_eval.run_example(chat, ex, runs, None, masks=True, pre=pre, perplexity=False)
             prefill.append(t1 - t0)
             answers.append(time.perf_counter() - t1)
         total = [p + a for p, a in zip(prefill, answers, strict=True)]

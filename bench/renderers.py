@@ -7,7 +7,7 @@ one its command prints with ``--markdown``; this module adds only what had none.
 from __future__ import annotations
 
 from bench import claims, readme
-from engine.evaluation import cache as press_sweep
+from engine.analysis import press_eval
 from engine.evaluation import variants as variant_eval
 
 
@@ -144,12 +144,12 @@ def presses(saved: dict) -> str:
             for p, by in s["presses"].items()
             if p != "full"
         ]
-        hidden = press_sweep.hidden_losses(s)
+        hidden = press_eval.hidden_losses(s)
         parts.append(
             f"**{s['task']} at {s['length']} tokens, {s['n']} examples** (accuracy / perplexity; "
             f"full cache {s['full_accuracy']:.2f} / {s['full_ppl']:.1f}). Perplexity hides "
             f"{len(hidden)} of {len(rows) * len(ratios)} press × ratio points (accuracy "
-            f"−{press_sweep.HIDDEN_DROP} or more at ≤ {press_sweep.HIDDEN_RISE:.0%} perplexity)."
+            f"−{press_eval.HIDDEN_DROP} or more at ≤ {press_eval.HIDDEN_RISE:.0%} perplexity)."
         )
         parts.append(table(["press"] + [f"ratio {r}" for r in ratios], rows))
     note = (

@@ -1,5 +1,5 @@
 """Chat › Cache policies › one RULER-style example under one press (issue 32): the example
-prefilled once, the full cache and the press answering it (``engine.evaluation.cache``),
+prefilled once, the full cache and the press answering it (``engine.analysis.press_eval``),
 queued with progress; the kept positions come back for the figure."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from kit.i18n import Lazy, t
 
 from engine.analysis import press_eval, presses
 from engine.data import ruler
-from engine.evaluation import cache as cache_eval
 from state import chat as chat_state
 
 TASKS = ruler.TASKS
@@ -26,13 +25,13 @@ LENGTH = 1024  # the shorter RULER length: a live example answers in seconds
 @st.cache_resource(max_entries=1, show_spinner=Lazy("chat.spinner_duo"))
 def duo_heads():
     """DuoAttention's head scores, once per process (four book passages)."""
-    return cache_eval.duo_scores(chat_state.model())
+    return press_eval.duo_scores(chat_state.model())
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def retrieval_heads():
     """The measured retrieval-head scores per K/V head (the shipped result file)."""
-    return cache_eval.retrieval_scores(chat_state.model())
+    return press_eval.retrieval_scores(chat_state.model())
 
 
 def run(task: str, seed: int, press: str, ratio: float) -> dict:
@@ -83,7 +82,7 @@ def _run(chat, task, seed, press, ratio, scores, busy) -> dict:
         ex, pre = _prefilled(chat, task, seed)
         adjust()
         runs = [("full", 0.0), (press, ratio)]
-        found = cache_eval.run_example(
+        found = press_eval.run_example(
             chat, ex, runs, heads, retrieval=retrieval, masks=True, pre=pre, perplexity=False
         )
     answers = [chat.tokenizer.encode(" " + a, add_special_tokens=False) for a in ex.answers]
@@ -104,9 +103,9 @@ def curves() -> dict | None:
 
 def table(found: dict) -> list[dict]:
     """The sweep's numbers as the CSV has them: task, length, press, ratio, accuracy, …"""
-    return cache_eval.rows(found["tasks"])
+    return press_eval.rows(found["tasks"])
 
 
 def hidden(task: dict) -> list[dict]:
-    """Where accuracy fell and perplexity hardly moved (``cache_eval.hidden_losses``)."""
-    return cache_eval.hidden_losses(task)
+    """Where accuracy fell and perplexity hardly moved (``press_eval.hidden_losses``)."""
+    return press_eval.hidden_losses(task)

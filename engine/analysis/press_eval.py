@@ -21,14 +21,20 @@ are bfloat16 (engine.models.precision: the long evaluations' path), the rest flo
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import time
 from dataclasses import dataclass
 
 import torch
 
+from engine import checkpoints
+from engine.analysis import presses
 from engine.analysis.presses import SNAPKV_WINDOW, Observed, duo_head_scores
+from engine.data import ruler
 from engine.data.ruler import WINDOW
 from engine.errors import InputError
+from engine.models import chat as chat_model
 from engine.models import llama, precision
 
 
@@ -193,3 +199,139 @@ def head_scores(chat, texts: list[list[int]], q_len: int = 500) -> torch.Tensor:
         return llama.rope(x, *llama.rotary(chat.model, pos))
 
     return duo_head_scores(q_sum, k_sum, rotate, q_len=q_len)
+
+
+# ---- one RULER example, as the sweep and the Chat page ask it ---------------------------
+
+RETRIEVAL_HEADS = checkpoints.result_name("retrieval_heads")
+MAX_NEW = {  # greedy answer tokens: the longest answer of each task (digits and UUIDs
+    # are a token a character here: a UUID takes up to 38) and a few more
+    "niah_number": 14,
+    "niah_uuid": 44,
+    "niah_multikey": 14,
+    "niah_multivalue": 44,
+    "vt": 32,
+    "cwe": 48,
+    "qa": 16,
+}
+DUO_TEXTS = 4  # book passages of 500 tokens for the DuoAttention head scores
+
+
+def duo_scores(chat):
+    """DuoAttention's head scores from passages spread over the book."""
+    text = ruler.BOOK.read_text(encoding="utf-8")
+    starts = [len(text) * (i + 1) // (DUO_TEXTS + 1) for i in range(DUO_TEXTS)]
+    texts = [chat.tokenizer.encode(text[s : s + 4000])[:500] for s in starts]
+    return head_scores(chat, texts)
+
+
+def retrieval_scores(chat) -> torch.Tensor:
+    """The measured retrieval-head scores per K/V head ``(L, H_kv)``, from the shipped
+    ``python -m engine.evaluate retrieval_heads`` result (per query head, 20 needles of
+    ≤ 512 tokens: other examples than the sweep's), for the ``retrieval_heads`` press."""
+    saved = checkpoints.load_result(RETRIEVAL_HEADS)
+    if saved is None:
+        raise InputError("press.no_retrieval_scores")
+    return presses.kv_head_scores(saved["score"], chat.groups)
+
+
+def run_example(
+    chat,
+    ex: ruler.Example,
+    runs,
+    heads,
+    *,
+    retrieval: torch.Tensor | None = None,
+    masks: bool = False,
+    pre: Prefilled | None = None,
+    perplexity: bool = True,
+) -> dict:
+    """One example: one prefill, every run's answer and continuation perplexity (with
+    ``masks``, each run's kept context positions too, ``(L, H_kv, n)`` bool: a page draws
+    them; the sweep's JSON lines do not keep them). ``pre``: this example's prefill, kept
+    by a caller that asks it again under other presses (the prefill is most of the cost).
+    ``perplexity=False``: no continuation read (a page showing answers only; ``nll`` None).
+    ``heads``, ``retrieval``: the two head-wise presses' head scores (None where unused)."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    if pre is None:
+        pre = prefill(chat, ex.context_ids, ex.question_ids, heads, retrieval)
+    else:  # head scores are only read by the head-wise presses: the caller's are current
+        obs = dataclasses.replace(pre.observed, head_scores=heads, retrieval_scores=retrieval)
+        pre = dataclasses.replace(pre, observed=obs)
+    kept = torch.stack([presses.keep(p, pre.observed, r, seed=ex.seed) for p, r in runs])
+    t1 = time.perf_counter()
+    tok = chat.tokenizer
+    stops = chat_model.stop_ids(chat)
+    outs = answer(chat, pre, kept, ex.question_ids, MAX_NEW[ex.task], stops)
+    t2 = time.perf_counter()
+    if perplexity:
+        nll = continuation_nll(chat, pre, kept, ex.continuation_ids).tolist()
+    else:
+        nll = [None] * len(runs)
+    t3 = time.perf_counter()
+    rows = []
+    for (p, r), out, k, loss in zip(runs, outs, kept, nll, strict=True):
+        text = tok.decode(out, skip_special_tokens=True)
+        rows.append(
+            {
+                "press": p,
+                "ratio": r,
+                "kept": round(float(k.float().mean()), 4),
+                "answer": text,
+                "score": ex.score(text),
+                "nll": None if loss is None else round(loss, 5),
+            }
+        )
+    if masks:
+        for row, k in zip(rows, kept, strict=True):
+            row["mask"] = k.numpy()
+    return {
+        "task": ex.task,
+        "length": ex.length,
+        "seed": ex.seed,
+        "n_tokens": ex.n_tokens,
+        "n_context": len(ex.context_ids),
+        "answers": list(ex.answers),
+        "seconds": {"prefill": t1 - t0, "answers": t2 - t1, "perplexity": t3 - t2},
+        "cpu_seconds": time.process_time() - c0,  # what a quiet machine's wall time would be
+        "runs": rows,
+    }
+
+
+# ---- the sweep's summary (``python -m engine.evaluate cache``), as a page reads it ---------
+
+
+def rows(summary: dict) -> list[dict]:
+    """The summary as a table: one row per task, length, press and ratio (the CSV's)."""
+    return [
+        {"task": s["task"], "length": s["length"], "n": s["n"], "counts": s["counts"]}
+        | {"press": p, "ratio": float(ratio)}
+        | {k: c[k] for k in ("accuracy", "ppl", "kept")}
+        for s in summary.values()
+        for p, by_ratio in s["presses"].items()
+        for ratio, c in by_ratio.items()
+    ]
+
+
+# A loss perplexity hides: accuracy falls by at least this much while the perplexity of
+# the same compressed cache rises by at most this share of the full cache's.
+HIDDEN_DROP, HIDDEN_RISE = 0.2, 0.10
+
+
+def hidden_losses(task: dict) -> list[dict]:
+    """The presses and ratios of one task and length (a summary entry) whose accuracy
+    falls by ≥ ``HIDDEN_DROP`` below the full cache's while their perplexity rises by
+    ≤ ``HIDDEN_RISE`` of it: where judging by perplexity alone would miss the loss."""
+    full_acc, full_ppl = task["full_accuracy"], task["full_ppl"]
+    return [
+        {
+            "press": p,
+            "ratio": float(r),
+            "drop": full_acc - c["accuracy"],
+            "rise": c["ppl"] / full_ppl - 1,
+        }
+        for p, by_ratio in task["presses"].items()
+        if p != "full"
+        for r, c in by_ratio.items()
+        if full_acc - c["accuracy"] >= HIDDEN_DROP and c["ppl"] <= full_ppl * (1 + HIDDEN_RISE)
+    ]

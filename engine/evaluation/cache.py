@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import dataclasses
 import json
 import math
 import platform
@@ -34,111 +33,16 @@ from engine import checkpoints
 from engine._cli import recorded_command
 from engine.analysis import press_eval, presses
 from engine.data import ruler
-from engine.errors import InputError
-from engine.models import chat as chat_model
 from engine.models import precision, registry
 
 RESULT = checkpoints.result_name("cache", "presses")
-RETRIEVAL_HEADS = checkpoints.result_name("retrieval_heads")
 COUNTS = 0.5  # a task counts where the full cache's accuracy reaches this
-MAX_NEW = {  # greedy answer tokens: the longest answer of each task (digits and UUIDs
-    # are a token a character here: a UUID takes up to 38) and a few more
-    "niah_number": 14,
-    "niah_uuid": 44,
-    "niah_multikey": 14,
-    "niah_multivalue": 44,
-    "vt": 32,
-    "cwe": 48,
-    "qa": 16,
-}
-DUO_TEXTS = 4  # book passages of 500 tokens for the DuoAttention head scores
 
 
 def plan(names, ratios) -> list[tuple[str, float]]:
     """The full cache once, then every other press at every ratio above 0."""
     ratios = [presses.check_ratio(r) for r in ratios]
     return [("full", 0.0)] + [(p, r) for p in names if p != "full" for r in ratios if r > 0]
-
-
-def duo_scores(chat):
-    """DuoAttention's head scores from passages spread over the book."""
-    text = ruler.BOOK.read_text(encoding="utf-8")
-    starts = [len(text) * (i + 1) // (DUO_TEXTS + 1) for i in range(DUO_TEXTS)]
-    texts = [chat.tokenizer.encode(text[s : s + 4000])[:500] for s in starts]
-    return press_eval.head_scores(chat, texts)
-
-
-def retrieval_scores(chat) -> torch.Tensor:
-    """The measured retrieval-head scores per K/V head ``(L, H_kv)``, from the shipped
-    ``python -m engine.evaluate retrieval_heads`` result (per query head, 20 needles of
-    ≤ 512 tokens: other examples than the sweep's), for the ``retrieval_heads`` press."""
-    saved = checkpoints.load_result(RETRIEVAL_HEADS)
-    if saved is None:
-        raise InputError("press.no_retrieval_scores")
-    return presses.kv_head_scores(saved["score"], chat.groups)
-
-
-def run_example(
-    chat,
-    ex: ruler.Example,
-    runs,
-    heads,
-    *,
-    retrieval: torch.Tensor | None = None,
-    masks: bool = False,
-    pre: press_eval.Prefilled | None = None,
-    perplexity: bool = True,
-) -> dict:
-    """One example: one prefill, every run's answer and continuation perplexity (with
-    ``masks``, each run's kept context positions too, ``(L, H_kv, n)`` bool: a page draws
-    them; the sweep's JSON lines do not keep them). ``pre``: this example's prefill, kept
-    by a caller that asks it again under other presses (the prefill is most of the cost).
-    ``perplexity=False``: no continuation read (a page showing answers only; ``nll`` None).
-    ``heads``, ``retrieval``: the two head-wise presses' head scores (None where unused)."""
-    c0, t0 = time.process_time(), time.perf_counter()
-    if pre is None:
-        pre = press_eval.prefill(chat, ex.context_ids, ex.question_ids, heads, retrieval)
-    else:  # head scores are only read by the head-wise presses: the caller's are current
-        obs = dataclasses.replace(pre.observed, head_scores=heads, retrieval_scores=retrieval)
-        pre = dataclasses.replace(pre, observed=obs)
-    kept = torch.stack([presses.keep(p, pre.observed, r, seed=ex.seed) for p, r in runs])
-    t1 = time.perf_counter()
-    tok = chat.tokenizer
-    stops = chat_model.stop_ids(chat)
-    outs = press_eval.answer(chat, pre, kept, ex.question_ids, MAX_NEW[ex.task], stops)
-    t2 = time.perf_counter()
-    if perplexity:
-        nll = press_eval.continuation_nll(chat, pre, kept, ex.continuation_ids).tolist()
-    else:
-        nll = [None] * len(runs)
-    t3 = time.perf_counter()
-    rows = []
-    for (p, r), out, k, loss in zip(runs, outs, kept, nll, strict=True):
-        text = tok.decode(out, skip_special_tokens=True)
-        rows.append(
-            {
-                "press": p,
-                "ratio": r,
-                "kept": round(float(k.float().mean()), 4),
-                "answer": text,
-                "score": ex.score(text),
-                "nll": None if loss is None else round(loss, 5),
-            }
-        )
-    if masks:
-        for row, k in zip(rows, kept, strict=True):
-            row["mask"] = k.numpy()
-    return {
-        "task": ex.task,
-        "length": ex.length,
-        "seed": ex.seed,
-        "n_tokens": ex.n_tokens,
-        "n_context": len(ex.context_ids),
-        "answers": list(ex.answers),
-        "seconds": {"prefill": t1 - t0, "answers": t2 - t1, "perplexity": t3 - t2},
-        "cpu_seconds": time.process_time() - c0,  # what a quiet machine's wall time would be
-        "runs": rows,
-    }
 
 
 def _done(path: Path, runs) -> dict[tuple, dict]:
@@ -211,47 +115,11 @@ def summarise(records: list[dict], runs) -> dict:
 COLUMNS = ("task", "length", "n", "counts", "press", "ratio", "accuracy", "ppl", "kept")
 
 
-def rows(summary: dict) -> list[dict]:
-    """The summary as a table: one row per task, length, press and ratio (the CSV's)."""
-    return [
-        {"task": s["task"], "length": s["length"], "n": s["n"], "counts": s["counts"]}
-        | {"press": p, "ratio": float(ratio)}
-        | {k: c[k] for k in ("accuracy", "ppl", "kept")}
-        for s in summary.values()
-        for p, by_ratio in s["presses"].items()
-        for ratio, c in by_ratio.items()
-    ]
-
-
 def write_csv(path: Path, summary: dict) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, COLUMNS)
         w.writeheader()
-        w.writerows(rows(summary))
-
-
-# A loss perplexity hides: accuracy falls by at least this much while the perplexity of
-# the same compressed cache rises by at most this share of the full cache's.
-HIDDEN_DROP, HIDDEN_RISE = 0.2, 0.10
-
-
-def hidden_losses(task: dict) -> list[dict]:
-    """The presses and ratios of one task and length (a summary entry) whose accuracy
-    falls by ≥ ``HIDDEN_DROP`` below the full cache's while their perplexity rises by
-    ≤ ``HIDDEN_RISE`` of it: where judging by perplexity alone would miss the loss."""
-    full_acc, full_ppl = task["full_accuracy"], task["full_ppl"]
-    return [
-        {
-            "press": p,
-            "ratio": float(r),
-            "drop": full_acc - c["accuracy"],
-            "rise": c["ppl"] / full_ppl - 1,
-        }
-        for p, by_ratio in task["presses"].items()
-        if p != "full"
-        for r, c in by_ratio.items()
-        if full_acc - c["accuracy"] >= HIDDEN_DROP and c["ppl"] <= full_ppl * (1 + HIDDEN_RISE)
-    ]
+        w.writerows(press_eval.rows(summary))
 
 
 def estimate_hours(summary: dict, examples: int, key: str = "seconds_per_example") -> dict:
@@ -302,12 +170,12 @@ def main(argv: list[str]) -> int:
     print(f"{len(done)} of {total} examples done; {len(runs)} runs each", file=sys.stderr)
     if todo and not args.summary:
         chat = registry.chat().load()
-        heads = duo_scores(chat)
-        retrieval = retrieval_scores(chat) if "retrieval_heads" in args.presses else None
+        heads = press_eval.duo_scores(chat)
+        retrieval = press_eval.retrieval_scores(chat) if "retrieval_heads" in args.presses else None
         started = time.perf_counter()
         for i, (task, n, seed) in enumerate(todo, 1):
             ex = ruler.generate(chat.tokenizer, task, n, seed)
-            rec = run_example(chat, ex, runs, heads, retrieval=retrieval)
+            rec = press_eval.run_example(chat, ex, runs, heads, retrieval=retrieval)
             rec["duo_head_scores"] = heads.tolist()
             with lines.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -333,7 +201,7 @@ def main(argv: list[str]) -> int:
         "tasks": summary,
         "duo_head_scores": next((r["duo_head_scores"] for r in records), None),
         # the retrieval_heads press ranks K/V heads by this result's scores (max per group)
-        "retrieval_scores_from": f"{RETRIEVAL_HEADS}.json",
+        "retrieval_scores_from": f"{press_eval.RETRIEVAL_HEADS}.json",
         "estimate_hours_25": estimate_hours(summary, 25),
         "estimate_cpu_hours_25": estimate_hours(summary, 25, "cpu_seconds_per_example"),
         "date": time.strftime("%Y-%m-%d"),

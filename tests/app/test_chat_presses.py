@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.analysis import press_eval
 from engine.checkpoints import load_result
 from engine.evaluation import cache as sweep
 from engine.models import chat as chat_lib
@@ -64,7 +65,7 @@ def test_the_curves_draw_the_measured_accuracy_and_perplexity(page):
     assert ppl["data"][-1]["y"][0] == pytest.approx(task["full_ppl"])
     said = " ".join(m.value for m in at.markdown)
     assert f"The full cache answers **{task['full_accuracy']:.2f}**" in said
-    hidden = sweep.hidden_losses(task)
+    hidden = press_eval.hidden_losses(task)
     if hidden:
         assert f"Perplexity hides {len(hidden)} of the" in said
     else:

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from engine import checkpoints
+from engine.analysis import press_eval
 from engine.evaluation import cache as sweep
 from engine.models import chat as chat_model
 
@@ -68,10 +69,10 @@ def test_a_loss_perplexity_hides_is_found_and_only_that():
         for seed in (0, 1)
     ]
     task = sweep.summarise(recs, runs)["qa@1024"]
-    hidden = sweep.hidden_losses(task)
+    hidden = press_eval.hidden_losses(task)
     assert [(h["press"], h["ratio"]) for h in hidden] == [("knorm", 0.5)]
     assert hidden[0]["drop"] == 1.0 and hidden[0]["rise"] == pytest.approx(0.051, abs=1e-3)
-    table = sweep.rows({"qa@1024": task})
+    table = press_eval.rows({"qa@1024": task})
     assert len(table) == 4 and table[1]["press"] == "knorm" and table[1]["ratio"] == 0.5
 
 
@@ -108,14 +109,14 @@ def available():
 
 
 def test_the_retrieval_heads_press_reads_the_measured_scores(chat):
-    scores = sweep.retrieval_scores(chat)
-    saved = torch.tensor(checkpoints.load_result(sweep.RETRIEVAL_HEADS)["score"])
+    scores = press_eval.retrieval_scores(chat)
+    saved = torch.tensor(checkpoints.load_result(press_eval.RETRIEVAL_HEADS)["score"])
     assert scores.shape == (chat.n_layers, chat.n_kv_heads)
     assert torch.equal(scores, saved.view(chat.n_layers, chat.n_kv_heads, -1).amax(-1))
 
 
 def test_a_small_sweep_runs_and_a_second_start_resumes(available, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(sweep, "duo_scores", lambda chat: torch.zeros(30, 3))
+    monkeypatch.setattr(press_eval, "duo_scores", lambda chat: torch.zeros(30, 3))
     argv = ["--tasks", "niah_number", "--lengths", "256", "--examples", "1"]
     argv += ["--presses", "streaming_llm", "duo_attention", "retrieval_heads", "--ratios", "0.5"]
     argv += ["--out", str(tmp_path), "--csv", str(tmp_path / "c.csv")]
