@@ -213,8 +213,10 @@ def _param_text(p, variant, field: str, english: str) -> str:
     if variant is not None:
         name = getattr(variant, "name", variant)
         return _data(f"engine.variants.{name}.params.{p.name}.{field}", english)
-    found = _data(f"engine.options.{p.name}.{field}", english)
-    return found if found != english else _data_term(english)
+    # A card's option by its name only when that entry is this text: a variant's
+    # parameter of the same name ("window") is another knob with its own words.
+    key = f"engine.options.{p.name}.{field}"
+    return _data(key, english) if catalog(DEFAULT).get(key) == english else _data_term(english)
 
 
 def choice_text(choice: str) -> str:

@@ -24,12 +24,13 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from engine import translation_quality as metrics
 from engine.data import enfr_lexicon as lx
 from engine.text import tokenize
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_LEN = 50  # English tokens; longer sentences are not generated for the splits
 
@@ -56,6 +57,10 @@ class Pair:
     def score(self, alpha) -> OnGold:
         """α [T, S] (rows: this pair's target words, maybe followed by </s>) read on the
         gold links: each target word's argmax source word scored by AER."""
+        import numpy as np  # heavy: card listing reads the examples without it
+
+        from engine import translation_quality as metrics
+
         alpha = np.asarray(alpha)[: len(self.tgt), : len(self.src)]
         predicted = metrics.argmax_links(alpha)
         kinds = metrics.link_kinds(alpha, self.sure, self.possible)
